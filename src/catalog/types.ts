@@ -1,0 +1,77 @@
+/**
+ * The shapes of the virtual database's catalog: data sources (each a schema), their imported
+ * tables and columns, and the users. Everything here is plain JSON so the catalog can be
+ * persisted as one file and read back unchanged.
+ */
+
+/** Kinds of data source. The template/translator names of the REST API. */
+export type SourceKind = 'sqlite' | 'file' | 'postgresql' | 'mysql' | 'duckdb';
+
+export interface ColumnDef {
+  name: string;
+  /** Name of the column in the source, when it differs from `name`. */
+  nameInSource: string;
+  /** Type in the engine (DuckDB / PostgreSQL spelling), e.g. BIGINT, VARCHAR, DECIMAL(12,2). */
+  type: string;
+  nullable: boolean;
+  /** 1-based position in the table. */
+  position: number;
+  description?: string | null;
+}
+
+export interface TableDef {
+  name: string;
+  nameInSource: string;
+  kind: 'Table' | 'View';
+  columns: ColumnDef[];
+  primaryKey: string[];
+  /** Row estimate from the source's statistics; null when the source keeps none. */
+  cardinality: number | null;
+  description?: string | null;
+  /** Stable identifiers shown in SYS.Tables. */
+  uid: string;
+  oid: number;
+}
+
+export interface SourceDef {
+  name: string;
+  kind: SourceKind;
+  /** Connection settings that are not secret (host, port, path, ParentDirectory, ...). */
+  connection: Record<string, string>;
+  /** Secret settings (password, ...), each sealed with the server's encryption key. */
+  secrets: Record<string, string>;
+  model: Record<string, string>;
+  translator: Record<string, string>;
+  description: string | null;
+  readOnly: boolean;
+  createdAt: string;
+  tables: TableDef[];
+  oid: number;
+}
+
+export interface UserDef {
+  name: string;
+  /** 'password' users may use REST; 'external' (identity provider) users may not. */
+  kind: 'password' | 'external';
+  /** scrypt hash; null for external users. */
+  passwordHash: string | null;
+  /** Random per-user secret mixed into token signatures; rotated when the password changes. */
+  tokenSecret: string;
+  /** The username used with HTTP Basic on the hosted link; defaults to the name. */
+  databaseUsername: string;
+  rest: boolean;
+  /** Static hosted-link token; survives switching REST off and on. */
+  linkToken: string;
+  roles: string[];
+  createdAt: string;
+}
+
+export interface CatalogData {
+  formatVersion: 1;
+  sources: SourceDef[];
+  users: UserDef[];
+  /** Next object id for SYS.Tables.OID and friends. */
+  nextOid: number;
+}
+
+export const emptyCatalog = (): CatalogData => ({ formatVersion: 1, sources: [], users: [], nextOid: 1000 });

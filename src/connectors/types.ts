@@ -1,0 +1,81 @@
+/**
+ * The connector contract. A connector knows one kind of data source: how to connect, check
+ * health, import metadata and read rows. It never knows HTTP, and it never plans: the engine
+ * decides what to ask of it.
+ *
+ * Two ways to deliver rows exist:
+ *  - `EngineNativeConnector`: the embedded engine (DuckDB) reads the source itself; the connector
+ *    only says how (a relation in DuckDB SQL, e.g. `read_parquet('...')`). Files use this.
+ *  - `RowConnector`: the connector streams batches of rows, which the engine loads. SQLite now,
+ *    PostgreSQL and MySQL/MariaDB next; `scan` takes the SQL the planner generated for the
+ *    source's dialect, so pushdown slots in without changing this contract.
+ */
+import type { ColumnDef, SourceDef, SourceKind, TableDef } from '../catalog/types.js';
+
+/** What the planner may push to a source (Teiid's translator capabilities). */
+export interface Capabilities {
+  /** Only the needed columns are read. */
+  projection: boolean;
+  /** WHERE predicates on the source's own columns. */
+  filters: boolean;
+  limit: boolean;
+  orderBy: boolean;
+  aggregates: boolean;
+  /** Joins among the source's own tables. */
+  joins: boolean;
+}
+
+export type ImportedTable = Omit<TableDef, 'uid' | 'oid'>;
+
+/** Storage classes in which a row connector hands over values (before engine casts). */
+export type RawType = 'BIGINT' | 'DOUBLE' | 'VARCHAR' | 'BLOB';
+
+export interface ScanRequest {
+  table: TableDef;
+  /** The columns to read, in order; each batch row holds their values in this order. */
+  columns: ColumnDef[];
+  signal: AbortSignal;
+}
+
+interface ConnectorBase {
+  readonly kind: SourceKind;
+  readonly source: SourceDef;
+  readonly capabilities: Capabilities;
+  /** Resolves when the source answers; rejects with a message naming what failed. */
+  healthCheck(): Promise<void>;
+  importMetadata(): Promise<ImportedTable[]>;
+  close(): Promise<void>;
+}
+
+export interface EngineNativeConnector extends ConnectorBase {
+  readonly delivery: 'engine';
+  /** A DuckDB relation expression that reads the table, e.g. `read_csv('/data/x.csv')`. */
+  relationSql(table: TableDef): string;
+}
+
+export interface RowConnector extends ConnectorBase {
+  readonly delivery: 'rows';
+  /** The raw type each column's values arrive in; the engine casts to the column's type. */
+  rawType(column: ColumnDef): RawType;
+  /** Streams the requested columns in batches. Stops early when `signal` aborts. */
+  scan(request: ScanRequest): AsyncIterable<unknown[][]>;
+}
+
+export type Connector = EngineNativeConnector | RowConnector;
+
+/** Thrown by connectors when the source cannot be reached (503) rather than failing (502). */
+export class SourceUnreachableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SourceUnreachableError';
+  }
+}
+
+export const NO_PUSHDOWN: Capabilities = {
+  projection: false,
+  filters: false,
+  limit: false,
+  orderBy: false,
+  aggregates: false,
+  joins: false,
+};

@@ -1,0 +1,68 @@
+/**
+ * Parsing with libpg-query: the real PostgreSQL grammar (WASM, no native build). Errors become
+ * 400s whose description carries the parser's message with line and column.
+ */
+import { loadModule, parseSync } from 'libpg-query';
+import type { ParseResult } from '@pgsql/types';
+import { ApiError } from '../errors.js';
+
+export const SYNTAX_ERROR_TITLE = 'SQL syntax error';
+
+let loaded: Promise<void> | null = null;
+
+/** Loads the WASM parser once; call before the first parse (start-up does). */
+export function initParser(): Promise<void> {
+  loaded ??= loadModule();
+  return loaded;
+}
+
+interface SqlErrorDetails {
+  message: string;
+  cursorPosition?: number;
+}
+
+/** Line and column (1-based) of a 0-based character offset. */
+export function lineAndColumn(sql: string, offset: number): { line: number; column: number } {
+  const before = sql.slice(0, Math.max(0, Math.min(offset, sql.length)));
+  const lines = before.split('\n');
+  return { line: lines.length, column: (lines[lines.length - 1]?.length ?? 0) + 1 };
+}
+
+function hintFor(message: string, sql: string): string | null {
+  if (message.includes('at end of input')) {
+    return 'The statement ends too early: check for a missing table name, expression or closing parenthesis.';
+  }
+  if (message.includes('unterminated quoted string')) return 'Close the string literal with a single quote (\').';
+  if (message.includes('unterminated quoted identifier')) return 'Close the quoted identifier with a double quote (").';
+  if (/syntax error at or near "(select|from|where|group|order)"/i.test(message) && /,\s*(from|where|group|order)\b/i.test(sql)) {
+    return 'There may be a trailing comma before this keyword.';
+  }
+  return null;
+}
+
+export function parseStatement(sql: string): ParseResult {
+  let tree: ParseResult;
+  try {
+    tree = parseSync(sql) as ParseResult;
+  } catch (err) {
+    const details = (err as { sqlDetails?: SqlErrorDetails }).sqlDetails;
+    const message = details?.message ?? (err instanceof Error ? err.message : String(err));
+    const where =
+      details?.cursorPosition !== undefined ? lineAndColumn(sql, details.cursorPosition) : null;
+    const description = where ? `${message} (line ${where.line}, column ${where.column})` : message;
+    throw new ApiError(400, SYNTAX_ERROR_TITLE, description, hintFor(message, sql));
+  }
+  const count = tree.stmts?.length ?? 0;
+  if (count === 0) {
+    throw new ApiError(400, SYNTAX_ERROR_TITLE, 'The request contains no SQL statement.', 'Send one statement in "sql".');
+  }
+  if (count > 1) {
+    throw new ApiError(
+      400,
+      SYNTAX_ERROR_TITLE,
+      `The request contains ${count} statements; exactly one is allowed.`,
+      'Send one statement per request.',
+    );
+  }
+  return tree;
+}

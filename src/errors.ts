@@ -1,0 +1,53 @@
+/**
+ * The one error type that crosses module borders. Every failure a client can see is an
+ * ApiError: an HTTP status plus the `{title, description, hint}` body of the REST contract.
+ * Anything else that reaches the HTTP layer is a bug and becomes a logged 500.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly description: string,
+    readonly hint: string | null = null,
+    /** Extra response headers, e.g. Retry-After. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(`${title}: ${description}`);
+    this.name = 'ApiError';
+  }
+
+  get body(): { title: string; description: string; hint: string | null } {
+    return { title: this.title, description: this.description, hint: this.hint };
+  }
+}
+
+export const badRequest = (description: string, hint: string | null = null, title = 'Bad request') =>
+  new ApiError(400, title, description, hint);
+
+export const notFound = (description: string, hint: string | null = null, title = 'Not found') =>
+  new ApiError(404, title, description, hint);
+
+export const forbidden = (description: string, hint: string | null = null) =>
+  new ApiError(403, 'Forbidden', description, hint);
+
+/** A data source failed (502) or could not be reached (503); the message names the source. */
+export const sourceFailed = (source: string, detail: string, unreachable: boolean) =>
+  new ApiError(
+    unreachable ? 503 : 502,
+    unreachable ? 'Data source unavailable' : 'Data source error',
+    `Data source "${source}" ${unreachable ? 'cannot be reached' : 'failed'}: ${detail}`,
+    unreachable ? 'Check that the source is running and reachable; vdb retries on the next query.' : null,
+  );
+
+export const timeoutError = (ms: number) =>
+  new ApiError(
+    504,
+    'Query timeout',
+    `The statement was cancelled after ${ms} ms.`,
+    'Raise the timeout parameter (milliseconds) or narrow the query.',
+  );
+
+/** Message of an unknown thrown value, for logs. */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
