@@ -1,0 +1,251 @@
+/**
+ * The virtual database's sources: the catalog's source definitions brought to life as
+ * connectors, their tables published to the engine, and name resolution for the binder.
+ * Adding a source imports its metadata first and persists only when everything succeeded.
+ */
+import type { Logger } from 'pino';
+import { createConnector, type ConnectorContext } from '../connectors/factory.js';
+import type { Connector, ImportedTable } from '../connectors/types.js';
+import { SourceUnreachableError } from '../connectors/types.js';
+import { ApiError, badRequest, messageOf, notFound, sourceFailed } from '../errors.js';
+import { DuckRuntime, quoteIdent, sqlLiteral } from '../engine/duckdb.js';
+import type { CatalogStore } from './store.js';
+import { SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable } from './system.js';
+import type { SourceDef, SourceKind, TableDef } from './types.js';
+
+/** Where a table of the virtual database lives, as the binder needs to know it. */
+export type ResolvedTable =
+  | { kind: 'system'; schema: string; table: TableDef; engineSchema: string; engineName: string }
+  | { kind: 'native'; schema: string; table: TableDef; source: SourceDef; engineSchema: string; engineName: string }
+  | { kind: 'rows'; schema: string; table: TableDef; source: SourceDef };
+
+export interface NewSource {
+  name: string;
+  kind: SourceKind;
+  connection: Record<string, string>;
+  secrets?: Record<string, string>;
+  model?: Record<string, string>;
+  translator?: Record<string, string>;
+  description?: string | null;
+  readOnly?: boolean;
+}
+
+const SYSTEM_ENGINE_SCHEMA = 'vdb_sys';
+const NAME_RULE = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
+
+const engineSchemaOf = (source: SourceDef) => `src_${source.oid}`;
+const systemEngineName = (t: SystemTable) => `${t.schema}_${t.def.name}`;
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** Exact match first, then a unique case-insensitive one (names are case-insensitive). */
+function findByName<T>(items: readonly T[], name: string, nameOf: (item: T) => string): T | undefined {
+  return items.find((i) => nameOf(i) === name) ?? items.find((i) => same(nameOf(i), name));
+}
+
+export class SourceRegistry {
+  private readonly connectors = new Map<string, Connector>();
+  private systemGeneration = -1;
+  private systemRefresh: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: CatalogStore,
+    private readonly runtime: DuckRuntime,
+    private readonly context: ConnectorContext,
+    private readonly vdbName: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Brings every persisted source up. A source that fails keeps its schema; queries on it fail. */
+  async start(): Promise<void> {
+    await this.runtime.runAll([`CREATE SCHEMA IF NOT EXISTS ${SYSTEM_ENGINE_SCHEMA}`]);
+    for (const source of this.store.current.sources) {
+      const connector = createConnector(source, this.context);
+      this.connectors.set(source.name, connector);
+      try {
+        await this.publish(source, connector);
+      } catch (err) {
+        this.log.warn({ source: source.name, err: messageOf(err) }, 'data source not available at start');
+      }
+    }
+    await this.ensureSystemTables();
+  }
+
+  get sources(): readonly SourceDef[] {
+    return this.store.current.sources;
+  }
+
+  /** Lists schema names: system schemas first, then sources in creation order. */
+  schemaNames(): string[] {
+    return [...SYSTEM_SCHEMAS, ...this.store.current.sources.map((s) => s.name)];
+  }
+
+  findSource(name: string): SourceDef | undefined {
+    return findByName(this.store.current.sources, name, (s) => s.name);
+  }
+
+  connectorOf(source: SourceDef): Connector {
+    const connector = this.connectors.get(source.name);
+    if (!connector) throw new Error(`no connector for source ${source.name}`);
+    return connector;
+  }
+
+  /** Resolves `schema.table` (or a bare table name that is unique across schemas). */
+  resolve(schema: string | undefined, table: string): ResolvedTable {
+    if (schema === undefined) return this.resolveUnqualified(table);
+    const systemSchema = SYSTEM_SCHEMAS.find((s) => same(s, schema));
+    if (systemSchema) {
+      const found = findByName(
+        SYSTEM_TABLES.filter((t) => t.schema === systemSchema),
+        table,
+        (t) => t.def.name,
+      );
+      if (!found) throw this.unknownTable(systemSchema, table);
+      return {
+        kind: 'system',
+        schema: systemSchema,
+        table: found.def,
+        engineSchema: SYSTEM_ENGINE_SCHEMA,
+        engineName: systemEngineName(found),
+      };
+    }
+    const source = this.findSource(schema);
+    if (!source) {
+      throw notFound(`Schema "${schema}" does not exist.`, 'GET /rest/api/source lists the schemas.', 'Unknown schema');
+    }
+    const def = findByName(source.tables, table, (t) => t.name);
+    if (!def) throw this.unknownTable(source.name, table);
+    const connector = this.connectorOf(source);
+    if (connector.delivery === 'engine') {
+      return {
+        kind: 'native',
+        schema: source.name,
+        table: def,
+        source,
+        engineSchema: engineSchemaOf(source),
+        engineName: def.name,
+      };
+    }
+    return { kind: 'rows', schema: source.name, table: def, source };
+  }
+
+  private resolveUnqualified(table: string): ResolvedTable {
+    const candidates = [
+      ...SYSTEM_TABLES.filter((t) => same(t.def.name, table)).map((t) => t.schema),
+      ...this.store.current.sources.filter((s) => s.tables.some((t) => same(t.name, table))).map((s) => s.name),
+    ];
+    if (candidates.length === 1) return this.resolve(candidates[0], table);
+    if (candidates.length === 0) throw this.unknownTable(undefined, table);
+    throw badRequest(
+      `Table name "${table}" is ambiguous: it exists in schemas ${candidates.join(', ')}.`,
+      'Qualify the table with its schema, e.g. schema.table.',
+      'Ambiguous name',
+    );
+  }
+
+  private unknownTable(schema: string | undefined, table: string): ApiError {
+    const name = schema ? `${schema}.${table}` : table;
+    return notFound(
+      `Table "${name}" does not exist.`,
+      schema ? `GET /rest/api/source/${schema} lists its tables.` : 'Qualify the table with its schema, e.g. schema.table.',
+      'Unknown table',
+    );
+  }
+
+  /** Creates, checks and imports a new source, then persists it. Nothing is kept on failure. */
+  async addSource(input: NewSource): Promise<SourceDef> {
+    if (!NAME_RULE.test(input.name)) {
+      throw badRequest(
+        `"${input.name}" is not a valid source name.`,
+        'Use letters, digits and underscores, starting with a letter or underscore (at most 63 characters).',
+      );
+    }
+    if (SYSTEM_SCHEMAS.some((s) => same(s, input.name)) || this.findSource(input.name)) {
+      throw new ApiError(409, 'Conflict', `A schema named "${input.name}" already exists.`, 'Choose another name or remove the existing source first.');
+    }
+    const draft: SourceDef = {
+      name: input.name,
+      kind: input.kind,
+      connection: input.connection,
+      secrets: input.secrets ?? {},
+      model: input.model ?? {},
+      translator: input.translator ?? {},
+      description: input.description ?? null,
+      readOnly: input.readOnly ?? true,
+      createdAt: new Date().toISOString(),
+      tables: [],
+      oid: 0,
+    };
+    const connector = createConnector(draft, this.context);
+    let imported: ImportedTable[];
+    try {
+      await connector.healthCheck();
+      imported = await connector.importMetadata();
+    } catch (err) {
+      await connector.close();
+      if (err instanceof ApiError) throw err;
+      throw sourceFailed(input.name, messageOf(err), err instanceof SourceUnreachableError);
+    }
+    const saved = await this.store.update((catalog) => {
+      const source: SourceDef = { ...draft, oid: catalog.nextOid++ };
+      source.tables = imported.map((t) => ({ ...t, uid: `${source.name}.${t.name}`, oid: catalog.nextOid++ }));
+      catalog.sources.push(source);
+      return source;
+    });
+    // The connector was built from the draft; rebuild it from the saved definition.
+    await connector.close();
+    const live = createConnector(saved, this.context);
+    this.connectors.set(saved.name, live);
+    await this.publish(saved, live);
+    return saved;
+  }
+
+  /** Makes a native source's tables visible to the engine as views in its own schema. */
+  private async publish(source: SourceDef, connector: Connector): Promise<void> {
+    if (connector.delivery !== 'engine') return;
+    const schema = quoteIdent(engineSchemaOf(source));
+    const statements = [`CREATE SCHEMA IF NOT EXISTS ${schema}`];
+    for (const table of source.tables) {
+      statements.push(`CREATE OR REPLACE VIEW ${schema}.${quoteIdent(table.name)} AS SELECT * FROM ${connector.relationSql(table)}`);
+    }
+    await this.runtime.runAll(statements);
+  }
+
+  /** Rebuilds the engine's copies of the system tables when the catalog changed since. */
+  ensureSystemTables(): Promise<void> {
+    if (this.systemGeneration === this.store.generation) return Promise.resolve();
+    this.systemRefresh ??= this.refreshSystemTables().finally(() => {
+      this.systemRefresh = null;
+    });
+    return this.systemRefresh;
+  }
+
+  private async refreshSystemTables(): Promise<void> {
+    const generation = this.store.generation;
+    const catalog = this.store.current;
+    await this.runtime.withConnection(async (connection) => {
+      await connection.run('BEGIN TRANSACTION');
+      for (const table of SYSTEM_TABLES) {
+        const name = `${SYSTEM_ENGINE_SCHEMA}.${quoteIdent(systemEngineName(table))}`;
+        const columns = table.def.columns.map((c) => `${quoteIdent(c.name)} ${c.type}`).join(', ');
+        await connection.run(`CREATE OR REPLACE TABLE ${name} (${columns})`);
+        const rows = table.rows(catalog, this.vdbName);
+        if (rows.length === 0) continue;
+        const values = rows.map((row) => `(${row.map(literalOf).join(', ')})`).join(',\n');
+        await connection.run(`INSERT INTO ${name} VALUES ${values}`);
+      }
+      await connection.run('COMMIT');
+    });
+    this.systemGeneration = generation;
+  }
+
+  async close(): Promise<void> {
+    for (const connector of this.connectors.values()) await connector.close();
+  }
+}
+
+function literalOf(value: string | number | boolean | null): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'NULL';
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  return sqlLiteral(value);
+}

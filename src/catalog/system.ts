@@ -1,0 +1,202 @@
+/**
+ * System tables: the catalog described as tables (SYS.Schemas, SYS.Tables, SYS.Columns,
+ * SYSADMIN.DataSources), queryable with filters and joins like any table. Their rows are
+ * computed from the catalog; no secret is ever part of them.
+ */
+import type { CatalogData, ColumnDef, SourceDef, TableDef } from './types.js';
+
+export type SystemValue = string | number | boolean | null;
+
+export interface SystemTable {
+  schema: string;
+  def: TableDef;
+  rows(catalog: CatalogData, vdbName: string): SystemValue[][];
+}
+
+export const SYSTEM_SCHEMAS = ['SYS', 'SYSADMIN'] as const;
+
+let nextSystemOid = 1;
+function systemTable(
+  schema: string,
+  name: string,
+  description: string,
+  columns: Array<[string, string]>,
+  rows: SystemTable['rows'],
+): SystemTable {
+  const columnDefs: ColumnDef[] = columns.map(([column, type], i) => ({
+    name: column,
+    nameInSource: column,
+    type,
+    nullable: true,
+    position: i + 1,
+  }));
+  return {
+    schema,
+    def: {
+      name,
+      nameInSource: name,
+      kind: 'Table',
+      columns: columnDefs,
+      primaryKey: [],
+      cardinality: null,
+      description,
+      uid: `sys:${schema}.${name}`,
+      oid: nextSystemOid++,
+    },
+    rows,
+  };
+}
+
+interface TableEntry {
+  schema: string;
+  table: TableDef;
+  source: SourceDef | null;
+}
+
+/** Every table of the virtual database, system tables included, in a stable order. */
+function allTables(catalog: CatalogData): TableEntry[] {
+  const user = catalog.sources.flatMap((source) =>
+    source.tables.map((table) => ({ schema: source.name, table, source })),
+  );
+  const system = SYSTEM_TABLES.map((t) => ({ schema: t.schema, table: t.def, source: null }));
+  return [...system, ...user];
+}
+
+const precisionAndScale = (type: string): [number | null, number | null] => {
+  const m = /^DECIMAL\((\d+),(\d+)\)$/i.exec(type.replace(/\s+/g, ''));
+  return m ? [Number(m[1]), Number(m[2])] : [null, null];
+};
+
+const sourceDescription = (source: SourceDef) => source.description;
+
+export const SYSTEM_TABLES: SystemTable[] = [
+  systemTable(
+    'SYS',
+    'Schemas',
+    'Schemas of the virtual database: one per data source, plus the system schemas.',
+    [
+      ['VDBName', 'VARCHAR'],
+      ['Name', 'VARCHAR'],
+      ['IsPhysical', 'BOOLEAN'],
+      ['UID', 'VARCHAR'],
+      ['Description', 'VARCHAR'],
+      ['OID', 'INTEGER'],
+    ],
+    (catalog, vdb) => [
+      ...SYSTEM_SCHEMAS.map((name, i): SystemValue[] => [vdb, name, false, `sys:${name}`, 'System schema', i + 1]),
+      ...catalog.sources.map((s): SystemValue[] => [vdb, s.name, true, `source:${s.name}`, sourceDescription(s), s.oid]),
+    ],
+  ),
+  systemTable(
+    'SYS',
+    'Tables',
+    'Tables and views of every schema.',
+    [
+      ['VDBName', 'VARCHAR'],
+      ['SchemaName', 'VARCHAR'],
+      ['Name', 'VARCHAR'],
+      ['Type', 'VARCHAR'],
+      ['NameInSource', 'VARCHAR'],
+      ['IsPhysical', 'BOOLEAN'],
+      ['SupportsUpdates', 'BOOLEAN'],
+      ['UID', 'VARCHAR'],
+      ['Cardinality', 'BIGINT'],
+      ['Description', 'VARCHAR'],
+      ['IsSystem', 'BOOLEAN'],
+      ['IsMaterialized', 'BOOLEAN'],
+      ['OID', 'INTEGER'],
+    ],
+    (catalog, vdb) =>
+      allTables(catalog).map(({ schema, table, source }) => [
+        vdb,
+        schema,
+        table.name,
+        table.kind,
+        table.nameInSource,
+        source !== null && table.kind === 'Table',
+        false,
+        table.uid,
+        table.cardinality,
+        table.description ?? null,
+        source === null,
+        false,
+        table.oid,
+      ]),
+  ),
+  systemTable(
+    'SYS',
+    'Columns',
+    'Columns of every table and view.',
+    [
+      ['VDBName', 'VARCHAR'],
+      ['SchemaName', 'VARCHAR'],
+      ['TableName', 'VARCHAR'],
+      ['Name', 'VARCHAR'],
+      ['Position', 'INTEGER'],
+      ['NameInSource', 'VARCHAR'],
+      ['DataType', 'VARCHAR'],
+      ['Precision', 'INTEGER'],
+      ['Scale', 'INTEGER'],
+      ['NullType', 'VARCHAR'],
+      ['IsPrimaryKey', 'BOOLEAN'],
+      ['UID', 'VARCHAR'],
+      ['Description', 'VARCHAR'],
+    ],
+    (catalog, vdb) =>
+      allTables(catalog).flatMap(({ schema, table }) =>
+        table.columns.map((column): SystemValue[] => {
+          const [precision, scale] = precisionAndScale(column.type);
+          return [
+            vdb,
+            schema,
+            table.name,
+            column.name,
+            column.position,
+            column.nameInSource,
+            column.type,
+            precision,
+            scale,
+            column.nullable ? 'Nullable' : 'No Nulls',
+            table.primaryKey.includes(column.name),
+            `${table.uid}#${column.position}`,
+            column.description ?? null,
+          ];
+        }),
+      ),
+  ),
+  systemTable(
+    'SYSADMIN',
+    'DataSources',
+    'Data sources of the virtual database, without their secrets.',
+    [
+      ['Name', 'VARCHAR'],
+      ['Type', 'VARCHAR'],
+      ['Translator', 'VARCHAR'],
+      ['Connection', 'VARCHAR'],
+      ['ModelProperties', 'VARCHAR'],
+      ['ReadOnly', 'BOOLEAN'],
+      ['Tables', 'INTEGER'],
+      ['Description', 'VARCHAR'],
+      ['CreatedAt', 'VARCHAR'],
+    ],
+    (catalog) =>
+      catalog.sources.map((s): SystemValue[] => [
+        s.name,
+        s.kind,
+        s.kind,
+        formatProps(s.connection),
+        formatProps(s.model),
+        s.readOnly,
+        s.tables.length,
+        s.description,
+        s.createdAt,
+      ]),
+  ),
+];
+
+/** `key=value,key=value`, the format of the *Props strings of the REST API. */
+export function formatProps(props: Record<string, string>): string {
+  return Object.entries(props)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}

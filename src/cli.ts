@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+/**
+ * The vdb command line: `vdb serve` starts the server; `vdb query "<sql>"` sends a statement to a
+ * running server and prints the rows.
+ */
+import { parseArgs } from 'node:util';
+import { startServer } from './server/start.js';
+
+const HELP = `vdb - one virtual database over SQLite, files, PostgreSQL and MariaDB, queried by SQL over REST
+
+Usage:
+  vdb serve [--port N] [--host H] [--data-dir DIR]
+      Start the server (defaults: port 8080 or $PORT, host 127.0.0.1, data dir ./data or $VDB_DATA_DIR).
+
+  vdb query "<sql>" [--url URL] [--user NAME] [--password PW] [--objects] [--headers]
+      Send one statement to a running server and print the rows as JSON.
+      --url       server address (default $VDB_URL or http://127.0.0.1:8080)
+      --user      user name (default $VDB_USER or admin)
+      --password  password (default $VDB_PASSWORD)
+      --objects   rows as objects keyed by column name instead of arrays
+      --headers   first row lists the column names
+
+  vdb --help      Show this help.
+
+Configuration: see docs/configuration.md.`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      url: { type: 'string' },
+      user: { type: 'string' },
+      password: { type: 'string' },
+      objects: { type: 'boolean' },
+      headers: { type: 'boolean' },
+    },
+  });
+  const [command, ...rest] = positionals;
+  if (values.help || !command || command === 'help') {
+    process.stdout.write(`${HELP}\n`);
+    return command || values.help ? 0 : 1;
+  }
+  if (command === 'serve') {
+    const port = values.port !== undefined ? Number(values.port) : undefined;
+    if (port !== undefined && !Number.isInteger(port)) throw new Error('--port must be a number');
+    const { url } = await startServer({ port, host: values.host, dataDir: values['data-dir'] });
+    process.stdout.write(`vdb listening on ${url}\n`);
+    return -1; // keep running
+  }
+  if (command === 'query') {
+    const sql = rest.join(' ');
+    if (!sql) throw new Error('vdb query needs a SQL statement, e.g. vdb query "SELECT 1"');
+    const base = values.url ?? process.env.VDB_URL ?? 'http://127.0.0.1:8080';
+    const user = values.user ?? process.env.VDB_USER ?? 'admin';
+    const password = values.password ?? process.env.VDB_PASSWORD ?? '';
+    const url = new URL('/rest/api/query', base);
+    if (values.objects) url.searchParams.set('array', 'false');
+    if (values.headers) url.searchParams.set('headers', 'true');
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+      },
+      body: JSON.stringify({ sql }),
+    });
+    const text = await response.text();
+    process.stdout.write(`${text}\n`);
+    const warnings = response.headers.get('sql-warnings');
+    if (warnings) process.stderr.write(`warnings: ${warnings}\n`);
+    return response.ok ? 0 : 1;
+  }
+  process.stderr.write(`unknown command "${command}"\n\n${HELP}\n`);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`vdb: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

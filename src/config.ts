@@ -1,0 +1,109 @@
+/**
+ * Configuration: defaults, overridden by an optional JSON file (VDB_CONFIG, or vdb.config.json in
+ * the data directory), overridden by environment variables. Every key is documented in
+ * docs/configuration.md.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Name of the virtual database, shown as VDBName in the system tables. */
+  vdbName: string;
+  /** Password for the `admin` user on first start; generated and printed when unset. */
+  adminPassword: string | null;
+  /** Folders that file sources may live in; DuckDB can read nothing outside them. */
+  fileRoots: string[];
+  /** Attach the demo data set on first start. */
+  demo: boolean;
+  /** Largest accepted request body in bytes (413 above). */
+  bodyLimit: number;
+  /** Default statement timeout in ms (the `timeout` parameter overrides it per request). */
+  queryTimeoutMs: number;
+  pagination: {
+    /** Rows per chunk when a paginated request gives no `limit`. */
+    defaultLimit: number;
+    /** Largest `limit` accepted in pagination mode (larger values are capped). */
+    maxLimit: number;
+    /** A cursor not read for this long is dropped. */
+    cursorIdleMs: number;
+    /** Most cursors kept at once; the least recently used is dropped beyond it. */
+    maxCursors: number;
+  };
+  /** Honour X-Forwarded-Proto/Host when building absolute links (only behind a trusted proxy). */
+  trustProxy: boolean;
+  /** DuckDB memory limit, e.g. "4GB"; results beyond it spill to the data directory. */
+  engineMemoryLimit: string | null;
+  logLevel: string;
+}
+
+export type ConfigOverrides = Partial<Omit<Config, 'pagination'>> & { pagination?: Partial<Config['pagination']> };
+
+const int = (value: string | undefined, name: string): number | undefined => {
+  if (value === undefined || value === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
+  return n;
+};
+
+const bool = (value: string | undefined): boolean | undefined =>
+  value === undefined || value === '' ? undefined : /^(1|true|yes|on)$/i.test(value);
+
+const defined = <T extends object>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
+  const dataDir = path.resolve(overrides.dataDir ?? env.VDB_DATA_DIR ?? 'data');
+  const configFile = env.VDB_CONFIG ?? path.join(dataDir, 'vdb.config.json');
+  const fromFile: ConfigOverrides = fs.existsSync(configFile)
+    ? (JSON.parse(fs.readFileSync(configFile, 'utf8')) as ConfigOverrides)
+    : {};
+  const fromEnv: ConfigOverrides = defined({
+    host: env.VDB_HOST,
+    port: int(env.PORT, 'PORT'),
+    vdbName: env.VDB_NAME,
+    adminPassword: env.VDB_ADMIN_PASSWORD,
+    fileRoots: env.VDB_FILE_ROOTS ? env.VDB_FILE_ROOTS.split(path.delimiter).filter(Boolean) : undefined,
+    demo: bool(env.VDB_DEMO),
+    bodyLimit: int(env.VDB_BODY_LIMIT, 'VDB_BODY_LIMIT'),
+    queryTimeoutMs: int(env.VDB_QUERY_TIMEOUT_MS, 'VDB_QUERY_TIMEOUT_MS'),
+    trustProxy: bool(env.VDB_TRUST_PROXY),
+    engineMemoryLimit: env.VDB_ENGINE_MEMORY_LIMIT,
+    logLevel: env.VDB_LOG_LEVEL,
+  });
+  const pagingEnv = defined({
+    defaultLimit: int(env.VDB_PAGE_DEFAULT_LIMIT, 'VDB_PAGE_DEFAULT_LIMIT'),
+    maxLimit: int(env.VDB_PAGE_MAX_LIMIT, 'VDB_PAGE_MAX_LIMIT'),
+    cursorIdleMs: int(env.VDB_CURSOR_IDLE_MS, 'VDB_CURSOR_IDLE_MS'),
+    maxCursors: int(env.VDB_MAX_CURSORS, 'VDB_MAX_CURSORS'),
+  });
+  const merged = { ...fromFile, ...fromEnv, ...defined(overrides) };
+  const config: Config = {
+    host: merged.host ?? '127.0.0.1',
+    port: merged.port ?? 8080,
+    dataDir,
+    vdbName: merged.vdbName ?? 'vdb',
+    adminPassword: merged.adminPassword ?? null,
+    fileRoots: (merged.fileRoots ?? [dataDir]).map((root) => path.resolve(root)),
+    demo: merged.demo ?? true,
+    bodyLimit: merged.bodyLimit ?? 1024 * 1024,
+    queryTimeoutMs: merged.queryTimeoutMs ?? 600_000,
+    pagination: {
+      defaultLimit: 1000,
+      maxLimit: 100_000,
+      cursorIdleMs: 10 * 60_000,
+      maxCursors: 1000,
+      ...fromFile.pagination,
+      ...pagingEnv,
+      ...defined(overrides.pagination ?? {}),
+    },
+    trustProxy: merged.trustProxy ?? false,
+    engineMemoryLimit: merged.engineMemoryLimit ?? null,
+    logLevel: merged.logLevel ?? 'info',
+  };
+  if (!config.fileRoots.includes(dataDir)) config.fileRoots.push(dataDir);
+  if (config.pagination.defaultLimit < 1) throw new Error('pagination.defaultLimit must be at least 1');
+  return config;
+}

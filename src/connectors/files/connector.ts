@@ -1,0 +1,125 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { SourceDef, TableDef } from '../../catalog/types.js';
+import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
+import type { Capabilities, EngineNativeConnector, ImportedTable } from '../types.js';
+import { confineFile, confineFolder } from './paths.js';
+
+/** Column names and types of a DuckDB relation; given by the engine, which owns DuckDB. */
+export type DescribeRelation = (relationSql: string) => Promise<Array<{ name: string; type: string }>>;
+/** Parquet row count from the file footer; cheap, never a scan. */
+export type ParquetRowCount = (file: string) => Promise<number | null>;
+
+export interface FileConnectorContext {
+  roots: readonly string[];
+  describe: DescribeRelation;
+  parquetRowCount: ParquetRowCount;
+}
+
+type FileFormat = 'csv' | 'parquet' | 'json';
+
+const FORMATS: Array<[RegExp, FileFormat]> = [
+  [/\.(csv|tsv)(\.gz)?$/i, 'csv'],
+  [/\.parquet$/i, 'parquet'],
+  [/\.(json|jsonl|ndjson)(\.gz)?$/i, 'json'],
+];
+
+const formatOf = (file: string): FileFormat | null => FORMATS.find(([re]) => re.test(file))?.[1] ?? null;
+
+/** SQL string literal: single quotes doubled. */
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/**
+ * A folder of CSV, Parquet and JSON files; each file is a table named after the file without
+ * its extension. DuckDB reads the files itself (its readers push projections and filters into
+ * Parquet), so this connector only describes how.
+ */
+export class FileConnector implements EngineNativeConnector {
+  readonly kind = 'file' as const;
+  readonly delivery = 'engine' as const;
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true };
+
+  constructor(
+    readonly source: SourceDef,
+    private readonly context: FileConnectorContext,
+  ) {}
+
+  private folder(): string {
+    const folder = this.source.connection.ParentDirectory;
+    if (!folder) throw new Error(`file source "${this.source.name}" has no ParentDirectory`);
+    try {
+      return confineFolder(folder, this.context.roots);
+    } catch (err) {
+      throw new SourceUnreachableError(err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  async healthCheck(): Promise<void> {
+    this.folder();
+  }
+
+  /** Files of the folder (not its subfolders) that one of DuckDB's readers understands. */
+  private files(): Array<{ name: string; file: string; format: FileFormat }> {
+    const folder = this.folder();
+    const taken = new Set<string>();
+    const found: Array<{ name: string; file: string; format: FileFormat }> = [];
+    for (const entry of fs.readdirSync(folder).sort()) {
+      const format = formatOf(entry);
+      const file = format && confineFile(path.join(folder, entry), folder);
+      if (!format || !file) continue;
+      // regions.csv is table "regions"; when two files share a stem the later keeps its extension.
+      const stem = entry.replace(/(\.gz)?$/i, '').replace(/\.[^.]+$/, '');
+      const name = taken.has(stem.toLowerCase()) ? entry : stem;
+      taken.add(name.toLowerCase());
+      found.push({ name, file: entry, format });
+    }
+    return found;
+  }
+
+  async importMetadata(): Promise<ImportedTable[]> {
+    const tables: ImportedTable[] = [];
+    for (const { name, file, format } of this.files()) {
+      const relation = this.relationFor(file, format);
+      const columns = await this.context.describe(relation);
+      const cardinality =
+        format === 'parquet' ? await this.context.parquetRowCount(path.join(this.folder(), file)) : null;
+      tables.push({
+        name,
+        nameInSource: file,
+        kind: 'Table',
+        columns: columns.map((col, i) => ({
+          name: col.name,
+          nameInSource: col.name,
+          type: col.type,
+          nullable: true,
+          position: i + 1,
+        })),
+        primaryKey: [],
+        cardinality,
+        description: `${format.toUpperCase()} file ${file}`,
+      });
+    }
+    return tables;
+  }
+
+  private relationFor(file: string, format: FileFormat): string {
+    const full = confineFile(path.join(this.folder(), file), this.folder());
+    if (!full) throw new SourceUnreachableError(`file ${file} is missing or outside its folder`);
+    switch (format) {
+      case 'csv':
+        return `read_csv(${literal(full)}, header = true, auto_detect = true)`;
+      case 'parquet':
+        return `read_parquet(${literal(full)})`;
+      case 'json':
+        return `read_json_auto(${literal(full)})`;
+    }
+  }
+
+  relationSql(table: TableDef): string {
+    const format = formatOf(table.nameInSource);
+    if (!format) throw new Error(`unsupported file ${table.nameInSource}`);
+    return this.relationFor(table.nameInSource, format);
+  }
+
+  async close(): Promise<void> {}
+}

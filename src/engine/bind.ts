@@ -1,0 +1,161 @@
+/**
+ * Binding: every table name of a statement is resolved against the catalog and rewritten to
+ * where the engine finds it; every function is checked, so a statement can reach nothing of the
+ * engine's own (files, settings, internals) that the catalog does not expose.
+ *
+ * The AST is libpg-query's JSON; we walk it generically and act on the node kinds that carry
+ * names (RangeVar, ColumnRef, FuncCall, RangeFunction).
+ */
+import type { ParseResult } from '@pgsql/types';
+import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
+
+export interface BoundTable {
+  resolved: ResolvedTable;
+  /** For row-delivered tables: the temporary relation the rows are loaded into. */
+  loadName?: string;
+}
+
+export interface BoundStatement {
+  ast: ParseResult;
+  tables: BoundTable[];
+}
+
+type Json = { [key: string]: unknown };
+type StringNode = { String?: { sval?: string } };
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
+
+/** Functions of the engine that read files, settings or internals: never callable by users. */
+const FORBIDDEN_FUNCTION = /^(read_|parquet_|duckdb_|pragma_|sniff_|iceberg_|delta_|glob$|query$|query_table$|getenv$|current_setting$|which_secret$|json_execute_serialized_sql$|sql_auto_complete$|checkpoint$|force_checkpoint$|enable_|disable_|set_)/i;
+/** Table functions allowed in FROM. */
+const TABLE_FUNCTIONS = new Set(['generate_series', 'range', 'unnest', 'json_each', 'json_tree', 'generate_subscripts']);
+
+const names = (list: unknown): string[] =>
+  Array.isArray(list) ? list.map((n: StringNode) => n?.String?.sval ?? '') : [];
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+const unsupported = (what: string) =>
+  badRequest(`${what} is not supported.`, 'Send one SELECT statement (WITH, UNION and VALUES included).', 'Unsupported statement');
+
+export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbName: string): BoundStatement {
+  const raw = tree.stmts?.[0]?.stmt as Json | undefined;
+  if (!raw || !('SelectStmt' in raw)) {
+    const kind = raw ? Object.keys(raw)[0] : 'An empty statement';
+    throw unsupported(describeStatement(kind ?? 'This statement'));
+  }
+  if (isObject(raw.SelectStmt) && raw.SelectStmt.intoClause) throw unsupported('SELECT ... INTO');
+
+  const cteNames = new Set<string>();
+  walk(raw, (key, node) => {
+    if (key === 'CommonTableExpr' && typeof node.ctename === 'string') cteNames.add(node.ctename.toLowerCase());
+  });
+
+  const tables = new Map<string, BoundTable>();
+  const schemasUsed = new Set<string>();
+  walk(raw, (key, node) => {
+    if (key === 'RangeVar') bindRangeVar(node);
+    else if (key === 'FuncCall') checkFunction(node);
+    else if (key === 'RangeFunction') checkTableFunction(node);
+  });
+  // Column references written schema.table.column (or vdb.schema.table.column): the table part
+  // is the range's alias after rewriting, so drop the qualifiers in front of it.
+  walk(raw, (key, node) => {
+    if (key !== 'ColumnRef' || !Array.isArray(node.fields)) return;
+    const parts = names(node.fields);
+    if (parts.length >= 4 && same(parts[0] ?? '', vdbName)) node.fields = node.fields.slice(2);
+    else if (parts.length >= 3 && [...schemasUsed].some((s) => same(s, parts[0] ?? ''))) node.fields = node.fields.slice(1);
+  });
+
+  return { ast: tree, tables: [...tables.values()] };
+
+  function bindRangeVar(node: Json): void {
+    const relname = String(node.relname ?? '');
+    const schemaname = typeof node.schemaname === 'string' ? node.schemaname : undefined;
+    if (schemaname === undefined && cteNames.has(relname.toLowerCase())) return;
+    if (typeof node.catalogname === 'string' && !same(node.catalogname, vdbName)) {
+      throw notFound(`Virtual database "${node.catalogname}" does not exist; this one is "${vdbName}".`, null, 'Unknown database');
+    }
+    const resolved = registry.resolve(schemaname, relname);
+    schemasUsed.add(resolved.schema);
+    // Keep the name the statement used visible to column references (orders.id).
+    node.alias ??= { aliasname: relname };
+    delete node.catalogname;
+    const key = `${resolved.schema}\u0000${resolved.table.name}`;
+    let bound = tables.get(key);
+    if (!bound) {
+      bound = resolved.kind === 'rows' ? { resolved, loadName: `__vdb_rows_${tables.size + 1}` } : { resolved };
+      tables.set(key, bound);
+    }
+    if (resolved.kind === 'rows') {
+      delete node.schemaname;
+      node.relname = bound.loadName;
+    } else {
+      node.schemaname = resolved.engineSchema;
+      node.relname = resolved.engineName;
+    }
+  }
+}
+
+function checkFunction(node: Json): void {
+  const parts = names(node.funcname);
+  const name = parts[parts.length - 1] ?? '';
+  if (parts.length > 1) {
+    if (parts.length === 2 && same(parts[0] ?? '', 'pg_catalog')) node.funcname = (node.funcname as unknown[]).slice(1);
+    else throw notFound(`Function "${parts.join('.')}" does not exist.`, null, 'Unknown function');
+  }
+  if (FORBIDDEN_FUNCTION.test(name)) {
+    throw new ApiError(403, 'Forbidden', `Function "${name}" is not available.`, 'Data is reached through the schemas of the virtual database.');
+  }
+}
+
+function checkTableFunction(node: Json): void {
+  const lists = Array.isArray(node.functions) ? node.functions : [];
+  for (const entry of lists) {
+    const items = isObject(entry) && isObject(entry.List) && Array.isArray(entry.List.items) ? entry.List.items : [];
+    for (const item of items) {
+      if (!isObject(item) || !isObject(item.FuncCall)) continue;
+      const parts = names(item.FuncCall.funcname);
+      const name = (parts[parts.length - 1] ?? '').toLowerCase();
+      if (!TABLE_FUNCTIONS.has(name)) {
+        throw new ApiError(
+          403,
+          'Forbidden',
+          `Table function "${parts.join('.')}" is not available.`,
+          `Available table functions: ${[...TABLE_FUNCTIONS].join(', ')}.`,
+        );
+      }
+    }
+  }
+}
+
+/** Calls `visit(kind, node)` for every wrapped node ({Kind: {...}}) of the tree, depth first. */
+function walk(value: unknown, visit: (key: string, node: Json) => void): void {
+  if (Array.isArray(value)) {
+    for (const item of value) walk(item, visit);
+    return;
+  }
+  if (!isObject(value)) return;
+  for (const [key, child] of Object.entries(value)) {
+    if (isObject(child) && !Array.isArray(child) && /^[A-Z]/.test(key)) visit(key, child);
+    walk(child, visit);
+  }
+}
+
+function describeStatement(kind: string): string {
+  const readable: Record<string, string> = {
+    InsertStmt: 'INSERT',
+    UpdateStmt: 'UPDATE',
+    DeleteStmt: 'DELETE',
+    CallStmt: 'CALL',
+    ExplainStmt: 'EXPLAIN',
+    CreateStmt: 'CREATE TABLE',
+    ViewStmt: 'CREATE VIEW',
+    DropStmt: 'DROP',
+    VariableSetStmt: 'SET',
+    CopyStmt: 'COPY',
+    TransactionStmt: 'Transaction control',
+  };
+  return readable[kind] ?? kind.replace(/Stmt$/, ' statement');
+}

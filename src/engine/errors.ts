@@ -1,0 +1,34 @@
+/**
+ * Engine (DuckDB) errors in the terms of the REST contract: the statement's fault is a 400,
+ * an interruption is the caller's timeout or cancellation, anything else a logged 500.
+ * Internal relation names in messages are turned back into the names the user wrote.
+ */
+import { ApiError } from '../errors.js';
+
+const USER_ERRORS = /^(Parser|Binder|Catalog|Conversion|Invalid Input|Out of Range|Not implemented|Constraint|Syntax|Dependency|Invalid type|Type mismatch|Mismatch Type) Error:/i;
+
+export function engineError(err: unknown, rename: (message: string) => string): ApiError | null {
+  if (err instanceof ApiError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  if (USER_ERRORS.test(message)) {
+    const [kind, ...rest] = message.split(':');
+    const description = rename(rest.join(':').trim());
+    return new ApiError(400, 'Invalid query', description, hintFor(kind ?? '', description));
+  }
+  if (/^Permission Error:/.test(message)) {
+    return new ApiError(403, 'Forbidden', rename(message.replace(/^Permission Error:\s*/, '')), null);
+  }
+  if (/^Out of Memory Error:/.test(message)) {
+    return new ApiError(503, 'Out of memory', 'The engine ran out of memory for this statement.', 'Narrow the query, or use pagination with a smaller result.');
+  }
+  return null;
+}
+
+function hintFor(kind: string, description: string): string | null {
+  if (/Catalog/i.test(kind) && /Function/i.test(description)) return 'Check the function name and its argument types.';
+  if (/Binder/i.test(kind) && /column/i.test(description)) return 'SYS.Columns lists the columns of every table.';
+  if (/Conversion/i.test(kind)) return 'Cast the value explicitly, e.g. CAST(x AS VARCHAR).';
+  return null;
+}
+
+export const isInterrupt = (err: unknown) => err instanceof Error && /^INTERRUPT Error/i.test(err.message);

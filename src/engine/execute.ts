@@ -1,0 +1,202 @@
+/**
+ * Execution: loads what row-delivered sources must supply into the query's own engine
+ * connection, turns the bound tree back into SQL, and prepares it to learn the result's columns.
+ * The result itself is read by the caller (streamed, or materialised for pagination).
+ */
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import { deparseSync } from 'pgsql-deparser';
+import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
+import type { ColumnDef } from '../catalog/types.js';
+import { SourceUnreachableError, type RawType, type RowConnector } from '../connectors/types.js';
+import { ApiError, messageOf, sourceFailed } from '../errors.js';
+import type { ResultColumn } from '../results/json.js';
+import type { BoundStatement, BoundTable } from './bind.js';
+import { DuckRuntime, quoteIdent } from './duckdb.js';
+import { engineError, isInterrupt } from './errors.js';
+
+export interface Execution {
+  connection: DuckDBConnection;
+  /** Engine SQL of the statement's result. */
+  sql: string;
+  columns: ResultColumn[];
+  /** Lossy conversions met while loading source rows; sent in the SQL-Warnings header. */
+  warnings: string[];
+  /** Maps engine errors met while reading the result to API errors. */
+  translateError(err: unknown): unknown;
+  close(): void;
+}
+
+export interface ExecuteOptions {
+  signal: AbortSignal;
+}
+
+export async function openExecution(
+  bound: BoundStatement,
+  registry: SourceRegistry,
+  runtime: DuckRuntime,
+  options: ExecuteOptions,
+): Promise<Execution> {
+  await registry.ensureSystemTables();
+  const connection = await runtime.connect();
+  const onAbort = () => connection.interrupt();
+  options.signal.addEventListener('abort', onAbort);
+  const rename = renamer(bound.tables);
+  const translateError = (err: unknown): unknown => {
+    if (options.signal.aborted && (isInterrupt(err) || err === options.signal.reason)) return options.signal.reason;
+    return engineError(err, rename) ?? err;
+  };
+  const close = () => {
+    options.signal.removeEventListener('abort', onAbort);
+    connection.closeSync();
+  };
+  try {
+    const warnings: string[] = [];
+    for (const table of bound.tables) {
+      if (table.resolved.kind === 'rows' && table.loadName) {
+        warnings.push(...(await loadRows(connection, registry, table.resolved, table.loadName, options.signal)));
+      }
+    }
+    options.signal.throwIfAborted();
+    const sql = deparseSync(bound.ast);
+    const prepared = await connection.prepare(sql);
+    const columns = Array.from({ length: prepared.columnCount }, (_, i) => ({
+      name: prepared.columnName(i),
+      type: prepared.columnType(i),
+    }));
+    prepared.destroySync();
+    return { connection, sql, columns, warnings, translateError, close };
+  } catch (err) {
+    close();
+    throw translateError(err);
+  }
+}
+
+const CASTS_ON_LOAD = /^(DATE|TIMESTAMP|BOOLEAN|DECIMAL)/;
+
+/**
+ * Streams a table of a row-delivered source into a temporary table of the connection, in the
+ * raw storage classes the connector hands over, then exposes it under `loadName` with each
+ * column cast to its catalog type. Values that do not fit are NULL and reported as warnings.
+ */
+async function loadRows(
+  connection: DuckDBConnection,
+  registry: SourceRegistry,
+  resolved: Extract<ResolvedTable, { kind: 'rows' }>,
+  loadName: string,
+  signal: AbortSignal,
+): Promise<string[]> {
+  const connector = registry.connectorOf(resolved.source) as RowConnector;
+  const columns = resolved.table.columns;
+  const rawTypes = columns.map((c) => connector.rawType(c));
+  const rawName = `${loadName}_raw`;
+  const rawColumns = columns.map((_, i) => `c${i} ${rawTypes[i]}`).join(', ');
+  await connection.run(`CREATE TEMP TABLE ${rawName} (${rawColumns || 'c0 INTEGER'})`);
+  const appender = await connection.createAppender(rawName, 'main', 'temp');
+  const lossy = new Array<number>(columns.length).fill(0);
+  try {
+    for await (const batch of connector.scan({ table: resolved.table, columns, signal })) {
+      signal.throwIfAborted();
+      for (const row of batch) {
+        for (let i = 0; i < rawTypes.length; i++) {
+          if (!appendValue(appender, rawTypes[i] as RawType, row[i])) lossy[i]! += 1;
+        }
+        appender.endRow();
+      }
+    }
+    appender.closeSync();
+  } catch (err) {
+    if (signal.aborted || err instanceof ApiError) throw err;
+    throw sourceFailed(resolved.source.name, messageOf(err), err instanceof SourceUnreachableError);
+  }
+  const select = columns
+    .map((c, i) => `${CASTS_ON_LOAD.test(c.type) ? `TRY_CAST(c${i} AS ${c.type})` : `c${i}`} AS ${quoteIdent(c.name)}`)
+    .join(', ');
+  await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${select || 'NULL AS none'} FROM ${rawName}`);
+  return [...lossy.map((count, i) => lossyWarning(resolved, columns[i], count, rawTypes[i])), ...(await castWarnings(connection, resolved, columns, rawName))].filter(
+    (w): w is string => w !== null,
+  );
+}
+
+function lossyWarning(resolved: ResolvedTable, column: ColumnDef | undefined, count: number, raw: RawType | undefined): string | null {
+  if (!column || count === 0) return null;
+  return `${resolved.schema}.${resolved.table.name}.${column.name}: ${count} value(s) did not fit ${raw} and were converted lossy (NULL or rounded)`;
+}
+
+/** Counts values that the load casts turned into NULL. */
+async function castWarnings(
+  connection: DuckDBConnection,
+  resolved: ResolvedTable,
+  columns: readonly ColumnDef[],
+  rawName: string,
+): Promise<string[]> {
+  const cast = columns.map((c, i) => ({ c, i })).filter(({ c }) => CASTS_ON_LOAD.test(c.type));
+  if (cast.length === 0) return [];
+  const counts = cast
+    .map(({ c, i }) => `count(*) FILTER (WHERE c${i} IS NOT NULL AND TRY_CAST(c${i} AS ${c.type}) IS NULL)`)
+    .join(', ');
+  const reader = await connection.runAndReadAll(`SELECT ${counts} FROM ${rawName}`);
+  const row = reader.getRows()[0] ?? [];
+  return cast
+    .map(({ c }, k) => ({ c, n: Number(row[k] ?? 0) }))
+    .filter(({ n }) => n > 0)
+    .map(({ c, n }) => `${resolved.schema}.${resolved.table.name}.${c.name}: ${n} value(s) are not valid ${c.type} and were returned as NULL`);
+}
+
+/** Appends one value in the column's raw class; returns false when the value did not fit. */
+function appendValue(appender: DuckDBAppender, raw: RawType, value: unknown): boolean {
+  if (value === null || value === undefined) {
+    appender.appendNull();
+    return true;
+  }
+  switch (raw) {
+    case 'BIGINT':
+      if (typeof value === 'bigint') appender.appendBigInt(value);
+      else if (typeof value === 'number' && Number.isInteger(value)) appender.appendBigInt(BigInt(value));
+      else if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) appender.appendBigInt(BigInt(value.trim()));
+      else if (typeof value === 'number' && Number.isFinite(value)) {
+        appender.appendBigInt(BigInt(Math.round(value)));
+        return false;
+      } else {
+        appender.appendNull();
+        return false;
+      }
+      return true;
+    case 'DOUBLE':
+      if (typeof value === 'number') appender.appendDouble(value);
+      else if (typeof value === 'bigint') {
+        appender.appendDouble(Number(value));
+        return BigInt(Number(value)) === value;
+      } else if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) {
+        appender.appendDouble(Number(value));
+      } else {
+        appender.appendNull();
+        return false;
+      }
+      return true;
+    case 'VARCHAR':
+      if (typeof value === 'string') appender.appendVarchar(value);
+      else if (typeof value === 'number' || typeof value === 'bigint') appender.appendVarchar(String(value));
+      else if (value instanceof Uint8Array) {
+        appender.appendVarchar(Buffer.from(value).toString('utf8'));
+        return false;
+      } else {
+        appender.appendVarchar(String(value));
+      }
+      return true;
+    case 'BLOB':
+      if (value instanceof Uint8Array) appender.appendBlob(value);
+      else appender.appendBlob(Buffer.from(String(value), 'utf8'));
+      return true;
+  }
+}
+
+/** Turns engine relation names in messages back into schema.table. */
+function renamer(tables: readonly BoundTable[]): (message: string) => string {
+  const pairs: Array<[string, string]> = [];
+  for (const { resolved, loadName } of tables) {
+    const user = `${resolved.schema}.${resolved.table.name}`;
+    if (loadName) pairs.push([loadName, user]);
+    if (resolved.kind !== 'rows') pairs.push([`${resolved.engineSchema}.${resolved.engineName}`, user]);
+  }
+  return (message) => pairs.reduce((text, [engine, user]) => text.split(engine).join(user), message).replace(/\bsrc_\d+\./g, '');
+}

@@ -1,0 +1,122 @@
+/**
+ * The cursor store behind pagination. A paginated result is computed once into an engine table
+ * (DuckDB keeps it in memory and spills to the data directory beyond its memory limit); each
+ * chunk is then read by row number, never recomputed. A cursor belongs to the user who created
+ * it, expires when idle, and the least recently used cursors go first when the store is full.
+ */
+import { randomBytes } from 'node:crypto';
+import type { DuckRuntime } from '../engine/duckdb.js';
+import type { Execution } from '../engine/execute.js';
+import { notFound } from '../errors.js';
+import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape } from './json.js';
+
+export interface Cursor {
+  id: string;
+  owner: string;
+  columns: ResultColumn[];
+  rowCount: number;
+  warnings: string[];
+  lastUsed: number;
+  readonly table: string;
+}
+
+export interface CursorStoreOptions {
+  idleMs: number;
+  maxCursors: number;
+}
+
+const SCHEMA = 'vdb_cursors';
+
+export class CursorStore {
+  private readonly cursors = new Map<string, Cursor>();
+  private readonly sweeper: NodeJS.Timeout;
+  private ready: Promise<void> | null = null;
+
+  constructor(
+    private readonly runtime: DuckRuntime,
+    private readonly options: CursorStoreOptions,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.sweeper = setInterval(() => void this.sweep(), Math.max(1000, Math.min(options.idleMs / 4, 60_000)));
+    this.sweeper.unref();
+  }
+
+  get size(): number {
+    return this.cursors.size;
+  }
+
+  /** Materialises the execution's whole result as a new cursor of `owner`. */
+  async create(execution: Execution, owner: string): Promise<Cursor> {
+    this.ready ??= this.runtime.runAll([`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`]);
+    await this.ready;
+    const id = randomBytes(16).toString('hex');
+    const table = `${SCHEMA}.r_${id}`;
+    await execution.connection.run(
+      `CREATE TABLE ${table} AS SELECT * FROM ${aliasedRelation(execution.sql, execution.columns.length)}`,
+    );
+    const counted = await execution.connection.runAndReadAll(`SELECT count(*) FROM ${table}`);
+    const cursor: Cursor = {
+      id,
+      owner,
+      table,
+      columns: execution.columns,
+      rowCount: Number(counted.getRows()[0]?.[0] ?? 0),
+      warnings: execution.warnings,
+      lastUsed: this.now(),
+    };
+    this.cursors.set(id, cursor);
+    await this.evictBeyondLimit();
+    return cursor;
+  }
+
+  /** The cursor `id` of `owner`; unknown, expired and other users' cursors are all 404. */
+  get(id: string, owner: string): Cursor {
+    const cursor = this.cursors.get(id);
+    if (!cursor || cursor.owner !== owner || this.isIdle(cursor)) {
+      throw notFound(`No result with requestId "${id}" exists for this user; it may have expired.`, 'Run the query again with pagination=true to get a new requestId.', 'Unknown requestId');
+    }
+    cursor.lastUsed = this.now();
+    return cursor;
+  }
+
+  /** Streams rows [offset, offset + limit) of the cursor as JSON texts. */
+  async *page(cursor: Cursor, offset: number, limit: number, shape: RowShape): AsyncGenerator<string> {
+    const slice = `SELECT * FROM ${cursor.table} WHERE rowid >= ${offset} AND rowid < ${offset + limit} ORDER BY rowid`;
+    const sql = jsonRowsSql(aliasedRelation(slice, cursor.columns.length), cursor.columns, shape);
+    const connection = await this.runtime.connect();
+    try {
+      yield* streamJsonRows(connection, sql);
+    } finally {
+      connection.closeSync();
+      cursor.lastUsed = this.now();
+    }
+  }
+
+  private isIdle(cursor: Cursor): boolean {
+    return this.now() - cursor.lastUsed > this.options.idleMs;
+  }
+
+  private async drop(cursor: Cursor): Promise<void> {
+    this.cursors.delete(cursor.id);
+    await this.runtime.runAll([`DROP TABLE IF EXISTS ${cursor.table}`]);
+  }
+
+  /** Drops idle cursors. */
+  async sweep(): Promise<void> {
+    for (const cursor of [...this.cursors.values()]) if (this.isIdle(cursor)) await this.drop(cursor);
+  }
+
+  /** Drops every cursor of `owner` (used when a user is removed). */
+  async dropOwner(owner: string): Promise<void> {
+    for (const cursor of [...this.cursors.values()]) if (cursor.owner === owner) await this.drop(cursor);
+  }
+
+  private async evictBeyondLimit(): Promise<void> {
+    const byAge = [...this.cursors.values()].sort((a, b) => a.lastUsed - b.lastUsed);
+    while (byAge.length > this.options.maxCursors) await this.drop(byAge.shift()!);
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+  }
+}

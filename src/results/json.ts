@@ -1,0 +1,104 @@
+/**
+ * Rows to JSON, done inside the engine: DuckDB turns each row into one JSON text (json_array or
+ * json_object), and JS only concatenates those strings. No value passes through a JS object, so
+ * 64-bit and 128-bit integers and decimals keep every digit and dates never become `Date`s.
+ *
+ * The type mapping (documented in docs/sql.md):
+ *  - booleans, integers of every width, decimals: JSON numbers, exact
+ *  - float/double: JSON numbers; NaN and ±Infinity as the strings "NaN", "Infinity", "-Infinity"
+ *  - date: "YYYY-MM-DD"; timestamp: "YYYY-MM-DDTHH:MM:SS[.ffffff]"; timestamptz: with "+00" (UTC)
+ *  - blob: base64 string; lists and structs: JSON arrays and objects
+ *  - everything else (varchar, uuid, time, interval, enum, ...): its text
+ */
+import { DuckDBConnection, DuckDBTypeId, type DuckDBType } from '@duckdb/node-api';
+import { quoteIdent, sqlLiteral } from '../engine/duckdb.js';
+
+export interface ResultColumn {
+  name: string;
+  type: DuckDBType;
+}
+
+export type RowShape = 'array' | 'object';
+
+/** The alias of the i-th column inside the encoding query (names may repeat in results). */
+export const columnAlias = (i: number) => `c${i}`;
+
+/** Types whose own JSON (from json_array) is already the contract: numbers exact, text quoted. */
+const AS_IS = new Set<DuckDBTypeId>([
+  DuckDBTypeId.BOOLEAN,
+  DuckDBTypeId.TINYINT,
+  DuckDBTypeId.SMALLINT,
+  DuckDBTypeId.INTEGER,
+  DuckDBTypeId.BIGINT,
+  DuckDBTypeId.HUGEINT,
+  DuckDBTypeId.UTINYINT,
+  DuckDBTypeId.USMALLINT,
+  DuckDBTypeId.UINTEGER,
+  DuckDBTypeId.UBIGINT,
+  DuckDBTypeId.UHUGEINT,
+  DuckDBTypeId.LIST,
+  DuckDBTypeId.ARRAY,
+  DuckDBTypeId.STRUCT,
+  DuckDBTypeId.MAP,
+  DuckDBTypeId.SQLNULL,
+  DuckDBTypeId.VARCHAR,
+]);
+
+/** The expression that gives the JSON value of one column. */
+export function jsonValueSql(column: string, type: DuckDBType): string {
+  const c = quoteIdent(column);
+  switch (type.typeId) {
+    case DuckDBTypeId.FLOAT:
+    case DuckDBTypeId.DOUBLE:
+      // FLOAT via its shortest text (0.1, not 0.10000000149011612); non-finite as strings.
+      return `CASE WHEN ${c} IS NULL THEN NULL WHEN isfinite(${c}) THEN json(${c}::VARCHAR)
+        WHEN isnan(${c}) THEN '"NaN"'::JSON WHEN ${c} > 0 THEN '"Infinity"'::JSON ELSE '"-Infinity"'::JSON END`;
+    case DuckDBTypeId.TIMESTAMP:
+    case DuckDBTypeId.TIMESTAMP_S:
+    case DuckDBTypeId.TIMESTAMP_MS:
+    case DuckDBTypeId.TIMESTAMP_NS:
+    case DuckDBTypeId.TIMESTAMP_TZ:
+      return `replace(${c}::VARCHAR, ' ', 'T')`;
+    case DuckDBTypeId.BLOB:
+      return `to_base64(${c})`;
+    case DuckDBTypeId.DECIMAL:
+      // Through its text: the engine's own JSON drops trailing zeros of narrow decimals.
+      return `json(${c}::VARCHAR)`;
+    default:
+      if (AS_IS.has(type.typeId)) return c;
+      if (type.alias === 'JSON') return c;
+      return `${c}::VARCHAR`;
+  }
+}
+
+/** SELECT that turns the rows of `relationSql` (aliased c0..cn) into one JSON text per row. */
+export function jsonRowsSql(relationSql: string, columns: readonly ResultColumn[], shape: RowShape): string {
+  const values = columns.map((col, i) => jsonValueSql(columnAlias(i), col.type));
+  const row =
+    shape === 'array'
+      ? `json_array(${values.join(', ')})`
+      : `json_object(${columns.map((col, i) => `${sqlLiteral(col.name)}, ${values[i]}`).join(', ')})`;
+  return `SELECT ${row}::VARCHAR FROM ${relationSql}`;
+}
+
+/** `(sql) AS q(c0, c1, ...)`: a result wrapped so that its columns have unique names. */
+export function aliasedRelation(sql: string, columnCount: number): string {
+  const aliases = Array.from({ length: columnCount }, (_, i) => columnAlias(i)).join(', ');
+  return `(${sql}) AS q(${aliases})`;
+}
+
+/** The header row: the column names as a JSON array. */
+export const headerRow = (columns: readonly ResultColumn[]) => JSON.stringify(columns.map((c) => c.name));
+
+/**
+ * Streams the rows of a JSON-encoding query: each yielded string holds the rows of one engine
+ * chunk joined by commas. Memory stays at one chunk whatever the result size.
+ */
+export async function* streamJsonRows(connection: DuckDBConnection, sql: string): AsyncGenerator<string> {
+  const result = await connection.stream(sql);
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) return;
+    yield (chunk.getColumnValues(0) as string[]).join(',');
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Users and the ways they prove who they are: password (HTTP Basic, login), signed token,
+ * hosted link token. Users live in the catalog; only hashes and per-user secrets are stored.
+ */
+import type { CatalogStore } from '../catalog/store.js';
+import type { UserDef } from '../catalog/types.js';
+import { badRequest } from '../errors.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+import { randomToken, safeEqual } from './random.js';
+import { signToken, TOKEN_LIFETIME_MS, verifyToken } from './tokens.js';
+
+export const ADMIN_USER = 'admin';
+
+/** A hash of a random password: verified against when the user is unknown, so timing tells nothing. */
+const decoyHash = hashPassword(randomToken());
+
+export class UserService {
+  constructor(
+    private readonly store: CatalogStore,
+    private readonly signingKey: Buffer,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  find(name: string): UserDef | undefined {
+    return this.store.current.users.find((u) => u.name === name);
+  }
+
+  /**
+   * Creates the admin user on first start. Returns the generated password when none was
+   * configured (to be printed once), else null.
+   */
+  async ensureAdmin(configuredPassword: string | null): Promise<string | null> {
+    if (this.find(ADMIN_USER)) return null;
+    const password = configuredPassword ?? randomToken(18);
+    await this.addPasswordUser(ADMIN_USER, password, ['admin']);
+    return configuredPassword ? null : password;
+  }
+
+  async addPasswordUser(name: string, password: string, roles: string[] = []): Promise<UserDef> {
+    if (!/^[^\s:]{1,128}$/.test(name)) {
+      throw badRequest(`"${name}" is not a valid user name.`, 'Use 1 to 128 characters without spaces or colons.');
+    }
+    if (password.length < 8) throw badRequest('The password is too short.', 'Use at least 8 characters.');
+    const passwordHash = await hashPassword(password);
+    return this.store.update((catalog) => {
+      if (catalog.users.some((u) => u.name === name)) throw badRequest(`User "${name}" already exists.`);
+      const user: UserDef = {
+        name,
+        kind: 'password',
+        passwordHash,
+        tokenSecret: randomToken(),
+        databaseUsername: name,
+        rest: false,
+        linkToken: randomToken(24),
+        roles,
+        createdAt: new Date(this.now()).toISOString(),
+      };
+      catalog.users.push(user);
+      return user;
+    });
+  }
+
+  /** Checks a username and password; null when either is wrong. Same cost either way. */
+  async checkPassword(name: string, password: string): Promise<UserDef | null> {
+    const user = this.find(name);
+    if (!user?.passwordHash) {
+      await verifyPassword(password, await decoyHash);
+      return null;
+    }
+    return (await verifyPassword(password, user.passwordHash)) ? user : null;
+  }
+
+  /** Sets a new password; the new token secret voids every token issued before. */
+  async changePassword(name: string, password: string): Promise<void> {
+    const passwordHash = await hashPassword(password);
+    await this.store.update((catalog) => {
+      const user = catalog.users.find((u) => u.name === name);
+      if (!user) throw badRequest(`User "${name}" does not exist.`);
+      user.passwordHash = passwordHash;
+      user.tokenSecret = randomToken();
+    });
+  }
+
+  issueToken(user: UserDef): string {
+    return signToken(user.name, this.now() + TOKEN_LIFETIME_MS, user.tokenSecret, this.signingKey);
+  }
+
+  /** The user a login token belongs to, or null for a missing, forged or expired token. */
+  userOfToken(token: string): UserDef | null {
+    const name = verifyToken(token, this.signingKey, (n) => this.find(n)?.tokenSecret, this.now());
+    return name ? (this.find(name) ?? null) : null;
+  }
+
+  /** The user whose hosted link token this is (compared in constant time), REST on or off. */
+  userOfLinkToken(linkToken: string): UserDef | null {
+    let match: UserDef | null = null;
+    for (const user of this.store.current.users) if (safeEqual(user.linkToken, linkToken)) match = user;
+    return match;
+  }
+
+  async setRest(name: string, rest: boolean): Promise<UserDef> {
+    return this.store.update((catalog) => {
+      const user = catalog.users.find((u) => u.name === name);
+      if (!user) throw badRequest(`User "${name}" does not exist.`);
+      user.rest = rest;
+      return structuredClone(user);
+    });
+  }
+}

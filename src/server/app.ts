@@ -1,0 +1,68 @@
+/**
+ * The HTTP application: fastify with JSON-only bodies, the error mapping, the login route, and
+ * the /rest/api routes mounted twice: on-premise (/rest/api) and hosted (/{linkToken}/rest/api).
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Services } from '../services.js';
+import { authenticate } from './auth.js';
+import { registerErrorHandling } from './errors.js';
+import { loginRoutes } from './routes/login.js';
+import { preferencesRoutes } from './routes/preferences.js';
+import { queryRoutes } from './routes/query.js';
+import { sourceRoutes } from './routes/source.js';
+import { statusRoutes } from './routes/status.js';
+import { badRequest } from '../errors.js';
+
+/** Never log a hosted link token: it is a credential in the path. */
+const redactUrl = (url: string) => url.replace(/^\/[^/?]+\/rest\//, '/<link>/rest/');
+
+export function buildApp(services: Services, logger: boolean | object = true): FastifyInstance {
+  const app = Fastify({
+    logger:
+      logger === false
+        ? false
+        : {
+            level: services.config.logLevel,
+            ...(typeof logger === 'object' ? logger : {}),
+            serializers: {
+              req: (req: { method: string; url: string }) => ({ method: req.method, url: redactUrl(req.url) }),
+            },
+          },
+    bodyLimit: services.config.bodyLimit,
+    trustProxy: services.config.trustProxy,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  app.decorateRequest('user', null);
+
+  // JSON only (spec 1, limitation 1). An empty body is allowed: later pagination requests
+  // carry only requestId. Anything not JSON is a 415 by fastify's own check.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(\s*;.*)?$/i, { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(badRequest(`The body is not valid JSON: ${(err as Error).message}`, 'Check quotes and commas.', 'Invalid JSON'), undefined);
+    }
+  });
+
+  registerErrorHandling(app);
+  loginRoutes(app, services);
+
+  for (const prefix of ['/rest/api', '/:linkToken/rest/api']) {
+    void app.register(
+      async (rest) => {
+        rest.addHook('onRequest', async (request) => {
+          await authenticate(request, services.users);
+        });
+        statusRoutes(rest);
+        queryRoutes(rest, services);
+        sourceRoutes(rest, services);
+        preferencesRoutes(rest, services);
+      },
+      { prefix },
+    );
+  }
+  return app;
+}

@@ -1,0 +1,57 @@
+/**
+ * Who is asking. On-premise paths take an `x-auth-token` (from /api/login) or HTTP Basic; the
+ * hosted paths (/{linkToken}/rest/api/...) take the user's link token plus HTTP Basic with the
+ * database username and password. Every failure is the same HTML 401 page; only the log says why.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { UserDef } from '../catalog/types.js';
+import type { UserService } from '../security/users.js';
+import { safeEqual } from '../security/random.js';
+import { UnauthorizedPage } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    user: UserDef | null;
+  }
+}
+
+export function parseBasic(header: string | undefined): { name: string; password: string } | null {
+  const match = header && /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
+  if (!match?.[1]) return null;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? null : { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** Authenticates `request`; throws UnauthorizedPage (rendered as the 401 page) on failure. */
+export async function authenticate(request: FastifyRequest, users: UserService): Promise<UserDef> {
+  const linkToken = (request.params as { linkToken?: string }).linkToken;
+  const user = linkToken !== undefined ? await viaLink(request, users, linkToken) : await onPremise(request, users);
+  if (user.kind !== 'password') throw new UnauthorizedPage(`user ${user.name} signs in externally`);
+  request.user = user;
+  return user;
+}
+
+async function onPremise(request: FastifyRequest, users: UserService): Promise<UserDef> {
+  const token = request.headers['x-auth-token'];
+  if (typeof token === 'string' && token !== '') {
+    const user = users.userOfToken(token);
+    if (!user) throw new UnauthorizedPage('invalid or expired token');
+    return user;
+  }
+  const basic = parseBasic(request.headers.authorization);
+  if (!basic) throw new UnauthorizedPage('no credentials');
+  const user = await users.checkPassword(basic.name, basic.password);
+  if (!user) throw new UnauthorizedPage(`wrong password for ${basic.name}`);
+  return user;
+}
+
+async function viaLink(request: FastifyRequest, users: UserService, linkToken: string): Promise<UserDef> {
+  const owner = users.userOfLinkToken(linkToken);
+  if (!owner || !owner.rest) throw new UnauthorizedPage('unknown or disabled link');
+  const basic = parseBasic(request.headers.authorization);
+  if (!basic || !safeEqual(basic.name, owner.databaseUsername)) throw new UnauthorizedPage('link needs Basic auth of its user');
+  const user = await users.checkPassword(owner.name, basic.password);
+  if (!user) throw new UnauthorizedPage(`wrong password for ${owner.name} on link`);
+  return user;
+}

@@ -1,0 +1,56 @@
+/**
+ * Query parameters of the query and source endpoints, checked once: a bad value is a 400
+ * naming the parameter, never a silent default.
+ */
+import { badRequest } from '../errors.js';
+
+export interface ResultParams {
+  pagination: boolean;
+  limit: number | undefined;
+  offset: number | undefined;
+  requestId: string | undefined;
+  array: boolean;
+  headers: boolean;
+  timeoutMs: number;
+}
+
+type Query = Record<string, string | string[] | undefined>;
+
+const single = (query: Query, name: string): string | undefined => {
+  const value = query[name];
+  return Array.isArray(value) ? value[value.length - 1] : value;
+};
+
+function boolParam(query: Query, name: string, fallback: boolean): boolean {
+  const value = single(query, name);
+  if (value === undefined || value === '') return fallback;
+  if (/^true$/i.test(value)) return true;
+  if (/^false$/i.test(value)) return false;
+  throw badRequest(`Parameter "${name}" must be true or false, got "${value}".`, null, 'Invalid parameter');
+}
+
+function intParam(query: Query, name: string, min: number): number | undefined {
+  const value = single(query, name);
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d+$/.test(value.trim()) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
+    throw badRequest(
+      `Parameter "${name}" must be an integer of at least ${min}, got "${value}".`,
+      null,
+      'Invalid parameter',
+    );
+  }
+  return Number(value);
+}
+
+export function parseResultParams(query: Query, defaults: { array: boolean; timeoutMs: number }): ResultParams {
+  const requestId = single(query, 'requestId') ?? single(query, 'requestid') ?? single(query, 'requestID');
+  return {
+    pagination: boolParam(query, 'pagination', false),
+    limit: intParam(query, 'limit', 0),
+    offset: intParam(query, 'offset', 0),
+    requestId: requestId === '' ? undefined : requestId,
+    array: boolParam(query, 'array', defaults.array),
+    headers: boolParam(query, 'headers', false),
+    timeoutMs: intParam(query, 'timeout', 1) ?? defaults.timeoutMs,
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * Delivering results over HTTP, shared by the query and source endpoints: streamed JSON for a
+ * plain request; a cursor plus the pagination headers of spec 4.5 for a paginated one.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { UserDef } from '../catalog/types.js';
+import { ApiError, badRequest, timeoutError } from '../errors.js';
+import type { Execution } from '../engine/execute.js';
+import type { Cursor } from '../results/cursors.js';
+import { aliasedRelation, headerRow, jsonRowsSql, streamJsonRows, type RowShape } from '../results/json.js';
+import type { Services } from '../services.js';
+import type { ResultParams } from './params.js';
+
+export type Endpoint = 'query' | 'source';
+
+/** Header-safe text: printable ASCII, everything else escaped as \uXXXX. */
+const headerText = (text: string) =>
+  text.replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+function setWarnings(reply: FastifyReply, warnings: readonly string[]): void {
+  if (warnings.length > 0) reply.header('SQL-Warnings', headerText(warnings.join('; ')));
+}
+
+/**
+ * Answers a result request: serves a page of an existing cursor (requestId), or runs `sql`
+ * (streamed, or into a new cursor when pagination is on).
+ */
+export async function sendResult(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: UserDef,
+  params: ResultParams,
+  sql: string | undefined,
+  endpoint: Endpoint,
+): Promise<FastifyReply> {
+  const shape: RowShape = params.array ? 'array' : 'object';
+  if (params.requestId !== undefined) {
+    return sendPage(services, request, reply, services.cursors.get(params.requestId, user.name), params, endpoint);
+  }
+  if (sql === undefined) {
+    throw badRequest('The body must be a JSON object with a "sql" string.', 'Example: {"sql": "SELECT 1"}', 'Missing SQL');
+  }
+  if (params.pagination && params.limit === 0) throw badRequest('With pagination, "limit" must be at least 1.', null, 'Invalid parameter');
+
+  const cancel = new AbortController();
+  const timer = setTimeout(() => cancel.abort(timeoutError(params.timeoutMs)), params.timeoutMs);
+  const onClose = () => {
+    if (!reply.raw.writableFinished) cancel.abort(new ApiError(499, 'Client closed request', 'The client went away.'));
+  };
+  reply.raw.on('close', onClose);
+  const done = () => {
+    clearTimeout(timer);
+    reply.raw.off('close', onClose);
+  };
+
+  let execution: Execution;
+  try {
+    execution = await services.engine.open(sql, cancel.signal);
+  } catch (err) {
+    done();
+    throw err;
+  }
+
+  if (params.pagination) {
+    let cursor: Cursor;
+    try {
+      cursor = await services.cursors.create(execution, user.name);
+    } catch (err) {
+      throw execution.translateError(err);
+    } finally {
+      execution.close();
+      done();
+    }
+    return sendPage(services, request, reply, cursor, params, endpoint);
+  }
+
+  let window = '';
+  if (params.limit !== undefined) window += ` LIMIT ${params.limit}`;
+  if (params.offset !== undefined) window += ` OFFSET ${params.offset}`;
+  const rowsSql = jsonRowsSql(aliasedRelation(execution.sql, execution.columns.length), execution.columns, shape) + window;
+  const header = shape === 'array' && params.headers ? headerRow(execution.columns) : undefined;
+  const rows = streamJsonRows(execution.connection, rowsSql);
+  const finish = () => {
+    execution.close();
+    done();
+  };
+  setWarnings(reply, execution.warnings);
+  return sendRows(reply, rows, header, finish, (err) => execution.translateError(err));
+}
+
+/** Serves one chunk of a cursor with the pagination headers. */
+async function sendPage(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  cursor: Cursor,
+  params: ResultParams,
+  endpoint: Endpoint,
+): Promise<FastifyReply> {
+  const { defaultLimit, maxLimit } = services.config.pagination;
+  if (params.limit === 0) throw badRequest('With pagination, "limit" must be at least 1.', null, 'Invalid parameter');
+  const limit = Math.min(params.limit ?? defaultLimit, maxLimit);
+  const offset = params.offset ?? 0;
+  const link = (linkOffset: number | null) => {
+    const url = new URL(request.url.split('?')[0] ?? '/', `${request.protocol}://${request.host}`);
+    url.searchParams.set('requestId', cursor.id);
+    url.searchParams.set('limit', String(limit));
+    if (linkOffset !== null) url.searchParams.set('offset', String(linkOffset));
+    if (endpoint === 'source') {
+      url.searchParams.set('array', 'false');
+      url.searchParams.set('headers', 'false');
+    }
+    return url.toString();
+  };
+  reply.header('limit', String(limit)).header('offset', String(offset)).header('requestId', cursor.id);
+  const prevOffset = Math.max(0, offset - limit);
+  reply.header('prevPage', link(offset === 0 && endpoint === 'source' ? null : prevOffset));
+  if (offset + limit < cursor.rowCount) reply.header('nextPage', link(offset + limit));
+  setWarnings(reply, cursor.warnings);
+  const shape: RowShape = params.array ? 'array' : 'object';
+  const header = shape === 'array' && params.headers ? headerRow(cursor.columns) : undefined;
+  return sendRows(reply, services.cursors.page(cursor, offset, limit, shape), header, () => undefined, (e) => e);
+}
+
+/**
+ * Sends `[header?, rows...]` as a stream. The first chunk is awaited before the status is sent,
+ * so errors found early still get their proper status; a failure after that aborts the
+ * connection, and the client sees a truncated body rather than a wrong one.
+ */
+async function sendRows(
+  reply: FastifyReply,
+  rows: AsyncGenerator<string>,
+  header: string | undefined,
+  finish: () => void,
+  translateError: (err: unknown) => unknown,
+): Promise<FastifyReply> {
+  let first: IteratorResult<string>;
+  try {
+    first = await rows.next();
+  } catch (err) {
+    finish();
+    throw translateError(err);
+  }
+  async function* body(): AsyncGenerator<string> {
+    try {
+      let separate = header !== undefined;
+      yield `[${header ?? ''}`;
+      let next = first;
+      while (!next.done) {
+        if (next.value) {
+          yield separate ? `,${next.value}` : next.value;
+          separate = true;
+        }
+        next = await rows.next();
+      }
+      yield ']';
+    } finally {
+      await rows.return(undefined);
+      finish();
+    }
+  }
+  return reply.type('application/json; charset=utf-8').send(Readable.from(body(), { objectMode: false }));
+}

@@ -1,0 +1,28 @@
+/** POST /api/login: username and password in, a signed token out (spec 4.1). */
+import type { FastifyInstance } from 'fastify';
+import { ApiError, badRequest } from '../../errors.js';
+import type { Services } from '../../services.js';
+
+export function loginRoutes(app: FastifyInstance, services: Services): void {
+  app.post('/api/login', async (request) => {
+    const body = request.body as { username?: unknown; password?: unknown } | undefined;
+    if (typeof body?.username !== 'string' || typeof body.password !== 'string' || body.username === '') {
+      throw badRequest('The body must be {"username": string, "password": string}.', null, 'Missing credentials');
+    }
+    const known = services.users.find(body.username);
+    if (known?.kind === 'external') {
+      throw new ApiError(
+        401,
+        'Login failed',
+        `User "${body.username}" signs in through an external identity provider, which the REST interface does not support.`,
+        'Use a user who signs in with username and password; an administrator can invite one.',
+      );
+    }
+    const user = await services.users.checkPassword(body.username, body.password);
+    if (!user) {
+      request.log.info({ user: body.username }, 'login failed');
+      throw new ApiError(401, 'Login failed', 'The username or password is wrong.', null);
+    }
+    return { username: user.name, token: services.users.issueToken(user) };
+  });
+}

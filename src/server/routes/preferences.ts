@@ -1,0 +1,30 @@
+/**
+ * GET/PUT /rest/api/preferences: the current user's REST switch, hosted link and database
+ * username (spec 5, hosted variant). The link token is static: switching REST off and on
+ * keeps it.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { UserDef } from '../../catalog/types.js';
+import { badRequest } from '../../errors.js';
+import type { Services } from '../../services.js';
+
+function preferencesOf(request: FastifyRequest, user: UserDef) {
+  return {
+    rest: user.rest,
+    link: `${request.protocol}://${request.host}/${user.linkToken}/rest`,
+    databaseUsername: user.databaseUsername,
+  };
+}
+
+export function preferencesRoutes(app: FastifyInstance, services: Services): void {
+  app.get('/preferences', async (request) => preferencesOf(request, request.user!));
+
+  app.put('/preferences', async (request) => {
+    const body = request.body as { rest?: unknown } | undefined;
+    if (typeof body?.rest !== 'boolean') {
+      throw badRequest('The body must be {"rest": true} or {"rest": false}.', null, 'Invalid preferences');
+    }
+    const user = await services.users.setRest(request.user!.name, body.rest);
+    return preferencesOf(request, user);
+  });
+}

@@ -1,0 +1,125 @@
+/**
+ * Start-up: builds every long-lived part of vdb from the configuration, in dependency order,
+ * and tears them down again. The HTTP layer receives the finished `Services`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import { SourceRegistry } from './catalog/sources.js';
+import { CatalogStore } from './catalog/store.js';
+import type { Config } from './config.js';
+import { DuckRuntime, sqlLiteral } from './engine/duckdb.js';
+import { Engine } from './engine/engine.js';
+import { initParser } from './engine/parse.js';
+import { CursorStore } from './results/cursors.js';
+import { loadOrCreateServerSecrets } from './security/server-secrets.js';
+import { deriveSigningKey } from './security/tokens.js';
+import { UserService } from './security/users.js';
+
+export interface Services {
+  config: Config;
+  version: string;
+  store: CatalogStore;
+  runtime: DuckRuntime;
+  registry: SourceRegistry;
+  engine: Engine;
+  cursors: CursorStore;
+  users: UserService;
+  /** Set on the first start when the admin password was generated: print it once. */
+  generatedAdminPassword: string | null;
+  close(): Promise<void>;
+}
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export function appVersion(): string {
+  for (const dir of [ROOT, path.resolve(ROOT, '..')]) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
+  }
+  return '0.0.0';
+}
+
+/** The demo data shipped in the repository (demo/). */
+export const DEMO_DIR = fs.existsSync(path.join(ROOT, 'demo')) ? path.join(ROOT, 'demo') : path.resolve(ROOT, '..', 'demo');
+
+export async function createServices(config: Config, log: Logger): Promise<Services> {
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const secrets = loadOrCreateServerSecrets(config.dataDir);
+  const firstStart = !fs.existsSync(path.join(config.dataDir, 'catalog.json'));
+  const store = new CatalogStore(config.dataDir);
+  await initParser();
+  const runtime = await DuckRuntime.create({
+    fileRoots: config.fileRoots,
+    spillDir: path.join(config.dataDir, 'spill'),
+    memoryLimit: config.engineMemoryLimit,
+  });
+  const registry = new SourceRegistry(
+    store,
+    runtime,
+    {
+      roots: config.fileRoots,
+      describe: async (relation) =>
+        runtime.withConnection(async (connection) => {
+          const reader = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);
+          return reader.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
+        }),
+      parquetRowCount: async (file) =>
+        runtime.withConnection(async (connection) => {
+          const reader = await connection.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlLiteral(file)})`);
+          const value = reader.getRows()[0]?.[0];
+          return value === null || value === undefined ? null : Number(value);
+        }),
+    },
+    config.vdbName,
+    log,
+  );
+  await registry.start();
+  const users = new UserService(store, deriveSigningKey(secrets.serverSecret, appVersion()));
+  const generatedAdminPassword = await users.ensureAdmin(config.adminPassword);
+  if (firstStart && config.demo) await installDemo(config, registry, log);
+  const cursors = new CursorStore(runtime, {
+    idleMs: config.pagination.cursorIdleMs,
+    maxCursors: config.pagination.maxCursors,
+  });
+  return {
+    config,
+    version: appVersion(),
+    store,
+    runtime,
+    registry,
+    engine: new Engine(registry, runtime, config.vdbName),
+    cursors,
+    users,
+    generatedAdminPassword,
+    async close() {
+      cursors.close();
+      await registry.close();
+      runtime.close();
+    },
+  };
+}
+
+/**
+ * First start only: copies the demo data into the data directory (so the repository's copy is
+ * never written) and attaches it as two sources, `shop` (SQLite) and `files` (CSV/Parquet/JSON).
+ */
+async function installDemo(config: Config, registry: SourceRegistry, log: Logger): Promise<void> {
+  if (!fs.existsSync(DEMO_DIR)) return;
+  const target = path.join(config.dataDir, 'demo');
+  fs.cpSync(DEMO_DIR, target, { recursive: true, filter: (src) => !src.endsWith('README.md') });
+  await registry.addSource({
+    name: 'shop',
+    kind: 'sqlite',
+    connection: { path: path.join(target, 'shop.sqlite') },
+    description: 'Demo: a small shop (customers, products, orders) in SQLite',
+  });
+  await registry.addSource({
+    name: 'files',
+    kind: 'file',
+    connection: { ParentDirectory: path.join(target, 'files') },
+    description: 'Demo: CSV, Parquet and JSON files',
+  });
+  log.info('demo sources "shop" and "files" attached');
+}
