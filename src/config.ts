@@ -37,6 +37,11 @@ export interface Config {
   /** DuckDB memory limit, e.g. "4GB"; results beyond it spill to the data directory. */
   engineMemoryLimit: string | null;
   logLevel: string;
+  /**
+   * Data sources to create at start when the catalog lacks them (the body of POST
+   * /rest/api/source). String values may use ${env:NAME} to take a secret from the environment.
+   */
+  sources: Array<Record<string, unknown>>;
 }
 
 export type ConfigOverrides = Partial<Omit<Config, 'pagination'>> & { pagination?: Partial<Config['pagination']> };
@@ -53,6 +58,22 @@ const bool = (value: string | undefined): boolean | undefined =>
 
 const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+/** Replaces ${env:NAME} in every string of a config value; a missing variable is an error. */
+function substituteEnv<T>(value: T, env: NodeJS.ProcessEnv): T {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+      const found = env[name];
+      if (found === undefined) throw new Error(`config refers to environment variable ${name}, which is not set`);
+      return found;
+    }) as T;
+  }
+  if (Array.isArray(value)) return value.map((v) => substituteEnv(v, env)) as T;
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env)])) as T;
+  }
+  return value;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
   const dataDir = path.resolve(overrides.dataDir ?? env.VDB_DATA_DIR ?? 'data');
@@ -102,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     trustProxy: merged.trustProxy ?? false,
     engineMemoryLimit: merged.engineMemoryLimit ?? null,
     logLevel: merged.logLevel ?? 'info',
+    sources: (merged.sources ?? []).map((spec) => substituteEnv(spec, env)),
   };
   if (!config.fileRoots.includes(dataDir)) config.fileRoots.push(dataDir);
   if (config.pagination.defaultLimit < 1) throw new Error('pagination.defaultLimit must be at least 1');

@@ -6,13 +6,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
+import { sourceFromSpec } from './catalog/source-spec.js';
 import { SourceRegistry } from './catalog/sources.js';
+import { messageOf } from './errors.js';
 import { CatalogStore } from './catalog/store.js';
 import type { Config } from './config.js';
 import { DuckRuntime, sqlLiteral } from './engine/duckdb.js';
 import { Engine } from './engine/engine.js';
 import { initParser } from './engine/parse.js';
 import { CursorStore } from './results/cursors.js';
+import { openSecret, sealSecret } from './security/secret-box.js';
 import { loadOrCreateServerSecrets } from './security/server-secrets.js';
 import { deriveSigningKey } from './security/tokens.js';
 import { UserService } from './security/users.js';
@@ -60,6 +63,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     runtime,
     {
       roots: config.fileRoots,
+      openSecret: (sealed) => openSecret(sealed, secrets.encryptionKey),
+      sealSecret: (plain) => sealSecret(plain, secrets.encryptionKey),
       describe: async (relation) =>
         runtime.withConnection(async (connection) => {
           const reader = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);
@@ -79,6 +84,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   const users = new UserService(store, deriveSigningKey(secrets.serverSecret, appVersion()));
   const generatedAdminPassword = await users.ensureAdmin(config.adminPassword);
   if (firstStart && config.demo) await installDemo(config, registry, log);
+  await createConfiguredSources(config, registry, log);
   const cursors = new CursorStore(runtime, {
     idleMs: config.pagination.cursorIdleMs,
     maxCursors: config.pagination.maxCursors,
@@ -99,6 +105,20 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       runtime.close();
     },
   };
+}
+
+/** Sources of the config file that the catalog does not have yet are created now. */
+async function createConfiguredSources(config: Config, registry: SourceRegistry, log: Logger): Promise<void> {
+  for (const spec of config.sources) {
+    const source = sourceFromSpec(spec);
+    if (registry.findSource(source.name)) continue;
+    try {
+      await registry.addSource(source);
+      log.info({ source: source.name }, 'data source from the config file created');
+    } catch (err) {
+      log.error({ source: source.name, err: messageOf(err) }, 'data source from the config file could not be created');
+    }
+  }
 }
 
 /**

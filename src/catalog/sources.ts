@@ -10,7 +10,7 @@ import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, messageOf, notFound, sourceFailed } from '../errors.js';
 import { DuckRuntime, quoteIdent, sqlLiteral } from '../engine/duckdb.js';
 import type { CatalogStore } from './store.js';
-import { SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable } from './system.js';
+import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable } from './system.js';
 import type { SourceDef, SourceKind, TableDef } from './types.js';
 
 /** Where a table of the virtual database lives, as the binder needs to know it. */
@@ -23,6 +23,7 @@ export interface NewSource {
   name: string;
   kind: SourceKind;
   connection: Record<string, string>;
+  /** Secret settings in plain text; sealed before they are stored. */
   secrets?: Record<string, string>;
   model?: Record<string, string>;
   translator?: Record<string, string>;
@@ -79,6 +80,13 @@ export class SourceRegistry {
     return [...SYSTEM_SCHEMAS, ...this.store.current.sources.map((s) => s.name)];
   }
 
+  /** The exact name of schema `name` (case-insensitive), or a 404. */
+  requireSchema(name: string): string {
+    const found = findByName(this.schemaNames(), name, (s) => s);
+    if (!found) throw notFound(`Schema "${name}" does not exist.`, 'GET /rest/api/source lists the schemas.', 'Unknown schema');
+    return found;
+  }
+
   findSource(name: string): SourceDef | undefined {
     return findByName(this.store.current.sources, name, (s) => s.name);
   }
@@ -108,10 +116,8 @@ export class SourceRegistry {
         engineName: systemEngineName(found),
       };
     }
-    const source = this.findSource(schema);
-    if (!source) {
-      throw notFound(`Schema "${schema}" does not exist.`, 'GET /rest/api/source lists the schemas.', 'Unknown schema');
-    }
+    const source = this.findSource(this.requireSchema(schema));
+    if (!source) throw new Error(`schema ${schema} has no source`);
     const def = findByName(source.tables, table, (t) => t.name);
     if (!def) throw this.unknownTable(source.name, table);
     const connector = this.connectorOf(source);
@@ -166,11 +172,11 @@ export class SourceRegistry {
       name: input.name,
       kind: input.kind,
       connection: input.connection,
-      secrets: input.secrets ?? {},
+      secrets: Object.fromEntries(Object.entries(input.secrets ?? {}).map(([k, v]) => [k, this.context.sealSecret(v)])),
       model: input.model ?? {},
       translator: input.translator ?? {},
       description: input.description ?? null,
-      readOnly: input.readOnly ?? true,
+      readOnly: input.readOnly ?? false,
       createdAt: new Date().toISOString(),
       tables: [],
       oid: 0,
@@ -196,6 +202,89 @@ export class SourceRegistry {
     const live = createConnector(saved, this.context);
     this.connectors.set(saved.name, live);
     await this.publish(saved, live);
+    return saved;
+  }
+
+  /** Stores (or replaces) a named connection for a later createDataSource. */
+  async saveConnection(name: string, spec: Pick<NewSource, 'kind' | 'connection' | 'secrets'>): Promise<void> {
+    if (!NAME_RULE.test(name)) throw badRequest(`"${name}" is not a valid connection name.`);
+    const secrets = Object.fromEntries(Object.entries(spec.secrets ?? {}).map(([k, v]) => [k, this.context.sealSecret(v)]));
+    await this.store.update((catalog) => {
+      const others = (catalog.connections ?? []).filter((c) => !same(c.name, name));
+      catalog.connections = [...others, { name, kind: spec.kind, connection: spec.connection, secrets }];
+    });
+  }
+
+  /** The stored connection `name` with its secrets opened, or a 404. */
+  connection(name: string): Pick<NewSource, 'kind' | 'connection' | 'secrets'> {
+    const found = (this.store.current.connections ?? []).find((c) => same(c.name, name));
+    if (!found) throw notFound(`Connection "${name}" does not exist.`, 'Create it first with SYSADMIN.createConnection.', 'Unknown connection');
+    const secrets = Object.fromEntries(Object.entries(found.secrets).map(([k, v]) => [k, this.context.openSecret(v)]));
+    return { kind: found.kind, connection: found.connection, secrets };
+  }
+
+  async removeConnection(name: string): Promise<void> {
+    this.connection(name);
+    await this.store.update((catalog) => {
+      catalog.connections = (catalog.connections ?? []).filter((c) => !same(c.name, name));
+    });
+  }
+
+  /** A source as shown to clients: never its secrets, only which secret keys are set. */
+  describe(source: SourceDef): Record<string, unknown> {
+    return {
+      name: source.name,
+      template: source.kind,
+      translator: source.kind,
+      connectionProps: formatProps(source.connection),
+      modelProps: formatProps(source.model),
+      translatorProps: formatProps(source.translator),
+      encryptedProperties: Object.keys(source.secrets).join(','),
+      readOnly: source.readOnly,
+      tables: source.tables.map((t) => t.name),
+      createdAt: source.createdAt,
+    };
+  }
+
+  /** Removes a source: its schema disappears, its connections close. */
+  async removeSource(name: string): Promise<SourceDef> {
+    const source = this.findSource(name);
+    if (!source) throw notFound(`Data source "${name}" does not exist.`, 'GET /rest/api/source lists the sources.', 'Unknown source');
+    await this.store.update((catalog) => {
+      catalog.sources = catalog.sources.filter((s) => s.name !== source.name);
+    });
+    const connector = this.connectors.get(source.name);
+    this.connectors.delete(source.name);
+    await connector?.close();
+    await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(source))} CASCADE`]);
+    return source;
+  }
+
+  /** Imports a source's metadata again (tables added, changed or dropped at the source). */
+  async refreshSource(name: string): Promise<SourceDef> {
+    const source = this.findSource(name);
+    if (!source) throw notFound(`Data source "${name}" does not exist.`, 'GET /rest/api/source lists the sources.', 'Unknown source');
+    const connector = this.connectorOf(source);
+    let imported: ImportedTable[];
+    try {
+      await connector.healthCheck();
+      imported = await connector.importMetadata();
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      throw sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
+    }
+    const saved = await this.store.update((catalog) => {
+      const target = catalog.sources.find((s) => s.name === source.name);
+      if (!target) throw notFound(`Data source "${name}" does not exist.`);
+      const previous = new Map(target.tables.map((t) => [t.name, t]));
+      target.tables = imported.map((t) => {
+        const old = previous.get(t.name);
+        return { ...t, uid: old?.uid ?? `${target.name}.${t.name}`, oid: old?.oid ?? catalog.nextOid++ };
+      });
+      return structuredClone(target);
+    });
+    await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(saved))} CASCADE`]);
+    await this.publish(saved, connector);
     return saved;
   }
 

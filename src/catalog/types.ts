@@ -66,9 +66,19 @@ export interface UserDef {
   createdAt: string;
 }
 
+/** A connection created by SYSADMIN.createConnection, waiting for createDataSource. */
+export interface ConnectionDef {
+  name: string;
+  kind: SourceKind;
+  connection: Record<string, string>;
+  /** Sealed like a source's secrets. */
+  secrets: Record<string, string>;
+}
+
 export interface CatalogData {
   formatVersion: 1;
   sources: SourceDef[];
+  connections?: ConnectionDef[];
   users: UserDef[];
   /** Next object id for SYS.Tables.OID and friends. */
   nextOid: number;

@@ -2,15 +2,27 @@
 import type { SourceDef } from '../catalog/types.js';
 import { badRequest } from '../errors.js';
 import { FileConnector, type FileConnectorContext } from './files/connector.js';
+import { MysqlConnector } from './mysql/connector.js';
+import { PostgresConnector } from './postgres/connector.js';
 import { SqliteConnector } from './sqlite/connector.js';
 import type { Connector } from './types.js';
 
-export type ConnectorContext = FileConnectorContext;
+export interface ConnectorContext extends FileConnectorContext {
+  /** Decrypts a secret of a source definition (stored sealed in the catalog). */
+  openSecret(sealed: string): string;
+  /** Encrypts a secret for storage in the catalog. */
+  sealSecret(plain: string): string;
+}
 
-export const SUPPORTED_KINDS = ['sqlite', 'file'] as const;
+export const SUPPORTED_KINDS = ['postgresql', 'mysql', 'sqlite', 'file'] as const;
 
 export function createConnector(source: SourceDef, context: ConnectorContext): Connector {
+  const secret = (key: string) => (source.secrets[key] === undefined ? undefined : context.openSecret(source.secrets[key]));
   switch (source.kind) {
+    case 'postgresql':
+      return new PostgresConnector(source, secret('password'));
+    case 'mysql':
+      return new MysqlConnector(source, secret('password'));
     case 'sqlite':
       return new SqliteConnector(source);
     case 'file':

@@ -34,6 +34,8 @@ export interface ScanRequest {
   table: TableDef;
   /** The columns to read, in order; each batch row holds their values in this order. */
   columns: ColumnDef[];
+  /** A predicate in the source's dialect, pushed down by the planner (rows must satisfy it). */
+  filter?: string;
   signal: AbortSignal;
 }
 
@@ -57,6 +59,11 @@ export interface RowConnector extends ConnectorBase {
   readonly delivery: 'rows';
   /** The raw type each column's values arrive in; the engine casts to the column's type. */
   rawType(column: ColumnDef): RawType;
+  /**
+   * Whether casting a raw value to the column's type can fail (then the load counts the
+   * failures for the SQL-Warnings header, at the cost of one more pass). Default: true.
+   */
+  castMayFail?(column: ColumnDef): boolean;
   /** Streams the requested columns in batches. Stops early when `signal` aborts. */
   scan(request: ScanRequest): AsyncIterable<unknown[][]>;
 }

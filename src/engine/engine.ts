@@ -1,9 +1,14 @@
 /** The engine's front: SQL text in, an open execution out (parse -> bind -> execute). */
 import type { SourceRegistry } from '../catalog/sources.js';
+import type { UserDef } from '../catalog/types.js';
+import { badRequest } from '../errors.js';
 import { bindStatement } from './bind.js';
-import type { DuckRuntime } from './duckdb.js';
-import { openExecution, type Execution } from './execute.js';
+import { quoteIdent, sqlLiteral, type DuckRuntime } from './duckdb.js';
+import { openExecution, openStaticExecution, type Execution } from './execute.js';
 import { parseStatement } from './parse.js';
+import { callProcedure, type ProcedureCall, type ProcedureResult, type ProcedureValue } from './procedures.js';
+
+type Json = Record<string, unknown>;
 
 export class Engine {
   constructor(
@@ -13,9 +18,50 @@ export class Engine {
   ) {}
 
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
-  async open(sql: string, signal: AbortSignal): Promise<Execution> {
+  async open(sql: string, user: UserDef, signal: AbortSignal): Promise<Execution> {
     const tree = parseStatement(sql);
+    const statement = tree.stmts?.[0]?.stmt as Json | undefined;
+    if (statement && 'CallStmt' in statement) {
+      const result = await callProcedure(procedureCall(statement.CallStmt as Json), user, this.registry);
+      return openStaticExecution(this.runtime, resultSql(result), signal);
+    }
     const bound = bindStatement(tree, this.registry, this.vdbName);
     return openExecution(bound, this.registry, this.runtime, { signal });
   }
+}
+
+/** Only constants are accepted as procedure arguments. */
+function constantOf(node: unknown): string | null {
+  const constant = (node as { A_Const?: Json } | undefined)?.A_Const;
+  if (!constant) throw badRequest('Procedure arguments must be constants (strings, numbers or NULL).', null, 'Invalid procedure call');
+  if (constant.isnull) return null;
+  for (const key of ['sval', 'ival', 'fval', 'boolval']) {
+    const inner = constant[key] as Json | undefined;
+    if (inner) return String(Object.values(inner)[0] ?? (key === 'ival' ? 0 : key === 'boolval' ? false : ''));
+  }
+  return null;
+}
+
+function procedureCall(call: Json): ProcedureCall {
+  const funccall = call.funccall as Json;
+  const name = (funccall.funcname as Array<{ String: { sval: string } }>).map((n) => n.String.sval).join('.');
+  const positional: Array<string | null> = [];
+  const named: Record<string, string | null> = {};
+  for (const arg of (funccall.args as Json[] | undefined) ?? []) {
+    const namedArg = arg.NamedArgExpr as Json | undefined;
+    if (namedArg) named[String(namedArg.name)] = constantOf(namedArg.arg);
+    else positional.push(constantOf(arg));
+  }
+  return { name, positional, named };
+}
+
+const valueSql = (value: ProcedureValue) =>
+  value === null ? 'NULL' : typeof value === 'string' ? sqlLiteral(value) : typeof value === 'boolean' ? String(value).toUpperCase() : String(value);
+
+/** A procedure's result as an engine query (VALUES), so it is encoded and paginated like any. */
+function resultSql(result: ProcedureResult): string {
+  const columns = result.columns.map(quoteIdent).join(', ');
+  if (result.rows.length === 0) return `SELECT ${result.columns.map((c) => `NULL AS ${quoteIdent(c)}`).join(', ')} WHERE FALSE`;
+  const rows = result.rows.map((row) => `(${row.map(valueSql).join(', ')})`).join(', ');
+  return `SELECT * FROM (VALUES ${rows}) AS result(${columns})`;
 }

@@ -58,12 +58,7 @@ export async function openExecution(
     }
     options.signal.throwIfAborted();
     const sql = deparseSync(bound.ast);
-    const prepared = await connection.prepare(sql);
-    const columns = Array.from({ length: prepared.columnCount }, (_, i) => ({
-      name: prepared.columnName(i),
-      type: prepared.columnType(i),
-    }));
-    prepared.destroySync();
+    const columns = await describe(connection, sql);
     return { connection, sql, columns, warnings, translateError, close };
   } catch (err) {
     close();
@@ -71,7 +66,36 @@ export async function openExecution(
   }
 }
 
-const CASTS_ON_LOAD = /^(DATE|TIMESTAMP|BOOLEAN|DECIMAL)/;
+/** An execution of engine SQL that needs no binding (procedure results, built by vdb itself). */
+export async function openStaticExecution(runtime: DuckRuntime, sql: string, signal: AbortSignal): Promise<Execution> {
+  const connection = await runtime.connect();
+  const onAbort = () => connection.interrupt();
+  signal.addEventListener('abort', onAbort);
+  const close = () => {
+    signal.removeEventListener('abort', onAbort);
+    connection.closeSync();
+  };
+  const translateError = (err: unknown) => engineError(err, (m) => m) ?? err;
+  try {
+    const columns = await describe(connection, sql);
+    return { connection, sql, columns, warnings: [], translateError, close };
+  } catch (err) {
+    close();
+    throw translateError(err);
+  }
+}
+
+async function describe(connection: DuckDBConnection, sql: string): Promise<ResultColumn[]> {
+  const prepared = await connection.prepare(sql);
+  try {
+    return Array.from({ length: prepared.columnCount }, (_, i) => ({ name: prepared.columnName(i), type: prepared.columnType(i) }));
+  } finally {
+    prepared.destroySync();
+  }
+}
+
+/** Values arrive in a raw class; the load casts them to the column's type where they differ. */
+const needsCast = (column: ColumnDef, raw: RawType | undefined) => raw !== column.type;
 
 /**
  * Streams a table of a row-delivered source into a temporary table of the connection, in the
@@ -109,10 +133,10 @@ async function loadRows(
     throw sourceFailed(resolved.source.name, messageOf(err), err instanceof SourceUnreachableError);
   }
   const select = columns
-    .map((c, i) => `${CASTS_ON_LOAD.test(c.type) ? `TRY_CAST(c${i} AS ${c.type})` : `c${i}`} AS ${quoteIdent(c.name)}`)
+    .map((c, i) => `${needsCast(c, rawTypes[i]) ? `TRY_CAST(c${i} AS ${c.type})` : `c${i}`} AS ${quoteIdent(c.name)}`)
     .join(', ');
   await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${select || 'NULL AS none'} FROM ${rawName}`);
-  return [...lossy.map((count, i) => lossyWarning(resolved, columns[i], count, rawTypes[i])), ...(await castWarnings(connection, resolved, columns, rawName))].filter(
+  return [...lossy.map((count, i) => lossyWarning(resolved, columns[i], count, rawTypes[i])), ...(await castWarnings(connection, resolved, columns, rawTypes, rawName, connector))].filter(
     (w): w is string => w !== null,
   );
 }
@@ -127,9 +151,13 @@ async function castWarnings(
   connection: DuckDBConnection,
   resolved: ResolvedTable,
   columns: readonly ColumnDef[],
+  rawTypes: readonly RawType[],
   rawName: string,
+  connector: RowConnector,
 ): Promise<string[]> {
-  const cast = columns.map((c, i) => ({ c, i })).filter(({ c }) => CASTS_ON_LOAD.test(c.type));
+  const cast = columns
+    .map((c, i) => ({ c, i }))
+    .filter(({ c, i }) => needsCast(c, rawTypes[i]) && (connector.castMayFail?.(c) ?? true));
   if (cast.length === 0) return [];
   const counts = cast
     .map(({ c, i }) => `count(*) FILTER (WHERE c${i} IS NOT NULL AND TRY_CAST(c${i} AS ${c.type}) IS NULL)`)

@@ -36,6 +36,9 @@ const AS_IS = new Set<DuckDBTypeId>([
   DuckDBTypeId.UINTEGER,
   DuckDBTypeId.UBIGINT,
   DuckDBTypeId.UHUGEINT,
+  // Exact: wide decimals are written from their digits, narrow ones (up to 9 digits) through a
+  // double, which holds 9 digits exactly (1.50 is written 1.5, the same number).
+  DuckDBTypeId.DECIMAL,
   DuckDBTypeId.LIST,
   DuckDBTypeId.ARRAY,
   DuckDBTypeId.STRUCT,
@@ -61,9 +64,6 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
       return `replace(${c}::VARCHAR, ' ', 'T')`;
     case DuckDBTypeId.BLOB:
       return `to_base64(${c})`;
-    case DuckDBTypeId.DECIMAL:
-      // Through its text: the engine's own JSON drops trailing zeros of narrow decimals.
-      return `json(${c}::VARCHAR)`;
     default:
       if (AS_IS.has(type.typeId)) return c;
       if (type.alias === 'JSON') return c;

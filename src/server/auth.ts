@@ -7,6 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import type { UserDef } from '../catalog/types.js';
 import type { UserService } from '../security/users.js';
 import { safeEqual } from '../security/random.js';
+import { ApiError } from '../errors.js';
 import { UnauthorizedPage } from './errors.js';
 
 declare module 'fastify' {
@@ -54,4 +55,11 @@ async function viaLink(request: FastifyRequest, users: UserService, linkToken: s
   const user = await users.checkPassword(owner.name, basic.password);
   if (!user) throw new UnauthorizedPage(`wrong password for ${owner.name} on link`);
   return user;
+}
+
+/** Administration (sources, users) needs the admin role until permissions arrive. */
+export function requireAdmin(user: UserDef, action: string): void {
+  if (!user.roles.includes('admin')) {
+    throw new ApiError(403, 'Forbidden', `Only administrators may ${action}.`, 'Ask an administrator for the admin role.');
+  }
 }

@@ -57,7 +57,7 @@ export async function sendResult(
 
   let execution: Execution;
   try {
-    execution = await services.engine.open(sql, cancel.signal);
+    execution = await services.engine.open(sql, user, cancel.signal);
   } catch (err) {
     done();
     throw err;
@@ -109,8 +109,9 @@ async function sendPage(
     url.searchParams.set('limit', String(limit));
     if (linkOffset !== null) url.searchParams.set('offset', String(linkOffset));
     if (endpoint === 'source') {
-      url.searchParams.set('array', 'false');
-      url.searchParams.set('headers', 'false');
+      // Source links carry the row shape (spec 4.4: array=false, headers=false on the list).
+      url.searchParams.set('array', String(params.array));
+      url.searchParams.set('headers', String(params.headers));
     }
     return url.toString();
   };

@@ -1,18 +1,57 @@
-/** GET /rest/api/source: the schemas of the virtual database as [{Name}] (spec 4.4). */
-import type { FastifyInstance } from 'fastify';
+/**
+ * The source endpoints: the list of schemas (spec 4.4), one source's tables, one table's rows,
+ * and adding and removing sources (Data Virtuality's body for POST).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sourceFromSpec, type SourceSpec } from '../../catalog/source-spec.js';
+import { quoteIdent, sqlLiteral } from '../../engine/duckdb.js';
+import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
+import { requireAdmin } from '../auth.js';
 import { parseResultParams } from '../params.js';
 import { sendResult } from '../results.js';
 
 const LIST_SCHEMAS = 'SELECT "Name" FROM SYS."Schemas" ORDER BY "OID"';
 
 export function sourceRoutes(app: FastifyInstance, services: Services): void {
-  app.get('/source', async (request, reply) => {
-    // Rows are objects here unless array=true: the spec's answer is [{"Name": ...}].
-    const params = parseResultParams(request.query as Record<string, string>, {
-      array: false,
-      timeoutMs: services.config.queryTimeoutMs,
-    });
-    return sendResult(services, request, reply, request.user!, params, LIST_SCHEMAS, 'source');
+  const params = (request: FastifyRequest, array: boolean) =>
+    parseResultParams(request.query as Record<string, string>, { array, timeoutMs: services.config.queryTimeoutMs });
+
+  // Rows are objects here unless array=true: the spec's answer is [{"Name": ...}].
+  app.get('/source', async (request, reply) =>
+    sendResult(services, request, reply, request.user!, params(request, false), LIST_SCHEMAS, 'source'),
+  );
+
+  app.get('/source/:schema', async (request, reply) => {
+    const { schema } = request.params as { schema: string };
+    const name = services.registry.requireSchema(schema);
+    const sql = `SELECT "Name", "Type", "Description", "SchemaName" FROM SYS."Tables" WHERE "SchemaName" = ${sqlLiteral(name)} ORDER BY "Name"`;
+    return sendResult(services, request, reply, request.user!, params(request, false), sql, 'source');
+  });
+
+  app.get('/source/:schema/:table', async (request, reply) => {
+    const { schema, table } = request.params as { schema: string; table: string };
+    services.registry.resolve(schema, table); // 404 for an unknown schema or table
+    const sql = `SELECT * FROM ${quoteIdent(schema)}.${quoteIdent(table)}`;
+    return sendResult(services, request, reply, request.user!, params(request, true), sql, 'source');
+  });
+
+  app.post('/source', async (request, reply) => {
+    requireAdmin(request.user!, 'add data sources');
+    const body = request.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw badRequest('The body must be a JSON object describing the data source.', 'See docs/sources.md for the fields.');
+    }
+    const source = await services.registry.addSource(sourceFromSpec(body as SourceSpec));
+    request.log.info({ source: source.name, kind: source.kind }, 'data source added');
+    return reply.code(201).send(services.registry.describe(source));
+  });
+
+  app.delete('/source/:schema', async (request, reply) => {
+    requireAdmin(request.user!, 'remove data sources');
+    const { schema } = request.params as { schema: string };
+    const source = await services.registry.removeSource(schema);
+    request.log.info({ source: source.name }, 'data source removed');
+    return reply.code(204).send();
   });
 }

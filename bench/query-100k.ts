@@ -1,0 +1,498 @@
+/**
+ * Benchmark: 100,000 rows (demo files/events.parquet, 6 columns incl. DECIMAL and TIMESTAMP) as
+ * JSON through vdb's REST API, side by side with DuckDB used directly from Node. It prints
+ * figures and ratios and never asserts: the numbers depend on the machine.
+ *
+ *   npm run bench            (= npm run build && node dist/bench/query-100k.js)
+ *   BENCH_RUNS=9 npm run bench
+ *
+ * vdb runs as a child process (`node dist/src/cli.js serve`) over a fresh temporary data
+ * directory, so the server's JSON work and this client's never share a JS thread. See
+ * bench/README.md for what each row measures.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { jsonRowsSql, type ResultColumn } from '../src/results/json.js';
+
+const WARMUP = 2;
+const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5) || 5);
+const EXPECTED_ROWS = 100_000;
+const SQL = 'SELECT * FROM files.events';
+const PAGE_LIMIT = 10_000;
+const PASSWORD = 'bench-admin-password-1';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+/** Repository root, from both bench/ (tsx) and dist/bench/ (compiled). */
+const ROOT = [path.resolve(HERE, '..'), path.resolve(HERE, '..', '..')].find((dir) =>
+  fs.existsSync(path.join(dir, 'package.json')),
+)!;
+const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
+
+// ---------------------------------------------------------------------------------------------
+// Measurement
+
+interface RunResult {
+  ms: number;
+  bytes: number;
+  /** Time to the response headers (HTTP only); fastify sends them with the first row chunk. */
+  ttfbMs?: number;
+  /** Requests made (pagination). */
+  requests?: number;
+}
+
+interface Measured {
+  name: string;
+  runs: RunResult[];
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+async function measure(name: string, run: () => Promise<RunResult>, verify: () => void): Promise<Measured> {
+  for (let i = 0; i < WARMUP; i++) await run();
+  const runs: RunResult[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    // A collection of the previous run's garbage should not land inside this one.
+    if (typeof global.gc === 'function') global.gc();
+    runs.push(await run());
+  }
+  verify(); // outside the timing: parses the last run's output once
+  process.stderr.write(`  done: ${name} (median ${median(runs.map((r) => r.ms)).toFixed(1)} ms)\n`);
+  return { name, runs };
+}
+
+// ---------------------------------------------------------------------------------------------
+// vdb over HTTP
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+/** Credentials sent with each request: HTTP Basic, or the x-auth-token from POST /api/login. */
+type Auth = Record<string, string>;
+const BASIC: Auth = { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}` };
+
+interface HttpAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer[];
+  bytes: number;
+  ttfbMs: number;
+}
+
+/** One request; the body is kept as received chunks (no concatenation inside the timing). */
+function request(url: string, method: 'GET' | 'POST', auth: Auth, body?: unknown): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = { ...auth };
+    if (payload !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(payload));
+    }
+    const req = http.request(url, { method, headers, agent }, (res) => {
+      const ttfbMs = performance.now() - start;
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        bytes += chunk.length;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks, bytes, ttfbMs }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+function expectOk(answer: HttpAnswer, what: string): void {
+  if (answer.status !== 200) {
+    throw new Error(`${what}: HTTP ${answer.status}: ${Buffer.concat(answer.body).toString('utf8').slice(0, 500)}`);
+  }
+}
+
+function parseRows(chunks: Buffer[], what: string): unknown[] {
+  const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  if (!Array.isArray(parsed)) throw new Error(`${what}: the body is not a JSON array`);
+  return parsed;
+}
+
+function checkRows(rows: unknown[], what: string, shape: 'array' | 'object'): void {
+  if (rows.length !== EXPECTED_ROWS) throw new Error(`${what}: expected ${EXPECTED_ROWS} rows, got ${rows.length}`);
+  const first = rows[0];
+  const ok = shape === 'array' ? Array.isArray(first) && first.length === 6 : !!first && typeof first === 'object' && !Array.isArray(first) && Object.keys(first).length === 6;
+  if (!ok) throw new Error(`${what}: unexpected row shape: ${JSON.stringify(first)}`);
+}
+
+interface VdbServer {
+  url: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `node dist/src/cli.js serve` on an ephemeral port over a fresh data directory. */
+async function startVdb(): Promise<VdbServer> {
+  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm run bench does).`);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-bench-'));
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('VDB_')) env[key] = value;
+  Object.assign(env, {
+    PORT: '0',
+    VDB_HOST: '127.0.0.1',
+    VDB_DATA_DIR: dataDir,
+    VDB_ADMIN_PASSWORD: PASSWORD,
+    VDB_LOG_LEVEL: 'warn',
+  });
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  const cleanup = () => fs.rmSync(dataDir, { recursive: true, force: true });
+  // Never leave the server or its data directory behind, even on Ctrl-C or a crash.
+  const onExit = () => {
+    if (alive()) child.kill('SIGKILL');
+    cleanup();
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    void stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('exit', onExit);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  const stop = async () => {
+    process.off('exit', onExit);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    if (alive()) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    cleanup();
+  };
+
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`vdb did not start within 30 s:\n${output}`)), 30_000);
+      const onData = (chunk: Buffer) => {
+        output = (output + chunk.toString('utf8')).slice(-20_000);
+        const match = /vdb listening on (http:\/\/\S+)/.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      void exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`vdb exited with code ${code} before listening:\n${output}`));
+      });
+    });
+    // Keep draining the pipes so the child never blocks on a full one.
+    child.stdout!.resume();
+    child.stderr!.resume();
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      try {
+        const answer = await request(`${url}/rest/api/status`, 'GET', BASIC);
+        if (answer.status === 200) break;
+        throw new Error(`status answered HTTP ${answer.status}`);
+      } catch (err) {
+        if (Date.now() > deadline) throw new Error(`vdb never answered /rest/api/status: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    return { url, dataDir, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Logs in once (POST /api/login) and returns the token header: no scrypt per request. */
+async function login(server: VdbServer): Promise<Auth> {
+  const answer = await request(`${server.url}/api/login`, 'POST', {}, { username: 'admin', password: PASSWORD });
+  expectOk(answer, 'login');
+  const { token } = JSON.parse(Buffer.concat(answer.body).toString('utf8')) as { token: string };
+  return { 'x-auth-token': token };
+}
+
+/** A one-row query: the fixed cost of one request (auth, parse, bind, plan, HTTP). */
+function vdbTiny(server: VdbServer, auth: Auth) {
+  let last: Buffer[] = [];
+  const run = async (): Promise<RunResult> => {
+    const start = performance.now();
+    const answer = await request(`${server.url}/rest/api/query`, 'POST', auth, { sql: 'SELECT 1 AS one' });
+    const ms = performance.now() - start;
+    expectOk(answer, 'SELECT 1');
+    last = answer.body;
+    return { ms, bytes: answer.bytes, ttfbMs: answer.ttfbMs };
+  };
+  const verify = () => {
+    const text = Buffer.concat(last).toString('utf8');
+    if (text !== '[[1]]') throw new Error(`SELECT 1: unexpected body ${text}`);
+  };
+  return { run, verify };
+}
+
+function vdbQuery(server: VdbServer, array: boolean, auth: Auth = BASIC) {
+  let last: Buffer[] = [];
+  const what = `vdb ${array ? 'arrays' : 'objects'}`;
+  const run = async (): Promise<RunResult> => {
+    const start = performance.now();
+    const answer = await request(`${server.url}/rest/api/query${array ? '' : '?array=false'}`, 'POST', auth, { sql: SQL });
+    const ms = performance.now() - start;
+    expectOk(answer, what);
+    last = answer.body;
+    return { ms, bytes: answer.bytes, ttfbMs: answer.ttfbMs };
+  };
+  const verify = () => checkRows(parseRows(last, what), what, array ? 'array' : 'object');
+  return { run, verify };
+}
+
+function vdbPaginated(server: VdbServer, auth: Auth) {
+  let pages: Buffer[][] = [];
+  const what = `vdb pagination limit=${PAGE_LIMIT}`;
+  const run = async (): Promise<RunResult> => {
+    const collected: Buffer[][] = [];
+    const start = performance.now();
+    let answer = await request(`${server.url}/rest/api/query?pagination=true&limit=${PAGE_LIMIT}`, 'POST', auth, { sql: SQL });
+    const ttfbMs = answer.ttfbMs;
+    let bytes = 0;
+    let requests = 1;
+    for (;;) {
+      expectOk(answer, what);
+      collected.push(answer.body);
+      bytes += answer.bytes;
+      const next = answer.headers.nextpage;
+      if (typeof next !== 'string' || next === '') break;
+      answer = await request(next, 'POST', auth);
+      requests++;
+    }
+    const ms = performance.now() - start;
+    pages = collected;
+    return { ms, bytes, ttfbMs, requests };
+  };
+  const verify = () => {
+    const rows = pages.flatMap((page) => parseRows(page, what));
+    checkRows(rows, what, 'array');
+  };
+  return { run, verify };
+}
+
+// ---------------------------------------------------------------------------------------------
+// DuckDB used directly
+
+/** What a naive app does with 64-bit integers that JSON.stringify refuses. */
+const bigintReplacer = (_key: string, value: unknown) =>
+  typeof value === 'bigint' ? (value >= -9007199254740991n && value <= 9007199254740991n ? Number(value) : value.toString()) : value;
+
+function duckNaive(connection: DuckDBConnection, relation: string) {
+  let last = '';
+  const run = async (): Promise<RunResult> => {
+    const start = performance.now();
+    const reader = await connection.runAndReadAll(`SELECT * FROM ${relation}`);
+    const text = JSON.stringify(reader.getRowsJS(), bigintReplacer);
+    const ms = performance.now() - start;
+    last = text;
+    return { ms, bytes: Buffer.byteLength(text) };
+  };
+  const verify = () => checkRows(JSON.parse(last) as unknown[], 'duckdb naive', 'array');
+  return { run, verify };
+}
+
+function duckStreamJs(connection: DuckDBConnection, relation: string) {
+  let last: string[] = [];
+  const run = async (): Promise<RunResult> => {
+    const start = performance.now();
+    const result = await connection.stream(`SELECT * FROM ${relation}`);
+    const parts: string[] = ['['];
+    let bytes = 2;
+    let first = true;
+    for await (const rows of result.yieldRowsJs()) {
+      if (rows.length === 0) continue;
+      const text = JSON.stringify(rows, bigintReplacer);
+      const inner = first ? text.slice(1, -1) : `,${text.slice(1, -1)}`;
+      first = false;
+      parts.push(inner);
+      bytes += Buffer.byteLength(inner);
+    }
+    parts.push(']');
+    const ms = performance.now() - start;
+    last = parts;
+    return { ms, bytes };
+  };
+  const verify = () => checkRows(JSON.parse(last.join('')) as unknown[], 'duckdb stream', 'array');
+  return { run, verify };
+}
+
+/** vdb's own encoding (json_array inside DuckDB, src/results/json.ts) without any HTTP. */
+async function duckEngineJson(connection: DuckDBConnection, relation: string) {
+  const described = await connection.run(`SELECT * FROM ${relation} LIMIT 0`);
+  const columns: ResultColumn[] = described.columnNames().map((name, i) => ({ name, type: described.columnType(i) }));
+  const aliases = columns.map((_, i) => `c${i}`).join(', ');
+  const sql = jsonRowsSql(`(SELECT * FROM ${relation}) AS q(${aliases})`, columns, 'array');
+  let last: string[] = [];
+  const run = async (): Promise<RunResult> => {
+    const start = performance.now();
+    const result = await connection.stream(sql);
+    const parts: string[] = ['['];
+    let bytes = 2;
+    let first = true;
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      const text = (chunk.getColumnValues(0) as string[]).join(',');
+      const part = first ? text : `,${text}`;
+      first = false;
+      parts.push(part);
+      bytes += Buffer.byteLength(part);
+    }
+    parts.push(']');
+    const ms = performance.now() - start;
+    last = parts;
+    return { ms, bytes };
+  };
+  const verify = () => checkRows(JSON.parse(last.join('')) as unknown[], 'duckdb engine json', 'array');
+  return { run, verify };
+}
+
+/** The floor under all of the above: the scan alone, chunks fetched and dropped, no JSON. */
+function duckScanOnly(connection: DuckDBConnection, relation: string) {
+  let rows = 0;
+  const run = async (): Promise<RunResult> => {
+    const start = performance.now();
+    const result = await connection.stream(`SELECT * FROM ${relation}`);
+    let count = 0;
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      count += chunk.rowCount;
+    }
+    const ms = performance.now() - start;
+    rows = count;
+    return { ms, bytes: 0 };
+  };
+  const verify = () => {
+    if (rows !== EXPECTED_ROWS) throw new Error(`duckdb scan: expected ${EXPECTED_ROWS} rows, got ${rows}`);
+  };
+  return { run, verify };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const fmt = (n: number, digits = 1) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+function table(headers: string[], rows: string[][], alignLeft = 1): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+const A = 'duckdb (a) runAndReadAll+getRowsJS+stringify';
+const B = 'duckdb (b) stream yieldRowsJs+stringify';
+const C = 'duckdb (c) stream json_array in engine';
+const D = 'duckdb (d) stream fetchChunk only, no JSON';
+
+function report(results: Measured[], overhead: Measured[]): void {
+  const medianOf = (name: string) => median(results.find((r) => r.name === name)!.runs.map((r) => r.ms));
+  const baselines = [
+    { label: '(a)', name: A },
+    { label: '(b)', name: B },
+    { label: '(c)', name: C },
+  ];
+  const ttfb = (r: Measured) => (r.runs[0]!.ttfbMs !== undefined ? fmt(median(r.runs.map((x) => x.ttfbMs!))) : '-');
+  const headers = ['100k rows', 'median ms', 'min ms', 'rows/s', 'MB/s', 'MB', 'TTFB ms', ...baselines.map((b) => `÷ ${b.label}`)];
+  const rows = results.map((r) => {
+    const ms = r.runs.map((x) => x.ms);
+    const med = median(ms);
+    const bytes = median(r.runs.map((x) => x.bytes));
+    return [
+      r.name,
+      fmt(med),
+      fmt(Math.min(...ms)),
+      fmt((EXPECTED_ROWS / med) * 1000, 0),
+      bytes > 0 ? fmt(bytes / 1e6 / (med / 1000)) : '-',
+      bytes > 0 ? fmt(bytes / 1e6, 2) : '-',
+      ttfb(r),
+      ...baselines.map((b) => `${fmt(med / medianOf(b.name), 2)}x`),
+    ];
+  });
+  process.stdout.write(`\n${table(headers, rows)}\n`);
+  const small = overhead.map((r) => {
+    const ms = r.runs.map((x) => x.ms);
+    return [r.name, fmt(median(ms)), fmt(Math.min(...ms)), ttfb(r)];
+  });
+  process.stdout.write(`\n${table(['fixed cost of one request', 'median ms', 'min ms', 'TTFB ms'], small)}\n`);
+  const pages = results.find((r) => r.name.includes('pagination'))?.runs[0]?.requests;
+  process.stdout.write(
+    `\n${EXPECTED_ROWS.toLocaleString('en-US')} rows of files.events; ${WARMUP} warm-up + ${RUNS} timed runs each; MB = 10^6 bytes of JSON produced.` +
+      `\nrows/s and MB/s from the median. "÷ (x)" = this row's median / the median of baseline (x): below 1 is faster than (x).` +
+      `\nTTFB = time to the response headers of the first request (vdb sends them with the first chunk of rows).` +
+      (pages ? `\nPagination: ${pages} requests per walk (the first creates the cursor and returns page 1).` : '') +
+      `\nNode ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), ${os.platform()} ${os.arch()}.\n`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  process.stderr.write(`starting vdb (${path.relative(ROOT, CLI)} serve) ...\n`);
+  const server = await startVdb();
+  let instance: DuckDBInstance | null = null;
+  let connection: DuckDBConnection | null = null;
+  const results: Measured[] = [];
+  const overhead: Measured[] = [];
+  try {
+    process.stderr.write(`vdb at ${server.url}, data dir ${server.dataDir}\n`);
+    const token = await login(server);
+    const add = async (into: Measured[], name: string, bench: { run: () => Promise<RunResult>; verify: () => void }) =>
+      into.push(await measure(name, bench.run, bench.verify));
+
+    await add(overhead, 'vdb  SELECT 1, HTTP Basic', vdbTiny(server, BASIC));
+    await add(overhead, 'vdb  SELECT 1, x-auth-token', vdbTiny(server, token));
+
+    await add(results, 'vdb  POST /query (arrays)', vdbQuery(server, true));
+    await add(results, 'vdb  POST /query array=false', vdbQuery(server, false));
+    await add(results, 'vdb  POST /query (arrays), x-auth-token', vdbQuery(server, true, token));
+    await add(results, `vdb  pagination limit=${PAGE_LIMIT}, Basic`, vdbPaginated(server, BASIC));
+    await add(results, `vdb  pagination limit=${PAGE_LIMIT}, x-auth-token`, vdbPaginated(server, token));
+
+    // Same file vdb reads: the copy inside its data directory.
+    const parquet = path.join(server.dataDir, 'demo', 'files', 'events.parquet');
+    const file = fs.existsSync(parquet) ? parquet : path.join(ROOT, 'demo', 'files', 'events.parquet');
+    const relation = `read_parquet('${file.replace(/'/g, "''")}')`;
+    instance = await DuckDBInstance.create(':memory:');
+    connection = await instance.connect();
+    await add(results, A, duckNaive(connection, relation));
+    await add(results, B, duckStreamJs(connection, relation));
+    await add(results, C, await duckEngineJson(connection, relation));
+    await add(results, D, duckScanOnly(connection, relation));
+  } finally {
+    connection?.closeSync();
+    instance?.closeSync();
+    await server.stop();
+    agent.destroy();
+  }
+  report(results, overhead);
+  process.stdout.write(`total bench time ${fmt((performance.now() - started) / 1000)} s\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,106 @@
+/**
+ * The one description of a new data source shared by the three doors onto the catalog: the REST
+ * body of POST /rest/api/source, the SYSADMIN procedures and the config file. Properties come
+ * as `key=value,key=value` strings (Data Virtuality's format); secrets are split off here.
+ */
+import { badRequest } from '../errors.js';
+import type { NewSource } from './sources.js';
+import type { SourceKind } from './types.js';
+
+export interface SourceSpec {
+  name?: unknown;
+  template?: unknown;
+  translator?: unknown;
+  connectionProps?: unknown;
+  modelProps?: unknown;
+  translatorProps?: unknown;
+  encryptedProperties?: unknown;
+  description?: unknown;
+}
+
+const KINDS: Record<string, SourceKind> = {
+  postgresql: 'postgresql',
+  postgres: 'postgresql',
+  mysql: 'mysql',
+  mariadb: 'mysql',
+  sqlite: 'sqlite',
+  file: 'file',
+  duckdb: 'duckdb',
+};
+
+/** Property names whose values are secrets: stored encrypted, never shown. */
+const SECRET_KEYS = /^(password|secret|token|.*-password|.*Password)$/;
+
+/**
+ * Parses `key=value,key=value`. A backslash escapes the next character, so values may hold
+ * commas and equals signs (`password=a\,b`). Also accepts a JSON object of strings.
+ */
+export function parseProps(input: unknown, what: string): Record<string, string> {
+  if (input === undefined || input === null || input === '') return {};
+  if (typeof input === 'object' && !Array.isArray(input)) {
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(input)) out[k] = String(v);
+    return out;
+  }
+  if (typeof input !== 'string') throw badRequest(`"${what}" must be a string of key=value pairs.`, 'Example: "host=localhost,port=5432"', 'Invalid properties');
+  const props: Record<string, string> = {};
+  let key = '';
+  let value = '';
+  let inValue = false;
+  const flush = () => {
+    const k = key.trim();
+    if (k === '' && !inValue && value === '') return;
+    if (k === '' || !inValue) throw badRequest(`"${what}" has an entry without key=value: "${key}".`, 'Separate entries with commas; escape a comma inside a value as \\,', 'Invalid properties');
+    props[k] = value.trim();
+    key = '';
+    value = '';
+    inValue = false;
+  };
+  for (let i = 0; i < input.length; i++) {
+    let ch = input[i]!;
+    if (ch === '\\' && i + 1 < input.length) ch = input[++i]!;
+    else if (ch === ',') {
+      flush();
+      continue;
+    } else if (ch === '=' && !inValue) {
+      inValue = true;
+      continue;
+    }
+    if (inValue) value += ch;
+    else key += ch;
+  }
+  flush();
+  return props;
+}
+
+export function sourceFromSpec(spec: SourceSpec): NewSource {
+  if (typeof spec.name !== 'string' || spec.name === '') throw badRequest('"name" is required.', null, 'Invalid data source');
+  const kindName = String(spec.template ?? spec.translator ?? '').toLowerCase();
+  const kind = KINDS[kindName];
+  if (!kind) {
+    throw badRequest(
+      `Unknown template/translator "${kindName}".`,
+      'Use one of: postgresql, mysql (MySQL and MariaDB), sqlite, file, duckdb.',
+      'Invalid data source',
+    );
+  }
+  const connection = parseProps(spec.connectionProps, 'connectionProps');
+  const secrets: Record<string, string> = parseProps(spec.encryptedProperties, 'encryptedProperties');
+  for (const [k, v] of Object.entries(connection)) {
+    if (SECRET_KEYS.test(k)) {
+      secrets[k] = v;
+      delete connection[k];
+    }
+  }
+  const model = parseProps(spec.modelProps, 'modelProps');
+  return {
+    name: spec.name,
+    kind,
+    connection,
+    secrets,
+    model,
+    translator: parseProps(spec.translatorProps, 'translatorProps'),
+    description: typeof spec.description === 'string' ? spec.description : null,
+    readOnly: /^(true|1|yes)$/i.test(model.readOnly ?? ''),
+  };
+}

@@ -1,0 +1,185 @@
+import mysql from 'mysql2';
+import type { FieldPacket, Pool, PoolConnection, RowDataPacket } from 'mysql2';
+import type { ColumnDef, SourceDef } from '../../catalog/types.js';
+import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
+import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
+import { engineTypeOfMysql, rawTypeOfMysql } from './types.js';
+
+const BATCH_ROWS = 2048;
+
+export const quoteMysql = (name: string) => `\`${name.replace(/`/g, '``')}\``;
+
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', 'PROTOCOL_CONNECTION_LOST', 'ER_ACCESS_DENIED_ERROR', 'ER_BAD_DB_ERROR', 'ER_CON_COUNT_ERROR']);
+
+function toSourceError(err: unknown): Error {
+  const code = (err as { code?: string }).code;
+  const message = err instanceof Error ? err.message : String(err);
+  return code && UNREACHABLE.has(code) ? new SourceUnreachableError(message) : err instanceof Error ? err : new Error(message);
+}
+
+/** Every value as text (or bytes for binary columns): no per-value conversion in the driver. */
+const asText: mysql.TypeCast = (field, next) => {
+  if (field.type === 'BLOB' || field.type === 'TINY_BLOB' || field.type === 'MEDIUM_BLOB' || field.type === 'LONG_BLOB' || field.type === 'VAR_STRING' || field.type === 'STRING') {
+    // Binary strings stay bytes; character strings become text.
+    return (field as unknown as { charsetNr?: number }).charsetNr === 63 ? field.buffer() : field.string();
+  }
+  if (field.type === 'GEOMETRY') return next();
+  return field.string();
+};
+
+/**
+ * A MySQL or MariaDB database (one connector: same protocol, same SQL for what we send).
+ * Tables of the connection's database are named as they are; other databases
+ * (importer.schemaPattern) as `database.table`.
+ */
+export class MysqlConnector implements RowConnector {
+  readonly kind = 'mysql' as const;
+  readonly delivery = 'rows' as const;
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true };
+  private readonly pool: Pool;
+
+  constructor(
+    readonly source: SourceDef,
+    password: string | undefined,
+  ) {
+    const c = source.connection;
+    this.pool = mysql.createPool({
+      host: c.host ?? '127.0.0.1',
+      port: c.port ? Number(c.port) : 3306,
+      database: c.db ?? c.database,
+      user: c['user-name'] ?? c.user,
+      password,
+      connectionLimit: Number(source.model.maxConnections ?? 10),
+      connectTimeout: Number(source.model.connectTimeoutMs ?? 5000),
+      dateStrings: true,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      timezone: 'Z',
+      charset: 'utf8mb4',
+    });
+  }
+
+  private get database(): string {
+    return this.source.connection.db ?? this.source.connection.database ?? '';
+  }
+
+  private async query<T extends RowDataPacket[]>(sql: string, values: unknown[] = []): Promise<T> {
+    try {
+      const [rows] = await this.pool.promise().query<T>(sql, values);
+      return rows;
+    } catch (err) {
+      throw toSourceError(err);
+    }
+  }
+
+  async healthCheck(): Promise<void> {
+    await this.query('SELECT 1');
+  }
+
+  async importMetadata(): Promise<ImportedTable[]> {
+    const patterns = (this.source.model['importer.schemaPattern'] ?? this.database).split(/[;|]/).map((s) => s.trim()).filter(Boolean);
+    const where = patterns.map(() => 'c.TABLE_SCHEMA LIKE ?').join(' OR ');
+    const rows = await this.query<RowDataPacket[]>(
+      `SELECT c.TABLE_SCHEMA AS db, c.TABLE_NAME AS name, t.TABLE_TYPE AS kind, t.TABLE_ROWS AS estimate,
+              t.TABLE_COMMENT AS description, c.COLUMN_NAME AS col, c.COLUMN_TYPE AS type,
+              c.IS_NULLABLE AS nullable, c.ORDINAL_POSITION AS position, c.COLUMN_KEY AS col_key,
+              c.COLUMN_COMMENT AS col_description
+         FROM information_schema.COLUMNS c
+         JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME
+        WHERE ${where}
+        ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION`,
+      patterns,
+    );
+    const tables = new Map<string, ImportedTable>();
+    for (const row of rows) {
+      const key = `${row.db}.${row.name}`;
+      let table = tables.get(key);
+      if (!table) {
+        const isDefault = row.db === this.database || patterns.length === 1;
+        table = {
+          name: isDefault ? String(row.name) : key,
+          nameInSource: `${quoteMysql(String(row.db))}.${quoteMysql(String(row.name))}`,
+          kind: String(row.kind).includes('VIEW') ? 'View' : 'Table',
+          columns: [],
+          primaryKey: [],
+          // InnoDB's TABLE_ROWS is an estimate from its statistics; views have none.
+          cardinality: row.estimate === null || String(row.kind).includes('VIEW') ? null : Number(row.estimate),
+          description: row.description ? String(row.description) : null,
+        };
+        tables.set(key, table);
+      }
+      const column: ColumnDef = {
+        name: String(row.col),
+        nameInSource: String(row.col),
+        type: engineTypeOfMysql(String(row.type)),
+        nullable: row.nullable === 'YES',
+        position: Number(row.position),
+        description: row.col_description ? String(row.col_description) : null,
+      };
+      table.columns.push(column);
+      if (row.col_key === 'PRI') table.primaryKey.push(column.name);
+    }
+    return [...tables.values()];
+  }
+
+  rawType(column: ColumnDef): RawType {
+    return rawTypeOfMysql(column.type);
+  }
+
+  castMayFail(column: ColumnDef): boolean {
+    // Zero dates ('0000-00-00') and out-of-range values are MySQL's; the engine refuses them.
+    return /^(DECIMAL|DATE|TIMESTAMP|INTERVAL|JSON)/.test(column.type);
+  }
+
+  async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
+    let connection: PoolConnection;
+    try {
+      connection = await new Promise<PoolConnection>((resolve, reject) =>
+        this.pool.getConnection((err, conn) => (err ? reject(err) : resolve(conn))),
+      );
+    } catch (err) {
+      throw toSourceError(err);
+    }
+    const cancel = () => void this.killQuery(connection.threadId);
+    request.signal.addEventListener('abort', cancel);
+    const list = request.columns.map((c) => quoteMysql(c.nameInSource)).join(', ') || 'NULL';
+    const where = request.filter ? ` WHERE ${request.filter}` : '';
+    const sql = `SELECT ${list} FROM ${request.table.nameInSource}${where}`;
+    let broken = false;
+    try {
+      const stream = connection.query({ sql, rowsAsArray: true, typeCast: asText }).stream({ highWaterMark: BATCH_ROWS });
+      let batch: unknown[][] = [];
+      for await (const row of stream as AsyncIterable<unknown[]>) {
+        batch.push(row);
+        if (batch.length >= BATCH_ROWS) {
+          yield batch;
+          batch = [];
+        }
+      }
+      if (batch.length > 0) yield batch;
+    } catch (err) {
+      broken = true;
+      throw toSourceError(err);
+    } finally {
+      request.signal.removeEventListener('abort', cancel);
+      if (broken || request.signal.aborted) connection.destroy();
+      else connection.release();
+    }
+  }
+
+  /** Stops a running statement (timeout, client gone): KILL QUERY from another connection. */
+  private async killQuery(threadId: number | null): Promise<void> {
+    if (threadId === null) return;
+    try {
+      await this.pool.promise().query(`KILL QUERY ${Number(threadId)}`);
+    } catch {
+      // Already finished.
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.promise().end();
+  }
+}
+
+export type { FieldPacket };

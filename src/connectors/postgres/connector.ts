@@ -1,0 +1,187 @@
+import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
+import type { ColumnDef, SourceDef } from '../../catalog/types.js';
+import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
+import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
+import { copyTextRows } from './copy-text.js';
+import { engineTypeOfPostgres, rawTypeOfPostgres } from './types.js';
+
+const BATCH_ROWS = 2048;
+
+export const quotePg = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** Connection errors (as opposed to a failing statement): the source is unreachable. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', '57P03', '3D000', '28P01', '28000']);
+
+export function toSourceError(err: unknown): Error {
+  const code = (err as { code?: string }).code;
+  const message = err instanceof Error ? err.message : String(err);
+  return code && UNREACHABLE.has(code) ? new SourceUnreachableError(message) : err instanceof Error ? err : new Error(message);
+}
+
+/**
+ * A PostgreSQL database. Rows are read with COPY (SELECT ...) TO STDOUT in text format and
+ * handed over as text, so the driver converts nothing. Tables of `public` are named as they
+ * are; other schemas (importer.schemaPattern) as `schema.table`.
+ */
+export class PostgresConnector implements RowConnector {
+  readonly kind = 'postgresql' as const;
+  readonly delivery = 'rows' as const;
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true };
+  private readonly pool: pg.Pool;
+
+  constructor(
+    readonly source: SourceDef,
+    password: string | undefined,
+  ) {
+    const c = source.connection;
+    this.pool = new pg.Pool({
+      host: c.host ?? '127.0.0.1',
+      port: c.port ? Number(c.port) : 5432,
+      database: c.db ?? c.database,
+      user: c['user-name'] ?? c.user,
+      password,
+      max: Number(source.model.maxConnections ?? 10),
+      connectionTimeoutMillis: Number(source.model.connectTimeoutMs ?? 5000),
+      idleTimeoutMillis: 30_000,
+      application_name: 'vdb',
+    });
+    // An idle client that loses its server must not crash the process.
+    this.pool.on('error', () => undefined);
+  }
+
+  private schemas(): string[] {
+    return (this.source.model['importer.schemaPattern'] ?? 'public').split(/[;|]/).map((s) => s.trim()).filter(Boolean);
+  }
+
+  async healthCheck(): Promise<void> {
+    try {
+      await this.pool.query('SELECT 1');
+    } catch (err) {
+      throw toSourceError(err);
+    }
+  }
+
+  async importMetadata(): Promise<ImportedTable[]> {
+    const patterns = this.schemas();
+    let result: pg.QueryResult;
+    try {
+      result = await this.pool.query(
+        `SELECT n.nspname AS schema, c.relname AS name, c.relkind AS kind,
+                CASE WHEN c.reltuples < 0 THEN NULL ELSE c.reltuples::bigint END AS estimate,
+                obj_description(c.oid, 'pg_class') AS description,
+                json_agg(json_build_object(
+                  'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod),
+                  'notnull', a.attnotnull, 'position', a.attnum,
+                  'description', col_description(c.oid, a.attnum)) ORDER BY a.attnum) AS columns,
+                (SELECT json_agg(pa.attname ORDER BY k.ord)
+                   FROM pg_index i
+                   CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+                   JOIN pg_attribute pa ON pa.attrelid = i.indrelid AND pa.attnum = k.attnum
+                  WHERE i.indrelid = c.oid AND i.indisprimary) AS primary_key
+           FROM pg_class c
+           JOIN pg_namespace n ON n.oid = c.relnamespace
+           JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+          WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f') AND NOT c.relispartition
+            AND n.nspname LIKE ANY ($1::text[])
+          GROUP BY n.nspname, c.relname, c.relkind, c.reltuples, c.oid
+          ORDER BY n.nspname, c.relname`,
+        [patterns],
+      );
+    } catch (err) {
+      throw toSourceError(err);
+    }
+    return result.rows.map((row: PgTableRow) => {
+      const columns = row.columns.map(
+        (col): ColumnDef => ({
+          name: col.name,
+          nameInSource: col.name,
+          type: engineTypeOfPostgres(col.type),
+          nullable: !col.notnull,
+          position: col.position,
+          description: col.description,
+        }),
+      );
+      const isDefault = row.schema === 'public' || patterns.length === 1;
+      return {
+        name: isDefault ? row.name : `${row.schema}.${row.name}`,
+        nameInSource: `${quotePg(row.schema)}.${quotePg(row.name)}`,
+        kind: row.kind === 'v' || row.kind === 'm' ? 'View' : 'Table',
+        columns,
+        primaryKey: row.primary_key ?? [],
+        cardinality: row.estimate === null ? null : Number(row.estimate),
+        description: row.description,
+      };
+    });
+  }
+
+  rawType(column: ColumnDef): RawType {
+    return rawTypeOfPostgres(column.type);
+  }
+
+  /** COPY text of these types is always valid input for the engine's cast. */
+  castMayFail(column: ColumnDef): boolean {
+    return /^(DECIMAL|DATE|TIMESTAMP|TIME|INTERVAL)/.test(column.type);
+  }
+
+  /** SELECT of the requested columns; bytea as hex so it survives the text format. */
+  private selectSql(request: ScanRequest): string {
+    const list = request.columns
+      .map((c) => (c.type === 'BLOB' ? `encode(${quotePg(c.nameInSource)}, 'hex')` : quotePg(c.nameInSource)))
+      .join(', ');
+    const where = request.filter ? ` WHERE ${request.filter}` : '';
+    return `SELECT ${list || 'NULL'} FROM ${request.table.nameInSource}${where}`;
+  }
+
+  async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw toSourceError(err);
+    }
+    const pid = (client as unknown as { processID: number }).processID;
+    const cancel = () => void this.cancelBackend(pid);
+    request.signal.addEventListener('abort', cancel);
+    const blobs = request.columns.map((c, i) => (c.type === 'BLOB' ? i : -1)).filter((i) => i >= 0);
+    let broken = false;
+    try {
+      const stream = client.query(copyTo(`COPY (${this.selectSql(request)}) TO STDOUT`));
+      for await (const batch of copyTextRows(stream as AsyncIterable<Buffer>, BATCH_ROWS)) {
+        if (blobs.length > 0) {
+          for (const row of batch) for (const i of blobs) row[i] = row[i] === null ? null : (Buffer.from(row[i] as string, 'hex') as unknown as string);
+        }
+        yield batch;
+      }
+    } catch (err) {
+      broken = true;
+      throw toSourceError(err);
+    } finally {
+      request.signal.removeEventListener('abort', cancel);
+      client.release(broken || request.signal.aborted);
+    }
+  }
+
+  /** Cancels the statement of a backend (used on timeout and client disconnect). */
+  private async cancelBackend(pid: number): Promise<void> {
+    try {
+      await this.pool.query('SELECT pg_cancel_backend($1)', [pid]);
+    } catch {
+      // The statement may already be over; nothing to cancel.
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+interface PgTableRow {
+  schema: string;
+  name: string;
+  kind: string;
+  estimate: string | null;
+  description: string | null;
+  columns: Array<{ name: string; type: string; notnull: boolean; position: number; description: string | null }>;
+  primary_key: string[] | null;
+}

@@ -1,0 +1,100 @@
+/** The predicate dialects of the row-delivering sources: only what differs from the base. */
+import { CannotPushDown, PredicateGenerator, type Generated, type PredicateScope } from './predicate.js';
+
+/** PostgreSQL: our own dialect. Text order follows the engine's byte order via COLLATE "C". */
+export class PostgresPredicates extends PredicateGenerator {
+  quoteIdentifier(name: string): string {
+    return `"${name.replace(/"/g, '""')}"`;
+  }
+
+  override timestampLiteral(text: string): string {
+    return `${this.quoteString(text)}::timestamp`;
+  }
+
+  override dateLiteral(text: string): string {
+    return `${this.quoteString(text)}::date`;
+  }
+
+  stringComparison(): 'exact' {
+    return 'exact';
+  }
+
+  like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
+    return { sql: `${column} ${negated ? 'NOT ' : ''}${caseInsensitive ? 'ILIKE' : 'LIKE'} ${pattern}`, exact: true };
+  }
+}
+
+/**
+ * PostgreSQL with its text comparisons in byte order, as the engine compares. (The planner
+ * uses this one: `x < 'b'` must not follow the database's locale.)
+ */
+export class PostgresBytewisePredicates extends PostgresPredicates {
+  override stringComparison(): 'exact' {
+    return 'exact';
+  }
+}
+
+/**
+ * MySQL / MariaDB: default collations compare text case-insensitively and ignore trailing
+ * spaces, so `=`, IN and LIKE find a superset of the engine's rows; ordering comparisons
+ * and negations on text are not pushed.
+ */
+export class MysqlPredicates extends PredicateGenerator {
+  quoteIdentifier(name: string): string {
+    return `\`${name.replace(/`/g, '``')}\``;
+  }
+
+  override quoteString(text: string): string {
+    return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  }
+
+  stringComparison(op: string): 'superset' | 'no' {
+    return op === '=' ? 'superset' : 'no';
+  }
+
+  like(column: string, pattern: string, negated: boolean): Generated {
+    if (negated) throw new CannotPushDown('NOT LIKE on MySQL');
+    return { sql: `${column} LIKE ${pattern}`, exact: false };
+  }
+}
+
+/**
+ * SQLite: BINARY collation compares text bytewise as the engine does; LIKE ignores ASCII case
+ * (a superset). Dates are text there, so only ISO dates compare correctly: date and timestamp
+ * comparisons are not pushed.
+ */
+export class SqlitePredicates extends PredicateGenerator {
+  quoteIdentifier(name: string): string {
+    return `"${name.replace(/"/g, '""')}"`;
+  }
+
+  override dateLiteral(): string {
+    throw new CannotPushDown('dates are text in SQLite');
+  }
+
+  override timestampLiteral(): string {
+    throw new CannotPushDown('timestamps are text in SQLite');
+  }
+
+  stringComparison(): 'exact' {
+    return 'exact';
+  }
+
+  like(column: string, pattern: string, negated: boolean): Generated {
+    if (negated) throw new CannotPushDown('NOT LIKE on SQLite');
+    return { sql: `${column} LIKE ${pattern}`, exact: false };
+  }
+}
+
+export type PredicateDialect = 'postgresql' | 'mysql' | 'sqlite';
+
+export function predicateGenerator(dialect: PredicateDialect, scope: PredicateScope): PredicateGenerator {
+  switch (dialect) {
+    case 'postgresql':
+      return new PostgresPredicates(scope);
+    case 'mysql':
+      return new MysqlPredicates(scope);
+    case 'sqlite':
+      return new SqlitePredicates(scope);
+  }
+}

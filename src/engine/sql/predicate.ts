@@ -1,0 +1,234 @@
+/**
+ * Predicate generators: a WHERE condition of the PostgreSQL AST written in a source's dialect,
+ * for pushdown. One base generator; each dialect overrides only what differs (Kysely's way).
+ *
+ * The planner keeps every condition in the engine's own WHERE as well, so a pushed predicate
+ * must never drop a row the original would keep; it may keep more. Each generated predicate is
+ * therefore marked `exact` (same rows as the engine) or not (a superset, e.g. MySQL's
+ * case-insensitive `=`); NOT is only applied to exact predicates. What a dialect cannot
+ * express exactly or as a superset throws CannotPushDown and stays in the engine alone.
+ */
+import type { ColumnDef } from '../../catalog/types.js';
+
+type Json = Record<string, unknown>;
+
+export class CannotPushDown extends Error {}
+
+export interface Generated {
+  sql: string;
+  /** True when the predicate keeps exactly the rows the engine would; false for a superset. */
+  exact: boolean;
+}
+
+/** What the generator knows of the table whose rows are filtered. */
+export interface PredicateScope {
+  /** The table's column of a (case-insensitive) name, if the reference is to this table. */
+  column(fields: string[]): ColumnDef | undefined;
+  /** Whether the raw values of a column may fail the engine's cast (then they become NULL). */
+  castMayFail(column: ColumnDef): boolean;
+}
+
+type Operand =
+  | { kind: 'column'; column: ColumnDef; sql: string }
+  | { kind: 'constant'; type: 'number' | 'string' | 'boolean' | 'date' | 'timestamp'; sql: string; text: string };
+
+const COMPARISONS = new Set(['=', '<>', '!=', '<', '>', '<=', '>=']);
+
+const isStringType = (type: string) => type === 'VARCHAR' || type === 'UUID' || type === 'JSON';
+const isNumberType = (type: string) => /^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|FLOAT|DOUBLE|DECIMAL)/.test(type);
+const isDateType = (type: string) => type === 'DATE';
+const isTimestampType = (type: string) => type === 'TIMESTAMP';
+
+const fieldNames = (fields: unknown): string[] =>
+  Array.isArray(fields) ? fields.map((f: { String?: { sval?: string } }) => f?.String?.sval ?? '*') : [];
+
+export abstract class PredicateGenerator {
+  constructor(protected readonly scope: PredicateScope) {}
+
+  abstract quoteIdentifier(name: string): string;
+
+  quoteString(text: string): string {
+    return `'${text.replace(/'/g, "''")}'`;
+  }
+
+  /** Literal of a date constant in this dialect. */
+  dateLiteral(text: string): string {
+    return `DATE ${this.quoteString(text)}`;
+  }
+
+  timestampLiteral(text: string): string {
+    return `TIMESTAMP ${this.quoteString(text)}`;
+  }
+
+  /** How string comparisons behave here: exactly like the engine, as a superset, or not at all. */
+  abstract stringComparison(op: string): 'exact' | 'superset' | 'no';
+
+  /** LIKE: exact, superset (case-insensitive) or not pushable. */
+  abstract like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated;
+
+  /** Whether a column's values compare here as they do in the engine. */
+  protected comparable(column: ColumnDef, other: Operand): boolean {
+    if (isNumberType(column.type)) return other.kind === 'constant' ? other.type === 'number' : isNumberType(other.column.type);
+    if (isDateType(column.type)) return other.kind === 'constant' ? other.type === 'date' : isDateType(other.column.type);
+    if (isTimestampType(column.type)) return other.kind === 'constant' ? other.type === 'timestamp' : isTimestampType(other.column.type);
+    if (isStringType(column.type)) return other.kind === 'constant' ? other.type === 'string' : isStringType(other.column.type);
+    return false;
+  }
+
+  generate(node: unknown): Generated {
+    const [kind, body] = Object.entries(node as Json)[0] ?? [];
+    const b = body as Json;
+    switch (kind) {
+      case 'BoolExpr':
+        return this.boolExpr(b);
+      case 'A_Expr':
+        return this.aExpr(b);
+      case 'NullTest':
+        return this.nullTest(b);
+      default:
+        throw new CannotPushDown(String(kind));
+    }
+  }
+
+  private boolExpr(b: Json): Generated {
+    const args = (b.args as unknown[]).map((a) => this.generate(a));
+    if (b.boolop === 'NOT_EXPR') {
+      const inner = args[0]!;
+      if (!inner.exact) throw new CannotPushDown('NOT of a superset predicate');
+      return { sql: `NOT (${inner.sql})`, exact: true };
+    }
+    const joiner = b.boolop === 'AND_EXPR' ? ' AND ' : ' OR ';
+    return { sql: args.map((a) => `(${a.sql})`).join(joiner), exact: args.every((a) => a.exact) };
+  }
+
+  private nullTest(b: Json): Generated {
+    const operand = this.operand(b.arg);
+    if (operand.kind !== 'column') throw new CannotPushDown('null test of a constant');
+    const isNull = b.nulltesttype === 'IS_NULL';
+    // A value the engine cannot cast becomes NULL there, but is not NULL at the source.
+    if (isNull && this.scope.castMayFail(operand.column)) throw new CannotPushDown('IS NULL on a lossy column');
+    return { sql: `${operand.sql} IS ${isNull ? '' : 'NOT '}NULL`, exact: !this.scope.castMayFail(operand.column) };
+  }
+
+  private aExpr(b: Json): Generated {
+    const op = fieldNames(b.name)[0] ?? '';
+    switch (b.kind) {
+      case 'AEXPR_OP':
+        if (COMPARISONS.has(op)) return this.comparison(op === '!=' ? '<>' : op, this.operand(b.lexpr), this.operand(b.rexpr));
+        if (op === '~~' || op === '!~~') return this.likeExpr(b, op.startsWith('!'), false);
+        if (op === '~~*' || op === '!~~*') return this.likeExpr(b, op.startsWith('!'), true);
+        throw new CannotPushDown(`operator ${op}`);
+      case 'AEXPR_LIKE':
+        return this.likeExpr(b, op.startsWith('!'), false);
+      case 'AEXPR_ILIKE':
+        return this.likeExpr(b, op.startsWith('!'), true);
+      case 'AEXPR_IN':
+        return this.inList(b, op === '<>');
+      case 'AEXPR_BETWEEN':
+      case 'AEXPR_NOT_BETWEEN':
+        return this.between(b, b.kind === 'AEXPR_NOT_BETWEEN');
+      default:
+        throw new CannotPushDown(String(b.kind));
+    }
+  }
+
+  /** `column op operand` (either side may be the column). */
+  private comparison(op: string, left: Operand, right: Operand): Generated {
+    const column = left.kind === 'column' ? left.column : right.kind === 'column' ? right.column : null;
+    const other = left.kind === 'column' ? right : left;
+    if (!column || !this.comparable(column, other)) throw new CannotPushDown('incomparable operands');
+    let exact = true;
+    if (isStringType(column.type)) {
+      const rule = this.stringComparison(op);
+      if (rule === 'no') throw new CannotPushDown(`string ${op}`);
+      exact = rule === 'exact';
+    }
+    if (this.scope.castMayFail(column)) exact = false;
+    if (other.kind === 'column' && this.scope.castMayFail(other.column)) exact = false;
+    return { sql: `${left.sql} ${op} ${right.sql}`, exact };
+  }
+
+  private likeExpr(b: Json, negated: boolean, caseInsensitive: boolean): Generated {
+    const column = this.operand(b.lexpr);
+    const pattern = this.operand(b.rexpr);
+    if (column.kind !== 'column' || !isStringType(column.column.type)) throw new CannotPushDown('LIKE on a non-text operand');
+    if (pattern.kind !== 'constant' || pattern.type !== 'string') throw new CannotPushDown('LIKE with a non-constant pattern');
+    // Escape characters differ between engines (PostgreSQL: backslash, DuckDB: none).
+    if (pattern.text.includes('\\')) throw new CannotPushDown('LIKE pattern with a backslash');
+    return this.like(column.sql, pattern.sql, negated, caseInsensitive);
+  }
+
+  private inList(b: Json, negated: boolean): Generated {
+    const column = this.operand(b.lexpr);
+    if (column.kind !== 'column') throw new CannotPushDown('IN on a constant');
+    const items = ((b.rexpr as { List?: { items?: unknown[] } }).List?.items ?? []).map((i) => this.operand(i));
+    if (items.length === 0 || items.some((i) => i.kind !== 'constant' || !this.comparable(column.column, i))) {
+      throw new CannotPushDown('IN list');
+    }
+    let exact = !this.scope.castMayFail(column.column);
+    if (isStringType(column.column.type)) {
+      const rule = this.stringComparison(negated ? '<>' : '=');
+      if (rule === 'no') throw new CannotPushDown('string IN');
+      exact &&= rule === 'exact';
+    }
+    if (negated && !exact) throw new CannotPushDown('NOT IN of a superset');
+    return { sql: `${column.sql} ${negated ? 'NOT IN' : 'IN'} (${items.map((i) => i.sql).join(', ')})`, exact };
+  }
+
+  private between(b: Json, negated: boolean): Generated {
+    const column = this.operand(b.lexpr);
+    const [low, high] = ((b.rexpr as { List?: { items?: unknown[] } }).List?.items ?? []).map((i) => this.operand(i));
+    if (column.kind !== 'column' || !low || !high) throw new CannotPushDown('BETWEEN');
+    const lower = this.comparison('>=', column, low);
+    const upper = this.comparison('<=', column, high);
+    const exact = lower.exact && upper.exact;
+    if (negated && !exact) throw new CannotPushDown('NOT BETWEEN of a superset');
+    return { sql: `${negated ? 'NOT ' : ''}(${lower.sql} AND ${upper.sql})`, exact };
+  }
+
+  /** A column of the table, or a constant (plain, or cast to a date or timestamp). */
+  protected operand(node: unknown): Operand {
+    const [kind, body] = Object.entries((node ?? {}) as Json)[0] ?? [];
+    const b = body as Json;
+    if (kind === 'ColumnRef') {
+      const column = this.scope.column(fieldNames(b.fields));
+      if (!column) throw new CannotPushDown('column of another table');
+      return { kind: 'column', column, sql: this.quoteIdentifier(column.nameInSource) };
+    }
+    if (kind === 'A_Const') return this.constant(b);
+    if (kind === 'TypeCast') {
+      const names = fieldNames((b.typeName as Json | undefined)?.names).filter((n) => n !== 'pg_catalog');
+      const target = names[names.length - 1]?.toLowerCase();
+      const inner = this.operand(b.arg);
+      if (inner.kind !== 'constant' || inner.type !== 'string') throw new CannotPushDown('cast of a non-literal');
+      if (target === 'date' && /^\d{4}-\d{2}-\d{2}$/.test(inner.text)) {
+        return { kind: 'constant', type: 'date', sql: this.dateLiteral(inner.text), text: inner.text };
+      }
+      if (target === 'timestamp' && /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$/.test(inner.text)) {
+        const text = inner.text.replace('T', ' ');
+        return { kind: 'constant', type: 'timestamp', sql: this.timestampLiteral(text), text };
+      }
+      throw new CannotPushDown(`cast to ${target}`);
+    }
+    throw new CannotPushDown(String(kind));
+  }
+
+  private constant(b: Json): Operand {
+    if (b.isnull) throw new CannotPushDown('NULL constant');
+    const value = (key: string) => (b[key] as Json | undefined) && Object.values(b[key] as Json)[0];
+    if (b.ival !== undefined) {
+      const text = String(value('ival') ?? 0);
+      return { kind: 'constant', type: 'number', sql: text, text };
+    }
+    if (b.fval !== undefined) {
+      const text = String(value('fval'));
+      if (!/^-?\d+(\.\d+)?$/.test(text)) throw new CannotPushDown('float literal');
+      return { kind: 'constant', type: 'number', sql: text, text };
+    }
+    if (b.sval !== undefined) {
+      const text = String(value('sval') ?? '');
+      return { kind: 'constant', type: 'string', sql: this.quoteString(text), text };
+    }
+    throw new CannotPushDown('constant');
+  }
+}
