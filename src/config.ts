@@ -37,6 +37,8 @@ export interface Config {
   /** DuckDB memory limit, e.g. "4GB"; results beyond it spill to the data directory. */
   engineMemoryLimit: string | null;
   logLevel: string;
+  /** Push projections and conditions down to the sources; off reads whole tables (for diagnosis). */
+  pushdown: boolean;
   /**
    * Data sources to create at start when the catalog lacks them (the body of POST
    * /rest/api/source). String values may use ${env:NAME} to take a secret from the environment.
@@ -93,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     trustProxy: bool(env.VDB_TRUST_PROXY),
     engineMemoryLimit: env.VDB_ENGINE_MEMORY_LIMIT,
     logLevel: env.VDB_LOG_LEVEL,
+    pushdown: bool(env.VDB_PUSHDOWN),
   });
   const pagingEnv = defined({
     defaultLimit: int(env.VDB_PAGE_DEFAULT_LIMIT, 'VDB_PAGE_DEFAULT_LIMIT'),
@@ -123,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     trustProxy: merged.trustProxy ?? false,
     engineMemoryLimit: merged.engineMemoryLimit ?? null,
     logLevel: merged.logLevel ?? 'info',
+    pushdown: merged.pushdown ?? true,
     sources: (merged.sources ?? []).map((spec) => substituteEnv(spec, env)),
   };
   if (!config.fileRoots.includes(dataDir)) config.fileRoots.push(dataDir);

@@ -34,18 +34,22 @@ export interface Services {
   close(): Promise<void>;
 }
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The project folder: the nearest folder above this module with a package.json (src/ or dist/src/). */
+function projectRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+
+const ROOT = projectRoot();
 
 export function appVersion(): string {
-  for (const dir of [ROOT, path.resolve(ROOT, '..')]) {
-    const file = path.join(dir, 'package.json');
-    if (fs.existsSync(file)) return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
-  }
-  return '0.0.0';
+  const file = path.join(ROOT, 'package.json');
+  return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version : '0.0.0';
 }
 
 /** The demo data shipped in the repository (demo/). */
-export const DEMO_DIR = fs.existsSync(path.join(ROOT, 'demo')) ? path.join(ROOT, 'demo') : path.resolve(ROOT, '..', 'demo');
+export const DEMO_DIR = path.join(ROOT, 'demo');
 
 export async function createServices(config: Config, log: Logger): Promise<Services> {
   fs.mkdirSync(config.dataDir, { recursive: true });
@@ -95,7 +99,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     store,
     runtime,
     registry,
-    engine: new Engine(registry, runtime, config.vdbName),
+    engine: new Engine(registry, runtime, config.vdbName, { pushdown: config.pushdown }),
     cursors,
     users,
     generatedAdminPassword,

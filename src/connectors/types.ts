@@ -64,6 +64,8 @@ export interface RowConnector extends ConnectorBase {
    * failures for the SQL-Warnings header, at the cost of one more pass). Default: true.
    */
   castMayFail?(column: ColumnDef): boolean;
+  /** The exact statement `scan` sends for `request` (shown by EXPLAIN and the query log). */
+  scanSql(request: Omit<ScanRequest, 'signal'>): string;
   /** Streams the requested columns in batches. Stops early when `signal` aborts. */
   scan(request: ScanRequest): AsyncIterable<unknown[][]>;
 }

@@ -15,6 +15,7 @@ export class Engine {
     readonly registry: SourceRegistry,
     readonly runtime: DuckRuntime,
     private readonly vdbName: string,
+    private readonly options: { pushdown: boolean },
   ) {}
 
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
@@ -26,7 +27,7 @@ export class Engine {
       return openStaticExecution(this.runtime, resultSql(result), signal);
     }
     const bound = bindStatement(tree, this.registry, this.vdbName);
-    return openExecution(bound, this.registry, this.runtime, { signal });
+    return openExecution(bound, this.registry, this.runtime, { signal, pushdown: this.options.pushdown });
   }
 }
 

@@ -13,6 +13,7 @@ import type { ResultColumn } from '../results/json.js';
 import type { BoundStatement, BoundTable } from './bind.js';
 import { DuckRuntime, quoteIdent } from './duckdb.js';
 import { engineError, isInterrupt } from './errors.js';
+import { planScans, type ScanPlan } from './plan.js';
 
 export interface Execution {
   connection: DuckDBConnection;
@@ -21,6 +22,8 @@ export interface Execution {
   columns: ResultColumn[];
   /** Lossy conversions met while loading source rows; sent in the SQL-Warnings header. */
   warnings: string[];
+  /** What each source was asked. */
+  sourceQueries: SourceQuery[];
   /** Maps engine errors met while reading the result to API errors. */
   translateError(err: unknown): unknown;
   close(): void;
@@ -28,6 +31,14 @@ export interface Execution {
 
 export interface ExecuteOptions {
   signal: AbortSignal;
+  /** Push projections and conditions to the sources (off: read whole tables). */
+  pushdown: boolean;
+}
+
+/** A statement sent to a source, as EXPLAIN and the query log show it. */
+export interface SourceQuery {
+  source: string;
+  sql: string;
 }
 
 export async function openExecution(
@@ -51,15 +62,16 @@ export async function openExecution(
   };
   try {
     const warnings: string[] = [];
-    for (const table of bound.tables) {
-      if (table.resolved.kind === 'rows' && table.loadName) {
-        warnings.push(...(await loadRows(connection, registry, table.resolved, table.loadName, options.signal)));
-      }
+    const sourceQueries: SourceQuery[] = [];
+    for (const [loadName, plan] of planScans(bound, registry, { pushdown: options.pushdown })) {
+      const loaded = await loadRows(connection, registry, plan, loadName, options.signal);
+      warnings.push(...loaded.warnings);
+      sourceQueries.push(loaded.query);
     }
     options.signal.throwIfAborted();
     const sql = deparseSync(bound.ast);
     const columns = await describe(connection, sql);
-    return { connection, sql, columns, warnings, translateError, close };
+    return { connection, sql, columns, warnings, sourceQueries, translateError, close };
   } catch (err) {
     close();
     throw translateError(err);
@@ -78,7 +90,7 @@ export async function openStaticExecution(runtime: DuckRuntime, sql: string, sig
   const translateError = (err: unknown) => engineError(err, (m) => m) ?? err;
   try {
     const columns = await describe(connection, sql);
-    return { connection, sql, columns, warnings: [], translateError, close };
+    return { connection, sql, columns, warnings: [], sourceQueries: [], translateError, close };
   } catch (err) {
     close();
     throw translateError(err);
@@ -105,12 +117,15 @@ const needsCast = (column: ColumnDef, raw: RawType | undefined) => raw !== colum
 async function loadRows(
   connection: DuckDBConnection,
   registry: SourceRegistry,
-  resolved: Extract<ResolvedTable, { kind: 'rows' }>,
+  plan: ScanPlan,
   loadName: string,
   signal: AbortSignal,
-): Promise<string[]> {
+): Promise<{ warnings: string[]; query: SourceQuery }> {
+  const resolved = plan.bound.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
-  const columns = resolved.table.columns;
+  const columns = plan.columns;
+  const request = { table: resolved.table, columns, filter: plan.filter ?? undefined };
+  const query = { source: resolved.source.name, sql: connector.scanSql(request) };
   const rawTypes = columns.map((c) => connector.rawType(c));
   const rawName = `${loadName}_raw`;
   const rawColumns = columns.map((_, i) => `c${i} ${rawTypes[i]}`).join(', ');
@@ -118,7 +133,7 @@ async function loadRows(
   const appender = await connection.createAppender(rawName, 'main', 'temp');
   const lossy = new Array<number>(columns.length).fill(0);
   try {
-    for await (const batch of connector.scan({ table: resolved.table, columns, signal })) {
+    for await (const batch of connector.scan({ ...request, signal })) {
       signal.throwIfAborted();
       for (const row of batch) {
         for (let i = 0; i < rawTypes.length; i++) {
@@ -136,9 +151,11 @@ async function loadRows(
     .map((c, i) => `${needsCast(c, rawTypes[i]) ? `TRY_CAST(c${i} AS ${c.type})` : `c${i}`} AS ${quoteIdent(c.name)}`)
     .join(', ');
   await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${select || 'NULL AS none'} FROM ${rawName}`);
-  return [...lossy.map((count, i) => lossyWarning(resolved, columns[i], count, rawTypes[i])), ...(await castWarnings(connection, resolved, columns, rawTypes, rawName, connector))].filter(
-    (w): w is string => w !== null,
-  );
+  const warnings = [
+    ...lossy.map((count, i) => lossyWarning(resolved, columns[i], count, rawTypes[i])),
+    ...(await castWarnings(connection, resolved, columns, rawTypes, rawName, connector)),
+  ].filter((w): w is string => w !== null);
+  return { warnings, query };
 }
 
 function lossyWarning(resolved: ResolvedTable, column: ColumnDef | undefined, count: number, raw: RawType | undefined): string | null {

@@ -35,7 +35,7 @@ const asText: mysql.TypeCast = (field, next) => {
 export class MysqlConnector implements RowConnector {
   readonly kind = 'mysql' as const;
   readonly delivery = 'rows' as const;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true };
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true };
   private readonly pool: Pool;
 
   constructor(
@@ -131,6 +131,12 @@ export class MysqlConnector implements RowConnector {
     return /^(DECIMAL|DATE|TIMESTAMP|INTERVAL|JSON)/.test(column.type);
   }
 
+  scanSql(request: ScanRequest): string {
+    const list = request.columns.map((c) => quoteMysql(c.nameInSource)).join(', ') || 'NULL';
+    const where = request.filter ? ` WHERE ${request.filter}` : '';
+    return `SELECT ${list} FROM ${request.table.nameInSource}${where}`;
+  }
+
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
     let connection: PoolConnection;
     try {
@@ -142,9 +148,7 @@ export class MysqlConnector implements RowConnector {
     }
     const cancel = () => void this.killQuery(connection.threadId);
     request.signal.addEventListener('abort', cancel);
-    const list = request.columns.map((c) => quoteMysql(c.nameInSource)).join(', ') || 'NULL';
-    const where = request.filter ? ` WHERE ${request.filter}` : '';
-    const sql = `SELECT ${list} FROM ${request.table.nameInSource}${where}`;
+    const sql = this.scanSql(request);
     let broken = false;
     try {
       const stream = connection.query({ sql, rowsAsArray: true, typeCast: asText }).stream({ highWaterMark: BATCH_ROWS });

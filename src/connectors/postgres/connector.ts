@@ -27,7 +27,7 @@ export function toSourceError(err: unknown): Error {
 export class PostgresConnector implements RowConnector {
   readonly kind = 'postgresql' as const;
   readonly delivery = 'rows' as const;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true };
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true };
   private readonly pool: pg.Pool;
 
   constructor(
@@ -124,6 +124,10 @@ export class PostgresConnector implements RowConnector {
     return /^(DECIMAL|DATE|TIMESTAMP|TIME|INTERVAL)/.test(column.type);
   }
 
+  scanSql(request: ScanRequest): string {
+    return `COPY (${this.selectSql(request)}) TO STDOUT`;
+  }
+
   /** SELECT of the requested columns; bytea as hex so it survives the text format. */
   private selectSql(request: ScanRequest): string {
     const list = request.columns
@@ -146,7 +150,7 @@ export class PostgresConnector implements RowConnector {
     const blobs = request.columns.map((c, i) => (c.type === 'BLOB' ? i : -1)).filter((i) => i >= 0);
     let broken = false;
     try {
-      const stream = client.query(copyTo(`COPY (${this.selectSql(request)}) TO STDOUT`));
+      const stream = client.query(copyTo(this.scanSql(request)));
       for await (const batch of copyTextRows(stream as AsyncIterable<Buffer>, BATCH_ROWS)) {
         if (blobs.length > 0) {
           for (const row of batch) for (const i of blobs) row[i] = row[i] === null ? null : (Buffer.from(row[i] as string, 'hex') as unknown as string);

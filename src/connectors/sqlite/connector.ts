@@ -25,7 +25,7 @@ interface TableInfoRow {
 export class SqliteConnector implements RowConnector {
   readonly kind = 'sqlite' as const;
   readonly delivery = 'rows' as const;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true };
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true };
   private db: Database.Database | null = null;
 
   constructor(readonly source: SourceDef) {}
@@ -99,10 +99,15 @@ export class SqliteConnector implements RowConnector {
     return rawTypeOf(column.type);
   }
 
+  scanSql(request: ScanRequest): string {
+    const list = request.columns.map((c) => quoteSqlite(c.nameInSource)).join(', ') || 'NULL';
+    const where = request.filter ? ` WHERE ${request.filter}` : '';
+    return `SELECT ${list} FROM ${quoteSqlite(request.table.nameInSource)}${where}`;
+  }
+
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
     const db = this.open();
-    const list = request.columns.map((c) => quoteSqlite(c.nameInSource)).join(', ') || 'NULL';
-    const statement = db.prepare(`SELECT ${list} FROM ${quoteSqlite(request.table.nameInSource)}`);
+    const statement = db.prepare(this.scanSql(request));
     // safeIntegers: 64-bit integers arrive as bigint, so no digit is lost on the way.
     const rows = statement.raw(true).safeIntegers(true).iterate() as IterableIterator<unknown[]>;
     try {

@@ -1,0 +1,228 @@
+/**
+ * Planning what each row-delivering source is asked for. For every table loaded from such a
+ * source the planner works out the narrowest scan: only the columns the statement uses, and
+ * the conditions on that table alone that its dialect can express (pushdown). The statement
+ * itself still runs whole in the engine, WHERE included, so a pushed condition only has to
+ * keep every row the original keeps (see sql/predicate.ts); that is what keeps answers exact.
+ *
+ * Conditions come from WHERE (tables not on the nullable side of an outer join) and from the
+ * ON of joins (tables on the side that ON filters). A table referenced more than once gets no
+ * conditions: its one load serves every reference.
+ */
+import type { SourceRegistry } from '../catalog/sources.js';
+import type { ColumnDef, TableDef } from '../catalog/types.js';
+import type { RowConnector } from '../connectors/types.js';
+import type { BoundStatement, BoundTable } from './bind.js';
+import { CannotPushDown } from './sql/predicate.js';
+import { predicateGenerator, type PredicateDialect } from './sql/dialects.js';
+
+type Json = Record<string, unknown>;
+
+export interface ScanPlan {
+  bound: BoundTable;
+  columns: ColumnDef[];
+  /** Pushed conditions in the source's dialect, ANDed; null when nothing is pushed. */
+  filter: string | null;
+}
+
+export interface PlanOptions {
+  pushdown: boolean;
+}
+
+interface ScopeItem {
+  alias: string;
+  /** Set for tables loaded from row sources. */
+  loadName?: string;
+  /** Known column names (lower case); undefined for subqueries and functions. */
+  columns?: Set<string>;
+  nullable: boolean;
+}
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const lower = (s: string) => s.toLowerCase();
+const fieldNames = (fields: unknown): string[] =>
+  Array.isArray(fields) ? fields.map((f: Json) => (isObject(f.String) ? String(f.String.sval) : '*')) : [];
+
+function walk(value: unknown, visit: (key: string, node: Json) => void): void {
+  if (Array.isArray(value)) {
+    for (const item of value) walk(item, visit);
+    return;
+  }
+  if (!isObject(value)) return;
+  for (const [key, child] of Object.entries(value)) {
+    if (isObject(child) && /^[A-Z]/.test(key)) visit(key, child);
+    walk(child, visit);
+  }
+}
+
+const contains = (node: unknown, kind: string): boolean => {
+  let found = false;
+  walk(node, (key) => {
+    if (key === kind) found = true;
+  });
+  return found;
+};
+
+function conjuncts(node: unknown): unknown[] {
+  if (!isObject(node)) return [];
+  const bool = node.BoolExpr;
+  if (isObject(bool) && bool.boolop === 'AND_EXPR') return (bool.args as unknown[]).flatMap(conjuncts);
+  return [node];
+}
+
+export function planScans(bound: BoundStatement, registry: SourceRegistry, options: PlanOptions): Map<string, ScanPlan> {
+  const loads = new Map<string, BoundTable>();
+  for (const table of bound.tables) if (table.loadName) loads.set(table.loadName, table);
+  const plans = new Map<string, ScanPlan>();
+  if (loads.size === 0) return plans;
+  const tableOf = (loadName: string): TableDef => loads.get(loadName)!.resolved.table;
+  const hasColumn = (loadName: string, name: string) => tableOf(loadName).columns.some((c) => lower(c.name) === lower(name));
+
+  // Which loads each alias names, and how often each load is referenced.
+  const aliasLoads = new Map<string, Set<string>>();
+  const references = new Map<string, number>();
+  walk(bound.ast, (key, node) => {
+    if (key !== 'RangeVar' || typeof node.relname !== 'string' || !loads.has(node.relname)) return;
+    const alias = lower(String((node.alias as Json | undefined)?.aliasname ?? node.relname));
+    if (!aliasLoads.has(alias)) aliasLoads.set(alias, new Set());
+    aliasLoads.get(alias)!.add(node.relname);
+    references.set(node.relname, (references.get(node.relname) ?? 0) + 1);
+  });
+
+  // Columns needed: conservative, any reference that may mean a column of a load marks it.
+  const everything = new Set<string>();
+  const needed = new Map<string, Set<string>>([...loads.keys()].map((l) => [l, new Set<string>()]));
+  const markAll = (loadNames: Iterable<string>) => {
+    for (const l of loadNames) everything.add(l);
+  };
+  const markName = (loadNames: Iterable<string>, name: string) => {
+    for (const l of loadNames) if (hasColumn(l, name)) needed.get(l)!.add(lower(name));
+  };
+  walk(bound.ast, (key, node) => {
+    if (key === 'ColumnRef') {
+      const fields = fieldNames(node.fields);
+      const last = fields[fields.length - 1]!;
+      if (fields.length === 1) {
+        if (last === '*') markAll(loads.keys());
+        else {
+          markName(loads.keys(), last);
+          markAll(aliasLoads.get(lower(last)) ?? []); // a whole-row reference
+        }
+      } else {
+        const targets = aliasLoads.get(lower(fields[fields.length - 2]!)) ?? new Set<string>();
+        if (last === '*') markAll(targets);
+        else markName(targets, last);
+      }
+    } else if (key === 'JoinExpr') {
+      if (node.isNatural) markAll(loads.keys());
+      for (const name of fieldNames(node.usingClause)) markName(loads.keys(), name);
+    }
+  });
+
+  const pushed = new Map<string, string[]>([...loads.keys()].map((l) => [l, []]));
+  if (options.pushdown) {
+    walk(bound.ast, (key, node) => {
+      if (key === 'SelectStmt') pushSelect(node);
+    });
+  }
+
+  for (const [loadName, table] of loads) {
+    const all = tableOf(loadName).columns;
+    let columns = everything.has(loadName) || !options.pushdown ? all : all.filter((c) => needed.get(loadName)!.has(lower(c.name)));
+    // Nothing referenced (count(*)): one column still carries the row count.
+    if (columns.length === 0 && all.length > 0) columns = [all[0]!];
+    const filters = pushed.get(loadName)!;
+    plans.set(loadName, { bound: table, columns, filter: filters.length > 0 ? filters.map((f) => `(${f})`).join(' AND ') : null });
+  }
+  return plans;
+
+  /** Pushes the WHERE and ON conditions of one SELECT to the loads of its FROM. */
+  function pushSelect(select: Json): void {
+    const scope: ScopeItem[] = [];
+    const onTargets: Array<{ quals: unknown; targets: ScopeItem[] }> = [];
+    for (const item of (select.fromClause as unknown[] | undefined) ?? []) scope.push(...fromItem(item, onTargets));
+    if (scope.every((s) => !s.loadName)) return;
+    const attempt = (condition: unknown, targets: ScopeItem[]) => {
+      for (const part of conjuncts(condition)) {
+        if (contains(part, 'SubLink')) continue;
+        for (const target of targets) tryPush(part, target, scope);
+      }
+    };
+    attempt(select.whereClause, scope.filter((s) => s.loadName && !s.nullable));
+    for (const { quals, targets } of onTargets) attempt(quals, targets);
+  }
+
+  /** Scope items of a FROM entry; `nullable` is relative to this entry. Collects ON targets. */
+  function fromItem(item: unknown, onTargets: Array<{ quals: unknown; targets: ScopeItem[] }>): ScopeItem[] {
+    if (!isObject(item)) return [];
+    if (isObject(item.RangeVar)) {
+      const rv = item.RangeVar;
+      const alias = lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname));
+      const loadName = typeof rv.relname === 'string' && loads.has(rv.relname) ? rv.relname : undefined;
+      const resolved = bound.tables.find(
+        (t) => t.loadName === loadName || (!t.loadName && t.resolved.kind !== 'rows' && t.resolved.engineName === rv.relname),
+      );
+      const columns = resolved ? new Set(resolved.resolved.table.columns.map((c) => lower(c.name))) : undefined;
+      return [{ alias, loadName, columns, nullable: false }];
+    }
+    if (isObject(item.JoinExpr)) {
+      const join = item.JoinExpr;
+      const type = String(join.jointype);
+      // Nullability relative to each input of this join first, then relative to the join.
+      const leftInput = fromItem(join.larg, onTargets);
+      const rightInput = fromItem(join.rarg, onTargets);
+      if (join.quals) {
+        const filterable = (items: ScopeItem[]) => items.filter((s) => s.loadName && !s.nullable);
+        // ON filters both inputs of an inner join, and only the null-supplying input of an outer one.
+        const targets =
+          type === 'JOIN_INNER'
+            ? [...filterable(leftInput), ...filterable(rightInput)]
+            : type === 'JOIN_LEFT'
+              ? filterable(rightInput)
+              : type === 'JOIN_RIGHT'
+                ? filterable(leftInput)
+                : [];
+        onTargets.push({ quals: join.quals, targets });
+      }
+      const nullableLeft = type === 'JOIN_RIGHT' || type === 'JOIN_FULL';
+      const nullableRight = type === 'JOIN_LEFT' || type === 'JOIN_FULL';
+      return [
+        ...leftInput.map((s) => ({ ...s, nullable: s.nullable || nullableLeft })),
+        ...rightInput.map((s) => ({ ...s, nullable: s.nullable || nullableRight })),
+      ];
+    }
+    // Subqueries and table functions: their columns are unknown here.
+    const other = (isObject(item.RangeSubselect) ? item.RangeSubselect : item.RangeFunction) as Json | undefined;
+    const alias = isObject(other?.alias) ? lower(String(other.alias.aliasname)) : '';
+    return [{ alias, nullable: false }];
+  }
+
+  function tryPush(condition: unknown, target: ScopeItem, scope: ScopeItem[]): void {
+    const loadName = target.loadName!;
+    if ((references.get(loadName) ?? 0) !== 1) return;
+    const bt = loads.get(loadName)!;
+    if (bt.resolved.kind !== 'rows') return;
+    const connector = registry.connectorOf(bt.resolved.source) as RowConnector;
+    if (!connector.capabilities.filters) return;
+    const table = bt.resolved.table;
+    const generator = predicateGenerator(connector.kind as PredicateDialect, {
+      column(fields) {
+        const name = lower(fields[fields.length - 1] ?? '');
+        if (fields.length === 2 && lower(fields[0]!) !== target.alias) return undefined;
+        if (fields.length > 2) return undefined;
+        if (fields.length === 1) {
+          // Unqualified: only when no other FROM entry can have such a column.
+          const others = scope.filter((s) => s.alias !== target.alias || s.loadName !== target.loadName);
+          if (others.some((s) => !s.columns || s.columns.has(name))) return undefined;
+        }
+        return table.columns.find((c) => lower(c.name) === name);
+      },
+      castMayFail: (column) => connector.castMayFail?.(column) ?? true,
+    });
+    try {
+      pushed.get(loadName)!.push(generator.generate(condition).sql);
+    } catch (err) {
+      if (!(err instanceof CannotPushDown)) throw err;
+    }
+  }
+}
