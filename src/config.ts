@@ -61,6 +61,29 @@ const bool = (value: string | undefined): boolean | undefined =>
 const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
+/** Rejects values that would make the server misbehave rather than fail at start. */
+function validate(config: Config): void {
+  const positive: Array<[string, unknown]> = [
+    ['port', config.port],
+    ['bodyLimit', config.bodyLimit],
+    ['queryTimeoutMs', config.queryTimeoutMs],
+    ['pagination.defaultLimit', config.pagination.defaultLimit],
+    ['pagination.maxLimit', config.pagination.maxLimit],
+    ['pagination.cursorIdleMs', config.pagination.cursorIdleMs],
+    ['pagination.maxCursors', config.pagination.maxCursors],
+  ];
+  for (const [name, value] of positive) {
+    const allowZero = name === 'port';
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
+      throw new Error(`configuration ${name} must be an integer of at least ${allowZero ? 0 : 1}, got ${JSON.stringify(value)}`);
+    }
+  }
+  for (const [name, value] of [['host', config.host], ['vdbName', config.vdbName], ['logLevel', config.logLevel]] as const) {
+    if (typeof value !== 'string' || value === '') throw new Error(`configuration ${name} must be a non-empty string`);
+  }
+  if (!Array.isArray(config.sources)) throw new Error('configuration sources must be a list');
+}
+
 /** Replaces ${env:NAME} in every string of a config value; a missing variable is an error. */
 function substituteEnv<T>(value: T, env: NodeJS.ProcessEnv): T {
   if (typeof value === 'string') {
@@ -80,6 +103,7 @@ function substituteEnv<T>(value: T, env: NodeJS.ProcessEnv): T {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
   const dataDir = path.resolve(overrides.dataDir ?? env.VDB_DATA_DIR ?? 'data');
   const configFile = env.VDB_CONFIG ?? path.join(dataDir, 'vdb.config.json');
+  if (env.VDB_CONFIG && !fs.existsSync(env.VDB_CONFIG)) throw new Error(`VDB_CONFIG names ${env.VDB_CONFIG}, which does not exist`);
   const fromFile: ConfigOverrides = fs.existsSync(configFile)
     ? (JSON.parse(fs.readFileSync(configFile, 'utf8')) as ConfigOverrides)
     : {};
@@ -130,6 +154,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     sources: (merged.sources ?? []).map((spec) => substituteEnv(spec, env)),
   };
   if (!config.fileRoots.includes(dataDir)) config.fileRoots.push(dataDir);
-  if (config.pagination.defaultLimit < 1) throw new Error('pagination.defaultLimit must be at least 1');
+  validate(config);
   return config;
 }

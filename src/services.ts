@@ -52,9 +52,9 @@ export function appVersion(): string {
 export const DEMO_DIR = path.join(ROOT, 'demo');
 
 export async function createServices(config: Config, log: Logger): Promise<Services> {
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  // The data directory holds secrets and cached results: only its owner may read it.
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const secrets = loadOrCreateServerSecrets(config.dataDir);
-  const firstStart = !fs.existsSync(path.join(config.dataDir, 'catalog.json'));
   const store = new CatalogStore(config.dataDir);
   await initParser();
   const runtime = await DuckRuntime.create({
@@ -87,7 +87,13 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   await registry.start();
   const users = new UserService(store, deriveSigningKey(secrets.serverSecret, appVersion()));
   const generatedAdminPassword = await users.ensureAdmin(config.adminPassword);
-  if (firstStart && config.demo) await installDemo(config, registry, log);
+  // The demo is attached once, on the first start that completes; a failed attempt is retried.
+  if (!store.current.initialized) {
+    if (config.demo) await installDemo(config, registry, log);
+    await store.update((catalog) => {
+      catalog.initialized = true;
+    });
+  }
   await createConfiguredSources(config, registry, log);
   const cursors = new CursorStore(runtime, {
     idleMs: config.pagination.cursorIdleMs,
@@ -132,14 +138,15 @@ async function createConfiguredSources(config: Config, registry: SourceRegistry,
 async function installDemo(config: Config, registry: SourceRegistry, log: Logger): Promise<void> {
   if (!fs.existsSync(DEMO_DIR)) return;
   const target = path.join(config.dataDir, 'demo');
-  fs.cpSync(DEMO_DIR, target, { recursive: true, filter: (src) => !src.endsWith('README.md') });
-  await registry.addSource({
+  if (registry.findSource('shop') && registry.findSource('files')) return;
+  fs.cpSync(DEMO_DIR, target, { recursive: true, dereference: true, filter: (src) => !src.endsWith('README.md') });
+  if (!registry.findSource('shop')) await registry.addSource({
     name: 'shop',
     kind: 'sqlite',
     connection: { path: path.join(target, 'shop.sqlite') },
     description: 'Demo: a small shop (customers, products, orders) in SQLite',
   });
-  await registry.addSource({
+  if (!registry.findSource('files')) await registry.addSource({
     name: 'files',
     kind: 'file',
     connection: { ParentDirectory: path.join(target, 'files') },

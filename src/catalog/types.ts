@@ -80,6 +80,8 @@ export interface CatalogData {
   sources: SourceDef[];
   connections?: ConnectionDef[];
   users: UserDef[];
+  /** Set once the first start finished (demo attached); a failed first start is retried. */
+  initialized?: boolean;
   /** Next object id for SYS.Tables.OID and friends. */
   nextOid: number;
 }

@@ -22,7 +22,7 @@ export class DuckRuntime {
   private constructor(private readonly instance: DuckDBInstance) {}
 
   static async create(options: DuckRuntimeOptions): Promise<DuckRuntime> {
-    fs.mkdirSync(options.spillDir, { recursive: true });
+    fs.mkdirSync(options.spillDir, { recursive: true, mode: 0o700 });
     const instance = await DuckDBInstance.create(':memory:', {
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'false',

@@ -3,13 +3,28 @@
  * an interruption is the caller's timeout or cancellation, anything else a logged 500.
  * Internal relation names in messages are turned back into the names the user wrote.
  */
-import { ApiError } from '../errors.js';
+import { ApiError, sourceFailed } from '../errors.js';
 
 const USER_ERRORS = /^(Parser|Binder|Catalog|Conversion|Invalid Input|Out of Range|Not implemented|Constraint|Syntax|Dependency|Invalid type|Type mismatch|Mismatch Type) Error:/i;
 
-export function engineError(err: unknown, rename: (message: string) => string): ApiError | null {
+/**
+ * The engine's messages quote the SQL it ran (a LINE excerpt with a caret): that is vdb's
+ * rewritten statement, not the user's, so the excerpt is dropped.
+ */
+export const withoutExcerpt = (message: string) => message.split(/\n\s*\nLINE \d+:|\nLINE \d+:/)[0]!.trim();
+
+export function engineError(
+  err: unknown,
+  rename: (message: string) => string,
+  /** The data source a failed file read belongs to, if any. */
+  sourceOfFile: (message: string) => string | null = () => null,
+): ApiError | null {
   if (err instanceof ApiError) return err;
-  const message = err instanceof Error ? err.message : String(err);
+  const message = withoutExcerpt(err instanceof Error ? err.message : String(err));
+  if (/^IO Error:/.test(message)) {
+    const source = sourceOfFile(message);
+    if (source) return sourceFailed(source, message.replace(/^IO Error:\s*/, ''), /No files found|Cannot open|No such file/i.test(message));
+  }
   if (USER_ERRORS.test(message)) {
     const [kind, ...rest] = message.split(':');
     const description = rename(rest.join(':').trim());
@@ -27,7 +42,7 @@ export function engineError(err: unknown, rename: (message: string) => string): 
 function hintFor(kind: string, description: string): string | null {
   if (/Catalog/i.test(kind) && /Function/i.test(description)) return 'Check the function name and its argument types.';
   if (/Binder/i.test(kind) && /column/i.test(description)) return 'SYS.Columns lists the columns of every table.';
-  if (/Conversion/i.test(kind)) return 'Cast the value explicitly, e.g. CAST(x AS VARCHAR).';
+  if (/Conversion/i.test(kind)) return 'A value does not fit the type it is converted to; check the data or convert with a CASE that skips such values.';
   return null;
 }
 

@@ -54,7 +54,7 @@ export async function openExecution(
   const rename = renamer(bound.tables);
   const translateError = (err: unknown): unknown => {
     if (options.signal.aborted && (isInterrupt(err) || err === options.signal.reason)) return options.signal.reason;
-    return engineError(err, rename) ?? err;
+    return engineError(err, rename, fileSourceOf(bound.tables)) ?? err;
   };
   const close = () => {
     options.signal.removeEventListener('abort', onAbort);
@@ -233,6 +233,19 @@ function appendValue(appender: DuckDBAppender, raw: RawType, value: unknown): bo
       else appender.appendBlob(Buffer.from(String(value), 'utf8'));
       return true;
   }
+}
+
+/** The file source whose folder a failed read's message names. */
+function fileSourceOf(tables: readonly BoundTable[]): (message: string) => string | null {
+  return (message) => {
+    for (const { resolved } of tables) {
+      if (resolved.kind !== 'native') continue;
+      const folder = resolved.source.connection.ParentDirectory;
+      if (folder && message.includes(folder)) return resolved.source.name;
+    }
+    const natives = tables.filter((t) => t.resolved.kind === 'native');
+    return natives.length === 1 && natives[0]!.resolved.kind === 'native' ? natives[0]!.resolved.source.name : null;
+  };
 }
 
 /** Turns engine relation names in messages back into schema.table. */

@@ -13,6 +13,8 @@ import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type R
 export interface Cursor {
   id: string;
   owner: string;
+  /** The resource it was created for (e.g. /rest/api/query); read only through the same one. */
+  resource: string;
   columns: ResultColumn[];
   rowCount: number;
   warnings: string[];
@@ -46,7 +48,7 @@ export class CursorStore {
   }
 
   /** Materialises the execution's whole result as a new cursor of `owner`. */
-  async create(execution: Execution, owner: string): Promise<Cursor> {
+  async create(execution: Execution, owner: string, resource: string): Promise<Cursor> {
     this.ready ??= this.runtime.runAll([`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`]);
     await this.ready;
     const id = randomBytes(16).toString('hex');
@@ -58,6 +60,7 @@ export class CursorStore {
     const cursor: Cursor = {
       id,
       owner,
+      resource,
       table,
       columns: execution.columns,
       rowCount: Number(counted.getRows()[0]?.[0] ?? 0),
@@ -69,10 +72,10 @@ export class CursorStore {
     return cursor;
   }
 
-  /** The cursor `id` of `owner`; unknown, expired and other users' cursors are all 404. */
-  get(id: string, owner: string): Cursor {
+  /** The cursor `id` of `owner` for `resource`; unknown, expired, other users' ones: all 404. */
+  get(id: string, owner: string, resource: string): Cursor {
     const cursor = this.cursors.get(id);
-    if (!cursor || cursor.owner !== owner || this.isIdle(cursor)) {
+    if (!cursor || cursor.owner !== owner || cursor.resource !== resource || this.isIdle(cursor)) {
       throw notFound(`No result with requestId "${id}" exists for this user; it may have expired.`, 'Run the query again with pagination=true to get a new requestId.', 'Unknown requestId');
     }
     cursor.lastUsed = this.now();

@@ -6,7 +6,7 @@
  * The type mapping (documented in docs/sql.md):
  *  - booleans, integers of every width, decimals: JSON numbers, exact
  *  - float/double: JSON numbers; NaN and ±Infinity as the strings "NaN", "Infinity", "-Infinity"
- *  - date: "YYYY-MM-DD"; timestamp: "YYYY-MM-DDTHH:MM:SS[.ffffff]"; timestamptz: with "+00" (UTC)
+ *  - date: "YYYY-MM-DD"; timestamp: "YYYY-MM-DDTHH:MM:SS[.ffffff]"; timestamptz: UTC, ".ffffffZ"
  *  - blob: base64 string; lists and structs: JSON arrays and objects
  *  - everything else (varchar, uuid, time, interval, enum, ...): its text
  */
@@ -60,8 +60,10 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
     case DuckDBTypeId.TIMESTAMP_S:
     case DuckDBTypeId.TIMESTAMP_MS:
     case DuckDBTypeId.TIMESTAMP_NS:
-    case DuckDBTypeId.TIMESTAMP_TZ:
       return `replace(${c}::VARCHAR, ' ', 'T')`;
+    case DuckDBTypeId.TIMESTAMP_TZ:
+      // Always UTC (the engine's time zone), written with Z so every ISO-8601 parser takes it.
+      return `CASE WHEN isfinite(${c}) THEN strftime(${c}, '%Y-%m-%dT%H:%M:%S.%fZ') ELSE ${c}::VARCHAR END`;
     case DuckDBTypeId.BLOB:
       return `to_base64(${c})`;
     default:
@@ -90,15 +92,37 @@ export function aliasedRelation(sql: string, columnCount: number): string {
 /** The header row: the column names as a JSON array. */
 export const headerRow = (columns: readonly ResultColumn[]) => JSON.stringify(columns.map((c) => c.name));
 
+/** Marks the true end of a result: a stream that stops without it was cut short by an error. */
+const END_OF_ROWS = '#end';
+
 /**
  * Streams the rows of a JSON-encoding query: each yielded string holds the rows of one engine
  * chunk joined by commas. Memory stays at one chunk whatever the result size.
+ *
+ * The engine's stream ends the same way whether it is exhausted or failed (the error is not
+ * reported), so the query gets an end marker as its last row: no marker, no success. A failure
+ * before any row is run again without streaming to obtain its message.
  */
-export async function* streamJsonRows(connection: DuckDBConnection, sql: string): AsyncGenerator<string> {
-  const result = await connection.stream(sql);
+export async function* streamJsonRows(
+  connection: DuckDBConnection,
+  sql: string,
+  cancelled: () => boolean = () => false,
+): AsyncGenerator<string> {
+  const result = await connection.stream(`SELECT * FROM (${sql}) UNION ALL SELECT '${END_OF_ROWS}'`);
+  let sent = false;
   for (;;) {
     const chunk = await result.fetchChunk();
-    if (!chunk || chunk.rowCount === 0) return;
-    yield (chunk.getColumnValues(0) as string[]).join(',');
+    if (!chunk || chunk.rowCount === 0) break;
+    const values = chunk.getColumnValues(0) as string[];
+    const done = values[values.length - 1] === END_OF_ROWS;
+    if (done) values.pop();
+    if (values.length > 0) {
+      yield values.join(',');
+      sent = true;
+    }
+    if (done) return;
   }
+  if (cancelled()) throw new Error('INTERRUPT Error: the statement was cancelled');
+  if (!sent) await connection.run(sql); // throws the statement's own error
+  throw new Error('The statement failed while its rows were being sent.');
 }

@@ -47,7 +47,11 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     }
   });
 
-  registerErrorHandling(app);
+  registerErrorHandling(app, async (request) => {
+    const link = /^\/([^/?]+)\/rest\/api/.exec(request.url)?.[1];
+    (request as { params: unknown }).params = link ? { linkToken: link } : {};
+    return authenticate(request, services.users);
+  });
   loginRoutes(app, services);
 
   for (const prefix of ['/rest/api', '/:linkToken/rest/api']) {

@@ -3,7 +3,7 @@
  * fastify's own errors (bad JSON, body too large, wrong media type) -> the same body; anything
  * else -> a logged 500 without internals. The 401 page is the one HTML answer (spec section 7).
  */
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 
 export const UNAUTHORIZED_PAGE =
@@ -41,7 +41,7 @@ function fromFastify(err: FastifyError): ApiError | null {
   }
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, authenticateUnknown?: (request: FastifyRequest) => Promise<unknown>): void {
   app.setErrorHandler((err: FastifyError | Error, request, reply) => {
     if (err instanceof UnauthorizedPage) {
       request.log.info({ reason: err.reason }, 'authentication failed');
@@ -60,11 +60,19 @@ export function registerErrorHandling(app: FastifyInstance): void {
     });
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).type('application/json; charset=utf-8').send({
+  app.setNotFoundHandler(async (request, reply) => {
+    // Under /rest/api nothing, not even which paths exist, is shown without credentials.
+    if (authenticateUnknown && /^\/([^/?]+\/)?rest\/api(\/|$|\?)/.test(request.url)) {
+      try {
+        await authenticateUnknown(request);
+      } catch {
+        return sendUnauthorizedPage(reply);
+      }
+    }
+    return reply.code(404).type('application/json; charset=utf-8').send({
       title: 'Not found',
       description: `No endpoint ${request.method} ${request.url.split('?')[0]}.`,
       hint: 'The REST endpoints are under /rest/api/ (see docs/rest.md).',
-    }),
-  );
+    });
+  });
 }

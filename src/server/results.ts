@@ -22,6 +22,9 @@ function setWarnings(reply: FastifyReply, warnings: readonly string[]): void {
   if (warnings.length > 0) reply.header('SQL-Warnings', headerText(warnings.join('; ')));
 }
 
+/** The resource a cursor belongs to: the path after any hosted-link prefix, without query. */
+const resourceOf = (request: FastifyRequest) => (request.url.split('?')[0] ?? '').replace(/^.*?(\/rest\/api\/)/, '$1').replace(/\/+$/, '');
+
 /**
  * Answers a result request: serves a page of an existing cursor (requestId), or runs `sql`
  * (streamed, or into a new cursor when pagination is on).
@@ -36,8 +39,9 @@ export async function sendResult(
   endpoint: Endpoint,
 ): Promise<FastifyReply> {
   const shape: RowShape = params.array ? 'array' : 'object';
+  const resource = resourceOf(request);
   if (params.requestId !== undefined) {
-    return sendPage(services, request, reply, services.cursors.get(params.requestId, user.name), params, endpoint);
+    return sendPage(services, request, reply, services.cursors.get(params.requestId, user.name, resource), params, endpoint);
   }
   if (sql === undefined) {
     throw badRequest('The body must be a JSON object with a "sql" string.', 'Example: {"sql": "SELECT 1"}', 'Missing SQL');
@@ -66,7 +70,7 @@ export async function sendResult(
   if (params.pagination) {
     let cursor: Cursor;
     try {
-      cursor = await services.cursors.create(execution, user.name);
+      cursor = await services.cursors.create(execution, user.name, resource);
     } catch (err) {
       throw execution.translateError(err);
     } finally {
@@ -81,7 +85,7 @@ export async function sendResult(
   if (params.offset !== undefined) window += ` OFFSET ${params.offset}`;
   const rowsSql = jsonRowsSql(aliasedRelation(execution.sql, execution.columns.length), execution.columns, shape) + window;
   const header = shape === 'array' && params.headers ? headerRow(execution.columns) : undefined;
-  const rows = streamJsonRows(execution.connection, rowsSql);
+  const rows = streamJsonRows(execution.connection, rowsSql, () => cancel.signal.aborted);
   const finish = () => {
     execution.close();
     done();
@@ -112,11 +116,16 @@ async function sendPage(
       // Source links carry the row shape (spec 4.4: array=false, headers=false on the list).
       url.searchParams.set('array', String(params.array));
       url.searchParams.set('headers', String(params.headers));
+    } else {
+      // Query links are requestId, limit and offset (spec 4.5), plus a shape other than the default.
+      if (!params.array) url.searchParams.set('array', 'false');
+      if (params.headers) url.searchParams.set('headers', 'true');
     }
     return url.toString();
   };
   reply.header('limit', String(limit)).header('offset', String(offset)).header('requestId', cursor.id);
-  const prevOffset = Math.max(0, offset - limit);
+  // Past the end, "previous" is the last real chunk.
+  const prevOffset = Math.max(0, Math.min(offset, cursor.rowCount) - limit);
   reply.header('prevPage', link(offset === 0 && endpoint === 'source' ? null : prevOffset));
   if (offset + limit < cursor.rowCount) reply.header('nextPage', link(offset + limit));
   setWarnings(reply, cursor.warnings);

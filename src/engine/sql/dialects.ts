@@ -3,6 +3,11 @@ import { CannotPushDown, PredicateGenerator, type Generated, type PredicateScope
 
 /** PostgreSQL: our own dialect. Text order follows the engine's byte order via COLLATE "C". */
 export class PostgresPredicates extends PredicateGenerator {
+  /** The database's locale may order text differently from the engine; "C" is byte order. */
+  override orderedText(sql: string): string {
+    return `${sql} COLLATE "C"`;
+  }
+
   quoteIdentifier(name: string): string {
     return `"${name.replace(/"/g, '""')}"`;
   }
@@ -21,16 +26,6 @@ export class PostgresPredicates extends PredicateGenerator {
 
   like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
     return { sql: `${column} ${negated ? 'NOT ' : ''}${caseInsensitive ? 'ILIKE' : 'LIKE'} ${pattern}`, exact: true };
-  }
-}
-
-/**
- * PostgreSQL with its text comparisons in byte order, as the engine compares. (The planner
- * uses this one: `x < 'b'` must not follow the database's locale.)
- */
-export class PostgresBytewisePredicates extends PostgresPredicates {
-  override stringComparison(): 'exact' {
-    return 'exact';
   }
 }
 

@@ -60,6 +60,11 @@ export abstract class PredicateGenerator {
     return `TIMESTAMP ${this.quoteString(text)}`;
   }
 
+  /** A text column's operand of an ordering comparison (<, >, BETWEEN); dialects may fix its collation. */
+  orderedText(sql: string): string {
+    return sql;
+  }
+
   /** How string comparisons behave here: exactly like the engine, as a superset, or not at all. */
   abstract stringComparison(op: string): 'exact' | 'superset' | 'no';
 
@@ -145,7 +150,9 @@ export abstract class PredicateGenerator {
     }
     if (this.scope.castMayFail(column)) exact = false;
     if (other.kind === 'column' && this.scope.castMayFail(other.column)) exact = false;
-    return { sql: `${left.sql} ${op} ${right.sql}`, exact };
+    const ordering = isStringType(column.type) && op !== '=' && op !== '<>';
+    const side = (o: Operand) => (ordering && o.kind === 'column' ? this.orderedText(o.sql) : o.sql);
+    return { sql: `${side(left)} ${op} ${side(right)}`, exact };
   }
 
   private likeExpr(b: Json, negated: boolean, caseInsensitive: boolean): Generated {

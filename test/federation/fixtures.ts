@@ -1,0 +1,93 @@
+/**
+ * The same small data set in PostgreSQL, MariaDB and SQLite, with the traps that make pushdown
+ * go wrong: letter case, trailing spaces, NULLs, dates, decimals, duplicates. Each call makes
+ * its own uniquely named schema / database / file and returns a cleanup.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import Database from 'better-sqlite3';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+
+export const CUSTOMERS = [
+  [1, 'Alice', 'DE', 'enterprise', '10.50', '2025-01-03'],
+  [2, 'alice', 'de', 'smb', '3.25', '2025-02-10'],
+  [3, 'Bob ', 'US', 'enterprise', null, '2024-12-31'],
+  [4, 'bob', 'US', null, '0.00', null],
+  [5, "O'Brien", 'GB', 'consumer', '99.99', '2025-06-30'],
+  [6, 'Zoë', null, 'enterprise', '-1.50', '2025-01-01'],
+  [7, 'a_b%c', 'FR', 'smb', '7.00', '2025-03-15'],
+  [8, 'ALICE', 'DE', 'consumer', '12.00', '2025-01-03'],
+] as const;
+
+export const ORDERS = Array.from({ length: 40 }, (_, i) => {
+  const id = i + 1;
+  const customer = (i % 9) + 1; // 9 has no customer: outer joins show it
+  const amount = ((i * 37) % 500) / 4;
+  const status = ['paid', 'Paid', 'shipped', 'new', null][i % 5];
+  const day = String((i % 28) + 1).padStart(2, '0');
+  const month = String((i % 12) + 1).padStart(2, '0');
+  return [id, customer, amount.toFixed(2), status, `2025-${month}-${day}`, i % 3] as const;
+});
+
+export interface Fixture {
+  pgSchema: string;
+  mysqlDatabase: string;
+  sqliteFile: string;
+  cleanup(): Promise<void>;
+}
+
+const PG = { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' };
+const MY = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
+
+export async function createFixture(dir: string): Promise<Fixture> {
+  const tag = `vdbt_${randomBytes(4).toString('hex')}`;
+  const pgClient = new pg.Client(PG);
+  await pgClient.connect();
+  await pgClient.query(`CREATE SCHEMA ${tag}`);
+  await pgClient.query(`CREATE TABLE ${tag}.customers (id int PRIMARY KEY, name text, country text, segment varchar(20), score numeric(10,2), created date)`);
+  await pgClient.query(`CREATE TABLE ${tag}.orders (id int PRIMARY KEY, customer_id int, amount numeric(12,2), status text, created date, qty int)`);
+  for (const row of CUSTOMERS) await pgClient.query(`INSERT INTO ${tag}.customers VALUES ($1,$2,$3,$4,$5,$6)`, [...row]);
+  for (const row of ORDERS) await pgClient.query(`INSERT INTO ${tag}.orders VALUES ($1,$2,$3,$4,$5,$6)`, [...row]);
+  // A column in a locale collation: text order there is not the engine's byte order.
+  await pgClient.query(`CREATE TABLE ${tag}.labels AS SELECT id, name::text COLLATE "en-US-x-icu" AS label FROM ${tag}.customers`);
+  await pgClient.query(`ANALYZE ${tag}.customers; ANALYZE ${tag}.orders`);
+  await pgClient.end();
+
+  const my = await mysql.createConnection(MY);
+  await my.query(`CREATE DATABASE ${tag} CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci`);
+  await my.query(`CREATE TABLE ${tag}.customers (id int PRIMARY KEY, name varchar(50), country varchar(5), segment varchar(20), score decimal(10,2), created date)`);
+  await my.query(`CREATE TABLE ${tag}.orders (id int PRIMARY KEY, customer_id int, amount decimal(12,2), status varchar(20), created date, qty int)`);
+  for (const row of CUSTOMERS) await my.query(`INSERT INTO ${tag}.customers VALUES (?,?,?,?,?,?)`, [...row]);
+  for (const row of ORDERS) await my.query(`INSERT INTO ${tag}.orders VALUES (?,?,?,?,?,?)`, [...row]);
+  await my.query(`ANALYZE TABLE ${tag}.customers, ${tag}.orders`);
+  await my.end();
+
+  const sqliteFile = path.join(dir, `${tag}.sqlite`);
+  const db = new Database(sqliteFile);
+  db.exec(`CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, country TEXT, segment TEXT, score DECIMAL(10,2), created DATE);
+           CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER, amount DECIMAL(12,2), status TEXT, created DATE, qty INTEGER);`);
+  const insertCustomer = db.prepare('INSERT INTO customers VALUES (?,?,?,?,?,?)');
+  for (const row of CUSTOMERS) insertCustomer.run(row[0], row[1], row[2], row[3], row[4] === null ? null : Number(row[4]), row[5]);
+  const insertOrder = db.prepare('INSERT INTO orders VALUES (?,?,?,?,?,?)');
+  for (const row of ORDERS) insertOrder.run(row[0], row[1], Number(row[2]), row[3], row[4], row[5]);
+  db.exec('ANALYZE');
+  db.close();
+
+  return {
+    pgSchema: tag,
+    mysqlDatabase: tag,
+    sqliteFile,
+    async cleanup() {
+      const c = new pg.Client(PG);
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${tag} CASCADE`);
+      await c.end();
+      const m = await mysql.createConnection(MY);
+      await m.query(`DROP DATABASE IF EXISTS ${tag}`);
+      await m.end();
+      fs.rmSync(sqliteFile, { force: true });
+    },
+  };
+}
