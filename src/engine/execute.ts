@@ -49,14 +49,14 @@ export async function openExecution(
 ): Promise<Execution> {
   await registry.ensureSystemTables();
   const connection = await runtime.connect();
-  const onAbort = () => connection.interrupt();
-  options.signal.addEventListener('abort', onAbort);
+  const { onAbort, stop } = interruptOnAbort(connection, options.signal);
   const rename = renamer(bound.tables);
   const translateError = (err: unknown): unknown => {
     if (options.signal.aborted && (isInterrupt(err) || err === options.signal.reason)) return options.signal.reason;
     return engineError(err, rename, fileSourceOf(bound.tables)) ?? err;
   };
   const close = () => {
+    stop();
     options.signal.removeEventListener('abort', onAbort);
     connection.closeSync();
   };
@@ -69,7 +69,8 @@ export async function openExecution(
       sourceQueries.push(loaded.query);
     }
     options.signal.throwIfAborted();
-    const sql = deparseSync(bound.ast);
+    // The deparser keeps a trailing ';', which must not end up inside the wrapping queries.
+    const sql = deparseSync(bound.ast).replace(/;\s*$/, '');
     const columns = await describe(connection, sql);
     return { connection, sql, columns, warnings, sourceQueries, translateError, close };
   } catch (err) {
@@ -81,9 +82,9 @@ export async function openExecution(
 /** An execution of engine SQL that needs no binding (procedure results, built by vdb itself). */
 export async function openStaticExecution(runtime: DuckRuntime, sql: string, signal: AbortSignal): Promise<Execution> {
   const connection = await runtime.connect();
-  const onAbort = () => connection.interrupt();
-  signal.addEventListener('abort', onAbort);
+  const { onAbort, stop } = interruptOnAbort(connection, signal);
   const close = () => {
+    stop();
     signal.removeEventListener('abort', onAbort);
     connection.closeSync();
   };
@@ -95,6 +96,26 @@ export async function openStaticExecution(runtime: DuckRuntime, sql: string, sig
     close();
     throw translateError(err);
   }
+}
+
+/**
+ * Interrupts the connection when `signal` aborts, and keeps interrupting until stopped: an
+ * interrupt that arrives between two statements hits nothing, so one alone could be lost.
+ */
+function interruptOnAbort(connection: DuckDBConnection, signal: AbortSignal): { onAbort: () => void; stop: () => void } {
+  let repeat: NodeJS.Timeout | null = null;
+  const onAbort = () => {
+    connection.interrupt();
+    repeat ??= setInterval(() => connection.interrupt(), 25);
+  };
+  signal.addEventListener('abort', onAbort);
+  if (signal.aborted) onAbort();
+  return {
+    onAbort,
+    stop: () => {
+      if (repeat) clearInterval(repeat);
+    },
+  };
 }
 
 async function describe(connection: DuckDBConnection, sql: string): Promise<ResultColumn[]> {

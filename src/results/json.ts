@@ -36,9 +36,6 @@ const AS_IS = new Set<DuckDBTypeId>([
   DuckDBTypeId.UINTEGER,
   DuckDBTypeId.UBIGINT,
   DuckDBTypeId.UHUGEINT,
-  // Exact: wide decimals are written from their digits, narrow ones (up to 9 digits) through a
-  // double, which holds 9 digits exactly (1.50 is written 1.5, the same number).
-  DuckDBTypeId.DECIMAL,
   DuckDBTypeId.LIST,
   DuckDBTypeId.ARRAY,
   DuckDBTypeId.STRUCT,
@@ -66,6 +63,12 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
       return `CASE WHEN isfinite(${c}) THEN strftime(${c}, '%Y-%m-%dT%H:%M:%S.%fZ') ELSE ${c}::VARCHAR END`;
     case DuckDBTypeId.BLOB:
       return `to_base64(${c})`;
+    case DuckDBTypeId.DECIMAL: {
+      // Decimals of 16+ digits are written from their digits, scale kept (1.50); the engine
+      // writes narrower ones through a double, dropping trailing zeros, so they are widened.
+      const [, width, scale] = /DECIMAL\((\d+),\s*(\d+)\)/i.exec(type.toString()) ?? [];
+      return Number(width) < 16 ? `${c}::DECIMAL(18, ${Number(scale)})` : c;
+    }
     default:
       if (AS_IS.has(type.typeId)) return c;
       if (type.alias === 'JSON') return c;
