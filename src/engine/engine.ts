@@ -3,10 +3,12 @@ import type { SourceRegistry } from '../catalog/sources.js';
 import type { UserDef } from '../catalog/types.js';
 import { badRequest } from '../errors.js';
 import { bindStatement } from './bind.js';
-import { quoteIdent, sqlLiteral, type DuckRuntime } from './duckdb.js';
+import type { DuckRuntime } from './duckdb.js';
 import { openExecution, openStaticExecution, type Execution } from './execute.js';
 import { parseStatement } from './parse.js';
-import { callProcedure, type ProcedureCall, type ProcedureResult, type ProcedureValue } from './procedures.js';
+import { explain } from './explain.js';
+import { callProcedure, type ProcedureCall } from './procedures.js';
+import { staticResultSql } from './static-result.js';
 
 type Json = Record<string, unknown>;
 
@@ -24,7 +26,12 @@ export class Engine {
     const statement = tree.stmts?.[0]?.stmt as Json | undefined;
     if (statement && 'CallStmt' in statement) {
       const result = await callProcedure(procedureCall(statement.CallStmt as Json), user, this.registry);
-      return openStaticExecution(this.runtime, resultSql(result), signal);
+      return openStaticExecution(this.runtime, staticResultSql(result), signal);
+    }
+    if (statement && 'ExplainStmt' in statement) {
+      const inner = (statement.ExplainStmt as Json).query;
+      const bound = bindStatement({ ...tree, stmts: [{ stmt: inner as never }] }, this.registry, this.vdbName);
+      return openStaticExecution(this.runtime, staticResultSql(explain(bound, this.registry, this.options.pushdown)), signal);
     }
     const bound = bindStatement(tree, this.registry, this.vdbName);
     return openExecution(bound, this.registry, this.runtime, { signal, pushdown: this.options.pushdown });
@@ -54,15 +61,4 @@ function procedureCall(call: Json): ProcedureCall {
     else positional.push(constantOf(arg));
   }
   return { name, positional, named };
-}
-
-const valueSql = (value: ProcedureValue) =>
-  value === null ? 'NULL' : typeof value === 'string' ? sqlLiteral(value) : typeof value === 'boolean' ? String(value).toUpperCase() : String(value);
-
-/** A procedure's result as an engine query (VALUES), so it is encoded and paginated like any. */
-function resultSql(result: ProcedureResult): string {
-  const columns = result.columns.map(quoteIdent).join(', ');
-  if (result.rows.length === 0) return `SELECT ${result.columns.map((c) => `NULL AS ${quoteIdent(c)}`).join(', ')} WHERE FALSE`;
-  const rows = result.rows.map((row) => `(${row.map(valueSql).join(', ')})`).join(', ');
-  return `SELECT * FROM (VALUES ${rows}) AS result(${columns})`;
 }

@@ -14,13 +14,9 @@ import type { SourceRegistry } from '../catalog/sources.js';
 import { parseProps, sourceFromSpec } from '../catalog/source-spec.js';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
+import type { StaticResult } from './static-result.js';
 
-export type ProcedureValue = string | number | boolean | null;
-
-export interface ProcedureResult {
-  columns: string[];
-  rows: ProcedureValue[][];
-}
+export type ProcedureResult = StaticResult;
 
 interface Procedure {
   params: string[];

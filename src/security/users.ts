@@ -2,6 +2,7 @@
  * Users and the ways they prove who they are: password (HTTP Basic, login), signed token,
  * hosted link token. Users live in the catalog; only hashes and per-user secrets are stored.
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import type { CatalogStore } from '../catalog/store.js';
 import type { UserDef } from '../catalog/types.js';
 import { badRequest } from '../errors.js';
@@ -14,7 +15,39 @@ export const ADMIN_USER = 'admin';
 /** A hash of a random password: verified against when the user is unknown, so timing tells nothing. */
 const decoyHash = hashPassword(randomToken());
 
+/**
+ * Recently verified passwords, so that HTTP Basic (credentials on every request) does not pay
+ * the deliberately slow scrypt check each time. Keys are an HMAC of name and password under a
+ * key that lives only in this process; an entry holds the hash it was verified against, so a
+ * password change invalidates it at once. Only successes are cached, for a short time.
+ */
+class VerifiedPasswords {
+  private readonly key = randomBytes(32);
+  private readonly entries = new Map<string, { passwordHash: string; until: number }>();
+
+  constructor(
+    private readonly ttlMs = 60_000,
+    private readonly maxEntries = 1000,
+  ) {}
+
+  private keyOf(name: string, password: string): string {
+    return createHmac('sha256', this.key).update(name).update('\u0000').update(password).digest('base64');
+  }
+
+  has(name: string, password: string, passwordHash: string, now: number): boolean {
+    const entry = this.entries.get(this.keyOf(name, password));
+    return entry !== undefined && entry.until > now && entry.passwordHash === passwordHash;
+  }
+
+  add(name: string, password: string, passwordHash: string, now: number): void {
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(this.keyOf(name, password), { passwordHash, until: now + this.ttlMs });
+  }
+}
+
 export class UserService {
+  private readonly verified = new VerifiedPasswords();
+
   constructor(
     private readonly store: CatalogStore,
     private readonly signingKey: Buffer,
@@ -67,7 +100,11 @@ export class UserService {
       await verifyPassword(password, await decoyHash);
       return null;
     }
-    return (await verifyPassword(password, user.passwordHash)) ? user : null;
+    const now = this.now();
+    if (this.verified.has(name, password, user.passwordHash, now)) return user;
+    if (!(await verifyPassword(password, user.passwordHash))) return null;
+    this.verified.add(name, password, user.passwordHash, now);
+    return user;
   }
 
   /** Sets a new password; the new token secret voids every token issued before. */

@@ -1,0 +1,32 @@
+/**
+ * EXPLAIN <statement>: the plan as rows, one per step: what each source is asked (the exact
+ * statement it receives) and what the engine runs over the results. Nothing is executed.
+ */
+import { deparseSync } from 'pgsql-deparser';
+import type { SourceRegistry } from '../catalog/sources.js';
+import type { RowConnector } from '../connectors/types.js';
+import type { BoundStatement } from './bind.js';
+import { planScans } from './plan.js';
+import type { StaticResult } from './static-result.js';
+
+export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean): StaticResult {
+  const rows: StaticResult['rows'] = [];
+  let step = 1;
+  for (const [loadName, plan] of planScans(bound, registry, { pushdown })) {
+    const resolved = plan.bound.resolved;
+    if (resolved.kind !== 'rows') continue;
+    const connector = registry.connectorOf(resolved.source) as RowConnector;
+    const sql = connector.scanSql({ table: resolved.table, columns: plan.columns, filter: plan.filter ?? undefined });
+    const pushed = [plan.filter ? 'conditions' : null, plan.columns.length < resolved.table.columns.length ? 'columns' : null].filter(Boolean).join(', ');
+    rows.push([step++, resolved.source.name, 'source query', `${resolved.schema}.${resolved.table.name} -> ${loadName}`, pushed || 'nothing', sql]);
+  }
+  for (const { resolved } of bound.tables) {
+    if (resolved.kind === 'native') {
+      const connector = registry.connectorOf(resolved.source);
+      const relation = connector.delivery === 'engine' ? connector.relationSql(resolved.table) : resolved.engineName;
+      rows.push([step++, resolved.source.name, 'engine scan', `${resolved.schema}.${resolved.table.name}`, 'columns, conditions (engine reader)', relation]);
+    }
+  }
+  rows.push([step, 'vdb engine', 'execute', 'statement over the source results', null, deparseSync(bound.ast).replace(/;\s*$/, '')]);
+  return { columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'], rows };
+}
