@@ -37,6 +37,12 @@ export interface Config {
   /** DuckDB memory limit, e.g. "4GB"; results beyond it spill to the data directory. */
   engineMemoryLimit: string | null;
   logLevel: string;
+  queryLog: {
+    /** Most statements kept in SYSLOG.QueryLog. */
+    maxEntries: number;
+    /** Statements older than this are dropped. */
+    maxAgeMs: number;
+  };
   /** Push projections and conditions down to the sources; off reads whole tables (for diagnosis). */
   pushdown: boolean;
   /**
@@ -46,7 +52,10 @@ export interface Config {
   sources: Array<Record<string, unknown>>;
 }
 
-export type ConfigOverrides = Partial<Omit<Config, 'pagination'>> & { pagination?: Partial<Config['pagination']> };
+export type ConfigOverrides = Partial<Omit<Config, 'pagination' | 'queryLog'>> & {
+  pagination?: Partial<Config['pagination']>;
+  queryLog?: Partial<Config['queryLog']>;
+};
 
 const int = (value: string | undefined, name: string): number | undefined => {
   if (value === undefined || value === '') return undefined;
@@ -71,6 +80,8 @@ function validate(config: Config): void {
     ['pagination.maxLimit', config.pagination.maxLimit],
     ['pagination.cursorIdleMs', config.pagination.cursorIdleMs],
     ['pagination.maxCursors', config.pagination.maxCursors],
+    ['queryLog.maxEntries', config.queryLog.maxEntries],
+    ['queryLog.maxAgeMs', config.queryLog.maxAgeMs],
   ];
   for (const [name, value] of positive) {
     const allowZero = name === 'port';
@@ -151,6 +162,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     engineMemoryLimit: merged.engineMemoryLimit ?? null,
     logLevel: merged.logLevel ?? 'info',
     pushdown: merged.pushdown ?? true,
+    queryLog: {
+      maxEntries: 1000,
+      maxAgeMs: 24 * 3600_000,
+      ...fromFile.queryLog,
+      ...defined({
+        maxEntries: int(env.VDB_QUERY_LOG_MAX_ENTRIES, 'VDB_QUERY_LOG_MAX_ENTRIES'),
+        maxAgeMs: int(env.VDB_QUERY_LOG_MAX_AGE_MS, 'VDB_QUERY_LOG_MAX_AGE_MS'),
+      }),
+      ...defined(overrides.queryLog ?? {}),
+    },
     sources: (merged.sources ?? []).map((spec) => substituteEnv(spec, env)),
   };
   if (!config.fileRoots.includes(dataDir)) config.fileRoots.push(dataDir);

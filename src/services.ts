@@ -14,6 +14,7 @@ import type { Config } from './config.js';
 import { DuckRuntime, sqlLiteral } from './engine/duckdb.js';
 import { Engine } from './engine/engine.js';
 import { initParser } from './engine/parse.js';
+import { QueryLog } from './engine/query-log.js';
 import { CursorStore } from './results/cursors.js';
 import { openSecret, sealSecret } from './security/secret-box.js';
 import { loadOrCreateServerSecrets } from './security/server-secrets.js';
@@ -28,6 +29,7 @@ export interface Services {
   registry: SourceRegistry;
   engine: Engine;
   cursors: CursorStore;
+  queryLog: QueryLog;
   users: UserService;
   /** Set on the first start when the admin password was generated: print it once. */
   generatedAdminPassword: string | null;
@@ -62,6 +64,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     spillDir: path.join(config.dataDir, 'spill'),
     memoryLimit: config.engineMemoryLimit,
   });
+  const queryLog = new QueryLog({ maxEntries: config.queryLog.maxEntries, maxAgeMs: config.queryLog.maxAgeMs });
   const registry = new SourceRegistry(
     store,
     runtime,
@@ -83,6 +86,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     },
     config.vdbName,
     log,
+    () => queryLog.list(),
   );
   await registry.start();
   const users = new UserService(store, deriveSigningKey(secrets.serverSecret, appVersion()));
@@ -107,6 +111,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     registry,
     engine: new Engine(registry, runtime, config.vdbName, { pushdown: config.pushdown }),
     cursors,
+    queryLog,
     users,
     generatedAdminPassword,
     async close() {

@@ -9,6 +9,7 @@ import type { Connector, ImportedTable } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, messageOf, notFound, sourceFailed } from '../errors.js';
 import { DuckRuntime, quoteIdent, sqlLiteral } from '../engine/duckdb.js';
+import type { QueryLogEntry } from '../engine/query-log.js';
 import type { CatalogStore } from './store.js';
 import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable } from './system.js';
 import type { SourceDef, SourceKind, TableDef } from './types.js';
@@ -54,6 +55,7 @@ export class SourceRegistry {
     private readonly context: ConnectorContext,
     private readonly vdbName: string,
     private readonly log: Logger,
+    private readonly queryLog: () => readonly QueryLogEntry[] = () => [],
   ) {}
 
   /** Brings every persisted source up. A source that fails keeps its schema; queries on it fail. */
@@ -299,32 +301,42 @@ export class SourceRegistry {
     await this.runtime.runAll(statements);
   }
 
-  /** Rebuilds the engine's copies of the system tables when the catalog changed since. */
-  ensureSystemTables(): Promise<void> {
-    if (this.systemGeneration === this.store.generation) return Promise.resolve();
-    this.systemRefresh ??= this.refreshSystemTables().finally(() => {
-      this.systemRefresh = null;
-    });
-    return this.systemRefresh;
+  /**
+   * Brings the engine's copies of the system tables up to date: all of them when the catalog
+   * changed since they were built, and the volatile ones among `reading` every time.
+   */
+  async ensureSystemTables(reading: readonly TableDef[] = []): Promise<void> {
+    if (this.systemGeneration !== this.store.generation) {
+      this.systemRefresh ??= this.refreshSystemTables(SYSTEM_TABLES.filter((t) => !t.volatile)).finally(() => {
+        this.systemRefresh = null;
+      });
+      await this.systemRefresh;
+    }
+    const volatile = SYSTEM_TABLES.filter((t) => t.volatile && reading.includes(t.def));
+    if (volatile.length > 0) await this.writeSystemTables(volatile);
   }
 
-  private async refreshSystemTables(): Promise<void> {
+  private async refreshSystemTables(tables: SystemTable[]): Promise<void> {
     const generation = this.store.generation;
-    const catalog = this.store.current;
+    await this.writeSystemTables(tables);
+    this.systemGeneration = generation;
+  }
+
+  private async writeSystemTables(tables: SystemTable[]): Promise<void> {
+    const state = { catalog: this.store.current, vdbName: this.vdbName, queryLog: this.queryLog() };
     await this.runtime.withConnection(async (connection) => {
       await connection.run('BEGIN TRANSACTION');
-      for (const table of SYSTEM_TABLES) {
+      for (const table of tables) {
         const name = `${SYSTEM_ENGINE_SCHEMA}.${quoteIdent(systemEngineName(table))}`;
         const columns = table.def.columns.map((c) => `${quoteIdent(c.name)} ${c.type}`).join(', ');
         await connection.run(`CREATE OR REPLACE TABLE ${name} (${columns})`);
-        const rows = table.rows(catalog, this.vdbName);
+        const rows = table.rows(state);
         if (rows.length === 0) continue;
         const values = rows.map((row) => `(${row.map(literalOf).join(', ')})`).join(',\n');
         await connection.run(`INSERT INTO ${name} VALUES ${values}`);
       }
       await connection.run('COMMIT');
     });
-    this.systemGeneration = generation;
   }
 
   async close(): Promise<void> {

@@ -3,17 +3,27 @@
  * SYSADMIN.DataSources), queryable with filters and joins like any table. Their rows are
  * computed from the catalog; no secret is ever part of them.
  */
+import type { QueryLogEntry } from '../engine/query-log.js';
 import type { CatalogData, ColumnDef, SourceDef, TableDef } from './types.js';
 
 export type SystemValue = string | number | boolean | null;
 
+/** What system tables are computed from. */
+export interface SystemState {
+  catalog: CatalogData;
+  vdbName: string;
+  queryLog: readonly QueryLogEntry[];
+}
+
 export interface SystemTable {
   schema: string;
   def: TableDef;
-  rows(catalog: CatalogData, vdbName: string): SystemValue[][];
+  /** Volatile tables change without catalog changes: rebuilt whenever a statement reads them. */
+  volatile?: boolean;
+  rows(state: SystemState): SystemValue[][];
 }
 
-export const SYSTEM_SCHEMAS = ['SYS', 'SYSADMIN'] as const;
+export const SYSTEM_SCHEMAS = ['SYS', 'SYSADMIN', 'SYSLOG'] as const;
 
 let nextSystemOid = 1;
 function systemTable(
@@ -22,6 +32,7 @@ function systemTable(
   description: string,
   columns: Array<[string, string]>,
   rows: SystemTable['rows'],
+  volatile = false,
 ): SystemTable {
   const columnDefs: ColumnDef[] = columns.map(([column, type], i) => ({
     name: column,
@@ -44,6 +55,7 @@ function systemTable(
       oid: nextSystemOid++,
     },
     rows,
+    volatile,
   };
 }
 
@@ -82,7 +94,7 @@ export const SYSTEM_TABLES: SystemTable[] = [
       ['Description', 'VARCHAR'],
       ['OID', 'INTEGER'],
     ],
-    (catalog, vdb) => [
+    ({ catalog, vdbName: vdb }) => [
       ...SYSTEM_SCHEMAS.map((name, i): SystemValue[] => [vdb, name, false, `sys:${name}`, 'System schema', i + 1]),
       ...catalog.sources.map((s): SystemValue[] => [vdb, s.name, true, `source:${s.name}`, sourceDescription(s), s.oid]),
     ],
@@ -106,7 +118,7 @@ export const SYSTEM_TABLES: SystemTable[] = [
       ['IsMaterialized', 'BOOLEAN'],
       ['OID', 'INTEGER'],
     ],
-    (catalog, vdb) =>
+    ({ catalog, vdbName: vdb }) =>
       allTables(catalog).map(({ schema, table, source }) => [
         vdb,
         schema,
@@ -142,7 +154,7 @@ export const SYSTEM_TABLES: SystemTable[] = [
       ['UID', 'VARCHAR'],
       ['Description', 'VARCHAR'],
     ],
-    (catalog, vdb) =>
+    ({ catalog, vdbName: vdb }) =>
       allTables(catalog).flatMap(({ schema, table }) =>
         table.columns.map((column): SystemValue[] => {
           const [precision, scale] = precisionAndScale(column.type);
@@ -179,7 +191,7 @@ export const SYSTEM_TABLES: SystemTable[] = [
       ['Description', 'VARCHAR'],
       ['CreatedAt', 'VARCHAR'],
     ],
-    (catalog) =>
+    ({ catalog }) =>
       catalog.sources.map((s): SystemValue[] => [
         s.name,
         s.kind,
@@ -191,6 +203,25 @@ export const SYSTEM_TABLES: SystemTable[] = [
         s.description,
         s.createdAt,
       ]),
+  ),
+  systemTable(
+    'SYSLOG',
+    'QueryLog',
+    'Recent statements: user, statement, start, duration, rows, status, error and the statements sent to sources.',
+    [
+      ['ID', 'BIGINT'],
+      ['UserName', 'VARCHAR'],
+      ['Statement', 'VARCHAR'],
+      ['StartTime', 'TIMESTAMP'],
+      ['DurationMs', 'BIGINT'],
+      ['RowCount', 'BIGINT'],
+      ['Status', 'VARCHAR'],
+      ['Error', 'VARCHAR'],
+      ['SourceQueries', 'VARCHAR'],
+    ],
+    ({ queryLog }) =>
+      queryLog.map((e): SystemValue[] => [e.id, e.user, e.statement, e.start, e.durationMs, e.rows, e.status, e.error, e.sourceQueries]),
+    true,
   ),
 ];
 

@@ -11,7 +11,12 @@ const USER_ERRORS = /^(Parser|Binder|Catalog|Conversion|Invalid Input|Out of Ran
  * The engine's messages quote the SQL it ran (a LINE excerpt with a caret): that is vdb's
  * rewritten statement, not the user's, so the excerpt is dropped.
  */
-export const withoutExcerpt = (message: string) => message.split(/\n\s*\nLINE \d+:|\nLINE \d+:/)[0]!.trim();
+export const withoutExcerpt = (message: string) =>
+  message
+    .split(/\n\s*\nLINE \d+:|\nLINE \d+:/)[0]!
+    // Candidates name only the columns vdb loaded for this statement, not the table's columns.
+    .replace(/\n?Candidate bindings:.*$/s, '')
+    .trim();
 
 export function engineError(
   err: unknown,

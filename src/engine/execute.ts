@@ -47,7 +47,7 @@ export async function openExecution(
   runtime: DuckRuntime,
   options: ExecuteOptions,
 ): Promise<Execution> {
-  await registry.ensureSystemTables();
+  await registry.ensureSystemTables(bound.tables.filter((t) => t.resolved.kind === 'system').map((t) => t.resolved.table));
   const connection = await runtime.connect();
   const { onAbort, stop } = interruptOnAbort(connection, options.signal);
   const rename = renamer(bound.tables);

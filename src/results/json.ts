@@ -106,11 +106,15 @@ const END_OF_ROWS = '#end';
  * reported), so the query gets an end marker as its last row: no marker, no success. A failure
  * before any row is run again without streaming to obtain its message.
  */
-export async function* streamJsonRows(
-  connection: DuckDBConnection,
-  sql: string,
-  cancelled: () => boolean = () => false,
-): AsyncGenerator<string> {
+export interface StreamOptions {
+  /** True once the statement was cancelled (timeout, client gone). */
+  cancelled?: () => boolean;
+  /** Told the number of rows of each chunk sent. */
+  onRows?: (count: number) => void;
+}
+
+export async function* streamJsonRows(connection: DuckDBConnection, sql: string, options: StreamOptions = {}): AsyncGenerator<string> {
+  const { cancelled = () => false, onRows } = options;
   const result = await connection.stream(`SELECT * FROM (${sql}) UNION ALL SELECT '${END_OF_ROWS}'`);
   let sent = false;
   for (;;) {
@@ -120,6 +124,7 @@ export async function* streamJsonRows(
     const done = values[values.length - 1] === END_OF_ROWS;
     if (done) values.pop();
     if (values.length > 0) {
+      onRows?.(values.length);
       yield values.join(',');
       sent = true;
     }

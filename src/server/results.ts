@@ -22,6 +22,9 @@ function setWarnings(reply: FastifyReply, warnings: readonly string[]): void {
   if (warnings.length > 0) reply.header('SQL-Warnings', headerText(warnings.join('; ')));
 }
 
+const sourceQueriesText = (execution?: Execution) =>
+  execution && execution.sourceQueries.length > 0 ? execution.sourceQueries.map((q) => `${q.source}: ${q.sql}`).join('\n') : null;
+
 /** The resource a cursor belongs to: the path after any hosted-link prefix, without query. */
 const resourceOf = (request: FastifyRequest) => (request.url.split('?')[0] ?? '').replace(/^.*?(\/rest\/api\/)/, '$1').replace(/\/+$/, '');
 
@@ -46,6 +49,7 @@ export async function sendResult(
   if (sql === undefined) {
     throw badRequest('The body must be a JSON object with a "sql" string.', 'Example: {"sql": "SELECT 1"}', 'Missing SQL');
   }
+  const record = services.queryLog.begin(user.name, sql);
   if (params.pagination && params.limit === 0) throw badRequest('With pagination, "limit" must be at least 1.', null, 'Invalid parameter');
 
   const cancel = new AbortController();
@@ -59,11 +63,23 @@ export async function sendResult(
     reply.raw.off('close', onClose);
   };
 
+  const failed = (err: unknown, execution?: Execution) => {
+    const cancelled = cancel.signal.aborted;
+    record({
+      rows: null,
+      status: cancelled ? 'cancelled' : 'error',
+      error: err instanceof ApiError ? err.description : err instanceof Error ? err.message : String(err),
+      sourceQueries: sourceQueriesText(execution),
+    });
+  };
+
   let execution: Execution;
   try {
     execution = await services.engine.open(sql, user, cancel.signal);
+    cancel.signal.throwIfAborted();
   } catch (err) {
     done();
+    failed(err);
     throw err;
   }
 
@@ -71,8 +87,11 @@ export async function sendResult(
     let cursor: Cursor;
     try {
       cursor = await services.cursors.create(execution, user.name, resource);
+      record({ rows: cursor.rowCount, status: 'ok', error: null, sourceQueries: sourceQueriesText(execution) });
     } catch (err) {
-      throw execution.translateError(err);
+      const translated = execution.translateError(err);
+      failed(translated, execution);
+      throw translated;
     } finally {
       execution.close();
       done();
@@ -85,13 +104,20 @@ export async function sendResult(
   if (params.offset !== undefined) window += ` OFFSET ${params.offset}`;
   const rowsSql = jsonRowsSql(aliasedRelation(execution.sql, execution.columns.length), execution.columns, shape) + window;
   const header = shape === 'array' && params.headers ? headerRow(execution.columns) : undefined;
-  const rows = streamJsonRows(execution.connection, rowsSql, () => cancel.signal.aborted);
+  let sent = 0;
+  const rows = streamJsonRows(execution.connection, rowsSql, {
+    cancelled: () => cancel.signal.aborted,
+    onRows: (count) => (sent += count),
+  });
+  let error: unknown = null;
   const finish = () => {
+    if (error === null && !cancel.signal.aborted) record({ rows: sent, status: 'ok', error: null, sourceQueries: sourceQueriesText(execution) });
+    else failed(error ?? cancel.signal.reason, execution);
     execution.close();
     done();
   };
   setWarnings(reply, execution.warnings);
-  return sendRows(reply, rows, header, finish, (err) => execution.translateError(err));
+  return sendRows(reply, rows, header, finish, (err) => (error = execution.translateError(err)));
 }
 
 /** Serves one chunk of a cursor with the pagination headers. */
@@ -166,6 +192,10 @@ async function sendRows(
         next = await rows.next();
       }
       yield ']';
+    } catch (err) {
+      // Too late for a status: the connection is aborted, so the body is visibly incomplete.
+      translateError(err);
+      throw err;
     } finally {
       await rows.return(undefined);
       finish();

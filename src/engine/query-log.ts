@@ -1,0 +1,63 @@
+/**
+ * The query log: who ran what, when, for how long, with how many rows, and what each source
+ * was asked. Kept in memory with bounded retention (entries and age) and shown as the system
+ * table SYSLOG.QueryLog.
+ */
+export interface QueryLogEntry {
+  id: number;
+  user: string;
+  statement: string;
+  start: string;
+  durationMs: number;
+  rows: number | null;
+  status: 'ok' | 'error' | 'cancelled';
+  error: string | null;
+  sourceQueries: string | null;
+}
+
+export interface QueryLogOptions {
+  maxEntries: number;
+  maxAgeMs: number;
+}
+
+export class QueryLog {
+  private entries: QueryLogEntry[] = [];
+  private nextId = 1;
+
+  constructor(
+    private readonly options: QueryLogOptions,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Starts timing a statement; the returned function records its outcome once. */
+  begin(user: string, statement: string): (outcome: Omit<QueryLogEntry, 'id' | 'user' | 'statement' | 'start' | 'durationMs'>) => void {
+    const started = this.now();
+    let recorded = false;
+    return (outcome) => {
+      if (recorded) return;
+      recorded = true;
+      this.entries.push({
+        id: this.nextId++,
+        user,
+        statement,
+        start: new Date(started).toISOString(),
+        durationMs: this.now() - started,
+        ...outcome,
+      });
+      this.trim();
+    };
+  }
+
+  private trim(): void {
+    const oldest = this.now() - this.options.maxAgeMs;
+    const firstKept = this.entries.findIndex((e) => Date.parse(e.start) >= oldest);
+    if (firstKept > 0) this.entries = this.entries.slice(firstKept);
+    else if (firstKept < 0) this.entries = [];
+    if (this.entries.length > this.options.maxEntries) this.entries = this.entries.slice(-this.options.maxEntries);
+  }
+
+  list(): readonly QueryLogEntry[] {
+    this.trim();
+    return this.entries;
+  }
+}
