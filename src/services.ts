@@ -77,6 +77,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
           const reader = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);
           return reader.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
         }),
+      engineQuery: async (sql) =>
+        runtime.withConnection(async (connection) => (await connection.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>),
       parquetRowCount: async (file) =>
         runtime.withConnection(async (connection) => {
           const reader = await connection.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlLiteral(file)})`);

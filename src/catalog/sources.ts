@@ -293,6 +293,7 @@ export class SourceRegistry {
   /** Makes a native source's tables visible to the engine as views in its own schema. */
   private async publish(source: SourceDef, connector: Connector): Promise<void> {
     if (connector.delivery !== 'engine') return;
+    await connector.healthCheck(); // e.g. attaches a DuckDB file before views can refer to it
     const schema = quoteIdent(engineSchemaOf(source));
     const statements = [`CREATE SCHEMA IF NOT EXISTS ${schema}`];
     for (const table of source.tables) {

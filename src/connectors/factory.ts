@@ -1,20 +1,21 @@
 /** Builds the connector for a source definition: the one place that knows every kind. */
 import type { SourceDef } from '../catalog/types.js';
 import { badRequest } from '../errors.js';
+import { DuckdbConnector, type DuckdbConnectorContext } from './duckdb/connector.js';
 import { FileConnector, type FileConnectorContext } from './files/connector.js';
 import { MysqlConnector } from './mysql/connector.js';
 import { PostgresConnector } from './postgres/connector.js';
 import { SqliteConnector } from './sqlite/connector.js';
 import type { Connector } from './types.js';
 
-export interface ConnectorContext extends FileConnectorContext {
+export interface ConnectorContext extends FileConnectorContext, DuckdbConnectorContext {
   /** Decrypts a secret of a source definition (stored sealed in the catalog). */
   openSecret(sealed: string): string;
   /** Encrypts a secret for storage in the catalog. */
   sealSecret(plain: string): string;
 }
 
-export const SUPPORTED_KINDS = ['postgresql', 'mysql', 'sqlite', 'file'] as const;
+export const SUPPORTED_KINDS = ['postgresql', 'mysql', 'sqlite', 'file', 'duckdb'] as const;
 
 export function createConnector(source: SourceDef, context: ConnectorContext): Connector {
   const secret = (key: string) => (source.secrets[key] === undefined ? undefined : context.openSecret(source.secrets[key]));
@@ -27,6 +28,8 @@ export function createConnector(source: SourceDef, context: ConnectorContext): C
       return new SqliteConnector(source);
     case 'file':
       return new FileConnector(source, context);
+    case 'duckdb':
+      return new DuckdbConnector(source, context);
     default:
       throw badRequest(
         `Data sources of kind "${source.kind}" are not supported yet.`,
