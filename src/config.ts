@@ -96,17 +96,20 @@ function validate(config: Config): void {
 }
 
 /** Replaces ${env:NAME} in every string of a config value; a missing variable is an error. */
-function substituteEnv<T>(value: T, env: NodeJS.ProcessEnv): T {
+function substituteEnv<T>(value: T, env: NodeJS.ProcessEnv, inProps = false): T {
   if (typeof value === 'string') {
     return value.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
       const found = env[name];
       if (found === undefined) throw new Error(`config refers to environment variable ${name}, which is not set`);
-      return found;
+      // Inside a key=value,key=value string the value is taken verbatim: escape its separators.
+      return inProps ? found.replace(/[\\,]/g, (ch) => `\\${ch}`) : found;
     }) as T;
   }
   if (Array.isArray(value)) return value.map((v) => substituteEnv(v, env)) as T;
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env)])) as T;
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env, /(Props|Properties)$/.test(k))]),
+    ) as T;
   }
   return value;
 }

@@ -9,24 +9,60 @@ import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
 import type { ColumnDef } from '../catalog/types.js';
 import { SourceUnreachableError, type RawType, type RowConnector } from '../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../errors.js';
-import type { ResultColumn } from '../results/json.js';
+import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../results/json.js';
 import type { BoundStatement, BoundTable } from './bind.js';
 import { DuckRuntime, quoteIdent } from './duckdb.js';
 import { engineError, isInterrupt } from './errors.js';
 import { planScans, type ScanPlan } from './plan.js';
 
+/** Rows [offset, offset + limit) of a result. */
+export interface ResultWindow {
+  limit?: number;
+  offset?: number;
+}
+
+/**
+ * An open statement whose result is ready to be read: streamed as JSON, or written whole into
+ * an engine table (for pagination). Either the engine computes it, or (whole-statement
+ * pushdown) a source does.
+ */
 export interface Execution {
-  connection: DuckDBConnection;
-  /** Engine SQL of the statement's result. */
-  sql: string;
   columns: ResultColumn[];
   /** Lossy conversions met while loading source rows; sent in the SQL-Warnings header. */
   warnings: string[];
   /** What each source was asked. */
   sourceQueries: SourceQuery[];
-  /** Maps engine errors met while reading the result to API errors. */
+  /** The result's rows as JSON texts, one string per chunk of rows. */
+  stream(shape: RowShape, window: ResultWindow, options: StreamOptions): AsyncGenerator<string>;
+  /** Writes the whole result into the engine table `table` (columns c0..cn); returns its row count. */
+  materialize(table: string): Promise<number>;
+  /** Maps errors met while reading the result to API errors. */
   translateError(err: unknown): unknown;
   close(): void;
+}
+
+/** An execution whose result the engine computes from `sql` on `connection`. */
+function engineExecution(
+  connection: DuckDBConnection,
+  sql: string,
+  columns: ResultColumn[],
+  rest: Pick<Execution, 'warnings' | 'sourceQueries' | 'translateError' | 'close'>,
+): Execution {
+  return {
+    ...rest,
+    columns,
+    stream(shape, window, options) {
+      let rowsSql = jsonRowsSql(aliasedRelation(sql, columns.length), columns, shape);
+      if (window.limit !== undefined) rowsSql += ` LIMIT ${window.limit}`;
+      if (window.offset !== undefined) rowsSql += ` OFFSET ${window.offset}`;
+      return streamJsonRows(connection, rowsSql, options);
+    },
+    async materialize(table) {
+      await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${aliasedRelation(sql, columns.length)}`);
+      const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${table}`);
+      return Number(counted.getRows()[0]?.[0] ?? 0);
+    },
+  };
 }
 
 export interface ExecuteOptions {
@@ -72,7 +108,7 @@ export async function openExecution(
     // The deparser keeps a trailing ';', which must not end up inside the wrapping queries.
     const sql = deparseSync(bound.ast).replace(/;\s*$/, '');
     const columns = await describe(connection, sql);
-    return { connection, sql, columns, warnings, sourceQueries, translateError, close };
+    return engineExecution(connection, sql, columns, { warnings, sourceQueries, translateError, close });
   } catch (err) {
     close();
     throw translateError(err);
@@ -91,7 +127,7 @@ export async function openStaticExecution(runtime: DuckRuntime, sql: string, sig
   const translateError = (err: unknown) => engineError(err, (m) => m) ?? err;
   try {
     const columns = await describe(connection, sql);
-    return { connection, sql, columns, warnings: [], sourceQueries: [], translateError, close };
+    return engineExecution(connection, sql, columns, { warnings: [], sourceQueries: [], translateError, close });
   } catch (err) {
     close();
     throw translateError(err);
@@ -118,7 +154,7 @@ function interruptOnAbort(connection: DuckDBConnection, signal: AbortSignal): { 
   };
 }
 
-async function describe(connection: DuckDBConnection, sql: string): Promise<ResultColumn[]> {
+export async function describe(connection: DuckDBConnection, sql: string): Promise<ResultColumn[]> {
   const prepared = await connection.prepare(sql);
   try {
     return Array.from({ length: prepared.columnCount }, (_, i) => ({ name: prepared.columnName(i), type: prepared.columnType(i) }));
@@ -165,7 +201,9 @@ async function loadRows(
     }
     appender.closeSync();
   } catch (err) {
-    if (signal.aborted || err instanceof ApiError) throw err;
+    // A cancelled source statement fails with its driver's error; the cause is the cancel.
+    if (signal.aborted) throw signal.reason;
+    if (err instanceof ApiError) throw err;
     throw sourceFailed(resolved.source.name, messageOf(err), err instanceof SourceUnreachableError);
   }
   const select = columns

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { DuckRuntime } from '../engine/duckdb.js';
-import type { Execution } from '../engine/execute.js';
+import { describe, type Execution } from '../engine/execute.js';
 import { notFound } from '../errors.js';
 import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape } from './json.js';
 
@@ -53,17 +53,16 @@ export class CursorStore {
     await this.ready;
     const id = randomBytes(16).toString('hex');
     const table = `${SCHEMA}.r_${id}`;
-    await execution.connection.run(
-      `CREATE TABLE ${table} AS SELECT * FROM ${aliasedRelation(execution.sql, execution.columns.length)}`,
-    );
-    const counted = await execution.connection.runAndReadAll(`SELECT count(*) FROM ${table}`);
+    const rowCount = await execution.materialize(table);
+    // The stored table's own types: they are what pages are encoded from.
+    const stored = await this.runtime.withConnection((connection) => describe(connection, `SELECT * FROM ${table}`));
     const cursor: Cursor = {
       id,
       owner,
       resource,
       table,
-      columns: execution.columns,
-      rowCount: Number(counted.getRows()[0]?.[0] ?? 0),
+      columns: execution.columns.map((column, i) => ({ name: column.name, type: stored[i]!.type })),
+      rowCount,
       warnings: execution.warnings,
       lastUsed: this.now(),
     };

@@ -8,7 +8,7 @@ import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, timeoutError } from '../errors.js';
 import type { Execution } from '../engine/execute.js';
 import type { Cursor } from '../results/cursors.js';
-import { aliasedRelation, headerRow, jsonRowsSql, streamJsonRows, type RowShape } from '../results/json.js';
+import { headerRow, type RowShape } from '../results/json.js';
 import type { Services } from '../services.js';
 import type { ResultParams } from './params.js';
 
@@ -99,13 +99,9 @@ export async function sendResult(
     return sendPage(services, request, reply, cursor, params, endpoint);
   }
 
-  let window = '';
-  if (params.limit !== undefined) window += ` LIMIT ${params.limit}`;
-  if (params.offset !== undefined) window += ` OFFSET ${params.offset}`;
-  const rowsSql = jsonRowsSql(aliasedRelation(execution.sql, execution.columns.length), execution.columns, shape) + window;
   const header = shape === 'array' && params.headers ? headerRow(execution.columns) : undefined;
   let sent = 0;
-  const rows = streamJsonRows(execution.connection, rowsSql, {
+  const rows = execution.stream(shape, { limit: params.limit, offset: params.offset }, {
     cancelled: () => cancel.signal.aborted,
     onRows: (count) => (sent += count),
   });

@@ -11,7 +11,6 @@ import pino from 'pino';
 import type { UserDef } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
 import { Engine } from '../../src/engine/engine.js';
-import { aliasedRelation, jsonRowsSql, streamJsonRows } from '../../src/results/json.js';
 import { createServices, type Services } from '../../src/services.js';
 import { createFixture, type Fixture } from './fixtures.js';
 
@@ -54,8 +53,7 @@ async function rows(engine: Engine, sql: string): Promise<{ json: string; source
   const execution = await engine.open(sql, admin, new AbortController().signal);
   try {
     const parts: string[] = [];
-    const encoded = jsonRowsSql(aliasedRelation(execution.sql, execution.columns.length), execution.columns, 'array');
-    for await (const part of streamJsonRows(execution.connection, encoded)) parts.push(part);
+    for await (const part of execution.stream('array', {}, {})) parts.push(part);
     return { json: `[${parts.join(',')}]`, sourceSql: execution.sourceQueries.map((q) => q.sql) };
   } finally {
     execution.close();

@@ -58,7 +58,7 @@ describe('HTTP Basic', () => {
     const sources = await okJson<Array<{ Name: string }>>(
       await server.request('/rest/api/source', { headers: { authorization: basicOf('bob', 'bob-password-1') } }),
     );
-    assert.deepEqual(sources.slice(0, 4), [{ Name: 'SYS' }, { Name: 'SYSADMIN' }, { Name: 'shop' }, { Name: 'files' }]);
+    assert.deepEqual(sources.slice(0, 5), [{ Name: 'SYS' }, { Name: 'SYSADMIN' }, { Name: 'SYSLOG' }, { Name: 'shop' }, { Name: 'files' }]);
   });
 
   test('a wrong password is the 401 page', async () => {
@@ -151,7 +151,7 @@ describe('POST /api/login', () => {
     const sources = await okJson<Array<{ Name: string }>>(
       await server.request('/rest/api/source', { headers: { authorization: '', 'x-auth-token': token } }),
     );
-    assert.deepEqual(sources.slice(0, 4).map((s) => s.Name), ['SYS', 'SYSADMIN', 'shop', 'files']);
+    assert.deepEqual(sources.slice(0, 5).map((s) => s.Name), ['SYS', 'SYSADMIN', 'SYSLOG', 'shop', 'files']);
   });
 
   test('each user gets their own token; a second login gives a token that works too', async () => {

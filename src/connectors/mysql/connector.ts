@@ -17,11 +17,16 @@ function toSourceError(err: unknown): Error {
   return code && UNREACHABLE.has(code) ? new SourceUnreachableError(message) : err instanceof Error ? err : new Error(message);
 }
 
+const STRING_TYPES = new Set(['BLOB', 'TINY_BLOB', 'MEDIUM_BLOB', 'LONG_BLOB', 'VAR_STRING', 'STRING']);
+
 /** Every value as text (or bytes for binary columns): no per-value conversion in the driver. */
 const asText: mysql.TypeCast = (field, next) => {
-  if (field.type === 'BLOB' || field.type === 'TINY_BLOB' || field.type === 'MEDIUM_BLOB' || field.type === 'LONG_BLOB' || field.type === 'VAR_STRING' || field.type === 'STRING') {
-    // Binary strings stay bytes; character strings become text.
-    return (field as unknown as { charsetNr?: number }).charsetNr === 63 ? field.buffer() : field.string();
+  // The driver's own reading of strings: text for character sets, bytes for binary ones.
+  if (STRING_TYPES.has(field.type)) return next();
+  if (field.type === 'BIT') {
+    // BIT(n) arrives as big-endian bytes; the engine gets its number.
+    const bytes = field.buffer();
+    return bytes === null ? null : bytes.reduce((n, byte) => (n << 8n) | BigInt(byte), 0n).toString();
   }
   if (field.type === 'GEOMETRY') return next();
   return field.string();
@@ -54,6 +59,8 @@ export class MysqlConnector implements RowConnector {
       dateStrings: true,
       supportBigNumbers: true,
       bigNumberStrings: true,
+      // JSON documents as their text: parsing them in JS would round big numbers.
+      jsonStrings: true,
       timezone: 'Z',
       charset: 'utf8mb4',
     });
@@ -90,6 +97,24 @@ export class MysqlConnector implements RowConnector {
         ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION`,
       patterns,
     );
+    // MariaDB declares JSON as LONGTEXT with a json_valid() check; that check marks JSON columns.
+    const jsonChecks = await this.query<RowDataPacket[]>(
+      `SELECT CONSTRAINT_SCHEMA AS db, TABLE_NAME AS name, CHECK_CLAUSE AS clause FROM information_schema.CHECK_CONSTRAINTS
+        WHERE ${patterns.map(() => 'CONSTRAINT_SCHEMA LIKE ?').join(' OR ')}`,
+      patterns,
+    ).catch(() => [] as RowDataPacket[]);
+    const jsonColumns = new Set(
+      jsonChecks.flatMap((c) => {
+        const m = /^json_valid\(`([^`]+)`\)$/i.exec(String(c.clause).trim());
+        return m ? [`${c.db}.${c.name}.${m[1]}`] : [];
+      }),
+    );
+    const keyRows = await this.query<RowDataPacket[]>(
+      `SELECT TABLE_SCHEMA AS db, TABLE_NAME AS name, COLUMN_NAME AS col FROM information_schema.KEY_COLUMN_USAGE
+        WHERE CONSTRAINT_NAME = 'PRIMARY' AND (${patterns.map(() => 'TABLE_SCHEMA LIKE ?').join(' OR ')})
+        ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`,
+      patterns,
+    );
     const tables = new Map<string, ImportedTable>();
     for (const row of rows) {
       const key = `${row.db}.${row.name}`;
@@ -111,14 +136,14 @@ export class MysqlConnector implements RowConnector {
       const column: ColumnDef = {
         name: String(row.col),
         nameInSource: String(row.col),
-        type: engineTypeOfMysql(String(row.type)),
+        type: jsonColumns.has(`${row.db}.${row.name}.${row.col}`) ? 'JSON' : engineTypeOfMysql(String(row.type)),
         nullable: row.nullable === 'YES',
         position: Number(row.position),
         description: row.col_description ? String(row.col_description) : null,
       };
       table.columns.push(column);
-      if (row.col_key === 'PRI') table.primaryKey.push(column.name);
     }
+    for (const key of keyRows) tables.get(`${key.db}.${key.name}`)?.primaryKey.push(String(key.col));
     return [...tables.values()];
   }
 
@@ -128,7 +153,7 @@ export class MysqlConnector implements RowConnector {
 
   castMayFail(column: ColumnDef): boolean {
     // Zero dates ('0000-00-00') and out-of-range values are MySQL's; the engine refuses them.
-    return /^(DECIMAL|DATE|TIMESTAMP|INTERVAL|JSON)/.test(column.type);
+    return /^(DECIMAL|DATE|TIMESTAMP|INTERVAL|JSON|BIGINT|UBIGINT|INTEGER)/.test(column.type);
   }
 
   scanSql(request: ScanRequest): string {
