@@ -16,6 +16,8 @@ export interface ColumnDef {
   nullable: boolean;
   /** 1-based position in the table. */
   position: number;
+  /** The source's collation of a text column, when it is not bytewise (orders text differently). */
+  collation?: string | null;
   description?: string | null;
 }
 

@@ -4,9 +4,10 @@ import type { UserDef } from '../catalog/types.js';
 import { badRequest } from '../errors.js';
 import { bindStatement } from './bind.js';
 import type { DuckRuntime } from './duckdb.js';
-import { openExecution, openStaticExecution, type Execution } from './execute.js';
+import { openExecution, openStaticExecution, openWholeExecution, type Execution } from './execute.js';
 import { parseStatement } from './parse.js';
-import { explain } from './explain.js';
+import { planWhole } from './whole.js';
+import { explain, explainWhole } from './explain.js';
 import { callProcedure, type ProcedureCall } from './procedures.js';
 import { staticResultSql } from './static-result.js';
 
@@ -31,9 +32,16 @@ export class Engine {
     if (statement && 'ExplainStmt' in statement) {
       const inner = (statement.ExplainStmt as Json).query;
       const bound = bindStatement({ ...tree, stmts: [{ stmt: inner as never }] }, this.registry, this.vdbName);
-      return openStaticExecution(this.runtime, staticResultSql(explain(bound, this.registry, this.options.pushdown)), signal);
+      const whole = this.options.pushdown ? await planWhole(bound, this.registry) : null;
+      const plan = whole && (await whole.connector.describeStatement(whole.sql).then(() => explainWhole(whole), () => null));
+      return openStaticExecution(this.runtime, staticResultSql(plan ?? explain(bound, this.registry, this.options.pushdown)), signal);
     }
     const bound = bindStatement(tree, this.registry, this.vdbName);
+    if (this.options.pushdown) {
+      const whole = await planWhole(bound, this.registry);
+      const execution = whole && (await openWholeExecution(whole, this.runtime, signal));
+      if (execution) return execution;
+    }
     return openExecution(bound, this.registry, this.runtime, { signal, pushdown: this.options.pushdown });
   }
 }

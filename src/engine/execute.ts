@@ -4,7 +4,6 @@
  * The result itself is read by the caller (streamed, or materialised for pagination).
  */
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
-import { deparseSync } from 'pgsql-deparser';
 import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
 import type { ColumnDef } from '../catalog/types.js';
 import { SourceUnreachableError, type RawType, type RowConnector } from '../connectors/types.js';
@@ -12,8 +11,12 @@ import { ApiError, messageOf, sourceFailed } from '../errors.js';
 import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../results/json.js';
 import type { BoundStatement, BoundTable } from './bind.js';
 import { DuckRuntime, quoteIdent } from './duckdb.js';
+import { engineSql } from './engine-dialect.js';
 import { engineError, isInterrupt } from './errors.js';
 import { planScans, type ScanPlan } from './plan.js';
+import type { WholePlan } from './whole.js';
+import type { StatementColumn } from '../connectors/postgres/json-rows.js';
+import { rawTypeOfPostgres } from '../connectors/postgres/types.js';
 
 /** Rows [offset, offset + limit) of a result. */
 export interface ResultWindow {
@@ -105,14 +108,72 @@ export async function openExecution(
       sourceQueries.push(loaded.query);
     }
     options.signal.throwIfAborted();
-    // The deparser keeps a trailing ';', which must not end up inside the wrapping queries.
-    const sql = deparseSync(bound.ast).replace(/;\s*$/, '');
+    const sql = engineSql(bound.ast);
     const columns = await describe(connection, sql);
     return engineExecution(connection, sql, columns, { warnings, sourceQueries, translateError, close });
   } catch (err) {
     close();
     throw translateError(err);
   }
+}
+
+/** Errors of PostgreSQL that say the statement is not valid there (then the engine runs it). */
+const NOT_VALID_THERE = /^(42|0A)/;
+
+/**
+ * Opens a statement that a source runs whole. Returns null when the source refuses the
+ * statement as such (unknown function, syntax): the caller then runs it in the engine.
+ */
+export async function openWholeExecution(plan: WholePlan, runtime: DuckRuntime, signal: AbortSignal): Promise<Execution | null> {
+  const { connector, source, sql } = plan;
+  let described: StatementColumn[];
+  try {
+    described = await connector.describeStatement(sql);
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? '';
+    if (NOT_VALID_THERE.test(code)) return null;
+    throw sourceError(source.name, err, signal);
+  }
+  const types = await runtime.withConnection((connection) =>
+    describe(connection, `SELECT ${described.map((c, i) => `CAST(NULL AS ${c.type}) AS c${i}`).join(', ') || '1'}`),
+  );
+  const columns = described.map((c, i) => ({ name: c.name, type: types[i]!.type }));
+  const sourceQueries: SourceQuery[] = [{ source: source.name, sql: connector.statementJsonSql(sql, described, 'array', {}) }];
+  return {
+    columns,
+    warnings: [],
+    sourceQueries,
+    stream(shape, window, options) {
+      const copySql = connector.statementJsonSql(sql, described, shape, window);
+      sourceQueries[0] = { source: source.name, sql: copySql };
+      return connector.streamStatementJson(copySql, signal, options.onRows);
+    },
+    async materialize(table) {
+      return runtime.withConnection(async (connection) => {
+        const loaded = await loadBatches(
+          connection,
+          `${table.replace(/\W/g, '_')}_load`,
+          described.map((c) => ({ type: c.type, raw: rawTypeOfPostgres(c.type) })),
+          connector.statementRows(sql, described, signal),
+          signal,
+        );
+        await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${loaded.view}`);
+        const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${table}`);
+        return Number(counted.getRows()[0]?.[0] ?? 0);
+      });
+    },
+    translateError: (err) => (err instanceof ApiError ? err : sourceError(source.name, err, signal)),
+    close: () => undefined,
+  };
+}
+
+/** A source's failure as an API error: the statement's fault (400), cancelled, or the source's (502/503). */
+function sourceError(source: string, err: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return signal.reason;
+  if (err instanceof ApiError) return err;
+  const code = (err as { code?: string }).code ?? '';
+  if (/^(22|42|23|2B|0A)/.test(code)) return new ApiError(400, 'Invalid query', messageOf(err), null);
+  return sourceFailed(source, messageOf(err), err instanceof SourceUnreachableError || /^(08|57P)/.test(code));
 }
 
 /** An execution of engine SQL that needs no binding (procedure results, built by vdb itself). */
@@ -184,37 +245,68 @@ async function loadRows(
   const request = { table: resolved.table, columns, filter: plan.filter ?? undefined };
   const query = { source: resolved.source.name, sql: connector.scanSql(request) };
   const rawTypes = columns.map((c) => connector.rawType(c));
-  const rawName = `${loadName}_raw`;
-  const rawColumns = columns.map((_, i) => `c${i} ${rawTypes[i]}`).join(', ');
-  await connection.run(`CREATE TEMP TABLE ${rawName} (${rawColumns || 'c0 INTEGER'})`);
-  const appender = await connection.createAppender(rawName, 'main', 'temp');
-  const lossy = new Array<number>(columns.length).fill(0);
+  let loaded: Loaded;
   try {
-    for await (const batch of connector.scan({ ...request, signal })) {
-      signal.throwIfAborted();
-      for (const row of batch) {
-        for (let i = 0; i < rawTypes.length; i++) {
-          if (!appendValue(appender, rawTypes[i] as RawType, row[i])) lossy[i]! += 1;
-        }
-        appender.endRow();
-      }
-    }
-    appender.closeSync();
+    loaded = await loadBatches(
+      connection,
+      loadName,
+      columns.map((c, i) => ({ name: c.name, type: c.type, raw: rawTypes[i]! })),
+      connector.scan({ ...request, signal }),
+      signal,
+    );
   } catch (err) {
     // A cancelled source statement fails with its driver's error; the cause is the cancel.
     if (signal.aborted) throw signal.reason;
     if (err instanceof ApiError) throw err;
     throw sourceFailed(resolved.source.name, messageOf(err), err instanceof SourceUnreachableError);
   }
-  const select = columns
-    .map((c, i) => `${needsCast(c, rawTypes[i]) ? `TRY_CAST(c${i} AS ${c.type})` : `c${i}`} AS ${quoteIdent(c.name)}`)
-    .join(', ');
-  await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${select || 'NULL AS none'} FROM ${rawName}`);
   const warnings = [
-    ...lossy.map((count, i) => lossyWarning(resolved, columns[i], count, rawTypes[i])),
-    ...(await castWarnings(connection, resolved, columns, rawTypes, rawName, connector)),
+    ...loaded.lossy.map((count, i) => lossyWarning(resolved, columns[i], count, rawTypes[i])),
+    ...(await castWarnings(connection, resolved, columns, rawTypes, loaded.rawName, connector)),
   ].filter((w): w is string => w !== null);
   return { warnings, query };
+}
+
+interface Loaded {
+  /** The view with the cast values (the load name). */
+  view: string;
+  rawName: string;
+  /** Per column: values that did not fit their raw class. */
+  lossy: number[];
+}
+
+/**
+ * Appends batches of rows to a temporary table of the connection, in the raw classes given,
+ * and exposes them under `loadName` as a view that casts each column to its type (TRY_CAST:
+ * what does not fit becomes NULL). Columns are named as given, or c0..cn.
+ */
+async function loadBatches(
+  connection: DuckDBConnection,
+  loadName: string,
+  columns: ReadonlyArray<{ name?: string; type: string; raw: RawType }>,
+  batches: AsyncIterable<unknown[][]>,
+  signal: AbortSignal,
+): Promise<Loaded> {
+  const rawName = `${loadName}_raw`;
+  const rawColumns = columns.map((c, i) => `c${i} ${c.raw}`).join(', ');
+  await connection.run(`CREATE TEMP TABLE ${rawName} (${rawColumns || 'c0 INTEGER'})`);
+  const appender = await connection.createAppender(rawName, 'main', 'temp');
+  const lossy = new Array<number>(columns.length).fill(0);
+  for await (const batch of batches) {
+    signal.throwIfAborted();
+    for (const row of batch) {
+      for (let i = 0; i < columns.length; i++) {
+        if (!appendValue(appender, columns[i]!.raw, row[i])) lossy[i]! += 1;
+      }
+      appender.endRow();
+    }
+  }
+  appender.closeSync();
+  const select = columns
+    .map((c, i) => `${c.raw !== c.type ? `TRY_CAST(c${i} AS ${c.type})` : `c${i}`} AS ${quoteIdent(c.name ?? `c${i}`)}`)
+    .join(', ');
+  await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${select || 'NULL AS none'} FROM ${rawName}`);
+  return { view: loadName, rawName, lossy };
 }
 
 function lossyWarning(resolved: ResolvedTable, column: ColumnDef | undefined, count: number, raw: RawType | undefined): string | null {

@@ -2,12 +2,13 @@
  * EXPLAIN <statement>: the plan as rows, one per step: what each source is asked (the exact
  * statement it receives) and what the engine runs over the results. Nothing is executed.
  */
-import { deparseSync } from 'pgsql-deparser';
+import { engineSql } from './engine-dialect.js';
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { RowConnector } from '../connectors/types.js';
 import type { BoundStatement } from './bind.js';
 import { planScans } from './plan.js';
 import type { StaticResult } from './static-result.js';
+import type { WholePlan } from './whole.js';
 
 export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean): StaticResult {
   const rows: StaticResult['rows'] = [];
@@ -27,6 +28,14 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
       rows.push([step++, resolved.source.name, 'engine scan', `${resolved.schema}.${resolved.table.name}`, 'columns, conditions (engine reader)', relation]);
     }
   }
-  rows.push([step, 'vdb engine', 'execute', 'statement over the source results', null, deparseSync(bound.ast).replace(/;\s*$/, '')]);
+  rows.push([step, 'vdb engine', 'execute', 'statement over the source results', null, engineSql(bound.ast)]);
   return { columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'], rows };
+}
+
+/** The plan of a statement that one source runs whole. */
+export function explainWhole(plan: WholePlan): StaticResult {
+  return {
+    columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
+    rows: [[1, plan.source.name, 'source statement', 'the whole statement', 'everything', plan.sql]],
+  };
 }

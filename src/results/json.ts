@@ -6,7 +6,7 @@
  * The type mapping (documented in docs/sql.md):
  *  - booleans, integers of every width, decimals: JSON numbers, exact
  *  - float/double: JSON numbers; NaN and ±Infinity as the strings "NaN", "Infinity", "-Infinity"
- *  - date: "YYYY-MM-DD"; timestamp: "YYYY-MM-DDTHH:MM:SS[.ffffff]"; timestamptz: UTC, ".ffffffZ"
+ *  - date: "YYYY-MM-DD"; timestamp: "YYYY-MM-DDTHH:MM:SS[.ffffff]"; timestamptz: UTC with "+00:00"
  *  - blob: base64 string; lists and structs: JSON arrays and objects
  *  - everything else (varchar, uuid, time, interval, enum, ...): its text
  */
@@ -59,8 +59,8 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
     case DuckDBTypeId.TIMESTAMP_NS:
       return `replace(${c}::VARCHAR, ' ', 'T')`;
     case DuckDBTypeId.TIMESTAMP_TZ:
-      // Always UTC (the engine's time zone), written with Z so every ISO-8601 parser takes it.
-      return `CASE WHEN isfinite(${c}) THEN strftime(${c}, '%Y-%m-%dT%H:%M:%S.%fZ') ELSE ${c}::VARCHAR END`;
+      // Always UTC (the engine's time zone), with a full offset (+00:00) as PostgreSQL writes it.
+      return `CASE WHEN isfinite(${c}) THEN replace(${c}::VARCHAR, ' ', 'T') || ':00' ELSE ${c}::VARCHAR END`;
     case DuckDBTypeId.BLOB:
       return `to_base64(${c})`;
     case DuckDBTypeId.DECIMAL: {

@@ -3,7 +3,8 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
-import { copyTextRows } from './copy-text.js';
+import { copyLines, copyTextRows } from './copy-text.js';
+import { jsonRowSql, type StatementColumn } from './json-rows.js';
 import { engineTypeOfPostgres, rawTypeOfPostgres } from './types.js';
 
 const BATCH_ROWS = 2048;
@@ -29,6 +30,7 @@ export class PostgresConnector implements RowConnector {
   readonly delivery = 'rows' as const;
   readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true };
   private readonly pool: pg.Pool;
+  private collation: Promise<boolean> | undefined;
 
   constructor(
     readonly source: SourceDef,
@@ -45,6 +47,8 @@ export class PostgresConnector implements RowConnector {
       connectionTimeoutMillis: Number(source.model.connectTimeoutMs ?? 5000),
       idleTimeoutMillis: 30_000,
       application_name: 'vdb',
+      // Timestamps with time zone are written in UTC, as the engine writes them.
+      options: '-c TimeZone=UTC',
     });
     // An idle client that loses its server must not crash the process.
     this.pool.on('error', () => undefined);
@@ -73,7 +77,10 @@ export class PostgresConnector implements RowConnector {
                 json_agg(json_build_object(
                   'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod),
                   'notnull', a.attnotnull, 'position', a.attnum,
-                  'description', col_description(c.oid, a.attnum)) ORDER BY a.attnum) AS columns,
+                  'description', col_description(c.oid, a.attnum),
+                  'collation', (SELECT co.collname FROM pg_collation co
+                                 WHERE co.oid = a.attcollation AND co.collname NOT IN ('default', 'C', 'POSIX', 'ucs_basic')))
+                  ORDER BY a.attnum) AS columns,
                 (SELECT json_agg(pa.attname ORDER BY k.ord)
                    FROM pg_index i
                    CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
@@ -100,6 +107,7 @@ export class PostgresConnector implements RowConnector {
           nullable: !col.notnull,
           position: col.position,
           description: col.description,
+          collation: col.collation,
         }),
       );
       const isDefault = row.schema === 'public' || patterns.length === 1;
@@ -138,6 +146,20 @@ export class PostgresConnector implements RowConnector {
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
+    const blobs = request.columns.map((c, i) => (c.type === 'BLOB' ? i : -1)).filter((i) => i >= 0);
+    for await (const batch of copyTextRows(this.copyOut(this.scanSql(request), request.signal), BATCH_ROWS)) {
+      if (blobs.length > 0) {
+        for (const row of batch) for (const i of blobs) row[i] = row[i] === null ? null : (Buffer.from(row[i] as string, 'hex') as unknown as string);
+      }
+      yield batch;
+    }
+  }
+
+  /**
+   * Runs a COPY ... TO STDOUT and yields its raw data. Aborting `signal` cancels the statement
+   * on the server (pg_cancel_backend); a connection that saw an error is not reused.
+   */
+  private async *copyOut(copySql: string, signal: AbortSignal): AsyncGenerator<Buffer> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -146,23 +168,66 @@ export class PostgresConnector implements RowConnector {
     }
     const pid = (client as unknown as { processID: number }).processID;
     const cancel = () => void this.cancelBackend(pid);
-    request.signal.addEventListener('abort', cancel);
-    const blobs = request.columns.map((c, i) => (c.type === 'BLOB' ? i : -1)).filter((i) => i >= 0);
+    signal.addEventListener('abort', cancel);
     let broken = false;
     try {
-      const stream = client.query(copyTo(this.scanSql(request)));
-      for await (const batch of copyTextRows(stream as AsyncIterable<Buffer>, BATCH_ROWS)) {
-        if (blobs.length > 0) {
-          for (const row of batch) for (const i of blobs) row[i] = row[i] === null ? null : (Buffer.from(row[i] as string, 'hex') as unknown as string);
-        }
-        yield batch;
-      }
+      yield* client.query(copyTo(copySql)) as AsyncIterable<Buffer>;
     } catch (err) {
       broken = true;
       throw toSourceError(err);
     } finally {
-      request.signal.removeEventListener('abort', cancel);
-      client.release(broken || request.signal.aborted);
+      signal.removeEventListener('abort', cancel);
+      client.release(broken || signal.aborted);
+    }
+  }
+
+  /** Whether the database orders text bytewise (C collation), as the engine does. */
+  async bytewiseCollation(): Promise<boolean> {
+    this.collation ??= this.pool
+      .query('SELECT datcollate FROM pg_database WHERE datname = current_database()')
+      .then((r) => /^(C|POSIX|C\..*)$/i.test(String(r.rows[0]?.datcollate ?? '')))
+      .catch(() => false);
+    return this.collation;
+  }
+
+  /**
+   * The result columns of a statement (run with LIMIT 0), with their engine types. Fails with
+   * the database's error when the statement is not valid there.
+   */
+  async describeStatement(sql: string): Promise<StatementColumn[]> {
+    const result = await this.pool.query({ text: `SELECT * FROM (${sql}) AS q LIMIT 0`, rowMode: 'array' });
+    const fields = result.fields;
+    const formatted = await this.pool.query<{ t: string }>(
+      'SELECT format_type(t, m) AS t FROM unnest($1::oid[], $2::int[]) WITH ORDINALITY AS x(t, m, i) ORDER BY i',
+      [fields.map((f) => f.dataTypeID), fields.map((f) => f.dataTypeModifier)],
+    );
+    return fields.map((f, i) => ({ name: f.name, sourceType: formatted.rows[i]!.t, type: engineTypeOfPostgres(formatted.rows[i]!.t) }));
+  }
+
+  /** COPY of a whole statement whose rows PostgreSQL writes as JSON texts (one per line). */
+  statementJsonSql(sql: string, columns: readonly StatementColumn[], shape: 'array' | 'object', window: { limit?: number; offset?: number }): string {
+    let select = `SELECT ${jsonRowSql(columns, shape)} FROM (${sql}) AS q(${columns.map((_, i) => `c${i}`).join(', ')})`;
+    if (window.limit !== undefined) select += ` LIMIT ${window.limit}`;
+    if (window.offset !== undefined) select += ` OFFSET ${window.offset}`;
+    return `COPY (${select}) TO STDOUT`;
+  }
+
+  /** Streams a statement's rows as JSON texts, chunk by chunk, as PostgreSQL writes them. */
+  async *streamStatementJson(copySql: string, signal: AbortSignal, onRows?: (count: number) => void): AsyncGenerator<string> {
+    for await (const lines of copyLines(this.copyOut(copySql, signal))) {
+      onRows?.(lines.length);
+      yield lines.join(',');
+    }
+  }
+
+  /** The statement's rows as text values (COPY text), for loading into the engine. */
+  async *statementRows(sql: string, columns: readonly StatementColumn[], signal: AbortSignal): AsyncIterable<unknown[][]> {
+    const list = columns.map((c, i) => (c.type === 'BLOB' ? `encode(q.c${i}, 'hex')` : `q.c${i}`)).join(', ');
+    const copySql = `COPY (SELECT ${list || 'NULL'} FROM (${sql}) AS q(${columns.map((_, i) => `c${i}`).join(', ')})) TO STDOUT`;
+    const blobs = columns.map((c, i) => (c.type === 'BLOB' ? i : -1)).filter((i) => i >= 0);
+    for await (const batch of copyTextRows(this.copyOut(copySql, signal), BATCH_ROWS)) {
+      for (const row of batch) for (const i of blobs) row[i] = row[i] === null ? null : (Buffer.from(row[i] as string, 'hex') as unknown as string);
+      yield batch;
     }
   }
 
@@ -186,6 +251,6 @@ interface PgTableRow {
   kind: string;
   estimate: string | null;
   description: string | null;
-  columns: Array<{ name: string; type: string; notnull: boolean; position: number; description: string | null }>;
+  columns: Array<{ name: string; type: string; notnull: boolean; position: number; description: string | null; collation: string | null }>;
   primary_key: string[] | null;
 }

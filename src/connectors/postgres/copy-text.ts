@@ -57,3 +57,25 @@ export async function* copyTextRows(
   if (rest.length > 0) batch.push(rest.split('\t').map(unescapeCopyField));
   if (batch.length > 0) yield batch;
 }
+
+/**
+ * Splits COPY text of a one-column result into its values, one array per chunk. The values are
+ * JSON texts, which hold no raw tabs or newlines; COPY only doubles their backslashes.
+ */
+export async function* copyLines(chunks: AsyncIterable<Buffer>): AsyncGenerator<string[]> {
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  for await (const chunk of chunks) {
+    const text = rest + decoder.write(chunk);
+    const end = text.lastIndexOf('\n');
+    if (end < 0) {
+      rest = text;
+      continue;
+    }
+    rest = text.slice(end + 1);
+    const body = text.slice(0, end);
+    yield (body.includes('\\') ? body.replaceAll('\\\\', '\\') : body).split('\n');
+  }
+  rest += decoder.end();
+  if (rest.length > 0) yield [rest.includes('\\') ? rest.replaceAll('\\\\', '\\') : rest];
+}

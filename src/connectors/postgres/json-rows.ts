@@ -1,0 +1,42 @@
+/**
+ * Rows as JSON, written by PostgreSQL itself (whole-statement pushdown): each row one compact
+ * JSON text, with the same value forms the engine writes (see src/results/json.ts), so a result
+ * reads the same whichever side computed it.
+ */
+
+export interface StatementColumn {
+  name: string;
+  /** The PostgreSQL type (format_type spelling). */
+  sourceType: string;
+  /** The engine type it maps to. */
+  type: string;
+}
+
+/** The JSON text of one value of column `c<i>`. */
+function jsonValue(column: StatementColumn, i: number): string {
+  const c = `q.c${i}`;
+  switch (column.type) {
+    case 'BLOB':
+      return `to_json(replace(encode(${c}, 'base64'), E'\\n', ''))`;
+    case 'VARCHAR':
+      // Arrays and other types the engine shows as text: their text, as a JSON string.
+      return `to_json(${c}::text)`;
+    default:
+      return `to_json(${c})`;
+  }
+}
+
+/** The SQL of one row's JSON text: `[v0,v1]` or `{"name":v0}`, compact like the engine's. */
+export function jsonRowSql(columns: readonly StatementColumn[], shape: 'array' | 'object'): string {
+  const values = columns.map((column, i) => `coalesce(${jsonValue(column, i)}::text, 'null')`);
+  if (values.length === 0) return shape === 'array' ? `'[]'` : `'{}'`;
+  const items =
+    shape === 'array'
+      ? values
+      : values.map((v, i) => `${pgLiteral(`${JSON.stringify(columns[i]!.name)}:`)} || ${v}`);
+  const open = shape === 'array' ? '[' : '{';
+  const close = shape === 'array' ? ']' : '}';
+  return `'${open}' || ${items.join(` || ',' || `)} || '${close}'`;
+}
+
+const pgLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`;

@@ -1,0 +1,51 @@
+/**
+ * The bound tree written as the engine's SQL. The engine reads PostgreSQL's dialect with a few
+ * differences in meaning that are rewritten here, so that it answers as PostgreSQL would:
+ *  - LIKE / ILIKE: PostgreSQL escapes with a backslash unless told otherwise; the engine has no
+ *    default escape character, so every LIKE gets its escape character spelled out.
+ */
+import { deparseSync } from 'pgsql-deparser';
+import type { ParseResult } from '@pgsql/types';
+
+type Json = Record<string, unknown>;
+
+const LIKE_FUNCTIONS: Record<string, string> = {
+  '~~': 'like_escape',
+  '!~~': 'not_like_escape',
+  '~~*': 'ilike_escape',
+  '!~~*': 'not_ilike_escape',
+};
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const stringConst = (text: string) => ({ A_Const: { sval: { sval: text } } });
+
+function likeCall(expr: Json): Json | null {
+  if (expr.kind !== 'AEXPR_LIKE' && expr.kind !== 'AEXPR_ILIKE') return null;
+  const op = ((expr.name as Array<{ String?: { sval?: string } }>)?.[0]?.String?.sval ?? '') as string;
+  const fn = LIKE_FUNCTIONS[op];
+  if (!fn) return null;
+  let pattern = expr.rexpr;
+  let escape: unknown = stringConst('\\');
+  const call = isObject(pattern) && isObject(pattern.FuncCall) ? pattern.FuncCall : null;
+  const callName = (call?.funcname as Array<{ String?: { sval?: string } }> | undefined)?.map((n) => n.String?.sval).pop();
+  if (call && callName === 'like_escape' && Array.isArray(call.args) && call.args.length === 2) {
+    [pattern, escape] = call.args as unknown[];
+  }
+  return { FuncCall: { funcname: [{ String: { sval: fn } }], args: [expr.lexpr, pattern, escape], funcformat: 'COERCE_EXPLICIT_CALL' } };
+}
+
+function rewrite(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rewrite);
+  if (!isObject(value)) return value;
+  if (isObject(value.A_Expr)) {
+    const call = likeCall(value.A_Expr);
+    if (call) return rewrite(call);
+  }
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewrite(v)]));
+}
+
+/** The engine's SQL for a bound statement tree (which is left unchanged). */
+export function engineSql(tree: ParseResult): string {
+  // The deparser keeps a trailing ';', which must not end up inside the wrapping queries.
+  return deparseSync(rewrite(tree) as ParseResult).replace(/;\s*$/, '');
+}

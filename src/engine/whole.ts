@@ -1,0 +1,123 @@
+/**
+ * Whole-statement pushdown: a statement whose tables all live in one PostgreSQL source is sent
+ * to it whole, translated to its own names, and its rows stream straight back (PostgreSQL
+ * writes them as JSON). Only statements known to mean the same there are sent: functions and
+ * casts from an allow-list (nothing that reads files, settings or other databases), and, when
+ * the database's collation is not bytewise, nothing that orders text.
+ */
+import { deparseSync } from 'pgsql-deparser';
+import type { ParseResult } from '@pgsql/types';
+import type { SourceRegistry } from '../catalog/sources.js';
+import type { SourceDef } from '../catalog/types.js';
+import { PostgresConnector } from '../connectors/postgres/connector.js';
+import type { BoundStatement } from './bind.js';
+
+type Json = Record<string, unknown>;
+
+export interface WholePlan {
+  source: SourceDef;
+  connector: PostgresConnector;
+  /** The statement in the source's own names. */
+  sql: string;
+}
+
+/** Functions that mean the same in PostgreSQL as in the engine, and reach nothing else. */
+const SAFE_FUNCTIONS = new Set([
+  'count', 'sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every', 'string_agg', 'stddev', 'stddev_pop', 'stddev_samp',
+  'variance', 'var_pop', 'var_samp', 'corr', 'covar_pop', 'covar_samp',
+  'lower', 'upper', 'length', 'char_length', 'character_length', 'octet_length', 'substring', 'substr', 'trim', 'btrim',
+  'ltrim', 'rtrim', 'replace', 'concat', 'concat_ws', 'left', 'right', 'lpad', 'rpad', 'position', 'strpos', 'split_part',
+  'initcap', 'reverse', 'repeat', 'starts_with', 'md5',
+  'abs', 'ceil', 'ceiling', 'floor', 'round', 'trunc', 'mod', 'power', 'pow', 'sqrt', 'cbrt', 'exp', 'ln', 'log', 'log10',
+  'sign', 'pi', 'greatest', 'least', 'coalesce', 'nullif', 'date_trunc', 'date_part', 'extract', 'make_date',
+  'row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead', 'first_value', 'last_value',
+  'generate_series', 'unnest',
+]);
+
+/** Types whose casts mean the same on both sides. */
+const SAFE_TYPES = new Set([
+  'int', 'int2', 'int4', 'int8', 'integer', 'smallint', 'bigint', 'numeric', 'decimal', 'real', 'float4', 'float8', 'float',
+  'double', 'text', 'varchar', 'bpchar', 'char', 'date', 'timestamp', 'timestamptz', 'time', 'interval', 'bool', 'boolean',
+  'uuid',
+]);
+
+/** Node kinds that order text (matter when the database's collation is not bytewise). */
+const ORDERING_OPERATORS = new Set(['<', '>', '<=', '>=']);
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const names = (list: unknown): string[] =>
+  Array.isArray(list) ? list.map((n: Json) => (isObject(n.String) ? String(n.String.sval) : '')) : [];
+
+function walk(value: unknown, visit: (key: string, node: Json) => boolean): boolean {
+  if (Array.isArray(value)) return value.every((item) => walk(item, visit));
+  if (!isObject(value)) return true;
+  for (const [key, child] of Object.entries(value)) {
+    if (isObject(child) && /^[A-Z]/.test(key) && !visit(key, child)) return false;
+    if (!walk(child, visit)) return false;
+  }
+  return true;
+}
+
+/** `"schema"."table"` (the PostgreSQL connector's nameInSource) split into its parts. */
+function splitQualified(nameInSource: string): [string, string] | null {
+  const m = /^"((?:[^"]|"")*)"\."((?:[^"]|"")*)"$/.exec(nameInSource);
+  return m ? [m[1]!.replace(/""/g, '"'), m[2]!.replace(/""/g, '"')] : null;
+}
+
+export async function planWhole(bound: BoundStatement, registry: SourceRegistry): Promise<WholePlan | null> {
+  if (bound.tables.length === 0) return null;
+  const first = bound.tables[0]!.resolved;
+  if (first.kind !== 'rows') return null;
+  const source = first.source;
+  if (!bound.tables.every((t) => t.resolved.kind === 'rows' && t.resolved.source === source)) return null;
+  const connector = registry.connectorOf(source);
+  if (!(connector instanceof PostgresConnector)) return null;
+  // Text is ordered as the engine orders it only under a bytewise collation, database and columns.
+  const bytewise =
+    (await connector.bytewiseCollation()) && bound.tables.every((t) => t.resolved.table.columns.every((c) => !c.collation));
+
+  const statement = bound.ast.stmts?.[0]?.stmt;
+  const safe = walk(statement, (key, node) => {
+    switch (key) {
+      case 'FuncCall': {
+        const parts = names(node.funcname);
+        return parts.length === 1 && SAFE_FUNCTIONS.has(parts[0]!.toLowerCase()) && (bytewise || !/^(min|max)$/i.test(parts[0]!));
+      }
+      case 'TypeCast':
+      case 'TypeName': {
+        const typeName = key === 'TypeCast' ? (node.typeName as Json | undefined) : node;
+        const parts = names(typeName?.names).filter((n) => n !== 'pg_catalog');
+        return parts.length === 1 && SAFE_TYPES.has(parts[0]!.toLowerCase()) && !typeName?.arrayBounds;
+      }
+      case 'SortBy':
+        return bytewise;
+      case 'A_Expr':
+        return bytewise || (!ORDERING_OPERATORS.has(names(node.name)[0] ?? '') && node.kind !== 'AEXPR_BETWEEN' && node.kind !== 'AEXPR_NOT_BETWEEN');
+      case 'MinMaxExpr':
+        return bytewise;
+      case 'SQLValueFunction':
+      case 'CollateClause':
+      case 'XmlExpr':
+      case 'XmlSerialize':
+      case 'LockingClause':
+        return false;
+      default:
+        return true;
+    }
+  });
+  if (!safe) return null;
+
+  // The same tree with the source's own table names instead of the engine's load names.
+  const tree = structuredClone(bound.ast) as ParseResult;
+  const loads = new Map(bound.tables.map((t) => [t.loadName, t.resolved]));
+  let translatable = true;
+  walk(tree, (key, node) => {
+    if (key !== 'RangeVar' || typeof node.relname !== 'string' || !loads.has(node.relname)) return true;
+    const parts = splitQualified(loads.get(node.relname)!.table.nameInSource);
+    if (!parts) translatable = false;
+    else [node.schemaname, node.relname] = parts;
+    return true;
+  });
+  if (!translatable) return null;
+  return { source, connector, sql: deparseSync(tree).replace(/;\s*$/, '') };
+}
