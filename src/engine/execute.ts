@@ -203,7 +203,8 @@ function interruptOnAbort(connection: DuckDBConnection, signal: AbortSignal): { 
   let repeat: NodeJS.Timeout | null = null;
   const onAbort = () => {
     connection.interrupt();
-    repeat ??= setInterval(() => connection.interrupt(), 25);
+    // Unref'd: a forgotten execution must not keep the process alive.
+    repeat ??= setInterval(() => connection.interrupt(), 25).unref();
   };
   signal.addEventListener('abort', onAbort);
   if (signal.aborted) onAbort();

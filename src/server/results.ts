@@ -76,11 +76,16 @@ export async function sendResult(
   let execution: Execution;
   try {
     execution = await services.engine.open(sql, user, cancel.signal);
-    cancel.signal.throwIfAborted();
   } catch (err) {
     done();
     failed(err);
     throw err;
+  }
+  if (cancel.signal.aborted) {
+    execution.close();
+    done();
+    failed(cancel.signal.reason, execution);
+    throw cancel.signal.reason;
   }
 
   if (params.pagination) {
