@@ -43,6 +43,12 @@ export interface Config {
     /** Statements older than this are dropped. */
     maxAgeMs: number;
   };
+  dependentJoin: {
+    /** A joined table's distinct keys are sent to the other source when there are at most this many. */
+    maxKeys: number;
+    /** Keys per statement (IN list); more keys make more statements. */
+    batchSize: number;
+  };
   /** Push projections and conditions down to the sources; off reads whole tables (for diagnosis). */
   pushdown: boolean;
   /**
@@ -52,7 +58,8 @@ export interface Config {
   sources: Array<Record<string, unknown>>;
 }
 
-export type ConfigOverrides = Partial<Omit<Config, 'pagination' | 'queryLog'>> & {
+export type ConfigOverrides = Partial<Omit<Config, 'pagination' | 'queryLog' | 'dependentJoin'>> & {
+  dependentJoin?: Partial<Config['dependentJoin']>;
   pagination?: Partial<Config['pagination']>;
   queryLog?: Partial<Config['queryLog']>;
 };
@@ -81,6 +88,7 @@ function validate(config: Config): void {
     ['pagination.cursorIdleMs', config.pagination.cursorIdleMs],
     ['pagination.maxCursors', config.pagination.maxCursors],
     ['queryLog.maxEntries', config.queryLog.maxEntries],
+    ['dependentJoin.batchSize', config.dependentJoin.batchSize],
     ['queryLog.maxAgeMs', config.queryLog.maxAgeMs],
   ];
   for (const [name, value] of positive) {
@@ -165,6 +173,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     engineMemoryLimit: merged.engineMemoryLimit ?? null,
     logLevel: merged.logLevel ?? 'info',
     pushdown: merged.pushdown ?? true,
+    dependentJoin: {
+      maxKeys: 100_000,
+      batchSize: 50_000,
+      ...fromFile.dependentJoin,
+      ...defined({
+        maxKeys: int(env.VDB_DEPENDENT_JOIN_MAX_KEYS, 'VDB_DEPENDENT_JOIN_MAX_KEYS'),
+        batchSize: int(env.VDB_DEPENDENT_JOIN_BATCH_SIZE, 'VDB_DEPENDENT_JOIN_BATCH_SIZE'),
+      }),
+      ...defined(overrides.dependentJoin ?? {}),
+    },
     queryLog: {
       maxEntries: 1000,
       maxAgeMs: 24 * 3600_000,

@@ -111,7 +111,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     store,
     runtime,
     registry,
-    engine: new Engine(registry, runtime, config.vdbName, { pushdown: config.pushdown }),
+    engine: new Engine(registry, runtime, config.vdbName, { pushdown: config.pushdown, dependentJoin: config.dependentJoin }),
     cursors,
     queryLog,
     users,

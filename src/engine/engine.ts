@@ -18,7 +18,7 @@ export class Engine {
     readonly registry: SourceRegistry,
     readonly runtime: DuckRuntime,
     private readonly vdbName: string,
-    private readonly options: { pushdown: boolean },
+    private readonly options: { pushdown: boolean; dependentJoin: { maxKeys: number; batchSize: number } },
   ) {}
 
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
@@ -42,7 +42,7 @@ export class Engine {
       const execution = whole && (await openWholeExecution(whole, this.runtime, signal));
       if (execution) return execution;
     }
-    return openExecution(bound, this.registry, this.runtime, { signal, pushdown: this.options.pushdown });
+    return openExecution(bound, this.registry, this.runtime, { signal, ...this.options });
   }
 }
 

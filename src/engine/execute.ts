@@ -14,6 +14,7 @@ import { DuckRuntime, quoteIdent } from './duckdb.js';
 import { engineSql } from './engine-dialect.js';
 import { engineError, isInterrupt } from './errors.js';
 import { planScans, type ScanPlan } from './plan.js';
+import { keyInList, type PredicateDialect } from './sql/dialects.js';
 import type { WholePlan } from './whole.js';
 import type { StatementColumn } from '../connectors/postgres/json-rows.js';
 import { rawTypeOfPostgres } from '../connectors/postgres/types.js';
@@ -72,6 +73,8 @@ export interface ExecuteOptions {
   signal: AbortSignal;
   /** Push projections and conditions to the sources (off: read whole tables). */
   pushdown: boolean;
+  /** Dependent joins: most distinct keys sent to another source, and keys per statement. */
+  dependentJoin: { maxKeys: number; batchSize: number };
 }
 
 /** A statement sent to a source, as EXPLAIN and the query log show it. */
@@ -102,10 +105,16 @@ export async function openExecution(
   try {
     const warnings: string[] = [];
     const sourceQueries: SourceQuery[] = [];
-    for (const [loadName, plan] of planScans(bound, registry, { pushdown: options.pushdown })) {
-      const loaded = await loadRows(connection, registry, plan, loadName, options.signal);
-      warnings.push(...loaded.warnings);
-      sourceQueries.push(loaded.query);
+    const plans = planScans(bound, registry, { pushdown: options.pushdown });
+    const loaded = new Set<string>();
+    // Smaller tables first, so that their keys can narrow the bigger ones (dependent join).
+    const order = [...plans.entries()].sort(([, a], [, b]) => estimate(a) - estimate(b));
+    for (const [loadName, plan] of order) {
+      const keyFilters = options.pushdown ? await dependentKeys(connection, registry, plan, loaded, options.dependentJoin) : null;
+      const result = await loadRows(connection, registry, plan, loadName, options.signal, keyFilters);
+      loaded.add(loadName);
+      warnings.push(...result.warnings);
+      sourceQueries.push(result.query);
     }
     options.signal.throwIfAborted();
     const sql = engineSql(bound.ast);
@@ -233,18 +242,77 @@ const needsCast = (column: ColumnDef, raw: RawType | undefined) => raw !== colum
  * raw storage classes the connector hands over, then exposes it under `loadName` with each
  * column cast to its catalog type. Values that do not fit are NULL and reported as warnings.
  */
+/** A load's size estimate for ordering: the source's row estimate, unknown last. */
+function estimate(plan: ScanPlan): number {
+  const cardinality = plan.bound.resolved.table.cardinality;
+  return cardinality === null ? Number.MAX_SAFE_INTEGER : cardinality;
+}
+
+/**
+ * Dependent join: when a table joins (equi-join) a table already loaded whose distinct keys are
+ * few enough, the scan asks only for those keys, `key IN (...)` in batches. Returns the
+ * filters of the batches (one scan each), or null to scan without.
+ */
+async function dependentKeys(
+  connection: DuckDBConnection,
+  registry: SourceRegistry,
+  plan: ScanPlan,
+  loaded: ReadonlySet<string>,
+  limits: ExecuteOptions['dependentJoin'],
+): Promise<string[] | null> {
+  const resolved = plan.bound.resolved;
+  if (resolved.kind !== 'rows') return null;
+  const connector = registry.connectorOf(resolved.source) as RowConnector;
+  if (!connector.capabilities.filters) return null;
+  let best: string[] | null = null;
+  for (const dependency of plan.dependencies) {
+    if (!loaded.has(dependency.from)) continue;
+    const column = quoteIdent(dependency.fromColumn.name);
+    const reader = await connection.runAndReadAll(
+      `SELECT DISTINCT CAST(${column} AS VARCHAR) AS k FROM ${dependency.from} WHERE ${column} IS NOT NULL ORDER BY k LIMIT ${limits.maxKeys + 1}`,
+    );
+    const keys = reader.getRows().map((row) => String(row[0]));
+    if (keys.length > limits.maxKeys) continue;
+    // Batches must not overlap at the source: where text matches loosely (MySQL's
+    // case-insensitive IN), two batches could return the same row twice. Then: one batch only.
+    const loose = connector.kind === 'mysql' && dependency.column.type === 'VARCHAR';
+    if (loose && keys.length > limits.batchSize) continue;
+    const batches: string[] = [];
+    for (let i = 0; i < Math.max(keys.length, 1); i += limits.batchSize) {
+      const filter = keyInList(connector.kind as PredicateDialect, dependency.column, keys.slice(i, i + limits.batchSize));
+      if (filter === null) break;
+      batches.push(filter);
+    }
+    if (batches.length === Math.max(1, Math.ceil(keys.length / limits.batchSize)) && (best === null || keys.length < best.length)) best = batches;
+  }
+  return best;
+}
+
 async function loadRows(
   connection: DuckDBConnection,
   registry: SourceRegistry,
   plan: ScanPlan,
   loadName: string,
   signal: AbortSignal,
+  keyFilters: string[] | null = null,
 ): Promise<{ warnings: string[]; query: SourceQuery }> {
   const resolved = plan.bound.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   const columns = plan.columns;
-  const request = { table: resolved.table, columns, filter: plan.filter ?? undefined };
-  const query = { source: resolved.source.name, sql: connector.scanSql(request) };
+  const withKeys = (keys: string) => (plan.filter ? `${plan.filter} AND (${keys})` : `(${keys})`);
+  const requests = (keyFilters ?? [null]).map((keys) => ({
+    table: resolved.table,
+    columns,
+    filter: keys === null ? (plan.filter ?? undefined) : withKeys(keys),
+  }));
+  const first = connector.scanSql(requests[0]!);
+  const query = {
+    source: resolved.source.name,
+    sql: requests.length > 1 ? `${first} -- and ${requests.length - 1} more batch(es) of keys` : first,
+  };
+  async function* scans(): AsyncIterable<unknown[][]> {
+    for (const request of requests) yield* connector.scan({ ...request, signal });
+  }
   const rawTypes = columns.map((c) => connector.rawType(c));
   let loaded: Loaded;
   try {
@@ -252,7 +320,7 @@ async function loadRows(
       connection,
       loadName,
       columns.map((c, i) => ({ name: c.name, type: c.type, raw: rawTypes[i]! })),
-      connector.scan({ ...request, signal }),
+      scans(),
       signal,
     );
   } catch (err) {

@@ -18,7 +18,10 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
     if (resolved.kind !== 'rows') continue;
     const connector = registry.connectorOf(resolved.source) as RowConnector;
     const sql = connector.scanSql({ table: resolved.table, columns: plan.columns, filter: plan.filter ?? undefined });
-    const pushed = [plan.filter ? 'conditions' : null, plan.columns.length < resolved.table.columns.length ? 'columns' : null].filter(Boolean).join(', ');
+    const dependent = plan.dependencies.map((d) => `keys of ${d.from}.${d.fromColumn.name} (dependent join, when few enough)`);
+    const pushed = [plan.filter ? 'conditions' : null, plan.columns.length < resolved.table.columns.length ? 'columns' : null, ...dependent]
+      .filter(Boolean)
+      .join(', ');
     rows.push([step++, resolved.source.name, 'source query', `${resolved.schema}.${resolved.table.name} -> ${loadName}`, pushed || 'nothing', sql]);
   }
   for (const { resolved } of bound.tables) {

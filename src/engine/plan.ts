@@ -23,6 +23,11 @@ export interface ScanPlan {
   columns: ColumnDef[];
   /** Pushed conditions in the source's dialect, ANDed; null when nothing is pushed. */
   filter: string | null;
+  /**
+   * Equi-joins that may reduce this table to the keys another load holds (dependent join):
+   * rows whose `column` matches no `fromColumn` value of load `from` cannot be in the answer.
+   */
+  dependencies: Array<{ column: ColumnDef; from: string; fromColumn: ColumnDef }>;
 }
 
 export interface PlanOptions {
@@ -62,6 +67,13 @@ const contains = (node: unknown, kind: string): boolean => {
   });
   return found;
 };
+
+function typeFamily(type: string): 'number' | 'text' | 'date' | null {
+  if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL)/.test(type)) return 'number';
+  if (type === 'VARCHAR') return 'text';
+  if (type === 'DATE') return 'date';
+  return null;
+}
 
 function conjuncts(node: unknown): unknown[] {
   if (!isObject(node)) return [];
@@ -120,6 +132,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
   });
 
   const pushed = new Map<string, string[]>([...loads.keys()].map((l) => [l, []]));
+  const dependencies = new Map<string, ScanPlan['dependencies']>([...loads.keys()].map((l) => [l, []]));
   if (options.pushdown) {
     walk(bound.ast, (key, node) => {
       if (key === 'SelectStmt') pushSelect(node);
@@ -132,7 +145,12 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     // Nothing referenced (count(*)): one column still carries the row count.
     if (columns.length === 0 && all.length > 0) columns = [all[0]!];
     const filters = pushed.get(loadName)!;
-    plans.set(loadName, { bound: table, columns, filter: filters.length > 0 ? filters.map((f) => `(${f})`).join(' AND ') : null });
+    plans.set(loadName, {
+      bound: table,
+      columns,
+      filter: filters.length > 0 ? filters.map((f) => `(${f})`).join(' AND ') : null,
+      dependencies: dependencies.get(loadName)!,
+    });
   }
   return plans;
 
@@ -146,6 +164,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
       for (const part of conjuncts(condition)) {
         if (contains(part, 'SubLink')) continue;
         for (const target of targets) tryPush(part, target, scope);
+        noteEquiJoin(part, targets, scope);
       }
     };
     attempt(select.whereClause, scope.filter((s) => s.loadName && !s.nullable));
@@ -195,6 +214,42 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     const other = (isObject(item.RangeSubselect) ? item.RangeSubselect : item.RangeFunction) as Json | undefined;
     const alias = isObject(other?.alias) ? lower(String(other.alias.aliasname)) : '';
     return [{ alias, nullable: false }];
+  }
+
+  /** The load and column a column reference means in `scope`, if it is a loaded table's. */
+  function resolveColumn(fields: string[], scope: ScopeItem[]): { item: ScopeItem; column: ColumnDef } | null {
+    const name = lower(fields[fields.length - 1] ?? '');
+    let candidates: ScopeItem[];
+    if (fields.length === 2) candidates = scope.filter((s) => s.alias === lower(fields[0]!));
+    else if (fields.length === 1) {
+      candidates = scope.filter((s) => !s.columns || s.columns.has(name));
+      if (candidates.some((s) => !s.columns)) return null;
+    } else return null;
+    if (candidates.length !== 1 || !candidates[0]!.loadName) return null;
+    const column = tableOf(candidates[0]!.loadName).columns.find((c) => lower(c.name) === name);
+    return column ? { item: candidates[0]!, column } : null;
+  }
+
+  /** `a.x = b.y` between two loads: each side that the condition filters may depend on the other. */
+  function noteEquiJoin(condition: unknown, targets: ScopeItem[], scope: ScopeItem[]): void {
+    const expr = isObject(condition) && isObject(condition.A_Expr) ? condition.A_Expr : null;
+    if (!expr || expr.kind !== 'AEXPR_OP' || fieldNames(expr.name)[0] !== '=') return;
+    const side = (node: unknown) =>
+      isObject(node) && isObject(node.ColumnRef) ? resolveColumn(fieldNames(node.ColumnRef.fields), scope) : null;
+    const left = side(expr.lexpr);
+    const right = side(expr.rexpr);
+    if (!left || !right || left.item.loadName === right.item.loadName) return;
+    // Keys are compared as values of one kind on both sides; mixed kinds compare through casts.
+    if (typeFamily(left.column.type) === null || typeFamily(left.column.type) !== typeFamily(right.column.type)) return;
+    for (const [target, other] of [
+      [left, right],
+      [right, left],
+    ] as const) {
+      const loadName = target.item.loadName!;
+      if (!targets.some((t) => t.loadName === loadName && t.alias === target.item.alias)) continue;
+      if ((references.get(loadName) ?? 0) !== 1) continue;
+      dependencies.get(loadName)!.push({ column: target.column, from: other.item.loadName!, fromColumn: other.column });
+    }
   }
 
   function tryPush(condition: unknown, target: ScopeItem, scope: ScopeItem[]): void {

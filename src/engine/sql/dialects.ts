@@ -1,4 +1,5 @@
 /** The predicate dialects of the row-delivering sources: only what differs from the base. */
+import type { ColumnDef } from '../../catalog/types.js';
 import { CannotPushDown, PredicateGenerator, type Generated, type PredicateScope } from './predicate.js';
 
 /** PostgreSQL: our own dialect. Text order follows the engine's byte order via COLLATE "C". */
@@ -92,4 +93,29 @@ export function predicateGenerator(dialect: PredicateDialect, scope: PredicateSc
     case 'sqlite':
       return new SqlitePredicates(scope);
   }
+}
+
+/**
+ * `column IN (v1, v2, ...)` for a dependent join: the values (as text) written as literals of
+ * the column's type in the dialect. Null when the type cannot be written safely.
+ */
+export function keyInList(dialect: PredicateDialect, column: ColumnDef, values: readonly string[]): string | null {
+  const generator = predicateGenerator(dialect, { column: () => undefined, castMayFail: () => true });
+  const name = generator.quoteIdentifier(column.nameInSource);
+  if (values.length === 0) return '1 = 0';
+  let literal: (v: string) => string;
+  if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL)/.test(column.type)) {
+    if (!values.every((v) => /^-?\d+(\.\d+)?$/.test(v))) return null;
+    literal = (v) => v;
+  } else if (column.type === 'VARCHAR') {
+    literal = (v) => generator.quoteString(v);
+  } else if (column.type === 'DATE') {
+    try {
+      literal = (v) => generator.dateLiteral(v);
+      literal(values[0]!);
+    } catch {
+      return null;
+    }
+  } else return null;
+  return `${name} IN (${values.map(literal).join(', ')})`;
 }
