@@ -18,7 +18,12 @@ export class Engine {
     readonly registry: SourceRegistry,
     readonly runtime: DuckRuntime,
     private readonly vdbName: string,
-    private readonly options: { pushdown: boolean; dependentJoin: { maxKeys: number; batchSize: number } },
+    private readonly options: {
+      pushdown: boolean;
+      /** Send statements of one PostgreSQL source whole (default true; off for diagnosis). */
+      wholeStatements?: boolean;
+      dependentJoin: { maxKeys: number; batchSize: number };
+    },
   ) {}
 
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
@@ -32,12 +37,12 @@ export class Engine {
     if (statement && 'ExplainStmt' in statement) {
       const inner = (statement.ExplainStmt as Json).query;
       const bound = bindStatement({ ...tree, stmts: [{ stmt: inner as never }] }, this.registry, this.vdbName);
-      const whole = this.options.pushdown ? await planWhole(bound, this.registry) : null;
+      const whole = this.options.pushdown && this.options.wholeStatements !== false ? await planWhole(bound, this.registry) : null;
       const plan = whole && (await whole.connector.describeStatement(whole.sql).then(() => explainWhole(whole), () => null));
       return openStaticExecution(this.runtime, staticResultSql(plan ?? explain(bound, this.registry, this.options.pushdown)), signal);
     }
     const bound = bindStatement(tree, this.registry, this.vdbName);
-    if (this.options.pushdown) {
+    if (this.options.pushdown && this.options.wholeStatements !== false) {
       const whole = await planWhole(bound, this.registry);
       const execution = whole && (await openWholeExecution(whole, this.runtime, signal));
       if (execution) return execution;

@@ -9,6 +9,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { UserDef } from '../../src/catalog/types.js';
 import type { SourceQuery } from '../../src/engine/execute.js';
+import { Engine } from '../../src/engine/engine.js';
 import type { Services } from '../../src/services.js';
 
 export const PG = { host: '127.0.0.1', port: 5432, database: 'test', user: 'postgres' } as const;
@@ -38,6 +39,21 @@ export function adminOf(services: Services): UserDef {
 /** Opens `sql` in the engine as admin and returns what each source was asked. */
 export async function sourceQueriesOf(services: Services, sql: string): Promise<SourceQuery[]> {
   const execution = await services.engine.open(sql, adminOf(services), new AbortController().signal);
+  try {
+    return execution.sourceQueries;
+  } finally {
+    execution.close();
+  }
+}
+
+/** The scans the engine sends when it runs a statement itself (whole-statement pushdown off). */
+export async function scanQueriesOf(services: Services, sql: string): Promise<SourceQuery[]> {
+  const engine = new Engine(services.registry, services.runtime, services.config.vdbName, {
+    pushdown: true,
+    wholeStatements: false,
+    dependentJoin: services.config.dependentJoin,
+  });
+  const execution = await engine.open(sql, adminOf(services), new AbortController().signal);
   try {
     return execution.sourceQueries;
   } finally {
