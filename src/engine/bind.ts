@@ -37,7 +37,11 @@ const names = (list: unknown): string[] =>
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 const unsupported = (what: string) =>
-  badRequest(`${what} is not supported.`, 'Send one SELECT statement (WITH, UNION and VALUES included).', 'Unsupported statement');
+  badRequest(
+    `${what} is not supported.`,
+    'Send one SELECT (WITH, UNION and VALUES included), INSERT, UPDATE, DELETE, EXPLAIN or CALL statement.',
+    'Unsupported statement',
+  );
 
 export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbName: string): BoundStatement {
   const raw = tree.stmts?.[0]?.stmt as Json | undefined;

@@ -7,6 +7,8 @@ import type { DuckRuntime } from './duckdb.js';
 import { openExecution, openStaticExecution, openWholeExecution, type Execution } from './execute.js';
 import { parseStatement } from './parse.js';
 import { planWhole } from './whole.js';
+import type { ParseResult } from '@pgsql/types';
+import { executeDml, isDml } from './dml.js';
 import { explain, explainWhole } from './explain.js';
 import { callProcedure, type ProcedureCall } from './procedures.js';
 import { staticResultSql } from './static-result.js';
@@ -28,7 +30,16 @@ export class Engine {
 
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
   async open(sql: string, user: UserDef, signal: AbortSignal): Promise<Execution> {
-    const tree = parseStatement(sql);
+    return this.openTree(parseStatement(sql), user, signal);
+  }
+
+  /** The rows of a SELECT (of an INSERT ... SELECT) as text, for writing them to a source. */
+  private async selectRows(select: ParseResult, user: UserDef, signal: AbortSignal) {
+    const execution = await this.openTree(select, user, signal);
+    return { columns: execution.columns.length, rows: execution.textRows(), close: () => execution.close() };
+  }
+
+  private async openTree(tree: ParseResult, user: UserDef, signal: AbortSignal): Promise<Execution> {
     const statement = tree.stmts?.[0]?.stmt as Json | undefined;
     if (statement && 'CallStmt' in statement) {
       const result = await callProcedure(procedureCall(statement.CallStmt as Json), user, this.registry);
@@ -40,6 +51,10 @@ export class Engine {
       const whole = this.options.pushdown && this.options.wholeStatements !== false ? await planWhole(bound, this.registry) : null;
       const plan = whole && (await whole.connector.describeStatement(whole.sql).then(() => explainWhole(whole), () => null));
       return openStaticExecution(this.runtime, staticResultSql(plan ?? explain(bound, this.registry, this.options.pushdown)), signal);
+    }
+    if (isDml(statement)) {
+      const result = await executeDml(tree, user, this.registry, this.vdbName, (select, s) => this.selectRows(select, user, s), signal);
+      return openStaticExecution(this.runtime, staticResultSql(result), signal);
     }
     const bound = bindStatement(tree, this.registry, this.vdbName);
     if (this.options.pushdown && this.options.wholeStatements !== false) {

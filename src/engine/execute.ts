@@ -40,6 +40,8 @@ export interface Execution {
   stream(shape: RowShape, window: ResultWindow, options: StreamOptions): AsyncGenerator<string>;
   /** Writes the whole result into the engine table `table` (columns c0..cn); returns its row count. */
   materialize(table: string): Promise<number>;
+  /** The rows with every value as text (NULL as null), in batches: for writing to a source. */
+  textRows(): AsyncGenerator<Array<string | null>[]>;
   /** Maps errors met while reading the result to API errors. */
   translateError(err: unknown): unknown;
   close(): void;
@@ -60,6 +62,25 @@ function engineExecution(
       if (window.limit !== undefined) rowsSql += ` LIMIT ${window.limit}`;
       if (window.offset !== undefined) rowsSql += ` OFFSET ${window.offset}`;
       return streamJsonRows(connection, rowsSql, options);
+    },
+    async *textRows() {
+      // An end row (last column TRUE) tells a complete result from one cut short by an error.
+      const list = columns.map((_, i) => `CAST(c${i} AS VARCHAR)`).join(', ');
+      const nulls = columns.map(() => 'NULL').join(', ');
+      const result = await connection.stream(
+        `SELECT ${list}${list ? ', ' : ''}FALSE FROM ${aliasedRelation(sql, columns.length)} UNION ALL SELECT ${nulls}${nulls ? ', ' : ''}TRUE`,
+      );
+      for (;;) {
+        const chunk = await result.fetchChunk();
+        if (!chunk || chunk.rowCount === 0) break;
+        const rows = chunk.getRows() as unknown[][];
+        const done = rows[rows.length - 1]?.[columns.length] === true;
+        if (done) rows.pop();
+        if (rows.length > 0) yield rows.map((row) => row.slice(0, columns.length) as Array<string | null>);
+        if (done) return;
+      }
+      await connection.run(sql); // throws the statement's own error
+      throw new Error('The statement failed while its rows were being read.');
     },
     async materialize(table) {
       await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${aliasedRelation(sql, columns.length)}`);
@@ -170,6 +191,11 @@ export async function openWholeExecution(plan: WholePlan, runtime: DuckRuntime, 
         const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${table}`);
         return Number(counted.getRows()[0]?.[0] ?? 0);
       });
+    },
+    async *textRows() {
+      for await (const batch of connector.statementRows(sql, described, signal)) {
+        yield batch.map((row) => row.map((v) => (v === null || v === undefined ? null : Buffer.isBuffer(v) ? v.toString('hex') : String(v))));
+      }
     },
     translateError: (err) => (err instanceof ApiError ? err : sourceError(source.name, err, signal)),
     close: () => undefined,

@@ -196,6 +196,76 @@ export class MysqlConnector implements RowConnector {
     }
   }
 
+  qualifiedName(nameInSource: string): { schema?: string; name: string } {
+    const m = /^`((?:[^`]|``)*)`\.`((?:[^`]|``)*)`$/.exec(nameInSource);
+    return m ? { schema: m[1]!.replace(/``/g, '`'), name: m[2]!.replace(/``/g, '`') } : { name: nameInSource };
+  }
+
+  /** Runs `work` on a connection of its own, killing its statement when `signal` aborts. */
+  private async withConnection<T>(signal: AbortSignal, work: (connection: PoolConnection) => Promise<T>, disposable = false): Promise<T> {
+    let connection: PoolConnection;
+    try {
+      connection = await new Promise<PoolConnection>((resolve, reject) =>
+        this.pool.getConnection((err, conn) => (err ? reject(err) : resolve(conn))),
+      );
+    } catch (err) {
+      throw toSourceError(err);
+    }
+    const cancel = () => void this.killQuery(connection.threadId);
+    signal.addEventListener('abort', cancel);
+    let broken = disposable;
+    try {
+      return await work(connection);
+    } catch (err) {
+      broken = true;
+      throw toSourceError(err);
+    } finally {
+      signal.removeEventListener('abort', cancel);
+      if (broken || signal.aborted) connection.destroy();
+      else connection.release();
+    }
+  }
+
+  /**
+   * Runs a statement written in PostgreSQL's spelling: the session reads double quotes as
+   * identifiers, || as concatenation and backslashes literally. The connection is not reused.
+   */
+  async executeWrite(sql: string, signal: AbortSignal): Promise<number> {
+    return this.withConnection(
+      signal,
+      async (connection) => {
+        const db = connection.promise();
+        await db.query("SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, ',ANSI_QUOTES,PIPES_AS_CONCAT,NO_BACKSLASH_ESCAPES')");
+        const [result] = await db.query(sql);
+        return Number((result as { affectedRows?: number }).affectedRows ?? 0);
+      },
+      true,
+    );
+  }
+
+  /** Multi-row INSERTs of text values (converted by MySQL), in one transaction. */
+  async insertRows(nameInSource: string, columns: readonly ColumnDef[], batches: AsyncIterable<Array<string | null>[]>, signal: AbortSignal): Promise<number> {
+    const list = columns.map((c) => quoteMysql(c.nameInSource)).join(', ');
+    return this.withConnection(signal, async (connection) => {
+      const db = connection.promise();
+      let count = 0;
+      await db.beginTransaction();
+      try {
+        for await (const batch of batches) {
+          for (let start = 0; start < batch.length; start += 1000) {
+            const [result] = await db.query(`INSERT INTO ${nameInSource} (${list}) VALUES ?`, [batch.slice(start, start + 1000)]);
+            count += Number((result as { affectedRows?: number }).affectedRows ?? 0);
+          }
+        }
+        await db.commit();
+      } catch (err) {
+        await db.rollback().catch(() => undefined);
+        throw err;
+      }
+      return count;
+    });
+  }
+
   /** Stops a running statement (timeout, client gone): KILL QUERY from another connection. */
   private async killQuery(threadId: number | null): Promise<void> {
     if (threadId === null) return;

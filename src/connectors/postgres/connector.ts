@@ -231,6 +231,63 @@ export class PostgresConnector implements RowConnector {
     }
   }
 
+  qualifiedName(nameInSource: string): { schema?: string; name: string } {
+    const m = /^"((?:[^"]|"")*)"\."((?:[^"]|"")*)"$/.exec(nameInSource);
+    return m ? { schema: m[1]!.replace(/""/g, '"'), name: m[2]!.replace(/""/g, '"') } : { name: nameInSource };
+  }
+
+  /** Runs `work` on one pooled client, cancelling its statement when `signal` aborts. */
+  private async withClient<T>(signal: AbortSignal, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw toSourceError(err);
+    }
+    const pid = (client as unknown as { processID: number }).processID;
+    const cancel = () => void this.cancelBackend(pid);
+    signal.addEventListener('abort', cancel);
+    let broken = false;
+    try {
+      return await work(client);
+    } catch (err) {
+      broken = true;
+      throw toSourceError(err);
+    } finally {
+      signal.removeEventListener('abort', cancel);
+      client.release(broken || signal.aborted);
+    }
+  }
+
+  async executeWrite(sql: string, signal: AbortSignal): Promise<number> {
+    return this.withClient(signal, async (client) => (await client.query(sql)).rowCount ?? 0);
+  }
+
+  /** Multi-row INSERTs with parameters (text values, cast by PostgreSQL), in one transaction. */
+  async insertRows(nameInSource: string, columns: readonly ColumnDef[], batches: AsyncIterable<Array<string | null>[]>, signal: AbortSignal): Promise<number> {
+    const list = columns.map((c) => quotePg(c.nameInSource)).join(', ');
+    const rowsPerStatement = Math.max(1, Math.min(1000, Math.floor(60_000 / Math.max(1, columns.length))));
+    return this.withClient(signal, async (client) => {
+      let count = 0;
+      await client.query('BEGIN');
+      try {
+        for await (const batch of batches) {
+          for (let start = 0; start < batch.length; start += rowsPerStatement) {
+            const rows = batch.slice(start, start + rowsPerStatement);
+            const values = rows.map((_, r) => `(${columns.map((__, c) => `$${r * columns.length + c + 1}`).join(', ')})`).join(', ');
+            const result = await client.query(`INSERT INTO ${nameInSource} (${list}) VALUES ${values}`, rows.flat());
+            count += result.rowCount ?? 0;
+          }
+        }
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+      return count;
+    });
+  }
+
   /** Cancels the statement of a backend (used on timeout and client disconnect). */
   private async cancelBackend(pid: number): Promise<void> {
     try {

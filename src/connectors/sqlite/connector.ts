@@ -126,6 +126,40 @@ export class SqliteConnector implements RowConnector {
     }
   }
 
+  qualifiedName(nameInSource: string): { schema?: string; name: string } {
+    return { name: nameInSource };
+  }
+
+  async executeWrite(sql: string): Promise<number> {
+    return this.open().prepare(sql).run().changes;
+  }
+
+  /** Inserts text values (SQLite converts them by column affinity) in one transaction. */
+  async insertRows(nameInSource: string, columns: readonly ColumnDef[], batches: AsyncIterable<Array<string | null>[]>, signal: AbortSignal): Promise<number> {
+    const db = this.open();
+    const insert = db.prepare(
+      `INSERT INTO ${quoteSqlite(nameInSource)} (${columns.map((c) => quoteSqlite(c.nameInSource)).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+    );
+    const insertBatch = db.transaction((rows: Array<string | null>[]) => {
+      for (const row of rows) insert.run(row);
+    });
+    // One transaction for the whole statement; each batch is a savepoint inside it.
+    let count = 0;
+    db.exec('BEGIN');
+    try {
+      for await (const batch of batches) {
+        signal.throwIfAborted();
+        insertBatch(batch);
+        count += batch.length;
+      }
+      db.exec('COMMIT');
+    } catch (err) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      throw err;
+    }
+    return count;
+  }
+
   async close(): Promise<void> {
     this.db?.close();
     this.db = null;

@@ -1,0 +1,190 @@
+/**
+ * INSERT, UPDATE and DELETE. The target must be a table of a writable source (PostgreSQL,
+ * MySQL/MariaDB, SQLite) whose definition is not read-only (else 403).
+ *  - A statement that touches only the target's source is translated to the source's names and
+ *    run there whole (PostgreSQL: anything its allow-list permits; MySQL and SQLite: plain
+ *    expressions only, no functions or casts, so the statement means the same there).
+ *  - INSERT INTO src.t SELECT ... over other sources: the engine runs the SELECT and its rows
+ *    are written to the target in batches, inside one transaction of the target.
+ *  - UPDATE/DELETE that read other sources are refused (400).
+ * The answer is one row: the number of rows written.
+ */
+import type { ParseResult } from '@pgsql/types';
+import { deparseSync } from 'pgsql-deparser';
+import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
+import type { ColumnDef, SourceDef, UserDef } from '../catalog/types.js';
+import type { RowConnector } from '../connectors/types.js';
+import { SourceUnreachableError } from '../connectors/types.js';
+import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../errors.js';
+import type { StaticResult } from './static-result.js';
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** What runs a statement's SELECT in the engine and hands its rows over as text, in batches. */
+export type SelectRows = (select: ParseResult, signal: AbortSignal) => Promise<{ columns: number; rows: AsyncIterable<Array<string | null>[]>; close(): void }>;
+
+export interface WritableConnector extends RowConnector {
+  /** Runs one statement in the source's dialect; returns the number of rows it changed. */
+  executeWrite(sql: string, signal: AbortSignal): Promise<number>;
+  /** Inserts batches of text values into `columns` of `table` in one transaction. */
+  insertRows(table: string, columns: readonly ColumnDef[], batches: AsyncIterable<Array<string | null>[]>, signal: AbortSignal): Promise<number>;
+  /** The table's qualified name in the source's SQL (schema and name). */
+  qualifiedName(nameInSource: string): { schema?: string; name: string };
+}
+
+const isWritable = (c: RowConnector): c is WritableConnector => 'executeWrite' in c && 'insertRows' in c;
+
+const DML = ['InsertStmt', 'UpdateStmt', 'DeleteStmt'] as const;
+
+export function isDml(statement: Json | undefined): boolean {
+  return statement !== undefined && DML.some((k) => k in statement);
+}
+
+function walk(value: unknown, visit: (key: string, node: Json) => void): void {
+  if (Array.isArray(value)) {
+    for (const item of value) walk(item, visit);
+    return;
+  }
+  if (!isObject(value)) return;
+  for (const [key, child] of Object.entries(value)) {
+    if (isObject(child) && /^[A-Z]/.test(key)) visit(key, child);
+    walk(child, visit);
+  }
+}
+
+/** Node kinds that MySQL and SQLite may read differently from PostgreSQL: not sent to them. */
+const PORTABLE_FORBIDDEN = new Set(['FuncCall', 'TypeCast', 'SubLink', 'CaseExpr', 'CoalesceExpr', 'MinMaxExpr', 'SQLValueFunction', 'A_ArrayExpr', 'RowExpr']);
+
+export async function executeDml(
+  tree: ParseResult,
+  user: UserDef,
+  registry: SourceRegistry,
+  vdbName: string,
+  selectRows: SelectRows,
+  signal: AbortSignal,
+): Promise<StaticResult> {
+  const statement = tree.stmts![0]!.stmt as unknown as Json;
+  const [kind, body] = Object.entries(statement)[0] as [string, Json];
+  if (!user.roles.includes('admin')) throw forbidden('Only administrators may write to data sources (until permissions arrive).');
+  if (body.returningList) throw badRequest('RETURNING is not supported.', 'Run a SELECT after the write.', 'Unsupported statement');
+  if (body.withClause) throw badRequest('WITH on a write statement is not supported.', null, 'Unsupported statement');
+  const relation = body.relation as Json;
+  const target = registry.resolve(typeof relation.schemaname === 'string' ? relation.schemaname : undefined, String(relation.relname));
+  const source = writableSource(target, registry);
+  const connector = registry.connectorOf(source) as WritableConnector;
+
+  // Every other table the statement reads, and whether all of them are in the target's source.
+  let sameSource = true;
+  walk(body, (key, node) => {
+    if (key !== 'RangeVar') return;
+    const other = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
+    if (other.kind !== 'rows' || other.source.name !== source.name) sameSource = false;
+  });
+
+  if (sameSource && translatable(body, connector)) {
+    const sql = sourceStatement(tree, registry, source, connector, vdbName);
+    return countResult(await connector.executeWrite(sql, signal).catch((err: unknown) => Promise.reject(writeError(source.name, err, signal))));
+  }
+  if (kind !== 'InsertStmt' || !body.selectStmt) {
+    throw badRequest(
+      `${kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} can only read the target's own source (${source.name}).`,
+      'Compute the keys with a SELECT first, then write with their values.',
+      'Unsupported statement',
+    );
+  }
+  return countResult(await insertSelect(body, target, connector, selectRows, signal).catch((err: unknown) => Promise.reject(writeError(source.name, err, signal))));
+}
+
+/**
+ * A failed write in the terms of the API: the statement's or the data's fault (constraint,
+ * syntax, value) is a 400 with the source's message; the source's own trouble a 502/503.
+ */
+function writeError(source: string, err: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return signal.reason;
+  if (err instanceof ApiError) return err;
+  if (err instanceof SourceUnreachableError) return sourceFailed(source, err.message, true);
+  const { code, sqlState } = err as { code?: string; sqlState?: string };
+  const state = sqlState ?? code ?? '';
+  const refused = /^(22|23|42|0A|HY)/.test(state) || /^SQLITE_(CONSTRAINT|ERROR|MISMATCH|RANGE|TOOBIG)/.test(code ?? '');
+  if (refused) return new ApiError(400, 'Write refused', `Data source "${source}" refused the write: ${messageOf(err)}`, null);
+  return sourceFailed(source, messageOf(err), false);
+}
+
+function writableSource(target: ResolvedTable, registry: SourceRegistry): SourceDef {
+  if (target.kind !== 'rows') {
+    throw forbidden(`${target.schema}.${target.table.name} cannot be written: ${target.kind === 'system' ? 'system tables are read-only' : 'file sources are read-only'}.`);
+  }
+  if (target.table.kind === 'View') throw forbidden(`${target.schema}.${target.table.name} is a view and cannot be written.`);
+  if (target.source.readOnly) {
+    throw forbidden(`Data source "${target.source.name}" is read-only.`, 'Its definition has readOnly=true (modelProps).');
+  }
+  const connector = registry.connectorOf(target.source);
+  if (connector.delivery !== 'rows' || !isWritable(connector)) throw forbidden(`Data source "${target.source.name}" cannot be written.`);
+  return target.source;
+}
+
+/** PostgreSQL takes what our own dialect says; MySQL and SQLite only plain expressions. */
+function translatable(body: Json, connector: WritableConnector): boolean {
+  if (connector.kind === 'postgresql') return true;
+  let plain = true;
+  walk(body, (key) => {
+    if (PORTABLE_FORBIDDEN.has(key)) plain = false;
+  });
+  return plain;
+}
+
+/** The statement with every table written as the source knows it. */
+function sourceStatement(tree: ParseResult, registry: SourceRegistry, source: SourceDef, connector: WritableConnector, vdbName: string): string {
+  const copy = structuredClone(tree);
+  const rename = (node: Json) => {
+    const resolved = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
+    const { schema, name } = connector.qualifiedName(resolved.table.nameInSource);
+    delete node.catalogname;
+    if (schema === undefined) delete node.schemaname;
+    else node.schemaname = schema;
+    node.relname = name;
+  };
+  const body = Object.values(copy.stmts![0]!.stmt as unknown as Json)[0] as Json;
+  rename(body.relation as Json);
+  walk(body, (key, node) => {
+    if (key === 'RangeVar') rename(node);
+    if (key === 'ColumnRef' && Array.isArray(node.fields) && node.fields.length >= 3) {
+      const first = (node.fields[0] as Json).String as Json | undefined;
+      const name = String(first?.sval ?? '').toLowerCase();
+      if (name === source.name.toLowerCase() || name === vdbName.toLowerCase()) node.fields = node.fields.slice(name === vdbName.toLowerCase() ? 2 : 1);
+    }
+  });
+  return deparseSync(copy).replace(/;\s*$/, '');
+}
+
+/** INSERT INTO target SELECT ...: the engine computes the rows; the target stores them. */
+async function insertSelect(
+  body: Json,
+  target: ResolvedTable,
+  connector: WritableConnector,
+  selectRows: SelectRows,
+  signal: AbortSignal,
+): Promise<number> {
+  const named = Array.isArray(body.cols) ? (body.cols as Json[]).map((c) => String((c.ResTarget as Json).name)) : null;
+  const columns = named
+    ? named.map((name) => {
+        const column = target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
+        if (!column) throw new ApiError(404, 'Unknown column', `${target.schema}.${target.table.name} has no column "${name}".`, null);
+        return column;
+      })
+    : target.table.columns;
+  const select = { version: 0, stmts: [{ stmt: body.selectStmt }] } as unknown as ParseResult;
+  const rows = await selectRows(select, signal);
+  try {
+    if (rows.columns !== columns.length) {
+      throw badRequest(`The SELECT gives ${rows.columns} column(s); ${columns.length} are written.`, 'List the target columns: INSERT INTO t (a, b) SELECT ...', 'Column count mismatch');
+    }
+    return await connector.insertRows(target.table.nameInSource, columns, rows.rows, signal);
+  } finally {
+    rows.close();
+  }
+}
+
+const countResult = (count: number): StaticResult => ({ columns: ['Count'], rows: [[count]] });
