@@ -68,7 +68,7 @@ export async function executeDml(
   const statement = tree.stmts![0]!.stmt as unknown as Json;
   const [kind, body] = Object.entries(statement)[0] as [string, Json];
   if (!user.roles.includes('admin')) throw forbidden('Only administrators may write to data sources (until permissions arrive).');
-  if (body.returningList) throw badRequest('RETURNING is not supported.', 'Run a SELECT after the write.', 'Unsupported statement');
+  if (body.returningList || body.returningClause) throw badRequest('RETURNING is not supported.', 'Run a SELECT after the write.', 'Unsupported statement');
   if (body.withClause) throw badRequest('WITH on a write statement is not supported.', null, 'Unsupported statement');
   const relation = body.relation as Json;
   const target = registry.resolve(typeof relation.schemaname === 'string' ? relation.schemaname : undefined, String(relation.relname));
