@@ -30,10 +30,22 @@ export type ImportedTable = Omit<TableDef, 'uid' | 'oid'>;
 /** Storage classes in which a row connector hands over values (before engine casts). */
 export type RawType = 'BIGINT' | 'DOUBLE' | 'VARCHAR' | 'BLOB';
 
+/** An aggregate a source computes per group of a scan (partial aggregation below a join). */
+export interface PartialAggregate {
+  fn: 'count' | 'sum' | 'min' | 'max';
+  /** The aggregated column; null for count(*). */
+  column: ColumnDef | null;
+}
+
 export interface ScanRequest {
   table: TableDef;
-  /** The columns to read, in order; each batch row holds their values in this order. */
+  /**
+   * The columns to read, in order; each batch row holds their values in this order. With
+   * `aggregates`, these are the grouping columns, and each row then holds the aggregates' values
+   * (as text) after them.
+   */
   columns: ColumnDef[];
+  aggregates?: PartialAggregate[];
   /** A predicate in the source's dialect, pushed down by the planner (rows must satisfy it). */
   filter?: string;
   signal: AbortSignal;

@@ -13,6 +13,7 @@ import type { BoundStatement, BoundTable } from './bind.js';
 import { DuckRuntime, quoteIdent } from './duckdb.js';
 import { engineSql } from './engine-dialect.js';
 import { engineError, isInterrupt } from './errors.js';
+import { planPartialAggregation } from './partial-aggregation.js';
 import { planScans, type ScanPlan } from './plan.js';
 import { keyInList, type PredicateDialect } from './sql/dialects.js';
 import type { WholePlan } from './whole.js';
@@ -127,6 +128,11 @@ export async function openExecution(
     const warnings: string[] = [];
     const sourceQueries: SourceQuery[] = [];
     const plans = planScans(bound, registry, { pushdown: options.pushdown });
+    const partial = options.pushdown ? planPartialAggregation(bound, plans, registry) : null;
+    if (partial) {
+      const plan = plans.get(partial.loadName)!;
+      plans.set(partial.loadName, { ...plan, columns: partial.keys, filter: partial.filter, aggregates: partial.aggregates });
+    }
     const loaded = new Set<string>();
     // Smaller tables first, so that their keys can narrow the bigger ones (dependent join).
     const order = [...plans.entries()].sort(([, a], [, b]) => estimate(a) - estimate(b));
@@ -138,7 +144,7 @@ export async function openExecution(
       sourceQueries.push(result.query);
     }
     options.signal.throwIfAborted();
-    const sql = engineSql(bound.ast);
+    const sql = engineSql(partial?.ast ?? bound.ast);
     const columns = await describe(connection, sql);
     return engineExecution(connection, sql, columns, { warnings, sourceQueries, translateError, close });
   } catch (err) {
@@ -325,10 +331,16 @@ async function loadRows(
   const resolved = plan.bound.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   const columns = plan.columns;
+  // The loaded relation: the columns read, then any partial aggregates (as text, cast on load).
+  const loadColumns: ColumnDef[] = [
+    ...columns,
+    ...(plan.aggregates ?? []).map((a, i) => ({ name: a.alias, nameInSource: a.alias, type: a.type, nullable: true, position: columns.length + i + 1 })),
+  ];
   const withKeys = (keys: string) => (plan.filter ? `${plan.filter} AND (${keys})` : `(${keys})`);
   const requests = (keyFilters ?? [null]).map((keys) => ({
     table: resolved.table,
     columns,
+    aggregates: plan.aggregates,
     filter: keys === null ? (plan.filter ?? undefined) : withKeys(keys),
   }));
   const first = connector.scanSql(requests[0]!);
@@ -339,13 +351,13 @@ async function loadRows(
   async function* scans(): AsyncIterable<unknown[][]> {
     for (const request of requests) yield* connector.scan({ ...request, signal });
   }
-  const rawTypes = columns.map((c) => connector.rawType(c));
+  const rawTypes: RawType[] = [...columns.map((c) => connector.rawType(c)), ...(plan.aggregates ?? []).map((): RawType => 'VARCHAR')];
   let loaded: Loaded;
   try {
     loaded = await loadBatches(
       connection,
       loadName,
-      columns.map((c, i) => ({ name: c.name, type: c.type, raw: rawTypes[i]! })),
+      loadColumns.map((c, i) => ({ name: c.name, type: c.type, raw: rawTypes[i]! })),
       scans(),
       signal,
     );
@@ -356,8 +368,8 @@ async function loadRows(
     throw sourceFailed(resolved.source.name, messageOf(err), err instanceof SourceUnreachableError);
   }
   const warnings = [
-    ...loaded.lossy.map((count, i) => lossyWarning(resolved, columns[i], count, rawTypes[i])),
-    ...(await castWarnings(connection, resolved, columns, rawTypes, loaded.rawName, connector)),
+    ...loaded.lossy.map((count, i) => lossyWarning(resolved, loadColumns[i], count, rawTypes[i])),
+    ...(await castWarnings(connection, resolved, loadColumns, rawTypes, loaded.rawName, connector)),
   ].filter((w): w is string => w !== null);
   return { warnings, query };
 }

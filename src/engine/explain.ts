@@ -6,6 +6,7 @@ import { engineSql } from './engine-dialect.js';
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { RowConnector } from '../connectors/types.js';
 import type { BoundStatement } from './bind.js';
+import { planPartialAggregation } from './partial-aggregation.js';
 import { planScans } from './plan.js';
 import type { StaticResult } from './static-result.js';
 import type { WholePlan } from './whole.js';
@@ -13,13 +14,24 @@ import type { WholePlan } from './whole.js';
 export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean): StaticResult {
   const rows: StaticResult['rows'] = [];
   let step = 1;
-  for (const [loadName, plan] of planScans(bound, registry, { pushdown })) {
+  const plans = planScans(bound, registry, { pushdown });
+  const partial = pushdown ? planPartialAggregation(bound, plans, registry) : null;
+  if (partial) {
+    const plan = plans.get(partial.loadName)!;
+    plans.set(partial.loadName, { ...plan, columns: partial.keys, filter: partial.filter, aggregates: partial.aggregates });
+  }
+  for (const [loadName, plan] of plans) {
     const resolved = plan.bound.resolved;
     if (resolved.kind !== 'rows') continue;
     const connector = registry.connectorOf(resolved.source) as RowConnector;
-    const sql = connector.scanSql({ table: resolved.table, columns: plan.columns, filter: plan.filter ?? undefined });
+    const sql = connector.scanSql({ table: resolved.table, columns: plan.columns, filter: plan.filter ?? undefined, aggregates: plan.aggregates });
     const dependent = plan.dependencies.map((d) => `keys of ${d.from}.${d.fromColumn.name} (dependent join, when few enough)`);
-    const pushed = [plan.filter ? 'conditions' : null, plan.columns.length < resolved.table.columns.length ? 'columns' : null, ...dependent]
+    const pushed = [
+      plan.filter ? 'conditions' : null,
+      plan.columns.length < resolved.table.columns.length ? 'columns' : null,
+      plan.aggregates ? 'partial aggregation' : null,
+      ...dependent,
+    ]
       .filter(Boolean)
       .join(', ');
     rows.push([step++, resolved.source.name, 'source query', `${resolved.schema}.${resolved.table.name} -> ${loadName}`, pushed || 'nothing', sql]);
@@ -31,7 +43,7 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
       rows.push([step++, resolved.source.name, 'engine scan', `${resolved.schema}.${resolved.table.name}`, 'columns, conditions (engine reader)', relation]);
     }
   }
-  rows.push([step, 'vdb engine', 'execute', 'statement over the source results', null, engineSql(bound.ast)]);
+  rows.push([step, 'vdb engine', 'execute', 'statement over the source results', null, engineSql(partial?.ast ?? bound.ast)]);
   return { columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'], rows };
 }
 

@@ -11,7 +11,7 @@
  */
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { ColumnDef, TableDef } from '../catalog/types.js';
-import type { RowConnector } from '../connectors/types.js';
+import type { PartialAggregate, RowConnector } from '../connectors/types.js';
 import type { BoundStatement, BoundTable } from './bind.js';
 import { CannotPushDown } from './sql/predicate.js';
 import { predicateGenerator, type PredicateDialect } from './sql/dialects.js';
@@ -28,6 +28,8 @@ export interface ScanPlan {
    * rows whose `column` matches no `fromColumn` value of load `from` cannot be in the answer.
    */
   dependencies: Array<{ column: ColumnDef; from: string; fromColumn: ColumnDef }>;
+  /** Aggregates the source computes per group of `columns` (partial aggregation below a join). */
+  aggregates?: Array<PartialAggregate & { alias: string; type: string }>;
 }
 
 export interface PlanOptions {

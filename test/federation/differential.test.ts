@@ -122,6 +122,12 @@ const PER_SOURCE = [
 ];
 
 const CROSS_SOURCE = [
+  "SELECT c.country, count(*), sum(o.amount), min(o.amount), max(o.created), count(o.status) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.segment = 'enterprise' AND o.created >= DATE '2025-03-01' GROUP BY c.country ORDER BY 1 NULLS FIRST",
+  "SELECT c.segment, count(*), sum(o.qty) FROM my.orders o JOIN pg.customers c ON c.id = o.customer_id GROUP BY c.segment ORDER BY 1 NULLS LAST",
+  "SELECT count(*), sum(o.amount) FROM pg.orders o JOIN lite.customers c ON c.id = o.customer_id WHERE c.country = 'XX'",
+  "SELECT c.name, o.status, count(*) FROM pg.orders o JOIN lite.customers c ON c.id = o.customer_id GROUP BY c.name, o.status HAVING count(*) > 1 ORDER BY 1, 2 NULLS FIRST",
+  "SELECT c.name, sum(o.amount) AS total FROM my.orders o, pg.customers c WHERE o.customer_id = c.id AND o.status = 'paid' GROUP BY c.name ORDER BY total DESC, 1",
+  "SELECT c.country, max(c.name), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c.country ORDER BY 1 NULLS FIRST",
   "SELECT c.name, o.id, o.amount FROM lite.customers c JOIN pg.orders o ON o.customer_id = c.id WHERE c.country IN ('DE', 'de', 'US') ORDER BY o.id",
   "SELECT c.id, o.id FROM pg.customers c LEFT JOIN my.orders o ON o.customer_id = c.id AND o.status = 'paid' ORDER BY 1, 2",
   "SELECT c.id, o.id FROM my.orders o RIGHT JOIN lite.customers c ON c.id = o.customer_id WHERE c.segment = 'enterprise' ORDER BY 1, 2 NULLS FIRST",
@@ -175,6 +181,15 @@ test('a dependent join sends the keys of the smaller side to the other source', 
   const none = await rows(pushed, "SELECT o.id FROM my.customers c JOIN pg.orders o ON o.customer_id = c.id WHERE c.segment = 'nobody'");
   assert.equal(none.json, '[]');
   assert.match(none.sourceSql.find((q) => q.startsWith('COPY')) ?? '', /1 = 0/);
+});
+
+test('partial aggregation: the bigger side is grouped at its source by the join key', async () => {
+  const sql =
+    "SELECT c.country, count(*), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.segment = 'enterprise' AND o.created >= DATE '2025-01-01' GROUP BY c.country ORDER BY 1";
+  const a = await rows(pushed, sql);
+  assert.equal(a.json, (await rows(local, sql)).json);
+  const pgScan = a.sourceSql.find((q) => q.startsWith('COPY')) ?? '';
+  assert.match(pgScan, /SELECT "customer_id", count\(\*\), sum\("amount"\) FROM .* WHERE .*"created" >= '2025-01-01'::date.* GROUP BY "customer_id"/, pgScan);
 });
 
 test('text order in a locale-collated PostgreSQL column follows the engine, not the locale', async () => {

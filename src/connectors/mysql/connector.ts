@@ -3,6 +3,7 @@ import type { FieldPacket, Pool, PoolConnection, RowDataPacket } from 'mysql2';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
+import { aggregateSelect } from '../aggregate-sql.js';
 import { engineTypeOfMysql, rawTypeOfMysql } from './types.js';
 
 const BATCH_ROWS = 2048;
@@ -40,7 +41,7 @@ const asText: mysql.TypeCast = (field, next) => {
 export class MysqlConnector implements RowConnector {
   readonly kind = 'mysql' as const;
   readonly delivery = 'rows' as const;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true };
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, aggregates: true };
   private readonly pool: Pool;
 
   constructor(
@@ -159,6 +160,7 @@ export class MysqlConnector implements RowConnector {
   scanSql(request: ScanRequest): string {
     const list = request.columns.map((c) => quoteMysql(c.nameInSource)).join(', ') || 'NULL';
     const where = request.filter ? ` WHERE ${request.filter}` : '';
+    if (request.aggregates) return aggregateSelect(request, quoteMysql, where);
     return `SELECT ${list} FROM ${request.table.nameInSource}${where}`;
   }
 

@@ -3,6 +3,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
+import { aggregateSelect } from '../aggregate-sql.js';
 import { copyLines, copyTextRows } from './copy-text.js';
 import { jsonRowSql, type StatementColumn } from './json-rows.js';
 import { engineTypeOfPostgres, rawTypeOfPostgres } from './types.js';
@@ -28,7 +29,7 @@ export function toSourceError(err: unknown): Error {
 export class PostgresConnector implements RowConnector {
   readonly kind = 'postgresql' as const;
   readonly delivery = 'rows' as const;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true };
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, aggregates: true };
   private readonly pool: pg.Pool;
   private collation: Promise<boolean> | undefined;
 
@@ -129,7 +130,8 @@ export class PostgresConnector implements RowConnector {
 
   /** COPY text of these types is always valid input for the engine's cast. */
   castMayFail(column: ColumnDef): boolean {
-    return /^(DECIMAL|DATE|TIMESTAMP|TIME|INTERVAL)/.test(column.type);
+    // Numeric NaN and values beyond 38 digits; dates, times and intervals all parse.
+    return /^DECIMAL/.test(column.type);
   }
 
   scanSql(request: ScanRequest): string {
@@ -142,6 +144,7 @@ export class PostgresConnector implements RowConnector {
       .map((c) => (c.type === 'BLOB' ? `encode(${quotePg(c.nameInSource)}, 'hex')` : quotePg(c.nameInSource)))
       .join(', ');
     const where = request.filter ? ` WHERE ${request.filter}` : '';
+    if (request.aggregates) return aggregateSelect(request, quotePg, where);
     return `SELECT ${list || 'NULL'} FROM ${request.table.nameInSource}${where}`;
   }
 

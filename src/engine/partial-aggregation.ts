@@ -1,0 +1,270 @@
+/**
+ * Partial aggregation below a join (Teiid's and Trino's pushdown of aggregates through joins).
+ * For an aggregate statement over inner joins, one table's rows can be grouped at its source by
+ * the columns the rest of the statement needs from it (join keys and grouping columns), with
+ * count, sum, min and max computed per group; the engine then aggregates those partial results
+ * (count -> sum of counts, sum -> sum of sums, min/max of mins/maxes). The source sends one row
+ * per group instead of one per row.
+ *
+ * Applied only where the answer cannot change: inner joins only, no DISTINCT aggregates, no
+ * FILTER, no window functions, no subqueries, every column of the table qualified, its own
+ * conditions pushed exactly (they cannot be re-checked after grouping), aggregates over other
+ * tables only min/max (grouping changes how often their rows join).
+ */
+import type { ParseResult } from '@pgsql/types';
+import type { SourceRegistry } from '../catalog/sources.js';
+import type { ColumnDef } from '../catalog/types.js';
+import type { PartialAggregate, RowConnector } from '../connectors/types.js';
+import type { BoundStatement } from './bind.js';
+import type { ScanPlan } from './plan.js';
+import { CannotPushDown } from './sql/predicate.js';
+import { predicateGenerator, type PredicateDialect } from './sql/dialects.js';
+
+type Json = Record<string, unknown>;
+
+export interface PartialAggregation {
+  /** The statement the engine runs over the partial results. */
+  ast: ParseResult;
+  loadName: string;
+  /** The grouping columns read from the source. */
+  keys: ColumnDef[];
+  aggregates: Array<PartialAggregate & { alias: string; type: string }>;
+  /** The table's own conditions, all pushed exactly. */
+  filter: string | null;
+}
+
+const AGGREGATES = new Set(['count', 'sum', 'min', 'max']);
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const lower = (s: string) => s.toLowerCase();
+const fieldNames = (fields: unknown): string[] =>
+  Array.isArray(fields) ? fields.map((f: Json) => (isObject(f.String) ? String(f.String.sval) : '*')) : [];
+
+class Abort extends Error {}
+
+function walk(value: unknown, visit: (key: string, node: Json) => void): void {
+  if (Array.isArray(value)) {
+    for (const item of value) walk(item, visit);
+    return;
+  }
+  if (!isObject(value)) return;
+  for (const [key, child] of Object.entries(value)) {
+    if (isObject(child) && /^[A-Z]/.test(key)) visit(key, child);
+    walk(child, visit);
+  }
+}
+
+function conjuncts(node: unknown): unknown[] {
+  if (!isObject(node)) return [];
+  const bool = node.BoolExpr;
+  if (isObject(bool) && bool.boolop === 'AND_EXPR') return (bool.args as unknown[]).flatMap(conjuncts);
+  return [node];
+}
+
+const andOf = (parts: unknown[]): unknown =>
+  parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : { BoolExpr: { boolop: 'AND_EXPR', args: parts } };
+
+/** The aliases of every column reference in a node. */
+function aliasesIn(node: unknown): Set<string> {
+  const aliases = new Set<string>();
+  walk(node, (key, n) => {
+    if (key !== 'ColumnRef') return;
+    const fields = fieldNames(n.fields);
+    aliases.add(fields.length >= 2 ? lower(fields[fields.length - 2]!) : '');
+  });
+  return aliases;
+}
+
+function sumType(column: ColumnDef): string {
+  const decimal = /^DECIMAL\((\d+),\s*(\d+)\)$/i.exec(column.type);
+  if (decimal) return `DECIMAL(38,${decimal[2]})`;
+  if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT)/.test(column.type)) return 'DECIMAL(38,0)';
+  if (/^(FLOAT|DOUBLE)/.test(column.type)) return 'DOUBLE';
+  throw new Abort();
+}
+
+export function planPartialAggregation(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: SourceRegistry): PartialAggregation | null {
+  const select = (bound.ast.stmts?.[0]?.stmt as Json | undefined)?.SelectStmt as Json | undefined;
+  if (!select || select.op !== 'SETOP_NONE' || select.distinctClause || select.windowClause || select.withClause || select.valuesLists) return null;
+  let unsupported = false;
+  walk(select, (key, node) => {
+    if (key === 'SubLink' || key === 'RangeSubselect' || key === 'RangeFunction' || key === 'GroupingSet') unsupported = true;
+    if (key === 'FuncCall' && (node.over || node.agg_distinct || node.agg_filter || node.agg_order)) unsupported = true;
+  });
+  if (unsupported) return null;
+
+  // FROM: table references under inner joins only.
+  const ranges: Array<{ alias: string; relname: string }> = [];
+  const visit = (item: unknown): boolean => {
+    if (!isObject(item)) return false;
+    if (isObject(item.RangeVar)) {
+      const rv = item.RangeVar;
+      ranges.push({ alias: lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname)), relname: String(rv.relname) });
+      return true;
+    }
+    if (isObject(item.JoinExpr)) {
+      const join = item.JoinExpr;
+      if (join.jointype !== 'JOIN_INNER' || join.usingClause || join.isNatural) return false;
+      return visit(join.larg) && visit(join.rarg);
+    }
+    return false;
+  };
+  if (!((select.fromClause as unknown[] | undefined) ?? []).every(visit) || ranges.length < 2) return null;
+
+  const candidates = ranges
+    .filter((r) => plans.has(r.relname) && ranges.filter((o) => o.relname === r.relname).length === 1)
+    .sort((a, b) => (plans.get(b.relname)!.bound.resolved.table.cardinality ?? 0) - (plans.get(a.relname)!.bound.resolved.table.cardinality ?? 0));
+  for (const candidate of candidates) {
+    try {
+      const result = rewrite(bound, select, candidate, plans.get(candidate.relname)!, registry);
+      if (result) return result;
+    } catch (err) {
+      if (!(err instanceof Abort)) throw err;
+    }
+  }
+  return null;
+}
+
+function rewrite(
+  bound: BoundStatement,
+  original: Json,
+  target: { alias: string; relname: string },
+  plan: ScanPlan,
+  registry: SourceRegistry,
+): PartialAggregation | null {
+  const resolved = plan.bound.resolved;
+  if (resolved.kind !== 'rows') return null;
+  const connector = registry.connectorOf(resolved.source) as RowConnector;
+  if (!connector.capabilities.aggregates || (connector.kind !== 'postgresql' && connector.kind !== 'mysql')) return null;
+  const table = resolved.table;
+  const columnOf = (fields: string[]): ColumnDef | null => {
+    if (fields.length !== 2 || lower(fields[0]!) !== target.alias) return null;
+    return table.columns.find((c) => lower(c.name) === lower(fields[1]!)) ?? null;
+  };
+  // Unqualified references could mean the table's columns: not handled.
+  walk(original, (key, node) => {
+    if (key !== 'ColumnRef') return;
+    const fields = fieldNames(node.fields);
+    if (fields.length === 1 && table.columns.some((c) => lower(c.name) === lower(fields[0]!))) throw new Abort();
+    if (fields.length === 1 && fields[0] === '*') throw new Abort();
+  });
+
+  const ast = structuredClone(bound.ast);
+  const select = (ast.stmts![0]!.stmt as unknown as Json).SelectStmt as Json;
+  const keys = new Map<string, ColumnDef>();
+  const pushedSql: string[] = [];
+  const generator = predicateGenerator(connector.kind as PredicateDialect, {
+    column: (fields) => columnOf(fields) ?? undefined,
+    castMayFail: (column) => connector.castMayFail?.(column) ?? true,
+  });
+
+  /** Splits a condition: the table's own parts are pushed (exactly) and dropped here. */
+  const splitCondition = (condition: unknown): unknown => {
+    const kept: unknown[] = [];
+    for (const part of conjuncts(condition)) {
+      const aliases = aliasesIn(part);
+      if (!aliases.has(target.alias)) {
+        kept.push(part);
+        continue;
+      }
+      if (aliases.size === 1) {
+        let generated;
+        try {
+          generated = generator.generate(part);
+        } catch (err) {
+          if (err instanceof CannotPushDown) throw new Abort();
+          throw err;
+        }
+        if (!generated.exact) throw new Abort();
+        pushedSql.push(generated.sql);
+        continue;
+      }
+      // A join condition: only `t.k = other.x`, which keeps t.k as a grouping key.
+      const expr = isObject(part) && isObject(part.A_Expr) ? part.A_Expr : null;
+      if (!expr || expr.kind !== 'AEXPR_OP' || fieldNames(expr.name)[0] !== '=') throw new Abort();
+      const sides = [expr.lexpr, expr.rexpr].map((s) => (isObject(s) && isObject(s.ColumnRef) ? fieldNames(s.ColumnRef.fields) : null));
+      const own = sides.map((f) => (f ? columnOf(f) : null));
+      const ownSide = own.findIndex((c) => c !== null);
+      if (ownSide < 0 || own[1 - ownSide] || !sides[1 - ownSide]) throw new Abort();
+      keys.set(own[ownSide]!.name, own[ownSide]!);
+      kept.push(part);
+    }
+    return andOf(kept);
+  };
+  select.whereClause = splitCondition(select.whereClause);
+  if (select.whereClause === undefined) delete select.whereClause;
+  walk(select.fromClause, (key, node) => {
+    if (key === 'JoinExpr' && node.quals) {
+      const quals = splitCondition(node.quals);
+      node.quals = quals ?? { A_Const: { boolval: { boolval: true } } };
+    }
+  });
+
+  for (const item of (select.groupClause as unknown[] | undefined) ?? []) {
+    const aliases = aliasesIn(item);
+    if (!aliases.has(target.alias)) continue;
+    const fields = isObject(item) && isObject(item.ColumnRef) ? fieldNames(item.ColumnRef.fields) : null;
+    const column = fields ? columnOf(fields) : null;
+    if (!column) throw new Abort();
+    keys.set(column.name, column);
+  }
+
+  const aggregates: PartialAggregation['aggregates'] = [];
+  let hasAggregate = false;
+  const columnRef = (name: string) => ({ ColumnRef: { fields: [{ String: { sval: target.alias } }, { String: { sval: name } }] } });
+  const call = (fn: string, args: unknown[]) => ({ FuncCall: { funcname: [{ String: { sval: fn } }], args, funcformat: 'COERCE_EXPLICIT_CALL' } });
+  // A sum of counts over no rows is NULL where the count was 0.
+  const coalesceZero = (expr: unknown) => ({ CoalesceExpr: { args: [expr, { A_Const: { ival: { ival: 0 } } }] } });
+  const partial = (fn: PartialAggregate['fn'], column: ColumnDef | null, type: string) => {
+    const alias = `__agg_${aggregates.length}`;
+    aggregates.push({ fn, column, alias, type });
+    return columnRef(alias);
+  };
+
+  /** Replaces aggregates over the table by aggregates over its partial results. */
+  const transform = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(transform);
+    if (!isObject(value)) return value;
+    if (isObject(value.FuncCall)) {
+      const fc = value.FuncCall;
+      const name = lower(fieldNames(fc.funcname).pop() ?? '');
+      if (AGGREGATES.has(name)) {
+        hasAggregate = true;
+        const args = (fc.args as unknown[] | undefined) ?? [];
+        if (fc.agg_star) return coalesceZero(call('sum', [partial('count', null, 'BIGINT')]));
+        const arg = args[0];
+        const fields = args.length === 1 && isObject(arg) && isObject(arg.ColumnRef) ? fieldNames(arg.ColumnRef.fields) : null;
+        const column = fields ? columnOf(fields) : null;
+        if (!column) {
+          // Over other tables: only min and max do not depend on how often rows join.
+          if (aliasesIn(arg).has(target.alias) || (name !== 'min' && name !== 'max')) throw new Abort();
+          return value;
+        }
+        if (name === 'count') return coalesceZero(call('sum', [partial('count', column, 'BIGINT')]));
+        if (name === 'sum') return call('sum', [partial('sum', column, sumType(column))]);
+        // min/max of text depend on collation: numbers and dates only.
+        if (!/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL|FLOAT|DOUBLE|DATE|TIMESTAMP)/.test(column.type)) throw new Abort();
+        return call(name, [partial(name as 'min' | 'max', column, column.type)]);
+      }
+    }
+    if (isObject(value.ColumnRef)) {
+      const column = columnOf(fieldNames(value.ColumnRef.fields));
+      // Outside aggregates the table's columns must be grouping keys.
+      if (column && !keys.has(column.name)) throw new Abort();
+      return value;
+    }
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, transform(v)]));
+  };
+  select.targetList = transform(select.targetList);
+  if (select.havingClause) select.havingClause = transform(select.havingClause);
+  if (select.sortClause) select.sortClause = transform(select.sortClause);
+  if (!hasAggregate && !select.groupClause) return null;
+  if (aggregates.length === 0 && keys.size === table.columns.length) return null;
+
+  return {
+    ast,
+    loadName: target.relname,
+    keys: table.columns.filter((c) => keys.has(c.name)),
+    aggregates,
+    filter: pushedSql.length > 0 ? pushedSql.map((p) => `(${p})`).join(' AND ') : null,
+  };
+}
