@@ -46,6 +46,10 @@ export interface ScanRequest {
    */
   columns: ColumnDef[];
   aggregates?: PartialAggregate[];
+  /** Order of the rows (with the engine's NULL placement) when `limit` is set. */
+  orderBy?: Array<{ column: ColumnDef; descending: boolean; nullsFirst: boolean }>;
+  /** Only the first rows are needed (the engine still applies the statement's own LIMIT). */
+  limit?: number;
   /** A predicate in the source's dialect, pushed down by the planner (rows must satisfy it). */
   filter?: string;
   signal: AbortSignal;
@@ -100,3 +104,11 @@ export const NO_PUSHDOWN: Capabilities = {
   aggregates: false,
   joins: false,
 };
+
+/**
+ * Whether a column's source values may arrive as NULL in the engine (a failed cast, or a value
+ * of another storage class): then a condition or order computed by the source may differ.
+ */
+export function castMayFail(connector: RowConnector, column: ColumnDef): boolean {
+  return connector.castMayFail?.(column) ?? true;
+}

@@ -354,6 +354,8 @@ async function loadRows(
     table: resolved.table,
     columns,
     aggregates: plan.aggregates,
+    orderBy: plan.orderBy,
+    limit: plan.limit,
     filter: keys === null ? (plan.filter ?? undefined) : withKeys(keys),
   }));
   const first = connector.scanSql(requests[0]!);

@@ -24,12 +24,20 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
     const resolved = plan.bound.resolved;
     if (resolved.kind !== 'rows') continue;
     const connector = registry.connectorOf(resolved.source) as RowConnector;
-    const sql = connector.scanSql({ table: resolved.table, columns: plan.columns, filter: plan.filter ?? undefined, aggregates: plan.aggregates });
+    const sql = connector.scanSql({
+      table: resolved.table,
+      columns: plan.columns,
+      filter: plan.filter ?? undefined,
+      aggregates: plan.aggregates,
+      orderBy: plan.orderBy,
+      limit: plan.limit,
+    });
     const dependent = plan.dependencies.map((d) => `keys of ${d.from}.${d.fromColumn.name} (dependent join, when few enough)`);
     const pushed = [
       plan.filter ? 'conditions' : null,
       plan.columns.length < resolved.table.columns.length ? 'columns' : null,
       plan.aggregates ? 'partial aggregation' : null,
+      plan.limit !== undefined ? 'order and limit' : null,
       ...dependent,
     ]
       .filter(Boolean)

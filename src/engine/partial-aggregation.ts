@@ -14,7 +14,7 @@
 import type { ParseResult } from '@pgsql/types';
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { ColumnDef } from '../catalog/types.js';
-import type { PartialAggregate, RowConnector } from '../connectors/types.js';
+import { castMayFail, type PartialAggregate, type RowConnector } from '../connectors/types.js';
 import type { BoundStatement } from './bind.js';
 import type { ScanPlan } from './plan.js';
 import { CannotPushDown } from './sql/predicate.js';
@@ -154,7 +154,7 @@ function rewrite(
   const pushedSql: string[] = [];
   const generator = predicateGenerator(connector.kind as PredicateDialect, {
     column: (fields) => columnOf(fields) ?? undefined,
-    castMayFail: (column) => connector.castMayFail?.(column) ?? true,
+    castMayFail: (column) => castMayFail(connector, column),
   });
 
   /** Splits a condition: the table's own parts are pushed (exactly) and dropped here. */

@@ -11,7 +11,7 @@
  */
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { ColumnDef, TableDef } from '../catalog/types.js';
-import type { PartialAggregate, RowConnector } from '../connectors/types.js';
+import { castMayFail, type PartialAggregate, type RowConnector } from '../connectors/types.js';
 import type { BoundStatement, BoundTable } from './bind.js';
 import { CannotPushDown } from './sql/predicate.js';
 import { predicateGenerator, type PredicateDialect } from './sql/dialects.js';
@@ -28,6 +28,9 @@ export interface ScanPlan {
    * rows whose `column` matches no `fromColumn` value of load `from` cannot be in the answer.
    */
   dependencies: Array<{ column: ColumnDef; from: string; fromColumn: ColumnDef }>;
+  /** Only the first rows, in this order, are needed (a single-table statement with LIMIT). */
+  orderBy?: Array<{ column: ColumnDef; descending: boolean; nullsFirst: boolean }>;
+  limit?: number;
   /** Aggregates the source computes per group of `columns` (partial aggregation below a join). */
   aggregates?: Array<PartialAggregate & { alias: string; type: string }>;
 }
@@ -69,6 +72,19 @@ const contains = (node: unknown, kind: string): boolean => {
   });
   return found;
 };
+
+/** Scalar functions that never aggregate: a statement using only these keeps one row per row. */
+const SCALAR_FUNCTIONS = new Set(['lower', 'upper', 'length', 'char_length', 'coalesce', 'abs', 'round', 'substring', 'substr', 'concat', 'trim', 'btrim', 'ltrim', 'rtrim', 'replace', 'left', 'right', 'nullif']);
+
+/** An integer constant (LIMIT, OFFSET, ORDER BY position), else null. */
+function constantInt(node: unknown): number | null {
+  if (!isObject(node) || !isObject(node.A_Const)) return null;
+  const constant = node.A_Const;
+  if (constant.isnull) return null;
+  if (!isObject(constant.ival)) return null;
+  const value = Number((constant.ival as Json).ival ?? 0);
+  return Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
 
 function typeFamily(type: string): 'number' | 'text' | 'date' | null {
   if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL)/.test(type)) return 'number';
@@ -134,6 +150,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
   });
 
   const pushed = new Map<string, string[]>([...loads.keys()].map((l) => [l, []]));
+  const limitPlans = new Map<string, Pick<ScanPlan, 'orderBy' | 'limit'>>();
   const dependencies = new Map<string, ScanPlan['dependencies']>([...loads.keys()].map((l) => [l, []]));
   if (options.pushdown) {
     walk(bound.ast, (key, node) => {
@@ -141,6 +158,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     });
   }
 
+  if (options.pushdown && loads.size === 1) pushLimit();
   for (const [loadName, table] of loads) {
     const all = tableOf(loadName).columns;
     let columns = everything.has(loadName) || !options.pushdown ? all : all.filter((c) => needed.get(loadName)!.has(lower(c.name)));
@@ -152,9 +170,72 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
       columns,
       filter: filters.length > 0 ? filters.map((f) => `(${f})`).join(' AND ') : null,
       dependencies: dependencies.get(loadName)!,
+      ...limitPlans.get(loadName),
     });
   }
   return plans;
+
+  /**
+   * LIMIT (with its ORDER BY) of a statement over one table: the source sends only the first
+   * LIMIT + OFFSET rows. Only when the engine keeps every row the source sends and orders them
+   * the same way: all conditions pushed exactly, nothing that aggregates or removes rows after
+   * the WHERE, and sort keys that are plain columns ordered alike on both sides.
+   */
+  function pushLimit(): void {
+    const select = (bound.ast.stmts?.[0]?.stmt as Json | undefined)?.SelectStmt as Json | undefined;
+    if (!select || select.op !== 'SETOP_NONE' || select.distinctClause || select.groupClause || select.havingClause) return;
+    if (select.windowClause || select.withClause || select.valuesLists || select.lockingClause) return;
+    const limit = constantInt(select.limitCount);
+    const offset = select.limitOffset === undefined ? 0 : constantInt(select.limitOffset);
+    if (limit === null || offset === null) return;
+    const from = (select.fromClause as unknown[] | undefined) ?? [];
+    const range = from.length === 1 && isObject(from[0]) && isObject(from[0].RangeVar) ? from[0].RangeVar : null;
+    const loadName = range && typeof range.relname === 'string' ? range.relname : null;
+    if (!loadName || !loads.has(loadName) || (references.get(loadName) ?? 0) !== 1) return;
+    let simple = true;
+    walk(select, (key, node) => {
+      // Only scalar functions known not to aggregate; anything else might (count, sum, ...).
+      if (key === 'FuncCall' && (!SCALAR_FUNCTIONS.has(lower(fieldNames(node.funcname).pop() ?? '')) || node.over)) simple = false;
+      if (key === 'SubLink' || key === 'RangeSubselect') simple = false;
+    });
+    if (!simple) return;
+    const bt = loads.get(loadName)!;
+    if (bt.resolved.kind !== 'rows') return;
+    const connector = registry.connectorOf(bt.resolved.source) as RowConnector;
+    if (!connector.capabilities.limit || !connector.capabilities.orderBy) return;
+    const alias = lower(String((range!.alias as Json | undefined)?.aliasname ?? loadName));
+    const table = bt.resolved.table;
+    const columnOf = (fields: string[]) =>
+      fields.length === 1 || (fields.length === 2 && lower(fields[0]!) === alias)
+        ? table.columns.find((c) => lower(c.name) === lower(fields[fields.length - 1]!))
+        : undefined;
+    const mayFail = (column: ColumnDef) => castMayFail(connector, column);
+    const generator = predicateGenerator(connector.kind as PredicateDialect, { column: (f) => columnOf(f), castMayFail: mayFail });
+    for (const part of conjuncts(select.whereClause)) {
+      try {
+        if (!generator.generate(part).exact) return;
+      } catch (err) {
+        if (err instanceof CannotPushDown) return;
+        throw err;
+      }
+    }
+    const targets = (select.targetList as Json[] | undefined) ?? [];
+    const orderBy: NonNullable<ScanPlan['orderBy']> = [];
+    for (const item of (select.sortClause as Json[] | undefined) ?? []) {
+      const sort = item.SortBy as Json;
+      let node = sort.node as Json;
+      const position = constantInt(node);
+      if (position !== null) node = ((targets[position - 1]?.ResTarget as Json | undefined)?.val ?? {}) as Json;
+      const column = isObject(node.ColumnRef) ? columnOf(fieldNames(node.ColumnRef.fields)) : undefined;
+      // Text orders differ between collations (only SQLite's is bytewise like the engine's).
+      if (!column || mayFail(column) || (column.type === 'VARCHAR' && connector.kind !== 'sqlite')) return;
+      if (!/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL|FLOAT|DOUBLE|DATE|TIMESTAMP|VARCHAR)/.test(column.type)) return;
+      const descending = sort.sortby_dir === 'SORTBY_DESC';
+      const nullsFirst = sort.sortby_nulls === 'SORTBY_NULLS_FIRST' || (sort.sortby_nulls !== 'SORTBY_NULLS_LAST' && descending);
+      orderBy.push({ column, descending, nullsFirst });
+    }
+    limitPlans.set(loadName, { orderBy, limit: limit + offset });
+  }
 
   /** Pushes the WHERE and ON conditions of one SELECT to the loads of its FROM. */
   function pushSelect(select: Json): void {
@@ -274,7 +355,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
         }
         return table.columns.find((c) => lower(c.name) === name);
       },
-      castMayFail: (column) => connector.castMayFail?.(column) ?? true,
+      castMayFail: (column) => castMayFail(connector, column),
     });
     try {
       pushed.get(loadName)!.push(generator.generate(condition).sql);

@@ -108,6 +108,13 @@ const PER_SOURCE = [
   "SELECT name FROM {s}.customers WHERE name LIKE 'a\\_b%' ORDER BY 1",
   "SELECT id FROM {s}.customers ORDER BY name, id LIMIT 3",
   "SELECT id FROM {s}.customers ORDER BY name DESC, id LIMIT 3 OFFSET 2",
+  "SELECT id, amount FROM {s}.orders WHERE status = 'paid' ORDER BY amount DESC NULLS LAST, id LIMIT 5",
+  "SELECT * FROM {s}.orders WHERE qty > 0 ORDER BY created, id LIMIT 4 OFFSET 3",
+  "SELECT id, score FROM {s}.customers ORDER BY score NULLS FIRST, id LIMIT 4",
+  "SELECT id, score FROM {s}.customers ORDER BY score DESC, id LIMIT 4",
+  "SELECT id FROM {s}.customers ORDER BY 1 DESC LIMIT 2",
+  "SELECT lower(name) FROM {s}.customers WHERE id > 2 ORDER BY id LIMIT 2",
+  "SELECT count(*) FROM (SELECT id FROM {s}.orders ORDER BY id LIMIT 7) x",
   "SELECT segment, count(*), sum(score), min(name), max(created) FROM {s}.customers GROUP BY segment HAVING count(*) > 1 ORDER BY segment NULLS LAST",
   "SELECT DISTINCT country FROM {s}.customers ORDER BY country NULLS FIRST",
   "SELECT id, CASE WHEN score > 10 THEN 'high' WHEN score IS NULL THEN 'none' ELSE 'low' END, coalesce(segment, '-') FROM {s}.customers ORDER BY id",
@@ -181,6 +188,18 @@ test('a dependent join sends the keys of the smaller side to the other source', 
   const none = await rows(pushed, "SELECT o.id FROM my.customers c JOIN pg.orders o ON o.customer_id = c.id WHERE c.segment = 'nobody'");
   assert.equal(none.json, '[]');
   assert.match(none.sourceSql.find((q) => q.startsWith('COPY')) ?? '', /1 = 0/);
+});
+
+test('LIMIT and its ORDER BY reach MySQL and SQLite scans, NULLs placed as the engine places them', async () => {
+  const my = await rows(pushed, 'SELECT id, amount FROM my.orders WHERE qty > 0 ORDER BY amount DESC, id LIMIT 2 OFFSET 1');
+  assert.equal(my.json, (await rows(local, 'SELECT id, amount FROM my.orders WHERE qty > 0 ORDER BY amount DESC, id LIMIT 2 OFFSET 1')).json);
+  assert.match(my.sourceSql[0] ?? '', /ORDER BY \(`amount` IS NULL\) DESC, `amount` DESC, \(`id` IS NULL\) ASC, `id` ASC LIMIT 3$/);
+  const lite = await rows(pushed, 'SELECT id FROM lite.customers ORDER BY name LIMIT 2');
+  assert.match(lite.sourceSql[0] ?? '', /ORDER BY \("name" IS NULL\) ASC, "name" ASC LIMIT 2$/);
+  // A condition MySQL can only approximate keeps the limit in the engine.
+  const loose = await rows(pushed, "SELECT id FROM my.customers WHERE name = 'alice' ORDER BY id LIMIT 1");
+  assert.doesNotMatch(loose.sourceSql[0] ?? '', /LIMIT/);
+  assert.equal(loose.json, '[[2]]');
 });
 
 test('partial aggregation: the bigger side is grouped at its source by the join key', async () => {

@@ -3,7 +3,7 @@ import type { FieldPacket, Pool, PoolConnection, RowDataPacket } from 'mysql2';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
-import { aggregateSelect } from '../aggregate-sql.js';
+import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { engineTypeOfMysql, rawTypeOfMysql } from './types.js';
 
 const BATCH_ROWS = 2048;
@@ -41,7 +41,7 @@ const asText: mysql.TypeCast = (field, next) => {
 export class MysqlConnector implements RowConnector {
   readonly kind = 'mysql' as const;
   readonly delivery = 'rows' as const;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, aggregates: true };
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, aggregates: true, limit: true, orderBy: true };
   private readonly pool: Pool;
 
   constructor(
@@ -154,14 +154,14 @@ export class MysqlConnector implements RowConnector {
 
   castMayFail(column: ColumnDef): boolean {
     // Zero dates ('0000-00-00') and out-of-range values are MySQL's; the engine refuses them.
-    return /^(DECIMAL|DATE|TIMESTAMP|INTERVAL|JSON|BIGINT|UBIGINT|INTEGER)/.test(column.type);
+    return /^(DATE|TIMESTAMP|INTERVAL|JSON)/.test(column.type);
   }
 
   scanSql(request: ScanRequest): string {
     const list = request.columns.map((c) => quoteMysql(c.nameInSource)).join(', ') || 'NULL';
     const where = request.filter ? ` WHERE ${request.filter}` : '';
     if (request.aggregates) return aggregateSelect(request, quoteMysql, where);
-    return `SELECT ${list} FROM ${request.table.nameInSource}${where}`;
+    return `SELECT ${list} FROM ${request.table.nameInSource}${where}${orderAndLimit(request, quoteMysql)}`;
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {

@@ -3,7 +3,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
-import { aggregateSelect } from '../aggregate-sql.js';
+import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { copyLines, copyTextRows } from './copy-text.js';
 import { jsonRowSql, type StatementColumn } from './json-rows.js';
 import { engineTypeOfPostgres, rawTypeOfPostgres } from './types.js';
@@ -29,7 +29,7 @@ export function toSourceError(err: unknown): Error {
 export class PostgresConnector implements RowConnector {
   readonly kind = 'postgresql' as const;
   readonly delivery = 'rows' as const;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, aggregates: true };
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, aggregates: true, limit: true, orderBy: true };
   private readonly pool: pg.Pool;
   private collation: Promise<boolean> | undefined;
 
@@ -145,7 +145,7 @@ export class PostgresConnector implements RowConnector {
       .join(', ');
     const where = request.filter ? ` WHERE ${request.filter}` : '';
     if (request.aggregates) return aggregateSelect(request, quotePg, where);
-    return `SELECT ${list || 'NULL'} FROM ${request.table.nameInSource}${where}`;
+    return `SELECT ${list || 'NULL'} FROM ${request.table.nameInSource}${where}${orderAndLimit(request, quotePg)}`;
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
+import { orderAndLimit } from '../scan-sql.js';
 import { engineTypeOfSqlite, rawTypeOf } from './types.js';
 
 const BATCH_ROWS = 2048;
@@ -25,7 +26,7 @@ interface TableInfoRow {
 export class SqliteConnector implements RowConnector {
   readonly kind = 'sqlite' as const;
   readonly delivery = 'rows' as const;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true };
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, limit: true, orderBy: true };
   private db: Database.Database | null = null;
 
   constructor(readonly source: SourceDef) {}
@@ -99,10 +100,18 @@ export class SqliteConnector implements RowConnector {
     return rawTypeOf(column.type);
   }
 
+  /**
+   * SQLite types values per value, not per column: an INTEGER column may hold text, which the
+   * engine cannot take as a number. Text columns take any value (as its text).
+   */
+  castMayFail(column: ColumnDef): boolean {
+    return column.type !== 'VARCHAR';
+  }
+
   scanSql(request: ScanRequest): string {
     const list = request.columns.map((c) => quoteSqlite(c.nameInSource)).join(', ') || 'NULL';
     const where = request.filter ? ` WHERE ${request.filter}` : '';
-    return `SELECT ${list} FROM ${quoteSqlite(request.table.nameInSource)}${where}`;
+    return `SELECT ${list} FROM ${quoteSqlite(request.table.nameInSource)}${where}${orderAndLimit(request, quoteSqlite)}`;
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {

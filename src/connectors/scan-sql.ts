@@ -1,0 +1,24 @@
+/** SQL pieces shared by the scans of SQL sources: partial aggregates, order and limit. */
+import type { ScanRequest } from './types.js';
+
+/** The SELECT of a scan with partial aggregates: `SELECT keys, aggs FROM t WHERE ... GROUP BY keys`. */
+export function aggregateSelect(request: Omit<ScanRequest, 'signal'>, quote: (name: string) => string, where: string): string {
+  const keys = request.columns.map((c) => quote(c.nameInSource));
+  const aggregates = (request.aggregates ?? []).map((a) => `${a.fn}(${a.column ? quote(a.column.nameInSource) : '*'})`);
+  const groupBy = keys.length > 0 ? ` GROUP BY ${keys.join(', ')}` : '';
+  return `SELECT ${[...keys, ...aggregates].join(', ')} FROM ${request.table.nameInSource}${where}${groupBy}`;
+}
+
+/**
+ * ` ORDER BY ... LIMIT n` of a scan. NULL placement is spelled out as a sort key of its own,
+ * which every dialect reads the same way (MySQL and SQLite put NULLs first by default,
+ * PostgreSQL last).
+ */
+export function orderAndLimit(request: Omit<ScanRequest, 'signal'>, quote: (name: string) => string): string {
+  if (request.limit === undefined) return '';
+  const keys = (request.orderBy ?? []).flatMap((k) => {
+    const column = quote(k.column.nameInSource);
+    return [`(${column} IS NULL) ${k.nullsFirst ? 'DESC' : 'ASC'}`, `${column} ${k.descending ? 'DESC' : 'ASC'}`];
+  });
+  return `${keys.length > 0 ? ` ORDER BY ${keys.join(', ')}` : ''} LIMIT ${request.limit}`;
+}
