@@ -38,6 +38,7 @@ before(async () => {
     connection: { host: '127.0.0.1', port: '3306', db: fixture.mysqlDatabase, 'user-name': 'root' },
   });
   await registry.addSource({ name: 'lite', kind: 'sqlite', connection: { path: fixture.sqliteFile } });
+  await registry.addSource({ name: 'fs', kind: 'file', connection: { ParentDirectory: fixture.filesFolder } });
   // Tiny key batches, so that dependent joins run in several statements here.
   pushed = new Engine(registry, runtime, 'vdb', { pushdown: true, dependentJoin: { maxKeys: 1000, batchSize: 3 } });
   local = new Engine(registry, runtime, 'vdb', { pushdown: false, dependentJoin: { maxKeys: 1000, batchSize: 3 } });
@@ -129,6 +130,9 @@ const PER_SOURCE = [
 ];
 
 const CROSS_SOURCE = [
+  // One statement over all four kinds of source.
+  "SELECT p.id, m.name, l.country, f.segment, o.amount FROM pg.customers p JOIN my.customers m ON m.id = p.id JOIN lite.customers l ON l.id = m.id JOIN fs.customers f ON f.id = l.id LEFT JOIN my.orders o ON o.customer_id = f.id AND o.qty = 2 WHERE p.score > 0 AND f.country IS NOT NULL ORDER BY 1, 5",
+  "SELECT f.country, count(*), sum(o.amount) FROM fs.customers f JOIN pg.orders o ON o.customer_id = f.id GROUP BY f.country ORDER BY 1 NULLS FIRST",
   "SELECT c.country, count(*), sum(o.amount), min(o.amount), max(o.created), count(o.status) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.segment = 'enterprise' AND o.created >= DATE '2025-03-01' GROUP BY c.country ORDER BY 1 NULLS FIRST",
   "SELECT c.segment, count(*), sum(o.qty) FROM my.orders o JOIN pg.customers c ON c.id = o.customer_id GROUP BY c.segment ORDER BY 1 NULLS LAST",
   "SELECT count(*), sum(o.amount) FROM pg.orders o JOIN lite.customers c ON c.id = o.customer_id WHERE c.country = 'XX'",

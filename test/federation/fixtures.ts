@@ -35,6 +35,8 @@ export interface Fixture {
   pgSchema: string;
   mysqlDatabase: string;
   sqliteFile: string;
+  /** A folder with customers.csv: the same customers as a file source. */
+  filesFolder: string;
   cleanup(): Promise<void>;
 }
 
@@ -75,10 +77,19 @@ export async function createFixture(dir: string): Promise<Fixture> {
   db.exec('ANALYZE');
   db.close();
 
+  const filesFolder = path.join(dir, `${tag}_files`);
+  fs.mkdirSync(filesFolder);
+  const csv = (v: unknown) => (v === null ? '' : /[",]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
+  fs.writeFileSync(
+    path.join(filesFolder, 'customers.csv'),
+    ['id,name,country,segment,score,created', ...CUSTOMERS.map((row) => row.map(csv).join(','))].join('\n') + '\n',
+  );
+
   return {
     pgSchema: tag,
     mysqlDatabase: tag,
     sqliteFile,
+    filesFolder,
     async cleanup() {
       const c = new pg.Client(PG);
       await c.connect();
@@ -88,6 +99,7 @@ export async function createFixture(dir: string): Promise<Fixture> {
       await m.query(`DROP DATABASE IF EXISTS ${tag}`);
       await m.end();
       fs.rmSync(sqliteFile, { force: true });
+      fs.rmSync(filesFolder, { recursive: true, force: true });
     },
   };
 }
