@@ -9,6 +9,7 @@
 import type { ParseResult } from '@pgsql/types';
 import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
+import { fieldNames, isObject, walk, type Json } from './ast.js';
 
 export interface BoundTable {
   resolved: ResolvedTable;
@@ -21,18 +22,12 @@ export interface BoundStatement {
   tables: BoundTable[];
 }
 
-type Json = { [key: string]: unknown };
 type StringNode = { String?: { sval?: string } };
-
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
 
 /** Functions of the engine that read files, settings or internals: never callable by users. */
 const FORBIDDEN_FUNCTION = /^(read_|parquet_|duckdb_|pragma_|sniff_|iceberg_|delta_|glob$|query$|query_table$|getenv$|current_setting$|which_secret$|json_execute_serialized_sql$|sql_auto_complete$|checkpoint$|force_checkpoint$|enable_|disable_|set_)/i;
 /** Table functions allowed in FROM. */
 const TABLE_FUNCTIONS = new Set(['generate_series', 'range', 'unnest', 'json_each', 'json_tree', 'generate_subscripts']);
-
-const names = (list: unknown): string[] =>
-  Array.isArray(list) ? list.map((n: StringNode) => n?.String?.sval ?? '') : [];
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
@@ -67,7 +62,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   // is the range's alias after rewriting, so drop the qualifiers in front of it.
   walk(raw, (key, node) => {
     if (key !== 'ColumnRef' || !Array.isArray(node.fields)) return;
-    const parts = names(node.fields);
+    const parts = fieldNames(node.fields);
     if (parts.length >= 4 && same(parts[0] ?? '', vdbName)) node.fields = node.fields.slice(2);
     else if (parts.length >= 3 && [...schemasUsed].some((s) => same(s, parts[0] ?? ''))) node.fields = node.fields.slice(1);
   });
@@ -103,7 +98,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
 }
 
 function checkFunction(node: Json): void {
-  const parts = names(node.funcname);
+  const parts = fieldNames(node.funcname);
   const name = parts[parts.length - 1] ?? '';
   if (parts.length > 1) {
     if (parts.length === 2 && same(parts[0] ?? '', 'pg_catalog')) node.funcname = (node.funcname as unknown[]).slice(1);
@@ -120,7 +115,7 @@ function checkTableFunction(node: Json): void {
     const items = isObject(entry) && isObject(entry.List) && Array.isArray(entry.List.items) ? entry.List.items : [];
     for (const item of items) {
       if (!isObject(item) || !isObject(item.FuncCall)) continue;
-      const parts = names(item.FuncCall.funcname);
+      const parts = fieldNames(item.FuncCall.funcname);
       const name = (parts[parts.length - 1] ?? '').toLowerCase();
       if (!TABLE_FUNCTIONS.has(name)) {
         throw new ApiError(
@@ -135,17 +130,6 @@ function checkTableFunction(node: Json): void {
 }
 
 /** Calls `visit(kind, node)` for every wrapped node ({Kind: {...}}) of the tree, depth first. */
-function walk(value: unknown, visit: (key: string, node: Json) => void): void {
-  if (Array.isArray(value)) {
-    for (const item of value) walk(item, visit);
-    return;
-  }
-  if (!isObject(value)) return;
-  for (const [key, child] of Object.entries(value)) {
-    if (isObject(child) && !Array.isArray(child) && /^[A-Z]/.test(key)) visit(key, child);
-    walk(child, visit);
-  }
-}
 
 function describeStatement(kind: string): string {
   const readable: Record<string, string> = {

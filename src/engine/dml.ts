@@ -17,10 +17,7 @@ import type { RowConnector } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../errors.js';
 import type { StaticResult } from './static-result.js';
-
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObject, walk, type Json } from './ast.js';
 
 /** What runs a statement's SELECT in the engine and hands its rows over as text, in batches. */
 export type SelectRows = (select: ParseResult, signal: AbortSignal) => Promise<{ columns: number; rows: AsyncIterable<Array<string | null>[]>; close(): void }>;
@@ -40,18 +37,6 @@ const DML = ['InsertStmt', 'UpdateStmt', 'DeleteStmt'] as const;
 
 export function isDml(statement: Json | undefined): boolean {
   return statement !== undefined && DML.some((k) => k in statement);
-}
-
-function walk(value: unknown, visit: (key: string, node: Json) => void): void {
-  if (Array.isArray(value)) {
-    for (const item of value) walk(item, visit);
-    return;
-  }
-  if (!isObject(value)) return;
-  for (const [key, child] of Object.entries(value)) {
-    if (isObject(child) && /^[A-Z]/.test(key)) visit(key, child);
-    walk(child, visit);
-  }
 }
 
 /** Node kinds that MySQL and SQLite may read differently from PostgreSQL: not sent to them. */

@@ -6,8 +6,7 @@
  */
 import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
-
-type Json = Record<string, unknown>;
+import { isObject, type Json } from './ast.js';
 
 const LIKE_FUNCTIONS: Record<string, string> = {
   '~~': 'like_escape',
@@ -16,7 +15,6 @@ const LIKE_FUNCTIONS: Record<string, string> = {
   '!~~*': 'not_ilike_escape',
 };
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const stringConst = (text: string) => ({ A_Const: { sval: { sval: text } } });
 
 function likeCall(expr: Json): Json | null {

@@ -19,8 +19,7 @@ import type { BoundStatement } from './bind.js';
 import type { ScanPlan } from './plan.js';
 import { CannotPushDown } from './sql/predicate.js';
 import { predicateGenerator, type PredicateDialect } from './sql/dialects.js';
-
-type Json = Record<string, unknown>;
+import { conjuncts, fieldNames, isObject, lower, walk, type Json } from './ast.js';
 
 export interface PartialAggregation {
   /** The statement the engine runs over the partial results. */
@@ -34,31 +33,8 @@ export interface PartialAggregation {
 }
 
 const AGGREGATES = new Set(['count', 'sum', 'min', 'max']);
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const lower = (s: string) => s.toLowerCase();
-const fieldNames = (fields: unknown): string[] =>
-  Array.isArray(fields) ? fields.map((f: Json) => (isObject(f.String) ? String(f.String.sval) : '*')) : [];
 
 class Abort extends Error {}
-
-function walk(value: unknown, visit: (key: string, node: Json) => void): void {
-  if (Array.isArray(value)) {
-    for (const item of value) walk(item, visit);
-    return;
-  }
-  if (!isObject(value)) return;
-  for (const [key, child] of Object.entries(value)) {
-    if (isObject(child) && /^[A-Z]/.test(key)) visit(key, child);
-    walk(child, visit);
-  }
-}
-
-function conjuncts(node: unknown): unknown[] {
-  if (!isObject(node)) return [];
-  const bool = node.BoolExpr;
-  if (isObject(bool) && bool.boolop === 'AND_EXPR') return (bool.args as unknown[]).flatMap(conjuncts);
-  return [node];
-}
 
 const andOf = (parts: unknown[]): unknown =>
   parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : { BoolExpr: { boolop: 'AND_EXPR', args: parts } };

@@ -15,8 +15,7 @@ import { castMayFail, type PartialAggregate, type RowConnector } from '../connec
 import type { BoundStatement, BoundTable } from './bind.js';
 import { CannotPushDown } from './sql/predicate.js';
 import { predicateGenerator, type PredicateDialect } from './sql/dialects.js';
-
-type Json = Record<string, unknown>;
+import { conjuncts, contains, fieldNames, isObject, lower, walk, type Json } from './ast.js';
 
 export interface ScanPlan {
   bound: BoundTable;
@@ -48,31 +47,6 @@ interface ScopeItem {
   nullable: boolean;
 }
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const lower = (s: string) => s.toLowerCase();
-const fieldNames = (fields: unknown): string[] =>
-  Array.isArray(fields) ? fields.map((f: Json) => (isObject(f.String) ? String(f.String.sval) : '*')) : [];
-
-function walk(value: unknown, visit: (key: string, node: Json) => void): void {
-  if (Array.isArray(value)) {
-    for (const item of value) walk(item, visit);
-    return;
-  }
-  if (!isObject(value)) return;
-  for (const [key, child] of Object.entries(value)) {
-    if (isObject(child) && /^[A-Z]/.test(key)) visit(key, child);
-    walk(child, visit);
-  }
-}
-
-const contains = (node: unknown, kind: string): boolean => {
-  let found = false;
-  walk(node, (key) => {
-    if (key === kind) found = true;
-  });
-  return found;
-};
-
 /** Scalar functions that never aggregate: a statement using only these keeps one row per row. */
 const SCALAR_FUNCTIONS = new Set(['lower', 'upper', 'length', 'char_length', 'coalesce', 'abs', 'round', 'substring', 'substr', 'concat', 'trim', 'btrim', 'ltrim', 'rtrim', 'replace', 'left', 'right', 'nullif']);
 
@@ -91,13 +65,6 @@ function typeFamily(type: string): 'number' | 'text' | 'date' | null {
   if (type === 'VARCHAR') return 'text';
   if (type === 'DATE') return 'date';
   return null;
-}
-
-function conjuncts(node: unknown): unknown[] {
-  if (!isObject(node)) return [];
-  const bool = node.BoolExpr;
-  if (isObject(bool) && bool.boolop === 'AND_EXPR') return (bool.args as unknown[]).flatMap(conjuncts);
-  return [node];
 }
 
 export function planScans(bound: BoundStatement, registry: SourceRegistry, options: PlanOptions): Map<string, ScanPlan> {

@@ -11,8 +11,7 @@ import type { SourceRegistry } from '../catalog/sources.js';
 import type { SourceDef } from '../catalog/types.js';
 import { PostgresConnector } from '../connectors/postgres/connector.js';
 import type { BoundStatement } from './bind.js';
-
-type Json = Record<string, unknown>;
+import { everyNode, fieldNames, isObject, type Json } from './ast.js';
 
 export interface WholePlan {
   source: SourceDef;
@@ -44,20 +43,6 @@ const SAFE_TYPES = new Set([
 /** Node kinds that order text (matter when the database's collation is not bytewise). */
 const ORDERING_OPERATORS = new Set(['<', '>', '<=', '>=']);
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const names = (list: unknown): string[] =>
-  Array.isArray(list) ? list.map((n: Json) => (isObject(n.String) ? String(n.String.sval) : '')) : [];
-
-function walk(value: unknown, visit: (key: string, node: Json) => boolean): boolean {
-  if (Array.isArray(value)) return value.every((item) => walk(item, visit));
-  if (!isObject(value)) return true;
-  for (const [key, child] of Object.entries(value)) {
-    if (isObject(child) && /^[A-Z]/.test(key) && !visit(key, child)) return false;
-    if (!walk(child, visit)) return false;
-  }
-  return true;
-}
-
 /** `"schema"."table"` (the PostgreSQL connector's nameInSource) split into its parts. */
 function splitQualified(nameInSource: string): [string, string] | null {
   const m = /^"((?:[^"]|"")*)"\."((?:[^"]|"")*)"$/.exec(nameInSource);
@@ -77,22 +62,22 @@ export async function planWhole(bound: BoundStatement, registry: SourceRegistry)
     (await connector.bytewiseCollation()) && bound.tables.every((t) => t.resolved.table.columns.every((c) => !c.collation));
 
   const statement = bound.ast.stmts?.[0]?.stmt;
-  const safe = walk(statement, (key, node) => {
+  const safe = everyNode(statement, (key, node) => {
     switch (key) {
       case 'FuncCall': {
-        const parts = names(node.funcname);
+        const parts = fieldNames(node.funcname);
         return parts.length === 1 && SAFE_FUNCTIONS.has(parts[0]!.toLowerCase()) && (bytewise || !/^(min|max)$/i.test(parts[0]!));
       }
       case 'TypeCast':
       case 'TypeName': {
         const typeName = key === 'TypeCast' ? (node.typeName as Json | undefined) : node;
-        const parts = names(typeName?.names).filter((n) => n !== 'pg_catalog');
+        const parts = fieldNames(typeName?.names).filter((n) => n !== 'pg_catalog');
         return parts.length === 1 && SAFE_TYPES.has(parts[0]!.toLowerCase()) && !typeName?.arrayBounds;
       }
       case 'SortBy':
         return bytewise;
       case 'A_Expr':
-        return bytewise || (!ORDERING_OPERATORS.has(names(node.name)[0] ?? '') && node.kind !== 'AEXPR_BETWEEN' && node.kind !== 'AEXPR_NOT_BETWEEN');
+        return bytewise || (!ORDERING_OPERATORS.has(fieldNames(node.name)[0] ?? '') && node.kind !== 'AEXPR_BETWEEN' && node.kind !== 'AEXPR_NOT_BETWEEN');
       case 'MinMaxExpr':
         return bytewise;
       case 'SQLValueFunction':
@@ -111,7 +96,7 @@ export async function planWhole(bound: BoundStatement, registry: SourceRegistry)
   const tree = structuredClone(bound.ast) as ParseResult;
   const loads = new Map(bound.tables.map((t) => [t.loadName, t.resolved]));
   let translatable = true;
-  walk(tree, (key, node) => {
+  everyNode(tree, (key, node) => {
     if (key !== 'RangeVar' || typeof node.relname !== 'string' || !loads.has(node.relname)) return true;
     const parts = splitQualified(loads.get(node.relname)!.table.nameInSource);
     if (!parts) translatable = false;

@@ -165,20 +165,10 @@ export class MysqlConnector implements RowConnector {
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
-    let connection: PoolConnection;
+    const lease = await this.acquire(request.signal);
     try {
-      connection = await new Promise<PoolConnection>((resolve, reject) =>
-        this.pool.getConnection((err, conn) => (err ? reject(err) : resolve(conn))),
-      );
-    } catch (err) {
-      throw toSourceError(err);
-    }
-    const cancel = () => void this.killQuery(connection.threadId);
-    request.signal.addEventListener('abort', cancel);
-    const sql = this.scanSql(request);
-    let broken = false;
-    try {
-      const stream = connection.query({ sql, rowsAsArray: true, typeCast: asText }).stream({ highWaterMark: BATCH_ROWS });
+      const sql = this.scanSql(request);
+      const stream = lease.connection.query({ sql, rowsAsArray: true, typeCast: asText }).stream({ highWaterMark: BATCH_ROWS });
       let batch: unknown[][] = [];
       for await (const row of stream as AsyncIterable<unknown[]>) {
         batch.push(row);
@@ -189,22 +179,18 @@ export class MysqlConnector implements RowConnector {
       }
       if (batch.length > 0) yield batch;
     } catch (err) {
-      broken = true;
+      lease.broken = true;
       throw toSourceError(err);
     } finally {
-      request.signal.removeEventListener('abort', cancel);
-      if (broken || request.signal.aborted) connection.destroy();
-      else connection.release();
+      lease.release();
     }
   }
 
-  qualifiedName(nameInSource: string): { schema?: string; name: string } {
-    const m = /^`((?:[^`]|``)*)`\.`((?:[^`]|``)*)`$/.exec(nameInSource);
-    return m ? { schema: m[1]!.replace(/``/g, '`'), name: m[2]!.replace(/``/g, '`') } : { name: nameInSource };
-  }
-
-  /** Runs `work` on a connection of its own, killing its statement when `signal` aborts. */
-  private async withConnection<T>(signal: AbortSignal, work: (connection: PoolConnection) => Promise<T>, disposable = false): Promise<T> {
+  /**
+   * A pooled connection whose statement is killed (KILL QUERY) when `signal` aborts, also when it
+   * aborted before the connection was had. A connection that saw an error is not reused.
+   */
+  private async acquire(signal: AbortSignal): Promise<{ connection: PoolConnection; broken: boolean; release(): void }> {
     let connection: PoolConnection;
     try {
       connection = await new Promise<PoolConnection>((resolve, reject) =>
@@ -215,16 +201,38 @@ export class MysqlConnector implements RowConnector {
     }
     const cancel = () => void this.killQuery(connection.threadId);
     signal.addEventListener('abort', cancel);
-    let broken = disposable;
+    const lease = {
+      connection,
+      broken: false,
+      release: () => {
+        signal.removeEventListener('abort', cancel);
+        if (lease.broken || signal.aborted) connection.destroy();
+        else connection.release();
+      },
+    };
+    if (signal.aborted) {
+      lease.release();
+      throw signal.reason;
+    }
+    return lease;
+  }
+
+  qualifiedName(nameInSource: string): { schema?: string; name: string } {
+    const m = /^`((?:[^`]|``)*)`\.`((?:[^`]|``)*)`$/.exec(nameInSource);
+    return m ? { schema: m[1]!.replace(/``/g, '`'), name: m[2]!.replace(/``/g, '`') } : { name: nameInSource };
+  }
+
+  /** Runs `work` on a connection of its own, killing its statement when `signal` aborts. */
+  private async withConnection<T>(signal: AbortSignal, work: (connection: PoolConnection) => Promise<T>, disposable = false): Promise<T> {
+    const lease = await this.acquire(signal);
+    lease.broken = disposable;
     try {
-      return await work(connection);
+      return await work(lease.connection);
     } catch (err) {
-      broken = true;
+      lease.broken = true;
       throw toSourceError(err);
     } finally {
-      signal.removeEventListener('abort', cancel);
-      if (broken || signal.aborted) connection.destroy();
-      else connection.release();
+      lease.release();
     }
   }
 

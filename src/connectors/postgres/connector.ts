@@ -163,6 +163,22 @@ export class PostgresConnector implements RowConnector {
    * on the server (pg_cancel_backend); a connection that saw an error is not reused.
    */
   private async *copyOut(copySql: string, signal: AbortSignal): AsyncGenerator<Buffer> {
+    const lease = await this.acquire(signal);
+    try {
+      yield* lease.client.query(copyTo(copySql)) as AsyncIterable<Buffer>;
+    } catch (err) {
+      lease.broken = true;
+      throw toSourceError(err);
+    } finally {
+      lease.release();
+    }
+  }
+
+  /**
+   * A pooled client whose statement is cancelled (pg_cancel_backend) when `signal` aborts, also
+   * when it aborted before the client was had. A client that saw an error is not reused.
+   */
+  private async acquire(signal: AbortSignal): Promise<{ client: pg.PoolClient; broken: boolean; release(): void }> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -172,16 +188,19 @@ export class PostgresConnector implements RowConnector {
     const pid = (client as unknown as { processID: number }).processID;
     const cancel = () => void this.cancelBackend(pid);
     signal.addEventListener('abort', cancel);
-    let broken = false;
-    try {
-      yield* client.query(copyTo(copySql)) as AsyncIterable<Buffer>;
-    } catch (err) {
-      broken = true;
-      throw toSourceError(err);
-    } finally {
-      signal.removeEventListener('abort', cancel);
-      client.release(broken || signal.aborted);
+    const lease = {
+      client,
+      broken: false,
+      release: () => {
+        signal.removeEventListener('abort', cancel);
+        client.release(lease.broken || signal.aborted);
+      },
+    };
+    if (signal.aborted) {
+      lease.release();
+      throw signal.reason;
     }
+    return lease;
   }
 
   /** Whether the database orders text bytewise (C collation), as the engine does. */
@@ -241,24 +260,14 @@ export class PostgresConnector implements RowConnector {
 
   /** Runs `work` on one pooled client, cancelling its statement when `signal` aborts. */
   private async withClient<T>(signal: AbortSignal, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
+    const lease = await this.acquire(signal);
     try {
-      client = await this.pool.connect();
+      return await work(lease.client);
     } catch (err) {
-      throw toSourceError(err);
-    }
-    const pid = (client as unknown as { processID: number }).processID;
-    const cancel = () => void this.cancelBackend(pid);
-    signal.addEventListener('abort', cancel);
-    let broken = false;
-    try {
-      return await work(client);
-    } catch (err) {
-      broken = true;
+      lease.broken = true;
       throw toSourceError(err);
     } finally {
-      signal.removeEventListener('abort', cancel);
-      client.release(broken || signal.aborted);
+      lease.release();
     }
   }
 

@@ -1,0 +1,49 @@
+/**
+ * Helpers over libpg-query's JSON syntax trees, shared by the binder, the planners and the
+ * rewriters. Nodes are wrapped objects ({SelectStmt: {...}}); a key starting with a capital
+ * letter names a node kind.
+ */
+export type Json = Record<string, unknown>;
+
+export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export const lower = (text: string) => text.toLowerCase();
+
+/** The parts of a name list (funcname, ColumnRef fields, type names); `*` for A_Star. */
+export const fieldNames = (list: unknown): string[] =>
+  Array.isArray(list) ? list.map((item: Json) => (isObject(item?.String) ? String(item.String.sval) : '*')) : [];
+
+/** Calls `visit(kind, node)` for every node of the tree, depth first. */
+export function walk(value: unknown, visit: (kind: string, node: Json) => void): void {
+  if (Array.isArray(value)) {
+    for (const item of value) walk(item, visit);
+    return;
+  }
+  if (!isObject(value)) return;
+  for (const [key, child] of Object.entries(value)) {
+    if (isObject(child) && /^[A-Z]/.test(key)) visit(key, child);
+    walk(child, visit);
+  }
+}
+
+/** True when `test` holds for every node of the tree (stops at the first that fails). */
+export function everyNode(value: unknown, test: (kind: string, node: Json) => boolean): boolean {
+  if (Array.isArray(value)) return value.every((item) => everyNode(item, test));
+  if (!isObject(value)) return true;
+  for (const [key, child] of Object.entries(value)) {
+    if (isObject(child) && /^[A-Z]/.test(key) && !test(key, child)) return false;
+    if (!everyNode(child, test)) return false;
+  }
+  return true;
+}
+
+/** Whether the tree holds a node of `kind`. */
+export const contains = (value: unknown, kind: string): boolean => !everyNode(value, (key) => key !== kind);
+
+/** The AND-ed parts of a condition (a condition without AND is its own one part). */
+export function conjuncts(node: unknown): unknown[] {
+  if (!isObject(node)) return [];
+  const bool = node.BoolExpr;
+  if (isObject(bool) && bool.boolop === 'AND_EXPR') return (bool.args as unknown[]).flatMap(conjuncts);
+  return [node];
+}
