@@ -82,6 +82,11 @@ export interface RowConnector extends ConnectorBase {
   castMayFail?(column: ColumnDef): boolean;
   /** The exact statement `scan` sends for `request` (shown by EXPLAIN and the query log). */
   scanSql(request: Omit<ScanRequest, 'signal'>): string;
+  /**
+   * The rows of a whole SELECT in the source's dialect (whole-statement pushdown), in batches,
+   * each value in the raw class the caller expects from the statement's columns.
+   */
+  statementRows?(sql: string, signal: AbortSignal): AsyncIterable<unknown[][]>;
   /** Streams the requested columns in batches. Stops early when `signal` aborts. */
   scan(request: ScanRequest): AsyncIterable<unknown[][]>;
 }

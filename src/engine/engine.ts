@@ -4,7 +4,7 @@ import type { UserDef } from '../catalog/types.js';
 import { badRequest } from '../errors.js';
 import { bindStatement } from './bind.js';
 import type { DuckRuntime } from './duckdb.js';
-import { openExecution, openStaticExecution, openWholeExecution, type Execution } from './execute.js';
+import { openExecution, openSourceSelectExecution, openStaticExecution, openWholeExecution, type Execution } from './execute.js';
 import { parseStatement } from './parse.js';
 import { planWhole } from './whole.js';
 import type { ParseResult } from '@pgsql/types';
@@ -59,7 +59,9 @@ export class Engine {
     const bound = bindStatement(tree, this.registry, this.vdbName);
     if (this.options.pushdown && this.options.wholeStatements !== false) {
       const whole = await planWhole(bound, this.registry);
-      const execution = whole && (await openWholeExecution(whole, this.runtime, signal));
+      const execution = whole
+        ? await openWholeExecution(whole, this.runtime, signal)
+        : await openSourceSelectExecution(bound, this.registry, this.runtime, signal);
       if (execution) return execution;
     }
     return openExecution(bound, this.registry, this.runtime, { signal, ...this.options });

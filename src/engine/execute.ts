@@ -16,6 +16,8 @@ import { engineError, isInterrupt } from './errors.js';
 import { planPartialAggregation } from './partial-aggregation.js';
 import { planScans, type ScanPlan } from './plan.js';
 import { keyInList, type PredicateDialect } from './sql/dialects.js';
+import { CannotPushDown } from './sql/predicate.js';
+import { sourceSelect, type SourceSelect } from './sql/source-select.js';
 import type { WholePlan } from './whole.js';
 import type { StatementColumn } from '../connectors/postgres/json-rows.js';
 import { rawTypeOfPostgres } from '../connectors/postgres/types.js';
@@ -153,6 +155,94 @@ export async function openExecution(
   }
 }
 
+/**
+ * Opens a statement that a MySQL/MariaDB or SQLite source runs whole: its rows are loaded into
+ * the engine, which then only encodes them. The result's names and types are the engine's own
+ * for the statement (described over empty stand-ins of the tables), so the answer looks the same
+ * whichever side computed it. Returns null when the source cannot run it whole.
+ */
+export async function openSourceSelectExecution(
+  bound: BoundStatement,
+  registry: SourceRegistry,
+  runtime: DuckRuntime,
+  signal: AbortSignal,
+): Promise<Execution | null> {
+  const first = bound.tables[0]?.resolved;
+  if (!first || first.kind !== 'rows') return null;
+  const source = first.source;
+  if (!bound.tables.every((t) => t.resolved.kind === 'rows' && t.resolved.source === source)) return null;
+  const connector = registry.connectorOf(source) as RowConnector;
+  if (!connector.statementRows || (connector.kind !== 'mysql' && connector.kind !== 'sqlite')) return null;
+  const select = (bound.ast.stmts?.[0]?.stmt as Record<string, unknown> | undefined)?.SelectStmt as Record<string, unknown> | undefined;
+  if (!select) return null;
+  const tables = new Map(
+    bound.tables.map((t) => [t.loadName, { ...t.resolved.table, label: `${t.resolved.schema}.${t.resolved.table.name}` }]),
+  );
+  let pushed: SourceSelect;
+  try {
+    pushed = sourceSelect(select, connector, (relname) => tables.get(relname));
+  } catch (err) {
+    if (err instanceof CannotPushDown) return null;
+    throw err;
+  }
+  const connection = await runtime.connect();
+  const { onAbort, stop } = interruptOnAbort(connection, signal);
+  const close = () => {
+    stop();
+    signal.removeEventListener('abort', onAbort);
+    connection.closeSync();
+  };
+  try {
+    // The engine's own result columns for the statement, over empty stand-ins of the tables.
+    for (const { loadName, resolved } of bound.tables) {
+      const list = resolved.table.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
+      await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${list || 'NULL AS none'} WHERE FALSE`);
+    }
+    const columns = await describe(connection, engineSql(bound.ast));
+    for (const { loadName } of bound.tables) await connection.run(`DROP VIEW ${loadName}`);
+    if (columns.length !== pushed.raws.length) {
+      close();
+      return null;
+    }
+    const loaded = await loadBatches(
+      connection,
+      '__vdb_statement',
+      columns.map((c, i) => ({ type: engineTypeName(c.type), raw: pushed.raws[i]! })),
+      connector.statementRows(pushed.sql, signal),
+      signal,
+    ).catch((err: unknown) => {
+      throw signal.aborted ? signal.reason : err instanceof ApiError ? err : sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
+    });
+    const rename = (message: string) => message;
+    const translateError = (err: unknown) => (signal.aborted ? signal.reason : (engineError(err, rename) ?? err));
+    // Values the engine could not take: counted per result column that shows a table's column.
+    const checked = columns
+      .map((c, i) => ({ i, type: engineTypeName(c.type), origin: pushed.origins[i] }))
+      .filter(({ i, type, origin }) => origin && pushed.raws[i] !== type);
+    const warnings: string[] = [];
+    if (checked.length > 0) {
+      const counts = checked.map(({ i, type }) => `count(*) FILTER (WHERE c${i} IS NOT NULL AND ${tryCast(`c${i}`, type)} IS NULL)`);
+      const row = (await connection.runAndReadAll(`SELECT ${counts.join(', ')} FROM ${loaded.rawName}`)).getRows()[0] ?? [];
+      checked.forEach(({ type, origin }, k) => {
+        const n = Number(row[k] ?? 0);
+        if (n > 0) warnings.push(`${origin}: ${n} value(s) are not valid ${type} and were returned as NULL`);
+      });
+    }
+    return engineExecution(connection, `SELECT * FROM ${loaded.view}`, columns, {
+      warnings,
+      sourceQueries: [{ source: source.name, sql: pushed.sql }],
+      translateError,
+      close,
+    });
+  } catch (err) {
+    close();
+    throw err;
+  }
+}
+
+/** A result column's type as the engine spells it in a cast (JSON is an alias of VARCHAR). */
+const engineTypeName = (type: ResultColumn['type']) => (type.alias === 'JSON' ? 'JSON' : type.toString());
+
 /** Errors of PostgreSQL that say the statement is not valid there (then the engine runs it). */
 const NOT_VALID_THERE = /^(42|0A)/;
 
@@ -190,7 +280,7 @@ export async function openWholeExecution(plan: WholePlan, runtime: DuckRuntime, 
           connection,
           `${table.replace(/\W/g, '_')}_load`,
           described.map((c) => ({ type: c.type, raw: rawTypeOfPostgres(c.type) })),
-          connector.statementRows(sql, described, signal),
+          connector.wholeStatementRows(sql, described, signal),
           signal,
         );
         await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${loaded.view}`);
@@ -199,7 +289,7 @@ export async function openWholeExecution(plan: WholePlan, runtime: DuckRuntime, 
       });
     },
     async *textRows() {
-      for await (const batch of connector.statementRows(sql, described, signal)) {
+      for await (const batch of connector.wholeStatementRows(sql, described, signal)) {
         yield batch.map((row) => row.map((v) => (v === null || v === undefined ? null : Buffer.isBuffer(v) ? v.toString('hex') : String(v))));
       }
     },

@@ -15,7 +15,7 @@ import {
   expectOkJson,
   expectOkText,
   mysqlConnection,
-  sourceQueriesOf,
+  scanQueriesOf,
   uniqueTag,
   waitUntil,
 } from './db.js';
@@ -41,7 +41,7 @@ const table = (source: SourceDef, name: string): TableDef => {
 const query = (sql: string, params = '') => server.request(`/rest/api/query${params}`, { body: { sql } });
 const rows = async (sql: string, params = '') => expectOkJson<unknown[][]>(await query(sql, params), sql);
 const sent = async (sql: string) => {
-  const queries = await sourceQueriesOf(server.services, sql);
+  const queries = await scanQueriesOf(server.services, sql);
   assert.equal(queries.length, 1, `one source query for ${sql}`);
   assert.equal(queries[0]!.source, 'my');
   return queries[0]!.sql;

@@ -19,6 +19,7 @@ let fixture: Fixture;
 let dataDir: string;
 let pushed: Engine;
 let local: Engine;
+let scansOnly: Engine;
 let admin: UserDef;
 
 before(async () => {
@@ -42,6 +43,7 @@ before(async () => {
   // Tiny key batches, so that dependent joins run in several statements here.
   pushed = new Engine(registry, runtime, 'vdb', { pushdown: true, dependentJoin: { maxKeys: 1000, batchSize: 3 } });
   local = new Engine(registry, runtime, 'vdb', { pushdown: false, dependentJoin: { maxKeys: 1000, batchSize: 3 } });
+  scansOnly = new Engine(registry, runtime, 'vdb', { pushdown: true, wholeStatements: false, dependentJoin: { maxKeys: 1000, batchSize: 3 } });
   admin = services.users.find('admin')!;
 });
 
@@ -195,15 +197,33 @@ test('a dependent join sends the keys of the smaller side to the other source', 
 });
 
 test('LIMIT and its ORDER BY reach MySQL and SQLite scans, NULLs placed as the engine places them', async () => {
-  const my = await rows(pushed, 'SELECT id, amount FROM my.orders WHERE qty > 0 ORDER BY amount DESC, id LIMIT 2 OFFSET 1');
+  const my = await rows(scansOnly, 'SELECT id, amount FROM my.orders WHERE qty > 0 ORDER BY amount DESC, id LIMIT 2 OFFSET 1');
   assert.equal(my.json, (await rows(local, 'SELECT id, amount FROM my.orders WHERE qty > 0 ORDER BY amount DESC, id LIMIT 2 OFFSET 1')).json);
   assert.match(my.sourceSql[0] ?? '', /ORDER BY \(`amount` IS NULL\) DESC, `amount` DESC, \(`id` IS NULL\) ASC, `id` ASC LIMIT 3$/);
-  const lite = await rows(pushed, 'SELECT id FROM lite.customers ORDER BY name LIMIT 2');
+  const lite = await rows(scansOnly, 'SELECT id FROM lite.customers ORDER BY name LIMIT 2');
   assert.match(lite.sourceSql[0] ?? '', /ORDER BY \("name" IS NULL\) ASC, "name" ASC LIMIT 2$/);
   // A condition MySQL can only approximate keeps the limit in the engine.
-  const loose = await rows(pushed, "SELECT id FROM my.customers WHERE name = 'alice' ORDER BY id LIMIT 1");
+  const loose = await rows(scansOnly, "SELECT id FROM my.customers WHERE name = 'alice' ORDER BY id LIMIT 1");
   assert.doesNotMatch(loose.sourceSql[0] ?? '', /LIMIT/);
   assert.equal(loose.json, '[[2]]');
+});
+
+test('a statement over one MySQL or SQLite source is sent whole where it means the same there', async () => {
+  const mySql =
+    'SELECT o.customer_id, count(*), sum(o.qty), max(o.amount) FROM my.orders o JOIN my.customers c ON c.id = o.customer_id WHERE o.qty > 0 GROUP BY o.customer_id ORDER BY o.customer_id LIMIT 5';
+  const my = await rows(pushed, mySql);
+  assert.equal(my.json, (await rows(local, mySql)).json);
+  assert.equal(my.sourceSql.length, 1);
+  assert.match(my.sourceSql[0]!, /^SELECT .* FROM `vdbt_\w+`\.`orders` AS `o` JOIN `vdbt_\w+`\.`customers` AS `c` ON .* GROUP BY `o`\.`customer_id` ORDER BY .* LIMIT 5$/);
+  // SQLite types values one by one: only text (which takes any value) is compared there.
+  const liteSql = "SELECT c.country, count(*), count(c.segment) FROM lite.customers c LEFT JOIN lite.customers d ON d.name = c.name GROUP BY c.country ORDER BY c.country";
+  const lite = await rows(pushed, liteSql);
+  assert.equal(lite.json, (await rows(local, liteSql)).json);
+  assert.match(lite.sourceSql[0] ?? '', /LEFT JOIN "customers" AS "d" ON .* GROUP BY "c"\."country"/);
+  // Text compared loosely in MySQL: not sent whole, the engine decides.
+  const loose = await rows(pushed, "SELECT count(*) FROM my.customers WHERE name = 'alice'");
+  assert.equal(loose.json, '[[1]]');
+  assert.doesNotMatch(loose.sourceSql[0] ?? '', /count/);
 });
 
 test('partial aggregation: the bigger side is grouped at its source by the join key', async () => {

@@ -165,9 +165,13 @@ export class MysqlConnector implements RowConnector {
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
-    const lease = await this.acquire(request.signal);
+    yield* this.statementRows(this.scanSql(request), request.signal);
+  }
+
+  /** The rows of any SELECT in MySQL's dialect, as text (bytes for binary columns), in batches. */
+  async *statementRows(sql: string, signal: AbortSignal): AsyncIterable<unknown[][]> {
+    const lease = await this.acquire(signal);
     try {
-      const sql = this.scanSql(request);
       const stream = lease.connection.query({ sql, rowsAsArray: true, typeCast: asText }).stream({ highWaterMark: BATCH_ROWS });
       let batch: unknown[][] = [];
       for await (const row of stream as AsyncIterable<unknown[]>) {

@@ -243,7 +243,7 @@ export class PostgresConnector implements RowConnector {
   }
 
   /** The statement's rows as text values (COPY text), for loading into the engine. */
-  async *statementRows(sql: string, columns: readonly StatementColumn[], signal: AbortSignal): AsyncIterable<unknown[][]> {
+  async *wholeStatementRows(sql: string, columns: readonly StatementColumn[], signal: AbortSignal): AsyncIterable<unknown[][]> {
     const list = columns.map((c, i) => (c.type === 'BLOB' ? `encode(q.c${i}, 'hex')` : `q.c${i}`)).join(', ');
     const copySql = `COPY (SELECT ${list || 'NULL'} FROM (${sql}) AS q(${columns.map((_, i) => `c${i}`).join(', ')})) TO STDOUT`;
     const blobs = columns.map((c, i) => (c.type === 'BLOB' ? i : -1)).filter((i) => i >= 0);

@@ -115,21 +115,25 @@ export class SqliteConnector implements RowConnector {
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
+    yield* this.statementRows(this.scanSql(request), request.signal);
+  }
+
+  /** The rows of any SELECT in SQLite's dialect, as SQLite stores them, in batches. */
+  async *statementRows(sql: string, signal: AbortSignal): AsyncIterable<unknown[][]> {
     const db = this.open();
-    const statement = db.prepare(this.scanSql(request));
     // safeIntegers: 64-bit integers arrive as bigint, so no digit is lost on the way.
-    const rows = statement.raw(true).safeIntegers(true).iterate() as IterableIterator<unknown[]>;
+    const rows = db.prepare(sql).raw(true).safeIntegers(true).iterate() as IterableIterator<unknown[]>;
     try {
       let batch: unknown[][] = [];
       for (const row of rows) {
         batch.push(row);
         if (batch.length >= BATCH_ROWS) {
-          if (request.signal.aborted) return;
+          if (signal.aborted) return;
           yield batch;
           batch = [];
         }
       }
-      if (batch.length > 0 && !request.signal.aborted) yield batch;
+      if (batch.length > 0 && !signal.aborted) yield batch;
     } finally {
       rows.return?.();
     }

@@ -26,6 +26,8 @@ export interface PredicateScope {
   column(fields: string[]): ColumnDef | undefined;
   /** Whether the raw values of a column may fail the engine's cast (then they become NULL). */
   castMayFail(column: ColumnDef): boolean;
+  /** How a column reference is written (default: its quoted name; with joins: alias.name). */
+  columnSql?(fields: string[], column: ColumnDef): string;
 }
 
 type Operand =
@@ -198,9 +200,10 @@ export abstract class PredicateGenerator {
     const [kind, body] = Object.entries((node ?? {}) as Json)[0] ?? [];
     const b = body as Json;
     if (kind === 'ColumnRef') {
-      const column = this.scope.column(fieldNames(b.fields));
+      const fields = fieldNames(b.fields);
+      const column = this.scope.column(fields);
       if (!column) throw new CannotPushDown('column of another table');
-      return { kind: 'column', column, sql: this.quoteIdentifier(column.nameInSource) };
+      return { kind: 'column', column, sql: this.scope.columnSql?.(fields, column) ?? this.quoteIdentifier(column.nameInSource) };
     }
     if (kind === 'A_Const') return this.constant(b);
     if (kind === 'TypeCast') {
