@@ -4,7 +4,14 @@ import type { UserDef } from '../catalog/types.js';
 import { badRequest } from '../errors.js';
 import { bindStatement } from './bind.js';
 import type { DuckRuntime } from './duckdb.js';
-import { openExecution, openSourceSelectExecution, openStaticExecution, openWholeExecution, type Execution } from './execute.js';
+import {
+  openExecution,
+  openSourceSelectExecution,
+  openStaticExecution,
+  openWholeExecution,
+  planSourceSelect,
+  type Execution,
+} from './execute.js';
 import { parseStatement } from './parse.js';
 import { planWhole } from './whole.js';
 import type { ParseResult } from '@pgsql/types';
@@ -49,7 +56,9 @@ export class Engine {
       const inner = (statement.ExplainStmt as Json).query;
       const bound = bindStatement({ ...tree, stmts: [{ stmt: inner as never }] }, this.registry, this.vdbName);
       const whole = this.options.pushdown && this.options.wholeStatements !== false ? await planWhole(bound, this.registry) : null;
-      const plan = whole && (await whole.connector.describeStatement(whole.sql).then(() => explainWhole(whole), () => null));
+      const pgPlan = whole && (await whole.connector.describeStatement(whole.sql).then(() => explainWhole(whole), () => null));
+      const other = !whole && this.options.pushdown && this.options.wholeStatements !== false ? planSourceSelect(bound, this.registry) : null;
+      const plan = pgPlan ?? (other ? explainWhole({ source: other.source, sql: other.pushed.sql }) : null);
       return openStaticExecution(this.runtime, staticResultSql(plan ?? explain(bound, this.registry, this.options.pushdown)), signal);
     }
     if (isDml(statement)) {

@@ -5,7 +5,7 @@
  */
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
-import type { ColumnDef } from '../catalog/types.js';
+import type { ColumnDef, SourceDef } from '../catalog/types.js';
 import { SourceUnreachableError, type RawType, type RowConnector } from '../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../errors.js';
 import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../results/json.js';
@@ -155,6 +155,27 @@ export async function openExecution(
   }
 }
 
+/** The statement in the dialect of the one MySQL/MariaDB or SQLite source it reads, if it can run there whole. */
+export function planSourceSelect(bound: BoundStatement, registry: SourceRegistry): { source: SourceDef; connector: RowConnector; pushed: SourceSelect } | null {
+  const first = bound.tables[0]?.resolved;
+  if (!first || first.kind !== 'rows') return null;
+  const source = first.source;
+  if (!bound.tables.every((t) => t.resolved.kind === 'rows' && t.resolved.source === source)) return null;
+  const connector = registry.connectorOf(source) as RowConnector;
+  if (connector.kind !== 'mysql' && connector.kind !== 'sqlite') return null;
+  const select = (bound.ast.stmts?.[0]?.stmt as Record<string, unknown> | undefined)?.SelectStmt as Record<string, unknown> | undefined;
+  if (!select) return null;
+  const tables = new Map(
+    bound.tables.map((t) => [t.loadName, { ...t.resolved.table, label: `${t.resolved.schema}.${t.resolved.table.name}` }]),
+  );
+  try {
+    return { source, connector, pushed: sourceSelect(select, connector, (relname) => tables.get(relname)) };
+  } catch (err) {
+    if (err instanceof CannotPushDown) return null;
+    throw err;
+  }
+}
+
 /**
  * Opens a statement that a MySQL/MariaDB or SQLite source runs whole: its rows are loaded into
  * the engine, which then only encodes them. The result's names and types are the engine's own
@@ -167,24 +188,10 @@ export async function openSourceSelectExecution(
   runtime: DuckRuntime,
   signal: AbortSignal,
 ): Promise<Execution | null> {
-  const first = bound.tables[0]?.resolved;
-  if (!first || first.kind !== 'rows') return null;
-  const source = first.source;
-  if (!bound.tables.every((t) => t.resolved.kind === 'rows' && t.resolved.source === source)) return null;
-  const connector = registry.connectorOf(source) as RowConnector;
-  if (!connector.statementRows || (connector.kind !== 'mysql' && connector.kind !== 'sqlite')) return null;
-  const select = (bound.ast.stmts?.[0]?.stmt as Record<string, unknown> | undefined)?.SelectStmt as Record<string, unknown> | undefined;
-  if (!select) return null;
-  const tables = new Map(
-    bound.tables.map((t) => [t.loadName, { ...t.resolved.table, label: `${t.resolved.schema}.${t.resolved.table.name}` }]),
-  );
-  let pushed: SourceSelect;
-  try {
-    pushed = sourceSelect(select, connector, (relname) => tables.get(relname));
-  } catch (err) {
-    if (err instanceof CannotPushDown) return null;
-    throw err;
-  }
+  const planned = planSourceSelect(bound, registry);
+  if (!planned) return null;
+  const { source, connector, pushed } = planned;
+  if (!connector.statementRows) return null;
   const connection = await runtime.connect();
   const { onAbort, stop } = interruptOnAbort(connection, signal);
   const close = () => {

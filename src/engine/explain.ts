@@ -56,7 +56,7 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
 }
 
 /** The plan of a statement that one source runs whole. */
-export function explainWhole(plan: WholePlan): StaticResult {
+export function explainWhole(plan: Pick<WholePlan, 'source' | 'sql'>): StaticResult {
   return {
     columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
     rows: [[1, plan.source.name, 'source statement', 'the whole statement', 'everything', plan.sql]],
