@@ -13,6 +13,7 @@ import type { BoundStatement, BoundTable } from './bind.js';
 import { DuckRuntime, quoteIdent } from './duckdb.js';
 import { engineSql } from './engine-dialect.js';
 import { engineError, isInterrupt } from './errors.js';
+import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';
 import { planScans, type ScanPlan } from './plan.js';
 import { keyInList, type PredicateDialect } from './sql/dialects.js';
@@ -21,6 +22,7 @@ import { sourceSelect, type SourceSelect } from './sql/source-select.js';
 import type { WholePlan } from './whole.js';
 import type { StatementColumn } from '../connectors/postgres/json-rows.js';
 import { rawTypeOfPostgres } from '../connectors/postgres/types.js';
+import { PostgresConnector } from '../connectors/postgres/connector.js';
 
 /** Rows [offset, offset + limit) of a result. */
 export interface ResultWindow {
@@ -130,7 +132,15 @@ export async function openExecution(
     const warnings: string[] = [];
     const sourceQueries: SourceQuery[] = [];
     const plans = planScans(bound, registry, { pushdown: options.pushdown });
-    const partial = options.pushdown ? planPartialAggregation(bound, plans, registry) : null;
+    // Joins among one source's own tables go to that source as one query.
+    const joins = options.pushdown ? planJoinPushdown(bound, plans, registry) : null;
+    for (const group of joins?.groups ?? []) {
+      for (const member of group.members) plans.delete(member);
+      const loadedGroup = await loadJoinGroup(connection, group, options.signal);
+      sourceQueries.push({ source: group.source.name, sql: group.sql });
+      warnings.push(...loadedGroup);
+    }
+    const partial = options.pushdown && !joins ? planPartialAggregation(bound, plans, registry) : null;
     if (partial) {
       const plan = plans.get(partial.loadName)!;
       plans.set(partial.loadName, { ...plan, columns: partial.keys, filter: partial.filter, aggregates: partial.aggregates });
@@ -146,7 +156,7 @@ export async function openExecution(
       sourceQueries.push(result.query);
     }
     options.signal.throwIfAborted();
-    const sql = engineSql(partial?.ast ?? bound.ast);
+    const sql = engineSql(joins?.ast ?? partial?.ast ?? bound.ast);
     const columns = await describe(connection, sql);
     return engineExecution(connection, sql, columns, { warnings, sourceQueries, translateError, close });
   } catch (err) {
@@ -384,6 +394,35 @@ const needsCast = (column: ColumnDef, raw: RawType | undefined) => raw !== colum
  * raw storage classes the connector hands over, then exposes it under `loadName` with each
  * column cast to its catalog type. Values that do not fit are NULL and reported as warnings.
  */
+/** Loads the rows of a join that its source computed; returns the warnings of the load. */
+async function loadJoinGroup(connection: DuckDBConnection, group: JoinGroup, signal: AbortSignal): Promise<string[]> {
+  const { connector, source } = group;
+  const rows =
+    connector instanceof PostgresConnector
+      ? connector.wholeStatementRows(
+          group.sql,
+          group.columns.map((c) => ({ name: c.name, sourceType: c.column.type, type: c.column.type })),
+          signal,
+        )
+      : connector.statementRows!(group.sql, signal);
+  try {
+    const loaded = await loadBatches(
+      connection,
+      group.loadName,
+      group.columns.map((c) => ({ name: c.name, type: c.column.type, raw: c.raw })),
+      rows,
+      signal,
+    );
+    return loaded.lossy.flatMap((count, i) =>
+      count > 0 ? [`${source.name}.${group.columns[i]!.column.name}: ${count} value(s) did not fit ${group.columns[i]!.raw} and were converted lossy`] : [],
+    );
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    if (err instanceof ApiError) throw err;
+    throw sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
+  }
+}
+
 /** A load's size estimate for ordering: the source's row estimate, unknown last. */
 function estimate(plan: ScanPlan): number {
   const cardinality = plan.bound.resolved.table.cardinality;

@@ -132,6 +132,11 @@ const PER_SOURCE = [
 ];
 
 const CROSS_SOURCE = [
+  // Joins among one source's own tables inside cross-source statements.
+  "SELECT c.name, o.id, l.country FROM pg.customers c JOIN pg.orders o ON o.customer_id = c.id JOIN lite.customers l ON l.id = c.id WHERE o.status = 'paid' ORDER BY 2",
+  "SELECT m.name, count(*), sum(o.amount) FROM my.customers m, my.orders o, pg.customers p WHERE o.customer_id = m.id AND p.id = m.id AND o.qty > 0 GROUP BY m.name ORDER BY 1",
+  "SELECT l.name, o.amount FROM lite.customers l JOIN lite.orders o ON o.customer_id = l.id JOIN my.customers m ON m.name = l.name WHERE o.amount > 20 ORDER BY 1, 2",
+  "SELECT a.id, b.id, f.name FROM pg.customers a JOIN pg.customers b ON b.country = a.country AND b.id <> a.id JOIN fs.customers f ON f.id = a.id ORDER BY 1, 2",
   // One statement over all four kinds of source.
   "SELECT p.id, m.name, l.country, f.segment, o.amount FROM pg.customers p JOIN my.customers m ON m.id = p.id JOIN lite.customers l ON l.id = m.id JOIN fs.customers f ON f.id = l.id LEFT JOIN my.orders o ON o.customer_id = f.id AND o.qty = 2 WHERE p.score > 0 AND f.country IS NOT NULL ORDER BY 1, 5",
   "SELECT f.country, count(*), sum(o.amount) FROM fs.customers f JOIN pg.orders o ON o.customer_id = f.id GROUP BY f.country ORDER BY 1 NULLS FIRST",
@@ -224,6 +229,16 @@ test('a statement over one MySQL or SQLite source is sent whole where it means t
   const loose = await rows(pushed, "SELECT count(*) FROM my.customers WHERE name = 'alice'");
   assert.equal(loose.json, '[[1]]');
   assert.doesNotMatch(loose.sourceSql[0] ?? '', /count/);
+});
+
+test("joins among one source's own tables go to it as one query", async () => {
+  const sql =
+    "SELECT c.name, o.id, l.country FROM pg.customers c JOIN pg.orders o ON o.customer_id = c.id JOIN lite.customers l ON l.id = c.id WHERE o.status = 'paid' ORDER BY 2";
+  const a = await rows(pushed, sql);
+  assert.equal(a.json, (await rows(local, sql)).json);
+  const pgQuery = a.sourceSql.find((q) => q.includes('"orders"')) ?? '';
+  assert.match(pgQuery, /FROM "vdbt_\w+"\."customers" AS "c", "vdbt_\w+"\."orders" AS "o" WHERE .*"o"\."customer_id" = "c"\."id"/, pgQuery);
+  assert.equal(a.sourceSql.filter((q) => q.includes('vdbt_')).length, 1, 'one query for both PostgreSQL tables');
 });
 
 test('partial aggregation: the bigger side is grouped at its source by the join key', async () => {

@@ -1,0 +1,204 @@
+/**
+ * Joins among one source's own tables inside a statement over several sources: the tables of
+ * such a source that the statement joins (inner joins, directly or through conditions) are
+ * sent to it as one query (`SELECT needed columns FROM t1 a, t2 b WHERE the conditions on them`),
+ * and the engine joins that one result with the rest. The source does its own join, with its
+ * own indexes, and sends only joined rows.
+ *
+ * The engine keeps every condition of the statement (rewritten onto the joined result), so
+ * conditions sent to the source only need to keep every row the statement keeps (exact or a
+ * superset). Inner joins only, no subqueries, every column reference qualified.
+ */
+import type { ParseResult } from '@pgsql/types';
+import type { SourceRegistry } from '../catalog/sources.js';
+import type { ColumnDef, SourceDef } from '../catalog/types.js';
+import { castMayFail, type RawType, type RowConnector } from '../connectors/types.js';
+import { conjuncts, fieldNames, isObject, lower, walk, type Json } from './ast.js';
+import type { BoundStatement } from './bind.js';
+import type { ScanPlan } from './plan.js';
+import { CannotPushDown } from './sql/predicate.js';
+import { predicateGenerator, type PredicateDialect } from './sql/dialects.js';
+
+export interface JoinGroup {
+  /** The engine relation the joined rows are loaded into. */
+  loadName: string;
+  source: SourceDef;
+  connector: RowConnector;
+  /** The load names of the tables the group replaces. */
+  members: string[];
+  /** The query in the source's dialect. */
+  sql: string;
+  /** The result's columns: `<alias>__<column>`, the table alias and column, and the raw class of its values. */
+  columns: Array<{ name: string; alias: string; column: ColumnDef; raw: RawType }>;
+}
+
+export interface JoinPushdown {
+  /** The statement over the joined results. */
+  ast: ParseResult;
+  groups: JoinGroup[];
+}
+
+class Abort extends Error {}
+
+interface Range {
+  alias: string;
+  relname: string;
+}
+
+export function planJoinPushdown(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: SourceRegistry): JoinPushdown | null {
+  try {
+    return plan(bound, plans, registry);
+  } catch (err) {
+    if (err instanceof Abort) return null;
+    throw err;
+  }
+}
+
+function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: SourceRegistry): JoinPushdown | null {
+  const ast = structuredClone(bound.ast);
+  const select = (ast.stmts?.[0]?.stmt as Json | undefined)?.SelectStmt as Json | undefined;
+  if (!select || select.op !== 'SETOP_NONE' || select.withClause) return null;
+  walk(select, (key) => {
+    if (key === 'SubLink' || key === 'RangeSubselect' || key === 'RangeFunction') throw new Abort();
+  });
+
+  // FROM, flattened: table references under inner joins, their ON conditions.
+  const ranges: Range[] = [];
+  const conditions: unknown[] = [...conjuncts(select.whereClause)];
+  const flatten = (item: unknown): void => {
+    if (!isObject(item)) throw new Abort();
+    if (isObject(item.RangeVar)) {
+      const rv = item.RangeVar;
+      ranges.push({ alias: lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname)), relname: String(rv.relname) });
+      return;
+    }
+    const join = isObject(item.JoinExpr) ? item.JoinExpr : null;
+    if (!join || join.jointype !== 'JOIN_INNER' || join.usingClause || join.isNatural) throw new Abort();
+    flatten(join.larg);
+    flatten(join.rarg);
+    conditions.push(...conjuncts(join.quals));
+  };
+  for (const item of (select.fromClause as unknown[] | undefined) ?? []) flatten(item);
+
+  // Tables per SQL source (each referenced once), two or more to be worth a join there.
+  const bySource = new Map<string, Range[]>();
+  for (const range of ranges) {
+    const scan = plans.get(range.relname);
+    if (!scan || scan.bound.resolved.kind !== 'rows' || ranges.filter((r) => r.relname === range.relname).length !== 1) continue;
+    const connector = registry.connectorOf(scan.bound.resolved.source);
+    if (!['postgresql', 'mysql', 'sqlite'].includes(connector.kind)) continue;
+    const key = scan.bound.resolved.source.name;
+    bySource.set(key, [...(bySource.get(key) ?? []), range]);
+  }
+  const candidates = [...bySource.values()].filter((members) => members.length >= 2);
+  if (candidates.length === 0 || candidates.reduce((n, m) => n + m.length, 0) === ranges.length) return null;
+
+  const tableOf = (range: Range) => plans.get(range.relname)!.bound.resolved.table;
+  // Every reference to a member's column must name its table (alias.column).
+  const memberAliases = new Set(candidates.flat().map((r) => r.alias));
+  walk(select, (key, node) => {
+    if (key !== 'ColumnRef') return;
+    const fields = fieldNames(node.fields);
+    if (fields.length === 1 && (fields[0] === '*' || candidates.flat().some((r) => tableOf(r).columns.some((c) => lower(c.name) === lower(fields[0]!))))) {
+      throw new Abort();
+    }
+    if (fields.length === 2 && memberAliases.has(lower(fields[0]!)) && fields[1] === '*') throw new Abort();
+  });
+
+  const groups: JoinGroup[] = [];
+  const renamed = new Map<string, { groupAlias: string; prefix: string }>();
+  for (const members of candidates) {
+    const group = groupQuery(members, conditions, select, plans, registry, groups.length + 1);
+    if (!group) continue;
+    groups.push(group);
+    for (const member of members) renamed.set(member.alias, { groupAlias: group.loadName, prefix: `${member.alias}__` });
+  }
+  if (groups.length === 0) return null;
+
+  // The statement over the joined results: members' references point into their group.
+  walk(select, (key, node) => {
+    if (key !== 'ColumnRef') return;
+    const fields = fieldNames(node.fields);
+    const target = fields.length === 2 ? renamed.get(lower(fields[0]!)) : undefined;
+    if (target) node.fields = [{ String: { sval: target.groupAlias } }, { String: { sval: `${target.prefix}${lower(fields[1]!)}` } }];
+  });
+  const from: unknown[] = ranges
+    .filter((r) => !renamed.has(r.alias))
+    .map((r) => ({ RangeVar: { relname: r.relname, alias: { aliasname: r.alias }, inh: true, relpersistence: 'p' } }));
+  for (const group of groups) from.push({ RangeVar: { relname: group.loadName, alias: { aliasname: group.loadName }, inh: true, relpersistence: 'p' } });
+  select.fromClause = from;
+  // Inner joins: every ON condition is a WHERE condition, all of them kept (rewritten) here.
+  const rewrittenConditions: unknown[] = [];
+  for (const c of conditions) rewrittenConditions.push(c);
+  select.whereClause = rewrittenConditions.length === 0 ? undefined : rewrittenConditions.length === 1 ? rewrittenConditions[0] : { BoolExpr: { boolop: 'AND_EXPR', args: rewrittenConditions } };
+  if (select.whereClause === undefined) delete select.whereClause;
+  return { ast, groups };
+}
+
+/** The query one source runs for its joined tables, or null when they do not join there. */
+function groupQuery(
+  members: Range[],
+  conditions: unknown[],
+  select: Json,
+  plans: Map<string, ScanPlan>,
+  registry: SourceRegistry,
+  index: number,
+): JoinGroup | null {
+  const first = plans.get(members[0]!.relname)!.bound.resolved;
+  if (first.kind !== 'rows') return null;
+  const connector = registry.connectorOf(first.source) as RowConnector;
+  const dialect = connector.kind as PredicateDialect;
+  const aliases = new Map(members.map((m) => [m.alias, plans.get(m.relname)!.bound.resolved.table]));
+  const base = predicateGenerator(dialect, { column: () => undefined, castMayFail: () => true });
+  const quote = (name: string) => base.quoteIdentifier(name);
+  const resolve = (fields: string[]) => {
+    if (fields.length !== 2) return undefined;
+    return aliases.get(lower(fields[0]!))?.columns.find((c) => lower(c.name) === lower(fields[1]!));
+  };
+  const generator = predicateGenerator(dialect, {
+    column: resolve,
+    castMayFail: (column) => castMayFail(connector, column),
+    columnSql: (fields, column) => `${quote(lower(fields[0]!))}.${quote(column.nameInSource)}`,
+  });
+
+  // The conditions on these tables alone, as far as the source can write them.
+  const pushed: string[] = [];
+  const links = new Map(members.map((m) => [m.alias, m.alias]));
+  const rootOf = (a: string): string => (links.get(a) === a ? a : rootOf(links.get(a)!));
+  for (const condition of conditions) {
+    const used = new Set<string>();
+    walk(condition, (key, node) => {
+      if (key === 'ColumnRef') used.add(lower(fieldNames(node.fields)[0] ?? ''));
+    });
+    if (used.size === 0 || ![...used].every((a) => aliases.has(a))) continue;
+    try {
+      pushed.push(generator.generate(condition).sql);
+    } catch (err) {
+      if (err instanceof CannotPushDown) continue;
+      throw err;
+    }
+    const [head, ...rest] = [...used];
+    for (const a of rest) links.set(rootOf(a), rootOf(head!));
+  }
+  // Joined through their conditions, or it would be a cross product at the source.
+  if (new Set(members.map((m) => rootOf(m.alias))).size !== 1) return null;
+
+  // The columns the statement uses of each table.
+  const columns: JoinGroup['columns'] = [];
+  walk(select, (key, node) => {
+    if (key !== 'ColumnRef') return;
+    const fields = fieldNames(node.fields);
+    const column = resolve(fields);
+    const alias = lower(fields[0] ?? '');
+    const name = `${alias}__${lower(fields[1] ?? '')}`;
+    if (column && !columns.some((c) => c.name === name)) columns.push({ name, alias, column, raw: connector.rawType(column) });
+  });
+  if (columns.length === 0) return null;
+  const tableSql = (alias: string, nameInSource: string) =>
+    `${connector.kind === 'sqlite' ? quote(nameInSource) : nameInSource} AS ${quote(alias)}`;
+  const list = columns.map((c) => `${quote(c.alias)}.${quote(c.column.nameInSource)}`);
+  const sql =
+    `SELECT ${list.join(', ')} FROM ${members.map((m) => tableSql(m.alias, aliases.get(m.alias)!.nameInSource)).join(', ')}` +
+    (pushed.length > 0 ? ` WHERE ${pushed.map((p) => `(${p})`).join(' AND ')}` : '');
+  return { loadName: `__vdb_join_${index}`, source: first.source, connector, members: members.map((m) => m.relname), sql, columns };
+}
