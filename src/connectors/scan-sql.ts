@@ -14,11 +14,12 @@ export function aggregateSelect(request: Omit<ScanRequest, 'signal'>, quote: (na
  * which every dialect reads the same way (MySQL and SQLite put NULLs first by default,
  * PostgreSQL last).
  */
-export function orderAndLimit(request: Omit<ScanRequest, 'signal'>, quote: (name: string) => string): string {
+export function orderAndLimit(request: Omit<ScanRequest, 'signal'>, quote: (name: string) => string, textCollation = ''): string {
   if (request.limit === undefined) return '';
   const keys = (request.orderBy ?? []).flatMap((k) => {
     const column = quote(k.column.nameInSource);
-    return [`(${column} IS NULL) ${k.nullsFirst ? 'DESC' : 'ASC'}`, `${column} ${k.descending ? 'DESC' : 'ASC'}`];
+    const ordered = column + (k.column.type === 'VARCHAR' && textCollation ? ` ${textCollation}` : '');
+    return [`(${column} IS NULL) ${k.nullsFirst ? 'DESC' : 'ASC'}`, `${ordered} ${k.descending ? 'DESC' : 'ASC'}`];
   });
   return `${keys.length > 0 ? ` ORDER BY ${keys.join(', ')}` : ''} LIMIT ${request.limit}`;
 }

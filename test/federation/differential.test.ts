@@ -118,6 +118,17 @@ const PER_SOURCE = [
   "SELECT id FROM {s}.customers ORDER BY 1 DESC LIMIT 2",
   "SELECT lower(name) FROM {s}.customers WHERE id > 2 ORDER BY id LIMIT 2",
   "SELECT count(*) FROM (SELECT id FROM {s}.orders ORDER BY id LIMIT 7) x",
+  "SELECT id FROM {s}.tags WHERE tag <> 'b' ORDER BY id",
+  "SELECT id FROM {s}.tags WHERE tag = 'b' ORDER BY id",
+  "SELECT id FROM {s}.tags WHERE tag IN ('b', 'a') ORDER BY id",
+  "SELECT id FROM {s}.tags WHERE tag < 'b' ORDER BY id",
+  "SELECT id, tag FROM {s}.tags ORDER BY tag, id LIMIT 3",
+  "SELECT id FROM {s}.tags WHERE tag ILIKE 'ä%' ORDER BY id",
+  "SELECT id FROM {s}.tags WHERE tag ILIKE 'B%' ORDER BY id",
+  "SELECT id FROM {s}.tags WHERE tag LIKE 'b%' ORDER BY id",
+  "SELECT tag, count(*) FROM {s}.tags GROUP BY tag ORDER BY tag NULLS FIRST",
+  "SELECT DISTINCT tag FROM {s}.tags ORDER BY tag",
+  "SELECT min(tag), max(tag) FROM {s}.tags",
   "SELECT segment, count(*), sum(score), min(name), max(created) FROM {s}.customers GROUP BY segment HAVING count(*) > 1 ORDER BY segment NULLS LAST",
   "SELECT DISTINCT country FROM {s}.customers ORDER BY country NULLS FIRST",
   "SELECT id, CASE WHEN score > 10 THEN 'high' WHEN score IS NULL THEN 'none' ELSE 'low' END, coalesce(segment, '-') FROM {s}.customers ORDER BY id",
@@ -206,7 +217,7 @@ test('LIMIT and its ORDER BY reach MySQL and SQLite scans, NULLs placed as the e
   assert.equal(my.json, (await rows(local, 'SELECT id, amount FROM my.orders WHERE qty > 0 ORDER BY amount DESC, id LIMIT 2 OFFSET 1')).json);
   assert.match(my.sourceSql[0] ?? '', /ORDER BY \(`amount` IS NULL\) DESC, `amount` DESC, \(`id` IS NULL\) ASC, `id` ASC LIMIT 3$/);
   const lite = await rows(scansOnly, 'SELECT id FROM lite.customers ORDER BY name LIMIT 2');
-  assert.match(lite.sourceSql[0] ?? '', /ORDER BY \("name" IS NULL\) ASC, "name" ASC LIMIT 2$/);
+  assert.match(lite.sourceSql[0] ?? '', /ORDER BY \("name" IS NULL\) ASC, "name" COLLATE BINARY ASC LIMIT 2$/);
   // A condition MySQL can only approximate keeps the limit in the engine.
   const loose = await rows(scansOnly, "SELECT id FROM my.customers WHERE name = 'alice' ORDER BY id LIMIT 1");
   assert.doesNotMatch(loose.sourceSql[0] ?? '', /LIMIT/);

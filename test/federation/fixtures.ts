@@ -21,6 +21,17 @@ export const CUSTOMERS = [
   [8, 'ALICE', 'DE', 'consumer', '12.00', '2025-01-03'],
 ] as const;
 
+/** Text whose order and case rules differ between collations. */
+export const TAGS = [
+  [1, 'b'],
+  [2, 'B'],
+  [3, 'a'],
+  [4, 'Ä'],
+  [5, 'ä'],
+  [6, null],
+  [7, 'b '],
+] as const;
+
 export const ORDERS = Array.from({ length: 40 }, (_, i) => {
   const id = i + 1;
   const customer = (i % 9) + 1; // 9 has no customer: outer joins show it
@@ -52,6 +63,8 @@ export async function createFixture(dir: string): Promise<Fixture> {
   await pgClient.query(`CREATE TABLE ${tag}.orders (id int PRIMARY KEY, customer_id int, amount numeric(12,2), status text, created date, qty int)`);
   for (const row of CUSTOMERS) await pgClient.query(`INSERT INTO ${tag}.customers VALUES ($1,$2,$3,$4,$5,$6)`, [...row]);
   for (const row of ORDERS) await pgClient.query(`INSERT INTO ${tag}.orders VALUES ($1,$2,$3,$4,$5,$6)`, [...row]);
+  await pgClient.query(`CREATE TABLE ${tag}.tags (id int PRIMARY KEY, tag text)`);
+  for (const row of TAGS) await pgClient.query(`INSERT INTO ${tag}.tags VALUES ($1,$2)`, [...row]);
   // A column in a locale collation: text order there is not the engine's byte order.
   await pgClient.query(`CREATE TABLE ${tag}.labels AS SELECT id, name::text COLLATE "en-US-x-icu" AS label FROM ${tag}.customers`);
   await pgClient.query(`ANALYZE ${tag}.customers; ANALYZE ${tag}.orders`);
@@ -63,6 +76,9 @@ export async function createFixture(dir: string): Promise<Fixture> {
   await my.query(`CREATE TABLE ${tag}.orders (id int PRIMARY KEY, customer_id int, amount decimal(12,2), status varchar(20), created date, qty int)`);
   for (const row of CUSTOMERS) await my.query(`INSERT INTO ${tag}.customers VALUES (?,?,?,?,?,?)`, [...row]);
   for (const row of ORDERS) await my.query(`INSERT INTO ${tag}.orders VALUES (?,?,?,?,?,?)`, [...row]);
+  // A binary collation: case-sensitive there, unlike the database's default.
+  await my.query(`CREATE TABLE ${tag}.tags (id int PRIMARY KEY, tag varchar(10) COLLATE utf8mb4_bin)`);
+  for (const row of TAGS) await my.query(`INSERT INTO ${tag}.tags VALUES (?,?)`, [...row]);
   await my.query(`ANALYZE TABLE ${tag}.customers, ${tag}.orders`);
   await my.end();
 
@@ -70,6 +86,10 @@ export async function createFixture(dir: string): Promise<Fixture> {
   const db = new Database(sqliteFile);
   db.exec(`CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, country TEXT, segment TEXT, score DECIMAL(10,2), created DATE);
            CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER, amount DECIMAL(12,2), status TEXT, created DATE, qty INTEGER);`);
+  // NOCASE: SQLite compares this column case-insensitively unless told otherwise.
+  db.exec('CREATE TABLE tags (id INTEGER PRIMARY KEY, tag TEXT COLLATE NOCASE)');
+  const insertTag = db.prepare('INSERT INTO tags VALUES (?,?)');
+  for (const row of TAGS) insertTag.run(row[0], row[1]);
   const insertCustomer = db.prepare('INSERT INTO customers VALUES (?,?,?,?,?,?)');
   for (const row of CUSTOMERS) insertCustomer.run(row[0], row[1], row[2], row[3], row[4] === null ? null : Number(row[4]), row[5]);
   const insertOrder = db.prepare('INSERT INTO orders VALUES (?,?,?,?,?,?)');

@@ -111,7 +111,7 @@ export class SqliteConnector implements RowConnector {
   scanSql(request: ScanRequest): string {
     const list = request.columns.map((c) => quoteSqlite(c.nameInSource)).join(', ') || 'NULL';
     const where = request.filter ? ` WHERE ${request.filter}` : '';
-    return `SELECT ${list} FROM ${quoteSqlite(request.table.nameInSource)}${where}${orderAndLimit(request, quoteSqlite)}`;
+    return `SELECT ${list} FROM ${quoteSqlite(request.table.nameInSource)}${where}${orderAndLimit(request, quoteSqlite, 'COLLATE BINARY')}`;
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {

@@ -48,8 +48,11 @@ export class MysqlPredicates extends PredicateGenerator {
     return op === '=' ? 'superset' : 'no';
   }
 
-  like(column: string, pattern: string, negated: boolean): Generated {
+  like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
     if (negated) throw new CannotPushDown('NOT LIKE on MySQL');
+    // LIKE follows the column's collation: a superset under case-insensitive ones, exact under
+    // binary ones. ILIKE has no MySQL form that is a superset under every collation.
+    if (caseInsensitive) throw new CannotPushDown('ILIKE on MySQL');
     return { sql: `${column} LIKE ${pattern}`, exact: false };
   }
 }
@@ -76,8 +79,15 @@ export class SqlitePredicates extends PredicateGenerator {
     return 'exact';
   }
 
-  like(column: string, pattern: string, negated: boolean): Generated {
+  /** Bytewise whatever the column's declared collation (NOCASE, RTRIM), as the engine compares. */
+  override textColumn(sql: string): string {
+    return `${sql} COLLATE BINARY`;
+  }
+
+  like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
     if (negated) throw new CannotPushDown('NOT LIKE on SQLite');
+    // SQLite's LIKE ignores case for ASCII letters only: a superset of LIKE, not of ILIKE.
+    if (caseInsensitive) throw new CannotPushDown('ILIKE on SQLite');
     return { sql: `${column} LIKE ${pattern}`, exact: false };
   }
 }

@@ -67,6 +67,11 @@ export abstract class PredicateGenerator {
     return sql;
   }
 
+  /** A text column in any comparison (=, <>, IN and the ordering ones). */
+  textColumn(sql: string, ordering: boolean): string {
+    return ordering ? this.orderedText(sql) : sql;
+  }
+
   /** How string comparisons behave here: exactly like the engine, as a superset, or not at all. */
   abstract stringComparison(op: string): 'exact' | 'superset' | 'no';
 
@@ -152,8 +157,9 @@ export abstract class PredicateGenerator {
     }
     if (this.scope.castMayFail(column)) exact = false;
     if (other.kind === 'column' && this.scope.castMayFail(other.column)) exact = false;
-    const ordering = isStringType(column.type) && op !== '=' && op !== '<>';
-    const side = (o: Operand) => (ordering && o.kind === 'column' ? this.orderedText(o.sql) : o.sql);
+    const text = isStringType(column.type);
+    const ordering = op !== '=' && op !== '<>';
+    const side = (o: Operand) => (text && o.kind === 'column' ? this.textColumn(o.sql, ordering) : o.sql);
     return { sql: `${side(left)} ${op} ${side(right)}`, exact };
   }
 
@@ -181,7 +187,8 @@ export abstract class PredicateGenerator {
       exact &&= rule === 'exact';
     }
     if (negated && !exact) throw new CannotPushDown('NOT IN of a superset');
-    return { sql: `${column.sql} ${negated ? 'NOT IN' : 'IN'} (${items.map((i) => i.sql).join(', ')})`, exact };
+    const columnSql = isStringType(column.column.type) ? this.textColumn(column.sql, false) : column.sql;
+    return { sql: `${columnSql} ${negated ? 'NOT IN' : 'IN'} (${items.map((i) => i.sql).join(', ')})`, exact };
   }
 
   private between(b: Json, negated: boolean): Generated {

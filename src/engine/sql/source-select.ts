@@ -42,10 +42,8 @@ export function sourceSelect(
   if (select.op !== 'SETOP_NONE' || select.withClause || select.windowClause || select.valuesLists || select.lockingClause || select.havingClause) {
     throw new CannotPushDown('statement shape');
   }
-  if (select.distinctClause && !sqlite) throw new CannotPushDown('DISTINCT compares text loosely in MySQL');
-  if (Array.isArray(select.distinctClause) && select.distinctClause.some((d) => isObject(d) && Object.keys(d).length > 0)) {
-    throw new CannotPushDown('DISTINCT ON');
-  }
+  // DISTINCT follows column collations (MySQL's case-insensitive ones, SQLite's NOCASE).
+  if (select.distinctClause) throw new CannotPushDown('DISTINCT');
 
   const ranges: Range[] = [];
   const base = predicateGenerator(dialect, { column: () => undefined, castMayFail: () => true });
@@ -152,7 +150,7 @@ export function sourceSelect(
         // MySQL sums decimals exactly; SQLite keeps them as floating point.
         list.push(`sum(${argSql})`);
         raws.push('VARCHAR');
-      } else if ((fn === 'min' || fn === 'max') && orderable(column)) {
+      } else if ((fn === 'min' || fn === 'max') && orderable(column) && column.type !== 'VARCHAR') {
         list.push(`${fn}(${argSql})`);
         raws.push(connector.rawType(column));
       } else throw new CannotPushDown(`aggregate ${fn}`);
@@ -162,13 +160,18 @@ export function sourceSelect(
   }
 
   const where = select.whereClause ? ` WHERE ${condition(select.whereClause)}` : '';
+  // Text is grouped and ordered bytewise in SQLite whatever a column's declared collation.
+  const binary = (found: { range: Range; column: ColumnDef }) =>
+    columnSql(found.range, found.column) + (sqlite && found.column.type === 'VARCHAR' ? ' COLLATE BINARY' : '');
+  const groupKeys: string[] = [];
   const groups = ((select.groupClause as Json[] | undefined) ?? []).map((g) => {
     const found = isObject(g.ColumnRef) ? resolve(fieldNames(g.ColumnRef.fields)) : null;
-    if (!found || !(orderable(found.column) || (sqlite && found.column.type === 'VARCHAR'))) throw new CannotPushDown('GROUP BY');
-    return columnSql(found.range, found.column);
+    if (!found || !orderable(found.column)) throw new CannotPushDown('GROUP BY');
+    groupKeys.push(columnSql(found.range, found.column));
+    return binary(found);
   });
   // Plain columns beside aggregates must be grouping columns (else the engine reports the error).
-  if ((aggregated || groups.length > 0) && plain.some((p) => !groups.includes(p))) throw new CannotPushDown('ungrouped column');
+  if ((aggregated || groups.length > 0) && plain.some((p) => !groupKeys.includes(p))) throw new CannotPushDown('ungrouped column');
   const order = ((select.sortClause as Json[] | undefined) ?? []).flatMap((s) => {
     const sort = s.SortBy as Json;
     const node = sort.node as Json;
@@ -177,12 +180,12 @@ export function sourceSelect(
     if (!found || !orderable(found.column)) throw new CannotPushDown('ORDER BY');
     const descending = sort.sortby_dir === 'SORTBY_DESC';
     const nullsFirst = sort.sortby_nulls === 'SORTBY_NULLS_FIRST' || (sort.sortby_nulls !== 'SORTBY_NULLS_LAST' && descending);
-    const c = columnSql(found.range, found.column);
-    return [`(${c} IS NULL) ${nullsFirst ? 'DESC' : 'ASC'}`, `${c} ${descending ? 'DESC' : 'ASC'}`];
+    const c = binary(found);
+    return [`(${columnSql(found.range, found.column)} IS NULL) ${nullsFirst ? 'DESC' : 'ASC'}`, `${c} ${descending ? 'DESC' : 'ASC'}`];
   });
   const limit = intConstant(select.limitCount, 'LIMIT');
   const offset = intConstant(select.limitOffset, 'OFFSET');
-  let sql = `SELECT ${select.distinctClause ? 'DISTINCT ' : ''}${list.join(', ')} FROM ${from[0]}${where}`;
+  let sql = `SELECT ${list.join(', ')} FROM ${from[0]}${where}`;
   if (groups.length > 0) sql += ` GROUP BY ${groups.join(', ')}`;
   if (order.length > 0) sql += ` ORDER BY ${order.join(', ')}`;
   if (limit !== null) sql += ` LIMIT ${limit}`;
