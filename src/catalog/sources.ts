@@ -46,6 +46,8 @@ function findByName<T>(items: readonly T[], name: string, nameOf: (item: T) => s
 
 export class SourceRegistry {
   private readonly connectors = new Map<string, Connector>();
+  /** Engine-read sources whose tables could not be published (missing folder or file). */
+  private readonly unpublished = new Set<string>();
   private systemGeneration = -1;
   private systemRefresh: Promise<void> | null = null;
 
@@ -67,6 +69,7 @@ export class SourceRegistry {
       try {
         await this.publish(source, connector);
       } catch (err) {
+        this.unpublished.add(source.name);
         this.log.warn({ source: source.name, err: messageOf(err) }, 'data source not available at start');
       }
     }
@@ -288,6 +291,20 @@ export class SourceRegistry {
     await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(saved))} CASCADE`]);
     await this.publish(saved, connector);
     return saved;
+  }
+
+  /**
+   * Publishes an engine-read source that was not available before (it recovers by itself once
+   * its folder or file is back); a 503 naming the source while it is still missing.
+   */
+  async ensurePublished(source: SourceDef): Promise<void> {
+    if (!this.unpublished.has(source.name)) return;
+    try {
+      await this.publish(source, this.connectorOf(source));
+      this.unpublished.delete(source.name);
+    } catch (err) {
+      throw sourceFailed(source.name, messageOf(err), true);
+    }
   }
 
   /** Makes a native source's tables visible to the engine as views in its own schema. */

@@ -116,6 +116,7 @@ export async function openExecution(
   options: ExecuteOptions,
 ): Promise<Execution> {
   await registry.ensureSystemTables(bound.tables.filter((t) => t.resolved.kind === 'system').map((t) => t.resolved.table));
+  for (const { resolved } of bound.tables) if (resolved.kind === 'native') await registry.ensurePublished(resolved.source);
   const connection = await runtime.connect();
   const { onAbort, stop } = interruptOnAbort(connection, options.signal);
   const rename = renamer(bound.tables);

@@ -3,6 +3,8 @@
  * was asked. Kept in memory with bounded retention (entries and age) and shown as the system
  * table SYSLOG.QueryLog.
  */
+import { redactSecrets } from '../security/redact.js';
+
 export interface QueryLogEntry {
   id: number;
   user: string;
@@ -39,7 +41,7 @@ export class QueryLog {
       this.entries.push({
         id: this.nextId++,
         user,
-        statement,
+        statement: redactSecrets(statement),
         start: new Date(started).toISOString(),
         durationMs: this.now() - started,
         ...outcome,

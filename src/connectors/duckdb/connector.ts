@@ -17,7 +17,7 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
- * A DuckDB database file, attached to the engine (read-only unless the source is writable),
+ * A DuckDB database file, attached to the engine read-only,
  * so the engine reads it natively. The file must lie inside the configured file roots.
  * Tables of its `main` schema are named as they are, other schemas' as `schema.table`.
  */
@@ -48,7 +48,9 @@ export class DuckdbConnector implements EngineNativeConnector {
 
   private async attach(): Promise<void> {
     if (this.attached) return;
-    const mode = this.source.readOnly ? ' (READ_ONLY)' : '';
+    // Read-only always: vdb never writes to DuckDB files, and a read-write attach would lock
+    // every other process out of the file.
+    const mode = ' (READ_ONLY)';
     try {
       await this.context.engineQuery(`ATTACH IF NOT EXISTS ${literal(this.file())} AS ${quote(this.alias)}${mode}`);
     } catch (err) {

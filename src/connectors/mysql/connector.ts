@@ -1,6 +1,7 @@
 import mysql from 'mysql2';
 import type { FieldPacket, Pool, PoolConnection, RowDataPacket } from 'mysql2';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
+import { badRequest } from '../../errors.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
@@ -65,6 +66,10 @@ export class MysqlConnector implements RowConnector {
       timezone: 'Z',
       charset: 'utf8mb4',
     });
+    // TIMESTAMP values are shown in the session's time zone: UTC, as the engine shows them.
+    this.pool.on('connection', (connection) => {
+      connection.query("SET time_zone = '+00:00'");
+    });
   }
 
   private get database(): string {
@@ -86,6 +91,9 @@ export class MysqlConnector implements RowConnector {
 
   async importMetadata(): Promise<ImportedTable[]> {
     const patterns = (this.source.model['importer.schemaPattern'] ?? this.database).split(/[;|]/).map((s) => s.trim()).filter(Boolean);
+    if (patterns.length === 0) {
+      throw badRequest(`MySQL source "${this.source.name}" names no database.`, 'Give db in connectionProps, or importer.schemaPattern in modelProps.');
+    }
     const where = patterns.map(() => 'c.TABLE_SCHEMA LIKE ?').join(' OR ');
     const rows = await this.query<RowDataPacket[]>(
       `SELECT c.TABLE_SCHEMA AS db, c.TABLE_NAME AS name, t.TABLE_TYPE AS kind, t.TABLE_ROWS AS estimate,
@@ -116,12 +124,14 @@ export class MysqlConnector implements RowConnector {
         ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`,
       patterns,
     );
+    const importedDatabases = new Set(rows.map((row) => String(row.db)));
     const tables = new Map<string, ImportedTable>();
     for (const row of rows) {
       const key = `${row.db}.${row.name}`;
       let table = tables.get(key);
       if (!table) {
-        const isDefault = row.db === this.database || patterns.length === 1;
+        // Bare names when one database is imported; else the connection's bare, others qualified.
+        const isDefault = row.db === this.database || importedDatabases.size === 1;
         table = {
           name: isDefault ? String(row.name) : key,
           nameInSource: `${quoteMysql(String(row.db))}.${quoteMysql(String(row.name))}`,

@@ -99,6 +99,7 @@ export class PostgresConnector implements RowConnector {
     } catch (err) {
       throw toSourceError(err);
     }
+    const importedSchemas = new Set(result.rows.map((row: PgTableRow) => row.schema));
     return result.rows.map((row: PgTableRow) => {
       const columns = row.columns.map(
         (col): ColumnDef => ({
@@ -111,7 +112,8 @@ export class PostgresConnector implements RowConnector {
           collation: col.collation,
         }),
       );
-      const isDefault = row.schema === 'public' || patterns.length === 1;
+      // Bare names when one schema is imported; else `public` bare and the others qualified.
+      const isDefault = row.schema === 'public' || importedSchemas.size === 1;
       return {
         name: isDefault ? row.name : `${row.schema}.${row.name}`,
         nameInSource: `${quotePg(row.schema)}.${quotePg(row.name)}`,
@@ -208,7 +210,11 @@ export class PostgresConnector implements RowConnector {
     this.collation ??= this.pool
       .query('SELECT datcollate FROM pg_database WHERE datname = current_database()')
       .then((r) => /^(C|POSIX|C\..*)$/i.test(String(r.rows[0]?.datcollate ?? '')))
-      .catch(() => false);
+      .catch(() => {
+        // Unknown while the database is away: ask again next time, assume the worst now.
+        this.collation = undefined;
+        return false;
+      });
     return this.collation;
   }
 
@@ -217,7 +223,10 @@ export class PostgresConnector implements RowConnector {
    * the database's error when the statement is not valid there.
    */
   async describeStatement(sql: string): Promise<StatementColumn[]> {
-    const result = await this.pool.query({ text: `SELECT * FROM (${sql}) AS q LIMIT 0`, rowMode: 'array' });
+    const result = await this.pool.query({ text: `SELECT * FROM (${sql}) AS q LIMIT 0`, rowMode: 'array' }).catch((err: unknown) => {
+      // Keep the database's own errors (SQLSTATE) for the caller; connection failures say so.
+      throw (err as { code?: string }).code && !UNREACHABLE.has(String((err as { code?: string }).code)) ? err : toSourceError(err);
+    });
     const fields = result.fields;
     const formatted = await this.pool.query<{ t: string }>(
       'SELECT format_type(t, m) AS t FROM unnest($1::oid[], $2::int[]) WITH ORDINALITY AS x(t, m, i) ORDER BY i',
