@@ -13,9 +13,9 @@ import type { BoundStatement, BoundTable } from './bind.js';
 import { DuckRuntime, quoteIdent } from './duckdb.js';
 import { engineSql } from './engine-dialect.js';
 import { engineError, isInterrupt } from './errors.js';
-import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
-import { planPartialAggregation } from './partial-aggregation.js';
-import { planScans, type ScanPlan } from './plan.js';
+import type { JoinGroup } from './join-pushdown.js';
+import type { ScanPlan } from './plan.js';
+import { planStatement } from './planner.js';
 import { keyInList, type PredicateDialect } from './sql/dialects.js';
 import { CannotPushDown } from './sql/predicate.js';
 import { sourceSelect, type SourceSelect } from './sql/source-select.js';
@@ -132,19 +132,12 @@ export async function openExecution(
   try {
     const warnings: string[] = [];
     const sourceQueries: SourceQuery[] = [];
-    const plans = planScans(bound, registry, { pushdown: options.pushdown });
-    // Joins among one source's own tables go to that source as one query.
-    const joins = options.pushdown ? planJoinPushdown(bound, plans, registry) : null;
-    for (const group of joins?.groups ?? []) {
-      for (const member of group.members) plans.delete(member);
-      const loadedGroup = await loadJoinGroup(connection, group, options.signal);
+    const planned = planStatement(bound, registry, options.pushdown);
+    const plans = planned.scans;
+    // Joins among one source's own tables: one query to that source each.
+    for (const group of planned.joins) {
+      warnings.push(...(await loadJoinGroup(connection, group, options.signal)));
       sourceQueries.push({ source: group.source.name, sql: group.sql });
-      warnings.push(...loadedGroup);
-    }
-    const partial = options.pushdown && !joins ? planPartialAggregation(bound, plans, registry) : null;
-    if (partial) {
-      const plan = plans.get(partial.loadName)!;
-      plans.set(partial.loadName, { ...plan, columns: partial.keys, filter: partial.filter, aggregates: partial.aggregates });
     }
     const loaded = new Set<string>();
     // Smaller tables first, so that their keys can narrow the bigger ones (dependent join).
@@ -157,7 +150,7 @@ export async function openExecution(
       sourceQueries.push(result.query);
     }
     options.signal.throwIfAborted();
-    const sql = engineSql(joins?.ast ?? partial?.ast ?? bound.ast);
+    const sql = engineSql(planned.ast);
     const columns = await describe(connection, sql);
     return engineExecution(connection, sql, columns, { warnings, sourceQueries, translateError, close });
   } catch (err) {

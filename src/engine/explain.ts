@@ -6,21 +6,21 @@ import { engineSql } from './engine-dialect.js';
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { RowConnector } from '../connectors/types.js';
 import type { BoundStatement } from './bind.js';
-import { planPartialAggregation } from './partial-aggregation.js';
-import { planScans } from './plan.js';
+import { planStatement } from './planner.js';
 import type { StaticResult } from './static-result.js';
 import type { WholePlan } from './whole.js';
 
 export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean): StaticResult {
   const rows: StaticResult['rows'] = [];
   let step = 1;
-  const plans = planScans(bound, registry, { pushdown });
-  const partial = pushdown ? planPartialAggregation(bound, plans, registry) : null;
-  if (partial) {
-    const plan = plans.get(partial.loadName)!;
-    plans.set(partial.loadName, { ...plan, columns: partial.keys, filter: partial.filter, aggregates: partial.aggregates });
+  const planned = planStatement(bound, registry, pushdown);
+  // Load names are the engine's; people know the tables as schema.table.
+  const names = new Map(bound.tables.map((t) => [t.loadName, `${t.resolved.schema}.${t.resolved.table.name}`]));
+  for (const group of planned.joins) {
+    const tables = group.members.map((m) => names.get(m) ?? m).join(' + ');
+    rows.push([step++, group.source.name, 'source query', `${tables} -> ${group.loadName}`, 'join, conditions, columns', group.sql]);
   }
-  for (const [loadName, plan] of plans) {
+  for (const [loadName, plan] of planned.scans) {
     const resolved = plan.bound.resolved;
     if (resolved.kind !== 'rows') continue;
     const connector = registry.connectorOf(resolved.source) as RowConnector;
@@ -32,7 +32,7 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
       orderBy: plan.orderBy,
       limit: plan.limit,
     });
-    const dependent = plan.dependencies.map((d) => `keys of ${d.from}.${d.fromColumn.name} (dependent join, when few enough)`);
+    const dependent = plan.dependencies.map((d) => `keys of ${names.get(d.from) ?? d.from}.${d.fromColumn.name} (dependent join, when few enough)`);
     const pushed = [
       plan.filter ? 'conditions' : null,
       plan.columns.length < resolved.table.columns.length ? 'columns' : null,
@@ -51,7 +51,7 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
       rows.push([step++, resolved.source.name, 'engine scan', `${resolved.schema}.${resolved.table.name}`, 'columns, conditions (engine reader)', relation]);
     }
   }
-  rows.push([step, 'vdb engine', 'execute', 'statement over the source results', null, engineSql(partial?.ast ?? bound.ast)]);
+  rows.push([step, 'vdb engine', 'execute', 'statement over the source results', null, engineSql(planned.ast)]);
   return { columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'], rows };
 }
 

@@ -1,0 +1,36 @@
+/**
+ * The plan of a statement the engine runs over source results: what each row source is asked
+ * (scans with their pushed columns, conditions, order, limit and partial aggregates; joins
+ * among one source's tables as one query), and the statement the engine then runs. Shared by
+ * execution and EXPLAIN, so that EXPLAIN shows exactly what runs.
+ */
+import type { ParseResult } from '@pgsql/types';
+import type { SourceRegistry } from '../catalog/sources.js';
+import type { BoundStatement } from './bind.js';
+import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
+import { planPartialAggregation } from './partial-aggregation.js';
+import { planScans, type ScanPlan } from './plan.js';
+
+export interface StatementPlan {
+  /** Scans of single tables, by load name. */
+  scans: Map<string, ScanPlan>;
+  /** Joins that sources compute (their tables are not among the scans). */
+  joins: JoinGroup[];
+  /** The statement the engine runs over the loaded results. */
+  ast: ParseResult;
+}
+
+export function planStatement(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean): StatementPlan {
+  const scans = planScans(bound, registry, { pushdown });
+  const joins = pushdown ? planJoinPushdown(bound, scans, registry) : null;
+  if (joins) {
+    for (const group of joins.groups) for (const member of group.members) scans.delete(member);
+    return { scans, joins: joins.groups, ast: joins.ast };
+  }
+  const partial = pushdown ? planPartialAggregation(bound, scans, registry) : null;
+  if (partial) {
+    const scan = scans.get(partial.loadName)!;
+    scans.set(partial.loadName, { ...scan, columns: partial.keys, filter: partial.filter, aggregates: partial.aggregates });
+  }
+  return { scans, joins: [], ast: partial?.ast ?? bound.ast };
+}
