@@ -36,7 +36,7 @@ export const sourceFailed = (source: string, detail: string, unreachable: boolea
     unreachable ? 503 : 502,
     unreachable ? 'Data source unavailable' : 'Data source error',
     `Data source "${source}" ${unreachable ? 'cannot be reached' : 'failed'}: ${detail}`,
-    unreachable ? 'Check that the source is running and reachable; vdb retries on the next query.' : null,
+    unreachable ? 'Check that the source is running and reachable; a defined source is tried again on the next query.' : null,
   );
 
 export const timeoutError = (ms: number) =>

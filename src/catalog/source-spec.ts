@@ -29,7 +29,7 @@ const KINDS: Record<string, SourceKind> = {
 };
 
 /** Property names whose values are secrets: stored encrypted, never shown. */
-const SECRET_KEYS = /^(password|secret|token|.*-password|.*Password)$/;
+const SECRET_KEYS = /(password|secret|token)$/i;
 
 /**
  * Parses `key=value,key=value`. A backslash escapes the next character, so values may hold

@@ -126,7 +126,8 @@ export const SYSTEM_TABLES: SystemTable[] = [
         table.kind,
         table.nameInSource,
         source !== null && table.kind === 'Table',
-        false,
+        // Writable: tables of database sources (not files) whose definition is not read-only.
+        source !== null && table.kind === 'Table' && !source.readOnly && WRITABLE_KINDS.has(source.kind),
         table.uid,
         table.cardinality,
         table.description ?? null,
@@ -227,7 +228,12 @@ export const SYSTEM_TABLES: SystemTable[] = [
 
 /** `key=value,key=value`, the format of the *Props strings of the REST API. */
 export function formatProps(props: Record<string, string>): string {
+  // Escaped as parseProps reads them back: a backslash before \, comma and equals sign.
+  const escape = (text: string) => text.replace(/[\\,=]/g, (ch) => `\\${ch}`);
   return Object.entries(props)
-    .map(([k, v]) => `${k}=${v}`)
+    .map(([k, v]) => `${escape(k)}=${escape(v)}`)
     .join(',');
 }
+
+/** Kinds of source that INSERT, UPDATE and DELETE can reach. */
+const WRITABLE_KINDS = new Set(['postgresql', 'mysql', 'sqlite']);

@@ -53,7 +53,15 @@ export class Engine {
       return openStaticExecution(this.runtime, staticResultSql(result), signal);
     }
     if (statement && 'ExplainStmt' in statement) {
-      const inner = (statement.ExplainStmt as Json).query;
+      const explainStmt = statement.ExplainStmt as Json;
+      const options = ((explainStmt.options as Json[] | undefined) ?? []).map((o) => String((o.DefElem as Json | undefined)?.defname ?? ''));
+      if (options.some((o) => o.toLowerCase() === 'analyze')) {
+        throw badRequest('EXPLAIN ANALYZE is not supported.', 'EXPLAIN shows the plan without running it; SYSLOG.QueryLog shows what ran, with durations.', 'Unsupported statement');
+      }
+      const inner = explainStmt.query;
+      if (isDml(inner as Json)) {
+        throw badRequest('EXPLAIN of INSERT, UPDATE or DELETE is not supported.', 'EXPLAIN a SELECT.', 'Unsupported statement');
+      }
       const bound = bindStatement({ ...tree, stmts: [{ stmt: inner as never }] }, this.registry, this.vdbName);
       const whole = this.options.pushdown && this.options.wholeStatements !== false ? await planWhole(bound, this.registry) : null;
       const pgPlan = whole && (await whole.connector.describeStatement(whole.sql).then(() => explainWhole(whole), () => null));
