@@ -25,7 +25,7 @@ export function createConnector(source: SourceDef, context: ConnectorContext): C
     case 'mysql':
       return new MysqlConnector(source, secret('password'));
     case 'sqlite':
-      return new SqliteConnector(source);
+      return new SqliteConnector(source, context.roots);
     case 'file':
       return new FileConnector(source, context);
     case 'duckdb':

@@ -49,7 +49,7 @@ export async function executeDml(
   vdbName: string,
   selectRows: SelectRows,
   signal: AbortSignal,
-): Promise<StaticResult> {
+): Promise<StaticResult & { sourceQueries: Array<{ source: string; sql: string }> }> {
   const statement = tree.stmts![0]!.stmt as unknown as Json;
   const [kind, body] = Object.entries(statement)[0] as [string, Json];
   if (!user.roles.includes('admin')) throw forbidden('Only administrators may write to data sources (until permissions arrive).');
@@ -70,7 +70,8 @@ export async function executeDml(
 
   if (sameSource && translatable(body, connector)) {
     const sql = sourceStatement(tree, registry, source, connector, vdbName);
-    return countResult(await connector.executeWrite(sql, signal).catch((err: unknown) => Promise.reject(writeError(source.name, err, signal))));
+    const count = await connector.executeWrite(sql, signal).catch((err: unknown) => Promise.reject(writeError(source.name, err, signal)));
+    return { ...countResult(count), sourceQueries: [{ source: source.name, sql }] };
   }
   if (kind !== 'InsertStmt' || !body.selectStmt) {
     throw badRequest(
@@ -79,7 +80,8 @@ export async function executeDml(
       'Unsupported statement',
     );
   }
-  return countResult(await insertSelect(body, target, connector, selectRows, signal).catch((err: unknown) => Promise.reject(writeError(source.name, err, signal))));
+  const count = await insertSelect(body, target, connector, selectRows, signal).catch((err: unknown) => Promise.reject(writeError(source.name, err, signal)));
+  return { ...countResult(count), sourceQueries: [{ source: source.name, sql: `INSERT INTO ${target.table.nameInSource} ... (${count} row(s) in batches)` }] };
 }
 
 /**

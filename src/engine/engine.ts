@@ -71,7 +71,7 @@ export class Engine {
     }
     if (isDml(statement)) {
       const result = await executeDml(tree, user, this.registry, this.vdbName, (select, s) => this.selectRows(select, user, s), signal);
-      return openStaticExecution(this.runtime, staticResultSql(result), signal);
+      return openStaticExecution(this.runtime, staticResultSql(result), signal, result.sourceQueries);
     }
     const bound = bindStatement(tree, this.registry, this.vdbName);
     if (this.options.pushdown && this.options.wholeStatements !== false) {

@@ -319,7 +319,7 @@ function sourceError(source: string, err: unknown, signal: AbortSignal): unknown
 }
 
 /** An execution of engine SQL that needs no binding (procedure results, built by vdb itself). */
-export async function openStaticExecution(runtime: DuckRuntime, sql: string, signal: AbortSignal): Promise<Execution> {
+export async function openStaticExecution(runtime: DuckRuntime, sql: string, signal: AbortSignal, sourceQueries: SourceQuery[] = []): Promise<Execution> {
   const connection = await runtime.connect();
   const { onAbort, stop } = interruptOnAbort(connection, signal);
   const close = () => {
@@ -330,7 +330,7 @@ export async function openStaticExecution(runtime: DuckRuntime, sql: string, sig
   const translateError = (err: unknown) => engineError(err, (m) => m) ?? err;
   try {
     const columns = await describe(connection, sql);
-    return engineExecution(connection, sql, columns, { warnings: [], sourceQueries: [], translateError, close });
+    return engineExecution(connection, sql, columns, { warnings: [], sourceQueries, translateError, close });
   } catch (err) {
     close();
     throw translateError(err);

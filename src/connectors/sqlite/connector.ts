@@ -1,6 +1,8 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
+import { confineFolder } from '../files/paths.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
 import { orderAndLimit } from '../scan-sql.js';
@@ -29,7 +31,11 @@ export class SqliteConnector implements RowConnector {
   readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, limit: true, orderBy: true };
   private db: Database.Database | null = null;
 
-  constructor(readonly source: SourceDef) {}
+  constructor(
+    readonly source: SourceDef,
+    /** Folders SQLite files may live in (the configured file roots). */
+    private readonly roots: readonly string[],
+  ) {}
 
   private get path(): string {
     const file = this.source.connection.path;
@@ -40,6 +46,12 @@ export class SqliteConnector implements RowConnector {
   private open(): Database.Database {
     if (this.db?.open) return this.db;
     if (!fs.existsSync(this.path)) throw new SourceUnreachableError(`SQLite file not found: ${this.path}`);
+    // Like every file source, a SQLite file must lie inside the configured file roots.
+    try {
+      confineFolder(path.dirname(fs.realpathSync(this.path)), this.roots);
+    } catch (err) {
+      throw new SourceUnreachableError(err instanceof Error ? err.message : String(err));
+    }
     this.db = new Database(this.path, { readonly: this.source.readOnly, fileMustExist: true });
     return this.db;
   }
