@@ -261,6 +261,13 @@ test('partial aggregation: the bigger side is grouped at its source by the join 
   assert.match(pgScan, /SELECT "customer_id", count\(\*\), sum\("amount"\) FROM .* WHERE .*"created" >= '2025-01-01'::date.* GROUP BY "customer_id"/, pgScan);
 });
 
+test('types shown as text read the same whether PostgreSQL or the engine writes them', async () => {
+  const sql = 'SELECT id, c, ip, tz, arr, v FROM pg.oddtypes ORDER BY id';
+  const a = await rows(pushed, sql);
+  assert.equal(a.json, (await rows(local, sql)).json);
+  assert.equal(a.json, '[[1,"ab   ","10.0.0.1","10:00:00+02","{1,2}","x"],[2,null,"10.1.0.0/16",null,"{}",null]]');
+});
+
 test('text order in a locale-collated PostgreSQL column follows the engine, not the locale', async () => {
   for (const sql of [
     "SELECT id FROM pg.labels WHERE label < 'b' ORDER BY id",

@@ -63,6 +63,11 @@ export async function createFixture(dir: string): Promise<Fixture> {
   await pgClient.query(`CREATE TABLE ${tag}.orders (id int PRIMARY KEY, customer_id int, amount numeric(12,2), status text, created date, qty int)`);
   for (const row of CUSTOMERS) await pgClient.query(`INSERT INTO ${tag}.customers VALUES ($1,$2,$3,$4,$5,$6)`, [...row]);
   for (const row of ORDERS) await pgClient.query(`INSERT INTO ${tag}.orders VALUES ($1,$2,$3,$4,$5,$6)`, [...row]);
+  // Types the engine shows as text: both paths must show the same text.
+  await pgClient.query(`CREATE TABLE ${tag}.oddtypes (id int PRIMARY KEY, c char(5), ip inet, tz timetz, arr int[], v varchar(10))`);
+  await pgClient.query(
+    `INSERT INTO ${tag}.oddtypes VALUES (1, 'ab', '10.0.0.1/32', '10:00:00+02', '{1,2}', 'x'), (2, NULL, '10.1.0.0/16', NULL, '{}', NULL)`,
+  );
   await pgClient.query(`CREATE TABLE ${tag}.tags (id int PRIMARY KEY, tag text)`);
   for (const row of TAGS) await pgClient.query(`INSERT INTO ${tag}.tags VALUES ($1,$2)`, [...row]);
   // A column in a locale collation: text order there is not the engine's byte order.

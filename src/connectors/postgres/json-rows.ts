@@ -19,8 +19,9 @@ function jsonValue(column: StatementColumn, i: number): string {
     case 'BLOB':
       return `to_json(replace(encode(${c}, 'base64'), E'\\n', ''))`;
     case 'VARCHAR':
-      // Arrays and other types the engine shows as text: their text, as a JSON string.
-      return `to_json(${c}::text)`;
+      // Text, arrays and other types the engine shows as text: the type's own output (what COPY
+      // writes: char(n) keeps its padding, inet its short form), as a JSON string.
+      return `to_json(CASE WHEN ${c} IS NULL THEN NULL ELSE format('%s', ${c}) END)`;
     default:
       return `to_json(${c})`;
   }

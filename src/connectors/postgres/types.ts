@@ -18,6 +18,8 @@ export function engineTypeOfPostgres(formatted: string): string {
   if (t === 'numeric') return UNCONSTRAINED_NUMERIC;
   if (t.startsWith('timestamp') && t.includes('with time zone')) return 'TIMESTAMPTZ';
   if (t.startsWith('timestamp')) return 'TIMESTAMP';
+  // time with time zone has no engine type that keeps the offset: text.
+  if (t.startsWith('time') && t.includes('with time zone')) return 'VARCHAR';
   if (t.startsWith('time')) return 'TIME';
   if (t.startsWith('interval')) return 'INTERVAL';
   const simple: Record<string, string> = {
