@@ -3,6 +3,8 @@
  * differences in meaning that are rewritten here, so that it answers as PostgreSQL would:
  *  - LIKE / ILIKE: PostgreSQL escapes with a backslash unless told otherwise; the engine has no
  *    default escape character, so every LIKE gets its escape character spelled out.
+ *  - Division and modulo by zero: an error in PostgreSQL, NULL in the engine; the divisor is
+ *    checked so that the engine fails the same way.
  */
 import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
@@ -32,12 +34,29 @@ function likeCall(expr: Json): Json | null {
   return { FuncCall: { funcname: [{ String: { sval: fn } }], args: [expr.lexpr, pattern, escape], funcformat: 'COERCE_EXPLICIT_CALL' } };
 }
 
+/** `a / b` as `a / CASE WHEN b = 0 THEN error('division by zero') ELSE b END` (and `%`). */
+function checkedDivision(expr: Json): Json | null {
+  const op = (expr.name as Array<{ String?: { sval?: string } }>)?.[0]?.String?.sval;
+  if (expr.kind !== 'AEXPR_OP' || (op !== '/' && op !== '%') || !expr.rexpr) return null;
+  const divisor = expr.rexpr;
+  const zero = { A_Const: { ival: { ival: 0 } } };
+  const failure = { FuncCall: { funcname: [{ String: { sval: 'error' } }], args: [stringConst('division by zero')], funcformat: 'COERCE_EXPLICIT_CALL' } };
+  const isZero = { A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '=' } }], lexpr: divisor, rexpr: zero } };
+  const guarded = { CaseExpr: { args: [{ CaseWhen: { expr: isZero, result: failure } }], defresult: divisor } };
+  return { A_Expr: { ...expr, rexpr: guarded } };
+}
+
 function rewrite(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewrite);
   if (!isObject(value)) return value;
   if (isObject(value.A_Expr)) {
     const call = likeCall(value.A_Expr);
     if (call) return rewrite(call);
+    const division = isObject(value.A_Expr.rexpr) ? checkedDivision(value.A_Expr) : null;
+    if (division) {
+      const inner = division.A_Expr as Json;
+      return { A_Expr: { ...inner, lexpr: rewrite(inner.lexpr), rexpr: rewrite(inner.rexpr) } };
+    }
   }
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewrite(v)]));
 }

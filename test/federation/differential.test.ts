@@ -67,7 +67,12 @@ async function rows(engine: Engine, sql: string): Promise<{ json: string; source
   const execution = await engine.open(sql, admin, new AbortController().signal);
   try {
     const parts: string[] = [];
-    for await (const part of execution.stream('array', {}, {})) parts.push(part);
+    try {
+      for await (const part of execution.stream('array', {}, {})) parts.push(part);
+    } catch (err) {
+      // As the HTTP layer does: errors met while reading become API errors.
+      throw execution.translateError(err);
+    }
     return { json: canonicalNumbers(`[${parts.join(',')}]`), sourceSql: execution.sourceQueries.map((q) => q.sql) };
   } finally {
     execution.close();
@@ -266,6 +271,18 @@ test('types shown as text read the same whether PostgreSQL or the engine writes 
   const a = await rows(pushed, sql);
   assert.equal(a.json, (await rows(local, sql)).json);
   assert.equal(a.json, '[[1,"ab   ","10.0.0.1","10:00:00+02","{1,2}","x"],[2,null,"10.1.0.0/16",null,"{}",null]]');
+});
+
+test('division by zero fails on both paths, as in PostgreSQL', async () => {
+  for (const source of SOURCES) {
+    for (const engine of [pushed, local]) {
+      await assert.rejects(rows(engine, `SELECT id, qty / (qty - qty) FROM ${source}.orders`), (err: Error & { status?: number }) => {
+        assert.equal(err.status, 400, `${source}: ${err.message}`);
+        assert.match(err.message, /division by zero/);
+        return true;
+      });
+    }
+  }
 });
 
 test('text order in a locale-collated PostgreSQL column follows the engine, not the locale', async () => {
