@@ -206,6 +206,22 @@ export const SYSTEM_TABLES: SystemTable[] = [
       ]),
   ),
   systemTable(
+    'SYSADMIN',
+    'Users',
+    'Users of the virtual database, without any secret.',
+    [
+      ['Name', 'VARCHAR'],
+      ['Kind', 'VARCHAR'],
+      ['Provider', 'VARCHAR'],
+      ['DatabaseUsername', 'VARCHAR'],
+      ['Rest', 'BOOLEAN'],
+      ['Roles', 'VARCHAR'],
+      ['CreatedAt', 'VARCHAR'],
+    ],
+    ({ catalog }) =>
+      catalog.users.map((u): SystemValue[] => [u.name, u.kind, u.provider ?? null, u.databaseUsername, u.rest, u.roles.join(','), u.createdAt]),
+  ),
+  systemTable(
     'SYSLOG',
     'QueryLog',
     'Recent statements: user, statement, start, duration, rows, status, error and the statements sent to sources.',

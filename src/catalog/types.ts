@@ -55,6 +55,8 @@ export interface UserDef {
   name: string;
   /** 'password' users may use REST; 'external' (identity provider) users may not. */
   kind: 'password' | 'external';
+  /** The identity provider of an external user. */
+  provider?: string;
   /** scrypt hash; null for external users. */
   passwordHash: string | null;
   /** Random per-user secret mixed into token signatures; rotated when the password changes. */

@@ -17,7 +17,7 @@ import { planWhole } from './whole.js';
 import type { ParseResult } from '@pgsql/types';
 import { executeDml, isDml } from './dml.js';
 import { explain, explainWhole } from './explain.js';
-import { callProcedure, type ProcedureCall } from './procedures.js';
+import { callProcedure, type ProcedureCall, type ProcedureContext } from './procedures.js';
 import { staticResultSql } from './static-result.js';
 
 type Json = Record<string, unknown>;
@@ -33,6 +33,8 @@ export class Engine {
       wholeStatements?: boolean;
       dependentJoin: { maxKeys: number; batchSize: number };
     },
+    /** Users and cursors, for the user procedures (absent: those procedures are unavailable). */
+    private readonly accounts?: Pick<ProcedureContext, 'users' | 'dropCursors'>,
   ) {}
 
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
@@ -49,7 +51,12 @@ export class Engine {
   private async openTree(tree: ParseResult, user: UserDef, signal: AbortSignal): Promise<Execution> {
     const statement = tree.stmts?.[0]?.stmt as Json | undefined;
     if (statement && 'CallStmt' in statement) {
-      const result = await callProcedure(procedureCall(statement.CallStmt as Json), user, this.registry);
+      const result = await callProcedure(procedureCall(statement.CallStmt as Json), {
+        registry: this.registry,
+        users: this.accounts?.users,
+        dropCursors: this.accounts?.dropCursors ?? (async () => undefined),
+        caller: user,
+      });
       return openStaticExecution(this.runtime, staticResultSql(result), signal);
     }
     if (statement && 'ExplainStmt' in statement) {

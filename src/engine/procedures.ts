@@ -7,6 +7,8 @@
  *   SYSADMIN.removeDataSource(name)
  *   SYSADMIN.refreshDataSource(name)
  *   SYSADMIN.removeConnection(name)
+ *   SYSADMIN.addUser(name, password), SYSADMIN.addExternalUser(name, provider),
+ *   SYSADMIN.removeUser(name), SYSADMIN.changeUserPwd(name, password), SYSADMIN.revokeTokens(name)
  *
  * Arguments are positional or named (name => 'x'); props are `key=value,key=value` strings.
  */
@@ -14,15 +16,26 @@ import type { SourceRegistry } from '../catalog/sources.js';
 import { parseProps, sourceFromSpec } from '../catalog/source-spec.js';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
+import type { UserService } from '../security/users.js';
 import type { StaticResult } from './static-result.js';
 
 export type ProcedureResult = StaticResult;
+
+/** What procedures act on; `caller` is the user who called. */
+export interface ProcedureContext {
+  registry: SourceRegistry;
+  /** Absent where no user service is wired (engines built for tests). */
+  users?: UserService;
+  /** Drops every cursor of a user (when the user is removed). */
+  dropCursors(owner: string): Promise<void>;
+  caller: UserDef;
+}
 
 interface Procedure {
   params: string[];
   required: number;
   admin: boolean;
-  run(args: Record<string, string | null>, registry: SourceRegistry): Promise<ProcedureResult>;
+  run(args: Record<string, string | null>, context: ProcedureContext): Promise<ProcedureResult>;
 }
 
 const sourceRow = (name: string, kind: string, tables: number): ProcedureResult => ({
@@ -30,12 +43,73 @@ const sourceRow = (name: string, kind: string, tables: number): ProcedureResult 
   rows: [[name, kind, tables]],
 });
 
+const userRow = (name: string, action: string): ProcedureResult => ({ columns: ['Name', 'Action'], rows: [[name, action]] });
+
 const PROCEDURES: Record<string, Procedure> = {
+  'sysadmin.adduser': {
+    params: ['name', 'password'],
+    required: 2,
+    admin: true,
+    async run(args, { users }) {
+      if (!users) throw new Error('user procedures are not available here');
+      await users.addPasswordUser(args.name!, args.password!);
+      return userRow(args.name!, 'added');
+    },
+  },
+  'sysadmin.addexternaluser': {
+    params: ['name', 'provider'],
+    required: 2,
+    admin: true,
+    async run(args, { users }) {
+      if (!users) throw new Error('user procedures are not available here');
+      await users.addExternalUser(args.name!, args.provider!);
+      return userRow(args.name!, 'added');
+    },
+  },
+  'sysadmin.removeuser': {
+    params: ['name'],
+    required: 1,
+    admin: true,
+    async run(args, { users, dropCursors, caller }) {
+      if (!users) throw new Error('user procedures are not available here');
+      if (args.name === caller.name) throw badRequest('You cannot remove yourself.', 'Ask another administrator.');
+      await users.removeUser(args.name!);
+      await dropCursors(args.name!);
+      return userRow(args.name!, 'removed');
+    },
+  },
+  'sysadmin.changeuserpwd': {
+    params: ['name', 'password'],
+    required: 2,
+    // Administrators for anyone, everybody for themselves (checked below).
+    admin: false,
+    async run(args, { users, caller }) {
+      if (!users) throw new Error('user procedures are not available here');
+      if (args.name !== caller.name && !caller.roles.includes('admin')) {
+        throw new ApiError(403, 'Forbidden', 'Only administrators may change the passwords of other users.', null);
+      }
+      await users.changePassword(args.name!, args.password!);
+      return userRow(args.name!, 'password changed');
+    },
+  },
+  'sysadmin.revoketokens': {
+    params: ['name'],
+    required: 1,
+    admin: false,
+    async run(args, { users, caller }) {
+      if (!users) throw new Error('user procedures are not available here');
+      if (args.name !== caller.name && !caller.roles.includes('admin')) {
+        throw new ApiError(403, 'Forbidden', 'Only administrators may revoke the tokens of other users.', null);
+      }
+      await users.revokeTokens(args.name!);
+      return userRow(args.name!, 'tokens revoked');
+    },
+  },
   'sysadmin.createconnection': {
     params: ['name', 'jbosscliTemplateName', 'connectionOrResourceAdapterProperties', 'encryptedProperties'],
     required: 2,
     admin: true,
-    async run(args, registry) {
+    async run(args, { registry }) {
       const spec = sourceFromSpec({
         name: args.name,
         template: args.jbosscliTemplateName,
@@ -50,7 +124,7 @@ const PROCEDURES: Record<string, Procedure> = {
     params: ['name', 'translator', 'modelProperties', 'translatorProperties'],
     required: 1,
     admin: true,
-    async run(args, registry) {
+    async run(args, { registry }) {
       const name = args.name ?? '';
       const connection = registry.connection(name);
       const model = parseProps(args.modelProperties ?? '', 'modelProperties');
@@ -70,7 +144,7 @@ const PROCEDURES: Record<string, Procedure> = {
     params: ['name'],
     required: 1,
     admin: true,
-    async run(args, registry) {
+    async run(args, { registry }) {
       const source = await registry.removeSource(args.name ?? '');
       return sourceRow(source.name, source.kind, source.tables.length);
     },
@@ -79,7 +153,7 @@ const PROCEDURES: Record<string, Procedure> = {
     params: ['name'],
     required: 1,
     admin: true,
-    async run(args, registry) {
+    async run(args, { registry }) {
       const source = await registry.refreshSource(args.name ?? '');
       return sourceRow(source.name, source.kind, source.tables.length);
     },
@@ -88,7 +162,7 @@ const PROCEDURES: Record<string, Procedure> = {
     params: ['name'],
     required: 1,
     admin: true,
-    async run(args, registry) {
+    async run(args, { registry }) {
       await registry.removeConnection(args.name ?? '');
       return { columns: ['Name'], rows: [[args.name]] };
     },
@@ -102,7 +176,8 @@ export interface ProcedureCall {
   named: Record<string, string | null>;
 }
 
-export async function callProcedure(call: ProcedureCall, user: UserDef, registry: SourceRegistry): Promise<ProcedureResult> {
+export async function callProcedure(call: ProcedureCall, context: ProcedureContext): Promise<ProcedureResult> {
+  const user = context.caller;
   const procedure = PROCEDURES[call.name.toLowerCase()];
   if (!procedure) throw notFound(`Procedure "${call.name}" does not exist.`, `Available: ${Object.keys(PROCEDURES).join(', ')}.`, 'Unknown procedure');
   if (procedure.admin && !user.roles.includes('admin')) {
@@ -122,5 +197,5 @@ export async function callProcedure(call: ProcedureCall, user: UserDef, registry
   }
   const missing = procedure.params.slice(0, procedure.required).filter((p) => args[p] === undefined || args[p] === null);
   if (missing.length > 0) throw badRequest(`${call.name} needs ${missing.join(', ')}.`, `Parameters: ${procedure.params.join(', ')}.`);
-  return procedure.run(args, registry);
+  return procedure.run(args, context);
 }

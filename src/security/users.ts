@@ -5,12 +5,22 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { CatalogStore } from '../catalog/store.js';
 import type { UserDef } from '../catalog/types.js';
-import { badRequest } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { randomToken, safeEqual } from './random.js';
 import { signToken, TOKEN_LIFETIME_MS, verifyToken } from './tokens.js';
 
 export const ADMIN_USER = 'admin';
+
+function checkName(name: string): void {
+  if (!/^[^\s:]{1,128}$/.test(name)) {
+    throw badRequest(`"${name}" is not a valid user name.`, 'Use 1 to 128 characters without spaces or colons.');
+  }
+}
+
+function checkPassword(password: string): void {
+  if (password.length < 8) throw badRequest('The password is too short.', 'Use at least 8 characters.');
+}
 
 /** A hash of a random password: verified against when the user is unknown, so timing tells nothing. */
 const decoyHash = hashPassword(randomToken());
@@ -70,10 +80,8 @@ export class UserService {
   }
 
   async addPasswordUser(name: string, password: string, roles: string[] = []): Promise<UserDef> {
-    if (!/^[^\s:]{1,128}$/.test(name)) {
-      throw badRequest(`"${name}" is not a valid user name.`, 'Use 1 to 128 characters without spaces or colons.');
-    }
-    if (password.length < 8) throw badRequest('The password is too short.', 'Use at least 8 characters.');
+    checkName(name);
+    checkPassword(password);
     const passwordHash = await hashPassword(password);
     return this.store.update((catalog) => {
       if (catalog.users.some((u) => u.name === name)) throw badRequest(`User "${name}" already exists.`);
@@ -93,6 +101,45 @@ export class UserService {
     });
   }
 
+  /** A user who signs in through an external identity provider: no password, no REST. */
+  async addExternalUser(name: string, provider: string): Promise<UserDef> {
+    checkName(name);
+    return this.store.update((catalog) => {
+      if (catalog.users.some((u) => u.name === name)) throw badRequest(`User "${name}" already exists.`);
+      const user: UserDef = {
+        name,
+        kind: 'external',
+        provider,
+        passwordHash: null,
+        tokenSecret: randomToken(),
+        databaseUsername: name,
+        rest: false,
+        linkToken: randomToken(24),
+        roles: [],
+        createdAt: new Date(this.now()).toISOString(),
+      };
+      catalog.users.push(user);
+      return user;
+    });
+  }
+
+  /** Removes a user: their tokens, link and credentials go with them. */
+  async removeUser(name: string): Promise<void> {
+    await this.store.update((catalog) => {
+      if (!catalog.users.some((u) => u.name === name)) throw notFound(`User "${name}" does not exist.`, null, 'Unknown user');
+      catalog.users = catalog.users.filter((u) => u.name !== name);
+    });
+  }
+
+  /** Voids every token issued to the user so far (a new token secret). */
+  async revokeTokens(name: string): Promise<void> {
+    await this.store.update((catalog) => {
+      const user = catalog.users.find((u) => u.name === name);
+      if (!user) throw notFound(`User "${name}" does not exist.`, null, 'Unknown user');
+      user.tokenSecret = randomToken();
+    });
+  }
+
   /** Checks a username and password; null when either is wrong. Same cost either way. */
   async checkPassword(name: string, password: string): Promise<UserDef | null> {
     const user = this.find(name);
@@ -109,10 +156,12 @@ export class UserService {
 
   /** Sets a new password; the new token secret voids every token issued before. */
   async changePassword(name: string, password: string): Promise<void> {
+    checkPassword(password);
     const passwordHash = await hashPassword(password);
     await this.store.update((catalog) => {
       const user = catalog.users.find((u) => u.name === name);
-      if (!user) throw badRequest(`User "${name}" does not exist.`);
+      if (!user) throw notFound(`User "${name}" does not exist.`, null, 'Unknown user');
+      if (user.kind !== 'password') throw badRequest(`User "${name}" signs in externally and has no password.`);
       user.passwordHash = passwordHash;
       user.tokenSecret = randomToken();
     });
