@@ -37,6 +37,13 @@ export interface Config {
   /** DuckDB memory limit, e.g. "4GB"; results beyond it spill to the data directory. */
   engineMemoryLimit: string | null;
   logLevel: string;
+  /** Failed sign-ins (Basic, login) allowed per user name and per client address. */
+  throttle: {
+    maxFailures: number;
+    windowMs: number;
+    /** How long a name or address is refused after too many failures. */
+    lockMs: number;
+  };
   queryLog: {
     /** Most statements kept in SYSLOG.QueryLog. */
     maxEntries: number;
@@ -58,7 +65,8 @@ export interface Config {
   sources: Array<Record<string, unknown>>;
 }
 
-export type ConfigOverrides = Partial<Omit<Config, 'pagination' | 'queryLog' | 'dependentJoin'>> & {
+export type ConfigOverrides = Partial<Omit<Config, 'pagination' | 'queryLog' | 'dependentJoin' | 'throttle'>> & {
+  throttle?: Partial<Config['throttle']>;
   dependentJoin?: Partial<Config['dependentJoin']>;
   pagination?: Partial<Config['pagination']>;
   queryLog?: Partial<Config['queryLog']>;
@@ -88,6 +96,9 @@ function validate(config: Config): void {
     ['pagination.cursorIdleMs', config.pagination.cursorIdleMs],
     ['pagination.maxCursors', config.pagination.maxCursors],
     ['queryLog.maxEntries', config.queryLog.maxEntries],
+    ['throttle.maxFailures', config.throttle.maxFailures],
+    ['throttle.windowMs', config.throttle.windowMs],
+    ['throttle.lockMs', config.throttle.lockMs],
     ['dependentJoin.batchSize', config.dependentJoin.batchSize],
     ['queryLog.maxAgeMs', config.queryLog.maxAgeMs],
   ];
@@ -182,6 +193,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
         batchSize: int(env.VDB_DEPENDENT_JOIN_BATCH_SIZE, 'VDB_DEPENDENT_JOIN_BATCH_SIZE'),
       }),
       ...defined(overrides.dependentJoin ?? {}),
+    },
+    throttle: {
+      maxFailures: 10,
+      windowMs: 60_000,
+      lockMs: 60_000,
+      ...fromFile.throttle,
+      ...defined({
+        maxFailures: int(env.VDB_THROTTLE_MAX_FAILURES, 'VDB_THROTTLE_MAX_FAILURES'),
+        windowMs: int(env.VDB_THROTTLE_WINDOW_MS, 'VDB_THROTTLE_WINDOW_MS'),
+        lockMs: int(env.VDB_THROTTLE_LOCK_MS, 'VDB_THROTTLE_LOCK_MS'),
+      }),
+      ...defined(overrides.throttle ?? {}),
     },
     queryLog: {
       maxEntries: 1000,

@@ -18,6 +18,7 @@ import { QueryLog } from './engine/query-log.js';
 import { CursorStore } from './results/cursors.js';
 import { openSecret, sealSecret } from './security/secret-box.js';
 import { loadOrCreateServerSecrets } from './security/server-secrets.js';
+import { SignInThrottle } from './security/throttle.js';
 import { deriveSigningKey } from './security/tokens.js';
 import { UserService } from './security/users.js';
 
@@ -30,6 +31,7 @@ export interface Services {
   engine: Engine;
   cursors: CursorStore;
   queryLog: QueryLog;
+  throttle: SignInThrottle;
   users: UserService;
   /** Set on the first start when the admin password was generated: print it once. */
   generatedAdminPassword: string | null;
@@ -120,6 +122,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     ),
     cursors,
     queryLog,
+    throttle: new SignInThrottle(config.throttle),
     users,
     generatedAdminPassword,
     async close() {

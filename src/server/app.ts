@@ -50,7 +50,7 @@ export function buildApp(services: Services, logger: boolean | object = true): F
   registerErrorHandling(app, async (request) => {
     const link = /^\/([^/?]+)\/rest\/api/.exec(request.url)?.[1];
     (request as { params: unknown }).params = link ? { linkToken: link } : {};
-    return authenticate(request, services.users);
+    return authenticate(request, services.users, services.throttle);
   });
   loginRoutes(app, services);
 
@@ -58,7 +58,7 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     void app.register(
       async (rest) => {
         rest.addHook('onRequest', async (request) => {
-          await authenticate(request, services.users);
+          await authenticate(request, services.users, services.throttle);
         });
         statusRoutes(rest);
         queryRoutes(rest, services);

@@ -5,6 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { UserDef } from '../catalog/types.js';
+import { SignInThrottle } from '../security/throttle.js';
 import type { UserService } from '../security/users.js';
 import { safeEqual } from '../security/random.js';
 import { ApiError } from '../errors.js';
@@ -24,16 +25,38 @@ export function parseBasic(header: string | undefined): { name: string; password
   return colon < 0 ? null : { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/**
+ * A password check with throttling: refused (429) while the name or the client address is
+ * locked after too many failures; failures are counted and logged.
+ */
+export async function checkPasswordThrottled(
+  request: FastifyRequest,
+  users: UserService,
+  throttle: SignInThrottle,
+  name: string,
+  password: string,
+): Promise<UserDef | null> {
+  const keys = SignInThrottle.keys(name, request.ip);
+  throttle.check(keys);
+  const user = await users.checkPassword(name, password);
+  if (user) throttle.succeed(keys[0]!);
+  else {
+    throttle.fail(keys);
+    request.log.warn({ user: name, address: request.ip }, 'failed sign-in');
+  }
+  return user;
+}
+
 /** Authenticates `request`; throws UnauthorizedPage (rendered as the 401 page) on failure. */
-export async function authenticate(request: FastifyRequest, users: UserService): Promise<UserDef> {
+export async function authenticate(request: FastifyRequest, users: UserService, throttle: SignInThrottle): Promise<UserDef> {
   const linkToken = (request.params as { linkToken?: string }).linkToken;
-  const user = linkToken !== undefined ? await viaLink(request, users, linkToken) : await onPremise(request, users);
+  const user = linkToken !== undefined ? await viaLink(request, users, throttle, linkToken) : await onPremise(request, users, throttle);
   if (user.kind !== 'password') throw new UnauthorizedPage(`user ${user.name} signs in externally`);
   request.user = user;
   return user;
 }
 
-async function onPremise(request: FastifyRequest, users: UserService): Promise<UserDef> {
+async function onPremise(request: FastifyRequest, users: UserService, throttle: SignInThrottle): Promise<UserDef> {
   const token = request.headers['x-auth-token'];
   if (typeof token === 'string' && token !== '') {
     const user = users.userOfToken(token);
@@ -42,17 +65,17 @@ async function onPremise(request: FastifyRequest, users: UserService): Promise<U
   }
   const basic = parseBasic(request.headers.authorization);
   if (!basic) throw new UnauthorizedPage('no credentials');
-  const user = await users.checkPassword(basic.name, basic.password);
+  const user = await checkPasswordThrottled(request, users, throttle, basic.name, basic.password);
   if (!user) throw new UnauthorizedPage(`wrong password for ${basic.name}`);
   return user;
 }
 
-async function viaLink(request: FastifyRequest, users: UserService, linkToken: string): Promise<UserDef> {
+async function viaLink(request: FastifyRequest, users: UserService, throttle: SignInThrottle, linkToken: string): Promise<UserDef> {
   const owner = users.userOfLinkToken(linkToken);
   if (!owner || !owner.rest) throw new UnauthorizedPage('unknown or disabled link');
   const basic = parseBasic(request.headers.authorization);
   if (!basic || !safeEqual(basic.name, owner.databaseUsername)) throw new UnauthorizedPage('link needs Basic auth of its user');
-  const user = await users.checkPassword(owner.name, basic.password);
+  const user = await checkPasswordThrottled(request, users, throttle, owner.name, basic.password);
   if (!user) throw new UnauthorizedPage(`wrong password for ${owner.name} on link`);
   return user;
 }

@@ -27,7 +27,15 @@ export interface TestServer {
 
 export async function startTestServer(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = {}): Promise<TestServer> {
   const dataDir = overrides.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-test-'));
-  const config = loadConfig(env, { adminPassword: ADMIN_PASSWORD, port: 0, logLevel: 'silent', ...overrides, dataDir });
+  // Tests fail sign-ins on purpose, all from one address: throttling only where a test sets it.
+  const config = loadConfig(env, {
+    adminPassword: ADMIN_PASSWORD,
+    port: 0,
+    logLevel: 'silent',
+    throttle: { maxFailures: 100_000 },
+    ...overrides,
+    dataDir,
+  });
   const services = await createServices(config, pino({ level: 'silent' }));
   const app = buildApp(services, false);
   const address = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
+import { checkPasswordThrottled } from '../auth.js';
 
 export function loginRoutes(app: FastifyInstance, services: Services): void {
   app.post('/api/login', async (request) => {
@@ -18,9 +19,8 @@ export function loginRoutes(app: FastifyInstance, services: Services): void {
         'Use a user who signs in with username and password; an administrator can invite one.',
       );
     }
-    const user = await services.users.checkPassword(body.username, body.password);
+    const user = await checkPasswordThrottled(request, services.users, services.throttle, body.username, body.password);
     if (!user) {
-      request.log.info({ user: body.username }, 'login failed');
       throw new ApiError(401, 'Login failed', 'The username or password is wrong.', null);
     }
     return { username: user.name, token: services.users.issueToken(user) };

@@ -1,0 +1,53 @@
+/** Failed sign-ins are throttled per user name and per client address. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { SignInThrottle } from '../../src/security/throttle.js';
+import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.js';
+
+test('a name or address is locked after too many failures, for the lock time', () => {
+  let now = 1_000_000;
+  const throttle = new SignInThrottle({ maxFailures: 3, windowMs: 10_000, lockMs: 5_000 }, () => now);
+  const keys = SignInThrottle.keys('bob', '10.0.0.1');
+  throttle.fail(keys);
+  throttle.fail(keys);
+  throttle.check(keys); // two failures: still allowed
+  throttle.fail(keys);
+  assert.throws(() => throttle.check(keys), (err: { status: number; headers: Record<string, string> }) => {
+    assert.equal(err.status, 429);
+    assert.equal(err.headers['Retry-After'], '5');
+    return true;
+  });
+  // The address alone locks another name too.
+  assert.throws(() => throttle.check(SignInThrottle.keys('carol', '10.0.0.1')));
+  now += 5_001;
+  throttle.check(keys);
+  // Failures outside the window do not add up.
+  throttle.fail(keys);
+  now += 10_001;
+  throttle.fail(keys);
+  throttle.fail(keys);
+  throttle.check(keys);
+});
+
+let server: TestServer;
+before(async () => {
+  server = await startTestServer({ throttle: { maxFailures: 3, windowMs: 60_000, lockMs: 60_000 } });
+});
+after(async () => server.close());
+
+test('Basic and login answer 429 with Retry-After after repeated failures, even with the right password', async () => {
+  const wrong = server.basic('admin', 'wrong-password');
+  for (let i = 0; i < 3; i++) {
+    const response = await server.request('/rest/api/status', { headers: { authorization: wrong } });
+    assert.equal(response.status, 401);
+    await response.text();
+  }
+  const locked = await server.request('/rest/api/status', { headers: { authorization: server.basic('admin', ADMIN_PASSWORD) } });
+  assert.equal(locked.status, 429);
+  assert.ok(Number(locked.headers.get('retry-after')) > 0);
+  const body = (await locked.json()) as { title: string; description: string; hint: string };
+  assert.deepEqual(Object.keys(body).sort(), ['description', 'hint', 'title']);
+  const login = await server.request('/api/login', { body: { username: 'admin', password: ADMIN_PASSWORD }, headers: { authorization: '' } });
+  assert.equal(login.status, 429);
+  await login.text();
+});
