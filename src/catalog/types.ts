@@ -16,6 +16,8 @@ export interface ColumnDef {
   nullable: boolean;
   /** 1-based position in the table. */
   position: number;
+  /** The type as the source declares it, where it matters beyond `type` (SQLite affinity). */
+  sourceType?: string;
   /** The source's collation of a text column, when it is not bytewise (orders text differently). */
   collation?: string | null;
   description?: string | null;
@@ -79,10 +81,22 @@ export interface ConnectionDef {
   secrets: Record<string, string>;
 }
 
+/** An API key of a user (application authentication); only its hash is kept. */
+export interface ApiKeyDef {
+  id: string;
+  owner: string;
+  name: string;
+  hash: string;
+  expiresAt: string | null;
+  readOnly: boolean;
+  createdAt: string;
+}
+
 export interface CatalogData {
   formatVersion: 1;
   sources: SourceDef[];
   connections?: ConnectionDef[];
+  apiKeys?: ApiKeyDef[];
   users: UserDef[];
   /** Set once the first start finished (demo attached); a failed first start is retried. */
   initialized?: boolean;

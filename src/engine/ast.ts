@@ -47,3 +47,23 @@ export function conjuncts(node: unknown): unknown[] {
   if (isObject(bool) && bool.boolop === 'AND_EXPR') return (bool.args as unknown[]).flatMap(conjuncts);
   return [node];
 }
+
+/**
+ * What an ORDER BY item sorts by: a position (ORDER BY 2) or the name of an output column
+ * (ORDER BY total, which in PostgreSQL means the output column even where a table has a column
+ * of that name) is the select-list expression; anything else is itself.
+ */
+export function sortTarget(node: unknown, targetList: unknown): unknown {
+  const targets = (Array.isArray(targetList) ? targetList : []) as Json[];
+  const constant = isObject(node) && isObject(node.A_Const) ? node.A_Const : null;
+  if (constant && isObject(constant.ival)) {
+    const position = Number(constant.ival.ival ?? 0);
+    return (targets[position - 1]?.ResTarget as Json | undefined)?.val ?? node;
+  }
+  const fields = isObject(node) && isObject(node.ColumnRef) ? fieldNames(node.ColumnRef.fields) : [];
+  if (fields.length === 1) {
+    const named = targets.find((t) => isObject(t.ResTarget) && typeof t.ResTarget.name === 'string' && lower(t.ResTarget.name) === lower(fields[0]!));
+    if (named) return (named.ResTarget as Json).val;
+  }
+  return node;
+}

@@ -67,6 +67,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
     else if (parts.length >= 3 && [...schemasUsed].some((s) => same(s, parts[0] ?? ''))) node.fields = node.fields.slice(1);
   });
 
+  nameOutputColumns(raw.SelectStmt);
   return { ast: tree, tables: [...tables.values()] };
 
   function bindRangeVar(node: Json): void {
@@ -94,6 +95,58 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
       node.schemaname = resolved.engineSchema;
       node.relname = resolved.engineName;
     }
+  }
+}
+
+/**
+ * PostgreSQL's names for unnamed output columns (FigureColname): a column's name, a function's
+ * name, `?column?` for other expressions. The engine would name them after their text, and the
+ * rewritten text at that; naming them here makes results read the same wherever they are computed.
+ */
+function outputName(node: unknown): string | null {
+  if (!isObject(node)) return null;
+  const [kind, body] = Object.entries(node)[0] ?? [];
+  const b = (body ?? {}) as Json;
+  switch (kind) {
+    case 'ColumnRef': {
+      const last = fieldNames(b.fields).pop();
+      return last === '*' ? null : (last ?? null);
+    }
+    case 'FuncCall':
+      return fieldNames(b.funcname).pop() ?? null;
+    case 'TypeCast':
+      return outputName(b.arg) ?? (fieldNames((b.typeName as Json | undefined)?.names).filter((n) => n !== 'pg_catalog').pop() ?? null);
+    case 'CaseExpr':
+      return 'case';
+    case 'CoalesceExpr':
+      return 'coalesce';
+    case 'MinMaxExpr':
+      return b.op === 'IS_GREATEST' ? 'greatest' : 'least';
+    case 'NullIfExpr':
+      return 'nullif';
+    case 'SubLink':
+      return b.subLinkType === 'EXISTS_SUBLINK' ? 'exists' : b.subLinkType === 'ARRAY_SUBLINK' ? 'array' : outputName(((b.subselect as Json)?.SelectStmt as Json | undefined)?.targetList && (((b.subselect as Json).SelectStmt as Json).targetList as Json[])[0]?.ResTarget && ((((b.subselect as Json).SelectStmt as Json).targetList as Json[])[0]!.ResTarget as Json).val);
+    case 'A_Const':
+    case 'A_Expr':
+    case 'BoolExpr':
+    case 'NullTest':
+    default:
+      return '?column?';
+  }
+}
+
+function nameOutputColumns(select: unknown): void {
+  if (!isObject(select)) return;
+  if (select.op && select.op !== 'SETOP_NONE') {
+    // A set operation takes its names from its first branch.
+    nameOutputColumns((select.larg as Json | undefined) ?? null);
+    return;
+  }
+  for (const item of (select.targetList as Json[] | undefined) ?? []) {
+    const target = item.ResTarget as Json | undefined;
+    if (!target || target.name !== undefined) continue;
+    const name = outputName(target.val);
+    if (name !== null && !(isObject(target.val) && isObject((target.val as Json).ColumnRef))) target.name = name;
   }
 }
 

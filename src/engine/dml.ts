@@ -75,8 +75,10 @@ export async function executeDml(
   }
   if (kind !== 'InsertStmt' || !body.selectStmt) {
     throw badRequest(
-      `${kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} can only read the target's own source (${source.name}).`,
-      'Compute the keys with a SELECT first, then write with their values.',
+      sameSource
+        ? `This ${kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} cannot be sent to ${source.name} as written: only plain values, columns and operators are (no functions, casts, CASE or backslashes in strings).`
+        : `${kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} can only read the target's own source (${source.name}).`,
+      sameSource ? 'Compute the new values with a SELECT first, then write them as plain values.' : 'Compute the keys with a SELECT first, then write with their values.',
       'Unsupported statement',
     );
   }
@@ -101,7 +103,8 @@ function writeError(source: string, err: unknown, signal: AbortSignal): unknown 
 
 function writableSource(target: ResolvedTable, registry: SourceRegistry): SourceDef {
   if (target.kind !== 'rows') {
-    throw forbidden(`${target.schema}.${target.table.name} cannot be written: ${target.kind === 'system' ? 'system tables are read-only' : 'file sources are read-only'}.`);
+    const why = target.kind === 'system' ? 'system tables are read-only' : target.source.kind === 'duckdb' ? 'DuckDB file sources are read-only' : 'file sources are read-only';
+    throw forbidden(`${target.schema}.${target.table.name} cannot be written: ${why}.`);
   }
   if (target.table.kind === 'View') throw forbidden(`${target.schema}.${target.table.name} is a view and cannot be written.`);
   if (target.source.readOnly) {
@@ -116,8 +119,10 @@ function writableSource(target: ResolvedTable, registry: SourceRegistry): Source
 function translatable(body: Json, connector: WritableConnector): boolean {
   if (connector.kind === 'postgresql') return true;
   let plain = true;
-  walk(body, (key) => {
+  walk(body, (key, node) => {
     if (PORTABLE_FORBIDDEN.has(key)) plain = false;
+    // PostgreSQL's spelling of such strings (E'...') is not theirs.
+    if (key === 'A_Const' && isObject(node.sval) && String(node.sval.sval ?? '').includes('\\')) plain = false;
   });
   return plain;
 }

@@ -230,7 +230,9 @@ export async function openSourceSelectExecution(
     const checked = columns
       .map((c, i) => ({ i, type: engineTypeName(c.type), origin: pushed.origins[i] }))
       .filter(({ i, type, origin }) => origin && pushed.raws[i] !== type);
-    const warnings: string[] = [];
+    const warnings: string[] = loaded.lossy.flatMap((count, i) =>
+      count > 0 ? [`${pushed.origins[i] ?? `${source.name} result column ${i + 1}`}: ${count} value(s) did not fit ${pushed.raws[i]} and were converted lossy`] : [],
+    );
     if (checked.length > 0) {
       const counts = checked.map(({ i, type }) => `count(*) FILTER (WHERE c${i} IS NOT NULL AND ${tryCast(`c${i}`, type)} IS NULL)`);
       const row = (await connection.runAndReadAll(`SELECT ${counts.join(', ')} FROM ${loaded.rawName}`)).getRows()[0] ?? [];

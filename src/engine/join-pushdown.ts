@@ -43,6 +43,8 @@ class Abort extends Error {}
 interface Range {
   alias: string;
   relname: string;
+  /** The FROM entry as written (kept for the tables that are not joined at a source). */
+  node: Json;
 }
 
 export function planJoinPushdown(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: SourceRegistry): JoinPushdown | null {
@@ -69,7 +71,7 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
     if (!isObject(item)) throw new Abort();
     if (isObject(item.RangeVar)) {
       const rv = item.RangeVar;
-      ranges.push({ alias: lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname)), relname: String(rv.relname) });
+      ranges.push({ alias: lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname)), relname: String(rv.relname), node: item });
       return;
     }
     const join = isObject(item.JoinExpr) ? item.JoinExpr : null;
@@ -115,6 +117,13 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
   }
   if (groups.length === 0) return null;
 
+  // Output columns keep the names they had: `c.name` stays "name", not the group's column name.
+  for (const item of (select.targetList as Json[] | undefined) ?? []) {
+    const target = item.ResTarget as Json;
+    const value = target.val as Json | undefined;
+    const fields = value && isObject(value.ColumnRef) ? fieldNames(value.ColumnRef.fields) : [];
+    if (target.name === undefined && fields.length === 2 && renamed.has(lower(fields[0]!))) target.name = fields[1];
+  }
   // The statement over the joined results: members' references point into their group.
   walk(select, (key, node) => {
     if (key !== 'ColumnRef') return;
@@ -122,9 +131,7 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
     const target = fields.length === 2 ? renamed.get(lower(fields[0]!)) : undefined;
     if (target) node.fields = [{ String: { sval: target.groupAlias } }, { String: { sval: `${target.prefix}${lower(fields[1]!)}` } }];
   });
-  const from: unknown[] = ranges
-    .filter((r) => !renamed.has(r.alias))
-    .map((r) => ({ RangeVar: { relname: r.relname, alias: { aliasname: r.alias }, inh: true, relpersistence: 'p' } }));
+  const from: unknown[] = ranges.filter((r) => !renamed.has(r.alias)).map((r) => r.node);
   for (const group of groups) from.push({ RangeVar: { relname: group.loadName, alias: { aliasname: group.loadName }, inh: true, relpersistence: 'p' } });
   select.fromClause = from;
   // Inner joins: every ON condition is a WHERE condition, all of them kept (rewritten) here.

@@ -236,6 +236,8 @@ function rewrite(
   if (!hasAggregate && !select.groupClause) return null;
   if (aggregates.length === 0 && keys.size === table.columns.length) return null;
 
+  // MySQL groups text by its (usually case-insensitive) collation: text keys stay in the engine.
+  if (connector.kind === 'mysql' && table.columns.some((c) => keys.has(c.name) && c.type === 'VARCHAR')) return null;
   return {
     ast,
     loadName: target.relname,

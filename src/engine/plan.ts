@@ -15,7 +15,7 @@ import { castMayFail, type PartialAggregate, type RowConnector } from '../connec
 import type { BoundStatement, BoundTable } from './bind.js';
 import { CannotPushDown } from './sql/predicate.js';
 import { predicateGenerator, type PredicateDialect } from './sql/dialects.js';
-import { conjuncts, contains, fieldNames, isObject, lower, walk, type Json } from './ast.js';
+import { conjuncts, contains, fieldNames, isObject, lower, sortTarget, walk, type Json } from './ast.js';
 
 export interface ScanPlan {
   bound: BoundTable;
@@ -190,10 +190,8 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     const orderBy: NonNullable<ScanPlan['orderBy']> = [];
     for (const item of (select.sortClause as Json[] | undefined) ?? []) {
       const sort = item.SortBy as Json;
-      let node = sort.node as Json;
-      const position = constantInt(node);
-      if (position !== null) node = ((targets[position - 1]?.ResTarget as Json | undefined)?.val ?? {}) as Json;
-      const column = isObject(node.ColumnRef) ? columnOf(fieldNames(node.ColumnRef.fields)) : undefined;
+      const node = sortTarget(sort.node, targets) as Json;
+      const column = isObject(node) && isObject(node.ColumnRef) ? columnOf(fieldNames(node.ColumnRef.fields)) : undefined;
       // Text orders differ between collations (only SQLite's is bytewise like the engine's).
       if (!column || mayFail(column) || (column.type === 'VARCHAR' && connector.kind !== 'sqlite')) return;
       if (!/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL|FLOAT|DOUBLE|DATE|TIMESTAMP|VARCHAR)/.test(column.type)) return;

@@ -128,6 +128,8 @@ export class UserService {
     await this.store.update((catalog) => {
       if (!catalog.users.some((u) => u.name === name)) throw notFound(`User "${name}" does not exist.`, null, 'Unknown user');
       catalog.users = catalog.users.filter((u) => u.name !== name);
+      // Their API keys go with them.
+      catalog.apiKeys = (catalog.apiKeys ?? []).filter((k) => k.owner !== name);
     });
   }
 

@@ -63,7 +63,7 @@ const canonicalNumbers = (json: string) =>
     return `${before}${int}${trimmed ? `.${trimmed}` : ''}`;
   });
 
-async function rows(engine: Engine, sql: string): Promise<{ json: string; sourceSql: string[] }> {
+async function rows(engine: Engine, sql: string): Promise<{ json: string; sourceSql: string[]; names: string }> {
   const execution = await engine.open(sql, admin, new AbortController().signal);
   try {
     const parts: string[] = [];
@@ -73,7 +73,11 @@ async function rows(engine: Engine, sql: string): Promise<{ json: string; source
       // As the HTTP layer does: errors met while reading become API errors.
       throw execution.translateError(err);
     }
-    return { json: canonicalNumbers(`[${parts.join(',')}]`), sourceSql: execution.sourceQueries.map((q) => q.sql) };
+    return {
+      json: canonicalNumbers(`[${parts.join(',')}]`),
+      sourceSql: execution.sourceQueries.map((q) => q.sql),
+      names: execution.columns.map((c) => c.name).join(','),
+    };
   } finally {
     execution.close();
   }
@@ -134,6 +138,9 @@ const PER_SOURCE = [
   "SELECT tag, count(*) FROM {s}.tags GROUP BY tag ORDER BY tag NULLS FIRST",
   "SELECT DISTINCT tag FROM {s}.tags ORDER BY tag",
   "SELECT min(tag), max(tag) FROM {s}.tags",
+  "SELECT id, score AS created FROM {s}.customers ORDER BY created DESC NULLS LAST, id LIMIT 3",
+  "SELECT c.id, sum(o.qty) AS qty FROM {s}.customers c JOIN {s}.orders o ON o.customer_id = c.id GROUP BY c.id ORDER BY qty DESC, c.id LIMIT 3",
+  "SELECT id, upper(name) AS name FROM {s}.customers ORDER BY name, id LIMIT 3",
   "SELECT segment, count(*), sum(score), min(name), max(created) FROM {s}.customers GROUP BY segment HAVING count(*) > 1 ORDER BY segment NULLS LAST",
   "SELECT DISTINCT country FROM {s}.customers ORDER BY country NULLS FIRST",
   "SELECT id, CASE WHEN score > 10 THEN 'high' WHEN score IS NULL THEN 'none' ELSE 'low' END, coalesce(segment, '-') FROM {s}.customers ORDER BY id",
@@ -148,6 +155,9 @@ const PER_SOURCE = [
 ];
 
 const CROSS_SOURCE = [
+  "SELECT c.name, o.id, f.segment FROM pg.customers c JOIN pg.orders o ON o.customer_id = c.id JOIN fs.customers f ON f.id = c.id ORDER BY 2",
+  "SELECT r.tag, count(*) FROM my.tags r JOIN my.customers m ON m.id = r.id JOIN pg.customers p ON p.id = m.id GROUP BY r.tag ORDER BY 1 NULLS FIRST",
+  "SELECT t.tag, sum(c.score) FROM pg.customers c JOIN my.tags t ON t.id = c.id GROUP BY t.tag ORDER BY 1 NULLS FIRST",
   // Joins among one source's own tables inside cross-source statements.
   "SELECT c.name, o.id, l.country FROM pg.customers c JOIN pg.orders o ON o.customer_id = c.id JOIN lite.customers l ON l.id = c.id WHERE o.status = 'paid' ORDER BY 2",
   "SELECT m.name, count(*), sum(o.amount) FROM my.customers m, my.orders o, pg.customers p WHERE o.customer_id = m.id AND p.id = m.id AND o.qty > 0 GROUP BY m.name ORDER BY 1",
@@ -184,6 +194,7 @@ describe('pushdown gives the same rows as local evaluation', () => {
         const a = await rows(pushed, sql);
         const b = await rows(local, sql);
         assert.equal(a.json, b.json, `pushed SQL: ${a.sourceSql.join(' | ')}`);
+        assert.equal(a.names, b.names, 'column names');
       });
     }
   }
@@ -192,6 +203,7 @@ describe('pushdown gives the same rows as local evaluation', () => {
       const a = await rows(pushed, sql);
       const b = await rows(local, sql);
       assert.equal(a.json, b.json, `pushed SQL: ${a.sourceSql.join(' | ')}`);
+      assert.equal(a.names, b.names, 'column names');
     });
   }
 });

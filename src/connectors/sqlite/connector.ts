@@ -76,6 +76,7 @@ export class SqliteConnector implements RowConnector {
         name: col.name,
         nameInSource: col.name,
         type: engineTypeOfSqlite(col.type),
+        sourceType: col.type,
         nullable: col.notnull === 0 && col.pk === 0,
         position: col.cid + 1,
       }));
@@ -114,10 +115,11 @@ export class SqliteConnector implements RowConnector {
 
   /**
    * SQLite types values per value, not per column: an INTEGER column may hold text, which the
-   * engine cannot take as a number. Text columns take any value (as its text).
+   * engine cannot take as a number. Only columns of TEXT affinity compare as text there; an
+   * untyped column may hold numbers, which SQLite does not compare with text.
    */
   castMayFail(column: ColumnDef): boolean {
-    return column.type !== 'VARCHAR';
+    return !(column.type === 'VARCHAR' && /CHAR|CLOB|TEXT/i.test(column.sourceType ?? ''));
   }
 
   scanSql(request: ScanRequest): string {

@@ -9,7 +9,7 @@
 import type { ColumnDef } from '../../catalog/types.js';
 import type { RawType, RowConnector } from '../../connectors/types.js';
 import { castMayFail } from '../../connectors/types.js';
-import { fieldNames, isObject, lower, type Json } from '../ast.js';
+import { fieldNames, isObject, lower, sortTarget, type Json } from '../ast.js';
 import { CannotPushDown } from './predicate.js';
 import { predicateGenerator, type PredicateDialect } from './dialects.js';
 
@@ -174,9 +174,9 @@ export function sourceSelect(
   if ((aggregated || groups.length > 0) && plain.some((p) => !groupKeys.includes(p))) throw new CannotPushDown('ungrouped column');
   const order = ((select.sortClause as Json[] | undefined) ?? []).flatMap((s) => {
     const sort = s.SortBy as Json;
-    const node = sort.node as Json;
+    const node = sortTarget(sort.node, select.targetList) as Json;
     let found: { range: Range; column: ColumnDef } | null = null;
-    if (isObject(node.ColumnRef)) found = resolve(fieldNames(node.ColumnRef.fields));
+    if (isObject(node) && isObject(node.ColumnRef)) found = resolve(fieldNames(node.ColumnRef.fields));
     if (!found || !orderable(found.column)) throw new CannotPushDown('ORDER BY');
     const descending = sort.sortby_dir === 'SORTBY_DESC';
     const nullsFirst = sort.sortby_nulls === 'SORTBY_NULLS_FIRST' || (sort.sortby_nulls !== 'SORTBY_NULLS_LAST' && descending);
