@@ -18,6 +18,7 @@ import { QueryLog } from './engine/query-log.js';
 import { CursorStore } from './results/cursors.js';
 import { openSecret, sealSecret } from './security/secret-box.js';
 import { loadOrCreateServerSecrets } from './security/server-secrets.js';
+import { ApiKeyService } from './security/api-keys.js';
 import { SignInThrottle } from './security/throttle.js';
 import { deriveSigningKey } from './security/tokens.js';
 import { UserService } from './security/users.js';
@@ -32,6 +33,7 @@ export interface Services {
   cursors: CursorStore;
   queryLog: QueryLog;
   throttle: SignInThrottle;
+  apiKeys: ApiKeyService;
   users: UserService;
   /** Set on the first start when the admin password was generated: print it once. */
   generatedAdminPassword: string | null;
@@ -123,6 +125,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     cursors,
     queryLog,
     throttle: new SignInThrottle(config.throttle),
+    apiKeys: new ApiKeyService(store),
     users,
     generatedAdminPassword,
     async close() {

@@ -1,7 +1,7 @@
 /** The engine's front: SQL text in, an open execution out (parse -> bind -> execute). */
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { UserDef } from '../catalog/types.js';
-import { badRequest } from '../errors.js';
+import { ApiError, badRequest } from '../errors.js';
 import { bindStatement } from './bind.js';
 import type { DuckRuntime } from './duckdb.js';
 import {
@@ -38,8 +38,15 @@ export class Engine {
   ) {}
 
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
-  async open(sql: string, user: UserDef, signal: AbortSignal): Promise<Execution> {
-    return this.openTree(parseStatement(sql), user, signal);
+  async open(sql: string, user: UserDef, signal: AbortSignal, readOnly = false): Promise<Execution> {
+    const tree = parseStatement(sql);
+    if (readOnly) {
+      const statement = tree.stmts?.[0]?.stmt as Json | undefined;
+      if (isDml(statement) || (statement && 'CallStmt' in statement)) {
+        throw new ApiError(403, 'Forbidden', 'A read-only API key may only read.', 'Use a key created with readOnly: false for writes and procedures.');
+      }
+    }
+    return this.openTree(tree, user, signal);
   }
 
   /** The rows of a SELECT (of an INSERT ... SELECT) as text, for writing them to a source. */

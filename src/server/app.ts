@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { authenticate } from './auth.js';
 import { registerErrorHandling } from './errors.js';
+import { keyRoutes } from './routes/keys.js';
 import { loginRoutes } from './routes/login.js';
 import { preferencesRoutes } from './routes/preferences.js';
 import { queryRoutes } from './routes/query.js';
@@ -33,6 +34,7 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.decorateRequest('user', null);
+  app.decorateRequest('apiKey', null);
 
   // JSON only (spec 1, limitation 1). An empty body is allowed: later pagination requests
   // carry only requestId. Anything not JSON is a 415 by fastify's own check.
@@ -50,7 +52,7 @@ export function buildApp(services: Services, logger: boolean | object = true): F
   registerErrorHandling(app, async (request) => {
     const link = /^\/([^/?]+)\/rest\/api/.exec(request.url)?.[1];
     (request as { params: unknown }).params = link ? { linkToken: link } : {};
-    return authenticate(request, services.users, services.throttle);
+    return authenticate(request, services.users, services.throttle, services.apiKeys);
   });
   loginRoutes(app, services);
 
@@ -58,12 +60,13 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     void app.register(
       async (rest) => {
         rest.addHook('onRequest', async (request) => {
-          await authenticate(request, services.users, services.throttle);
+          await authenticate(request, services.users, services.throttle, services.apiKeys);
         });
         statusRoutes(rest);
         queryRoutes(rest, services);
         sourceRoutes(rest, services);
         preferencesRoutes(rest, services);
+        keyRoutes(rest, services);
       },
       { prefix },
     );

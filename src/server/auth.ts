@@ -5,6 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { UserDef } from '../catalog/types.js';
+import type { ApiKeyService } from '../security/api-keys.js';
 import { SignInThrottle } from '../security/throttle.js';
 import type { UserService } from '../security/users.js';
 import { safeEqual } from '../security/random.js';
@@ -14,7 +15,14 @@ import { UnauthorizedPage } from './errors.js';
 declare module 'fastify' {
   interface FastifyRequest {
     user: UserDef | null;
+    /** Signed in with an API key (not a password or token): its id and whether it is read-only. */
+    apiKey: { id: string; readOnly: boolean } | null;
   }
+}
+
+/** Refuses what a read-only API key, or any API key, may not do. */
+export function requireWritable(request: FastifyRequest, action: string): void {
+  if (request.apiKey?.readOnly) throw new ApiError(403, 'Forbidden', `A read-only API key may not ${action}.`, 'Use a key created with readOnly: false.');
 }
 
 export function parseBasic(header: string | undefined): { name: string; password: string } | null {
@@ -48,15 +56,24 @@ export async function checkPasswordThrottled(
 }
 
 /** Authenticates `request`; throws UnauthorizedPage (rendered as the 401 page) on failure. */
-export async function authenticate(request: FastifyRequest, users: UserService, throttle: SignInThrottle): Promise<UserDef> {
+export async function authenticate(request: FastifyRequest, users: UserService, throttle: SignInThrottle, apiKeys: ApiKeyService): Promise<UserDef> {
   const linkToken = (request.params as { linkToken?: string }).linkToken;
-  const user = linkToken !== undefined ? await viaLink(request, users, throttle, linkToken) : await onPremise(request, users, throttle);
+  const user =
+    linkToken !== undefined ? await viaLink(request, users, throttle, linkToken) : await onPremise(request, users, throttle, apiKeys);
   if (user.kind !== 'password') throw new UnauthorizedPage(`user ${user.name} signs in externally`);
   request.user = user;
   return user;
 }
 
-async function onPremise(request: FastifyRequest, users: UserService, throttle: SignInThrottle): Promise<UserDef> {
+async function onPremise(request: FastifyRequest, users: UserService, throttle: SignInThrottle, apiKeys: ApiKeyService): Promise<UserDef> {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+  if (bearer !== undefined) {
+    const key = apiKeys.verify(bearer);
+    const owner = key ? users.find(key.owner) : undefined;
+    if (!key || !owner) throw new UnauthorizedPage('invalid, expired or revoked API key');
+    request.apiKey = { id: key.id, readOnly: key.readOnly };
+    return owner;
+  }
   const token = request.headers['x-auth-token'];
   if (typeof token === 'string' && token !== '') {
     const user = users.userOfToken(token);

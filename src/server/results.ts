@@ -75,7 +75,7 @@ export async function sendResult(
 
   let execution: Execution;
   try {
-    execution = await services.engine.open(sql, user, cancel.signal);
+    execution = await services.engine.open(sql, user, cancel.signal, request.apiKey?.readOnly ?? false);
   } catch (err) {
     done();
     failed(err);

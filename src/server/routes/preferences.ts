@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UserDef } from '../../catalog/types.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
+import { requireWritable } from '../auth.js';
 
 function preferencesOf(request: FastifyRequest, user: UserDef) {
   return {
@@ -20,6 +21,7 @@ export function preferencesRoutes(app: FastifyInstance, services: Services): voi
   app.get('/preferences', async (request) => preferencesOf(request, request.user!));
 
   app.put('/preferences', async (request) => {
+    requireWritable(request, 'change preferences');
     const body = request.body as { rest?: unknown } | undefined;
     if (typeof body?.rest !== 'boolean') {
       throw badRequest('The body must be {"rest": true} or {"rest": false}.', null, 'Invalid preferences');

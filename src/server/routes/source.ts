@@ -7,7 +7,7 @@ import { sourceFromSpec, type SourceSpec } from '../../catalog/source-spec.js';
 import { quoteIdent, sqlLiteral } from '../../engine/duckdb.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { requireAdmin } from '../auth.js';
+import { requireAdmin, requireWritable } from '../auth.js';
 import { parseResultParams } from '../params.js';
 import { sendResult } from '../results.js';
 
@@ -38,6 +38,7 @@ export function sourceRoutes(app: FastifyInstance, services: Services): void {
 
   app.post('/source', async (request, reply) => {
     requireAdmin(request.user!, 'add data sources');
+    requireWritable(request, 'add data sources');
     const body = request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw badRequest('The body must be a JSON object describing the data source.', 'See docs/sources.md for the fields.');
@@ -49,6 +50,7 @@ export function sourceRoutes(app: FastifyInstance, services: Services): void {
 
   app.delete('/source/:schema', async (request, reply) => {
     requireAdmin(request.user!, 'remove data sources');
+    requireWritable(request, 'remove data sources');
     const { schema } = request.params as { schema: string };
     const source = await services.registry.removeSource(schema);
     request.log.info({ source: source.name }, 'data source removed');

@@ -1,0 +1,34 @@
+/**
+ * API keys of the current user (application authentication, spec 5.4): create (the key is
+ * shown once), list, revoke. Keys are sent as `Authorization: Bearer <key>`.
+ */
+import type { FastifyInstance } from 'fastify';
+import { ApiError, badRequest } from '../../errors.js';
+import type { Services } from '../../services.js';
+
+export function keyRoutes(app: FastifyInstance, services: Services): void {
+  app.post('/keys', async (request, reply) => {
+    // A key does not make keys: a leaked one must not be able to multiply.
+    if (request.apiKey) throw new ApiError(403, 'Forbidden', 'API keys cannot create API keys.', 'Sign in with your password or a login token.');
+    const body = request.body as { name?: unknown; expiresAt?: unknown; readOnly?: unknown } | undefined;
+    if (typeof body?.name !== 'string') throw badRequest('The body must be {"name": string, "expiresAt"?: ISO date-time, "readOnly"?: boolean}.', null, 'Invalid API key');
+    if (body.expiresAt !== undefined && body.expiresAt !== null && typeof body.expiresAt !== 'string') throw badRequest('"expiresAt" must be an ISO-8601 date-time.', null, 'Invalid API key');
+    if (body.readOnly !== undefined && typeof body.readOnly !== 'boolean') throw badRequest('"readOnly" must be true or false.', null, 'Invalid API key');
+    const key = await services.apiKeys.create(request.user!, {
+      name: body.name,
+      expiresAt: (body.expiresAt as string | null | undefined) ?? null,
+      readOnly: body.readOnly ?? false,
+    });
+    request.log.info({ user: request.user!.name, key: key.id }, 'API key created');
+    return reply.code(201).send(key);
+  });
+
+  app.get('/keys', async (request) => services.apiKeys.list(request.user!));
+
+  app.delete('/keys/:id', async (request, reply) => {
+    const { id } = request.params as { id: string };
+    await services.apiKeys.revoke(request.user!, id);
+    request.log.info({ user: request.user!.name, key: id }, 'API key revoked');
+    return reply.code(204).send();
+  });
+}
