@@ -19,6 +19,7 @@ import { CursorStore } from './results/cursors.js';
 import { openSecret, sealSecret } from './security/secret-box.js';
 import { loadOrCreateServerSecrets } from './security/server-secrets.js';
 import { ApiKeyService } from './security/api-keys.js';
+import { InviteService } from './security/invites.js';
 import { SignInThrottle } from './security/throttle.js';
 import { deriveSigningKey } from './security/tokens.js';
 import { UserService } from './security/users.js';
@@ -34,6 +35,7 @@ export interface Services {
   queryLog: QueryLog;
   throttle: SignInThrottle;
   apiKeys: ApiKeyService;
+  invites: InviteService;
   users: UserService;
   /** Set on the first start when the admin password was generated: print it once. */
   generatedAdminPassword: string | null;
@@ -97,6 +99,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   await registry.start();
   const users = new UserService(store, deriveSigningKey(secrets.serverSecret, appVersion()));
   const generatedAdminPassword = await users.ensureAdmin(config.adminPassword);
+  const invites = new InviteService(store, users);
   // The demo is attached once, on the first start that completes; a failed attempt is retried.
   if (!store.current.initialized) {
     if (config.demo) await installDemo(config, registry, log);
@@ -120,12 +123,13 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       runtime,
       config.vdbName,
       { pushdown: config.pushdown, dependentJoin: config.dependentJoin },
-      { users, dropCursors: (owner) => cursors.dropOwner(owner) },
+      { users, invites, dropCursors: (owner) => cursors.dropOwner(owner) },
     ),
     cursors,
     queryLog,
     throttle: new SignInThrottle(config.throttle),
     apiKeys: new ApiKeyService(store),
+    invites,
     users,
     generatedAdminPassword,
     async close() {

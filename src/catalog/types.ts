@@ -92,11 +92,21 @@ export interface ApiKeyDef {
   createdAt: string;
 }
 
+/** An invitation to become a password user; only the token's hash is kept. */
+export interface InviteDef {
+  name: string;
+  hash: string;
+  expiresAt: string;
+  createdAt: string;
+  usedAt: string | null;
+}
+
 export interface CatalogData {
   formatVersion: 1;
   sources: SourceDef[];
   connections?: ConnectionDef[];
   apiKeys?: ApiKeyDef[];
+  invites?: InviteDef[];
   users: UserDef[];
   /** Set once the first start finished (demo attached); a failed first start is retried. */
   initialized?: boolean;

@@ -34,7 +34,7 @@ export class Engine {
       dependentJoin: { maxKeys: number; batchSize: number };
     },
     /** Users and cursors, for the user procedures (absent: those procedures are unavailable). */
-    private readonly accounts?: Pick<ProcedureContext, 'users' | 'dropCursors'>,
+    private readonly accounts?: Pick<ProcedureContext, 'users' | 'invites' | 'dropCursors'>,
   ) {}
 
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
@@ -61,6 +61,7 @@ export class Engine {
       const result = await callProcedure(procedureCall(statement.CallStmt as Json), {
         registry: this.registry,
         users: this.accounts?.users,
+        invites: this.accounts?.invites,
         dropCursors: this.accounts?.dropCursors ?? (async () => undefined),
         caller: user,
       });

@@ -16,6 +16,7 @@ import type { SourceRegistry } from '../catalog/sources.js';
 import { parseProps, sourceFromSpec } from '../catalog/source-spec.js';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
+import type { InviteService } from '../security/invites.js';
 import type { UserService } from '../security/users.js';
 import type { StaticResult } from './static-result.js';
 
@@ -26,6 +27,7 @@ export interface ProcedureContext {
   registry: SourceRegistry;
   /** Absent where no user service is wired (engines built for tests). */
   users?: UserService;
+  invites?: InviteService;
   /** Drops every cursor of a user (when the user is removed). */
   dropCursors(owner: string): Promise<void>;
   caller: UserDef;
@@ -64,6 +66,16 @@ const PROCEDURES: Record<string, Procedure> = {
       if (!users) throw new Error('user procedures are not available here');
       await users.addExternalUser(args.name!, args.provider!);
       return userRow(args.name!, 'added');
+    },
+  },
+  'sysadmin.inviteuser': {
+    params: ['name'],
+    required: 1,
+    admin: true,
+    async run(args, { invites }) {
+      if (!invites) throw new Error('invitations are not available here');
+      const { token, expiresAt } = await invites.invite(args.name!);
+      return { columns: ['Name', 'Token', 'ExpiresAt'], rows: [[args.name!, token, expiresAt]] };
     },
   },
   'sysadmin.removeuser': {

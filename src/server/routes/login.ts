@@ -25,4 +25,15 @@ export function loginRoutes(app: FastifyInstance, services: Services): void {
     }
     return { username: user.name, token: services.users.issueToken(user) };
   });
+
+  // Invitations (spec 5.2): the invited person chooses a password and becomes a password user.
+  app.post('/api/invite/accept', async (request, reply) => {
+    const body = request.body as { token?: unknown; password?: unknown } | undefined;
+    if (typeof body?.token !== 'string' || typeof body.password !== 'string') {
+      throw badRequest('The body must be {"token": string, "password": string}.', null, 'Invalid invitation');
+    }
+    const name = await services.invites.accept(body.token, body.password);
+    request.log.info({ user: name }, 'invitation accepted');
+    return reply.code(201).send({ username: name });
+  });
 }
