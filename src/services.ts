@@ -19,6 +19,7 @@ import { CursorStore } from './results/cursors.js';
 import { openSecret, sealSecret } from './security/secret-box.js';
 import { loadOrCreateServerSecrets } from './security/server-secrets.js';
 import { ApiKeyService } from './security/api-keys.js';
+import { AuditLog } from './security/audit-log.js';
 import { InviteService } from './security/invites.js';
 import { SignInThrottle } from './security/throttle.js';
 import { deriveSigningKey } from './security/tokens.js';
@@ -33,6 +34,7 @@ export interface Services {
   engine: Engine;
   cursors: CursorStore;
   queryLog: QueryLog;
+  auditLog: AuditLog;
   throttle: SignInThrottle;
   apiKeys: ApiKeyService;
   invites: InviteService;
@@ -70,6 +72,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     spillDir: path.join(config.dataDir, 'spill'),
     memoryLimit: config.engineMemoryLimit,
   });
+  const auditLog = new AuditLog(config.queryLog.maxEntries);
   const queryLog = new QueryLog({ maxEntries: config.queryLog.maxEntries, maxAgeMs: config.queryLog.maxAgeMs });
   const registry = new SourceRegistry(
     store,
@@ -95,6 +98,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     config.vdbName,
     log,
     () => queryLog.list(),
+    () => auditLog.list(),
   );
   await registry.start();
   const users = new UserService(store, deriveSigningKey(secrets.serverSecret, appVersion()));
@@ -123,10 +127,11 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       runtime,
       config.vdbName,
       { pushdown: config.pushdown, dependentJoin: config.dependentJoin },
-      { users, invites, dropCursors: (owner) => cursors.dropOwner(owner) },
+      { users, invites, auditLog, dropCursors: (owner) => cursors.dropOwner(owner) },
     ),
     cursors,
     queryLog,
+    auditLog,
     throttle: new SignInThrottle(config.throttle),
     apiKeys: new ApiKeyService(store),
     invites,

@@ -10,6 +10,7 @@ import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, messageOf, notFound, sourceFailed } from '../errors.js';
 import { DuckRuntime, quoteIdent, sqlLiteral } from '../engine/duckdb.js';
 import type { QueryLogEntry } from '../engine/query-log.js';
+import type { AuditEntry } from '../security/audit-log.js';
 import type { CatalogStore } from './store.js';
 import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable } from './system.js';
 import type { SourceDef, SourceKind, TableDef } from './types.js';
@@ -58,6 +59,7 @@ export class SourceRegistry {
     private readonly vdbName: string,
     private readonly log: Logger,
     private readonly queryLog: () => readonly QueryLogEntry[] = () => [],
+    private readonly auditLog: () => readonly AuditEntry[] = () => [],
   ) {}
 
   /** Brings every persisted source up. A source that fails keeps its schema; queries on it fail. */
@@ -341,7 +343,7 @@ export class SourceRegistry {
   }
 
   private async writeSystemTables(tables: SystemTable[]): Promise<void> {
-    const state = { catalog: this.store.current, vdbName: this.vdbName, queryLog: this.queryLog() };
+    const state = { catalog: this.store.current, vdbName: this.vdbName, queryLog: this.queryLog(), auditLog: this.auditLog() };
     await this.runtime.withConnection(async (connection) => {
       await connection.run('BEGIN TRANSACTION');
       for (const table of tables) {

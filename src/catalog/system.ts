@@ -4,6 +4,7 @@
  * computed from the catalog; no secret is ever part of them.
  */
 import type { QueryLogEntry } from '../engine/query-log.js';
+import type { AuditEntry } from '../security/audit-log.js';
 import type { CatalogData, ColumnDef, SourceDef, TableDef } from './types.js';
 
 export type SystemValue = string | number | boolean | null;
@@ -13,6 +14,7 @@ export interface SystemState {
   catalog: CatalogData;
   vdbName: string;
   queryLog: readonly QueryLogEntry[];
+  auditLog: readonly AuditEntry[];
 }
 
 export interface SystemTable {
@@ -238,6 +240,22 @@ export const SYSTEM_TABLES: SystemTable[] = [
     ],
     ({ queryLog }) =>
       queryLog.map((e): SystemValue[] => [e.id, e.user, e.statement, e.start, e.durationMs, e.rows, e.status, e.error, e.sourceQueries]),
+    true,
+  ),
+  systemTable(
+    'SYSLOG',
+    'AuditLog',
+    'Sign-ins and their failures, and changes to users, sources, API keys and preferences.',
+    [
+      ['ID', 'BIGINT'],
+      ['Time', 'TIMESTAMP'],
+      ['UserName', 'VARCHAR'],
+      ['Action', 'VARCHAR'],
+      ['Target', 'VARCHAR'],
+      ['Outcome', 'VARCHAR'],
+      ['Address', 'VARCHAR'],
+    ],
+    ({ auditLog }) => auditLog.map((e): SystemValue[] => [e.id, e.time, e.user, e.action, e.target, e.outcome, e.address]),
     true,
   ),
 ];

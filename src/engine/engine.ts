@@ -34,7 +34,7 @@ export class Engine {
       dependentJoin: { maxKeys: number; batchSize: number };
     },
     /** Users and cursors, for the user procedures (absent: those procedures are unavailable). */
-    private readonly accounts?: Pick<ProcedureContext, 'users' | 'invites' | 'dropCursors'>,
+    private readonly accounts?: Pick<ProcedureContext, 'users' | 'invites' | 'auditLog' | 'dropCursors'>,
   ) {}
 
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
@@ -62,6 +62,7 @@ export class Engine {
         registry: this.registry,
         users: this.accounts?.users,
         invites: this.accounts?.invites,
+        auditLog: this.accounts?.auditLog,
         dropCursors: this.accounts?.dropCursors ?? (async () => undefined),
         caller: user,
       });

@@ -16,6 +16,7 @@ import type { SourceRegistry } from '../catalog/sources.js';
 import { parseProps, sourceFromSpec } from '../catalog/source-spec.js';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
+import type { AuditLog } from '../security/audit-log.js';
 import type { InviteService } from '../security/invites.js';
 import type { UserService } from '../security/users.js';
 import type { StaticResult } from './static-result.js';
@@ -28,6 +29,7 @@ export interface ProcedureContext {
   /** Absent where no user service is wired (engines built for tests). */
   users?: UserService;
   invites?: InviteService;
+  auditLog?: AuditLog;
   /** Drops every cursor of a user (when the user is removed). */
   dropCursors(owner: string): Promise<void>;
   caller: UserDef;
@@ -181,6 +183,21 @@ const PROCEDURES: Record<string, Procedure> = {
   },
 };
 
+/** The procedures' names as documented (the parser lower-cases unquoted names). */
+const CANONICAL_NAMES = [
+  'SYSADMIN.addUser',
+  'SYSADMIN.addExternalUser',
+  'SYSADMIN.inviteUser',
+  'SYSADMIN.removeUser',
+  'SYSADMIN.changeUserPwd',
+  'SYSADMIN.revokeTokens',
+  'SYSADMIN.createConnection',
+  'SYSADMIN.createDataSource',
+  'SYSADMIN.removeDataSource',
+  'SYSADMIN.refreshDataSource',
+  'SYSADMIN.removeConnection',
+];
+
 /** A procedure call: its qualified name and its arguments (positional, then named). */
 export interface ProcedureCall {
   name: string;
@@ -193,6 +210,7 @@ export async function callProcedure(call: ProcedureCall, context: ProcedureConte
   const procedure = PROCEDURES[call.name.toLowerCase()];
   if (!procedure) throw notFound(`Procedure "${call.name}" does not exist.`, `Available: ${Object.keys(PROCEDURES).join(', ')}.`, 'Unknown procedure');
   if (procedure.admin && !user.roles.includes('admin')) {
+    context.auditLog?.record({ user: user.name, action: call.name, target: null, outcome: 'refused', address: null });
     throw new ApiError(403, 'Forbidden', `Only administrators may call ${call.name}.`, null);
   }
   if (call.positional.length > procedure.params.length) {
@@ -209,5 +227,15 @@ export async function callProcedure(call: ProcedureCall, context: ProcedureConte
   }
   const missing = procedure.params.slice(0, procedure.required).filter((p) => args[p] === undefined || args[p] === null);
   if (missing.length > 0) throw badRequest(`${call.name} needs ${missing.join(', ')}.`, `Parameters: ${procedure.params.join(', ')}.`);
-  return procedure.run(args, context);
+  // Every procedure changes the catalog (users, sources): audited with its target, never its arguments.
+  const target = args[procedure.params[0]!] ?? null;
+  const action = CANONICAL_NAMES.find((n) => n.toLowerCase() === call.name.toLowerCase()) ?? call.name;
+  try {
+    const result = await procedure.run(args, context);
+    context.auditLog?.record({ user: user.name, action, target, outcome: 'ok', address: null });
+    return result;
+  } catch (err) {
+    context.auditLog?.record({ user: user.name, action, target, outcome: 'failed', address: null });
+    throw err;
+  }
 }

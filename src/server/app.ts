@@ -52,7 +52,7 @@ export function buildApp(services: Services, logger: boolean | object = true): F
   registerErrorHandling(app, async (request) => {
     const link = /^\/([^/?]+)\/rest\/api/.exec(request.url)?.[1];
     (request as { params: unknown }).params = link ? { linkToken: link } : {};
-    return authenticate(request, services.users, services.throttle, services.apiKeys);
+    return authenticate(request, services);
   });
   loginRoutes(app, services);
 
@@ -60,7 +60,7 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     void app.register(
       async (rest) => {
         rest.addHook('onRequest', async (request) => {
-          await authenticate(request, services.users, services.throttle, services.apiKeys);
+          await authenticate(request, services);
         });
         statusRoutes(rest);
         queryRoutes(rest, services);

@@ -6,6 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { UserDef } from '../catalog/types.js';
 import type { ApiKeyService } from '../security/api-keys.js';
+import type { AuditLog } from '../security/audit-log.js';
 import { SignInThrottle } from '../security/throttle.js';
 import type { UserService } from '../security/users.js';
 import { safeEqual } from '../security/random.js';
@@ -43,29 +44,46 @@ export async function checkPasswordThrottled(
   throttle: SignInThrottle,
   name: string,
   password: string,
+  audit?: AuditLog,
 ): Promise<UserDef | null> {
   const keys = SignInThrottle.keys(name, request.ip);
-  throttle.check(keys);
+  try {
+    throttle.check(keys);
+  } catch (err) {
+    audit?.record({ user: name, action: 'sign-in', target: null, outcome: 'refused', address: request.ip });
+    throw err;
+  }
   const user = await users.checkPassword(name, password);
   if (user) throttle.succeed(keys[0]!);
   else {
     throttle.fail(keys);
+    audit?.record({ user: name, action: 'sign-in', target: null, outcome: 'failed', address: request.ip });
     request.log.warn({ user: name, address: request.ip }, 'failed sign-in');
   }
   return user;
 }
 
 /** Authenticates `request`; throws UnauthorizedPage (rendered as the 401 page) on failure. */
-export async function authenticate(request: FastifyRequest, users: UserService, throttle: SignInThrottle, apiKeys: ApiKeyService): Promise<UserDef> {
+export interface AuthContext {
+  users: UserService;
+  throttle: SignInThrottle;
+  apiKeys: ApiKeyService;
+  auditLog: AuditLog;
+}
+
+export async function authenticate(request: FastifyRequest, context: AuthContext): Promise<UserDef> {
+  const { users, throttle, apiKeys, auditLog } = context;
   const linkToken = (request.params as { linkToken?: string }).linkToken;
   const user =
-    linkToken !== undefined ? await viaLink(request, users, throttle, linkToken) : await onPremise(request, users, throttle, apiKeys);
+    linkToken !== undefined
+      ? await viaLink(request, users, throttle, linkToken, auditLog)
+      : await onPremise(request, users, throttle, apiKeys, auditLog);
   if (user.kind !== 'password') throw new UnauthorizedPage(`user ${user.name} signs in externally`);
   request.user = user;
   return user;
 }
 
-async function onPremise(request: FastifyRequest, users: UserService, throttle: SignInThrottle, apiKeys: ApiKeyService): Promise<UserDef> {
+async function onPremise(request: FastifyRequest, users: UserService, throttle: SignInThrottle, apiKeys: ApiKeyService, auditLog: AuditLog): Promise<UserDef> {
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
   if (bearer !== undefined) {
     const key = apiKeys.verify(bearer);
@@ -82,17 +100,17 @@ async function onPremise(request: FastifyRequest, users: UserService, throttle: 
   }
   const basic = parseBasic(request.headers.authorization);
   if (!basic) throw new UnauthorizedPage('no credentials');
-  const user = await checkPasswordThrottled(request, users, throttle, basic.name, basic.password);
+  const user = await checkPasswordThrottled(request, users, throttle, basic.name, basic.password, auditLog);
   if (!user) throw new UnauthorizedPage(`wrong password for ${basic.name}`);
   return user;
 }
 
-async function viaLink(request: FastifyRequest, users: UserService, throttle: SignInThrottle, linkToken: string): Promise<UserDef> {
+async function viaLink(request: FastifyRequest, users: UserService, throttle: SignInThrottle, linkToken: string, auditLog: AuditLog): Promise<UserDef> {
   const owner = users.userOfLinkToken(linkToken);
   if (!owner || !owner.rest) throw new UnauthorizedPage('unknown or disabled link');
   const basic = parseBasic(request.headers.authorization);
   if (!basic || !safeEqual(basic.name, owner.databaseUsername)) throw new UnauthorizedPage('link needs Basic auth of its user');
-  const user = await checkPasswordThrottled(request, users, throttle, owner.name, basic.password);
+  const user = await checkPasswordThrottled(request, users, throttle, owner.name, basic.password, auditLog);
   if (!user) throw new UnauthorizedPage(`wrong password for ${owner.name} on link`);
   return user;
 }

@@ -346,6 +346,7 @@ describe('system tables', () => {
       ['SYS', 'Tables'],
       ['SYSADMIN', 'DataSources'],
       ['SYSADMIN', 'Users'],
+      ['SYSLOG', 'AuditLog'],
       ['SYSLOG', 'QueryLog'],
     ]);
   });

@@ -20,6 +20,7 @@ export function keyRoutes(app: FastifyInstance, services: Services): void {
       readOnly: body.readOnly ?? false,
     });
     request.log.info({ user: request.user!.name, key: key.id }, 'API key created');
+    services.auditLog.record({ user: request.user!.name, action: 'create API key', target: key.id, outcome: 'ok', address: request.ip });
     return reply.code(201).send(key);
   });
 
@@ -29,6 +30,7 @@ export function keyRoutes(app: FastifyInstance, services: Services): void {
     const { id } = request.params as { id: string };
     await services.apiKeys.revoke(request.user!, id);
     request.log.info({ user: request.user!.name, key: id }, 'API key revoked');
+    services.auditLog.record({ user: request.user!.name, action: 'revoke API key', target: id, outcome: 'ok', address: request.ip });
     return reply.code(204).send();
   });
 }

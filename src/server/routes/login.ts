@@ -19,10 +19,11 @@ export function loginRoutes(app: FastifyInstance, services: Services): void {
         'Use a user who signs in with username and password; an administrator can invite one.',
       );
     }
-    const user = await checkPasswordThrottled(request, services.users, services.throttle, body.username, body.password);
+    const user = await checkPasswordThrottled(request, services.users, services.throttle, body.username, body.password, services.auditLog);
     if (!user) {
       throw new ApiError(401, 'Login failed', 'The username or password is wrong.', null);
     }
+    services.auditLog.record({ user: user.name, action: 'login', target: null, outcome: 'ok', address: request.ip });
     return { username: user.name, token: services.users.issueToken(user) };
   });
 
@@ -33,6 +34,7 @@ export function loginRoutes(app: FastifyInstance, services: Services): void {
       throw badRequest('The body must be {"token": string, "password": string}.', null, 'Invalid invitation');
     }
     const name = await services.invites.accept(body.token, body.password);
+    services.auditLog.record({ user: name, action: 'accept invitation', target: name, outcome: 'ok', address: request.ip });
     request.log.info({ user: name }, 'invitation accepted');
     return reply.code(201).send({ username: name });
   });

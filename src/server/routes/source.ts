@@ -45,6 +45,7 @@ export function sourceRoutes(app: FastifyInstance, services: Services): void {
     }
     const source = await services.registry.addSource(sourceFromSpec(body as SourceSpec));
     request.log.info({ source: source.name, kind: source.kind }, 'data source added');
+    services.auditLog.record({ user: request.user!.name, action: 'add data source', target: source.name, outcome: 'ok', address: request.ip });
     return reply.code(201).send(services.registry.describe(source));
   });
 
@@ -54,6 +55,7 @@ export function sourceRoutes(app: FastifyInstance, services: Services): void {
     const { schema } = request.params as { schema: string };
     const source = await services.registry.removeSource(schema);
     request.log.info({ source: source.name }, 'data source removed');
+    services.auditLog.record({ user: request.user!.name, action: 'remove data source', target: source.name, outcome: 'ok', address: request.ip });
     return reply.code(204).send();
   });
 }

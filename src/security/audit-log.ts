@@ -1,0 +1,33 @@
+/**
+ * The audit log: sign-ins and their failures, changes to users, sources, keys and preferences,
+ * who did them, from where, and how they ended. Kept in memory with bounded retention and shown
+ * as the system table SYSLOG.AuditLog. Secrets never enter it (arguments are not recorded).
+ */
+export interface AuditEntry {
+  id: number;
+  time: string;
+  user: string | null;
+  action: string;
+  target: string | null;
+  outcome: 'ok' | 'failed' | 'refused';
+  address: string | null;
+}
+
+export class AuditLog {
+  private entries: AuditEntry[] = [];
+  private nextId = 1;
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  record(entry: Omit<AuditEntry, 'id' | 'time'>): void {
+    this.entries.push({ id: this.nextId++, time: new Date(this.now()).toISOString(), ...entry });
+    if (this.entries.length > this.maxEntries) this.entries = this.entries.slice(-this.maxEntries);
+  }
+
+  list(): readonly AuditEntry[] {
+    return this.entries;
+  }
+}
