@@ -56,6 +56,8 @@ export interface Config {
     /** Keys per statement (IN list); more keys make more statements. */
     batchSize: number;
   };
+  /** Serve HTTPS with this certificate and key (PEM files) instead of plain HTTP; null: HTTP. */
+  tls: { certFile: string; keyFile: string } | null;
   /** Push projections and conditions down to the sources; off reads whole tables (for diagnosis). */
   pushdown: boolean;
   /**
@@ -112,6 +114,11 @@ function validate(config: Config): void {
     if (typeof value !== 'string' || value === '') throw new Error(`configuration ${name} must be a non-empty string`);
   }
   if (!Array.isArray(config.sources)) throw new Error('configuration sources must be a list');
+  if (config.tls) {
+    for (const file of [config.tls.certFile, config.tls.keyFile]) {
+      if (!file || !fs.existsSync(file)) throw new Error(`TLS needs both a certificate and a key file; "${file}" does not exist`);
+    }
+  }
 }
 
 /** Replaces ${env:NAME} in every string of a config value; a missing variable is an error. */
@@ -184,6 +191,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     engineMemoryLimit: merged.engineMemoryLimit ?? null,
     logLevel: merged.logLevel ?? 'info',
     pushdown: merged.pushdown ?? true,
+    tls:
+      env.VDB_TLS_CERT || env.VDB_TLS_KEY
+        ? { certFile: env.VDB_TLS_CERT ?? '', keyFile: env.VDB_TLS_KEY ?? '' }
+        : (merged.tls ?? null),
     dependentJoin: {
       maxKeys: 100_000,
       batchSize: 50_000,

@@ -2,6 +2,7 @@
  * The HTTP application: fastify with JSON-only bodies, the error mapping, the login route, and
  * the /rest/api routes mounted twice: on-premise (/rest/api) and hosted (/{linkToken}/rest/api).
  */
+import fs from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { authenticate } from './auth.js';
@@ -32,7 +33,11 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     bodyLimit: services.config.bodyLimit,
     trustProxy: services.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
-  });
+    ...(services.config.tls
+      ? { https: { cert: fs.readFileSync(services.config.tls.certFile), key: fs.readFileSync(services.config.tls.keyFile) } }
+      : {}),
+    // An HTTPS server has the same routes and plugins; only its server type differs.
+  }) as unknown as FastifyInstance;
   app.decorateRequest('user', null);
   app.decorateRequest('apiKey', null);
 
