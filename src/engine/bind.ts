@@ -22,7 +22,6 @@ export interface BoundStatement {
   tables: BoundTable[];
 }
 
-type StringNode = { String?: { sval?: string } };
 
 /** Functions of the engine that read files, settings or internals: never callable by users. */
 const FORBIDDEN_FUNCTION = /^(read_|parquet_|duckdb_|pragma_|sniff_|iceberg_|delta_|glob$|query$|query_table$|getenv$|current_setting$|which_secret$|json_execute_serialized_sql$|sql_auto_complete$|checkpoint$|force_checkpoint$|enable_|disable_|set_)/i;

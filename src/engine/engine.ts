@@ -4,14 +4,8 @@ import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest } from '../errors.js';
 import { bindStatement } from './bind.js';
 import type { DuckRuntime } from './duckdb.js';
-import {
-  openExecution,
-  openSourceSelectExecution,
-  openStaticExecution,
-  openWholeExecution,
-  planSourceSelect,
-  type Execution,
-} from './execute.js';
+import { openExecution, openStaticExecution, type Execution } from './execute.js';
+import { openSourceSelectExecution, openWholeExecution, planSourceSelect } from './source-execution.js';
 import { parseStatement } from './parse.js';
 import { planWhole } from './whole.js';
 import type { ParseResult } from '@pgsql/types';

@@ -11,7 +11,7 @@ import type { SourceRegistry } from '../catalog/sources.js';
 import type { SourceDef } from '../catalog/types.js';
 import { PostgresConnector } from '../connectors/postgres/connector.js';
 import type { BoundStatement } from './bind.js';
-import { everyNode, fieldNames, isObject, type Json } from './ast.js';
+import { everyNode, fieldNames, type Json } from './ast.js';
 
 export interface WholePlan {
   source: SourceDef;

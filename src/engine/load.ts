@@ -1,0 +1,289 @@
+/**
+ * Loading source rows into the engine: batches appended in the raw classes connectors hand
+ * over, then cast to the catalog's types by a view (values that do not fit become NULL and are
+ * counted for the SQL-Warnings header); scans with their pushed parts, dependent-join key
+ * lists, and joins computed by a source.
+ */
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
+import type { ColumnDef } from '../catalog/types.js';
+import { PostgresConnector } from '../connectors/postgres/connector.js';
+import { SourceUnreachableError, type RawType, type RowConnector } from '../connectors/types.js';
+import { ApiError, messageOf, sourceFailed } from '../errors.js';
+import { quoteIdent } from './duckdb.js';
+import type { ExecuteOptions, SourceQuery } from './execute.js';
+import type { JoinGroup } from './join-pushdown.js';
+import type { ScanPlan } from './plan.js';
+import { keyInList, type PredicateDialect } from './sql/dialects.js';
+
+/**
+ * TRY_CAST of a raw value to `type`. Text to a wide decimal (more than 18 digits) is slow in the
+ * engine (about 10 µs a value); through an 18-digit decimal it is fast, so values that fit take
+ * that way and only the others the wide one. Both round the same way.
+ */
+export function tryCast(expr: string, type: string): string {
+  const wide = /^DECIMAL\((\d+),\s*(\d+)\)$/i.exec(type);
+  if (wide && Number(wide[1]) > 18 && Number(wide[2]) <= 18) {
+    return `COALESCE(TRY_CAST(${expr} AS DECIMAL(18,${wide[2]})), TRY_CAST(${expr} AS ${type}))::${type}`;
+  }
+  return `TRY_CAST(${expr} AS ${type})`;
+}
+
+/** Values arrive in a raw class; the load casts them to the column's type where they differ. */
+const needsCast = (column: ColumnDef, raw: RawType | undefined) => raw !== column.type;
+
+/**
+ * Streams a table of a row-delivered source into a temporary table of the connection, in the
+ * raw storage classes the connector hands over, then exposes it under `loadName` with each
+ * column cast to its catalog type. Values that do not fit are NULL and reported as warnings.
+ */
+/** Loads the rows of a join that its source computed; returns the warnings of the load. */
+export async function loadJoinGroup(connection: DuckDBConnection, group: JoinGroup, signal: AbortSignal): Promise<string[]> {
+  const { connector, source } = group;
+  const rows =
+    connector instanceof PostgresConnector
+      ? connector.wholeStatementRows(
+          group.sql,
+          group.columns.map((c) => ({ name: c.name, sourceType: c.column.type, type: c.column.type })),
+          signal,
+        )
+      : connector.statementRows!(group.sql, signal);
+  try {
+    const loaded = await loadBatches(
+      connection,
+      group.loadName,
+      group.columns.map((c) => ({ name: c.name, type: c.column.type, raw: c.raw })),
+      rows,
+      signal,
+    );
+    return loaded.lossy.flatMap((count, i) =>
+      count > 0 ? [`${source.name}.${group.columns[i]!.column.name}: ${count} value(s) did not fit ${group.columns[i]!.raw} and were converted lossy`] : [],
+    );
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    if (err instanceof ApiError) throw err;
+    throw sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
+  }
+}
+
+/** A load's size estimate for ordering: the source's row estimate, unknown last. */
+export function estimate(plan: ScanPlan): number {
+  const cardinality = plan.bound.resolved.table.cardinality;
+  return cardinality === null ? Number.MAX_SAFE_INTEGER : cardinality;
+}
+
+/**
+ * Dependent join: when a table joins (equi-join) a table already loaded whose distinct keys are
+ * few enough, the scan asks only for those keys, `key IN (...)` in batches. Returns the
+ * filters of the batches (one scan each), or null to scan without.
+ */
+export async function dependentKeys(
+  connection: DuckDBConnection,
+  registry: SourceRegistry,
+  plan: ScanPlan,
+  loaded: ReadonlySet<string>,
+  limits: ExecuteOptions['dependentJoin'],
+): Promise<string[] | null> {
+  const resolved = plan.bound.resolved;
+  if (resolved.kind !== 'rows') return null;
+  const connector = registry.connectorOf(resolved.source) as RowConnector;
+  if (!connector.capabilities.filters) return null;
+  let best: string[] | null = null;
+  for (const dependency of plan.dependencies) {
+    if (!loaded.has(dependency.from)) continue;
+    const column = quoteIdent(dependency.fromColumn.name);
+    const reader = await connection.runAndReadAll(
+      `SELECT DISTINCT CAST(${column} AS VARCHAR) AS k FROM ${dependency.from} WHERE ${column} IS NOT NULL ORDER BY k LIMIT ${limits.maxKeys + 1}`,
+    );
+    const keys = reader.getRows().map((row) => String(row[0]));
+    if (keys.length > limits.maxKeys) continue;
+    // Batches must not overlap at the source: where text matches loosely (MySQL's
+    // case-insensitive IN), two batches could return the same row twice. Then: one batch only.
+    const loose = connector.kind === 'mysql' && dependency.column.type === 'VARCHAR';
+    if (loose && keys.length > limits.batchSize) continue;
+    const batches: string[] = [];
+    for (let i = 0; i < Math.max(keys.length, 1); i += limits.batchSize) {
+      const filter = keyInList(connector.kind as PredicateDialect, dependency.column, keys.slice(i, i + limits.batchSize));
+      if (filter === null) break;
+      batches.push(filter);
+    }
+    if (batches.length === Math.max(1, Math.ceil(keys.length / limits.batchSize)) && (best === null || keys.length < best.length)) best = batches;
+  }
+  return best;
+}
+
+export async function loadRows(
+  connection: DuckDBConnection,
+  registry: SourceRegistry,
+  plan: ScanPlan,
+  loadName: string,
+  signal: AbortSignal,
+  keyFilters: string[] | null = null,
+): Promise<{ warnings: string[]; query: SourceQuery }> {
+  const resolved = plan.bound.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
+  const connector = registry.connectorOf(resolved.source) as RowConnector;
+  const columns = plan.columns;
+  // The loaded relation: the columns read, then any partial aggregates (as text, cast on load).
+  const loadColumns: ColumnDef[] = [
+    ...columns,
+    ...(plan.aggregates ?? []).map((a, i) => ({ name: a.alias, nameInSource: a.alias, type: a.type, nullable: true, position: columns.length + i + 1 })),
+  ];
+  const withKeys = (keys: string) => (plan.filter ? `${plan.filter} AND (${keys})` : `(${keys})`);
+  const requests = (keyFilters ?? [null]).map((keys) => ({
+    table: resolved.table,
+    columns,
+    aggregates: plan.aggregates,
+    orderBy: plan.orderBy,
+    limit: plan.limit,
+    filter: keys === null ? (plan.filter ?? undefined) : withKeys(keys),
+  }));
+  const first = connector.scanSql(requests[0]!);
+  const query = {
+    source: resolved.source.name,
+    sql: requests.length > 1 ? `${first} -- and ${requests.length - 1} more batch(es) of keys` : first,
+  };
+  async function* scans(): AsyncIterable<unknown[][]> {
+    for (const request of requests) yield* connector.scan({ ...request, signal });
+  }
+  const rawTypes: RawType[] = [...columns.map((c) => connector.rawType(c)), ...(plan.aggregates ?? []).map((): RawType => 'VARCHAR')];
+  let loaded: Loaded;
+  try {
+    loaded = await loadBatches(
+      connection,
+      loadName,
+      loadColumns.map((c, i) => ({ name: c.name, type: c.type, raw: rawTypes[i]! })),
+      scans(),
+      signal,
+    );
+  } catch (err) {
+    // A cancelled source statement fails with its driver's error; the cause is the cancel.
+    if (signal.aborted) throw signal.reason;
+    if (err instanceof ApiError) throw err;
+    throw sourceFailed(resolved.source.name, messageOf(err), err instanceof SourceUnreachableError);
+  }
+  const warnings = [
+    ...loaded.lossy.map((count, i) => lossyWarning(resolved, loadColumns[i], count, rawTypes[i])),
+    ...(await castWarnings(connection, resolved, loadColumns, rawTypes, loaded.rawName, connector)),
+  ].filter((w): w is string => w !== null);
+  return { warnings, query };
+}
+
+interface Loaded {
+  /** The view with the cast values (the load name). */
+  view: string;
+  rawName: string;
+  /** Per column: values that did not fit their raw class. */
+  lossy: number[];
+}
+
+/**
+ * Appends batches of rows to a temporary table of the connection, in the raw classes given,
+ * and exposes them under `loadName` as a view that casts each column to its type (TRY_CAST:
+ * what does not fit becomes NULL). Columns are named as given, or c0..cn.
+ */
+export async function loadBatches(
+  connection: DuckDBConnection,
+  loadName: string,
+  columns: ReadonlyArray<{ name?: string; type: string; raw: RawType }>,
+  batches: AsyncIterable<unknown[][]>,
+  signal: AbortSignal,
+): Promise<Loaded> {
+  const rawName = `${loadName}_raw`;
+  const rawColumns = columns.map((c, i) => `c${i} ${c.raw}`).join(', ');
+  await connection.run(`CREATE TEMP TABLE ${rawName} (${rawColumns || 'c0 INTEGER'})`);
+  const appender = await connection.createAppender(rawName, 'main', 'temp');
+  const lossy = new Array<number>(columns.length).fill(0);
+  for await (const batch of batches) {
+    signal.throwIfAborted();
+    for (const row of batch) {
+      for (let i = 0; i < columns.length; i++) {
+        if (!appendValue(appender, columns[i]!.raw, row[i])) lossy[i]! += 1;
+      }
+      appender.endRow();
+    }
+  }
+  appender.closeSync();
+  const select = columns
+    .map((c, i) => `${c.raw !== c.type ? tryCast(`c${i}`, c.type) : `c${i}`} AS ${quoteIdent(c.name ?? `c${i}`)}`)
+    .join(', ');
+  await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${select || 'NULL AS none'} FROM ${rawName}`);
+  return { view: loadName, rawName, lossy };
+}
+
+function lossyWarning(resolved: ResolvedTable, column: ColumnDef | undefined, count: number, raw: RawType | undefined): string | null {
+  if (!column || count === 0) return null;
+  return `${resolved.schema}.${resolved.table.name}.${column.name}: ${count} value(s) did not fit ${raw} and were converted lossy (NULL or rounded)`;
+}
+
+/** Counts values that the load casts turned into NULL. */
+async function castWarnings(
+  connection: DuckDBConnection,
+  resolved: ResolvedTable,
+  columns: readonly ColumnDef[],
+  rawTypes: readonly RawType[],
+  rawName: string,
+  connector: RowConnector,
+): Promise<string[]> {
+  const cast = columns
+    .map((c, i) => ({ c, i }))
+    .filter(({ c, i }) => needsCast(c, rawTypes[i]) && (connector.castMayFail?.(c) ?? true));
+  if (cast.length === 0) return [];
+  const counts = cast
+    .map(({ c, i }) => `count(*) FILTER (WHERE c${i} IS NOT NULL AND ${tryCast(`c${i}`, c.type)} IS NULL)`)
+    .join(', ');
+  const reader = await connection.runAndReadAll(`SELECT ${counts} FROM ${rawName}`);
+  const row = reader.getRows()[0] ?? [];
+  return cast
+    .map(({ c }, k) => ({ c, n: Number(row[k] ?? 0) }))
+    .filter(({ n }) => n > 0)
+    .map(({ c, n }) => `${resolved.schema}.${resolved.table.name}.${c.name}: ${n} value(s) are not valid ${c.type} and were returned as NULL`);
+}
+
+/** Appends one value in the column's raw class; returns false when the value did not fit. */
+function appendValue(appender: DuckDBAppender, raw: RawType, value: unknown): boolean {
+  if (value === null || value === undefined) {
+    appender.appendNull();
+    return true;
+  }
+  switch (raw) {
+    case 'BIGINT':
+      if (typeof value === 'bigint') appender.appendBigInt(value);
+      else if (typeof value === 'number' && Number.isInteger(value)) appender.appendBigInt(BigInt(value));
+      else if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) appender.appendBigInt(BigInt(value.trim()));
+      else if (typeof value === 'number' && Number.isFinite(value)) {
+        appender.appendBigInt(BigInt(Math.round(value)));
+        return false;
+      } else {
+        appender.appendNull();
+        return false;
+      }
+      return true;
+    case 'DOUBLE':
+      if (typeof value === 'number') appender.appendDouble(value);
+      else if (typeof value === 'bigint') {
+        appender.appendDouble(Number(value));
+        return BigInt(Number(value)) === value;
+      } else if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) {
+        appender.appendDouble(Number(value));
+      } else {
+        appender.appendNull();
+        return false;
+      }
+      return true;
+    case 'VARCHAR':
+      if (typeof value === 'string') appender.appendVarchar(value);
+      else if (typeof value === 'number' || typeof value === 'bigint') appender.appendVarchar(String(value));
+      else if (value instanceof Uint8Array) {
+        appender.appendVarchar(Buffer.from(value).toString('utf8'));
+        return false;
+      } else {
+        appender.appendVarchar(String(value));
+      }
+      return true;
+    case 'BLOB':
+      if (value instanceof Uint8Array) appender.appendBlob(value);
+      else appender.appendBlob(Buffer.from(String(value), 'utf8'));
+      return true;
+  }
+}
+

@@ -1,0 +1,183 @@
+/**
+ * Statements a source runs whole: PostgreSQL (it writes the rows as JSON itself) and MySQL/
+ * MariaDB and SQLite for the statements that mean the same there (their rows are loaded into
+ * the engine, which only encodes them).
+ */
+import type { SourceRegistry } from '../catalog/sources.js';
+import type { SourceDef } from '../catalog/types.js';
+import type { StatementColumn } from '../connectors/postgres/json-rows.js';
+import { rawTypeOfPostgres } from '../connectors/postgres/types.js';
+import { SourceUnreachableError, type RowConnector } from '../connectors/types.js';
+import { ApiError, messageOf, sourceFailed } from '../errors.js';
+import type { ResultColumn } from '../results/json.js';
+import type { BoundStatement } from './bind.js';
+import { quoteIdent, type DuckRuntime } from './duckdb.js';
+import { engineSql } from './engine-dialect.js';
+import { engineError } from './errors.js';
+import { describe, engineExecution, interruptOnAbort, type Execution, type SourceQuery } from './execute.js';
+import { loadBatches, tryCast } from './load.js';
+import { CannotPushDown } from './sql/predicate.js';
+import { sourceSelect, type SourceSelect } from './sql/source-select.js';
+import type { WholePlan } from './whole.js';
+
+/** The statement in the dialect of the one MySQL/MariaDB or SQLite source it reads, if it can run there whole. */
+export function planSourceSelect(bound: BoundStatement, registry: SourceRegistry): { source: SourceDef; connector: RowConnector; pushed: SourceSelect } | null {
+  const first = bound.tables[0]?.resolved;
+  if (!first || first.kind !== 'rows') return null;
+  const source = first.source;
+  if (!bound.tables.every((t) => t.resolved.kind === 'rows' && t.resolved.source === source)) return null;
+  const connector = registry.connectorOf(source) as RowConnector;
+  if (connector.kind !== 'mysql' && connector.kind !== 'sqlite') return null;
+  const select = (bound.ast.stmts?.[0]?.stmt as Record<string, unknown> | undefined)?.SelectStmt as Record<string, unknown> | undefined;
+  if (!select) return null;
+  const tables = new Map(
+    bound.tables.map((t) => [t.loadName, { ...t.resolved.table, label: `${t.resolved.schema}.${t.resolved.table.name}` }]),
+  );
+  try {
+    return { source, connector, pushed: sourceSelect(select, connector, (relname) => tables.get(relname)) };
+  } catch (err) {
+    if (err instanceof CannotPushDown) return null;
+    throw err;
+  }
+}
+
+/**
+ * Opens a statement that a MySQL/MariaDB or SQLite source runs whole: its rows are loaded into
+ * the engine, which then only encodes them. The result's names and types are the engine's own
+ * for the statement (described over empty stand-ins of the tables), so the answer looks the same
+ * whichever side computed it. Returns null when the source cannot run it whole.
+ */
+export async function openSourceSelectExecution(
+  bound: BoundStatement,
+  registry: SourceRegistry,
+  runtime: DuckRuntime,
+  signal: AbortSignal,
+): Promise<Execution | null> {
+  const planned = planSourceSelect(bound, registry);
+  if (!planned) return null;
+  const { source, connector, pushed } = planned;
+  if (!connector.statementRows) return null;
+  const connection = await runtime.connect();
+  const { onAbort, stop } = interruptOnAbort(connection, signal);
+  const close = () => {
+    stop();
+    signal.removeEventListener('abort', onAbort);
+    connection.closeSync();
+  };
+  try {
+    // The engine's own result columns for the statement, over empty stand-ins of the tables.
+    for (const { loadName, resolved } of bound.tables) {
+      const list = resolved.table.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
+      await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${list || 'NULL AS none'} WHERE FALSE`);
+    }
+    const columns = await describe(connection, engineSql(bound.ast));
+    for (const { loadName } of bound.tables) await connection.run(`DROP VIEW ${loadName}`);
+    if (columns.length !== pushed.raws.length) {
+      close();
+      return null;
+    }
+    const loaded = await loadBatches(
+      connection,
+      '__vdb_statement',
+      columns.map((c, i) => ({ type: engineTypeName(c.type), raw: pushed.raws[i]! })),
+      connector.statementRows(pushed.sql, signal),
+      signal,
+    ).catch((err: unknown) => {
+      throw signal.aborted ? signal.reason : err instanceof ApiError ? err : sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
+    });
+    const rename = (message: string) => message;
+    const translateError = (err: unknown) => (signal.aborted ? signal.reason : (engineError(err, rename) ?? err));
+    // Values the engine could not take: counted per result column that shows a table's column.
+    const checked = columns
+      .map((c, i) => ({ i, type: engineTypeName(c.type), origin: pushed.origins[i] }))
+      .filter(({ i, type, origin }) => origin && pushed.raws[i] !== type);
+    const warnings: string[] = loaded.lossy.flatMap((count, i) =>
+      count > 0 ? [`${pushed.origins[i] ?? `${source.name} result column ${i + 1}`}: ${count} value(s) did not fit ${pushed.raws[i]} and were converted lossy`] : [],
+    );
+    if (checked.length > 0) {
+      const counts = checked.map(({ i, type }) => `count(*) FILTER (WHERE c${i} IS NOT NULL AND ${tryCast(`c${i}`, type)} IS NULL)`);
+      const row = (await connection.runAndReadAll(`SELECT ${counts.join(', ')} FROM ${loaded.rawName}`)).getRows()[0] ?? [];
+      checked.forEach(({ type, origin }, k) => {
+        const n = Number(row[k] ?? 0);
+        if (n > 0) warnings.push(`${origin}: ${n} value(s) are not valid ${type} and were returned as NULL`);
+      });
+    }
+    return engineExecution(connection, `SELECT * FROM ${loaded.view}`, columns, {
+      warnings,
+      sourceQueries: [{ source: source.name, sql: pushed.sql }],
+      translateError,
+      close,
+    });
+  } catch (err) {
+    close();
+    throw err;
+  }
+}
+
+/** A result column's type as the engine spells it in a cast (JSON is an alias of VARCHAR). */
+const engineTypeName = (type: ResultColumn['type']) => (type.alias === 'JSON' ? 'JSON' : type.toString());
+
+/** Errors of PostgreSQL that say the statement is not valid there (then the engine runs it). */
+const NOT_VALID_THERE = /^(42|0A)/;
+
+/**
+ * Opens a statement that a source runs whole. Returns null when the source refuses the
+ * statement as such (unknown function, syntax): the caller then runs it in the engine.
+ */
+export async function openWholeExecution(plan: WholePlan, runtime: DuckRuntime, signal: AbortSignal): Promise<Execution | null> {
+  const { connector, source, sql } = plan;
+  let described: StatementColumn[];
+  try {
+    described = await connector.describeStatement(sql);
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? '';
+    if (NOT_VALID_THERE.test(code)) return null;
+    throw sourceError(source.name, err, signal);
+  }
+  const types = await runtime.withConnection((connection) =>
+    describe(connection, `SELECT ${described.map((c, i) => `CAST(NULL AS ${c.type}) AS c${i}`).join(', ') || '1'}`),
+  );
+  const columns = described.map((c, i) => ({ name: c.name, type: types[i]!.type }));
+  const sourceQueries: SourceQuery[] = [{ source: source.name, sql: connector.statementJsonSql(sql, described, 'array', {}) }];
+  return {
+    columns,
+    warnings: [],
+    sourceQueries,
+    stream(shape, window, options) {
+      const copySql = connector.statementJsonSql(sql, described, shape, window);
+      sourceQueries[0] = { source: source.name, sql: copySql };
+      return connector.streamStatementJson(copySql, signal, options.onRows);
+    },
+    async materialize(table) {
+      return runtime.withConnection(async (connection) => {
+        const loaded = await loadBatches(
+          connection,
+          `${table.replace(/\W/g, '_')}_load`,
+          described.map((c) => ({ type: c.type, raw: rawTypeOfPostgres(c.type) })),
+          connector.wholeStatementRows(sql, described, signal),
+          signal,
+        );
+        await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${loaded.view}`);
+        const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${table}`);
+        return Number(counted.getRows()[0]?.[0] ?? 0);
+      });
+    },
+    async *textRows() {
+      for await (const batch of connector.wholeStatementRows(sql, described, signal)) {
+        yield batch.map((row) => row.map((v) => (v === null || v === undefined ? null : Buffer.isBuffer(v) ? v.toString('hex') : String(v))));
+      }
+    },
+    translateError: (err) => (err instanceof ApiError ? err : sourceError(source.name, err, signal)),
+    close: () => undefined,
+  };
+}
+
+/** A source's failure as an API error: the statement's fault (400), cancelled, or the source's (502/503). */
+function sourceError(source: string, err: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return signal.reason;
+  if (err instanceof ApiError) return err;
+  const code = (err as { code?: string }).code ?? '';
+  if (/^(22|42|23|2B|0A)/.test(code)) return new ApiError(400, 'Invalid query', messageOf(err), null);
+  return sourceFailed(source, messageOf(err), err instanceof SourceUnreachableError || /^(08|57P)/.test(code));
+}
+
