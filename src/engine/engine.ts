@@ -32,15 +32,15 @@ export class Engine {
   ) {}
 
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
-  async open(sql: string, user: UserDef, signal: AbortSignal, readOnly = false): Promise<Execution> {
+  async open(sql: string, user: UserDef, signal: AbortSignal, access: { readOnly?: boolean; apiKey?: boolean } = {}): Promise<Execution> {
     const tree = parseStatement(sql);
-    if (readOnly) {
+    if (access.readOnly) {
       const statement = tree.stmts?.[0]?.stmt as Json | undefined;
       if (isDml(statement) || (statement && 'CallStmt' in statement)) {
         throw new ApiError(403, 'Forbidden', 'A read-only API key may only read.', 'Use a key created with readOnly: false for writes and procedures.');
       }
     }
-    return this.openTree(tree, user, signal);
+    return this.openTree(tree, user, signal, access.apiKey ?? false);
   }
 
   /** The rows of a SELECT (of an INSERT ... SELECT) as text, for writing them to a source. */
@@ -49,7 +49,7 @@ export class Engine {
     return { columns: execution.columns.length, rows: execution.textRows(), close: () => execution.close() };
   }
 
-  private async openTree(tree: ParseResult, user: UserDef, signal: AbortSignal): Promise<Execution> {
+  private async openTree(tree: ParseResult, user: UserDef, signal: AbortSignal, viaApiKey = false): Promise<Execution> {
     const statement = tree.stmts?.[0]?.stmt as Json | undefined;
     if (statement && 'CallStmt' in statement) {
       const result = await callProcedure(procedureCall(statement.CallStmt as Json), {
@@ -59,6 +59,7 @@ export class Engine {
         auditLog: this.accounts?.auditLog,
         dropCursors: this.accounts?.dropCursors ?? (async () => undefined),
         caller: user,
+        viaApiKey,
       });
       return openStaticExecution(this.runtime, staticResultSql(result), signal);
     }

@@ -33,7 +33,12 @@ export interface ProcedureContext {
   /** Drops every cursor of a user (when the user is removed). */
   dropCursors(owner: string): Promise<void>;
   caller: UserDef;
+  /** Signed in with an API key: account procedures (passwords, tokens) are refused. */
+  viaApiKey?: boolean;
 }
+
+/** What an API key may not do to its owner's account: a leaked key must not take it over. */
+const ACCOUNT_PROCEDURES = new Set(['sysadmin.changeuserpwd', 'sysadmin.revoketokens']);
 
 interface Procedure {
   params: string[];
@@ -66,7 +71,8 @@ const PROCEDURES: Record<string, Procedure> = {
     admin: true,
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
-      await users.addExternalUser(args.name!, args.provider!);
+      if (!args.provider?.trim()) throw badRequest('The identity provider must be named.', null);
+      await users.addExternalUser(args.name!, args.provider);
       return userRow(args.name!, 'added');
     },
   },
@@ -208,10 +214,15 @@ export interface ProcedureCall {
 export async function callProcedure(call: ProcedureCall, context: ProcedureContext): Promise<ProcedureResult> {
   const user = context.caller;
   const procedure = PROCEDURES[call.name.toLowerCase()];
-  if (!procedure) throw notFound(`Procedure "${call.name}" does not exist.`, `Available: ${Object.keys(PROCEDURES).join(', ')}.`, 'Unknown procedure');
+  if (!procedure) throw notFound(`Procedure "${call.name}" does not exist.`, `Available: ${CANONICAL_NAMES.join(', ')}.`, 'Unknown procedure');
+  const action = CANONICAL_NAMES.find((n) => n.toLowerCase() === call.name.toLowerCase()) ?? call.name;
   if (procedure.admin && !user.roles.includes('admin')) {
-    context.auditLog?.record({ user: user.name, action: call.name, target: null, outcome: 'refused', address: null });
-    throw new ApiError(403, 'Forbidden', `Only administrators may call ${call.name}.`, null);
+    context.auditLog?.record({ user: user.name, action, target: null, outcome: 'refused', address: null });
+    throw new ApiError(403, 'Forbidden', `Only administrators may call ${action}.`, null);
+  }
+  if (context.viaApiKey && ACCOUNT_PROCEDURES.has(call.name.toLowerCase())) {
+    context.auditLog?.record({ user: user.name, action, target: null, outcome: 'refused', address: null });
+    throw new ApiError(403, 'Forbidden', `${action} cannot be called with an API key.`, 'Sign in with your password or a login token.');
   }
   if (call.positional.length > procedure.params.length) {
     throw badRequest(`${call.name} takes at most ${procedure.params.length} arguments.`, `Parameters: ${procedure.params.join(', ')}.`);
@@ -229,7 +240,6 @@ export async function callProcedure(call: ProcedureCall, context: ProcedureConte
   if (missing.length > 0) throw badRequest(`${call.name} needs ${missing.join(', ')}.`, `Parameters: ${procedure.params.join(', ')}.`);
   // Every procedure changes the catalog (users, sources): audited with its target, never its arguments.
   const target = args[procedure.params[0]!] ?? null;
-  const action = CANONICAL_NAMES.find((n) => n.toLowerCase() === call.name.toLowerCase()) ?? call.name;
   try {
     const result = await procedure.run(args, context);
     context.auditLog?.record({ user: user.name, action, target, outcome: 'ok', address: null });

@@ -5,15 +5,13 @@
  */
 const SECRET_VALUE = /\b((?:[\w.-]*(?:password|secret|token))\s*=\s*)((?:\\.|[^,'\\])*)/gi;
 
-/** A SQL string literal, with its doubled quotes. */
-const STRING_LITERAL = /'(?:[^']|'')*'/g;
+/** A SQL string literal: quoted (with doubled quotes, E'' escapes) or dollar-quoted. */
+const STRING_LITERAL = /[eE]?'(?:[^'\\]|''|\\.)*'|\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$/g;
 
 export function redactSecrets(text: string): string {
   // Procedure calls (addUser, changeUserPwd, createConnection...) may carry passwords in any
-  // argument: every string argument but the first (the name) is hidden.
-  if (/^\s*call\s/i.test(text)) {
-    let index = 0;
-    return text.replace(STRING_LITERAL, (literal) => (index++ === 0 ? literal : `'***'`));
-  }
+  // argument, named or not: every string in such a statement is hidden (the audit log keeps
+  // the target's name).
+  if (/\bcall\b/i.test(text)) return text.replace(STRING_LITERAL, `'***'`);
   return text.replace(SECRET_VALUE, (_, key: string, value: string) => (value.length > 0 ? `${key}***` : key));
 }

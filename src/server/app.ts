@@ -31,7 +31,9 @@ export function buildApp(services: Services, logger: boolean | object = true): F
             },
           },
     bodyLimit: services.config.bodyLimit,
-    trustProxy: services.config.trustProxy,
+    // Trusting a proxy means the one in front of vdb: the client address is the one that proxy
+    // saw (the last X-Forwarded-For entry), not one a client may have written in front of it.
+    trustProxy: services.config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     routerOptions: { ignoreTrailingSlash: true },
     ...(services.config.tls
       ? { https: { cert: fs.readFileSync(services.config.tls.certFile), key: fs.readFileSync(services.config.tls.keyFile) } }

@@ -65,7 +65,11 @@ export function registerErrorHandling(app: FastifyInstance, authenticateUnknown?
     if (authenticateUnknown && /^\/([^/?]+\/)?rest\/api(\/|$|\?)/.test(request.url)) {
       try {
         await authenticateUnknown(request);
-      } catch {
+      } catch (err) {
+        // A throttled caller learns that, not that the credentials were wrong.
+        if (err instanceof ApiError) {
+          return reply.code(err.status).headers(err.headers).type('application/json; charset=utf-8').send(err.body);
+        }
         return sendUnauthorizedPage(reply);
       }
     }

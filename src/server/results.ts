@@ -75,7 +75,7 @@ export async function sendResult(
 
   let execution: Execution;
   try {
-    execution = await services.engine.open(sql, user, cancel.signal, request.apiKey?.readOnly ?? false);
+    execution = await services.engine.open(sql, user, cancel.signal, { readOnly: request.apiKey?.readOnly, apiKey: request.apiKey !== null });
   } catch (err) {
     done();
     failed(err);

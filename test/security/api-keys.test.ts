@@ -65,6 +65,14 @@ test('a read-only key reads but does not write, call procedures or make keys', a
   assert.equal((await create({ name: 'child' }, bearer(key))).status, 403);
   const writer = String((await create({ name: 'writer' })).body.key);
   assert.equal((await create({ name: 'child' }, bearer(writer))).status, 403, 'no key makes keys');
+  // Nor revokes keys, nor takes over its owner's account.
+  assert.equal((await server.request(`/rest/api/keys/${String(body.id)}`, { method: 'DELETE', headers: bearer(writer) })).status, 403);
+  for (const sql of ["CALL SYSADMIN.changeUserPwd('admin', 'taken-over-pw')", "CALL SYSADMIN.revokeTokens('admin')"]) {
+    const response = await server.request('/rest/api/query', { body: { sql }, headers: bearer(writer) });
+    assert.equal(response.status, 403, sql);
+    await response.text();
+  }
+  assert.equal((await create({ name: 'odd date', expiresAt: 'December 31, 2099' })).status, 400);
 });
 
 test('removing the user removes their keys', async () => {

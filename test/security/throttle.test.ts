@@ -51,3 +51,20 @@ test('Basic and login answer 429 with Retry-After after repeated failures, even 
   assert.equal(login.status, 429);
   await login.text();
 });
+
+test('behind a trusted proxy the address is the one the proxy saw, not one the client wrote', async () => {
+  const proxied = await startTestServer({ trustProxy: true, throttle: { maxFailures: 2, windowMs: 60_000, lockMs: 60_000 } });
+  try {
+    const attempt = (forwarded: string, password = 'wrong-password') =>
+      proxied.request('/rest/api/status', { headers: { authorization: proxied.basic(`u${Math.random()}`, password), 'x-forwarded-for': forwarded } });
+    for (let i = 0; i < 2; i++) await (await attempt('203.0.113.7')).text();
+    const spoofed = await attempt('198.51.100.1, 203.0.113.7');
+    assert.equal(spoofed.status, 429, 'a made-up entry in front does not change the address');
+    await spoofed.text();
+    const other = await attempt('198.51.100.9');
+    assert.equal(other.status, 401, 'another address is not locked');
+    await other.text();
+  } finally {
+    await proxied.close();
+  }
+});

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
+import { SignInThrottle } from '../../security/throttle.js';
 import { checkPasswordThrottled } from '../auth.js';
 
 export function loginRoutes(app: FastifyInstance, services: Services): void {
@@ -10,13 +11,15 @@ export function loginRoutes(app: FastifyInstance, services: Services): void {
     if (typeof body?.username !== 'string' || typeof body.password !== 'string' || body.username === '') {
       throw badRequest('The body must be {"username": string, "password": string}.', null, 'Missing credentials');
     }
+    services.throttle.check(SignInThrottle.keys(body.username, request.ip));
     const known = services.users.find(body.username);
     if (known?.kind === 'external') {
+      services.auditLog.record({ user: body.username, action: 'login', target: null, outcome: 'refused', address: request.ip });
       throw new ApiError(
         401,
         'Login failed',
         `User "${body.username}" signs in through an external identity provider, which the REST interface does not support.`,
-        'Use a user who signs in with username and password; an administrator can invite one.',
+        'Use a user who signs in with username and password (an administrator can create or invite one).',
       );
     }
     const user = await checkPasswordThrottled(request, services.users, services.throttle, body.username, body.password, services.auditLog);
