@@ -17,7 +17,8 @@ import type { RowConnector } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../errors.js';
 import type { StaticResult } from './static-result.js';
-import { isObject, walk, type Json } from './ast.js';
+import { fieldNames, isObject, walk, type Json } from './ast.js';
+import { SAFE_FUNCTIONS, SAFE_TYPES } from './whole.js';
 
 /** What runs a statement's SELECT in the engine and hands its rows over as text, in batches. */
 export type SelectRows = (select: ParseResult, signal: AbortSignal) => Promise<{ columns: number; rows: AsyncIterable<Array<string | null>[]>; close(): void }>;
@@ -117,7 +118,23 @@ function writableSource(target: ResolvedTable, registry: SourceRegistry): Source
 
 /** PostgreSQL takes what our own dialect says; MySQL and SQLite only plain expressions. */
 function translatable(body: Json, connector: WritableConnector): boolean {
-  if (connector.kind === 'postgresql') return true;
+  if (connector.kind === 'postgresql') {
+    // Functions and casts of the same allow-list as whole SELECTs: nothing that reads files,
+    // settings or other databases runs at the source.
+    let safe = true;
+    walk(body, (key, node) => {
+      if (key === 'FuncCall') {
+        const parts = fieldNames(node.funcname);
+        if (parts.length !== 1 || !SAFE_FUNCTIONS.has(parts[0]!.toLowerCase())) safe = false;
+      }
+      if (key === 'TypeCast') {
+        const parts = fieldNames((node.typeName as Json | undefined)?.names).filter((n) => n !== 'pg_catalog');
+        if (parts.length !== 1 || !SAFE_TYPES.has(parts[0]!.toLowerCase())) safe = false;
+      }
+      if (key === 'SQLValueFunction' || key === 'XmlExpr') safe = false;
+    });
+    return safe;
+  }
   let plain = true;
   walk(body, (key, node) => {
     if (PORTABLE_FORBIDDEN.has(key)) plain = false;

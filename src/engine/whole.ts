@@ -21,7 +21,7 @@ export interface WholePlan {
 }
 
 /** Functions that mean the same in PostgreSQL as in the engine, and reach nothing else. */
-const SAFE_FUNCTIONS = new Set([
+export const SAFE_FUNCTIONS = new Set([
   'count', 'sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every', 'string_agg', 'stddev', 'stddev_pop', 'stddev_samp',
   'variance', 'var_pop', 'var_samp', 'corr', 'covar_pop', 'covar_samp',
   'lower', 'upper', 'length', 'char_length', 'character_length', 'octet_length', 'substring', 'substr', 'trim', 'btrim',
@@ -34,7 +34,7 @@ const SAFE_FUNCTIONS = new Set([
 ]);
 
 /** Types whose casts mean the same on both sides. */
-const SAFE_TYPES = new Set([
+export const SAFE_TYPES = new Set([
   'int', 'int2', 'int4', 'int8', 'integer', 'smallint', 'bigint', 'numeric', 'decimal', 'real', 'float4', 'float8', 'float',
   'double', 'text', 'varchar', 'bpchar', 'char', 'date', 'timestamp', 'timestamptz', 'time', 'interval', 'bool', 'boolean',
   'uuid',

@@ -99,6 +99,11 @@ test('what cannot be written is refused, and nothing is written', async () => {
   assert.equal((await sql('UPDATE pgw.t SET name = 1 WHERE id IN (SELECT id FROM shop.customers)')).status, 400);
   assert.equal((await sql('DELETE FROM pgw.t RETURNING id')).status, 400);
   assert.equal((await sql("INSERT INTO pgw.nosuch VALUES (1)")).status, 404);
+  // Nothing that reads files or settings runs at the source, whatever the statement.
+  const fileRead = await sql("UPDATE pgw.t SET name = pg_read_file('/etc/hostname') WHERE id = 1");
+  assert.equal(fileRead.status, 400, JSON.stringify(fileRead.body));
+  const insertRead = await sql("INSERT INTO pgw.t (id, name) VALUES (900, current_setting('data_directory'))");
+  assert.ok([400, 403, 404].includes(insertRead.status), JSON.stringify(insertRead.body));
   // Only administrators write (until permissions arrive).
   await server.services.users.addPasswordUser('writer', 'writer-password');
   const denied = await sql('DELETE FROM pgw.t', { authorization: server.basic('writer', 'writer-password') });
