@@ -224,6 +224,23 @@ export const SYSTEM_TABLES: SystemTable[] = [
       catalog.users.map((u): SystemValue[] => [u.name, u.kind, u.provider ?? null, u.databaseUsername, u.rest, u.roles.join(','), u.createdAt]),
   ),
   systemTable(
+    'SYSADMIN',
+    'Roles',
+    'Roles, with the users who have them.',
+    [
+      ['Name', 'VARCHAR'],
+      ['Users', 'VARCHAR'],
+    ],
+    ({ catalog }) =>
+      ['admin', ...(catalog.roles ?? [])].map((role): SystemValue[] => [
+        role,
+        catalog.users
+          .filter((u) => u.roles.includes(role))
+          .map((u) => u.name)
+          .join(','),
+      ]),
+  ),
+  systemTable(
     'SYSLOG',
     'QueryLog',
     'Recent statements: user, statement, start, duration, rows, status, error and the statements sent to sources.',

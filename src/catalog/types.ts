@@ -106,6 +106,8 @@ export interface CatalogData {
   sources: SourceDef[];
   connections?: ConnectionDef[];
   apiKeys?: ApiKeyDef[];
+  /** Roles besides the built-in `admin`. */
+  roles?: string[];
   invites?: InviteDef[];
   users: UserDef[];
   /** Set once the first start finished (demo attached); a failed first start is retried. */

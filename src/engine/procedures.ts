@@ -76,6 +76,46 @@ const PROCEDURES: Record<string, Procedure> = {
       return userRow(args.name!, 'added');
     },
   },
+  'sysadmin.addrole': {
+    params: ['name'],
+    required: 1,
+    admin: true,
+    async run(args, { users }) {
+      if (!users) throw new Error('user procedures are not available here');
+      await users.addRole(args.name!);
+      return { columns: ['Name', 'Action'], rows: [[args.name!, 'added']] };
+    },
+  },
+  'sysadmin.removerole': {
+    params: ['name'],
+    required: 1,
+    admin: true,
+    async run(args, { users }) {
+      if (!users) throw new Error('user procedures are not available here');
+      await users.removeRole(args.name!);
+      return { columns: ['Name', 'Action'], rows: [[args.name!, 'removed']] };
+    },
+  },
+  'sysadmin.adduserrole': {
+    params: ['roleName', 'userName'],
+    required: 2,
+    admin: true,
+    async run(args, { users }) {
+      if (!users) throw new Error('user procedures are not available here');
+      await users.addUserRole(args.roleName!, args.userName!);
+      return { columns: ['Role', 'User', 'Action'], rows: [[args.roleName!, args.userName!, 'granted']] };
+    },
+  },
+  'sysadmin.removeuserrole': {
+    params: ['roleName', 'userName'],
+    required: 2,
+    admin: true,
+    async run(args, { users }) {
+      if (!users) throw new Error('user procedures are not available here');
+      await users.removeUserRole(args.roleName!, args.userName!);
+      return { columns: ['Role', 'User', 'Action'], rows: [[args.roleName!, args.userName!, 'revoked']] };
+    },
+  },
   'sysadmin.inviteuser': {
     params: ['name'],
     required: 1,
@@ -194,6 +234,10 @@ const CANONICAL_NAMES = [
   'SYSADMIN.addUser',
   'SYSADMIN.addExternalUser',
   'SYSADMIN.inviteUser',
+  'SYSADMIN.addRole',
+  'SYSADMIN.removeRole',
+  'SYSADMIN.addUserRole',
+  'SYSADMIN.removeUserRole',
   'SYSADMIN.removeUser',
   'SYSADMIN.changeUserPwd',
   'SYSADMIN.revokeTokens',

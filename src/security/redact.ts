@@ -5,6 +5,9 @@
  */
 const SECRET_VALUE = /\b((?:[\w.-]*(?:password|secret|token))\s*=\s*)((?:\\.|[^,'\\])*)/gi;
 
+/** A CALL statement, after any leading comments. */
+const STARTS_WITH_CALL = /^\s*(?:(?:\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))\s*)*call\b/i;
+
 /** A SQL string literal: quoted (with doubled quotes, E'' escapes) or dollar-quoted. */
 const STRING_LITERAL = /[eE]?'(?:[^'\\]|''|\\.)*'|\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$/g;
 
@@ -12,6 +15,6 @@ export function redactSecrets(text: string): string {
   // Procedure calls (addUser, changeUserPwd, createConnection...) may carry passwords in any
   // argument, named or not: every string in such a statement is hidden (the audit log keeps
   // the target's name).
-  if (/\bcall\b/i.test(text)) return text.replace(STRING_LITERAL, `'***'`);
+  if (STARTS_WITH_CALL.test(text)) return text.replace(STRING_LITERAL, `'***'`);
   return text.replace(SECRET_VALUE, (_, key: string, value: string) => (value.length > 0 ? `${key}***` : key));
 }

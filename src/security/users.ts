@@ -11,6 +11,8 @@ import { randomToken, safeEqual } from './random.js';
 import { signToken, TOKEN_LIFETIME_MS, verifyToken } from './tokens.js';
 
 export const ADMIN_USER = 'admin';
+/** The built-in role that may do everything. */
+export const ADMIN_ROLE = 'admin';
 
 function checkName(name: string): void {
   if (!/^[^\s:]{1,128}$/.test(name)) {
@@ -139,6 +141,50 @@ export class UserService {
       const user = catalog.users.find((u) => u.name === name);
       if (!user) throw notFound(`User "${name}" does not exist.`, null, 'Unknown user');
       user.tokenSecret = randomToken();
+    });
+  }
+
+  /** Every role: the built-in `admin` and those added with addRole. */
+  roles(): string[] {
+    return [ADMIN_ROLE, ...(this.store.current.roles ?? [])];
+  }
+
+  async addRole(role: string): Promise<void> {
+    if (!/^[A-Za-z_][\w.-]{0,127}$/.test(role)) throw badRequest(`"${role}" is not a valid role name.`, 'Use letters, digits, _ . and -, starting with a letter.');
+    await this.store.update((catalog) => {
+      if (role === ADMIN_ROLE || (catalog.roles ?? []).includes(role)) throw badRequest(`Role "${role}" already exists.`);
+      catalog.roles = [...(catalog.roles ?? []), role];
+    });
+  }
+
+  /** Removes a role and takes it from every user who had it. */
+  async removeRole(role: string): Promise<void> {
+    if (role === ADMIN_ROLE) throw badRequest('The admin role cannot be removed.');
+    await this.store.update((catalog) => {
+      if (!(catalog.roles ?? []).includes(role)) throw notFound(`Role "${role}" does not exist.`, null, 'Unknown role');
+      catalog.roles = (catalog.roles ?? []).filter((r) => r !== role);
+      for (const user of catalog.users) user.roles = user.roles.filter((r) => r !== role);
+    });
+  }
+
+  async addUserRole(role: string, name: string): Promise<void> {
+    await this.store.update((catalog) => {
+      if (role !== ADMIN_ROLE && !(catalog.roles ?? []).includes(role)) throw notFound(`Role "${role}" does not exist.`, null, 'Unknown role');
+      const user = catalog.users.find((u) => u.name === name);
+      if (!user) throw notFound(`User "${name}" does not exist.`, null, 'Unknown user');
+      if (!user.roles.includes(role)) user.roles.push(role);
+    });
+  }
+
+  /** Takes a role from a user; the last administrator keeps the admin role. */
+  async removeUserRole(role: string, name: string): Promise<void> {
+    await this.store.update((catalog) => {
+      const user = catalog.users.find((u) => u.name === name);
+      if (!user) throw notFound(`User "${name}" does not exist.`, null, 'Unknown user');
+      if (role === ADMIN_ROLE && catalog.users.filter((u) => u.roles.includes(ADMIN_ROLE)).length === 1 && user.roles.includes(ADMIN_ROLE)) {
+        throw badRequest('The last administrator keeps the admin role.', 'Give another user the admin role first.');
+      }
+      user.roles = user.roles.filter((r) => r !== role);
     });
   }
 

@@ -345,6 +345,7 @@ describe('system tables', () => {
       ['SYS', 'Schemas'],
       ['SYS', 'Tables'],
       ['SYSADMIN', 'DataSources'],
+      ['SYSADMIN', 'Roles'],
       ['SYSADMIN', 'Users'],
       ['SYSLOG', 'AuditLog'],
       ['SYSLOG', 'QueryLog'],

@@ -91,3 +91,27 @@ test('SYSADMIN.Users lists users without any secret; only administrators manage 
   assert.equal((await sql("CALL SYSADMIN.addUser('gina', 'gina-password')", server.basic('frank', 'frank-password'))).status, 403);
   assert.equal((await sql("CALL SYSADMIN.removeUser('alice')", server.basic('frank', 'frank-password'))).status, 403);
 });
+
+test('roles: added, given to users (admin makes another administrator), listed, taken, removed', async () => {
+  assert.equal((await sql("CALL SYSADMIN.addRole('analyst')")).status, 200);
+  assert.equal((await sql("CALL SYSADMIN.addRole('analyst')")).status, 400);
+  await sql("CALL SYSADMIN.addUser('hank', 'hank-password')");
+  assert.deepEqual((await sql("CALL SYSADMIN.addUserRole('analyst', 'hank')")).body, [['analyst', 'hank', 'granted']]);
+  assert.equal((await sql("CALL SYSADMIN.addUserRole('nosuch', 'hank')")).status, 404);
+  // The admin role makes an administrator: hank may now manage users.
+  assert.equal((await sql("CALL SYSADMIN.addRole('x_role')", server.basic('hank', 'hank-password'))).status, 403);
+  await sql("CALL SYSADMIN.addUserRole('admin', 'hank')");
+  assert.equal((await sql("CALL SYSADMIN.addRole('x_role')", server.basic('hank', 'hank-password'))).status, 200);
+  const roles = (await sql('SELECT "Name", "Users" FROM SYSADMIN.Roles ORDER BY "Name"')).body;
+  assert.deepEqual(roles, [
+    ['admin', 'admin,hank'],
+    ['analyst', 'hank'],
+    ['x_role', ''],
+  ]);
+  assert.equal((await sql("CALL SYSADMIN.removeUserRole('analyst', 'hank')")).status, 200);
+  assert.equal((await sql("CALL SYSADMIN.removeRole('analyst')")).status, 200);
+  assert.equal((await sql("CALL SYSADMIN.removeRole('admin')")).status, 400);
+  // The last administrator keeps the role.
+  await sql("CALL SYSADMIN.removeUserRole('admin', 'hank')");
+  assert.equal((await sql("CALL SYSADMIN.removeUserRole('admin', 'admin')")).status, 400);
+});

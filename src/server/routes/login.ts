@@ -11,7 +11,12 @@ export function loginRoutes(app: FastifyInstance, services: Services): void {
     if (typeof body?.username !== 'string' || typeof body.password !== 'string' || body.username === '') {
       throw badRequest('The body must be {"username": string, "password": string}.', null, 'Missing credentials');
     }
-    services.throttle.check(SignInThrottle.keys(body.username, request.ip));
+    try {
+      services.throttle.check(SignInThrottle.keys(body.username, request.ip));
+    } catch (err) {
+      services.auditLog.record({ user: body.username, action: 'login', target: null, outcome: 'refused', address: request.ip });
+      throw err;
+    }
     const known = services.users.find(body.username);
     if (known?.kind === 'external') {
       services.auditLog.record({ user: body.username, action: 'login', target: null, outcome: 'refused', address: request.ip });
