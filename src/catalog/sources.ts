@@ -12,8 +12,8 @@ import { DuckRuntime, quoteIdent, sqlLiteral } from '../engine/duckdb.js';
 import type { QueryLogEntry } from '../engine/query-log.js';
 import type { AuditEntry } from '../security/audit-log.js';
 import type { CatalogStore } from './store.js';
-import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable } from './system.js';
-import type { SourceDef, SourceKind, TableDef } from './types.js';
+import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable, type SystemValue } from './system.js';
+import type { SourceDef, SourceKind, TableDef, UserDef } from './types.js';
 
 /** Where a table of the virtual database lives, as the binder needs to know it. */
 export type ResolvedTable =
@@ -321,19 +321,31 @@ export class SourceRegistry {
     await this.runtime.runAll(statements);
   }
 
+  /** Brings the engine's copies of the (non-volatile) system tables up to date with the catalog. */
+  async ensureSystemTables(): Promise<void> {
+    if (this.systemGeneration === this.store.generation) return;
+    this.systemRefresh ??= this.refreshSystemTables(SYSTEM_TABLES.filter((t) => !t.volatile)).finally(() => {
+      this.systemRefresh = null;
+    });
+    await this.systemRefresh;
+  }
+
+  /** Whether a system table changes without catalog changes (the logs): loaded per statement. */
+  isVolatile(table: TableDef): boolean {
+    return SYSTEM_TABLES.some((t) => t.def === table && t.volatile);
+  }
+
   /**
-   * Brings the engine's copies of the system tables up to date: all of them when the catalog
-   * changed since they were built, and the volatile ones among `reading` every time.
+   * The rows of a volatile system table as `viewer` may see them: administrators everything,
+   * other users their own entries (their own statements, their own sign-ins).
    */
-  async ensureSystemTables(reading: readonly TableDef[] = []): Promise<void> {
-    if (this.systemGeneration !== this.store.generation) {
-      this.systemRefresh ??= this.refreshSystemTables(SYSTEM_TABLES.filter((t) => !t.volatile)).finally(() => {
-        this.systemRefresh = null;
-      });
-      await this.systemRefresh;
-    }
-    const volatile = SYSTEM_TABLES.filter((t) => t.volatile && reading.includes(t.def));
-    if (volatile.length > 0) await this.writeSystemTables(volatile);
+  volatileRows(table: TableDef, viewer: UserDef): SystemValue[][] {
+    const system = SYSTEM_TABLES.find((t) => t.def === table);
+    if (!system) return [];
+    const rows = system.rows({ catalog: this.store.current, vdbName: this.vdbName, queryLog: this.queryLog(), auditLog: this.auditLog() });
+    if (viewer.roles.includes('admin')) return rows;
+    const userColumn = table.columns.findIndex((c) => c.name === 'UserName');
+    return userColumn < 0 ? [] : rows.filter((row) => row[userColumn] === viewer.name);
   }
 
   private async refreshSystemTables(tables: SystemTable[]): Promise<void> {
@@ -364,7 +376,7 @@ export class SourceRegistry {
   }
 }
 
-function literalOf(value: string | number | boolean | null): string {
+export function literalOf(value: string | number | boolean | null): string {
   if (value === null) return 'NULL';
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'NULL';
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';

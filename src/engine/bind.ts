@@ -84,13 +84,15 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
     const key = `${resolved.schema}\u0000${resolved.table.name}`;
     let bound = tables.get(key);
     if (!bound) {
-      bound = resolved.kind === 'rows' ? { resolved, loadName: `__vdb_rows_${tables.size + 1}` } : { resolved };
+      // Rows of sources, and the volatile system tables (logs, filtered per user), are loaded per statement.
+      const loaded = resolved.kind === 'rows' || (resolved.kind === 'system' && registry.isVolatile(resolved.table));
+      bound = loaded ? { resolved, loadName: `__vdb_${resolved.kind === 'rows' ? 'rows' : 'sys'}_${tables.size + 1}` } : { resolved };
       tables.set(key, bound);
     }
-    if (resolved.kind === 'rows') {
+    if (bound.loadName) {
       delete node.schemaname;
       node.relname = bound.loadName;
-    } else {
+    } else if (resolved.kind !== 'rows') {
       node.schemaname = resolved.engineSchema;
       node.relname = resolved.engineName;
     }

@@ -92,7 +92,7 @@ export class Engine {
         : await openSourceSelectExecution(bound, this.registry, this.runtime, signal);
       if (execution) return execution;
     }
-    return openExecution(bound, this.registry, this.runtime, { signal, ...this.options });
+    return openExecution(bound, this.registry, this.runtime, { signal, user, ...this.options });
   }
 }
 

@@ -4,10 +4,11 @@
  * The result itself is read by the caller (streamed, or materialised for pagination).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { SourceRegistry } from '../catalog/sources.js';
+import { literalOf, type SourceRegistry } from '../catalog/sources.js';
+import type { UserDef } from '../catalog/types.js';
 import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../results/json.js';
 import type { BoundStatement, BoundTable } from './bind.js';
-import type { DuckRuntime } from './duckdb.js';
+import { quoteIdent, type DuckRuntime } from './duckdb.js';
 import { engineSql } from './engine-dialect.js';
 import { engineError, isInterrupt } from './errors.js';
 import { dependentKeys, estimate, loadJoinGroup, loadRows } from './load.js';
@@ -86,6 +87,8 @@ export function engineExecution(
 
 export interface ExecuteOptions {
   signal: AbortSignal;
+  /** Who runs the statement (what the logs show depends on it). */
+  user: UserDef;
   /** Push projections and conditions to the sources (off: read whole tables). */
   pushdown: boolean;
   /** Dependent joins: most distinct keys sent to another source, and keys per statement. */
@@ -104,7 +107,7 @@ export async function openExecution(
   runtime: DuckRuntime,
   options: ExecuteOptions,
 ): Promise<Execution> {
-  await registry.ensureSystemTables(bound.tables.filter((t) => t.resolved.kind === 'system').map((t) => t.resolved.table));
+  await registry.ensureSystemTables();
   for (const { resolved } of bound.tables) if (resolved.kind === 'native') await registry.ensurePublished(resolved.source);
   const connection = await runtime.connect();
   const { onAbort, stop } = interruptOnAbort(connection, options.signal);
@@ -121,6 +124,17 @@ export async function openExecution(
   try {
     const warnings: string[] = [];
     const sourceQueries: SourceQuery[] = [];
+    // The logs, as this user may see them, on this statement's own connection.
+    for (const { resolved, loadName } of bound.tables) {
+      if (resolved.kind !== 'system' || !loadName) continue;
+      const columns = resolved.table.columns.map((c) => `${quoteIdent(c.name)} ${c.type}`).join(', ');
+      await connection.run(`CREATE TEMP TABLE ${loadName} (${columns})`);
+      const rows = registry.volatileRows(resolved.table, options.user);
+      for (let i = 0; i < rows.length; i += 500) {
+        const values = rows.slice(i, i + 500).map((row) => `(${row.map(literalOf).join(', ')})`).join(', ');
+        await connection.run(`INSERT INTO ${loadName} VALUES ${values}`);
+      }
+    }
     const planned = planStatement(bound, registry, options.pushdown);
     const plans = planned.scans;
     // Joins among one source's own tables: one query to that source each.

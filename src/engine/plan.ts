@@ -69,7 +69,7 @@ function typeFamily(type: string): 'number' | 'text' | 'date' | null {
 
 export function planScans(bound: BoundStatement, registry: SourceRegistry, options: PlanOptions): Map<string, ScanPlan> {
   const loads = new Map<string, BoundTable>();
-  for (const table of bound.tables) if (table.loadName) loads.set(table.loadName, table);
+  for (const table of bound.tables) if (table.loadName && table.resolved.kind === 'rows') loads.set(table.loadName, table);
   const plans = new Map<string, ScanPlan>();
   if (loads.size === 0) return plans;
   const tableOf = (loadName: string): TableDef => loads.get(loadName)!.resolved.table;

@@ -32,3 +32,17 @@ test('logins, failures, user, key and preference changes are in SYSLOG.AuditLog'
   const all = JSON.stringify(rows);
   assert.doesNotMatch(all, /audited-secret-pw|wrong-one|wrong-two/);
 });
+
+test('the logs show a user their own entries; administrators see everything', async () => {
+  await server.services.users.addPasswordUser('viewer', 'viewer-password');
+  const as = (auth: string, sql: string) => server.request('/rest/api/query', { body: { sql }, headers: { authorization: auth } });
+  const viewer = server.basic('viewer', 'viewer-password');
+  await (await as(viewer, "SELECT 'viewer was here'")).text();
+  await (await as(server.basic(), "SELECT 'admin was here'")).text();
+  const own = (await (await as(viewer, 'SELECT DISTINCT "UserName" FROM SYSLOG.QueryLog')).json()) as string[][];
+  assert.deepEqual(own, [['viewer']]);
+  const audit = (await (await as(viewer, 'SELECT DISTINCT "UserName" FROM SYSLOG.AuditLog')).json()) as string[][];
+  assert.ok(audit.every(([name]) => name === 'viewer'));
+  const all = (await (await as(server.basic(), 'SELECT DISTINCT "UserName" FROM SYSLOG.QueryLog ORDER BY 1')).json()) as string[][];
+  assert.deepEqual(all, [['admin'], ['viewer']]);
+});
