@@ -109,17 +109,11 @@ export async function openExecution(
 ): Promise<Execution> {
   await registry.ensureSystemTables();
   for (const { resolved } of bound.tables) if (resolved.kind === 'native') await registry.ensurePublished(resolved.source);
-  const connection = await runtime.connect();
-  const { onAbort, stop } = interruptOnAbort(connection, options.signal);
+  const { connection, close } = await statementConnection(runtime, options.signal);
   const rename = renamer(bound.tables);
   const translateError = (err: unknown): unknown => {
     if (options.signal.aborted && (isInterrupt(err) || err === options.signal.reason)) return options.signal.reason;
     return engineError(err, rename, fileSourceOf(bound.tables)) ?? err;
-  };
-  const close = () => {
-    stop();
-    options.signal.removeEventListener('abort', onAbort);
-    connection.closeSync();
   };
   try {
     const warnings: string[] = [];
@@ -164,13 +158,7 @@ export async function openExecution(
 
 /** An execution of engine SQL that needs no binding (procedure results, built by vdb itself). */
 export async function openStaticExecution(runtime: DuckRuntime, sql: string, signal: AbortSignal, sourceQueries: SourceQuery[] = []): Promise<Execution> {
-  const connection = await runtime.connect();
-  const { onAbort, stop } = interruptOnAbort(connection, signal);
-  const close = () => {
-    stop();
-    signal.removeEventListener('abort', onAbort);
-    connection.closeSync();
-  };
+  const { connection, close } = await statementConnection(runtime, signal);
   const translateError = (err: unknown) => engineError(err, (m) => m) ?? err;
   try {
     const columns = await describe(connection, sql);
@@ -181,11 +169,25 @@ export async function openStaticExecution(runtime: DuckRuntime, sql: string, sig
   }
 }
 
+/** A connection of its own for one statement, interrupted when `signal` aborts; `close` ends both. */
+export async function statementConnection(runtime: DuckRuntime, signal: AbortSignal): Promise<{ connection: DuckDBConnection; close: () => void }> {
+  const connection = await runtime.connect();
+  const { onAbort, stop } = interruptOnAbort(connection, signal);
+  return {
+    connection,
+    close: () => {
+      stop();
+      signal.removeEventListener('abort', onAbort);
+      connection.closeSync();
+    },
+  };
+}
+
 /**
  * Interrupts the connection when `signal` aborts, and keeps interrupting until stopped: an
  * interrupt that arrives between two statements hits nothing, so one alone could be lost.
  */
-export function interruptOnAbort(connection: DuckDBConnection, signal: AbortSignal): { onAbort: () => void; stop: () => void } {
+function interruptOnAbort(connection: DuckDBConnection, signal: AbortSignal): { onAbort: () => void; stop: () => void } {
   let repeat: NodeJS.Timeout | null = null;
   const onAbort = () => {
     connection.interrupt();

@@ -14,7 +14,7 @@ import type { BoundStatement } from './bind.js';
 import { quoteIdent, type DuckRuntime } from './duckdb.js';
 import { engineSql } from './engine-dialect.js';
 import { engineError } from './errors.js';
-import { describe, engineExecution, interruptOnAbort, type Execution, type SourceQuery } from './execute.js';
+import { describe, engineExecution, statementConnection, type Execution, type SourceQuery } from './execute.js';
 import { loadBatches, tryCast } from './load.js';
 import { CannotPushDown } from './sql/predicate.js';
 import { sourceSelect, type SourceSelect } from './sql/source-select.js';
@@ -57,13 +57,7 @@ export async function openSourceSelectExecution(
   if (!planned) return null;
   const { source, connector, pushed } = planned;
   if (!connector.statementRows) return null;
-  const connection = await runtime.connect();
-  const { onAbort, stop } = interruptOnAbort(connection, signal);
-  const close = () => {
-    stop();
-    signal.removeEventListener('abort', onAbort);
-    connection.closeSync();
-  };
+  const { connection, close } = await statementConnection(runtime, signal);
   try {
     // The engine's own result columns for the statement, over empty stand-ins of the tables.
     for (const { loadName, resolved } of bound.tables) {
