@@ -13,7 +13,7 @@ import type { QueryLogEntry } from '../engine/query-log.js';
 import type { AuditEntry } from '../security/audit-log.js';
 import type { CatalogStore } from './store.js';
 import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable, type SystemValue } from './system.js';
-import type { SourceDef, SourceKind, TableDef, UserDef } from './types.js';
+import type { PermissionDef, SourceDef, SourceKind, TableDef, UserDef } from './types.js';
 
 /** Where a table of the virtual database lives, as the binder needs to know it. */
 export type ResolvedTable =
@@ -92,6 +92,16 @@ export class SourceRegistry {
     const found = findByName(this.schemaNames(), name, (s) => s);
     if (!found) throw notFound(`Schema "${name}" does not exist.`, 'GET /rest/api/source lists the schemas.', 'Unknown schema');
     return found;
+  }
+
+  /** The definitions of the system tables (SYS, SYSADMIN, SYSLOG). */
+  systemTables(): TableDef[] {
+    return SYSTEM_TABLES.map((t) => t.def);
+  }
+
+  /** The permission entries of every role. */
+  get permissions(): readonly PermissionDef[] {
+    return this.store.current.permissions ?? [];
   }
 
   findSource(name: string): SourceDef | undefined {

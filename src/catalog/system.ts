@@ -241,6 +241,21 @@ export const SYSTEM_TABLES: SystemTable[] = [
       ]),
   ),
   systemTable(
+    'SYSADMIN',
+    'Permissions',
+    'What each role may do with each resource (SYSADMIN.setPermissions): letters of CRUDEA, row condition, column mask.',
+    [
+      ['RoleName', 'VARCHAR'],
+      ['ResourceName', 'VARCHAR'],
+      ['Permissions', 'VARCHAR'],
+      ['Condition', 'VARCHAR'],
+      ['Mask', 'VARCHAR'],
+      ['MaskOrder', 'INTEGER'],
+    ],
+    ({ catalog }) =>
+      (catalog.permissions ?? []).map((p): SystemValue[] => [p.role, p.resource, p.permissions, p.condition, p.mask, p.maskOrder]),
+  ),
+  systemTable(
     'SYSLOG',
     'QueryLog',
     'Recent statements: user, statement, start, duration, rows, status, error and the statements sent to sources.',

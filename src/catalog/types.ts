@@ -101,6 +101,21 @@ export interface InviteDef {
   usedAt: string | null;
 }
 
+/** What a role may do with a resource (SYSADMIN.setPermissions); see security/permissions.ts. */
+export interface PermissionDef {
+  role: string;
+  /** `*`, `schema`, `schema.table`, `schema.table.column` or `SYSADMIN.procedure`, as given. */
+  resource: string;
+  /** Letters of CRUDEA in that order; '' grants nothing (and hides what a wider entry grants). */
+  permissions: string;
+  /** Table entries: the rows the role sees. Column entries: where the mask applies. */
+  condition: string | null;
+  /** Column entries: the expression shown instead of the column's value. */
+  mask: string | null;
+  /** Masks of several roles apply highest order first. */
+  maskOrder: number | null;
+}
+
 export interface CatalogData {
   formatVersion: 1;
   sources: SourceDef[];
@@ -108,6 +123,7 @@ export interface CatalogData {
   apiKeys?: ApiKeyDef[];
   /** Roles besides the built-in `admin`. */
   roles?: string[];
+  permissions?: PermissionDef[];
   invites?: InviteDef[];
   users: UserDef[];
   /** Set once the first start finished (demo attached); a failed first start is retried. */

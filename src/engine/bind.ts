@@ -9,6 +9,8 @@
 import type { ParseResult } from '@pgsql/types';
 import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
+import type { AccessPolicy } from '../security/permissions.js';
+import { applyAccess, type HiddenColumns } from './access.js';
 import { fieldNames, isObject, walk, type Json } from './ast.js';
 
 export interface BoundTable {
@@ -20,6 +22,8 @@ export interface BoundTable {
 export interface BoundStatement {
   ast: ParseResult;
   tables: BoundTable[];
+  /** Columns left out for the user (permissions): a binder error naming one is a 403. */
+  hiddenColumns: HiddenColumns;
 }
 
 
@@ -37,7 +41,11 @@ const unsupported = (what: string) =>
     'Unsupported statement',
   );
 
-export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbName: string): BoundStatement {
+/**
+ * Binds a SELECT. With a `policy`, the tables it reads are first checked and narrowed to what
+ * the policy's user may see (access.ts); without one (internal statements) nothing is checked.
+ */
+export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbName: string, policy?: AccessPolicy): BoundStatement {
   const raw = tree.stmts?.[0]?.stmt as Json | undefined;
   if (!raw || !('SelectStmt' in raw)) {
     const kind = raw ? Object.keys(raw)[0] : 'An empty statement';
@@ -49,6 +57,8 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   walk(raw, (key, node) => {
     if (key === 'CommonTableExpr' && typeof node.ctename === 'string') cteNames.add(node.ctename.toLowerCase());
   });
+
+  const hiddenColumns = policy ? applyAccess(raw, registry, policy, cteNames) : new Map<string, string>();
 
   const tables = new Map<string, BoundTable>();
   const schemasUsed = new Set<string>();
@@ -67,7 +77,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   });
 
   nameOutputColumns(raw.SelectStmt);
-  return { ast: tree, tables: [...tables.values()] };
+  return { ast: tree, tables: [...tables.values()], hiddenColumns };
 
   function bindRangeVar(node: Json): void {
     const relname = String(node.relname ?? '');

@@ -12,10 +12,13 @@
 import type { ParseResult } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
 import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
-import type { ColumnDef, SourceDef, UserDef } from '../catalog/types.js';
+import type { ColumnDef, SourceDef } from '../catalog/types.js';
 import type { RowConnector } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../errors.js';
+import type { AccessPolicy } from '../security/permissions.js';
+import { applyAccess } from './access.js';
+import { parseExpression } from './parse.js';
 import type { StaticResult } from './static-result.js';
 import { fieldNames, isObject, walk, type Json } from './ast.js';
 import { SAFE_FUNCTIONS, SAFE_TYPES } from './whole.js';
@@ -45,7 +48,7 @@ const PORTABLE_FORBIDDEN = new Set(['FuncCall', 'TypeCast', 'SubLink', 'CaseExpr
 
 export async function executeDml(
   tree: ParseResult,
-  user: UserDef,
+  policy: AccessPolicy,
   registry: SourceRegistry,
   vdbName: string,
   selectRows: SelectRows,
@@ -53,24 +56,33 @@ export async function executeDml(
 ): Promise<StaticResult & { sourceQueries: Array<{ source: string; sql: string }> }> {
   const statement = tree.stmts![0]!.stmt as unknown as Json;
   const [kind, body] = Object.entries(statement)[0] as [string, Json];
-  if (!user.roles.includes('admin')) throw forbidden('Only administrators may write to data sources (until permissions arrive).');
   if (body.returningList || body.returningClause) throw badRequest('RETURNING is not supported.', 'Run a SELECT after the write.', 'Unsupported statement');
   if (body.withClause) throw badRequest('WITH on a write statement is not supported.', null, 'Unsupported statement');
   const relation = body.relation as Json;
   const target = registry.resolve(typeof relation.schemaname === 'string' ? relation.schemaname : undefined, String(relation.relname));
   const source = writableSource(target, registry);
   const connector = registry.connectorOf(source) as WritableConnector;
+  const insertCondition = checkWritePermission(kind, body, target, policy);
+
+  // What the statement reads besides its target, narrowed to what the user may see, and the
+  // target's row conditions: an UPDATE or DELETE reaches only the rows the user may change.
+  const checked = structuredClone(body);
+  applyWriteAccess(checked, registry, policy);
+  if (kind !== 'InsertStmt') {
+    const conditions = policy.rowConditions(kind === 'UpdateStmt' ? 'U' : 'D', target.schema, target.table);
+    if (conditions !== null) checked.whereClause = allOf([checked.whereClause, anyOfConditions(conditions)]);
+  }
 
   // Every other table the statement reads, and whether all of them are in the target's source.
   let sameSource = true;
-  walk(body, (key, node) => {
+  walk(checked, (key, node) => {
     if (key !== 'RangeVar') return;
     const other = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
     if (other.kind !== 'rows' || other.source.name !== source.name) sameSource = false;
   });
 
-  if (sameSource && translatable(body, connector)) {
-    const sql = sourceStatement(tree, registry, source, connector, vdbName);
+  if (sameSource && insertCondition === null && translatable(checked, connector)) {
+    const sql = sourceStatement({ ...tree, stmts: [{ stmt: { [kind]: checked } as never }] }, registry, source, connector, vdbName);
     const count = await connector.executeWrite(sql, signal).catch((err: unknown) => Promise.reject(writeError(source.name, err, signal)));
     return { ...countResult(count), sourceQueries: [{ source: source.name, sql }] };
   }
@@ -83,9 +95,58 @@ export async function executeDml(
       'Unsupported statement',
     );
   }
-  const count = await insertSelect(body, target, connector, selectRows, signal).catch((err: unknown) => Promise.reject(writeError(source.name, err, signal)));
+  const count = await insertSelect(body, target, connector, selectRows, signal, insertCondition).catch((err: unknown) => Promise.reject(writeError(source.name, err, signal)));
   return { ...countResult(count), sourceQueries: [{ source: source.name, sql: `INSERT INTO ${target.table.nameInSource} ... (${count} row(s) in batches)` }] };
 }
+
+/**
+ * The write permissions of a statement: CREATE on the columns an INSERT fills, UPDATE on the
+ * columns an UPDATE sets, DELETE on the table. Returns the row conditions new rows must meet
+ * (an INSERT through a conditioned grant), null when there are none.
+ */
+function checkWritePermission(kind: string, body: Json, target: ResolvedTable, policy: AccessPolicy): string[] | null {
+  const path = [target.schema, target.table.name];
+  if (kind === 'DeleteStmt') {
+    policy.require('D', path);
+    return null;
+  }
+  const action = kind === 'InsertStmt' ? 'C' : 'U';
+  const named = ((body.cols ?? body.targetList) as Json[] | undefined)?.map((c) => String((c.ResTarget as Json).name)) ?? [];
+  const columns = named.length > 0 ? named : target.table.columns.map((c) => c.name);
+  for (const name of columns) {
+    const column = target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
+    // Unknown columns are the source's to report.
+    if (column && !policy.allows(action, [...path, column.name])) throw policy.denial(action, [...path, column.name], 'column');
+  }
+  return action === 'C' ? policy.rowConditions('C', target.schema, target.table) : null;
+}
+
+/** Checks and narrows the tables a write statement reads (not its target), as for a SELECT. */
+function applyWriteAccess(body: Json, registry: SourceRegistry, policy: AccessPolicy): void {
+  const cteNames = new Set<string>();
+  walk(body, (key, node) => {
+    if (key === 'CommonTableExpr' && typeof node.ctename === 'string') cteNames.add(node.ctename.toLowerCase());
+  });
+  const { relation, usingClause, ...rest } = body;
+  // DELETE ... USING lists tables like a FROM.
+  const reads: Json = usingClause === undefined ? rest : { ...rest, fromClause: usingClause };
+  applyAccess(reads, registry, policy, cteNames);
+  Object.assign(body, reads, { relation });
+  if (usingClause !== undefined) {
+    body.usingClause = reads.fromClause;
+    delete body.fromClause;
+  }
+}
+
+const allOf = (conditions: unknown[]): Json => {
+  const present = conditions.filter((c) => c !== undefined && c !== null);
+  return present.length === 1 ? (present[0] as Json) : { BoolExpr: { boolop: 'AND_EXPR', args: present } };
+};
+
+const anyOfConditions = (conditions: string[]): Json =>
+  conditions.length === 1
+    ? parseExpression(conditions[0]!, 'condition')
+    : { BoolExpr: { boolop: 'OR_EXPR', args: conditions.map((c) => parseExpression(c, 'condition')) } };
 
 /**
  * A failed write in the terms of the API: the statement's or the data's fault (constraint,
@@ -175,6 +236,7 @@ async function insertSelect(
   connector: WritableConnector,
   selectRows: SelectRows,
   signal: AbortSignal,
+  conditions: string[] | null,
 ): Promise<number> {
   const named = Array.isArray(body.cols) ? (body.cols as Json[]).map((c) => String((c.ResTarget as Json).name)) : null;
   const columns = named
@@ -184,7 +246,8 @@ async function insertSelect(
         return column;
       })
     : target.table.columns;
-  const select = { version: 0, stmts: [{ stmt: body.selectStmt }] } as unknown as ParseResult;
+  const rowsSelect = conditions === null ? (body.selectStmt as Json) : checkedRows(body.selectStmt as Json, columns, conditions, target);
+  const select = { version: 0, stmts: [{ stmt: rowsSelect }] } as unknown as ParseResult;
   const rows = await selectRows(select, signal);
   try {
     if (rows.columns !== columns.length) {
@@ -194,6 +257,36 @@ async function insertSelect(
   } finally {
     rows.close();
   }
+}
+
+/**
+ * The rows of an INSERT whose grant carries row conditions, each checked: a row that meets none
+ * fails the statement (the engine's error() stops it, and the target's transaction rolls back).
+ */
+function checkedRows(select: Json, columns: readonly ColumnDef[], conditions: string[], target: ResolvedTable): Json {
+  const message = `A new row of ${target.schema}.${target.table.name} is outside the rows you may insert (your permission's condition).`;
+  const check = {
+    CaseExpr: {
+      args: [{ CaseWhen: { expr: anyOfConditions(conditions), result: { A_Const: { boolval: { boolval: true } } } } }],
+      defresult: { FuncCall: { funcname: [{ String: { sval: 'error' } }], args: [{ A_Const: { sval: { sval: message } } }], funcformat: 'COERCE_EXPLICIT_CALL' } },
+    },
+  };
+  return {
+    SelectStmt: {
+      targetList: [{ ResTarget: { val: { ColumnRef: { fields: [{ A_Star: {} }] } } } }],
+      fromClause: [
+        {
+          RangeSubselect: {
+            subquery: select,
+            alias: { aliasname: '__vdb_new', colnames: columns.map((c) => ({ String: { sval: c.name } })) },
+          },
+        },
+      ],
+      whereClause: check,
+      limitOption: 'LIMIT_OPTION_DEFAULT',
+      op: 'SETOP_NONE',
+    },
+  };
 }
 
 const countResult = (count: number): StaticResult => ({ columns: ['Count'], rows: [[count]] });

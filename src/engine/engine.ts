@@ -2,7 +2,9 @@
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest } from '../errors.js';
-import { bindStatement } from './bind.js';
+import { AccessPolicy } from '../security/permissions.js';
+import { explainHiddenColumn } from './access.js';
+import { bindStatement, type BoundStatement } from './bind.js';
 import type { DuckRuntime } from './duckdb.js';
 import { openExecution, openStaticExecution, type Execution } from './execute.js';
 import { openSourceSelectExecution, openWholeExecution, planSourceSelect } from './source-execution.js';
@@ -51,6 +53,8 @@ export class Engine {
 
   private async openTree(tree: ParseResult, user: UserDef, signal: AbortSignal, viaApiKey = false): Promise<Execution> {
     const statement = tree.stmts?.[0]?.stmt as Json | undefined;
+    // The user's permissions as they are now, for this statement.
+    const policy = new AccessPolicy(user, this.registry.permissions);
     if (statement && 'CallStmt' in statement) {
       const result = await callProcedure(procedureCall(statement.CallStmt as Json), {
         registry: this.registry,
@@ -59,6 +63,7 @@ export class Engine {
         auditLog: this.accounts?.auditLog,
         dropCursors: this.accounts?.dropCursors ?? (async () => undefined),
         caller: user,
+        access: policy,
         viaApiKey,
       });
       return openStaticExecution(this.runtime, staticResultSql(result), signal);
@@ -73,7 +78,7 @@ export class Engine {
       if (isDml(inner as Json)) {
         throw badRequest('EXPLAIN of INSERT, UPDATE or DELETE is not supported.', 'EXPLAIN a SELECT.', 'Unsupported statement');
       }
-      const bound = bindStatement({ ...tree, stmts: [{ stmt: inner as never }] }, this.registry, this.vdbName);
+      const bound = bindStatement({ ...tree, stmts: [{ stmt: inner as never }] }, this.registry, this.vdbName, policy);
       const whole = this.options.pushdown && this.options.wholeStatements !== false ? await planWhole(bound, this.registry) : null;
       const pgPlan = whole && (await whole.connector.describeStatement(whole.sql).then(() => explainWhole(whole), () => null));
       const other = !whole && this.options.pushdown && this.options.wholeStatements !== false ? planSourceSelect(bound, this.registry) : null;
@@ -81,10 +86,18 @@ export class Engine {
       return openStaticExecution(this.runtime, staticResultSql(plan ?? explain(bound, this.registry, this.options.pushdown)), signal);
     }
     if (isDml(statement)) {
-      const result = await executeDml(tree, user, this.registry, this.vdbName, (select, s) => this.selectRows(select, user, s), signal);
+      const result = await executeDml(tree, policy, this.registry, this.vdbName, (select, s) => this.selectRows(select, user, s), signal);
       return openStaticExecution(this.runtime, staticResultSql(result), signal, result.sourceQueries);
     }
-    const bound = bindStatement(tree, this.registry, this.vdbName);
+    const bound = bindStatement(tree, this.registry, this.vdbName, policy);
+    try {
+      return await this.openBound(bound, user, signal);
+    } catch (err) {
+      throw explainHiddenColumn(err, bound.hiddenColumns, user.name);
+    }
+  }
+
+  private async openBound(bound: BoundStatement, user: UserDef, signal: AbortSignal): Promise<Execution> {
     if (this.options.pushdown && this.options.wholeStatements !== false) {
       const whole = await planWhole(bound, this.registry);
       const execution = whole

@@ -66,3 +66,24 @@ export function parseStatement(sql: string): ParseResult {
   }
   return tree;
 }
+
+/**
+ * One SQL expression (a row condition, a column mask) as a syntax tree: exactly one
+ * expression, nothing around it (no FROM, no second statement). 400 otherwise.
+ */
+export function parseExpression(text: string, what: string): Record<string, unknown> {
+  let tree: ParseResult;
+  try {
+    tree = parseStatement(`SELECT (${text}\n)`);
+  } catch (err) {
+    if (err instanceof ApiError) throw new ApiError(400, `Invalid ${what}`, `The ${what} "${text}" is not a SQL expression: ${err.description}`, null);
+    throw err;
+  }
+  const select = (tree.stmts?.[0]?.stmt as { SelectStmt?: Record<string, unknown> } | undefined)?.SelectStmt;
+  const targets = select?.targetList as Array<{ ResTarget?: { val?: Record<string, unknown> } }> | undefined;
+  const extra = select ? Object.keys(select).filter((k) => k !== 'targetList' && k !== 'limitOption' && k !== 'op') : ['statement'];
+  if (!targets || targets.length !== 1 || !targets[0]?.ResTarget?.val || extra.length > 0) {
+    throw new ApiError(400, `Invalid ${what}`, `The ${what} "${text}" must be one SQL expression.`, null);
+  }
+  return targets[0].ResTarget.val;
+}

@@ -19,6 +19,8 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 import type { AuditLog } from '../security/audit-log.js';
 import type { InviteService } from '../security/invites.js';
 import type { UserService } from '../security/users.js';
+import { canonicalPermissions, parseResource, type AccessPolicy } from '../security/permissions.js';
+import { parseExpression } from './parse.js';
 import type { StaticResult } from './static-result.js';
 
 export type ProcedureResult = StaticResult;
@@ -33,6 +35,8 @@ export interface ProcedureContext {
   /** Drops every cursor of a user (when the user is removed). */
   dropCursors(owner: string): Promise<void>;
   caller: UserDef;
+  /** The caller's permissions. */
+  access: AccessPolicy;
   /** Signed in with an API key: account procedures (passwords, tokens) are refused. */
   viaApiKey?: boolean;
 }
@@ -43,7 +47,12 @@ const ACCOUNT_PROCEDURES = new Set(['sysadmin.changeuserpwd', 'sysadmin.revoketo
 interface Procedure {
   params: string[];
   required: number;
-  admin: boolean;
+  /**
+   * Who may call: 'admin' (users, roles and permissions), 'anyone' (checks inside, e.g. one's
+   * own password), or the schema the call alters ([] for the whole database, when it creates
+   * one): EXECUTE on the procedure and ALTER on that schema.
+   */
+  access: 'admin' | 'anyone' | ((args: Record<string, string | null>) => string[]);
   run(args: Record<string, string | null>, context: ProcedureContext): Promise<ProcedureResult>;
 }
 
@@ -58,7 +67,7 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.adduser': {
     params: ['name', 'password'],
     required: 2,
-    admin: true,
+    access: 'admin',
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
       await users.addPasswordUser(args.name!, args.password!);
@@ -68,7 +77,7 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.addexternaluser': {
     params: ['name', 'provider'],
     required: 2,
-    admin: true,
+    access: 'admin',
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
       if (!args.provider?.trim()) throw badRequest('The identity provider must be named.', null);
@@ -79,7 +88,7 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.addrole': {
     params: ['name'],
     required: 1,
-    admin: true,
+    access: 'admin',
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
       await users.addRole(args.name!);
@@ -89,7 +98,7 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.removerole': {
     params: ['name'],
     required: 1,
-    admin: true,
+    access: 'admin',
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
       await users.removeRole(args.name!);
@@ -99,7 +108,7 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.adduserrole': {
     params: ['roleName', 'userName'],
     required: 2,
-    admin: true,
+    access: 'admin',
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
       await users.addUserRole(args.roleName!, args.userName!);
@@ -109,17 +118,44 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.removeuserrole': {
     params: ['roleName', 'userName'],
     required: 2,
-    admin: true,
+    access: 'admin',
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
       await users.removeUserRole(args.roleName!, args.userName!);
       return { columns: ['Role', 'User', 'Action'], rows: [[args.roleName!, args.userName!, 'revoked']] };
     },
   },
+  'sysadmin.setpermissions': {
+    params: ['role', 'resourceName', 'permissions', 'condition', 'mask', 'maskOrder'],
+    required: 2,
+    access: 'admin',
+    async run(args, { users, registry }) {
+      if (!users) throw new Error('user procedures are not available here');
+      const resource = args.resourceName!;
+      const path = checkResource(parseResource(resource), registry);
+      const condition = args.condition?.trim() || null;
+      const mask = args.mask?.trim() || null;
+      if (condition !== null && path.length < 2) {
+        throw badRequest('A condition applies to a table (a row condition) or a column (where its mask applies).', `"${resource}" names neither.`);
+      }
+      if (mask !== null && path.length !== 3) throw badRequest('A mask applies to a column: name it as schema.table.column.', `"${resource}" is not a column.`);
+      if (condition !== null && path.length === 3 && mask === null) throw badRequest('A condition on a column says where its mask applies; give the mask too.', null);
+      if (condition !== null) parseExpression(condition, 'condition');
+      if (mask !== null) parseExpression(mask, 'mask');
+      const maskOrder = args.maskOrder === null || args.maskOrder === undefined ? null : Number(args.maskOrder);
+      if (maskOrder !== null && !Number.isSafeInteger(maskOrder)) throw badRequest(`maskOrder "${args.maskOrder}" is not an integer.`, null);
+      const permissions = args.permissions === null || args.permissions === undefined ? null : canonicalPermissions(args.permissions);
+      await users.setPermissions({ role: args.role!, resource: resource.trim(), permissions, condition, mask, maskOrder }, sameResource);
+      return {
+        columns: ['Role', 'Resource', 'Permissions', 'Action'],
+        rows: [[args.role!, resource.trim(), permissions, permissions === null ? 'removed' : 'set']],
+      };
+    },
+  },
   'sysadmin.inviteuser': {
     params: ['name'],
     required: 1,
-    admin: true,
+    access: 'admin',
     async run(args, { invites }) {
       if (!invites) throw new Error('invitations are not available here');
       const { token, expiresAt } = await invites.invite(args.name!);
@@ -129,7 +165,7 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.removeuser': {
     params: ['name'],
     required: 1,
-    admin: true,
+    access: 'admin',
     async run(args, { users, dropCursors, caller }) {
       if (!users) throw new Error('user procedures are not available here');
       if (args.name === caller.name) throw badRequest('You cannot remove yourself.', 'Ask another administrator.');
@@ -142,7 +178,7 @@ const PROCEDURES: Record<string, Procedure> = {
     params: ['name', 'password'],
     required: 2,
     // Administrators for anyone, everybody for themselves (checked below).
-    admin: false,
+    access: 'anyone',
     async run(args, { users, caller }) {
       if (!users) throw new Error('user procedures are not available here');
       if (args.name !== caller.name && !caller.roles.includes('admin')) {
@@ -155,7 +191,7 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.revoketokens': {
     params: ['name'],
     required: 1,
-    admin: false,
+    access: 'anyone',
     async run(args, { users, caller }) {
       if (!users) throw new Error('user procedures are not available here');
       if (args.name !== caller.name && !caller.roles.includes('admin')) {
@@ -168,7 +204,7 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.createconnection': {
     params: ['name', 'jbosscliTemplateName', 'connectionOrResourceAdapterProperties', 'encryptedProperties'],
     required: 2,
-    admin: true,
+    access: () => [],
     async run(args, { registry }) {
       const spec = sourceFromSpec({
         name: args.name,
@@ -183,7 +219,7 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.createdatasource': {
     params: ['name', 'translator', 'modelProperties', 'translatorProperties'],
     required: 1,
-    admin: true,
+    access: () => [],
     async run(args, { registry }) {
       const name = args.name ?? '';
       const connection = registry.connection(name);
@@ -203,7 +239,7 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.removedatasource': {
     params: ['name'],
     required: 1,
-    admin: true,
+    access: (args) => [args.name ?? ''],
     async run(args, { registry }) {
       const source = await registry.removeSource(args.name ?? '');
       return sourceRow(source.name, source.kind, source.tables.length);
@@ -212,7 +248,7 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.refreshdatasource': {
     params: ['name'],
     required: 1,
-    admin: true,
+    access: (args) => [args.name ?? ''],
     async run(args, { registry }) {
       const source = await registry.refreshSource(args.name ?? '');
       return sourceRow(source.name, source.kind, source.tables.length);
@@ -221,13 +257,36 @@ const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.removeconnection': {
     params: ['name'],
     required: 1,
-    admin: true,
+    access: () => [],
     async run(args, { registry }) {
       await registry.removeConnection(args.name ?? '');
       return { columns: ['Name'], rows: [[args.name]] };
     },
   },
 };
+
+/** Resource names are case-insensitive; `"a"."b"` and `a.b` name the same resource. */
+function sameResource(a: string, b: string): boolean {
+  const [x, y] = [parseResource(a), parseResource(b)];
+  return x.length === y.length && x.every((part, i) => part.toLowerCase() === y[i]!.toLowerCase());
+}
+
+/**
+ * A resource of setPermissions must exist: `*`, a schema, a table, a column, or a procedure
+ * (SYSADMIN.name). Returns its path with the catalog's spelling.
+ */
+function checkResource(path: string[], registry: SourceRegistry): string[] {
+  if (path.length === 0) return path;
+  const schema = registry.requireSchema(path[0]!);
+  if (path.length === 1) return [schema];
+  const procedure = schema === 'SYSADMIN' ? CANONICAL_NAMES.find((n) => n.toLowerCase() === `sysadmin.${path[1]!.toLowerCase()}`) : undefined;
+  if (procedure && path.length === 2) return [schema, procedure.split('.')[1]!];
+  const table = registry.resolve(schema, path[1]!).table;
+  if (path.length === 2) return [schema, table.name];
+  const column = table.columns.find((c) => c.name.toLowerCase() === path[2]!.toLowerCase());
+  if (!column) throw notFound(`Column "${path[2]}" of ${schema}.${table.name} does not exist.`, null, 'Unknown column');
+  return [schema, table.name, column.name];
+}
 
 /** The procedures' names as documented (the parser lower-cases unquoted names). */
 const CANONICAL_NAMES = [
@@ -238,6 +297,7 @@ const CANONICAL_NAMES = [
   'SYSADMIN.removeRole',
   'SYSADMIN.addUserRole',
   'SYSADMIN.removeUserRole',
+  'SYSADMIN.setPermissions',
   'SYSADMIN.removeUser',
   'SYSADMIN.changeUserPwd',
   'SYSADMIN.revokeTokens',
@@ -260,9 +320,12 @@ export async function callProcedure(call: ProcedureCall, context: ProcedureConte
   const procedure = PROCEDURES[call.name.toLowerCase()];
   if (!procedure) throw notFound(`Procedure "${call.name}" does not exist.`, `Available: ${CANONICAL_NAMES.join(', ')}.`, 'Unknown procedure');
   const action = CANONICAL_NAMES.find((n) => n.toLowerCase() === call.name.toLowerCase()) ?? call.name;
-  if (procedure.admin && !user.roles.includes('admin')) {
+  const refuse = (err: ApiError) => {
     context.auditLog?.record({ user: user.name, action, target: null, outcome: 'refused', address: null });
-    throw new ApiError(403, 'Forbidden', `Only administrators may call ${action}.`, null);
+    return err;
+  };
+  if (procedure.access === 'admin' && !context.access.admin) {
+    throw refuse(new ApiError(403, 'Forbidden', `Only administrators may call ${action}.`, 'Ask an administrator, or for the admin role.'));
   }
   if (context.viaApiKey && ACCOUNT_PROCEDURES.has(call.name.toLowerCase())) {
     context.auditLog?.record({ user: user.name, action, target: null, outcome: 'refused', address: null });
@@ -282,6 +345,16 @@ export async function callProcedure(call: ProcedureCall, context: ProcedureConte
   }
   const missing = procedure.params.slice(0, procedure.required).filter((p) => args[p] === undefined || args[p] === null);
   if (missing.length > 0) throw badRequest(`${call.name} needs ${missing.join(', ')}.`, `Parameters: ${procedure.params.join(', ')}.`);
+  if (typeof procedure.access === 'function') {
+    const [schema, procedureName] = action.split('.') as [string, string];
+    const altered = procedure.access(args);
+    try {
+      context.access.require('E', [schema, procedureName], 'procedure');
+      context.access.require('A', altered, 'schema');
+    } catch (err) {
+      throw refuse(err as ApiError);
+    }
+  }
   // Every procedure changes the catalog (users, sources): audited with its target, never its arguments.
   const target = args[procedure.params[0]!] ?? null;
   try {

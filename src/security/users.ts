@@ -4,7 +4,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { CatalogStore } from '../catalog/store.js';
-import type { UserDef } from '../catalog/types.js';
+import type { PermissionDef, UserDef } from '../catalog/types.js';
 import { badRequest, notFound } from '../errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { randomToken, safeEqual } from './random.js';
@@ -164,6 +164,25 @@ export class UserService {
       if (!(catalog.roles ?? []).includes(role)) throw notFound(`Role "${role}" does not exist.`, null, 'Unknown role');
       catalog.roles = (catalog.roles ?? []).filter((r) => r !== role);
       for (const user of catalog.users) user.roles = user.roles.filter((r) => r !== role);
+      catalog.permissions = (catalog.permissions ?? []).filter((p) => p.role !== role);
+    });
+  }
+
+  /** The permission entries of every role (SYSADMIN.setPermissions). */
+  permissions(): readonly PermissionDef[] {
+    return this.store.current.permissions ?? [];
+  }
+
+  /**
+   * Sets (or, with `permissions` null, removes) the entry of `role` on `resource`. The entry
+   * replaces the previous one of that role and resource whole: letters, condition and mask.
+   */
+  async setPermissions(entry: Omit<PermissionDef, 'permissions'> & { permissions: string | null }, sameResource: (a: string, b: string) => boolean): Promise<void> {
+    if (entry.role === ADMIN_ROLE) throw badRequest('The admin role may do everything; its permissions cannot be changed.', 'Grant to another role.');
+    await this.store.update((catalog) => {
+      if (!(catalog.roles ?? []).includes(entry.role)) throw notFound(`Role "${entry.role}" does not exist.`, 'Create it with SYSADMIN.addRole.', 'Unknown role');
+      const others = (catalog.permissions ?? []).filter((p) => p.role !== entry.role || !sameResource(p.resource, entry.resource));
+      catalog.permissions = entry.permissions === null ? others : [...others, { ...entry, permissions: entry.permissions }];
     });
   }
 

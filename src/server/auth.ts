@@ -6,6 +6,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { UserDef } from '../catalog/types.js';
 import type { ApiKeyService } from '../security/api-keys.js';
+import { AccessPolicy } from '../security/permissions.js';
+import type { Services } from '../services.js';
 import type { AuditLog } from '../security/audit-log.js';
 import { SignInThrottle } from '../security/throttle.js';
 import type { UserService } from '../security/users.js';
@@ -115,9 +117,7 @@ async function viaLink(request: FastifyRequest, users: UserService, throttle: Si
   return user;
 }
 
-/** Administration (sources, users) needs the admin role until permissions arrive. */
-export function requireAdmin(user: UserDef, action: string): void {
-  if (!user.roles.includes('admin')) {
-    throw new ApiError(403, 'Forbidden', `Only administrators may ${action}.`, 'Ask an administrator for the admin role.');
-  }
+/** The permissions of the request's user, as the catalog holds them now. */
+export function accessOf(request: FastifyRequest, services: Pick<Services, 'registry'>): AccessPolicy {
+  return new AccessPolicy(request.user!, services.registry.permissions);
 }

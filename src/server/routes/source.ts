@@ -7,7 +7,7 @@ import { sourceFromSpec, type SourceSpec } from '../../catalog/source-spec.js';
 import { quoteIdent, sqlLiteral } from '../../engine/duckdb.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { requireAdmin, requireWritable } from '../auth.js';
+import { accessOf, requireWritable } from '../auth.js';
 import { parseResultParams } from '../params.js';
 import { sendResult } from '../results.js';
 
@@ -25,6 +25,11 @@ export function sourceRoutes(app: FastifyInstance, services: Services): void {
   app.get('/source/:schema', async (request, reply) => {
     const { schema } = request.params as { schema: string };
     const name = services.registry.requireSchema(schema);
+    const source = services.registry.findSource(name);
+    // A schema the user may see nothing of is refused, not shown empty.
+    if (source && !accessOf(request, services).seesSchema(source.name, source.tables)) {
+      throw accessOf(request, services).denial('R', [source.name], 'schema');
+    }
     const sql = `SELECT "Name", "Type", "Description", "SchemaName" FROM SYS."Tables" WHERE "SchemaName" = ${sqlLiteral(name)} ORDER BY "Name"`;
     return sendResult(services, request, reply, request.user!, params(request, false), sql, 'source');
   });
@@ -37,7 +42,7 @@ export function sourceRoutes(app: FastifyInstance, services: Services): void {
   });
 
   app.post('/source', async (request, reply) => {
-    requireAdmin(request.user!, 'add data sources');
+    accessOf(request, services).require('A', [], 'schema');
     requireWritable(request, 'add data sources');
     const body = request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -50,9 +55,10 @@ export function sourceRoutes(app: FastifyInstance, services: Services): void {
   });
 
   app.delete('/source/:schema', async (request, reply) => {
-    requireAdmin(request.user!, 'remove data sources');
     requireWritable(request, 'remove data sources');
     const { schema } = request.params as { schema: string };
+    const named = services.registry.findSource(schema);
+    if (named) accessOf(request, services).require('A', [named.name], 'schema');
     const source = await services.registry.removeSource(schema);
     request.log.info({ source: source.name }, 'data source removed');
     services.auditLog.record({ user: request.user!.name, action: 'remove data source', target: source.name, outcome: 'ok', address: request.ip });

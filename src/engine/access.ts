@@ -1,0 +1,226 @@
+/**
+ * Access control inside statements. Before binding, every table a statement reads (in FROM, in
+ * joins, in subqueries, in CTEs) is checked against the user's permissions, and where the user
+ * sees less than the whole table it is replaced by a subquery that shows only what they may:
+ *
+ *     FROM hr.employees e   ->   FROM (SELECT id, name, (mask) AS salary
+ *                                      FROM hr.employees AS employees
+ *                                      WHERE (condition)) AS e
+ *
+ * Columns the user may not read are left out of that subquery (a statement naming one gets a
+ * 403), row conditions become its WHERE and masks replace column values. Because the rewrite
+ * happens on the syntax tree, everything downstream treats it like any subquery: the planner
+ * pushes the condition to the source like any WHERE, and whole-statement pushdown sends it
+ * along. System tables are filtered the same way, to the objects the user may see.
+ *
+ * Tables named inside a condition or mask are read as they are (no checks, no filters): the
+ * administrator who wrote the condition chose them.
+ */
+import type { SourceRegistry } from '../catalog/sources.js';
+import { SYSTEM_SCHEMAS } from '../catalog/system.js';
+import type { ColumnDef, TableDef } from '../catalog/types.js';
+import { ApiError, forbidden } from '../errors.js';
+import type { AccessPolicy } from '../security/permissions.js';
+import { fieldNames, isObject, lower, walk, type Json } from './ast.js';
+import { quoteIdent, sqlLiteral } from './duckdb.js';
+import { parseExpression } from './parse.js';
+
+/** What the rewrite hid: column name (lower case) -> qualified name, to explain binder errors. */
+export type HiddenColumns = Map<string, string>;
+
+interface Restriction {
+  /** Readable columns, each with its mask expression (null: the value itself). */
+  columns: Array<{ column: ColumnDef; mask: string | null }>;
+  /** Row conditions, of which a row must meet one; null when every row is visible. */
+  conditions: string[] | null;
+  hidden: ColumnDef[];
+}
+
+/**
+ * Checks and rewrites the tables a statement reads for `policy`'s user. `cteNames` are names
+ * that mean a CTE rather than a table. Returns the columns it hid.
+ */
+export function applyAccess(statement: Json, registry: SourceRegistry, policy: AccessPolicy, cteNames: ReadonlySet<string>): HiddenColumns {
+  const hidden: HiddenColumns = new Map();
+  const referenced = referencedColumns(statement);
+  rewrite(statement);
+  replaceUserFunctions(statement, policy.user.name);
+  return hidden;
+
+  function rewrite(value: unknown): void {
+    if (Array.isArray(value)) {
+      for (const item of value) rewrite(item);
+      return;
+    }
+    if (!isObject(value)) return;
+    for (const [key, child] of Object.entries(value)) {
+      if (key === 'fromClause' && Array.isArray(child)) value[key] = child.map(fromItem);
+      else rewrite(child);
+    }
+  }
+
+  function fromItem(item: unknown): unknown {
+    if (!isObject(item)) return item;
+    if (isObject(item.RangeVar)) return restrictTable(item.RangeVar) ?? item;
+    if (isObject(item.JoinExpr)) {
+      const join = item.JoinExpr;
+      join.larg = fromItem(join.larg);
+      join.rarg = fromItem(join.rarg);
+      rewrite(join.quals);
+      return item;
+    }
+    rewrite(item);
+    return item;
+  }
+
+  /** The subquery that stands for a table the user sees only part of; null for all of it. */
+  function restrictTable(range: Json): Json | null {
+    const relname = String(range.relname ?? '');
+    const schemaname = typeof range.schemaname === 'string' ? range.schemaname : undefined;
+    if (schemaname === undefined && cteNames.has(relname.toLowerCase())) return null;
+    const resolved = registry.resolve(schemaname, relname);
+    if (policy.admin) return null;
+    const restriction =
+      resolved.kind === 'system' ? systemRestriction(resolved.schema, resolved.table) : tableRestriction(resolved.schema, resolved.table);
+    if (!restriction) return null;
+    for (const column of restriction.hidden) hidden.set(lower(column.name), `${resolved.schema}.${resolved.table.name}.${column.name}`);
+
+    const used = restriction.columns.filter((c) => referenced.all || referenced.names.has(lower(c.column.name)));
+    // A subquery needs one column even when none is named (count(*)).
+    const shown = used.length > 0 ? used : restriction.columns.slice(0, 1);
+    const targetList = shown.map(({ column, mask }) => ({
+      ResTarget: {
+        name: column.name,
+        val: mask === null ? { ColumnRef: { fields: [{ String: { sval: column.name } }] } } : parseExpression(mask, 'mask'),
+      },
+    }));
+    const select: Json = { targetList, fromClause: [{ RangeVar: { ...range, alias: { aliasname: relname } } }], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' };
+    if (restriction.conditions !== null) select.whereClause = anyOf(restriction.conditions.map((c) => parseExpression(c, 'condition')));
+    const alias = isObject(range.alias) ? range.alias : { aliasname: relname };
+    return { RangeSubselect: { subquery: { SelectStmt: select }, alias } };
+  }
+
+  function tableRestriction(schema: string, table: TableDef): Restriction | null {
+    if (!policy.canRead(schema, table)) throw policy.denial('R', [schema, table.name], 'table');
+    const readable = policy.readableColumns(schema, table);
+    const columns = readable.map((column) => ({ column, mask: policy.columnMask(schema, table, column) }));
+    const conditions = policy.rowConditions('R', schema, table);
+    const hiddenColumns = table.columns.filter((c) => !readable.includes(c));
+    if (hiddenColumns.length === 0 && conditions === null && columns.every((c) => c.mask === null)) return null;
+    return { columns, conditions, hidden: hiddenColumns };
+  }
+
+  /** System tables: readable by everyone, showing only the objects the user may see. */
+  function systemRestriction(schema: string, table: TableDef): Restriction | null {
+    const user = policy.user;
+    const plain = table.columns.map((column) => ({ column, mask: null as string | null }));
+    const only = (column: string, values: readonly string[]): Restriction => ({
+      columns: plain,
+      conditions: [values.length === 0 ? 'FALSE' : `${quoteIdent(column)} IN (${values.map(sqlLiteral).join(', ')})`],
+      hidden: [],
+    });
+    const sources = registry.sources.filter((s) => policy.seesSchema(s.name, s.tables));
+    switch (`${schema}.${table.name}`) {
+      case 'SYS.Schemas':
+        return only('Name', [...SYSTEM_SCHEMAS, ...sources.map((s) => s.name)]);
+      case 'SYS.Tables':
+        return only('UID', visibleTables().map(({ table: t }) => t.uid));
+      case 'SYS.Columns':
+        return only(
+          'UID',
+          visibleTables().flatMap(({ schema: s, table: t }) =>
+            (s === null ? t.columns : policy.readableColumns(s, t)).map((c) => `${t.uid}#${c.position}`),
+          ),
+        );
+      case 'SYSADMIN.DataSources':
+        return only('Name', sources.map((s) => s.name));
+      case 'SYSADMIN.Users':
+        return only('Name', [user.name]);
+      case 'SYSADMIN.Roles':
+        // Their own roles, and of each role's members only themselves.
+        return {
+          columns: plain.map((c) => (c.column.name === 'Users' ? { ...c, mask: sqlLiteral(user.name) } : c)),
+          conditions: only('Name', user.roles).conditions,
+          hidden: [],
+        };
+      case 'SYSADMIN.Permissions':
+        return only('RoleName', user.roles);
+      default:
+        return null; // the logs: filtered to the user's own entries where they are loaded
+    }
+  }
+
+  /** Source tables the user may read (schema set) and every system table (schema null). */
+  function visibleTables(): Array<{ schema: string | null; table: TableDef }> {
+    return [
+      ...registry.systemTables().map((table) => ({ schema: null, table })),
+      ...registry.sources.flatMap((s) => s.tables.filter((t) => policy.canRead(s.name, t)).map((table) => ({ schema: s.name as string | null, table }))),
+    ];
+  }
+}
+
+/** `a OR b OR ...` of parsed conditions. */
+function anyOf(conditions: Json[]): Json {
+  return conditions.length === 1 ? conditions[0]! : { BoolExpr: { boolop: 'OR_EXPR', args: conditions } };
+}
+
+/**
+ * Which column names a statement may use: every name of a column reference (in any table,
+ * conservatively), or all when it uses `*`, a whole-row reference or NATURAL JOIN.
+ */
+function referencedColumns(statement: Json): { all: boolean; names: Set<string> } {
+  const names = new Set<string>();
+  const aliases = new Set<string>();
+  let all = false;
+  walk(statement, (kind, node) => {
+    if (kind === 'RangeVar') {
+      aliases.add(lower(String(node.relname ?? '')));
+      if (isObject(node.alias)) aliases.add(lower(String(node.alias.aliasname ?? '')));
+    } else if (kind === 'ColumnRef') {
+      const fields = fieldNames(node.fields);
+      const last = fields[fields.length - 1] ?? '*';
+      if (last === '*') all = true;
+      else names.add(lower(last));
+    } else if (kind === 'JoinExpr') {
+      if (node.isNatural) all = true;
+      for (const name of fieldNames(node.usingClause)) names.add(lower(name));
+    }
+  });
+  // A bare name that is also a table's name or alias may be a whole-row reference.
+  if ([...names].some((n) => aliases.has(n))) all = true;
+  return { all, names };
+}
+
+/** CURRENT_USER, SESSION_USER, USER and CURRENT_ROLE mean the signed-in user of vdb. */
+function replaceUserFunctions(value: unknown, userName: string): void {
+  const USER_FUNCTIONS = new Set(['SVFOP_CURRENT_USER', 'SVFOP_SESSION_USER', 'SVFOP_USER', 'SVFOP_CURRENT_ROLE']);
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => {
+      if (isObject(item) && isObject(item.SQLValueFunction) && USER_FUNCTIONS.has(String(item.SQLValueFunction.op))) value[i] = userConstant(userName);
+      else replaceUserFunctions(item, userName);
+    });
+    return;
+  }
+  if (!isObject(value)) return;
+  for (const [key, child] of Object.entries(value)) {
+    if (isObject(child) && isObject(child.SQLValueFunction) && USER_FUNCTIONS.has(String(child.SQLValueFunction.op))) value[key] = userConstant(userName);
+    else replaceUserFunctions(child, userName);
+  }
+}
+
+const userConstant = (name: string): Json => ({ A_Const: { sval: { sval: name } } });
+
+/**
+ * A binder error about a column the rewrite hid becomes the 403 it really is: the column
+ * exists, the user may not read it.
+ */
+export function explainHiddenColumn(err: unknown, hidden: HiddenColumns, userName: string): unknown {
+  if (!(err instanceof ApiError) || (err.status !== 400 && err.status !== 404) || hidden.size === 0) return err;
+  for (const [name, qualified] of hidden) {
+    const pattern = new RegExp(`(^|[^\\w$])"?${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"?([^\\w$]|$)`, 'i');
+    if (pattern.test(err.description)) {
+      return forbidden(`Permission READ on column ${qualified} is missing for user "${userName}".`, 'An administrator can grant it with SYSADMIN.setPermissions.');
+    }
+  }
+  return err;
+}
