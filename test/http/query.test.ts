@@ -345,6 +345,7 @@ describe('system tables', () => {
       ['SYS', 'Schemas'],
       ['SYS', 'Tables'],
       ['SYSADMIN', 'DataSources'],
+      ['SYSADMIN', 'Permissions'],
       ['SYSADMIN', 'Roles'],
       ['SYSADMIN', 'Users'],
       ['SYSLOG', 'AuditLog'],
