@@ -13,13 +13,14 @@ import type { QueryLogEntry } from '../engine/query-log.js';
 import type { AuditEntry } from '../security/audit-log.js';
 import type { CatalogStore } from './store.js';
 import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable, type SystemValue } from './system.js';
-import type { PermissionDef, SourceDef, SourceKind, TableDef, UserDef } from './types.js';
+import type { PermissionDef, SourceDef, SourceKind, TableDef, UserDef, ViewDef } from './types.js';
 
 /** Where a table of the virtual database lives, as the binder needs to know it. */
 export type ResolvedTable =
   | { kind: 'system'; schema: string; table: TableDef; engineSchema: string; engineName: string }
   | { kind: 'native'; schema: string; table: TableDef; source: SourceDef; engineSchema: string; engineName: string }
-  | { kind: 'rows'; schema: string; table: TableDef; source: SourceDef };
+  | { kind: 'rows'; schema: string; table: TableDef; source: SourceDef }
+  | { kind: 'view'; schema: string; table: ViewDef };
 
 export interface NewSource {
   name: string;
@@ -82,9 +83,50 @@ export class SourceRegistry {
     return this.store.current.sources;
   }
 
-  /** Lists schema names: system schemas first, then sources in creation order. */
+  /** Lists schema names: system schemas first, then sources in creation order, then virtual schemas. */
   schemaNames(): string[] {
-    return [...SYSTEM_SCHEMAS, ...this.store.current.sources.map((s) => s.name)];
+    return [...SYSTEM_SCHEMAS, ...this.store.current.sources.map((s) => s.name), ...this.virtualSchemas()];
+  }
+
+  /** Schemas that hold views only (they exist while they hold one). */
+  virtualSchemas(): string[] {
+    return [...new Set((this.store.current.views ?? []).map((v) => v.schema))];
+  }
+
+  get views(): readonly ViewDef[] {
+    return this.store.current.views ?? [];
+  }
+
+  /** The tables (and views) of a schema that is not a system schema. */
+  tablesOf(schema: string): readonly TableDef[] {
+    const source = this.findSource(schema);
+    return source ? source.tables : this.views.filter((v) => same(v.schema, schema));
+  }
+
+  /** Stores a new view (or replaces one, keeping its identity). 409 when the name is taken otherwise. */
+  async saveView(view: Omit<ViewDef, 'uid' | 'oid'>, replace: boolean): Promise<ViewDef> {
+    if (!NAME_RULE.test(view.schema)) throw badRequest(`"${view.schema}" is not a valid schema name.`, 'Use letters, digits and underscores, starting with a letter or underscore.');
+    if (SYSTEM_SCHEMAS.some((s) => same(s, view.schema)) || this.findSource(view.schema)) {
+      throw new ApiError(409, 'Conflict', `Schema "${view.schema}" belongs to ${this.findSource(view.schema) ? 'a data source' : 'the system'}; views live in virtual schemas.`, 'Create the view in a schema of its own, e.g. views.name.');
+    }
+    return this.store.update((catalog) => {
+      const views = catalog.views ?? [];
+      const existing = views.find((v) => same(v.schema, view.schema) && same(v.name, view.name));
+      if (existing && !replace) {
+        throw new ApiError(409, 'Conflict', `View ${existing.schema}.${existing.name} already exists.`, 'Use CREATE OR REPLACE VIEW, or DROP VIEW first.');
+      }
+      // A schema's name keeps the spelling of its first view.
+      const schema = views.find((v) => same(v.schema, view.schema))?.schema ?? view.schema;
+      const saved: ViewDef = { ...view, schema, uid: existing?.uid ?? `${schema}.${view.name}`, oid: existing?.oid ?? catalog.nextOid++ };
+      catalog.views = existing ? views.map((v) => (v === existing ? saved : v)) : [...views, saved];
+      return saved;
+    });
+  }
+
+  async removeView(schema: string, name: string): Promise<void> {
+    await this.store.update((catalog) => {
+      catalog.views = (catalog.views ?? []).filter((v) => !(same(v.schema, schema) && same(v.name, name)));
+    });
   }
 
   /** The exact name of schema `name` (case-insensitive), or a 404. */
@@ -133,8 +175,13 @@ export class SourceRegistry {
         engineName: systemEngineName(found),
       };
     }
-    const source = this.findSource(this.requireSchema(schema));
-    if (!source) throw new Error(`schema ${schema} has no source`);
+    const schemaName = this.requireSchema(schema);
+    const source = this.findSource(schemaName);
+    if (!source) {
+      const view = findByName(this.tablesOf(schemaName) as ViewDef[], table, (v) => v.name);
+      if (!view) throw this.unknownTable(schemaName, table);
+      return { kind: 'view', schema: view.schema, table: view };
+    }
     const def = findByName(source.tables, table, (t) => t.name);
     if (!def) throw this.unknownTable(source.name, table);
     const connector = this.connectorOf(source);
@@ -155,6 +202,7 @@ export class SourceRegistry {
     const candidates = [
       ...SYSTEM_TABLES.filter((t) => same(t.def.name, table)).map((t) => t.schema),
       ...this.store.current.sources.filter((s) => s.tables.some((t) => same(t.name, table))).map((s) => s.name),
+      ...this.virtualSchemas().filter((schema) => this.tablesOf(schema).some((t) => same(t.name, table))),
     ];
     if (candidates.length === 1) return this.resolve(candidates[0], table);
     if (candidates.length === 0) throw this.unknownTable(undefined, table);
@@ -182,7 +230,7 @@ export class SourceRegistry {
         'Use letters, digits and underscores, starting with a letter or underscore (at most 63 characters).',
       );
     }
-    if (SYSTEM_SCHEMAS.some((s) => same(s, input.name)) || this.findSource(input.name)) {
+    if (SYSTEM_SCHEMAS.some((s) => same(s, input.name)) || this.findSource(input.name) || this.virtualSchemas().some((v) => same(v, input.name))) {
       throw new ApiError(409, 'Conflict', `A schema named "${input.name}" already exists.`, 'Choose another name or remove the existing source first.');
     }
     const draft: SourceDef = {

@@ -73,7 +73,8 @@ function allTables(catalog: CatalogData): TableEntry[] {
     source.tables.map((table) => ({ schema: source.name, table, source })),
   );
   const system = SYSTEM_TABLES.map((t) => ({ schema: t.schema, table: t.def, source: null }));
-  return [...system, ...user];
+  const views = (catalog.views ?? []).map((v) => ({ schema: v.schema, table: v as TableDef, source: null }));
+  return [...system, ...user, ...views];
 }
 
 const precisionAndScale = (type: string): [number | null, number | null] => {
@@ -82,6 +83,13 @@ const precisionAndScale = (type: string): [number | null, number | null] => {
 };
 
 const sourceDescription = (source: SourceDef) => source.description;
+
+/** One row per virtual schema (views only), with the lowest object id of its views. */
+function virtualSchemaRows(catalog: CatalogData, vdb: string): SystemValue[][] {
+  const schemas = new Map<string, number>();
+  for (const view of catalog.views ?? []) schemas.set(view.schema, Math.min(schemas.get(view.schema) ?? view.oid, view.oid));
+  return [...schemas].map(([name, oid]): SystemValue[] => [vdb, name, false, `virtual:${name}`, 'Virtual schema (views)', oid]);
+}
 
 export const SYSTEM_TABLES: SystemTable[] = [
   systemTable(
@@ -99,6 +107,7 @@ export const SYSTEM_TABLES: SystemTable[] = [
     ({ catalog, vdbName: vdb }) => [
       ...SYSTEM_SCHEMAS.map((name, i): SystemValue[] => [vdb, name, false, `sys:${name}`, 'System schema', i + 1]),
       ...catalog.sources.map((s): SystemValue[] => [vdb, s.name, true, `source:${s.name}`, sourceDescription(s), s.oid]),
+      ...virtualSchemaRows(catalog, vdb),
     ],
   ),
   systemTable(
@@ -133,7 +142,7 @@ export const SYSTEM_TABLES: SystemTable[] = [
         table.uid,
         table.cardinality,
         table.description ?? null,
-        source === null,
+        source === null && !isView(table),
         false,
         table.oid,
       ]),
@@ -300,6 +309,8 @@ export function formatProps(props: Record<string, string>): string {
     .map(([k, v]) => `${escape(k)}=${escape(v)}`)
     .join(',');
 }
+
+const isView = (table: TableDef) => 'sql' in table;
 
 /** Kinds of source that INSERT, UPDATE and DELETE can reach. */
 const WRITABLE_KINDS = new Set(['postgresql', 'mysql', 'sqlite']);

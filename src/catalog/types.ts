@@ -116,6 +116,20 @@ export interface PermissionDef {
   maskOrder: number | null;
 }
 
+/**
+ * A virtual view (CREATE VIEW): a SELECT over the virtual database, stored as its text and
+ * expanded wherever it is read. Its schema is virtual (no source); the schema exists while it
+ * holds a view. Columns are worked out when the view is created.
+ */
+export interface ViewDef extends TableDef {
+  kind: 'View';
+  schema: string;
+  /** The SELECT, as written. */
+  sql: string;
+  owner: string;
+  createdAt: string;
+}
+
 export interface CatalogData {
   formatVersion: 1;
   sources: SourceDef[];
@@ -124,6 +138,7 @@ export interface CatalogData {
   /** Roles besides the built-in `admin`. */
   roles?: string[];
   permissions?: PermissionDef[];
+  views?: ViewDef[];
   invites?: InviteDef[];
   users: UserDef[];
   /** Set once the first start finished (demo attached); a failed first start is retried. */

@@ -18,12 +18,12 @@
  */
 import type { SourceRegistry } from '../catalog/sources.js';
 import { SYSTEM_SCHEMAS } from '../catalog/system.js';
-import type { ColumnDef, TableDef } from '../catalog/types.js';
-import { ApiError, forbidden } from '../errors.js';
+import type { ColumnDef, TableDef, ViewDef } from '../catalog/types.js';
+import { ApiError, badRequest, forbidden } from '../errors.js';
 import type { AccessPolicy } from '../security/permissions.js';
 import { fieldNames, isObject, lower, walk, type Json } from './ast.js';
 import { quoteIdent, sqlLiteral } from './duckdb.js';
-import { parseExpression } from './parse.js';
+import { parseExpression, parseStatement } from './parse.js';
 
 /** What the rewrite hid: column name (lower case) -> qualified name, to explain binder errors. */
 export type HiddenColumns = Map<string, string>;
@@ -40,9 +40,14 @@ interface Restriction {
  * Checks and rewrites the tables a statement reads for `policy`'s user. `cteNames` are names
  * that mean a CTE rather than a table. Returns the columns it hid.
  */
-export function applyAccess(statement: Json, registry: SourceRegistry, policy: AccessPolicy, cteNames: ReadonlySet<string>): HiddenColumns {
+export function applyAccess(statement: Json, registry: SourceRegistry, policy: AccessPolicy): HiddenColumns {
   const hidden: HiddenColumns = new Map();
   const referenced = referencedColumns(statement);
+  const cteNames = namesOfCtes(statement);
+  /** Tables named inside views: the view's grant covers them (not checked, still filtered and masked). */
+  const insideViews = new WeakSet<Json>();
+  /** Views being expanded, to stop a view that reads itself. */
+  const expanding: string[] = [];
   rewrite(statement);
   replaceUserFunctions(statement, policy.user.name);
   return hidden;
@@ -79,11 +84,49 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     const schemaname = typeof range.schemaname === 'string' ? range.schemaname : undefined;
     if (schemaname === undefined && cteNames.has(relname.toLowerCase())) return null;
     const resolved = registry.resolve(schemaname, relname);
+    const viaView = insideViews.has(range);
+    if (resolved.kind === 'view') return expandView(range, resolved.table, viaView);
     if (policy.admin) return null;
     const restriction =
-      resolved.kind === 'system' ? systemRestriction(resolved.schema, resolved.table) : tableRestriction(resolved.schema, resolved.table);
+      resolved.kind === 'system' ? systemRestriction(resolved.schema, resolved.table) : tableRestriction(resolved.schema, resolved.table, viaView);
     if (!restriction) return null;
-    for (const column of restriction.hidden) hidden.set(lower(column.name), `${resolved.schema}.${resolved.table.name}.${column.name}`);
+    return restrict(range, { RangeVar: { ...range, alias: { aliasname: relname } } }, resolved.schema, resolved.table, restriction);
+  }
+
+  /**
+   * A view, replaced by its SELECT. Reading it needs READ on the view, not on what it reads;
+   * the tables inside are still filtered and masked for the user (their conditions and masks
+   * apply wherever the table is reached).
+   */
+  function expandView(range: Json, view: ViewDef, viaView: boolean): Json {
+    const qualified = `${view.schema}.${view.name}`;
+    if (expanding.includes(qualified)) {
+      throw badRequest(`View ${qualified} reads itself (${[...expanding, qualified].join(' -> ')}).`, 'Replace one of these views so that they do not read each other in a circle.', 'Invalid view');
+    }
+    const restriction = policy.admin ? null : tableRestriction(view.schema, view, viaView);
+    const body = viewBody(view);
+    // The view's own column references decide which columns of its tables it needs.
+    const inside = referencedColumns(body);
+    referenced.all ||= inside.all;
+    for (const name of inside.names) referenced.names.add(name);
+    walk(body, (kind, node) => {
+      if (kind === 'RangeVar') insideViews.add(node);
+    });
+    for (const name of namesOfCtes(body)) cteNames.add(name);
+    expanding.push(qualified);
+    rewrite(body);
+    expanding.pop();
+    const colnames = view.columns.map((c) => ({ String: { sval: c.name } }));
+    const inner = { RangeSubselect: { subquery: body, alias: { aliasname: view.name, colnames } } };
+    if (restriction) return restrict(range, inner, view.schema, view, restriction);
+    const alias = isObject(range.alias) ? { colnames, ...range.alias } : { aliasname: view.name, colnames };
+    return { RangeSubselect: { subquery: body, alias } };
+  }
+
+  /** `(SELECT shown columns FROM inner WHERE conditions) AS alias`: a table as the user sees it. */
+  function restrict(range: Json, inner: Json, schema: string, table: TableDef, restriction: Restriction): Json {
+    const relname = String(range.relname ?? '');
+    for (const column of restriction.hidden) hidden.set(lower(column.name), `${schema}.${table.name}.${column.name}`);
 
     const used = restriction.columns.filter((c) => referenced.all || referenced.names.has(lower(c.column.name)));
     // A subquery needs one column even when none is named (count(*)).
@@ -94,17 +137,17 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
         val: mask === null ? { ColumnRef: { fields: [{ String: { sval: column.name } }] } } : parseExpression(mask, 'mask'),
       },
     }));
-    const select: Json = { targetList, fromClause: [{ RangeVar: { ...range, alias: { aliasname: relname } } }], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' };
+    const select: Json = { targetList, fromClause: [inner], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' };
     if (restriction.conditions !== null) select.whereClause = anyOf(restriction.conditions.map((c) => parseExpression(c, 'condition')));
     const alias = isObject(range.alias) ? range.alias : { aliasname: relname };
     return { RangeSubselect: { subquery: { SelectStmt: select }, alias } };
   }
 
-  function tableRestriction(schema: string, table: TableDef): Restriction | null {
-    if (!policy.canRead(schema, table)) throw policy.denial('R', [schema, table.name], 'table');
-    const readable = policy.readableColumns(schema, table);
+  function tableRestriction(schema: string, table: TableDef, viaView: boolean): Restriction | null {
+    if (!viaView && !policy.canRead(schema, table)) throw policy.denial('R', [schema, table.name], 'kind' in table && table.kind === 'View' ? 'view' : 'table');
+    const readable = viaView ? table.columns : policy.readableColumns(schema, table);
     const columns = readable.map((column) => ({ column, mask: policy.columnMask(schema, table, column) }));
-    const conditions = policy.rowConditions('R', schema, table);
+    const conditions = policy.rowConditions('R', schema, table, viaView);
     const hiddenColumns = table.columns.filter((c) => !readable.includes(c));
     if (hiddenColumns.length === 0 && conditions === null && columns.every((c) => c.mask === null)) return null;
     return { columns, conditions, hidden: hiddenColumns };
@@ -121,8 +164,10 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     });
     const sources = registry.sources.filter((s) => policy.seesSchema(s.name, s.tables));
     switch (`${schema}.${table.name}`) {
-      case 'SYS.Schemas':
-        return only('Name', [...SYSTEM_SCHEMAS, ...sources.map((s) => s.name)]);
+      case 'SYS.Schemas': {
+        const virtual = registry.virtualSchemas().filter((v) => policy.seesSchema(v, registry.tablesOf(v)));
+        return only('Name', [...SYSTEM_SCHEMAS, ...sources.map((s) => s.name), ...virtual]);
+      }
       case 'SYS.Tables':
         return only('UID', visibleTables().map(({ table: t }) => t.uid));
       case 'SYS.Columns':
@@ -155,8 +200,31 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     return [
       ...registry.systemTables().map((table) => ({ schema: null, table })),
       ...registry.sources.flatMap((s) => s.tables.filter((t) => policy.canRead(s.name, t)).map((table) => ({ schema: s.name as string | null, table }))),
+      ...registry.views.filter((v) => policy.canRead(v.schema, v)).map((table) => ({ schema: table.schema as string | null, table })),
     ];
   }
+}
+
+/** Names of the CTEs of a statement (lower case): unqualified, they mean the CTE. */
+function namesOfCtes(statement: unknown): Set<string> {
+  const names = new Set<string>();
+  walk(statement, (kind, node) => {
+    if (kind === 'CommonTableExpr' && typeof node.ctename === 'string') names.add(node.ctename.toLowerCase());
+  });
+  return names;
+}
+
+/** Parsed view bodies by their text (a fresh copy each time: expansion rewrites it). */
+const parsedViews = new Map<string, Json>();
+
+function viewBody(view: ViewDef): Json {
+  let parsed = parsedViews.get(view.sql);
+  if (!parsed) {
+    parsed = parseStatement(view.sql).stmts![0]!.stmt as unknown as Json;
+    if (parsedViews.size > 1000) parsedViews.clear();
+    parsedViews.set(view.sql, parsed);
+  }
+  return structuredClone(parsed);
 }
 
 /** `a OR b OR ...` of parsed conditions. */

@@ -14,7 +14,8 @@ import { applyAccess, type HiddenColumns } from './access.js';
 import { fieldNames, isObject, walk, type Json } from './ast.js';
 
 export interface BoundTable {
-  resolved: ResolvedTable;
+  /** Views never get here: they are expanded into their SELECT before binding (access.ts). */
+  resolved: Exclude<ResolvedTable, { kind: 'view' }>;
   /** For row-delivered tables: the temporary relation the rows are loaded into. */
   loadName?: string;
 }
@@ -37,15 +38,15 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 const unsupported = (what: string) =>
   badRequest(
     `${what} is not supported.`,
-    'Send one SELECT (WITH, UNION and VALUES included), INSERT, UPDATE, DELETE, EXPLAIN or CALL statement.',
+    'Send one SELECT (WITH, UNION and VALUES included), INSERT, UPDATE, DELETE, EXPLAIN, CALL, CREATE VIEW or DROP VIEW statement.',
     'Unsupported statement',
   );
 
 /**
- * Binds a SELECT. With a `policy`, the tables it reads are first checked and narrowed to what
- * the policy's user may see (access.ts); without one (internal statements) nothing is checked.
+ * Binds a SELECT. The tables it reads are first checked and narrowed to what the policy's user
+ * may see, and views are expanded (access.ts).
  */
-export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbName: string, policy?: AccessPolicy): BoundStatement {
+export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbName: string, policy: AccessPolicy): BoundStatement {
   const raw = tree.stmts?.[0]?.stmt as Json | undefined;
   if (!raw || !('SelectStmt' in raw)) {
     const kind = raw ? Object.keys(raw)[0] : 'An empty statement';
@@ -53,12 +54,13 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   }
   if (isObject(raw.SelectStmt) && raw.SelectStmt.intoClause) throw unsupported('SELECT ... INTO');
 
+
+  const hiddenColumns = applyAccess(raw, registry, policy);
+  // After the access rewrite: expanded views bring CTEs of their own.
   const cteNames = new Set<string>();
   walk(raw, (key, node) => {
     if (key === 'CommonTableExpr' && typeof node.ctename === 'string') cteNames.add(node.ctename.toLowerCase());
   });
-
-  const hiddenColumns = policy ? applyAccess(raw, registry, policy, cteNames) : new Map<string, string>();
 
   const tables = new Map<string, BoundTable>();
   const schemasUsed = new Set<string>();
@@ -87,6 +89,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
       throw notFound(`Virtual database "${node.catalogname}" does not exist; this one is "${vdbName}".`, null, 'Unknown database');
     }
     const resolved = registry.resolve(schemaname, relname);
+    if (resolved.kind === 'view') throw new Error(`view ${resolved.schema}.${resolved.table.name} was not expanded`);
     schemasUsed.add(resolved.schema);
     // Keep the name the statement used visible to column references (orders.id).
     node.alias ??= { aliasname: relname };

@@ -123,14 +123,10 @@ function checkWritePermission(kind: string, body: Json, target: ResolvedTable, p
 
 /** Checks and narrows the tables a write statement reads (not its target), as for a SELECT. */
 function applyWriteAccess(body: Json, registry: SourceRegistry, policy: AccessPolicy): void {
-  const cteNames = new Set<string>();
-  walk(body, (key, node) => {
-    if (key === 'CommonTableExpr' && typeof node.ctename === 'string') cteNames.add(node.ctename.toLowerCase());
-  });
   const { relation, usingClause, ...rest } = body;
   // DELETE ... USING lists tables like a FROM.
   const reads: Json = usingClause === undefined ? rest : { ...rest, fromClause: usingClause };
-  applyAccess(reads, registry, policy, cteNames);
+  applyAccess(reads, registry, policy);
   Object.assign(body, reads, { relation });
   if (usingClause !== undefined) {
     body.usingClause = reads.fromClause;
@@ -164,6 +160,7 @@ function writeError(source: string, err: unknown, signal: AbortSignal): unknown 
 }
 
 function writableSource(target: ResolvedTable, registry: SourceRegistry): SourceDef {
+  if (target.kind === 'view') throw forbidden(`${target.schema}.${target.table.name} is a view and cannot be written.`, 'Write to the tables it reads.');
   if (target.kind !== 'rows') {
     const why = target.kind === 'system' ? 'system tables are read-only' : target.source.kind === 'duckdb' ? 'DuckDB file sources are read-only' : 'file sources are read-only';
     throw forbidden(`${target.schema}.${target.table.name} cannot be written: ${why}.`);

@@ -15,6 +15,7 @@ import { executeDml, isDml } from './dml.js';
 import { explain, explainWhole } from './explain.js';
 import { callProcedure, type ProcedureCall, type ProcedureContext } from './procedures.js';
 import { staticResultSql } from './static-result.js';
+import { createView, dropViews } from './views.js';
 
 type Json = Record<string, unknown>;
 
@@ -38,7 +39,7 @@ export class Engine {
     const tree = parseStatement(sql);
     if (access.readOnly) {
       const statement = tree.stmts?.[0]?.stmt as Json | undefined;
-      if (isDml(statement) || (statement && 'CallStmt' in statement)) {
+      if (isDml(statement) || (statement && ('CallStmt' in statement || 'ViewStmt' in statement || 'DropStmt' in statement))) {
         throw new ApiError(403, 'Forbidden', 'A read-only API key may only read.', 'Use a key created with readOnly: false for writes and procedures.');
       }
     }
@@ -55,6 +56,19 @@ export class Engine {
     const statement = tree.stmts?.[0]?.stmt as Json | undefined;
     // The user's permissions as they are now, for this statement.
     const policy = new AccessPolicy(user, this.registry.permissions);
+    if (statement && 'ViewStmt' in statement) {
+      const result = await createView(statement.ViewStmt as Json, {
+        registry: this.registry,
+        policy,
+        auditLog: this.accounts?.auditLog,
+        openSelect: (select) => this.openTree(select, user, signal),
+      });
+      return openStaticExecution(this.runtime, staticResultSql(result), signal);
+    }
+    if (statement && 'DropStmt' in statement && (statement.DropStmt as Json).removeType === 'OBJECT_VIEW') {
+      const result = await dropViews(statement.DropStmt as Json, { registry: this.registry, policy, auditLog: this.accounts?.auditLog });
+      return openStaticExecution(this.runtime, staticResultSql(result), signal);
+    }
     if (statement && 'CallStmt' in statement) {
       const result = await callProcedure(procedureCall(statement.CallStmt as Json), {
         registry: this.registry,

@@ -169,7 +169,7 @@ export class AccessPolicy {
    * The row conditions for `action` on a table: null when the user may act on every row, else
    * the conditions of which a row must meet one. Only meaningful when the action is allowed.
    */
-  rowConditions(action: Action, schema: string, table: TableDef): string[] | null {
+  rowConditions(action: Action, schema: string, table: TableDef, viaView = false): string[] | null {
     if (this.admin) return null;
     const conditions: string[] = [];
     for (const role of this.entries) {
@@ -178,6 +178,12 @@ export class AccessPolicy {
       const condition = role.get(keyOf([schema, table.name]))?.condition ?? null;
       if (condition === null) return null;
       conditions.push(condition);
+    }
+    if (viaView && conditions.length === 0) {
+      // Read through a view the user may read: no grant of its own needed, but the conditions
+      // of the user's roles on the table still hold there.
+      const own = this.entries.map((role) => role.get(keyOf([schema, table.name]))?.condition ?? null).filter((c): c is string => c !== null);
+      return own.length > 0 ? own : null;
     }
     return conditions;
   }

@@ -7,6 +7,7 @@ import pino from 'pino';
 import { deparseSync } from 'pgsql-deparser';
 import { loadConfig } from '../../src/config.js';
 import { bindStatement } from '../../src/engine/bind.js';
+import { AccessPolicy } from '../../src/security/permissions.js';
 import { parseStatement } from '../../src/engine/parse.js';
 import { ApiError } from '../../src/errors.js';
 import { createServices, type Services } from '../../src/services.js';
@@ -22,7 +23,8 @@ after(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-const bind = (sql: string) => bindStatement(parseStatement(sql), services.registry, 'vdb');
+const administrator = () => new AccessPolicy(services.users.find('admin')!, services.registry.permissions);
+const bind = (sql: string) => bindStatement(parseStatement(sql), services.registry, 'vdb', administrator());
 const bindError = (sql: string): ApiError => {
   try {
     bind(sql);

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sourceFromSpec, type SourceSpec } from '../../catalog/source-spec.js';
+import { SYSTEM_SCHEMAS } from '../../catalog/system.js';
 import { quoteIdent, sqlLiteral } from '../../engine/duckdb.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
@@ -25,10 +26,10 @@ export function sourceRoutes(app: FastifyInstance, services: Services): void {
   app.get('/source/:schema', async (request, reply) => {
     const { schema } = request.params as { schema: string };
     const name = services.registry.requireSchema(schema);
-    const source = services.registry.findSource(name);
-    // A schema the user may see nothing of is refused, not shown empty.
-    if (source && !accessOf(request, services).seesSchema(source.name, source.tables)) {
-      throw accessOf(request, services).denial('R', [source.name], 'schema');
+    // A schema the user may see nothing of is refused, not shown empty (system schemas show to all).
+    const access = accessOf(request, services);
+    if (!SYSTEM_SCHEMAS.includes(name as never) && !access.seesSchema(name, services.registry.tablesOf(name))) {
+      throw access.denial('R', [name], 'schema');
     }
     const sql = `SELECT "Name", "Type", "Description", "SchemaName" FROM SYS."Tables" WHERE "SchemaName" = ${sqlLiteral(name)} ORDER BY "Name"`;
     return sendResult(services, request, reply, request.user!, params(request, false), sql, 'source');

@@ -1,0 +1,128 @@
+/**
+ * CREATE [OR REPLACE] VIEW schema.name [(columns)] AS SELECT ... and DROP VIEW [IF EXISTS].
+ *
+ * Views live in virtual schemas (any schema name that is not a data source's or the system's;
+ * the schema exists while it holds a view). Creating, replacing or dropping one needs ALTER on
+ * its schema (ALTER on `*` for a schema that does not exist yet). The SELECT is checked by
+ * running it, without rows, as its creator: a view can only show what its creator may read.
+ * Reading a view then needs READ on the view (see access.ts).
+ */
+import { deparseSync } from 'pgsql-deparser';
+import type { ParseResult } from '@pgsql/types';
+import type { SourceRegistry } from '../catalog/sources.js';
+import type { ColumnDef } from '../catalog/types.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
+import type { AccessPolicy } from '../security/permissions.js';
+import type { AuditLog } from '../security/audit-log.js';
+import { fieldNames, isObject, walk, type Json } from './ast.js';
+import type { Execution } from './execute.js';
+import { parseStatement } from './parse.js';
+import type { StaticResult } from './static-result.js';
+
+export interface ViewContext {
+  registry: SourceRegistry;
+  policy: AccessPolicy;
+  auditLog?: AuditLog;
+  /** Opens a SELECT as the creator (to check it and learn its columns). */
+  openSelect(tree: ParseResult): Promise<Execution>;
+}
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+export async function createView(statement: Json, context: ViewContext): Promise<StaticResult> {
+  const { registry, policy } = context;
+  const target = statement.view as Json;
+  const schema = typeof target.schemaname === 'string' ? target.schemaname : undefined;
+  const name = String(target.relname ?? '');
+  if (!schema) throw badRequest('A view needs a schema: CREATE VIEW views.name AS SELECT ...', 'Views live in virtual schemas, e.g. views.', 'Invalid view');
+  if (target.relpersistence === 't') throw badRequest('Temporary views are not supported.', null, 'Unsupported statement');
+  if (statement.withCheckOption && statement.withCheckOption !== 'NO_CHECK_OPTION') throw badRequest('WITH CHECK OPTION is not supported: views are read-only.', null, 'Unsupported statement');
+  if (Array.isArray(statement.options) && statement.options.length > 0) throw badRequest('View options (WITH (...)) are not supported.', null, 'Unsupported statement');
+  const existingSchema = registry.virtualSchemas().find((v) => same(v, schema));
+  policy.require('A', existingSchema ? [existingSchema] : [], 'schema');
+
+  const query = statement.query as Json;
+  if (!isObject(query) || !isObject(query.SelectStmt)) throw badRequest('A view is defined by a SELECT.', null, 'Invalid view');
+  if (readsView(query, registry, schema, name)) {
+    throw badRequest(`View ${schema}.${name} cannot read itself.`, null, 'Invalid view');
+  }
+  const sql = deparseSync({ version: 0, stmts: [{ stmt: query }] } as unknown as ParseResult).replace(/;\s*$/, '');
+  const columns = await viewColumns(sql, statement.aliases, context);
+  const view = await registry.saveView(
+    {
+      schema,
+      name,
+      nameInSource: name,
+      kind: 'View',
+      sql,
+      columns,
+      primaryKey: [],
+      cardinality: null,
+      description: null,
+      owner: policy.user.name,
+      createdAt: new Date().toISOString(),
+    },
+    statement.replace === true,
+  );
+  context.auditLog?.record({ user: policy.user.name, action: statement.replace ? 'create or replace view' : 'create view', target: `${view.schema}.${view.name}`, outcome: 'ok', address: null });
+  return { columns: ['Name', 'Columns', 'Action'], rows: [[`${view.schema}.${view.name}`, columns.length, 'created']] };
+}
+
+export async function dropViews(statement: Json, context: Omit<ViewContext, 'openSelect'>): Promise<StaticResult> {
+  const { registry, policy } = context;
+  const rows: Array<[string, string]> = [];
+  for (const object of (statement.objects as Json[] | undefined) ?? []) {
+    const parts = fieldNames((object.List as Json | undefined)?.items);
+    if (parts.length !== 2) throw badRequest('Name the view with its schema: DROP VIEW views.name.', null, 'Invalid view');
+    const [schema, name] = parts as [string, string];
+    const view = registry.views.find((v) => same(v.schema, schema) && same(v.name, name));
+    if (!view) {
+      if (statement.missing_ok) continue;
+      throw notFound(`View ${schema}.${name} does not exist.`, 'SYS.Tables lists the views (Type View).', 'Unknown view');
+    }
+    policy.require('A', [view.schema], 'schema');
+    const dependents = registry.views.filter((v) => v !== view && readsView(parseStatement(v.sql).stmts![0]!.stmt as unknown as Json, registry, view.schema, view.name));
+    if (dependents.length > 0) {
+      throw new ApiError(409, 'Conflict', `View ${view.schema}.${view.name} is read by ${dependents.map((v) => `${v.schema}.${v.name}`).join(', ')}.`, 'Drop or replace those views first.');
+    }
+    await registry.removeView(view.schema, view.name);
+    context.auditLog?.record({ user: policy.user.name, action: 'drop view', target: `${view.schema}.${view.name}`, outcome: 'ok', address: null });
+    rows.push([`${view.schema}.${view.name}`, 'dropped']);
+  }
+  return { columns: ['Name', 'Action'], rows };
+}
+
+/** Whether a SELECT names the view schema.name (directly). */
+function readsView(select: Json, registry: SourceRegistry, schema: string, name: string): boolean {
+  let found = false;
+  walk(select, (kind, node) => {
+    if (kind !== 'RangeVar' || !same(String(node.relname ?? ''), name)) return;
+    const named = typeof node.schemaname === 'string' ? node.schemaname : undefined;
+    if (named !== undefined ? same(named, schema) : registry.views.some((v) => same(v.schema, schema) && same(v.name, name))) found = true;
+  });
+  return found;
+}
+
+/** The view's columns: its SELECT run without rows, as the creator. */
+async function viewColumns(sql: string, aliases: unknown, context: ViewContext): Promise<ColumnDef[]> {
+  const probe = parseStatement(`SELECT * FROM (${sql}) AS __vdb_view LIMIT 0`);
+  const execution = await context.openSelect(probe);
+  let described: Array<{ name: string; type: string }>;
+  try {
+    described = execution.columns.map((c) => ({ name: c.name, type: c.type.alias === 'JSON' ? 'JSON' : c.type.toString() }));
+  } finally {
+    execution.close();
+  }
+  const names = fieldNames(aliases);
+  if (names.length > described.length) throw badRequest(`The view names ${names.length} columns; its SELECT gives ${described.length}.`, null, 'Invalid view');
+  const columns = described.map((c, i): ColumnDef => ({ name: names[i] ?? c.name, nameInSource: names[i] ?? c.name, type: c.type, nullable: true, position: i + 1 }));
+  const seen = new Set<string>();
+  for (const column of columns) {
+    if (seen.has(column.name.toLowerCase())) {
+      throw badRequest(`The view would have two columns named "${column.name}".`, 'Give the columns distinct names with AS.', 'Invalid view');
+    }
+    seen.add(column.name.toLowerCase());
+  }
+  return columns;
+}
+
