@@ -251,17 +251,25 @@ async function insertSelect(
       throw badRequest(`The SELECT gives ${rows.columns} column(s); ${columns.length} are written.`, 'List the target columns: INSERT INTO t (a, b) SELECT ...', 'Column count mismatch');
     }
     return await connector.insertRows(target.table.nameInSource, columns, rows.rows, signal);
+  } catch (err) {
+    if (conditions !== null && err instanceof ApiError && err.description.includes(outsideCondition(target))) {
+      throw forbidden(outsideCondition(target), 'Nothing was inserted. Insert only rows your permission covers.');
+    }
+    throw err;
   } finally {
     rows.close();
   }
 }
+
+const outsideCondition = (target: ResolvedTable) =>
+  `A new row of ${target.schema}.${target.table.name} is outside the rows you may insert (the condition of your permission).`;
 
 /**
  * The rows of an INSERT whose grant carries row conditions, each checked: a row that meets none
  * fails the statement (the engine's error() stops it, and the target's transaction rolls back).
  */
 function checkedRows(select: Json, columns: readonly ColumnDef[], conditions: string[], target: ResolvedTable): Json {
-  const message = `A new row of ${target.schema}.${target.table.name} is outside the rows you may insert (your permission's condition).`;
+  const message = outsideCondition(target);
   const check = {
     CaseExpr: {
       args: [{ CaseWhen: { expr: anyOfConditions(conditions), result: { A_Const: { boolval: { boolval: true } } } } }],

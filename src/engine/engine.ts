@@ -1,7 +1,7 @@
 /** The engine's front: SQL text in, an open execution out (parse -> bind -> execute). */
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { UserDef } from '../catalog/types.js';
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest, forbidden } from '../errors.js';
 import { AccessPolicy } from '../security/permissions.js';
 import { explainHiddenColumn } from './access.js';
 import { bindStatement, type BoundStatement } from './bind.js';
@@ -49,7 +49,15 @@ export class Engine {
   /** The rows of a SELECT (of an INSERT ... SELECT) as text, for writing them to a source. */
   private async selectRows(select: ParseResult, user: UserDef, signal: AbortSignal) {
     const execution = await this.openTree(select, user, signal);
-    return { columns: execution.columns.length, rows: execution.textRows(), close: () => execution.close() };
+    // Errors met while the rows are read are the statement's, in API terms (not the target's).
+    async function* rows() {
+      try {
+        yield* execution.textRows();
+      } catch (err) {
+        throw execution.translateError(err);
+      }
+    }
+    return { columns: execution.columns.length, rows: rows(), close: () => execution.close() };
   }
 
   private async openTree(tree: ParseResult, user: UserDef, signal: AbortSignal, viaApiKey = false): Promise<Execution> {
@@ -93,6 +101,14 @@ export class Engine {
         throw badRequest('EXPLAIN of INSERT, UPDATE or DELETE is not supported.', 'EXPLAIN a SELECT.', 'Unsupported statement');
       }
       const bound = bindStatement({ ...tree, stmts: [{ stmt: inner as never }] }, this.registry, this.vdbName, policy);
+      // A plan names every table it reads: only those the user may read themselves.
+      const behind = bound.tables.filter((t) => t.resolved.kind !== 'system' && !policy.canRead(t.resolved.schema, t.resolved.table));
+      if (behind.length > 0) {
+        throw forbidden(
+          `EXPLAIN would show tables you may not read (${behind.map((t) => `${t.resolved.schema}.${t.resolved.table.name}`).join(', ')}), read here through views or row conditions.`,
+          'Run the statement itself, or ask an administrator for READ on those tables.',
+        );
+      }
       const whole = this.options.pushdown && this.options.wholeStatements !== false ? await planWhole(bound, this.registry) : null;
       const pgPlan = whole && (await whole.connector.describeStatement(whole.sql).then(() => explainWhole(whole), () => null));
       const other = !whole && this.options.pushdown && this.options.wholeStatements !== false ? planSourceSelect(bound, this.registry) : null;

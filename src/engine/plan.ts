@@ -258,10 +258,43 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
         ...rightInput.map((s) => ({ ...s, nullable: s.nullable || nullableRight })),
       ];
     }
-    // Subqueries and table functions: their columns are unknown here.
+    if (isObject(item.RangeSubselect)) {
+      const projection = loadProjection(item.RangeSubselect);
+      if (projection) return [projection];
+    }
+    // Other subqueries and table functions: their columns are unknown here.
     const other = (isObject(item.RangeSubselect) ? item.RangeSubselect : item.RangeFunction) as Json | undefined;
     const alias = isObject(other?.alias) ? lower(String(other.alias.aliasname)) : '';
     return [{ alias, nullable: false }];
+  }
+
+  /**
+   * `(SELECT a, b, f(c) AS c FROM load WHERE ...) AS x`, the shape of a table narrowed for a
+   * user (access.ts): a condition on x.a or x.b means the same on the load's a and b, so it may
+   * be pushed there too. Computed columns (masks) are left out: a condition on one is about the
+   * computed value.
+   */
+  function loadProjection(subselect: Json): ScopeItem | null {
+    const select = isObject(subselect.subquery) ? (subselect.subquery.SelectStmt as Json | undefined) : undefined;
+    if (!select || select.op !== 'SETOP_NONE' || subselect.lateral) return null;
+    for (const clause of ['distinctClause', 'groupClause', 'havingClause', 'windowClause', 'limitCount', 'limitOffset', 'withClause', 'valuesLists', 'sortClause']) {
+      if (select[clause]) return null;
+    }
+    const alias = isObject(subselect.alias) ? subselect.alias : null;
+    if (!alias || alias.colnames) return null;
+    const from = (select.fromClause as unknown[] | undefined) ?? [];
+    const range = from.length === 1 && isObject(from[0]) && isObject(from[0].RangeVar) ? from[0].RangeVar : null;
+    const loadName = range && typeof range.relname === 'string' && loads.has(range.relname) ? range.relname : undefined;
+    if (!loadName) return null;
+    const columns = new Set<string>();
+    for (const item of (select.targetList as Json[] | undefined) ?? []) {
+      const target = item.ResTarget as Json | undefined;
+      const ref = isObject(target?.val) && isObject(target.val.ColumnRef) ? fieldNames(target.val.ColumnRef.fields) : [];
+      const name = ref[ref.length - 1];
+      if (ref.length !== 1 || name === '*' || (typeof target!.name === 'string' && lower(target!.name) !== lower(name!))) continue;
+      if (hasColumn(loadName, name!)) columns.add(lower(name!));
+    }
+    return { alias: lower(String(alias.aliasname)), loadName, columns, nullable: false };
   }
 
   /** The load and column a column reference means in `scope`, if it is a loaded table's. */
@@ -273,7 +306,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
       candidates = scope.filter((s) => !s.columns || s.columns.has(name));
       if (candidates.some((s) => !s.columns)) return null;
     } else return null;
-    if (candidates.length !== 1 || !candidates[0]!.loadName) return null;
+    if (candidates.length !== 1 || !candidates[0]!.loadName || !candidates[0]!.columns?.has(name)) return null;
     const column = tableOf(candidates[0]!.loadName).columns.find((c) => lower(c.name) === name);
     return column ? { item: candidates[0]!, column } : null;
   }
@@ -318,6 +351,8 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
           const others = scope.filter((s) => s.alias !== target.alias || s.loadName !== target.loadName);
           if (others.some((s) => !s.columns || s.columns.has(name))) return undefined;
         }
+        // Only the columns this FROM entry shows as they are (not a narrowing subquery's computed ones).
+        if (!target.columns?.has(name)) return undefined;
         return table.columns.find((c) => lower(c.name) === name);
       },
       castMayFail: (column) => castMayFail(connector, column),
