@@ -260,7 +260,7 @@ function referencedColumns(statement: Json): { all: boolean; names: Set<string> 
 }
 
 /** CURRENT_USER, SESSION_USER, USER and CURRENT_ROLE mean the signed-in user of vdb. */
-function replaceUserFunctions(value: unknown, userName: string): void {
+export function replaceUserFunctions(value: unknown, userName: string): void {
   const USER_FUNCTIONS = new Set(['SVFOP_CURRENT_USER', 'SVFOP_SESSION_USER', 'SVFOP_USER', 'SVFOP_CURRENT_ROLE']);
   if (Array.isArray(value)) {
     value.forEach((item, i) => {
@@ -286,9 +286,11 @@ export function explainHiddenColumn(err: unknown, hidden: HiddenColumns, userNam
   if (!(err instanceof ApiError) || (err.status !== 400 && err.status !== 404) || hidden.size === 0) return err;
   for (const [name, qualified] of hidden) {
     const pattern = new RegExp(`(^|[^\\w$])"?${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"?([^\\w$]|$)`, 'i');
-    if (pattern.test(err.description)) {
-      return forbidden(`Permission READ on column ${qualified} is missing for user "${userName}".`, 'An administrator can grant it with SYSADMIN.setPermissions.');
-    }
+    if (pattern.test(err.description)) return hiddenColumnDenial(qualified, userName);
   }
   return err;
 }
+
+/** The 403 of a statement naming a column hidden from its user. */
+export const hiddenColumnDenial = (qualified: string, userName: string) =>
+  forbidden(`Permission READ on column ${qualified} is missing for user "${userName}".`, 'An administrator can grant it with SYSADMIN.setPermissions.');

@@ -17,7 +17,7 @@ import type { RowConnector } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../errors.js';
 import type { AccessPolicy } from '../security/permissions.js';
-import { applyAccess } from './access.js';
+import { applyAccess, replaceUserFunctions } from './access.js';
 import { parseExpression } from './parse.js';
 import type { StaticResult } from './static-result.js';
 import { fieldNames, isObject, walk, type Json } from './ast.js';
@@ -63,6 +63,7 @@ export async function executeDml(
   const source = writableSource(target, registry);
   const connector = registry.connectorOf(source) as WritableConnector;
   const insertCondition = checkWritePermission(kind, body, target, policy);
+  checkTargetReads(kind, body, target, policy);
 
   // What the statement reads besides its target, narrowed to what the user may see, and the
   // target's row conditions: an UPDATE or DELETE reaches only the rows the user may change.
@@ -70,7 +71,10 @@ export async function executeDml(
   applyWriteAccess(checked, registry, policy);
   if (kind !== 'InsertStmt') {
     const conditions = policy.rowConditions(kind === 'UpdateStmt' ? 'U' : 'D', target.schema, target.table);
-    if (conditions !== null) checked.whereClause = allOf([checked.whereClause, anyOfConditions(conditions)]);
+    if (conditions !== null) {
+      checked.whereClause = allOf([checked.whereClause, anyOfConditions(conditions)]);
+      replaceUserFunctions(checked.whereClause, policy.user.name);
+    }
   }
 
   // Every other table the statement reads, and whether all of them are in the target's source.
@@ -112,13 +116,72 @@ function checkWritePermission(kind: string, body: Json, target: ResolvedTable, p
   }
   const action = kind === 'InsertStmt' ? 'C' : 'U';
   const named = ((body.cols ?? body.targetList) as Json[] | undefined)?.map((c) => String((c.ResTarget as Json).name)) ?? [];
-  const columns = named.length > 0 ? named : target.table.columns.map((c) => c.name);
-  for (const name of columns) {
-    const column = target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
-    // Unknown columns are the source's to report.
-    if (column && !policy.allows(action, [...path, column.name])) throw policy.denial(action, [...path, column.name], 'column');
+  // Unknown columns are the source's to report.
+  const columns = (named.length > 0 ? named : target.table.columns.map((c) => c.name))
+    .map((name) => target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase()))
+    .filter((c): c is ColumnDef => c !== undefined);
+  const denied = columns.filter((c) => !policy.allows(action, [...path, c.name]));
+  if (denied.length > 0 && !policy.allows(action, path)) throw policy.denial(action, path, 'table');
+  if (denied.length > 0) throw policy.denial(action, [...path, denied[0]!.name], 'column');
+  const conditions = policy.rowConditions(action, target.schema, target.table);
+  if (conditions === null) return null;
+  const read = conditionColumns(conditions, target);
+  if (action === 'U') {
+    // A row must not leave the rows the user may change by the change itself.
+    const moved = columns.filter((c) => read.has(c.name.toLowerCase()));
+    if (moved.length > 0) {
+      throw forbidden(
+        `UPDATE may not set ${moved.map((c) => c.name).join(', ')}: the condition of your permission on ${target.schema}.${target.table.name} reads ${moved.length === 1 ? 'it' : 'them'}.`,
+        'An administrator can make this change.',
+      );
+    }
+    return null;
   }
-  return action === 'C' ? policy.rowConditions('C', target.schema, target.table) : null;
+  // New rows are checked against the condition, so it must see every column it reads.
+  const missing = [...read].filter((name) => named.length > 0 && !columns.some((c) => c.name.toLowerCase() === name));
+  if (missing.length > 0) {
+    throw forbidden(
+      `An INSERT into ${target.schema}.${target.table.name} must give the columns the condition of your permission reads (${missing.join(', ')}).`,
+      'List those columns with their values.',
+    );
+  }
+  return conditions;
+}
+
+/** The target's columns that row conditions read (lower case). */
+function conditionColumns(conditions: string[], target: ResolvedTable): Set<string> {
+  const names = new Set<string>();
+  for (const condition of conditions) {
+    walk(parseExpression(condition, 'condition'), (key, node) => {
+      if (key !== 'ColumnRef') return;
+      const name = fieldNames(node.fields).pop()?.toLowerCase() ?? '';
+      if (target.table.columns.some((c) => c.name.toLowerCase() === name)) names.add(name);
+    });
+  }
+  return names;
+}
+
+/**
+ * UPDATE and DELETE read the target's columns (in SET values and WHERE): only those the user may
+ * read as they are. A hidden or masked column there would let its values be copied or probed.
+ */
+function checkTargetReads(kind: string, body: Json, target: ResolvedTable, policy: AccessPolicy): void {
+  if (kind === 'InsertStmt' || policy.admin) return;
+  const relation = body.relation as Json;
+  const alias = String((relation.alias as Json | undefined)?.aliasname ?? relation.relname).toLowerCase();
+  const { relation: _target, ...reads } = body;
+  walk(reads, (key, node) => {
+    if (key !== 'ColumnRef') return;
+    const fields = fieldNames(node.fields);
+    if (fields.length > 1 && fields[fields.length - 2]!.toLowerCase() !== alias) return;
+    const column = target.table.columns.find((c) => c.name.toLowerCase() === fields[fields.length - 1]!.toLowerCase());
+    if (!column) return;
+    const path = [target.schema, target.table.name, column.name];
+    if (!policy.allows('R', path)) throw policy.denial('R', path, 'column');
+    if (policy.columnMask(target.schema, target.table, column) !== null) {
+      throw forbidden(`Column ${path.join('.')} is masked for user "${policy.user.name}": a write may not read it.`, 'Write without reading that column, or ask an administrator.');
+    }
+  });
 }
 
 /** Checks and narrows the tables a write statement reads (not its target), as for a SELECT. */

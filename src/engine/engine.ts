@@ -3,7 +3,8 @@ import type { SourceRegistry } from '../catalog/sources.js';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, forbidden } from '../errors.js';
 import { AccessPolicy } from '../security/permissions.js';
-import { explainHiddenColumn } from './access.js';
+import { explainHiddenColumn, hiddenColumnDenial } from './access.js';
+import { fieldNames, walk } from './ast.js';
 import { bindStatement, type BoundStatement } from './bind.js';
 import type { DuckRuntime } from './duckdb.js';
 import { openExecution, openStaticExecution, type Execution } from './execute.js';
@@ -100,7 +101,15 @@ export class Engine {
       if (isDml(inner as Json)) {
         throw badRequest('EXPLAIN of INSERT, UPDATE or DELETE is not supported.', 'EXPLAIN a SELECT.', 'Unsupported statement');
       }
+      const written = structuredClone(inner);
       const bound = bindStatement({ ...tree, stmts: [{ stmt: inner as never }] }, this.registry, this.vdbName, policy);
+      // Running would fail on a hidden column (a 403); EXPLAIN does not run, so look for one.
+      walk(written, (kind, node) => {
+        if (kind !== 'ColumnRef') return;
+        const name = fieldNames(node.fields).pop() ?? '*';
+        const qualified = bound.hiddenColumns.get(name.toLowerCase());
+        if (qualified) throw hiddenColumnDenial(qualified, user.name);
+      });
       // A plan names every table it reads: only those the user may read themselves.
       const behind = bound.tables.filter((t) => t.resolved.kind !== 'system' && !policy.canRead(t.resolved.schema, t.resolved.table));
       if (behind.length > 0) {

@@ -36,6 +36,10 @@ const LETTERS = 'CRUDEA';
 /** The letters of a permissions argument in canonical order ('rc' -> 'CR'); 400 for others. */
 export function canonicalPermissions(text: string): string {
   const upper = text.toUpperCase().replace(/\s+/g, '');
+  // The one permission name spelled in these letters: 'read' would grant R, E, A and D.
+  if (upper === 'READ') {
+    throw badRequest(`"${text}" looks like a word; permissions are letters.`, "Use letters of C, R, U, D, E, A, e.g. 'R' for READ or 'CRUD'.", 'Invalid permissions');
+  }
   const unknown = [...upper].filter((ch) => !LETTERS.includes(ch));
   if (unknown.length > 0) {
     throw badRequest(
