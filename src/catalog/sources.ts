@@ -123,9 +123,11 @@ export class SourceRegistry {
     });
   }
 
-  async removeView(schema: string, name: string): Promise<void> {
+  /** Removes views in one catalog change. */
+  async removeViews(views: readonly ViewDef[]): Promise<void> {
+    const gone = (v: ViewDef) => views.some((d) => same(d.schema, v.schema) && same(d.name, v.name));
     await this.store.update((catalog) => {
-      catalog.views = (catalog.views ?? []).filter((v) => !(same(v.schema, schema) && same(v.name, name)));
+      catalog.views = (catalog.views ?? []).filter((v) => !gone(v));
     });
   }
 

@@ -40,8 +40,15 @@ interface Restriction {
  * Checks and rewrites the tables a statement reads for `policy`'s user. `cteNames` are names
  * that mean a CTE rather than a table. Returns the columns it hid.
  */
-export function applyAccess(statement: Json, registry: SourceRegistry, policy: AccessPolicy): HiddenColumns {
+export interface AccessRewrite {
+  hidden: HiddenColumns;
+  /** Tables and views (schema.name) the user sees only part of: fewer columns or rows, or masked values. */
+  narrowed: Set<string>;
+}
+
+export function applyAccess(statement: Json, registry: SourceRegistry, policy: AccessPolicy): AccessRewrite {
   const hidden: HiddenColumns = new Map();
+  const narrowed = new Set<string>();
   const referenced = referencedColumns(statement);
   const cteNames = namesOfCtes(statement);
   /** Tables named inside views: the view's grant covers them (not checked, still filtered and masked). */
@@ -50,7 +57,7 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
   const expanding: string[] = [];
   rewrite(statement);
   replaceUserFunctions(statement, policy.user.name);
-  return hidden;
+  return { hidden, narrowed };
 
   function rewrite(value: unknown): void {
     if (Array.isArray(value)) {
@@ -127,6 +134,7 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
   function restrict(range: Json, inner: Json, schema: string, table: TableDef, restriction: Restriction): Json {
     const relname = String(range.relname ?? '');
     for (const column of restriction.hidden) hidden.set(lower(column.name), `${schema}.${table.name}.${column.name}`);
+    if (!SYSTEM_SCHEMAS.includes(schema as never)) narrowed.add(`${schema}.${table.name}`);
 
     const used = restriction.columns.filter((c) => referenced.all || referenced.names.has(lower(c.column.name)));
     // A subquery needs one column even when none is named (count(*)).
@@ -138,7 +146,7 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
       },
     }));
     const select: Json = { targetList, fromClause: [inner], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' };
-    if (restriction.conditions !== null) select.whereClause = anyOf(restriction.conditions.map((c) => parseExpression(c, 'condition')));
+    if (restriction.conditions !== null) select.whereClause = anyOfConditions(restriction.conditions);
     const alias = isObject(range.alias) ? range.alias : { aliasname: relname };
     return { RangeSubselect: { subquery: { SelectStmt: select }, alias } };
   }
@@ -227,9 +235,11 @@ function viewBody(view: ViewDef): Json {
   return structuredClone(parsed);
 }
 
-/** `a OR b OR ...` of parsed conditions. */
-function anyOf(conditions: Json[]): Json {
-  return conditions.length === 1 ? conditions[0]! : { BoolExpr: { boolop: 'OR_EXPR', args: conditions } };
+/** `a OR b OR ...` of row conditions (none: no row). */
+export function anyOfConditions(conditions: readonly string[]): Json {
+  const parsed = conditions.map((c) => parseExpression(c, 'condition'));
+  if (parsed.length === 0) return { A_Const: { boolval: { boolval: false } } };
+  return parsed.length === 1 ? parsed[0]! : { BoolExpr: { boolop: 'OR_EXPR', args: parsed } };
 }
 
 /**
@@ -271,8 +281,11 @@ export function replaceUserFunctions(value: unknown, userName: string): void {
   }
   if (!isObject(value)) return;
   for (const [key, child] of Object.entries(value)) {
-    if (isObject(child) && isObject(child.SQLValueFunction) && USER_FUNCTIONS.has(String(child.SQLValueFunction.op))) value[key] = userConstant(userName);
-    else replaceUserFunctions(child, userName);
+    if (isObject(child) && isObject(child.SQLValueFunction) && USER_FUNCTIONS.has(String(child.SQLValueFunction.op))) {
+      // An output column keeps PostgreSQL's name for it (current_user), not that of a constant.
+      if (key === 'val' && value.name === undefined && 'location' in value) value.name = String(child.SQLValueFunction.op).slice(6).toLowerCase();
+      value[key] = userConstant(userName);
+    } else replaceUserFunctions(child, userName);
   }
 }
 

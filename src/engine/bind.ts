@@ -25,6 +25,8 @@ export interface BoundStatement {
   tables: BoundTable[];
   /** Columns left out for the user (permissions): a binder error naming one is a 403. */
   hiddenColumns: HiddenColumns;
+  /** Tables the user sees only part of (access.ts). */
+  narrowed: Set<string>;
 }
 
 
@@ -55,7 +57,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   if (isObject(raw.SelectStmt) && raw.SelectStmt.intoClause) throw unsupported('SELECT ... INTO');
 
 
-  const hiddenColumns = applyAccess(raw, registry, policy);
+  const { hidden: hiddenColumns, narrowed } = applyAccess(raw, registry, policy);
   // After the access rewrite: expanded views bring CTEs of their own.
   const cteNames = new Set<string>();
   walk(raw, (key, node) => {
@@ -79,7 +81,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   });
 
   nameOutputColumns(raw.SelectStmt);
-  return { ast: tree, tables: [...tables.values()], hiddenColumns };
+  return { ast: tree, tables: [...tables.values()], hiddenColumns, narrowed };
 
   function bindRangeVar(node: Json): void {
     const relname = String(node.relname ?? '');

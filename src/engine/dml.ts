@@ -17,7 +17,7 @@ import type { RowConnector } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../errors.js';
 import type { AccessPolicy } from '../security/permissions.js';
-import { applyAccess, replaceUserFunctions } from './access.js';
+import { anyOfConditions, applyAccess, replaceUserFunctions } from './access.js';
 import { parseExpression } from './parse.js';
 import type { StaticResult } from './static-result.js';
 import { fieldNames, isObject, walk, type Json } from './ast.js';
@@ -202,10 +202,6 @@ const allOf = (conditions: unknown[]): Json => {
   return present.length === 1 ? (present[0] as Json) : { BoolExpr: { boolop: 'AND_EXPR', args: present } };
 };
 
-const anyOfConditions = (conditions: string[]): Json =>
-  conditions.length === 1
-    ? parseExpression(conditions[0]!, 'condition')
-    : { BoolExpr: { boolop: 'OR_EXPR', args: conditions.map((c) => parseExpression(c, 'condition')) } };
 
 /**
  * A failed write in the terms of the API: the statement's or the data's fault (constraint,

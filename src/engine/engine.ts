@@ -71,6 +71,7 @@ export class Engine {
         policy,
         auditLog: this.accounts?.auditLog,
         openSelect: (select) => this.openTree(select, user, signal),
+        narrowedFor: (select) => bindStatement(select, this.registry, this.vdbName, policy).narrowed,
       });
       return openStaticExecution(this.runtime, staticResultSql(result), signal);
     }

@@ -132,7 +132,10 @@ const PROCEDURES: Record<string, Procedure> = {
     async run(args, { users, registry }) {
       if (!users) throw new Error('user procedures are not available here');
       const resource = args.resourceName!;
-      const path = checkResource(parseResource(resource), registry);
+      // Removing needs no existing object: entries outlive what they name (a dropped table).
+      if (args.permissions === null || args.permissions === undefined) parseResource(resource);
+      else checkResource(parseResource(resource), registry);
+      const path = parseResource(resource);
       const condition = args.condition?.trim() || null;
       const mask = args.mask?.trim() || null;
       if (condition !== null && path.length < 2) {

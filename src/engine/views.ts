@@ -10,8 +10,8 @@
 import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
 import type { SourceRegistry } from '../catalog/sources.js';
-import type { ColumnDef } from '../catalog/types.js';
-import { ApiError, badRequest, notFound } from '../errors.js';
+import type { ColumnDef, ViewDef } from '../catalog/types.js';
+import { ApiError, badRequest, forbidden, notFound } from '../errors.js';
 import type { AccessPolicy } from '../security/permissions.js';
 import type { AuditLog } from '../security/audit-log.js';
 import { fieldNames, isObject, walk, type Json } from './ast.js';
@@ -25,6 +25,8 @@ export interface ViewContext {
   auditLog?: AuditLog;
   /** Opens a SELECT as the creator (to check it and learn its columns). */
   openSelect(tree: ParseResult): Promise<Execution>;
+  /** The tables a SELECT reads that the creator sees only part of. */
+  narrowedFor(tree: ParseResult): Set<string>;
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -43,10 +45,20 @@ export async function createView(statement: Json, context: ViewContext): Promise
 
   const query = statement.query as Json;
   if (!isObject(query) || !isObject(query.SelectStmt)) throw badRequest('A view is defined by a SELECT.', null, 'Invalid view');
-  if (readsView(query, registry, schema, name)) {
-    throw badRequest(`View ${schema}.${name} cannot read itself.`, null, 'Invalid view');
-  }
+  const circle = pathTo(query, registry, schema, name, []);
+  if (circle) throw badRequest(`View ${schema}.${name} would read itself (${[`${schema}.${name}`, ...circle].join(' -> ')}).`, 'Views may not read each other in a circle.', 'Invalid view');
   const sql = deparseSync({ version: 0, stmts: [{ stmt: query }] } as unknown as ParseResult).replace(/;\s*$/, '');
+  // Readers of a view see its tables with their own permissions: a view must not show more
+  // than its creator may read, so it is made only over what the creator reads in full.
+  if (!policy.admin) {
+    const narrowed = context.narrowedFor(parseStatement(sql));
+    if (narrowed.size > 0) {
+      throw forbidden(
+        `You see only part of ${[...narrowed].join(', ')} (hidden columns, row conditions or masks); a view over ${narrowed.size === 1 ? 'it' : 'them'} would show its readers more.`,
+        'Ask an administrator to create this view.',
+      );
+    }
+  }
   const columns = await viewColumns(sql, statement.aliases, context);
   const view = await registry.saveView(
     {
@@ -68,9 +80,10 @@ export async function createView(statement: Json, context: ViewContext): Promise
   return { columns: ['Name', 'Columns', 'Action'], rows: [[`${view.schema}.${view.name}`, columns.length, 'created']] };
 }
 
-export async function dropViews(statement: Json, context: Omit<ViewContext, 'openSelect'>): Promise<StaticResult> {
+/** DROP VIEW a, b, ...: all of them or, on any error, none. */
+export async function dropViews(statement: Json, context: Omit<ViewContext, 'openSelect' | 'narrowedFor'>): Promise<StaticResult> {
   const { registry, policy } = context;
-  const rows: Array<[string, string]> = [];
+  const dropping: ViewDef[] = [];
   for (const object of (statement.objects as Json[] | undefined) ?? []) {
     const parts = fieldNames((object.List as Json | undefined)?.items);
     if (parts.length !== 2) throw badRequest('Name the view with its schema: DROP VIEW views.name.', null, 'Invalid view');
@@ -81,15 +94,45 @@ export async function dropViews(statement: Json, context: Omit<ViewContext, 'ope
       throw notFound(`View ${schema}.${name} does not exist.`, 'SYS.Tables lists the views (Type View).', 'Unknown view');
     }
     policy.require('A', [view.schema], 'schema');
-    const dependents = registry.views.filter((v) => v !== view && readsView(parseStatement(v.sql).stmts![0]!.stmt as unknown as Json, registry, view.schema, view.name));
-    if (dependents.length > 0) {
-      throw new ApiError(409, 'Conflict', `View ${view.schema}.${view.name} is read by ${dependents.map((v) => `${v.schema}.${v.name}`).join(', ')}.`, 'Drop or replace those views first.');
-    }
-    await registry.removeView(view.schema, view.name);
-    context.auditLog?.record({ user: policy.user.name, action: 'drop view', target: `${view.schema}.${view.name}`, outcome: 'ok', address: null });
-    rows.push([`${view.schema}.${view.name}`, 'dropped']);
+    if (!dropping.includes(view)) dropping.push(view);
   }
-  return { columns: ['Name', 'Action'], rows };
+  for (const view of dropping) {
+    // Views dropped by the same statement do not hold it.
+    const dependents = registry.views.filter((v) => !dropping.includes(v) && readsView(parseStatement(v.sql).stmts![0]!.stmt as unknown as Json, registry, view.schema, view.name));
+    if (dependents.length > 0) {
+      throw new ApiError(409, 'Conflict', `View ${view.schema}.${view.name} is read by ${dependents.map((v) => `${v.schema}.${v.name}`).join(', ')}.`, 'Drop or replace those views first (or in the same statement).');
+    }
+  }
+  await registry.removeViews(dropping);
+  for (const view of dropping) {
+    context.auditLog?.record({ user: policy.user.name, action: 'drop view', target: `${view.schema}.${view.name}`, outcome: 'ok', address: null });
+  }
+  return { columns: ['Name', 'Action'], rows: dropping.map((v) => [`${v.schema}.${v.name}`, 'dropped']) };
+}
+
+/**
+ * The views through which a SELECT reaches view schema.name (its names, in order), or null
+ * when it does not: a new definition must not make views read each other in a circle.
+ */
+function pathTo(select: Json, registry: SourceRegistry, schema: string, name: string, seen: string[]): string[] | null {
+  const named: ViewDef[] = [];
+  let direct = false;
+  walk(select, (kind, node) => {
+    if (kind !== 'RangeVar') return;
+    const relname = String(node.relname ?? '');
+    const written = typeof node.schemaname === 'string' ? node.schemaname : undefined;
+    if (same(relname, name) && (written === undefined || same(written, schema))) direct = true;
+    const view = registry.views.find((v) => same(v.name, relname) && (written === undefined || same(v.schema, written)));
+    if (view && !named.includes(view)) named.push(view);
+  });
+  if (direct) return [];
+  for (const view of named) {
+    const key = `${view.schema}.${view.name}`;
+    if (seen.includes(key)) continue;
+    const rest = pathTo(parseStatement(view.sql).stmts![0]!.stmt as unknown as Json, registry, schema, name, [...seen, key]);
+    if (rest) return [key, ...rest];
+  }
+  return null;
 }
 
 /** Whether a SELECT names the view schema.name (directly). */
@@ -105,7 +148,8 @@ function readsView(select: Json, registry: SourceRegistry, schema: string, name:
 
 /** The view's columns: its SELECT run without rows, as the creator. */
 async function viewColumns(sql: string, aliases: unknown, context: ViewContext): Promise<ColumnDef[]> {
-  const probe = parseStatement(`SELECT * FROM (${sql}) AS __vdb_view LIMIT 0`);
+  // Parenthesised, the SELECT keeps its own column names, repeated ones included.
+  const probe = parseStatement(`(${sql}) LIMIT 0`);
   const execution = await context.openSelect(probe);
   let described: Array<{ name: string; type: string }>;
   try {

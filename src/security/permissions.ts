@@ -177,7 +177,8 @@ export class AccessPolicy {
     if (this.admin) return null;
     const conditions: string[] = [];
     for (const role of this.entries) {
-      const grants = action === 'R' ? table.columns.some((c) => this.decidingEntry(role, [schema, table.name, c.name])?.permissions.includes('R')) : this.decidingEntry(role, [schema, table.name])?.permissions.includes(action);
+      // A role grants the action on the table when it grants it on any of its columns.
+      const grants = table.columns.some((c) => this.decidingEntry(role, [schema, table.name, c.name])?.permissions.includes(action));
       if (!grants) continue;
       const condition = role.get(keyOf([schema, table.name]))?.condition ?? null;
       if (condition === null) return null;
