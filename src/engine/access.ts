@@ -36,16 +36,14 @@ interface Restriction {
   hidden: ColumnDef[];
 }
 
-/**
- * Checks and rewrites the tables a statement reads for `policy`'s user. `cteNames` are names
- * that mean a CTE rather than a table. Returns the columns it hid.
- */
+/** What rewriting a statement for its user found. */
 export interface AccessRewrite {
   hidden: HiddenColumns;
   /** Tables and views (schema.name) the user sees only part of: fewer columns or rows, or masked values. */
   narrowed: Set<string>;
 }
 
+/** Checks and rewrites, in place, the tables a statement reads for `policy`'s user; expands views. */
 export function applyAccess(statement: Json, registry: SourceRegistry, policy: AccessPolicy): AccessRewrite {
   const hidden: HiddenColumns = new Map();
   const narrowed = new Set<string>();

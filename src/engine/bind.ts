@@ -91,7 +91,8 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
       throw notFound(`Virtual database "${node.catalogname}" does not exist; this one is "${vdbName}".`, null, 'Unknown database');
     }
     const resolved = registry.resolve(schemaname, relname);
-    if (resolved.kind === 'view') throw new Error(`view ${resolved.schema}.${resolved.table.name} was not expanded`);
+    // Views are expanded before; one that is left sits in a row condition or mask.
+    if (resolved.kind === 'view') throw badRequest(`View ${resolved.schema}.${resolved.table.name} cannot be read by a row condition or mask.`, 'Conditions and masks read tables.', 'Invalid condition');
     schemasUsed.add(resolved.schema);
     // Keep the name the statement used visible to column references (orders.id).
     node.alias ??= { aliasname: relname };

@@ -20,6 +20,7 @@ import type { AuditLog } from '../security/audit-log.js';
 import type { InviteService } from '../security/invites.js';
 import type { UserService } from '../security/users.js';
 import { canonicalPermissions, parseResource, type AccessPolicy } from '../security/permissions.js';
+import { walk } from './ast.js';
 import { parseExpression } from './parse.js';
 import type { StaticResult } from './static-result.js';
 
@@ -143,8 +144,9 @@ const PROCEDURES: Record<string, Procedure> = {
       }
       if (mask !== null && path.length !== 3) throw badRequest('A mask applies to a column: name it as schema.table.column.', `"${resource}" is not a column.`);
       if (condition !== null && path.length === 3 && mask === null) throw badRequest('A condition on a column says where its mask applies; give the mask too.', null);
-      if (condition !== null) parseExpression(condition, 'condition');
-      if (mask !== null) parseExpression(mask, 'mask');
+      for (const [text, what] of [[condition, 'condition'], [mask, 'mask']] as const) {
+        if (text !== null) checkTablesRead(parseExpression(text, what), registry, what);
+      }
       const maskOrder = args.maskOrder === null || args.maskOrder === undefined ? null : Number(args.maskOrder);
       if (maskOrder !== null && !Number.isSafeInteger(maskOrder)) throw badRequest(`maskOrder "${args.maskOrder}" is not an integer.`, null);
       const permissions = args.permissions === null || args.permissions === undefined ? null : canonicalPermissions(args.permissions);
@@ -267,6 +269,15 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
 };
+
+/** The tables a condition or mask reads must exist, and be tables: views are not expanded there. */
+function checkTablesRead(expression: Record<string, unknown>, registry: SourceRegistry, what: string): void {
+  walk(expression, (kind, node) => {
+    if (kind !== 'RangeVar') return;
+    const resolved = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
+    if (resolved.kind === 'view') throw badRequest(`A ${what} cannot read a view (${resolved.schema}.${resolved.table.name}).`, 'Name the tables the view reads.', `Invalid ${what}`);
+  });
+}
 
 /** Resource names are case-insensitive; `"a"."b"` and `a.b` name the same resource. */
 function sameResource(a: string, b: string): boolean {

@@ -471,6 +471,15 @@ describe('SYSADMIN.setPermissions', () => {
     assert.deepEqual(await entriesOf('sp'), []);
   });
 
+  test('a condition may read other tables, which must exist and not be views', async () => {
+    await assertApiError(await call("'sp', 'shop.customers', 'R', 'id IN (SELECT customer_id FROM shop.nosuch)'"), 404, 'unknown table in a condition');
+    await vdb.admin('CREATE VIEW condviews.de AS SELECT id FROM shop.customers');
+    const view = await assertApiError(await call("'sp', 'shop.customers', 'R', 'id IN (SELECT id FROM condviews.de)'"), 400, 'view in a condition');
+    assert.match(view.description, /cannot read a view \(condviews\.de\)/);
+    await vdb.admin('DROP VIEW condviews.de');
+    assert.deepEqual(await entriesOf('sp'), []);
+  });
+
   test('only administrators may call it, even with every letter on everything', async () => {
     await vdb.userWith('almighty', [['*', 'CRUDEA']]);
     await vdb.refused('almighty', "CALL SYSADMIN.setPermissions('almighty', 'shop', 'R')", 403, adminOnly('SYSADMIN.setPermissions'));
