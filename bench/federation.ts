@@ -117,6 +117,22 @@ async function addSources(server: VdbServer, auth: Auth, data: BenchData): Promi
 }
 
 /** A statement whose (small) answer is wanted as rows of arrays. */
+/** A user who may read pg and my, and of my.bench_customers only the enterprise customers. */
+async function restrictedReader(server: VdbServer, admin: Auth): Promise<Auth> {
+  const password = 'bench-reader-password-1';
+  for (const sql of [
+    `CALL SYSADMIN.addUser('bench_reader', '${password}')`,
+    `CALL SYSADMIN.addRole('bench_enterprise')`,
+    `CALL SYSADMIN.addUserRole('bench_enterprise', 'bench_reader')`,
+    `CALL SYSADMIN.setPermissions('bench_enterprise', 'pg', 'R')`,
+    `CALL SYSADMIN.setPermissions('bench_enterprise', 'my', 'R')`,
+    `CALL SYSADMIN.setPermissions('bench_enterprise', 'my.bench_customers', 'R', 'segment = ''enterprise''')`,
+  ]) {
+    await vdbRows(server, admin, sql);
+  }
+  return login(server, 'bench_reader', password);
+}
+
 async function vdbRows(server: VdbServer, auth: Auth, sql: string): Promise<unknown[][]> {
   const answer = await request(`${server.url}/rest/api/query`, 'POST', auth, { sql });
   expectStatus(answer, 200, sql.slice(0, 60));
@@ -475,6 +491,11 @@ async function main(): Promise<void> {
     ).catch((err: unknown) => [[`(query log not readable: ${(err as Error).message})`]]);
     loggedSourceQueries = String(logged[0]?.[0] ?? '(none logged)');
     moved = await rowsMoved(explainRows, client, data.my);
+
+    // The same statement by a user whose permission carries a row condition on the customers
+    // (the statement's own segment filter, so the answer is the same): the cost of row security.
+    const reader = await restrictedReader(server, auth);
+    partB.push(await measure('vdb  (pg x my), user with a row condition', vdbQuery(server, reader, VDB_JOIN, keep('vdb, row condition'))));
 
     if (!fdwSkipped) {
       // mysql_fdw must never make the bench fail: an error here drops that peer with a message.

@@ -155,8 +155,8 @@ export async function startVdb(options: { demo: boolean } = { demo: true }): Pro
 }
 
 /** Logs in once (POST /api/login) and returns the token header: no scrypt per request. */
-export async function login(server: VdbServer): Promise<Auth> {
-  const answer = await request(`${server.url}/api/login`, 'POST', {}, { username: 'admin', password: PASSWORD });
+export async function login(server: VdbServer, username = 'admin', password = PASSWORD): Promise<Auth> {
+  const answer = await request(`${server.url}/api/login`, 'POST', {}, { username, password });
   expectStatus(answer, 200, 'login');
   const { token } = JSON.parse(text(answer)) as { token: string };
   return { 'x-auth-token': token };

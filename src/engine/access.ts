@@ -21,7 +21,7 @@ import { SYSTEM_SCHEMAS } from '../catalog/system.js';
 import type { ColumnDef, TableDef, ViewDef } from '../catalog/types.js';
 import { ApiError, badRequest, forbidden } from '../errors.js';
 import type { AccessPolicy } from '../security/permissions.js';
-import { fieldNames, isObject, lower, walk, type Json } from './ast.js';
+import { contains, fieldNames, isObject, lower, walk, type Json } from './ast.js';
 import { quoteIdent, sqlLiteral } from './duckdb.js';
 import { parseExpression, parseStatement } from './parse.js';
 
@@ -64,18 +64,25 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     }
     if (!isObject(value)) return;
     for (const [key, child] of Object.entries(value)) {
-      if (key === 'fromClause' && Array.isArray(child)) value[key] = child.map(fromItem);
-      else rewrite(child);
+      if (key === 'fromClause' && Array.isArray(child)) {
+        const conditions: Json[] = [];
+        value[key] = child.map((item) => fromItem(item, { nullable: false, conditions }));
+        // Row conditions of tables that are not null-extended hold as well in this WHERE.
+        if (conditions.length > 0) value.whereClause = allOf([value.whereClause, ...conditions]);
+      } else rewrite(child);
     }
   }
 
-  function fromItem(item: unknown): unknown {
+  function fromItem(item: unknown, context: FromContext): unknown {
     if (!isObject(item)) return item;
-    if (isObject(item.RangeVar)) return restrictTable(item.RangeVar) ?? item;
+    if (isObject(item.RangeVar)) return restrictTable(item.RangeVar, context) ?? item;
     if (isObject(item.JoinExpr)) {
       const join = item.JoinExpr;
-      join.larg = fromItem(join.larg);
-      join.rarg = fromItem(join.rarg);
+      const type = String(join.jointype);
+      // Behind a join's own alias the tables' names are not visible to the WHERE: keep them narrowed in place.
+      if (join.alias) context = { ...context, nullable: true };
+      join.larg = fromItem(join.larg, { ...context, nullable: context.nullable || type === 'JOIN_RIGHT' || type === 'JOIN_FULL' });
+      join.rarg = fromItem(join.rarg, { ...context, nullable: context.nullable || type === 'JOIN_LEFT' || type === 'JOIN_FULL' });
       rewrite(join.quals);
       return item;
     }
@@ -83,8 +90,12 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     return item;
   }
 
-  /** The subquery that stands for a table the user sees only part of; null for all of it. */
-  function restrictTable(range: Json): Json | null {
+  /**
+   * What stands for a table the user sees only part of: null for all of it; the table itself
+   * when only its rows are limited and the condition can join the enclosing WHERE (the planners
+   * then see a plain table: partial aggregation, join pushdown); else a narrowing subquery.
+   */
+  function restrictTable(range: Json, context: FromContext): Json | null {
     const relname = String(range.relname ?? '');
     const schemaname = typeof range.schemaname === 'string' ? range.schemaname : undefined;
     if (schemaname === undefined && cteNames.has(relname.toLowerCase())) return null;
@@ -95,7 +106,34 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     const restriction =
       resolved.kind === 'system' ? systemRestriction(resolved.schema, resolved.table) : tableRestriction(resolved.schema, resolved.table, viaView);
     if (!restriction) return null;
+    const flat = flatCondition(range, restriction, context);
+    if (flat) {
+      narrowed.add(`${resolved.schema}.${resolved.table.name}`);
+      context.conditions.push(flat);
+      return null;
+    }
     return restrict(range, { RangeVar: { ...range, alias: { aliasname: relname } } }, resolved.schema, resolved.table, restriction);
+  }
+
+  /**
+   * The row condition of a table as a condition of the enclosing SELECT, over the table's alias:
+   * only when nothing else narrows it (no hidden column, no mask), it is not on the
+   * null-extended side of an outer join, and the condition has no subquery (whose names would
+   * belong to other scopes).
+   */
+  function flatCondition(range: Json, restriction: Restriction, context: FromContext): Json | null {
+    if (context.nullable || restriction.conditions === null || restriction.hidden.length > 0) return null;
+    if (restriction.columns.some((c) => c.mask !== null)) return null;
+    if (isObject(range.alias) && range.alias.colnames) return null;
+    const condition = anyOfConditions(restriction.conditions);
+    if (contains(condition, 'SubLink')) return null;
+    const alias = isObject(range.alias) ? String(range.alias.aliasname) : String(range.relname);
+    walk(condition, (kind, node) => {
+      if (kind !== 'ColumnRef') return;
+      const fields = node.fields as Json[];
+      node.fields = [{ String: { sval: alias } }, fields[fields.length - 1]];
+    });
+    return condition;
   }
 
   /**
@@ -210,6 +248,18 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     ];
   }
 }
+
+/** Where a FROM entry stands: `nullable` when null-extended by an outer join or behind a join alias (its conditions stay with it). */
+interface FromContext {
+  nullable: boolean;
+  /** Row conditions for the enclosing SELECT's WHERE. */
+  conditions: Json[];
+}
+
+const allOf = (parts: unknown[]): Json => {
+  const present = parts.filter((p): p is Json => isObject(p));
+  return present.length === 1 ? present[0]! : { BoolExpr: { boolop: 'AND_EXPR', args: present } };
+};
 
 /** Names of the CTEs of a statement (lower case): unqualified, they mean the CTE. */
 function namesOfCtes(statement: unknown): Set<string> {
