@@ -79,6 +79,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     runtime,
     {
       roots: config.fileRoots,
+      stateDir: config.dataDir,
       openSecret: (sealed) => openSecret(sealed, secrets.encryptionKey),
       sealSecret: (plain) => sealSecret(plain, secrets.encryptionKey),
       describe: async (relation) =>

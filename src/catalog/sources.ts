@@ -405,7 +405,12 @@ export class SourceRegistry {
     const rows = system.rows({ catalog: this.store.current, vdbName: this.vdbName, queryLog: this.queryLog(), auditLog: this.auditLog() });
     if (viewer.roles.includes('admin')) return rows;
     const userColumn = table.columns.findIndex((c) => c.name === 'UserName');
-    return userColumn < 0 ? [] : rows.filter((row) => row[userColumn] === viewer.name);
+    const own = userColumn < 0 ? [] : rows.filter((row) => row[userColumn] === viewer.name);
+    // What sources were asked for a statement over narrowed data may name values beyond the user's view.
+    const sourceQueries = table.columns.findIndex((c) => c.name === 'SourceQueries');
+    if (sourceQueries < 0) return own;
+    const withheld = new Set(this.queryLog().filter((e) => e.narrowed).map((e) => e.id));
+    return own.map((row) => (withheld.has(Number(row[0])) ? row.map((v, i) => (i === sourceQueries && v !== null ? '(withheld: the statement read data narrowed by your permissions)' : v)) : row));
   }
 
   private async refreshSystemTables(tables: SystemTable[]): Promise<void> {

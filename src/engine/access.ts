@@ -41,52 +41,84 @@ export interface AccessRewrite {
   hidden: HiddenColumns;
   /** Tables and views (schema.name) the user sees only part of: fewer columns or rows, or masked values. */
   narrowed: Set<string>;
+  /** Table references checked here: binding takes no other (it fails closed). */
+  approved: WeakSet<Json>;
+  /** References that name a WITH query in scope, not a table. */
+  cteReferences: WeakSet<Json>;
 }
 
 /** Checks and rewrites, in place, the tables a statement reads for `policy`'s user; expands views. */
 export function applyAccess(statement: Json, registry: SourceRegistry, policy: AccessPolicy): AccessRewrite {
   const hidden: HiddenColumns = new Map();
   const narrowed = new Set<string>();
+  const approved = new WeakSet<Json>();
+  const cteReferences = new WeakSet<Json>();
   const referenced = referencedColumns(statement);
-  const cteNames = namesOfCtes(statement);
   /** Tables named inside views: the view's grant covers them (not checked, still filtered and masked). */
   const insideViews = new WeakSet<Json>();
   /** Views being expanded, to stop a view that reads itself. */
   const expanding: string[] = [];
-  rewrite(statement);
+  rewrite(statement, new Set());
   replaceUserFunctions(statement, policy.user.name);
-  return { hidden, narrowed };
+  return { hidden, narrowed, approved, cteReferences };
 
-  function rewrite(value: unknown): void {
+  /** Rewrites the FROM lists below `value`; `scope` holds the CTE names visible there. */
+  function rewrite(value: unknown, scope: ReadonlySet<string>): void {
     if (Array.isArray(value)) {
-      for (const item of value) rewrite(item);
+      for (const item of value) rewrite(item, scope);
       return;
     }
     if (!isObject(value)) return;
+    const inner = isObject(value.withClause) ? withScope(value.withClause, scope) : scope;
     for (const [key, child] of Object.entries(value)) {
+      if (key === 'withClause') continue;
       if (key === 'fromClause' && Array.isArray(child)) {
         const conditions: Json[] = [];
-        value[key] = child.map((item) => fromItem(item, { nullable: false, conditions }));
+        value[key] = child.map((item) => fromItem(item, { nullable: false, conditions }, inner));
         // Row conditions of tables that are not null-extended hold as well in this WHERE.
         if (conditions.length > 0) value.whereClause = allOf([value.whereClause, ...conditions]);
-      } else rewrite(child);
+      } else rewrite(child, inner);
     }
   }
 
-  function fromItem(item: unknown, context: FromContext): unknown {
+  /**
+   * A WITH clause: each CTE's query sees the CTEs before it (all of them when RECURSIVE) and
+   * the enclosing ones; the statement sees all. Returns the statement's scope.
+   */
+  function withScope(withClause: Json, outer: ReadonlySet<string>): Set<string> {
+    const ctes = ((withClause.ctes as Json[] | undefined) ?? []).map((c) => c.CommonTableExpr as Json);
+    const names = ctes.map((c) => lower(String(c.ctename ?? '')));
+    const reserved = names.find((n) => n.startsWith('__vdb_'));
+    if (reserved) throw badRequest(`The name "${reserved}" is reserved for vdb's own use.`, 'Give the WITH query another name.', 'Reserved name');
+    ctes.forEach((cte, i) => rewrite(cte.ctequery, new Set([...outer, ...(withClause.recursive ? names : names.slice(0, i))])));
+    return new Set([...outer, ...names]);
+  }
+
+  function fromItem(item: unknown, context: FromContext, scope: ReadonlySet<string>): unknown {
     if (!isObject(item)) return item;
-    if (isObject(item.RangeVar)) return restrictTable(item.RangeVar, context) ?? item;
+    if (isObject(item.RangeVar)) return restrictTable(item.RangeVar, context, scope) ?? item;
     if (isObject(item.JoinExpr)) {
       const join = item.JoinExpr;
       const type = String(join.jointype);
       // Behind a join's own alias the tables' names are not visible to the WHERE: keep them narrowed in place.
       if (join.alias) context = { ...context, nullable: true };
-      join.larg = fromItem(join.larg, { ...context, nullable: context.nullable || type === 'JOIN_RIGHT' || type === 'JOIN_FULL' });
-      join.rarg = fromItem(join.rarg, { ...context, nullable: context.nullable || type === 'JOIN_LEFT' || type === 'JOIN_FULL' });
-      rewrite(join.quals);
+      join.larg = fromItem(join.larg, { ...context, nullable: context.nullable || type === 'JOIN_RIGHT' || type === 'JOIN_FULL' }, scope);
+      join.rarg = fromItem(join.rarg, { ...context, nullable: context.nullable || type === 'JOIN_LEFT' || type === 'JOIN_FULL' }, scope);
+      rewrite(join.quals, scope);
       return item;
     }
-    rewrite(item);
+    if (isObject(item.RangeTableSample)) {
+      // A sample is drawn from a table, never from a narrowing subquery: only from a table the
+      // user sees whole or only row-limited (the condition then filters the sample).
+      const sample = item.RangeTableSample;
+      const relation = isObject(sample.relation) && isObject(sample.relation.RangeVar) ? sample.relation.RangeVar : null;
+      if (!relation || restrictTable(relation, context, scope) !== null) {
+        throw forbidden('TABLESAMPLE cannot sample a table you see only part of (hidden columns or masks).', 'Sample with a WHERE on random(), or ask an administrator.');
+      }
+      rewrite(sample.args, scope);
+      return item;
+    }
+    rewrite(item, scope);
     return item;
   }
 
@@ -95,11 +127,15 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
    * when only its rows are limited and the condition can join the enclosing WHERE (the planners
    * then see a plain table: partial aggregation, join pushdown); else a narrowing subquery.
    */
-  function restrictTable(range: Json, context: FromContext): Json | null {
+  function restrictTable(range: Json, context: FromContext, scope: ReadonlySet<string>): Json | null {
     const relname = String(range.relname ?? '');
     const schemaname = typeof range.schemaname === 'string' ? range.schemaname : undefined;
-    if (schemaname === undefined && cteNames.has(relname.toLowerCase())) return null;
+    if (schemaname === undefined && scope.has(relname.toLowerCase())) {
+      cteReferences.add(range);
+      return null;
+    }
     const resolved = registry.resolve(schemaname, relname);
+    approved.add(range);
     const viaView = insideViews.has(range);
     if (resolved.kind === 'view') return expandView(range, resolved.table, viaView);
     if (policy.admin) return null;
@@ -112,7 +148,9 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
       context.conditions.push(flat);
       return null;
     }
-    return restrict(range, { RangeVar: { ...range, alias: { aliasname: relname } } }, resolved.schema, resolved.table, restriction);
+    const table = { ...range, alias: { aliasname: relname } };
+    approved.add(table);
+    return restrict(range, { RangeVar: table }, resolved.schema, resolved.table, restriction);
   }
 
   /**
@@ -155,15 +193,23 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     walk(body, (kind, node) => {
       if (kind === 'RangeVar') insideViews.add(node);
     });
-    for (const name of namesOfCtes(body)) cteNames.add(name);
     expanding.push(qualified);
-    rewrite(body);
+    // A view's SELECT sees its own WITH queries, never those of the statement reading it.
+    rewrite(body, new Set());
     expanding.pop();
     const colnames = view.columns.map((c) => ({ String: { sval: c.name } }));
     const inner = { RangeSubselect: { subquery: body, alias: { aliasname: view.name, colnames } } };
     if (restriction) return restrict(range, inner, view.schema, view, restriction);
     const alias = isObject(range.alias) ? { colnames, ...range.alias } : { aliasname: view.name, colnames };
     return { RangeSubselect: { subquery: body, alias } };
+  }
+
+  /** Tables read by a condition or mask are read as they are (the administrator chose them). */
+  function approveTables(expression: Json): Json {
+    walk(expression, (kind, node) => {
+      if (kind === 'RangeVar') approved.add(node);
+    });
+    return expression;
   }
 
   /** `(SELECT shown columns FROM inner WHERE conditions) AS alias`: a table as the user sees it. */
@@ -178,11 +224,11 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     const targetList = shown.map(({ column, mask }) => ({
       ResTarget: {
         name: column.name,
-        val: mask === null ? { ColumnRef: { fields: [{ String: { sval: column.name } }] } } : parseExpression(mask, 'mask'),
+        val: mask === null ? { ColumnRef: { fields: [{ String: { sval: column.name } }] } } : approveTables(parseExpression(mask, 'mask')),
       },
     }));
     const select: Json = { targetList, fromClause: [inner], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' };
-    if (restriction.conditions !== null) select.whereClause = anyOfConditions(restriction.conditions);
+    if (restriction.conditions !== null) select.whereClause = approveTables(anyOfConditions(restriction.conditions));
     const alias = isObject(range.alias) ? range.alias : { aliasname: relname };
     return { RangeSubselect: { subquery: { SelectStmt: select }, alias } };
   }
@@ -260,15 +306,6 @@ const allOf = (parts: unknown[]): Json => {
   const present = parts.filter((p): p is Json => isObject(p));
   return present.length === 1 ? present[0]! : { BoolExpr: { boolop: 'AND_EXPR', args: present } };
 };
-
-/** Names of the CTEs of a statement (lower case): unqualified, they mean the CTE. */
-function namesOfCtes(statement: unknown): Set<string> {
-  const names = new Set<string>();
-  walk(statement, (kind, node) => {
-    if (kind === 'CommonTableExpr' && typeof node.ctename === 'string') names.add(node.ctename.toLowerCase());
-  });
-  return names;
-}
 
 /** Parsed view bodies by their text (a fresh copy each time: expansion rewrites it). */
 const parsedViews = new Map<string, Json>();
@@ -355,3 +392,21 @@ export function explainHiddenColumn(err: unknown, hidden: HiddenColumns, userNam
 /** The 403 of a statement naming a column hidden from its user. */
 export const hiddenColumnDenial = (qualified: string, userName: string) =>
   forbidden(`Permission READ on column ${qualified} is missing for user "${userName}".`, 'An administrator can grant it with SYSADMIN.setPermissions.');
+
+/** Messages of failed conversions and arithmetic, which quote the values they failed on. */
+const DATA_ERROR = /could not convert|conversion|invalid input|out of range|division by zero|divide by zero|overflow|value too long|cannot cast|malformed|invalid .* syntax/i;
+
+/**
+ * An error of a statement that reads data narrowed for its user, with any quoted value taken
+ * out: the engine or a source may evaluate the user's expressions on rows before the row
+ * condition removes them, and a failed cast names the value it failed on.
+ */
+export function withholdDataErrors(err: unknown): unknown {
+  if (!(err instanceof ApiError) || !DATA_ERROR.test(err.description)) return err;
+  return new ApiError(
+    err.status === 502 ? 400 : err.status,
+    err.status === 502 ? 'Invalid query' : err.title,
+    'A value could not be converted or computed. The details are withheld: the statement reads data narrowed by your permissions.',
+    'Check the casts and the arithmetic of the statement.',
+  );
+}

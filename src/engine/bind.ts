@@ -57,12 +57,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   if (isObject(raw.SelectStmt) && raw.SelectStmt.intoClause) throw unsupported('SELECT ... INTO');
 
 
-  const { hidden: hiddenColumns, narrowed } = applyAccess(raw, registry, policy);
-  // After the access rewrite: expanded views bring CTEs of their own.
-  const cteNames = new Set<string>();
-  walk(raw, (key, node) => {
-    if (key === 'CommonTableExpr' && typeof node.ctename === 'string') cteNames.add(node.ctename.toLowerCase());
-  });
+  const { hidden: hiddenColumns, narrowed, approved, cteReferences } = applyAccess(raw, registry, policy);
 
   const tables = new Map<string, BoundTable>();
   const schemasUsed = new Set<string>();
@@ -86,7 +81,11 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   function bindRangeVar(node: Json): void {
     const relname = String(node.relname ?? '');
     const schemaname = typeof node.schemaname === 'string' ? node.schemaname : undefined;
-    if (schemaname === undefined && cteNames.has(relname.toLowerCase())) return;
+    if (cteReferences.has(node)) return;
+    // Fail closed: a table named where the access rewrite did not look is not read.
+    if (!approved.has(node)) {
+      throw badRequest(`Table "${schemaname ? `${schemaname}.` : ''}${relname}" is named where vdb does not read tables.`, 'Name tables in FROM, JOIN and subqueries.', 'Unsupported statement');
+    }
     if (typeof node.catalogname === 'string' && !same(node.catalogname, vdbName)) {
       throw notFound(`Virtual database "${node.catalogname}" does not exist; this one is "${vdbName}".`, null, 'Unknown database');
     }

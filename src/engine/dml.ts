@@ -17,7 +17,7 @@ import type { RowConnector } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../errors.js';
 import type { AccessPolicy } from '../security/permissions.js';
-import { anyOfConditions, applyAccess, replaceUserFunctions } from './access.js';
+import { anyOfConditions, applyAccess, replaceUserFunctions, withholdDataErrors, type AccessRewrite } from './access.js';
 import { parseExpression } from './parse.js';
 import type { StaticResult } from './static-result.js';
 import { fieldNames, isObject, walk, type Json } from './ast.js';
@@ -64,14 +64,18 @@ export async function executeDml(
   const connector = registry.connectorOf(source) as WritableConnector;
   const insertCondition = checkWritePermission(kind, body, target, policy);
   checkTargetReads(kind, body, target, policy);
+  if (isObject(body.onConflictClause)) checkConflictUpdate(body.onConflictClause, body, target, policy);
 
   // What the statement reads besides its target, narrowed to what the user may see, and the
   // target's row conditions: an UPDATE or DELETE reaches only the rows the user may change.
   const checked = structuredClone(body);
-  applyWriteAccess(checked, registry, policy);
+  const access = applyWriteAccess(checked, registry, policy);
+  // Errors of a write over narrowed data may quote values beyond the user's view: withheld.
+  let narrowed = access.narrowed.size > 0 || access.hidden.size > 0;
   if (kind !== 'InsertStmt') {
     const conditions = policy.rowConditions(kind === 'UpdateStmt' ? 'U' : 'D', target.schema, target.table);
     if (conditions !== null) {
+      narrowed = true;
       checked.whereClause = allOf([checked.whereClause, anyOfConditions(conditions)]);
       replaceUserFunctions(checked.whereClause, policy.user.name);
     }
@@ -80,14 +84,21 @@ export async function executeDml(
   // Every other table the statement reads, and whether all of them are in the target's source.
   let sameSource = true;
   walk(checked, (key, node) => {
-    if (key !== 'RangeVar') return;
+    if (key !== 'RangeVar' || node === checked.relation || access.cteReferences.has(node)) return;
+    // Fail closed: a table named where the access rewrite did not look is not read.
+    if (!access.approved.has(node)) {
+      throw badRequest(`Table "${String(node.relname)}" is named where vdb does not read tables.`, 'Name tables in FROM, JOIN and subqueries.', 'Unsupported statement');
+    }
     const other = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
     if (other.kind !== 'rows' || other.source.name !== source.name) sameSource = false;
   });
 
   if (sameSource && insertCondition === null && translatable(checked, connector)) {
-    const sql = sourceStatement({ ...tree, stmts: [{ stmt: { [kind]: checked } as never }] }, registry, source, connector, vdbName);
-    const count = await connector.executeWrite(sql, signal).catch((err: unknown) => Promise.reject(writeError(source.name, err, signal)));
+    const sql = sourceStatement({ ...tree, stmts: [{ stmt: { [kind]: checked } as never }] }, registry, source, connector, vdbName, access.cteReferences);
+    const count = await connector.executeWrite(sql, signal).catch((err: unknown) => {
+      const error = writeError(source.name, err, signal);
+      return Promise.reject(narrowed ? withholdDataErrors(error) : error);
+    });
     return { ...countResult(count), sourceQueries: [{ source: source.name, sql }] };
   }
   if (kind !== 'InsertStmt' || !body.selectStmt) {
@@ -98,6 +109,9 @@ export async function executeDml(
       sameSource ? 'Compute the new values with a SELECT first, then write them as plain values.' : 'Compute the keys with a SELECT first, then write with their values.',
       'Unsupported statement',
     );
+  }
+  if (body.onConflictClause) {
+    throw badRequest('ON CONFLICT is supported only where the INSERT is sent to its source whole.', 'Insert the rows of other sources without ON CONFLICT, or into a staging table first.', 'Unsupported statement');
   }
   const count = await insertSelect(body, target, connector, selectRows, signal, insertCondition).catch((err: unknown) => Promise.reject(writeError(source.name, err, signal)));
   return { ...countResult(count), sourceQueries: [{ source: source.name, sql: `INSERT INTO ${target.table.nameInSource} ... (${count} row(s) in batches)` }] };
@@ -162,6 +176,26 @@ function conditionColumns(conditions: string[], target: ResolvedTable): Set<stri
 }
 
 /**
+ * INSERT ... ON CONFLICT DO UPDATE updates existing rows: UPDATE on the columns it sets, the
+ * target's columns it reads readable unmasked, and no row condition on UPDATE (the existing
+ * row could be outside it).
+ */
+function checkConflictUpdate(conflict: Json, insert: Json, target: ResolvedTable, policy: AccessPolicy): void {
+  if (conflict.action !== 'ONCONFLICT_UPDATE' || policy.admin) return;
+  const path = [target.schema, target.table.name];
+  for (const item of (conflict.targetList as Json[] | undefined) ?? []) {
+    const name = String((item.ResTarget as Json).name);
+    const column = target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
+    if (column && !policy.allows('U', [...path, column.name])) throw policy.denial('U', [...path, column.name], 'column');
+    if (!column && !policy.allows('U', path)) throw policy.denial('U', path, 'table');
+  }
+  if (policy.rowConditions('U', target.schema, target.table) !== null) {
+    throw forbidden(`ON CONFLICT DO UPDATE cannot be checked against the condition of your permission on ${path.join('.')}.`, 'Update the rows with UPDATE.');
+  }
+  checkTargetReads('UpdateStmt', { relation: insert.relation, targetList: conflict.targetList, whereClause: conflict.whereClause }, target, policy);
+}
+
+/**
  * UPDATE and DELETE read the target's columns (in SET values and WHERE): only those the user may
  * read as they are. A hidden or masked column there would let its values be copied or probed.
  */
@@ -170,31 +204,36 @@ function checkTargetReads(kind: string, body: Json, target: ResolvedTable, polic
   const relation = body.relation as Json;
   const alias = String((relation.alias as Json | undefined)?.aliasname ?? relation.relname).toLowerCase();
   const { relation: _target, ...reads } = body;
+  const named = (name: string) => target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
   walk(reads, (key, node) => {
     if (key !== 'ColumnRef') return;
     const fields = fieldNames(node.fields);
+    const last = fields[fields.length - 1]!;
     if (fields.length > 1 && fields[fields.length - 2]!.toLowerCase() !== alias) return;
-    const column = target.table.columns.find((c) => c.name.toLowerCase() === fields[fields.length - 1]!.toLowerCase());
-    if (!column) return;
-    const path = [target.schema, target.table.name, column.name];
-    if (!policy.allows('R', path)) throw policy.denial('R', path, 'column');
-    if (policy.columnMask(target.schema, target.table, column) !== null) {
-      throw forbidden(`Column ${path.join('.')} is masked for user "${policy.user.name}": a write may not read it.`, 'Write without reading that column, or ask an administrator.');
+    // `t`, `t.*` and `*` read the whole row: every column.
+    const wholeRow = last === '*' || (fields.length === 1 && last.toLowerCase() === alias && !named(last));
+    for (const column of wholeRow ? target.table.columns : [named(last)].filter((c): c is ColumnDef => c !== undefined)) {
+      const path = [target.schema, target.table.name, column.name];
+      if (!policy.allows('R', path)) throw policy.denial('R', path, 'column');
+      if (policy.columnMask(target.schema, target.table, column) !== null) {
+        throw forbidden(`Column ${path.join('.')} is masked for user "${policy.user.name}": a write may not read it.`, 'Write without reading that column, or ask an administrator.');
+      }
     }
   });
 }
 
 /** Checks and narrows the tables a write statement reads (not its target), as for a SELECT. */
-function applyWriteAccess(body: Json, registry: SourceRegistry, policy: AccessPolicy): void {
+function applyWriteAccess(body: Json, registry: SourceRegistry, policy: AccessPolicy): AccessRewrite {
   const { relation, usingClause, ...rest } = body;
   // DELETE ... USING lists tables like a FROM.
   const reads: Json = usingClause === undefined ? rest : { ...rest, fromClause: usingClause };
-  applyAccess(reads, registry, policy);
+  const access = applyAccess(reads, registry, policy);
   Object.assign(body, reads, { relation });
   if (usingClause !== undefined) {
     body.usingClause = reads.fromClause;
     delete body.fromClause;
   }
+  return access;
 }
 
 const allOf = (conditions: unknown[]): Json => {
@@ -261,9 +300,9 @@ function translatable(body: Json, connector: WritableConnector): boolean {
   return plain;
 }
 
-/** The statement with every table written as the source knows it. */
-function sourceStatement(tree: ParseResult, registry: SourceRegistry, source: SourceDef, connector: WritableConnector, vdbName: string): string {
-  const copy = structuredClone(tree);
+/** The statement with every table written as the source knows it (renamed in place). */
+function sourceStatement(tree: ParseResult, registry: SourceRegistry, source: SourceDef, connector: WritableConnector, vdbName: string, cteReferences: WeakSet<Json>): string {
+  const copy = tree;
   const rename = (node: Json) => {
     const resolved = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
     const { schema, name } = connector.qualifiedName(resolved.table.nameInSource);
@@ -275,7 +314,7 @@ function sourceStatement(tree: ParseResult, registry: SourceRegistry, source: So
   const body = Object.values(copy.stmts![0]!.stmt as unknown as Json)[0] as Json;
   rename(body.relation as Json);
   walk(body, (key, node) => {
-    if (key === 'RangeVar') rename(node);
+    if (key === 'RangeVar' && !cteReferences.has(node)) rename(node);
     if (key === 'ColumnRef' && Array.isArray(node.fields) && node.fields.length >= 3) {
       const first = (node.fields[0] as Json).String as Json | undefined;
       const name = String(first?.sval ?? '').toLowerCase();

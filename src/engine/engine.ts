@@ -3,7 +3,7 @@ import type { SourceRegistry } from '../catalog/sources.js';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, forbidden } from '../errors.js';
 import { AccessPolicy } from '../security/permissions.js';
-import { explainHiddenColumn, hiddenColumnDenial } from './access.js';
+import { explainHiddenColumn, hiddenColumnDenial, withholdDataErrors } from './access.js';
 import { fieldNames, walk } from './ast.js';
 import { bindStatement, type BoundStatement } from './bind.js';
 import type { DuckRuntime } from './duckdb.js';
@@ -130,10 +130,15 @@ export class Engine {
       return openStaticExecution(this.runtime, staticResultSql(result), signal, result.sourceQueries);
     }
     const bound = bindStatement(tree, this.registry, this.vdbName, policy);
+    const narrowed = bound.narrowed.size > 0 || bound.hiddenColumns.size > 0;
     try {
-      return await this.openBound(bound, user, signal);
+      const execution = await this.openBound(bound, user, signal);
+      if (!narrowed) return execution;
+      const translate = execution.translateError.bind(execution);
+      return Object.assign(execution, { narrowed, translateError: (err: unknown) => withholdDataErrors(translate(err)) });
     } catch (err) {
-      throw explainHiddenColumn(err, bound.hiddenColumns, user.name);
+      const explained = explainHiddenColumn(err, bound.hiddenColumns, user.name);
+      throw narrowed ? withholdDataErrors(explained) : explained;
     }
   }
 

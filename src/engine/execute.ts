@@ -39,6 +39,8 @@ export interface Execution {
   textRows(): AsyncGenerator<Array<string | null>[]>;
   /** Maps errors met while reading the result to API errors. */
   translateError(err: unknown): unknown;
+  /** The statement reads data narrowed for its user: its source queries are not shown to them. */
+  narrowed?: boolean;
   close(): void;
 }
 

@@ -15,6 +15,11 @@ export interface QueryLogEntry {
   status: 'ok' | 'error' | 'cancelled';
   error: string | null;
   sourceQueries: string | null;
+  /**
+   * The statement read data narrowed for its user: its source queries may carry values the user
+   * may not see (keys of a dependent join), so SYSLOG.QueryLog shows them to administrators only.
+   */
+  narrowed?: boolean;
 }
 
 export interface QueryLogOptions {

@@ -70,6 +70,7 @@ export async function sendResult(
       status: cancelled ? 'cancelled' : 'error',
       error: err instanceof ApiError ? err.description : err instanceof Error ? err.message : String(err),
       sourceQueries: sourceQueriesText(execution),
+      narrowed: execution?.narrowed,
     });
   };
 
@@ -92,7 +93,7 @@ export async function sendResult(
     let cursor: Cursor;
     try {
       cursor = await services.cursors.create(execution, user.name, resource);
-      record({ rows: cursor.rowCount, status: 'ok', error: null, sourceQueries: sourceQueriesText(execution) });
+      record({ rows: cursor.rowCount, status: 'ok', error: null, sourceQueries: sourceQueriesText(execution), narrowed: execution.narrowed });
     } catch (err) {
       const translated = execution.translateError(err);
       failed(translated, execution);
@@ -112,7 +113,7 @@ export async function sendResult(
   });
   let error: unknown = null;
   const finish = () => {
-    if (error === null && !cancel.signal.aborted) record({ rows: sent, status: 'ok', error: null, sourceQueries: sourceQueriesText(execution) });
+    if (error === null && !cancel.signal.aborted) record({ rows: sent, status: 'ok', error: null, sourceQueries: sourceQueriesText(execution), narrowed: execution.narrowed });
     else failed(error ?? cancel.signal.reason, execution);
     execution.close();
     done();

@@ -211,11 +211,13 @@ describe('BREAKS: a CTE name anywhere in the statement unlocks the same unqualif
 
   test('UPDATE ... FROM sent whole to SQLite cannot read a table unnarrowed', async () => {
     const [[before]] = await admin<[string]>('SELECT status FROM shop.orders WHERE id = 1');
-    await refusedWithoutLeak(
+    // The outer `customers` is shop.customers as carl sees it (narrowed): the order's customer is
+    // outside his condition, so nothing is updated; a refusal would be as good.
+    const answer = await run(
       'carl',
       'UPDATE shop.orders SET status = z.email FROM customers z, (WITH customers AS (SELECT 1 AS x) SELECT x FROM customers) w WHERE z.id = orders.customer_id AND orders.id = 1',
-      [],
     );
+    assert.ok(answer.status === 200 ? answer.text === '[[0]]' : answer.status >= 400 && answer.status < 500, answer.text);
     const [[afterwards]] = await admin<[string]>('SELECT status FROM shop.orders WHERE id = 1');
     assert.equal(afterwards, before, 'the e-mail of a customer outside carl’s condition was copied into orders.status');
   });
@@ -429,10 +431,10 @@ describe('holds: masks are computed before anything compares them', () => {
     assert.ok(!String(logged[0]?.[0]).includes('lukas'), `the raw comparison reached the source: ${logged[0]?.[0]}`);
   });
 
-  test('a failing cast of a masked column shows the masked value', async () => {
+  test('a failing cast over narrowed data names no value', async () => {
     const answer = await run('bob', 'SELECT id FROM shop.customers WHERE email::int = 1');
     assert.equal(answer.status, 400);
-    assert.match(answer.text, /\*\*\*@example\.com/);
+    assert.match(answer.text, /details are withheld/);
     assertNoLeak(answer, BOB_SECRETS, 'cast of email');
   });
 

@@ -12,6 +12,8 @@ export type ParquetRowCount = (file: string) => Promise<number | null>;
 
 export interface FileConnectorContext {
   roots: readonly string[];
+  /** vdb's data directory (catalog, secrets): never exposed by a file source. */
+  stateDir?: string;
   describe: DescribeRelation;
   parquetRowCount: ParquetRowCount;
 }
@@ -48,7 +50,7 @@ export class FileConnector implements EngineNativeConnector {
     const folder = this.source.connection.ParentDirectory;
     if (!folder) throw new Error(`file source "${this.source.name}" has no ParentDirectory`);
     try {
-      return confineFolder(folder, this.context.roots);
+      return confineFolder(folder, this.context.roots, this.context.stateDir);
     } catch (err) {
       throw new SourceUnreachableError(err instanceof Error ? err.message : String(err));
     }

@@ -11,14 +11,20 @@ export function isInside(child: string, parent: string): boolean {
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
-/** The real path of `folder`, or an error when it is missing or outside every root. */
-export function confineFolder(folder: string, roots: readonly string[]): string {
+/**
+ * The real path of `folder`, or an error when it is missing or outside every root, or when it
+ * holds vdb's own data directory (`stateDir`: the catalog with password hashes, the secrets).
+ */
+export function confineFolder(folder: string, roots: readonly string[], stateDir?: string): string {
   if (!fs.existsSync(folder)) throw new Error(`folder not found: ${folder}`);
   const real = fs.realpathSync(folder);
   if (!fs.statSync(real).isDirectory()) throw new Error(`not a folder: ${folder}`);
   const realRoots = roots.filter((root) => fs.existsSync(root)).map((root) => fs.realpathSync(root));
   if (!realRoots.some((root) => isInside(real, root))) {
     throw new Error(`folder ${folder} is outside the allowed file roots (${roots.join(', ')})`);
+  }
+  if (stateDir && fs.existsSync(stateDir) && isInside(fs.realpathSync(stateDir), real)) {
+    throw new Error(`folder ${folder} holds vdb's data directory (its catalog and secrets); use a folder inside it or elsewhere`);
   }
   return real;
 }
