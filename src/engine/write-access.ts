@@ -1,0 +1,169 @@
+/**
+ * The permission side of INSERT, UPDATE and DELETE: which letters a write needs on which
+ * columns, which target columns it may read, what a row condition does to it, and the checks
+ * that new rows of a conditioned INSERT must pass. The write itself is dml.ts's.
+ */
+import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
+import type { ColumnDef } from '../catalog/types.js';
+import { forbidden } from '../errors.js';
+import type { AccessPolicy } from '../security/permissions.js';
+import { anyOfConditions, applyAccess, type AccessRewrite } from './access.js';
+import { fieldNames, walk, type Json } from './ast.js';
+import { parseExpression } from './parse.js';
+
+/**
+ * The write permissions of a statement: CREATE on the columns an INSERT fills, UPDATE on the
+ * columns an UPDATE sets, DELETE on the table. Returns the row conditions new rows must meet
+ * (an INSERT through a conditioned grant), null when there are none.
+ */
+export function checkWritePermission(kind: string, body: Json, target: ResolvedTable, policy: AccessPolicy): string[] | null {
+  const path = [target.schema, target.table.name];
+  if (kind === 'DeleteStmt') {
+    policy.require('D', path);
+    return null;
+  }
+  const action = kind === 'InsertStmt' ? 'C' : 'U';
+  const named = ((body.cols ?? body.targetList) as Json[] | undefined)?.map((c) => String((c.ResTarget as Json).name)) ?? [];
+  // Unknown columns are the source's to report.
+  const columns = (named.length > 0 ? named : target.table.columns.map((c) => c.name))
+    .map((name) => target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase()))
+    .filter((c): c is ColumnDef => c !== undefined);
+  const denied = columns.filter((c) => !policy.allows(action, [...path, c.name]));
+  if (denied.length > 0 && !policy.allows(action, path)) throw policy.denial(action, path, 'table');
+  if (denied.length > 0) throw policy.denial(action, [...path, denied[0]!.name], 'column');
+  const conditions = policy.rowConditions(action, target.schema, target.table);
+  if (conditions === null) return null;
+  const read = conditionColumns(conditions, target);
+  if (action === 'U') {
+    // A row must not leave the rows the user may change by the change itself.
+    const moved = columns.filter((c) => read.has(c.name.toLowerCase()));
+    if (moved.length > 0) {
+      throw forbidden(
+        `UPDATE may not set ${moved.map((c) => c.name).join(', ')}: the condition of your permission on ${target.schema}.${target.table.name} reads ${moved.length === 1 ? 'it' : 'them'}.`,
+        'An administrator can make this change.',
+      );
+    }
+    return null;
+  }
+  // New rows are checked against the condition, so it must see every column it reads.
+  const missing = [...read].filter((name) => named.length > 0 && !columns.some((c) => c.name.toLowerCase() === name));
+  if (missing.length > 0) {
+    throw forbidden(
+      `An INSERT into ${target.schema}.${target.table.name} must give the columns the condition of your permission reads (${missing.join(', ')}).`,
+      'List those columns with their values.',
+    );
+  }
+  return conditions;
+}
+
+/** The target's columns that row conditions read (lower case). */
+function conditionColumns(conditions: string[], target: ResolvedTable): Set<string> {
+  const names = new Set<string>();
+  for (const condition of conditions) {
+    walk(parseExpression(condition, 'condition'), (key, node) => {
+      if (key !== 'ColumnRef') return;
+      const name = fieldNames(node.fields).pop()?.toLowerCase() ?? '';
+      if (target.table.columns.some((c) => c.name.toLowerCase() === name)) names.add(name);
+    });
+  }
+  return names;
+}
+
+/**
+ * INSERT ... ON CONFLICT DO UPDATE updates existing rows: UPDATE on the columns it sets, the
+ * target's columns it reads readable unmasked, and no row condition on UPDATE (the existing
+ * row could be outside it).
+ */
+export function checkConflictUpdate(conflict: Json, insert: Json, target: ResolvedTable, policy: AccessPolicy): void {
+  if (conflict.action !== 'ONCONFLICT_UPDATE' || policy.admin) return;
+  const path = [target.schema, target.table.name];
+  for (const item of (conflict.targetList as Json[] | undefined) ?? []) {
+    const name = String((item.ResTarget as Json).name);
+    const column = target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
+    if (column && !policy.allows('U', [...path, column.name])) throw policy.denial('U', [...path, column.name], 'column');
+    if (!column && !policy.allows('U', path)) throw policy.denial('U', path, 'table');
+  }
+  if (policy.rowConditions('U', target.schema, target.table) !== null) {
+    throw forbidden(`ON CONFLICT DO UPDATE cannot be checked against the condition of your permission on ${path.join('.')}.`, 'Update the rows with UPDATE.');
+  }
+  checkTargetReads('UpdateStmt', { relation: insert.relation, targetList: conflict.targetList, whereClause: conflict.whereClause }, target, policy);
+}
+
+/**
+ * UPDATE and DELETE read the target's columns (in SET values and WHERE): only those the user may
+ * read as they are. A hidden or masked column there would let its values be copied or probed.
+ */
+export function checkTargetReads(kind: string, body: Json, target: ResolvedTable, policy: AccessPolicy): void {
+  if (kind === 'InsertStmt' || policy.admin) return;
+  const relation = body.relation as Json;
+  const alias = String((relation.alias as Json | undefined)?.aliasname ?? relation.relname).toLowerCase();
+  const { relation: _target, ...reads } = body;
+  const named = (name: string) => target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
+  walk(reads, (key, node) => {
+    if (key !== 'ColumnRef') return;
+    const fields = fieldNames(node.fields);
+    const last = fields[fields.length - 1]!;
+    if (fields.length > 1 && fields[fields.length - 2]!.toLowerCase() !== alias) return;
+    // `t`, `t.*` and `*` read the whole row: every column.
+    const wholeRow = last === '*' || (fields.length === 1 && last.toLowerCase() === alias && !named(last));
+    for (const column of wholeRow ? target.table.columns : [named(last)].filter((c): c is ColumnDef => c !== undefined)) {
+      const path = [target.schema, target.table.name, column.name];
+      if (!policy.allows('R', path)) throw policy.denial('R', path, 'column');
+      if (policy.columnMask(target.schema, target.table, column) !== null) {
+        throw forbidden(`Column ${path.join('.')} is masked for user "${policy.user.name}": a write may not read it.`, 'Write without reading that column, or ask an administrator.');
+      }
+    }
+  });
+}
+
+/** Checks and narrows the tables a write statement reads (not its target), as for a SELECT. */
+export function applyWriteAccess(body: Json, registry: SourceRegistry, policy: AccessPolicy): AccessRewrite {
+  const { relation, usingClause, ...rest } = body;
+  // DELETE ... USING lists tables like a FROM.
+  const reads: Json = usingClause === undefined ? rest : { ...rest, fromClause: usingClause };
+  const access = applyAccess(reads, registry, policy);
+  Object.assign(body, reads, { relation });
+  if (usingClause !== undefined) {
+    body.usingClause = reads.fromClause;
+    delete body.fromClause;
+  }
+  return access;
+}
+
+export const allOf = (conditions: unknown[]): Json => {
+  const present = conditions.filter((c) => c !== undefined && c !== null);
+  return present.length === 1 ? (present[0] as Json) : { BoolExpr: { boolop: 'AND_EXPR', args: present } };
+};
+
+export const outsideCondition = (target: ResolvedTable) =>
+  `A new row of ${target.schema}.${target.table.name} is outside the rows you may insert (the condition of your permission).`;
+
+/**
+ * The rows of an INSERT whose grant carries row conditions, each checked: a row that meets none
+ * fails the statement (the engine's error() stops it, and the target's transaction rolls back).
+ */
+export function checkedRows(select: Json, columns: readonly ColumnDef[], conditions: string[], target: ResolvedTable): Json {
+  const message = outsideCondition(target);
+  const check = {
+    CaseExpr: {
+      args: [{ CaseWhen: { expr: anyOfConditions(conditions), result: { A_Const: { boolval: { boolval: true } } } } }],
+      defresult: { FuncCall: { funcname: [{ String: { sval: 'error' } }], args: [{ A_Const: { sval: { sval: message } } }], funcformat: 'COERCE_EXPLICIT_CALL' } },
+    },
+  };
+  return {
+    SelectStmt: {
+      targetList: [{ ResTarget: { val: { ColumnRef: { fields: [{ A_Star: {} }] } } } }],
+      fromClause: [
+        {
+          RangeSubselect: {
+            subquery: select,
+            alias: { aliasname: '__vdb_new', colnames: columns.map((c) => ({ String: { sval: c.name } })) },
+          },
+        },
+      ],
+      whereClause: check,
+      limitOption: 'LIMIT_OPTION_DEFAULT',
+      op: 'SETOP_NONE',
+    },
+  };
+}
