@@ -95,26 +95,57 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
   const markName = (loadNames: Iterable<string>, name: string) => {
     for (const l of loadNames) if (hasColumn(l, name)) needed.get(l)!.add(lower(name));
   };
-  walk(bound.ast, (key, node) => {
-    if (key === 'ColumnRef') {
-      const fields = fieldNames(node.fields);
-      const last = fields[fields.length - 1]!;
-      if (fields.length === 1) {
-        if (last === '*') markAll(loads.keys());
-        else {
-          markName(loads.keys(), last);
-          markAll(aliasLoads.get(lower(last)) ?? []); // a whole-row reference
-        }
-      } else {
-        const targets = aliasLoads.get(lower(fields[fields.length - 2]!)) ?? new Set<string>();
-        if (last === '*') markAll(targets);
-        else markName(targets, last);
-      }
-    } else if (key === 'JoinExpr') {
-      if (node.isNatural) markAll(loads.keys());
-      for (const name of fieldNames(node.usingClause)) markName(loads.keys(), name);
+  /** The loads a SELECT reads directly in its FROM (not inside its subqueries). */
+  const directLoads = (select: Json): string[] => {
+    const found: string[] = [];
+    const visit = (item: unknown): void => {
+      if (!isObject(item)) return;
+      if (isObject(item.RangeVar) && typeof item.RangeVar.relname === 'string' && loads.has(item.RangeVar.relname)) found.push(item.RangeVar.relname);
+      else if (isObject(item.JoinExpr)) [item.JoinExpr.larg, item.JoinExpr.rarg].forEach(visit);
+      else if (isObject(item.RangeTableSample)) visit(item.RangeTableSample.relation);
+    };
+    for (const item of (select.fromClause as unknown[] | undefined) ?? []) visit(item);
+    return found;
+  };
+  // `*` and NATURAL JOIN mean every column of the tables in the FROM of their own SELECT: a
+  // subquery's columns (a view's, a narrowed table's) are those of its own select list.
+  const markColumns = (value: unknown, scope: readonly string[]): void => {
+    if (Array.isArray(value)) {
+      for (const item of value) markColumns(item, scope);
+      return;
     }
-  });
+    if (!isObject(value)) return;
+    for (const [key, child] of Object.entries(value)) {
+      if (!isObject(child)) {
+        markColumns(child, scope);
+        continue;
+      }
+      if (key === 'SelectStmt') {
+        markColumns(child, directLoads(child));
+        continue;
+      }
+      if (key === 'ColumnRef') {
+        const fields = fieldNames(child.fields);
+        const last = fields[fields.length - 1]!;
+        if (fields.length === 1) {
+          if (last === '*') markAll(scope);
+          else {
+            markName(loads.keys(), last);
+            markAll(aliasLoads.get(lower(last)) ?? []); // a whole-row reference
+          }
+        } else {
+          const targets = aliasLoads.get(lower(fields[fields.length - 2]!)) ?? new Set<string>();
+          if (last === '*') markAll(targets);
+          else markName(targets, last);
+        }
+      } else if (key === 'JoinExpr') {
+        if (child.isNatural) markAll(scope);
+        for (const name of fieldNames(child.usingClause)) markName(loads.keys(), name);
+      }
+      markColumns(child, scope);
+    }
+  };
+  markColumns(bound.ast, [...loads.keys()]);
 
   const pushed = new Map<string, string[]>([...loads.keys()].map((l) => [l, []]));
   const limitPlans = new Map<string, Pick<ScanPlan, 'orderBy' | 'limit'>>();

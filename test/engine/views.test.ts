@@ -292,6 +292,9 @@ describe('views and sources', () => {
     assert.deepEqual(await rows(admin, 'SELECT count(*) FROM mixed.pairs'), [[5]]);
     const plan = await rows(admin, 'EXPLAIN SELECT * FROM mixed.pairs');
     assert.deepEqual(plan.filter((r) => r[2] === 'source query').map((r) => r[1]).sort(), ['pg', 'shop']);
+    // SELECT * over the view reads only the columns the view selects, not whole tables.
+    const shopQuery = String(plan.find((r) => r[1] === 'shop')?.[5]);
+    assert.match(shopQuery, /^SELECT "id", "name" FROM "customers"/);
     await rows(admin, 'DROP VIEW mixed.pairs');
   });
 
