@@ -11,6 +11,7 @@ import { ApiError, badRequest, messageOf, notFound, sourceFailed } from '../erro
 import { DuckRuntime, quoteIdent, sqlLiteral } from '../engine/duckdb.js';
 import type { QueryLogEntry } from '../engine/query-log.js';
 import type { AuditEntry } from '../security/audit-log.js';
+import { parseResource } from '../security/permissions.js';
 import type { CatalogStore } from './store.js';
 import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable, type SystemValue } from './system.js';
 import type { PermissionDef, SourceDef, SourceKind, TableDef, UserDef, ViewDef } from './types.js';
@@ -128,6 +129,7 @@ export class SourceRegistry {
     const gone = (v: ViewDef) => views.some((d) => same(d.schema, v.schema) && same(d.name, v.name));
     await this.store.update((catalog) => {
       catalog.views = (catalog.views ?? []).filter((v) => !gone(v));
+      for (const view of views) catalog.permissions = withoutEntriesOn(catalog.permissions, [view.schema, view.name]);
     });
   }
 
@@ -319,6 +321,8 @@ export class SourceRegistry {
     if (!source) throw notFound(`Data source "${name}" does not exist.`, 'GET /rest/api/source lists the sources.', 'Unknown source');
     await this.store.update((catalog) => {
       catalog.sources = catalog.sources.filter((s) => s.name !== source.name);
+      // Its permission entries go with it: a new source of that name starts without grants.
+      catalog.permissions = withoutEntriesOn(catalog.permissions, [source.name]);
     });
     const connector = this.connectors.get(source.name);
     this.connectors.delete(source.name);
@@ -439,6 +443,15 @@ export class SourceRegistry {
   async close(): Promise<void> {
     for (const connector of this.connectors.values()) await connector.close();
   }
+}
+
+/** Permission entries without those on `path` and below it (names compare case-insensitively). */
+function withoutEntriesOn(entries: PermissionDef[] | undefined, path: readonly string[]): PermissionDef[] | undefined {
+  if (!entries) return entries;
+  return entries.filter((entry) => {
+    const resource = parseResource(entry.resource);
+    return !(resource.length >= path.length && path.every((part, i) => same(part, resource[i]!)));
+  });
 }
 
 export function literalOf(value: string | number | boolean | null): string {

@@ -1263,6 +1263,44 @@ describe('source changes (own server)', () => {
   });
 });
 
+describe('entries go with their object (own server)', () => {
+  let s: Vdb;
+  let folder: string;
+
+  before(async () => {
+    s = await Vdb.start();
+    folder = path.join(s.server.dataDir, 'gone-files');
+    fs.mkdirSync(folder);
+    fs.writeFileSync(path.join(folder, 'nums.csv'), 'n\n1\n2\n');
+  });
+  after(async () => s?.close());
+
+  const entriesOn = async (prefix: string) =>
+    (await s.admin<[string]>(`SELECT "ResourceName" FROM SYSADMIN.Permissions WHERE lower("ResourceName") LIKE ${lit(`${prefix}%`)} ORDER BY 1`)).map((r) => r[0]);
+
+  test('removing a source removes the entries on it: a new source of that name starts without grants', async () => {
+    const body = { name: 'gone', template: 'file', connectionProps: `ParentDirectory=${folder}` };
+    assert.equal((await s.request('admin', '/rest/api/source', { body })).status, 201);
+    await s.userWith('gone_reader', [['gone', 'R']]);
+    assert.deepEqual(await s.rows('gone_reader', 'SELECT count(*) FROM gone.nums'), [[2]]);
+    assert.deepEqual(await entriesOn('gone'), ['gone']);
+    assert.equal((await s.request('admin', '/rest/api/source/gone', { method: 'DELETE' })).status, 204);
+    assert.deepEqual(await entriesOn('gone'), []);
+    assert.equal((await s.request('admin', '/rest/api/source', { body })).status, 201);
+    await s.denied('gone_reader', 'SELECT count(*) FROM gone.nums', 'READ', 'table gone.nums');
+  });
+
+  test('dropping a view removes the entries on it; replacing it keeps them', async () => {
+    await s.admin('CREATE VIEW goneviews.v AS SELECT id FROM shop.products');
+    await s.admin("CALL SYSADMIN.addRole('view_reader')");
+    await s.admin("CALL SYSADMIN.setPermissions('view_reader', 'goneviews.v', 'R')");
+    await s.admin('CREATE OR REPLACE VIEW goneviews.v AS SELECT id, name FROM shop.products');
+    assert.deepEqual(await entriesOn('goneviews'), ['goneviews.v']);
+    await s.admin('DROP VIEW goneviews.v');
+    assert.deepEqual(await entriesOn('goneviews'), []);
+  });
+});
+
 // Uses the users of the blocks above (custonly: READ on shop.customers only).
 describe('source listing and source endpoints', () => {
   test('GET /rest/api/source lists the system schemas and the sources the user sees', async () => {
