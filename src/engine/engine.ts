@@ -88,6 +88,7 @@ export class Engine {
         dropCursors: this.accounts?.dropCursors ?? (async () => undefined),
         caller: user,
         access: policy,
+        probe: async (sql) => (await this.openTree(parseStatement(sql), user, signal)).close(),
         viaApiKey,
       });
       return openStaticExecution(this.runtime, staticResultSql(result), signal);

@@ -21,6 +21,7 @@ import type { InviteService } from '../security/invites.js';
 import type { UserService } from '../security/users.js';
 import { canonicalPermissions, parseResource, type AccessPolicy } from '../security/permissions.js';
 import { walk } from './ast.js';
+import { quoteIdent } from './duckdb.js';
 import { parseExpression } from './parse.js';
 import type { StaticResult } from './static-result.js';
 
@@ -38,6 +39,8 @@ export interface ProcedureContext {
   caller: UserDef;
   /** The caller's permissions. */
   access: AccessPolicy;
+  /** Runs a SELECT without its rows, as the caller: checks that it binds (a condition's columns). */
+  probe?(sql: string): Promise<void>;
   /** Signed in with an API key: account procedures (passwords, tokens) are refused. */
   viaApiKey?: boolean;
 }
@@ -130,7 +133,7 @@ const PROCEDURES: Record<string, Procedure> = {
     params: ['role', 'resourceName', 'permissions', 'condition', 'mask', 'maskOrder'],
     required: 2,
     access: 'admin',
-    async run(args, { users, registry }) {
+    async run(args, { users, registry, probe }) {
       if (!users) throw new Error('user procedures are not available here');
       const resource = args.resourceName!;
       // Removing needs no existing object: entries outlive what they name (a dropped table).
@@ -146,6 +149,17 @@ const PROCEDURES: Record<string, Procedure> = {
       if (condition !== null && path.length === 3 && mask === null) throw badRequest('A condition on a column says where its mask applies; give the mask too.', null);
       for (const [text, what] of [[condition, 'condition'], [mask, 'mask']] as const) {
         if (text !== null) checkTablesRead(parseExpression(text, what), registry, what);
+      }
+      // The columns and functions they name must exist: run them once over the object, without rows.
+      if ((condition !== null || mask !== null) && probe) {
+        const object = `${quoteIdent(path[0]!)}.${quoteIdent(path[1]!)}`;
+        const sql = `SELECT ${mask === null ? '1' : `(${mask}\n)`} FROM ${object} WHERE (${condition ?? 'TRUE'}\n) LIMIT 0`;
+        await probe(sql).catch((err: unknown) => {
+          if (err instanceof ApiError && err.status < 500) {
+            throw badRequest(`The ${mask !== null ? 'mask or its condition' : 'condition'} cannot be evaluated on ${path.slice(0, 2).join('.')}: ${err.description}`, err.hint, `Invalid ${mask !== null ? 'mask' : 'condition'}`);
+          }
+          throw err;
+        });
       }
       const maskOrder = args.maskOrder === null || args.maskOrder === undefined ? null : Number(args.maskOrder);
       if (maskOrder !== null && !Number.isSafeInteger(maskOrder)) throw badRequest(`maskOrder "${args.maskOrder}" is not an integer.`, null);
@@ -376,7 +390,8 @@ export async function callProcedure(call: ProcedureCall, context: ProcedureConte
     context.auditLog?.record({ user: user.name, action, target, outcome: 'ok', address: null });
     return result;
   } catch (err) {
-    context.auditLog?.record({ user: user.name, action, target, outcome: 'failed', address: null });
+    const refused = err instanceof ApiError && err.status === 403;
+    context.auditLog?.record({ user: user.name, action, target, outcome: refused ? 'refused' : 'failed', address: null });
     throw err;
   }
 }

@@ -46,7 +46,7 @@ export async function createView(statement: Json, context: ViewContext): Promise
   const query = statement.query as Json;
   if (!isObject(query) || !isObject(query.SelectStmt)) throw badRequest('A view is defined by a SELECT.', null, 'Invalid view');
   const circle = pathTo(query, registry, schema, name, []);
-  if (circle) throw badRequest(`View ${schema}.${name} would read itself (${[`${schema}.${name}`, ...circle].join(' -> ')}).`, 'Views may not read each other in a circle.', 'Invalid view');
+  if (circle) throw badRequest(`View ${schema}.${name} would read itself (${[`${schema}.${name}`, ...circle, `${schema}.${name}`].join(' -> ')}).`, 'Views may not read each other in a circle.', 'Invalid view');
   const sql = deparseSync({ version: 0, stmts: [{ stmt: query }] } as unknown as ParseResult).replace(/;\s*$/, '');
   // Readers of a view see its tables with their own permissions: a view must not show more
   // than its creator may read, so it is made only over what the creator reads in full.

@@ -7,8 +7,8 @@ import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
 import type { ColumnDef } from '../catalog/types.js';
 import { forbidden } from '../errors.js';
 import type { AccessPolicy } from '../security/permissions.js';
-import { anyOfConditions, applyAccess, type AccessRewrite } from './access.js';
-import { fieldNames, walk, type Json } from './ast.js';
+import { anyOfConditions, applyAccess, trustTablesOf, type AccessRewrite } from './access.js';
+import { fieldNames, isObject, walk, type Json } from './ast.js';
 import { parseExpression } from './parse.js';
 
 /**
@@ -74,7 +74,7 @@ function conditionColumns(conditions: string[], target: ResolvedTable): Set<stri
  * target's columns it reads readable unmasked, and no row condition on UPDATE (the existing
  * row could be outside it).
  */
-export function checkConflictUpdate(conflict: Json, insert: Json, target: ResolvedTable, policy: AccessPolicy): void {
+export function checkConflictUpdate(conflict: Json, insert: Json, target: ResolvedTable, policy: AccessPolicy, registry: SourceRegistry): void {
   if (conflict.action !== 'ONCONFLICT_UPDATE' || policy.admin) return;
   const path = [target.schema, target.table.name];
   for (const item of (conflict.targetList as Json[] | undefined) ?? []) {
@@ -86,26 +86,29 @@ export function checkConflictUpdate(conflict: Json, insert: Json, target: Resolv
   if (policy.rowConditions('U', target.schema, target.table) !== null) {
     throw forbidden(`ON CONFLICT DO UPDATE cannot be checked against the condition of your permission on ${path.join('.')}.`, 'Update the rows with UPDATE.');
   }
-  checkTargetReads('UpdateStmt', { relation: insert.relation, targetList: conflict.targetList, whereClause: conflict.whereClause }, target, policy);
+  checkTargetReads('UpdateStmt', { relation: insert.relation, targetList: conflict.targetList, whereClause: conflict.whereClause }, target, policy, registry);
 }
 
 /**
  * UPDATE and DELETE read the target's columns (in SET values and WHERE): only those the user may
  * read as they are. A hidden or masked column there would let its values be copied or probed.
+ * Inside a subquery, a bare name is the target's only where no table of the subquery (or of one
+ * around it) has a column of that name, as SQL resolves it.
  */
-export function checkTargetReads(kind: string, body: Json, target: ResolvedTable, policy: AccessPolicy): void {
+export function checkTargetReads(kind: string, body: Json, target: ResolvedTable, policy: AccessPolicy, registry: SourceRegistry): void {
   if (kind === 'InsertStmt' || policy.admin) return;
   const relation = body.relation as Json;
   const alias = String((relation.alias as Json | undefined)?.aliasname ?? relation.relname).toLowerCase();
   const { relation: _target, ...reads } = body;
   const named = (name: string) => target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
-  walk(reads, (key, node) => {
-    if (key !== 'ColumnRef') return;
-    const fields = fieldNames(node.fields);
+
+  const check = (fields: string[], scopes: Array<Set<string> | null>) => {
     const last = fields[fields.length - 1]!;
     if (fields.length > 1 && fields[fields.length - 2]!.toLowerCase() !== alias) return;
+    if (fields.length === 1 && last !== '*' && scopes.some((columns) => columns?.has(last.toLowerCase()))) return;
     // `t`, `t.*` and `*` read the whole row: every column.
     const wholeRow = last === '*' || (fields.length === 1 && last.toLowerCase() === alias && !named(last));
+    if (last === '*' && fields.length === 1 && scopes.length > 0) return; // a subquery's own *
     for (const column of wholeRow ? target.table.columns : [named(last)].filter((c): c is ColumnDef => c !== undefined)) {
       const path = [target.schema, target.table.name, column.name];
       if (!policy.allows('R', path)) throw policy.denial('R', path, 'column');
@@ -113,7 +116,39 @@ export function checkTargetReads(kind: string, body: Json, target: ResolvedTable
         throw forbidden(`Column ${path.join('.')} is masked for user "${policy.user.name}": a write may not read it.`, 'Write without reading that column, or ask an administrator.');
       }
     }
-  });
+  };
+  /** The column names of a subquery's FROM tables; null when one is not a plain table. */
+  const columnsOfFrom = (select: Json): Set<string> | null => {
+    const columns = new Set<string>();
+    let known = true;
+    const visit = (item: unknown): void => {
+      if (!isObject(item)) return;
+      if (isObject(item.JoinExpr)) return [item.JoinExpr.larg, item.JoinExpr.rarg].forEach(visit);
+      const range = isObject(item.RangeVar) ? item.RangeVar : null;
+      try {
+        const table = range ? registry.resolve(typeof range.schemaname === 'string' ? range.schemaname : undefined, String(range.relname)).table : null;
+        if (table) for (const column of table.columns) columns.add(column.name.toLowerCase());
+        else known = false;
+      } catch {
+        known = false; // a WITH query's name, or unknown: it may or may not shadow
+      }
+    };
+    for (const item of (select.fromClause as unknown[] | undefined) ?? []) visit(item);
+    return known ? columns : null;
+  };
+  const visit = (value: unknown, scopes: Array<Set<string> | null>): void => {
+    if (Array.isArray(value)) return value.forEach((item) => visit(item, scopes));
+    if (!isObject(value)) return;
+    for (const [key, child] of Object.entries(value)) {
+      if (!isObject(child)) visit(child, scopes);
+      else if (key === 'SelectStmt') visit(child, [...scopes, columnsOfFrom(child)]);
+      else {
+        if (key === 'ColumnRef') check(fieldNames(child.fields), scopes);
+        visit(child, scopes);
+      }
+    }
+  };
+  visit(reads, []);
 }
 
 /** Checks and narrows the tables a write statement reads (not its target), as for a SELECT. */
@@ -146,7 +181,7 @@ export function checkedRows(select: Json, columns: readonly ColumnDef[], conditi
   const message = outsideCondition(target);
   const check = {
     CaseExpr: {
-      args: [{ CaseWhen: { expr: anyOfConditions(conditions), result: { A_Const: { boolval: { boolval: true } } } } }],
+      args: [{ CaseWhen: { expr: trustTablesOf(anyOfConditions(conditions)), result: { A_Const: { boolval: { boolval: true } } } } }],
       defresult: { FuncCall: { funcname: [{ String: { sval: 'error' } }], args: [{ A_Const: { sval: { sval: message } } }], funcformat: 'COERCE_EXPLICIT_CALL' } },
     },
   };

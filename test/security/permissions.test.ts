@@ -1431,6 +1431,65 @@ describe('views', () => {
 // Cursors
 // ---------------------------------------------------------------------------------------------
 
+describe('conditions that read other tables, and writes under them (own server)', () => {
+  let s: Vdb;
+  before(async () => {
+    s = await Vdb.start();
+    // Orders of German customers only, decided by a lookup in shop.customers (no grant on it).
+    await s.userWith('de_orders', [
+      ['shop.orders', 'CRUD', { condition: "customer_id IN (SELECT id FROM shop.customers WHERE country = 'DE')" }],
+    ]);
+    await s.userWith('upper_paid', [['shop.orders', 'RUD', { condition: "upper(status) = 'PAID'" }]]);
+    await s.userWith('masked_names', [
+      ['shop', 'RU'],
+      ['shop.customers.name', 'R', { mask: "'***'" }],
+    ]);
+  });
+  after(async () => s?.close());
+
+  const german = "SELECT count(*) FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id WHERE c.country = 'DE'";
+
+  test('reads under a condition with a subquery see only its rows; SQLite cannot take it in writes', async () => {
+    const [[count]] = await s.admin<[number]>(german);
+    assert.deepEqual(await s.rows('de_orders', 'SELECT count(*) FROM shop.orders'), [[count]]);
+    // Subqueries are never sent to SQLite in writes, the condition's neither: a clear 400.
+    const message = /row condition of your permission on shop\.orders cannot be sent to shop/;
+    await s.refused('de_orders', 'UPDATE shop.orders SET quantity = quantity WHERE id = 1', 400, message);
+    await s.refused('de_orders', 'DELETE FROM shop.orders WHERE id = 1', 400, message);
+  });
+
+  test('INSERT checks new rows with the condition reading its tables as they are', async () => {
+    const [[de]] = await s.admin<[number]>("SELECT min(id) FROM shop.customers WHERE country = 'DE'");
+    const [[fr]] = await s.admin<[number]>("SELECT min(id) FROM shop.customers WHERE country = 'FR'");
+    const columns = '(id, customer_id, product_id, quantity, amount, status, ordered_at)';
+    assert.deepEqual(await s.rows('de_orders', `INSERT INTO shop.orders ${columns} VALUES (990001, ${de}, 1, 1, 1, 'new', '2025-01-01')`), [[1]]);
+    await s.refused('de_orders', `INSERT INTO shop.orders ${columns} VALUES (990002, ${fr}, 1, 1, 1, 'new', '2025-01-01')`, 403, /outside the rows you may insert/);
+    assert.deepEqual(await s.admin('SELECT count(*) FROM shop.orders WHERE id IN (990001, 990002)'), [[1]]);
+  });
+
+  test('a condition the source cannot take makes writes a 400 that says so', async () => {
+    await s.refused('upper_paid', "DELETE FROM shop.orders WHERE id = -1", 400, /row condition of your permission on shop\.orders cannot be sent to shop/);
+  });
+
+  test('a bare name inside a subquery is its own table\'s, not the masked target column', async () => {
+    // Past the permission check (SQLite then refuses the subquery: 400, not 403).
+    await s.refused('masked_names', "UPDATE shop.customers SET segment = segment WHERE id IN (SELECT id FROM shop.products WHERE name = 'zzz')", 400, /cannot be sent to shop as written/);
+    // Qualified with the target, or bare where no inner table has it, it is the target's.
+    await s.refused('masked_names', "UPDATE shop.customers c SET segment = segment WHERE id IN (SELECT id FROM shop.products p WHERE p.name = c.name)", 403, /is masked/);
+    await s.refused('masked_names', "UPDATE shop.customers SET segment = segment WHERE id IN (SELECT customer_id FROM shop.orders WHERE name = 'x')", 403, /is masked/);
+  });
+
+  test('conditions and masks are checked against their object when set', async () => {
+    await s.refused('admin', "CALL SYSADMIN.setPermissions('de_orders', 'shop.orders', 'R', 'nosuch = 1')", 400, /cannot be evaluated on shop\.orders/);
+    await s.refused('admin', "CALL SYSADMIN.setPermissions('de_orders', 'shop.orders.status', 'R', NULL, 'nosuch(status)')", 400, /cannot be evaluated on shop\.orders/);
+  });
+
+  test('TABLESAMPLE samples tables, not views', async () => {
+    await s.admin('CREATE VIEW sampled.v AS SELECT id FROM shop.orders');
+    await s.refused('admin', 'SELECT count(*) FROM sampled.v TABLESAMPLE SYSTEM (50)', 400, /TABLESAMPLE samples tables; sampled\.v is a view/);
+  });
+});
+
 describe('cursors', () => {
   test("another user's requestId is 404, even for a user with the same grants", async () => {
     const first = await vdb.query('reader', 'SELECT id FROM shop.customers ORDER BY id', '?pagination=true&limit=5');
