@@ -16,6 +16,7 @@
  * Tables named inside a condition or mask are read as they are (no checks, no filters): the
  * administrator who wrote the condition chose them.
  */
+import { randomBytes } from 'node:crypto';
 import type { SourceRegistry } from '../catalog/sources.js';
 import { SYSTEM_SCHEMAS } from '../catalog/system.js';
 import type { ColumnDef, TableDef, ViewDef } from '../catalog/types.js';
@@ -60,6 +61,8 @@ export interface AccessRewrite {
   approved: WeakSet<Json>;
   /** References that name a WITH query in scope, not a table. */
   cteReferences: WeakSet<Json>;
+  /** A user other than an administrator reads a view (its tables beyond their own grants). */
+  readsViews: boolean;
 }
 
 /** Checks and rewrites, in place, the tables a statement reads for `policy`'s user; expands views. */
@@ -73,9 +76,10 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
   const insideViews = new WeakSet<Json>();
   /** Views being expanded, to stop a view that reads itself. */
   const expanding: string[] = [];
+  let readsViews = false;
   rewrite(statement, new Set());
   replaceUserFunctions(statement, policy.user.name);
-  return { hidden, narrowed, approved, cteReferences };
+  return { hidden, narrowed, approved, cteReferences, readsViews };
 
   /** Rewrites the FROM lists below `value`; `scope` holds the CTE names visible there. */
   function rewrite(value: unknown, scope: ReadonlySet<string>): void {
@@ -97,7 +101,7 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
   }
 
   /**
-   * A WITH clause: each CTE's query sees the CTEs before it (all of them when RECURSIVE) and
+   * A WITH clause: each CTE's query sees the CTEs before it (and itself when RECURSIVE) and
    * the enclosing ones; the statement sees all. Returns the statement's scope.
    */
   function withScope(withClause: Json, outer: ReadonlySet<string>): Set<string> {
@@ -105,7 +109,8 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     const names = ctes.map((c) => lower(String(c.ctename ?? '')));
     const reserved = names.find((n) => n.startsWith('__vdb_'));
     if (reserved) throw badRequest(`The name "${reserved}" is reserved for vdb's own use.`, 'Give the WITH query another name.', 'Reserved name');
-    ctes.forEach((cte, i) => rewrite(cte.ctequery, new Set([...outer, ...(withClause.recursive ? names : names.slice(0, i))])));
+    // RECURSIVE: a query sees itself too, but never a later one (the engine resolves names in order).
+    ctes.forEach((cte, i) => rewrite(cte.ctequery, new Set([...outer, ...names.slice(0, withClause.recursive ? i + 1 : i)])));
     return new Set([...outer, ...names]);
   }
 
@@ -186,13 +191,7 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     if (isObject(range.alias) && range.alias.colnames) return null;
     const condition = anyOfConditions(restriction.conditions);
     if (contains(condition, 'SubLink')) return null;
-    const alias = isObject(range.alias) ? String(range.alias.aliasname) : String(range.relname);
-    walk(condition, (kind, node) => {
-      if (kind !== 'ColumnRef') return;
-      const fields = node.fields as Json[];
-      node.fields = [{ String: { sval: alias } }, fields[fields.length - 1]];
-    });
-    return condition;
+    return requalify(condition, isObject(range.alias) ? String(range.alias.aliasname) : String(range.relname));
   }
 
   /**
@@ -206,6 +205,8 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
       throw badRequest(`View ${qualified} reads itself (${[...expanding, qualified].join(' -> ')}).`, 'Replace one of these views so that they do not read each other in a circle.', 'Invalid view');
     }
     const restriction = policy.admin ? null : tableRestriction(view.schema, view, viaView);
+    // A view shows its reader what the view's tables hold beyond the reader's own grants.
+    if (!policy.admin) readsViews = true;
     const body = viewBody(view);
     // The view's own column references decide which columns of its tables it needs.
     const inside = referencedColumns(body);
@@ -341,6 +342,29 @@ function viewBody(view: ViewDef): Json {
   return structuredClone(parsed);
 }
 
+/**
+ * A row condition's column references over `alias`, whatever the administrator qualified them
+ * with: among other tables of a statement, the condition must mean its own table's columns.
+ * References inside the condition's subqueries keep their own scope.
+ */
+export function requalify(condition: Json, alias: string): Json {
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (!isObject(value)) return;
+    for (const [key, child] of Object.entries(value)) {
+      if (key === 'SelectStmt') continue;
+      if (key === 'ColumnRef' && isObject(child)) {
+        const fields = child.fields as Json[];
+        child.fields = [{ String: { sval: alias } }, fields[fields.length - 1]];
+        continue;
+      }
+      visit(child);
+    }
+  };
+  visit({ condition });
+  return condition;
+}
+
 /** `a OR b OR ...` of row conditions (none: no row). */
 export function anyOfConditions(conditions: readonly string[]): Json {
   const parsed = conditions.map((c) => parseExpression(c, 'condition'));
@@ -414,20 +438,37 @@ export function explainHiddenColumn(err: unknown, hidden: HiddenColumns, userNam
 export const hiddenColumnDenial = (qualified: string, userName: string) =>
   forbidden(`Permission READ on column ${qualified} is missing for user "${userName}".`, 'An administrator can grant it with SYSADMIN.setPermissions.');
 
-/** Messages of failed conversions and arithmetic, which quote the values they failed on. */
-const DATA_ERROR = /could not convert|conversion|invalid input|out of range|division by zero|divide by zero|overflow|value too long|cannot cast|malformed|invalid .* syntax/i;
+/**
+ * Messages vdb's own checks raise inside a statement (the INSERT row check). Each holds a random
+ * tag, so that a user's error('...') cannot pass as one; registered while the check runs.
+ */
+const ownMessages = new Set<string>();
+
+/** A message of one of vdb's own in-statement checks: shown even where errors are withheld. */
+export function ownMessage(text: string): { text: string; release(): void } {
+  const tagged = `${text} [check ${randomBytes(6).toString('hex')}]`;
+  ownMessages.add(tagged);
+  return { text: tagged, release: () => ownMessages.delete(tagged) };
+}
+
+/** Errors raised while a statement runs, by the engine or a source: they may quote values. */
+const EXECUTION_ERRORS = new Set(['Invalid query', 'Data source error', 'Write refused']);
+/** Messages about names and the statement's shape, which quote no value: kept. */
+const NAME_ERROR = /referenced column|not found in FROM clause|does not have a column|column "?[\w.]+"? does not exist|relation "?[\w.]+"? does not exist|no function matches|syntax error|ambiguous|must appear in the GROUP BY|cannot be used in an aggregate|aggregate functions are not allowed/i;
 
 /**
- * An error of a statement that reads data narrowed for its user, with any quoted value taken
- * out: the engine or a source may evaluate the user's expressions on rows before the row
- * condition removes them, and a failed cast names the value it failed on.
+ * An error of a statement that reads data narrowed for its user, without its message unless it
+ * is about names: the engine or a source may evaluate the user's expressions on rows before the
+ * row condition removes them, and failing expressions (casts, arithmetic, date units, regular
+ * expressions, error()) quote the value they failed on.
  */
 export function withholdDataErrors(err: unknown): unknown {
-  if (!(err instanceof ApiError) || !DATA_ERROR.test(err.description)) return err;
+  if (!(err instanceof ApiError) || !EXECUTION_ERRORS.has(err.title) || NAME_ERROR.test(err.description)) return err;
+  if ([...ownMessages].some((message) => err.description.includes(message))) return err;
   return new ApiError(
-    err.status === 502 ? 400 : err.status,
-    err.status === 502 ? 'Invalid query' : err.title,
-    'A value could not be converted or computed. The details are withheld: the statement reads data narrowed by your permissions.',
-    'Check the casts and the arithmetic of the statement.',
+    err.status,
+    err.title,
+    'The statement failed. The details are withheld: the statement reads data narrowed by your permissions.',
+    'Check the casts, the arithmetic and the functions of the statement.',
   );
 }

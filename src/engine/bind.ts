@@ -27,6 +27,8 @@ export interface BoundStatement {
   hiddenColumns: HiddenColumns;
   /** Tables the user sees only part of (access.ts). */
   narrowed: Set<string>;
+  /** The user reads data through views (access.ts): what failed is not shown to them either. */
+  readsViews: boolean;
 }
 
 
@@ -57,7 +59,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   if (isObject(raw.SelectStmt) && raw.SelectStmt.intoClause) throw unsupported('SELECT ... INTO');
 
 
-  const { hidden: hiddenColumns, narrowed, approved, cteReferences } = applyAccess(raw, registry, policy);
+  const { hidden: hiddenColumns, narrowed, approved, cteReferences, readsViews } = applyAccess(raw, registry, policy);
 
   const tables = new Map<string, BoundTable>();
   const schemasUsed = new Set<string>();
@@ -76,7 +78,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   });
 
   nameOutputColumns(raw.SelectStmt);
-  return { ast: tree, tables: [...tables.values()], hiddenColumns, narrowed };
+  return { ast: tree, tables: [...tables.values()], hiddenColumns, narrowed, readsViews };
 
   function bindRangeVar(node: Json): void {
     const relname = String(node.relname ?? '');

@@ -18,7 +18,7 @@ import type { RowConnector } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../errors.js';
 import type { AccessPolicy } from '../security/permissions.js';
-import { anyOfConditions, replaceUserFunctions, withholdDataErrors } from './access.js';
+import { anyOfConditions, ownMessage, replaceUserFunctions, requalify, withholdDataErrors } from './access.js';
 import { allOf, applyWriteAccess, checkConflictUpdate, checkedRows, checkTargetReads, checkWritePermission, outsideCondition } from './write-access.js';
 import type { StaticResult } from './static-result.js';
 import { fieldNames, isObject, walk, type Json } from './ast.js';
@@ -72,13 +72,15 @@ export async function executeDml(
   const checked = structuredClone(body);
   const access = applyWriteAccess(checked, registry, policy);
   // Errors of a write over narrowed data may quote values beyond the user's view: withheld.
-  let narrowed = access.narrowed.size > 0 || access.hidden.size > 0;
+  let narrowed = access.narrowed.size > 0 || access.hidden.size > 0 || access.readsViews;
   const asWritten = translatable(checked, connector);
   if (kind !== 'InsertStmt') {
     const conditions = policy.rowConditions(kind === 'UpdateStmt' ? 'U' : 'D', target.schema, target.table);
     if (conditions !== null) {
       narrowed = true;
-      const condition = anyOfConditions(conditions);
+      // Over the target's alias, if it has one: never over a FROM entry that took the table's name.
+      const targetAlias = (body.relation as Json).alias as Json | undefined;
+      const condition = targetAlias ? requalify(anyOfConditions(conditions), String(targetAlias.aliasname)) : anyOfConditions(conditions);
       // The tables the condition reads are the administrator's: read as they are.
       walk(condition, (key, node) => {
         if (key === 'RangeVar') access.approved.add(node);
@@ -230,21 +232,30 @@ async function insertSelect(
         return column;
       })
     : target.table.columns;
-  const rowsSelect = conditions === null ? (body.selectStmt as Json) : checkedRows(body.selectStmt as Json, columns, conditions, target);
+  // The check's message is vdb's own: it passes where errors over narrowed data are withheld.
+  const outside = ownMessage(outsideCondition(target));
+  const rowsSelect = conditions === null ? (body.selectStmt as Json) : checkedRows(body.selectStmt as Json, columns, conditions, outside.text);
   const select = { version: 0, stmts: [{ stmt: rowsSelect }] } as unknown as ParseResult;
-  const rows = await selectRows(select, signal);
+  let rows: Awaited<ReturnType<SelectRows>>;
+  try {
+    rows = await selectRows(select, signal);
+  } catch (err) {
+    outside.release();
+    throw err;
+  }
   try {
     if (rows.columns !== columns.length) {
       throw badRequest(`The SELECT gives ${rows.columns} column(s); ${columns.length} are written.`, 'List the target columns: INSERT INTO t (a, b) SELECT ...', 'Column count mismatch');
     }
     return await connector.insertRows(target.table.nameInSource, columns, rows.rows, signal);
   } catch (err) {
-    if (conditions !== null && err instanceof ApiError && err.description.includes(outsideCondition(target))) {
+    if (conditions !== null && err instanceof ApiError && err.description.includes(outside.text)) {
       throw forbidden(outsideCondition(target), 'Nothing was inserted. Insert only rows your permission covers.');
     }
     throw err;
   } finally {
     rows.close();
+    outside.release();
   }
 }
 

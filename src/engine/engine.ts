@@ -9,7 +9,7 @@ import { bindStatement, type BoundStatement } from './bind.js';
 import type { DuckRuntime } from './duckdb.js';
 import { openExecution, openStaticExecution, type Execution } from './execute.js';
 import { openSourceSelectExecution, openWholeExecution, planSourceSelect } from './source-execution.js';
-import { parseStatement } from './parse.js';
+import { parseStatement, requireFaithful } from './parse.js';
 import { planWhole } from './whole.js';
 import type { ParseResult } from '@pgsql/types';
 import { executeDml, isDml } from './dml.js';
@@ -38,6 +38,7 @@ export class Engine {
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
   async open(sql: string, user: UserDef, signal: AbortSignal, access: { readOnly?: boolean; apiKey?: boolean } = {}): Promise<Execution> {
     const tree = parseStatement(sql);
+    requireFaithful(tree);
     if (access.readOnly) {
       const statement = tree.stmts?.[0]?.stmt as Json | undefined;
       if (isDml(statement) || (statement && ('CallStmt' in statement || 'ViewStmt' in statement || 'DropStmt' in statement))) {
@@ -131,7 +132,7 @@ export class Engine {
       return openStaticExecution(this.runtime, staticResultSql(result), signal, result.sourceQueries);
     }
     const bound = bindStatement(tree, this.registry, this.vdbName, policy);
-    const narrowed = bound.narrowed.size > 0 || bound.hiddenColumns.size > 0;
+    const narrowed = bound.narrowed.size > 0 || bound.hiddenColumns.size > 0 || bound.readsViews;
     try {
       const execution = await this.openBound(bound, user, signal);
       if (!narrowed) return execution;

@@ -79,6 +79,7 @@ export function parseExpression(text: string, what: string): Record<string, unkn
     if (err instanceof ApiError) throw new ApiError(400, `Invalid ${what}`, `The ${what} "${text}" is not a SQL expression: ${err.description}`, null);
     throw err;
   }
+  requireFaithful(tree);
   const select = (tree.stmts?.[0]?.stmt as { SelectStmt?: Record<string, unknown> } | undefined)?.SelectStmt;
   const targets = select?.targetList as Array<{ ResTarget?: { val?: Record<string, unknown> } }> | undefined;
   const extra = select ? Object.keys(select).filter((k) => k !== 'targetList' && k !== 'limitOption' && k !== 'op') : ['statement'];
@@ -86,4 +87,46 @@ export function parseExpression(text: string, what: string): Record<string, unkn
     throw new ApiError(400, `Invalid ${what}`, `The ${what} "${text}" must be one SQL expression.`, null);
   }
   return targets[0].ResTarget.val;
+}
+
+/** Names the SQL writer leaves unquoted must need no quotes: lower case letters, digits, _ and $. */
+const PLAIN_NAME = /^[a-z_][a-z0-9_$]*$/;
+
+/**
+ * Refuses a statement with a name that vdb could not write back as it was given. vdb rewrites
+ * statements as syntax trees and writes them as SQL for the engine and the sources; the writer
+ * (pgsql-deparser) leaves some names unquoted: WITH query names, join aliases, window names
+ * and named arguments. Such a name with spaces, quotes or capitals would be read back as other
+ * SQL, so there only plain names are taken.
+ */
+export function requireFaithful(tree: unknown): void {
+  const check = (name: unknown, what: string) => {
+    if (typeof name === 'string' && !PLAIN_NAME.test(name)) {
+      throw new ApiError(
+        400,
+        'Unsupported statement',
+        `The ${what} name "${name}" needs quoting, which vdb does not keep for ${what} names.`,
+        `Use a plain lower-case name (letters, digits, _) for the ${what}.`,
+      );
+    }
+  };
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (typeof value !== 'object' || value === null) return;
+    for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+      if (typeof child === 'object' && child !== null && !Array.isArray(child)) {
+        const node = child as Record<string, unknown>;
+        if (key === 'CommonTableExpr') check(node.ctename, 'WITH query');
+        else if (key === 'JoinExpr') {
+          check((node.alias as Record<string, unknown> | undefined)?.aliasname, 'join alias');
+          check((node.join_using_alias as Record<string, unknown> | undefined)?.aliasname, 'join alias');
+        } else if (key === 'WindowDef') {
+          check(node.name, 'window');
+          check(node.refname, 'window');
+        } else if (key === 'NamedArgExpr') check(node.name, 'named argument');
+      }
+      visit(child);
+    }
+  };
+  visit(tree);
 }

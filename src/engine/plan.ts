@@ -50,6 +50,14 @@ interface ScopeItem {
 /** Scalar functions that never aggregate: a statement using only these keeps one row per row. */
 const SCALAR_FUNCTIONS = new Set(['lower', 'upper', 'length', 'char_length', 'coalesce', 'abs', 'round', 'substring', 'substr', 'concat', 'trim', 'btrim', 'ltrim', 'rtrim', 'replace', 'left', 'right', 'nullif']);
 
+/** Aggregates and set-returning functions: they compute over or multiply rows. */
+const ROW_SET_FUNCTIONS = new Set([
+  'count', 'sum', 'avg', 'min', 'max', 'string_agg', 'array_agg', 'list', 'bool_and', 'bool_or', 'every', 'stddev', 'stddev_pop',
+  'stddev_samp', 'variance', 'var_pop', 'var_samp', 'median', 'mode', 'first', 'last', 'any_value', 'arg_min', 'arg_max',
+  'json_agg', 'jsonb_agg', 'json_object_agg', 'percentile_cont', 'percentile_disc', 'approx_count_distinct', 'histogram',
+  'unnest', 'generate_series', 'range', 'json_each', 'json_tree', 'generate_subscripts',
+]);
+
 /** An integer constant (LIMIT, OFFSET, ORDER BY position), else null. */
 function constantInt(node: unknown): number | null {
   if (!isObject(node) || !isObject(node.A_Const)) return null;
@@ -78,12 +86,23 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
   // Which loads each alias names, and how often each load is referenced.
   const aliasLoads = new Map<string, Set<string>>();
   const references = new Map<string, number>();
+  /** Loads whose columns are renamed by an alias list (`t AS x(a, b)`): every column is needed. */
+  const renamed = new Set<string>();
   walk(bound.ast, (key, node) => {
+    if (key === 'JoinExpr' && isObject(node.alias)) {
+      // `(a JOIN b) AS j`: j names the loads of both sides (j.*).
+      const alias = lower(String(node.alias.aliasname));
+      if (!aliasLoads.has(alias)) aliasLoads.set(alias, new Set());
+      walk(node, (k, n) => {
+        if (k === 'RangeVar' && typeof n.relname === 'string' && loads.has(n.relname)) aliasLoads.get(alias)!.add(n.relname);
+      });
+    }
     if (key !== 'RangeVar' || typeof node.relname !== 'string' || !loads.has(node.relname)) return;
     const alias = lower(String((node.alias as Json | undefined)?.aliasname ?? node.relname));
     if (!aliasLoads.has(alias)) aliasLoads.set(alias, new Set());
     aliasLoads.get(alias)!.add(node.relname);
     references.set(node.relname, (references.get(node.relname) ?? 0) + 1);
+    if (isObject(node.alias) && node.alias.colnames) renamed.add(node.relname);
   });
 
   // Columns needed: conservative, any reference that may mean a column of a load marks it.
@@ -146,6 +165,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     }
   };
   markColumns(bound.ast, [...loads.keys()]);
+  markAll(renamed);
 
   const pushed = new Map<string, string[]>([...loads.keys()].map((l) => [l, []]));
   const limitPlans = new Map<string, Pick<ScanPlan, 'orderBy' | 'limit'>>();
@@ -256,6 +276,8 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     if (isObject(item.RangeVar)) {
       const rv = item.RangeVar;
       const alias = lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname));
+      // Columns renamed by an alias list: names here are not the table's, nothing is pushed through them.
+      if (isObject(rv.alias) && rv.alias.colnames) return [{ alias, nullable: false }];
       const loadName = typeof rv.relname === 'string' && loads.has(rv.relname) ? rv.relname : undefined;
       const resolved = bound.tables.find(
         (t) => t.loadName === loadName || (!t.loadName && t.resolved.kind !== 'rows' && t.resolved.engineName === rv.relname),
@@ -317,6 +339,13 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     const range = from.length === 1 && isObject(from[0]) && isObject(from[0].RangeVar) ? from[0].RangeVar : null;
     const loadName = range && typeof range.relname === 'string' && loads.has(range.relname) ? range.relname : undefined;
     if (!loadName) return null;
+    // A window, aggregate or set-returning function in the select list sees the rows before an
+    // outer condition: pushing it below would change what those compute.
+    let computesOverRows = false;
+    walk(select.targetList, (key, node) => {
+      if (key === 'FuncCall' && (node.over || node.agg_star || node.agg_distinct || ROW_SET_FUNCTIONS.has(lower(fieldNames(node.funcname).pop() ?? '')))) computesOverRows = true;
+    });
+    if (computesOverRows) return null;
     const columns = new Set<string>();
     for (const item of (select.targetList as Json[] | undefined) ?? []) {
       const target = item.ResTarget as Json | undefined;

@@ -7,7 +7,7 @@ import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
 import type { ColumnDef } from '../catalog/types.js';
 import { forbidden } from '../errors.js';
 import type { AccessPolicy } from '../security/permissions.js';
-import { anyOfConditions, applyAccess, trustTablesOf, type AccessRewrite } from './access.js';
+import { anyOfConditions, applyAccess, requalify, trustTablesOf, type AccessRewrite } from './access.js';
 import { fieldNames, isObject, walk, type Json } from './ast.js';
 import { parseExpression } from './parse.js';
 
@@ -126,8 +126,10 @@ export function checkTargetReads(kind: string, body: Json, target: ResolvedTable
       if (isObject(item.JoinExpr)) return [item.JoinExpr.larg, item.JoinExpr.rarg].forEach(visit);
       const range = isObject(item.RangeVar) ? item.RangeVar : null;
       try {
-        const table = range ? registry.resolve(typeof range.schemaname === 'string' ? range.schemaname : undefined, String(range.relname)).table : null;
-        if (table) for (const column of table.columns) columns.add(column.name.toLowerCase());
+        const resolved = range ? registry.resolve(typeof range.schemaname === 'string' ? range.schemaname : undefined, String(range.relname)) : null;
+        // Only the columns the user sees there: a hidden one is not in the subquery, so its name means the target's.
+        const visible = resolved === null ? null : resolved.kind === 'system' ? resolved.table.columns : policy.readableColumns(resolved.schema, resolved.table);
+        if (visible) for (const column of visible) columns.add(column.name.toLowerCase());
         else known = false;
       } catch {
         known = false; // a WITH query's name, or unknown: it may or may not shadow
@@ -177,28 +179,42 @@ export const outsideCondition = (target: ResolvedTable) =>
  * The rows of an INSERT whose grant carries row conditions, each checked: a row that meets none
  * fails the statement (the engine's error() stops it, and the target's transaction rolls back).
  */
-export function checkedRows(select: Json, columns: readonly ColumnDef[], conditions: string[], target: ResolvedTable): Json {
-  const message = outsideCondition(target);
+export function checkedRows(select: Json, columns: readonly ColumnDef[], conditions: string[], message: string): Json {
   const check = {
     CaseExpr: {
-      args: [{ CaseWhen: { expr: trustTablesOf(anyOfConditions(conditions)), result: { A_Const: { boolval: { boolval: true } } } } }],
+      args: [{ CaseWhen: { expr: trustTablesOf(requalify(anyOfConditions(conditions), '__vdb_new')), result: { A_Const: { boolval: { boolval: true } } } } }],
       defresult: { FuncCall: { funcname: [{ String: { sval: 'error' } }], args: [{ A_Const: { sval: { sval: message } } }], funcformat: 'COERCE_EXPLICIT_CALL' } },
+    },
+  };
+  const colnames = columns.map((c) => ({ String: { sval: c.name } }));
+  // The values as the target's column types hold them (rounded decimals, ...): what is checked is what is stored.
+  const typed = {
+    SelectStmt: {
+      targetList: columns.map((c) => ({ ResTarget: { name: c.name, val: storedValue(c) } })),
+      fromClause: [{ RangeSubselect: { subquery: select, alias: { aliasname: '__vdb_raw', colnames } } }],
+      limitOption: 'LIMIT_OPTION_DEFAULT',
+      op: 'SETOP_NONE',
     },
   };
   return {
     SelectStmt: {
       targetList: [{ ResTarget: { val: { ColumnRef: { fields: [{ A_Star: {} }] } } } }],
-      fromClause: [
-        {
-          RangeSubselect: {
-            subquery: select,
-            alias: { aliasname: '__vdb_new', colnames: columns.map((c) => ({ String: { sval: c.name } })) },
-          },
-        },
-      ],
+      fromClause: [{ RangeSubselect: { subquery: typed, alias: { aliasname: '__vdb_new' } } }],
       whereClause: check,
       limitOption: 'LIMIT_OPTION_DEFAULT',
       op: 'SETOP_NONE',
     },
   };
+}
+
+/** `CAST(__vdb_raw.column AS type)`, or the plain value where the engine type is not a SQL type name. */
+function storedValue(column: ColumnDef): Json {
+  const value = { ColumnRef: { fields: [{ String: { sval: '__vdb_raw' } }, { String: { sval: column.name } }] } };
+  try {
+    const cast = parseExpression(`CAST(NULL AS ${column.type})`, 'type');
+    if (isObject(cast.TypeCast)) return { TypeCast: { ...cast.TypeCast, arg: value } };
+  } catch {
+    // Not a type name the parser reads (e.g. a nested type): the value as given.
+  }
+  return value;
 }

@@ -204,7 +204,8 @@ describe('holds: WITH names, TABLESAMPLE and flattened conditions', () => {
     for (const sql of ['WITH __vdb_rows_1 AS (SELECT 1) SELECT * FROM __vdb_rows_1', 'WITH "__VDB_rows_1" AS (SELECT 1) SELECT 1']) {
       const answer = await run('bob', sql);
       assert.equal(answer.status, 400, answer.text);
-      assert.match(answer.text, /reserved/);
+      // Refused as reserved, or (quoted, in capitals) as a name that needs quoting.
+      assert.match(answer.text, /reserved|needs quoting/);
     }
   });
 
