@@ -1,10 +1,10 @@
 /**
  * Red-team tests of the permission system, as a restricted user would attack it over HTTP.
  *
- * Each test asserts the SECURE behaviour. The ones in the "BREAKS" blocks fail today: each is
- * a working attack (read hidden columns, unmasked values, rows outside a row condition, tables
- * without a grant, other users' entries, or write outside a grant). The "holds" blocks are
- * attacks that are correctly refused, kept as regression tests.
+ * Each test asserts the SECURE behaviour. The "BREAKS" blocks were working attacks when they
+ * were written (read hidden columns, unmasked values, rows outside a row condition, tables
+ * without a grant, other users' entries, or write outside a grant), all closed since; the
+ * "holds" blocks were refused from the start. All are kept as regression tests.
  *
  * Setup (demo SQLite `shop`, plus a PostgreSQL source for the PostgreSQL-only attacks):
  *  - bob   (role sales_de): R on shop; customers only where country = 'DE', email masked,
@@ -21,69 +21,17 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { loadOrCreateServerSecrets } from '../../src/security/server-secrets.js';
-import { pgClient } from '../connectors/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { okJson, tokenRequester, type Requester } from '../http/util.js';
+import { pgClient } from '../connectors/db.js';
+import { tokenRequester } from '../http/util.js';
+import { admin, as, assertNoLeak, BOB_SECRETS, attachEmployees, createEmployees, dropSchema, EMPLOYEE_GRANTS, PASSWORD, pgReachable, refusedWithoutLeak, rows, run } from './attack-helpers.js';
 
-const PASSWORD = (user: string) => `${user}-pass-1`;
 const PG_TAG = `vdbt_redteam_${randomBytes(4).toString('hex')}`;
 
-/** Values bob must never receive (he sees German customers, masked e-mails, no segment, no price). */
-const BOB_SECRETS = [
-  'Chiara Ferrari', // customer 2, IT: outside the row condition
-  'chiara.ferrari2@example.com',
-  'lukas.muller1@example.com', // customer 1 (DE): the unmasked e-mail
-  'enterprise', // segment values (hidden column)
-  '"smb"',
-  'consumer',
-  '112.49', // price of product 1 (hidden column)
-];
 /** Values a user without any grant on shop.customers must never receive. */
 const CUSTOMER_ROW_2 = ['Chiara Ferrari', 'chiara.ferrari2@example.com'];
 
 let server: TestServer;
-const as: Record<string, Requester> = {};
-
-interface Answer {
-  status: number;
-  text: string;
-}
-
-async function run(user: string, sql: string): Promise<Answer> {
-  const response = await as[user]!('/rest/api/query', { body: { sql } });
-  return { status: response.status, text: await response.text() };
-}
-
-async function rows<T = unknown[]>(user: string, sql: string): Promise<T[]> {
-  return okJson<T[]>(await as[user]!('/rest/api/query', { body: { sql } }), `${user}: ${sql}`);
-}
-
-const admin = <T = unknown[]>(sql: string) => rows<T>('admin', sql);
-
-/** The answer (whatever its status) contains none of `secrets`. */
-function assertNoLeak(answer: Answer, secrets: readonly string[], what: string): void {
-  for (const secret of secrets) {
-    assert.ok(!answer.text.includes(secret), `${what}: leaked ${JSON.stringify(secret)} (${answer.status}): ${answer.text.slice(0, 400)}`);
-  }
-}
-
-/** The statement is refused (4xx) and its answer leaks none of `secrets`. */
-async function refusedWithoutLeak(user: string, sql: string, secrets: readonly string[]): Promise<Answer> {
-  const answer = await run(user, sql);
-  assertNoLeak(answer, secrets, `${user}: ${sql}`);
-  assert.ok(answer.status >= 400 && answer.status < 500, `${user}: ${sql}: expected a refusal, got ${answer.status} ${answer.text.slice(0, 400)}`);
-  return answer;
-}
-
-async function pgReachable(): Promise<boolean> {
-  try {
-    const client = await pgClient();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 before(async () => {
   server = await startTestServer();
@@ -266,33 +214,14 @@ describe('PostgreSQL source', () => {
     if (!available) return;
     const pg = await pgClient();
     try {
-      await pg.query(`CREATE SCHEMA ${PG_TAG}`);
-      await pg.query(`CREATE TABLE ${PG_TAG}.employees (id int PRIMARY KEY, name text, region text, ssn text, salary numeric(10,2))`);
-      const employees = [
-        [1, 'Ann Eu', 'EU', '900-00-1001', '51001.11'],
-        [2, 'Ben Us', 'US', '900-00-1002', '62002.22'],
-        [3, 'Cy Eu', 'EU', '900-00-1003', '73003.33'],
-      ];
-      for (const row of employees) await pg.query(`INSERT INTO ${PG_TAG}.employees VALUES ($1, $2, $3, $4, $5)`, row);
-      await pg.query(`CREATE TABLE ${PG_TAG}.allowed (id int PRIMARY KEY)`);
-      await pg.query(`INSERT INTO ${PG_TAG}.allowed VALUES (1), (3)`);
+      await createEmployees(pg, PG_TAG);
       await pg.query(`ANALYZE ${PG_TAG}.employees`);
     } finally {
       await pg.end();
     }
-    const added = await as.admin!('/rest/api/source', {
-      body: { name: 'pg', template: 'postgresql', connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres', modelProps: `importer.schemaPattern=${PG_TAG}` },
-    });
-    assert.equal(added.status, 201, await added.text());
+    await attachEmployees(PG_TAG);
     const setup = [
-      "CALL SYSADMIN.addRole('pg_eu')",
-      "CALL SYSADMIN.addRole('pg_sub')",
-      ...['rita', 'sid'].map((u) => `CALL SYSADMIN.addUser('${u}', '${PASSWORD(u)}')`),
-      "CALL SYSADMIN.addUserRole('pg_eu', 'rita')",
-      "CALL SYSADMIN.addUserRole('pg_sub', 'sid')",
-      "CALL SYSADMIN.setPermissions('pg_eu', 'pg.employees', 'RUD', 'region = ''EU''')",
-      "CALL SYSADMIN.setPermissions('pg_eu', 'pg.employees.ssn', 'R', NULL, '''***-**-'' || right(ssn, 4)')",
-      "CALL SYSADMIN.setPermissions('pg_eu', 'pg.employees.salary', '')",
+      ...EMPLOYEE_GRANTS,
       "CALL SYSADMIN.setPermissions('pg_sub', 'pg.employees', 'R', 'id IN (SELECT id FROM pg.allowed)')",
       "CALL SYSADMIN.setPermissions('pg_sub', 'pg.employees.salary', '')",
     ];
@@ -301,13 +230,7 @@ describe('PostgreSQL source', () => {
   });
 
   after(async () => {
-    if (!available) return;
-    const pg = await pgClient();
-    try {
-      await pg.query(`DROP SCHEMA IF EXISTS ${PG_TAG} CASCADE`);
-    } finally {
-      await pg.end();
-    }
+    if (available) await dropSchema(PG_TAG);
   });
 
   const RITA_SECRETS = ['Ben Us', '900-00-1001', '900-00-1003', '51001.11', '62002.22', '73003.33'];
