@@ -3,7 +3,7 @@ import type { SourceRegistry } from '../catalog/sources.js';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, forbidden } from '../errors.js';
 import { AccessPolicy } from '../security/permissions.js';
-import { explainHiddenColumn, hiddenColumnDenial, withholdDataErrors } from './access.js';
+import { explainHiddenColumn, hiddenColumnDenial, withholdDataErrors } from './access-errors.js';
 import { fieldNames, walk } from './ast.js';
 import { bindStatement, type BoundStatement } from './bind.js';
 import type { DuckRuntime } from './duckdb.js';
