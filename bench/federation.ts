@@ -28,6 +28,7 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { CUSTOMERS_ROWS, ORDERS_ROWS, setUpData, type BenchData, type MySettings } from './federation-data.js';
 import { agent, CLI, expectStatus, login, request, ROOT, startVdb, text, type Auth, type VdbServer } from './vdb-server.js';
+import { median, table, type Measured, type RunResult } from './measure.js';
 
 const WARMUP = 1;
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3) || 3);
@@ -46,24 +47,6 @@ const log = (message: string) => process.stderr.write(`${message}\n`);
 // ---------------------------------------------------------------------------------------------
 // Measurement
 
-interface RunResult {
-  ms: number;
-  /** Time to the response headers (vdb only): vdb sends them with the first chunk of rows. */
-  ttfbMs?: number;
-  /** Bytes received (HTTP body, COPY text, JSON produced); 0 when not meaningful. */
-  bytes: number;
-}
-
-interface Measured {
-  name: string;
-  runs: RunResult[];
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 const medianMs = (m: Measured) => median(m.runs.map((r) => r.ms));
 
 interface Bench {
@@ -390,13 +373,6 @@ function handPlan(client: pg.Client, my: mysql.Connection, onRows: (rows: unknow
 // Report
 
 const fmt = (n: number, digits = 1) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-function table(headers: string[], rows: string[][], alignLeft = 1): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
 
 function report(title: string, results: Measured[], rowCount: number | null, baselines: Array<{ label: string; of: Measured | null }>): string {
   const headers = [title, 'median ms', 'min ms', 'TTFB ms', ...(rowCount ? ['rows/s', 'MB'] : []), ...baselines.map((b) => `÷ ${b.label}`)];

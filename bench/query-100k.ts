@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { jsonRowsSql, type ResultColumn } from '../src/results/json.js';
 import { agent, BASIC, CLI, expectStatus, login, request, ROOT, startVdb, type Auth, type HttpAnswer, type VdbServer } from './vdb-server.js';
+import { median, table, type Measured, type RunResult } from './measure.js';
 
 const WARMUP = 2;
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5) || 5);
@@ -28,25 +29,6 @@ const PAGE_LIMIT = 10_000;
 // ---------------------------------------------------------------------------------------------
 // Measurement
 
-interface RunResult {
-  ms: number;
-  bytes: number;
-  /** Time to the response headers (HTTP only); fastify sends them with the first row chunk. */
-  ttfbMs?: number;
-  /** Requests made (pagination). */
-  requests?: number;
-}
-
-interface Measured {
-  name: string;
-  runs: RunResult[];
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 async function measure(name: string, run: () => Promise<RunResult>, verify: () => void): Promise<Measured> {
   for (let i = 0; i < WARMUP; i++) await run();
@@ -245,13 +227,6 @@ function duckScanOnly(connection: DuckDBConnection, relation: string) {
 // Report
 
 const fmt = (n: number, digits = 1) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-function table(headers: string[], rows: string[][], alignLeft = 1): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
 
 const A = 'duckdb (a) runAndReadAll+getRowsJS+stringify';
 const B = 'duckdb (b) stream yieldRowsJs+stringify';
