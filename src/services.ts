@@ -18,6 +18,7 @@ import { QueryLog } from './engine/query-log.js';
 import { CursorStore } from './results/cursors.js';
 import { openSecret, sealSecret } from './security/secret-box.js';
 import { loadOrCreateServerSecrets } from './security/server-secrets.js';
+import { rotateExposedSecrets } from './security/rotation.js';
 import { ApiKeyService } from './security/api-keys.js';
 import { AuditLog } from './security/audit-log.js';
 import { InviteService } from './security/invites.js';
@@ -64,8 +65,10 @@ export const DEMO_DIR = path.join(ROOT, 'demo');
 export async function createServices(config: Config, log: Logger): Promise<Services> {
   // The data directory holds secrets and cached results: only its owner may read it.
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const secrets = loadOrCreateServerSecrets(config.dataDir);
+  const loadedSecrets = loadOrCreateServerSecrets(config.dataDir);
   const store = new CatalogStore(config.dataDir);
+  // Once per data directory: replaces the secrets that versions before 0.2.0 exposed.
+  const secrets = await rotateExposedSecrets(config.dataDir, loadedSecrets, store, log);
   await initParser();
   const runtime = await DuckRuntime.create({
     fileRoots: config.fileRoots,

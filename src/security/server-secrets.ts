@@ -10,7 +10,23 @@ export interface ServerSecrets {
   encryptionKey: Buffer;
 }
 
-const SECRET_BYTES = 32;
+/**
+ * Raised when a release must replace secrets that earlier versions exposed (see rotation.ts).
+ * A file written by this version starts at it; a file without one is from epoch 1.
+ */
+export const SECURITY_EPOCH = 2;
+
+/** secrets.json as stored, without VDB_ENCRYPTION_KEY applied. */
+export interface StoredSecrets extends ServerSecrets {
+  /** The last rotation completed (rotation.ts). */
+  securityEpoch: number;
+  /** Set while a rotation to that epoch is under way. */
+  rotatingTo?: number;
+  /** During a rotation: the replaced encryption key, kept until every sealed value is re-sealed. */
+  previousEncryptionKey?: Buffer;
+}
+
+export const SECRET_BYTES = 32;
 const FILE_NAME = 'secrets.json';
 const ENV_KEY = 'VDB_ENCRYPTION_KEY';
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -24,14 +40,37 @@ function decodeKey(value: unknown, what: string): Buffer {
   return buf;
 }
 
-function readSecretsFile(path: string): ServerSecrets {
+function decodeEpoch(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new Error(`${what} is not a positive integer`);
+  return value;
+}
+
+function readSecretsFile(path: string): StoredSecrets {
   const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
   if (typeof parsed !== 'object' || parsed === null) throw new Error(`${path} is malformed`);
   const obj = parsed as Record<string, unknown>;
-  return {
+  const stored: StoredSecrets = {
     serverSecret: decodeKey(obj.serverSecret, `${path} serverSecret`),
     encryptionKey: decodeKey(obj.encryptionKey, `${path} encryptionKey`),
+    securityEpoch: obj.securityEpoch === undefined ? 1 : decodeEpoch(obj.securityEpoch, `${path} securityEpoch`),
   };
+  if (obj.rotatingTo !== undefined) stored.rotatingTo = decodeEpoch(obj.rotatingTo, `${path} rotatingTo`);
+  if (obj.previousEncryptionKey !== undefined) stored.previousEncryptionKey = decodeKey(obj.previousEncryptionKey, `${path} previousEncryptionKey`);
+  return stored;
+}
+
+function serialize(stored: StoredSecrets): string {
+  return JSON.stringify(
+    {
+      serverSecret: stored.serverSecret.toString('base64'),
+      encryptionKey: stored.encryptionKey.toString('base64'),
+      securityEpoch: stored.securityEpoch,
+      rotatingTo: stored.rotatingTo,
+      previousEncryptionKey: stored.previousEncryptionKey?.toString('base64'),
+    },
+    null,
+    2,
+  ) + '\n';
 }
 
 // Write via temp file + fsync + rename so a crash never leaves a half-written
@@ -75,18 +114,28 @@ export function loadOrCreateServerSecrets(dataDir: string): ServerSecrets {
   } catch (err) {
     // Only a missing file means "first start"; a corrupt one must not be replaced.
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    secrets = { serverSecret: randomBytes(SECRET_BYTES), encryptionKey: randomBytes(SECRET_BYTES) };
-    const content = JSON.stringify(
-      { serverSecret: secrets.serverSecret.toString('base64'), encryptionKey: secrets.encryptionKey.toString('base64') },
-      null,
-      2,
-    ) + '\n';
-    writeAtomically(dataDir, path, content);
+    // New secrets were never exposed: the file is born at the current epoch.
+    const created: StoredSecrets = { serverSecret: randomBytes(SECRET_BYTES), encryptionKey: randomBytes(SECRET_BYTES), securityEpoch: SECURITY_EPOCH };
+    writeAtomically(dataDir, path, serialize(created));
+    secrets = created;
   }
 
-  const envKey = process.env[ENV_KEY];
-  if (envKey !== undefined && envKey !== '') {
-    secrets = { ...secrets, encryptionKey: decodeKey(envKey, ENV_KEY) };
-  }
-  return secrets;
+  const envKey = encryptionKeyFromEnv();
+  return { serverSecret: secrets.serverSecret, encryptionKey: envKey ?? secrets.encryptionKey };
+}
+
+/** The key in VDB_ENCRYPTION_KEY, or null when it is not set. */
+export function encryptionKeyFromEnv(): Buffer | null {
+  const value = process.env[ENV_KEY];
+  return value === undefined || value === '' ? null : decodeKey(value, ENV_KEY);
+}
+
+/** Reads `<dataDir>/secrets.json` as stored (for rotation.ts); it must exist. */
+export function readStoredSecrets(dataDir: string): StoredSecrets {
+  return readSecretsFile(join(dataDir, FILE_NAME));
+}
+
+/** Replaces `<dataDir>/secrets.json` atomically (for rotation.ts). */
+export function writeStoredSecrets(dataDir: string, stored: StoredSecrets): void {
+  writeAtomically(dataDir, join(dataDir, FILE_NAME), serialize(stored));
 }
