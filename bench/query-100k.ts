@@ -299,7 +299,7 @@ async function main(): Promise<void> {
     await add(results, `vdb  pagination limit=${PAGE_LIMIT}, x-auth-token`, vdbPaginated(server, token));
 
     // Same file vdb reads: the copy inside its data directory.
-    const parquet = path.join(server.dataDir, 'demo', 'files', 'events.parquet');
+    const parquet = path.join(server.dataDir, 'files', 'demo', 'files', 'events.parquet');
     const file = fs.existsSync(parquet) ? parquet : path.join(ROOT, 'demo', 'files', 'events.parquet');
     const relation = `read_parquet('${file.replace(/'/g, "''")}')`;
     instance = await DuckDBInstance.create(':memory:');

@@ -88,7 +88,28 @@ const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /** Rejects values that would make the server misbehave rather than fail at start. */
+/** The default folder of file sources: a folder of its own inside the data directory, where the demo data goes. */
+export const defaultFileRoot = (dataDir: string) => path.join(dataDir, 'files');
+
+/**
+ * The engine may read the file roots: none may be the data directory or a folder above it,
+ * which holds the secrets and the catalog.
+ */
+function checkFileRoots(config: Config): void {
+  // Real paths where they exist, so that a symbolic link cannot hide the data directory.
+  const real = (folder: string) => (fs.existsSync(folder) ? fs.realpathSync(folder) : folder);
+  for (const root of config.fileRoots) {
+    const relative = path.relative(real(root), real(config.dataDir));
+    if (relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))) {
+      throw new Error(
+        `configuration fileRoots: ${root} holds the data directory ${config.dataDir} (its secrets and catalog); use a folder inside it, such as ${defaultFileRoot(config.dataDir)}, or elsewhere`,
+      );
+    }
+  }
+}
+
 function validate(config: Config): void {
+  checkFileRoots(config);
   const positive: Array<[string, unknown]> = [
     ['port', config.port],
     ['bodyLimit', config.bodyLimit],
@@ -174,7 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     dataDir,
     vdbName: merged.vdbName ?? 'vdb',
     adminPassword: merged.adminPassword ?? null,
-    fileRoots: (merged.fileRoots ?? [dataDir]).map((root) => path.resolve(root)),
+    fileRoots: (merged.fileRoots ?? [defaultFileRoot(dataDir)]).map((root) => path.resolve(root)),
     demo: merged.demo ?? true,
     bodyLimit: merged.bodyLimit ?? 1024 * 1024,
     queryTimeoutMs: merged.queryTimeoutMs ?? 600_000,
@@ -229,7 +250,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     },
     sources: (merged.sources ?? []).map((spec) => substituteEnv(spec, env)),
   };
-  if (!config.fileRoots.includes(dataDir)) config.fileRoots.push(dataDir);
   validate(config);
   return config;
 }

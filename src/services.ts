@@ -10,7 +10,7 @@ import { sourceFromSpec } from './catalog/source-spec.js';
 import { SourceRegistry } from './catalog/sources.js';
 import { messageOf } from './errors.js';
 import { CatalogStore } from './catalog/store.js';
-import type { Config } from './config.js';
+import { defaultFileRoot, type Config } from './config.js';
 import { DuckRuntime, sqlLiteral } from './engine/duckdb.js';
 import { Engine } from './engine/engine.js';
 import { initParser } from './engine/parse.js';
@@ -65,10 +65,13 @@ export const DEMO_DIR = path.join(ROOT, 'demo');
 export async function createServices(config: Config, log: Logger): Promise<Services> {
   // The data directory holds secrets and cached results: only its owner may read it.
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // The default file root holds the demo data; the engine may read it, never the data directory itself.
+  fs.mkdirSync(defaultFileRoot(config.dataDir), { recursive: true, mode: 0o700 });
   const loadedSecrets = loadOrCreateServerSecrets(config.dataDir);
   const store = new CatalogStore(config.dataDir);
   // Once per data directory: replaces the secrets that versions before 0.2.0 exposed.
   const secrets = await rotateExposedSecrets(config.dataDir, loadedSecrets, store, log);
+  await moveDemoIntoFileRoot(config, store, log);
   await initParser();
   const runtime = await DuckRuntime.create({
     fileRoots: config.fileRoots,
@@ -164,12 +167,12 @@ async function createConfiguredSources(config: Config, registry: SourceRegistry,
 }
 
 /**
- * First start only: copies the demo data into the data directory (so the repository's copy is
- * never written) and attaches it as two sources, `shop` (SQLite) and `files` (CSV/Parquet/JSON).
+ * First start only: copies the demo data into the default file root (so the repository's copy
+ * is never written) and attaches it as two sources, `shop` (SQLite) and `files` (CSV/Parquet/JSON).
  */
 async function installDemo(config: Config, registry: SourceRegistry, log: Logger): Promise<void> {
   if (!fs.existsSync(DEMO_DIR)) return;
-  const target = path.join(config.dataDir, 'demo');
+  const target = path.join(defaultFileRoot(config.dataDir), 'demo');
   if (registry.findSource('shop') && registry.findSource('files')) return;
   fs.cpSync(DEMO_DIR, target, { recursive: true, dereference: true, filter: (src) => !src.endsWith('README.md') });
   if (!registry.findSource('shop')) await registry.addSource({
@@ -185,4 +188,31 @@ async function installDemo(config: Config, registry: SourceRegistry, log: Logger
     description: 'Demo: CSV, Parquet and JSON files',
   });
   log.info('demo sources "shop" and "files" attached');
+}
+
+/**
+ * Versions before 0.2.0 kept the demo data in <data dir>/demo and let the engine read the whole
+ * data directory. Now the engine reads only file roots, and the demo lives in the default one:
+ * the folder is moved and the sources that point into it follow. Done in this order (folder,
+ * then catalog), a start interrupted between the two completes it the next time.
+ */
+async function moveDemoIntoFileRoot(config: Config, store: CatalogStore, log: Logger): Promise<void> {
+  const before = path.join(config.dataDir, 'demo');
+  const after = path.join(defaultFileRoot(config.dataDir), 'demo');
+  const inside = (value: string) => value === before || value.startsWith(before + path.sep);
+  const holders = (catalog: { sources: Array<{ connection: Record<string, string> }>; connections?: Array<{ connection: Record<string, string> }> }) => [
+    ...catalog.sources,
+    ...(catalog.connections ?? []),
+  ];
+  const pointing = holders(store.current).some((s) => Object.values(s.connection).some(inside));
+  if (!fs.existsSync(before) && !pointing) return;
+  if (fs.existsSync(before) && !fs.existsSync(after)) fs.renameSync(before, after);
+  if (pointing) {
+    await store.update((catalog) => {
+      for (const holder of holders(catalog)) {
+        for (const [key, value] of Object.entries(holder.connection)) if (inside(value)) holder.connection[key] = after + value.slice(before.length);
+      }
+    });
+  }
+  log.info({ from: before, to: after }, 'demo data moved into the default file root');
 }

@@ -70,6 +70,13 @@ export interface AccessRewrite {
   cteReferences: WeakSet<Json>;
   /** A user other than an administrator reads a view (its tables beyond their own grants). */
   readsViews: boolean;
+  /**
+   * Table references whose row condition joined the enclosing WHERE: the condition over the
+   * table's own columns, so that what is loaded for them is filtered as well (execute.ts).
+   */
+  rowConditions: WeakMap<Json, Json>;
+  /** The narrowing subqueries (`{RangeSubselect}` entries) made here: computed before the statement (execute.ts). */
+  narrowings: WeakSet<Json>;
 }
 
 /** Checks and rewrites, in place, the tables a statement reads for `policy`'s user; expands views. */
@@ -78,6 +85,8 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
   const narrowed = new Set<string>();
   const approved = new WeakSet<Json>();
   const cteReferences = new WeakSet<Json>();
+  const rowConditions = new WeakMap<Json, Json>();
+  const narrowings = new WeakSet<Json>();
   const referenced = referencedColumns(statement);
   /** Tables named inside views: the view's grant covers them (not checked, still filtered and masked). */
   const insideViews = new WeakSet<Json>();
@@ -86,7 +95,7 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
   let readsViews = false;
   rewrite(statement, new Set());
   replaceUserFunctions(statement, policy.user.name);
-  return { hidden, narrowed, approved, cteReferences, readsViews };
+  return { hidden, narrowed, approved, cteReferences, readsViews, rowConditions, narrowings };
 
   /** Rewrites the FROM lists below `value`; `scope` holds the CTE names visible there. */
   function rewrite(value: unknown, scope: ReadonlySet<string>): void {
@@ -117,7 +126,11 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     const reserved = names.find((n) => n.startsWith('__vdb_'));
     if (reserved) throw badRequest(`The name "${reserved}" is reserved for vdb's own use.`, 'Give the WITH query another name.', 'Reserved name');
     // RECURSIVE: a query sees itself too, but never a later one (the engine resolves names in order).
-    ctes.forEach((cte, i) => rewrite(cte.ctequery, new Set([...outer, ...names.slice(0, withClause.recursive ? i + 1 : i)])));
+    ctes.forEach((cte, i) => {
+      if (withClause.recursive) requireRecursiveForm(cte, names[i]!);
+      rewrite(cte.ctequery, new Set([...outer, ...names.slice(0, withClause.recursive ? i + 1 : i)]));
+      cte.ctename = cteEngineName(names[i]!);
+    });
     return new Set([...outer, ...names]);
   }
 
@@ -165,6 +178,10 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     }
     if (schemaname === undefined && scope.has(relname.toLowerCase())) {
       cteReferences.add(range);
+      // Renamed with its WITH query: should the engine not see that query here, the name
+      // reaches nothing of the engine's own (its catalog has no such name), never a table.
+      range.alias ??= { aliasname: relname };
+      range.relname = cteEngineName(relname.toLowerCase());
       return null;
     }
     const resolved = registry.resolve(schemaname, relname);
@@ -179,6 +196,9 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     if (flat) {
       narrowed.add(`${resolved.schema}.${resolved.table.name}`);
       context.conditions.push(flat);
+      const own = anyOfConditions(restriction.conditions!);
+      replaceUserFunctions({ own }, policy.user.name);
+      rowConditions.set(range, own);
       return null;
     }
     const table = { ...range, alias: { aliasname: relname } };
@@ -259,7 +279,9 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     const select: Json = { targetList, fromClause: [inner], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' };
     if (restriction.conditions !== null) select.whereClause = approveTables(anyOfConditions(restriction.conditions));
     const alias = isObject(range.alias) ? range.alias : { aliasname: relname };
-    return { RangeSubselect: { subquery: { SelectStmt: select }, alias } };
+    const narrowing = { RangeSubselect: { subquery: { SelectStmt: select }, alias } };
+    narrowings.add(narrowing);
+    return narrowing;
   }
 
   function tableRestriction(schema: string, table: TableDef, viaView: boolean): Restriction | null {
@@ -322,6 +344,28 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
       ...registry.views.filter((v) => policy.canRead(v.schema, v)).map((table) => ({ schema: table.schema as string | null, table })),
     ];
   }
+}
+
+/** The engine's name of a WITH query: a name no table, view or function of the engine has. */
+const cteEngineName = (name: string) => `__vdb_cte_${name}`;
+
+/**
+ * PostgreSQL's rule for a query of WITH RECURSIVE that names itself: it must be
+ * `non-recursive term UNION [ALL] recursive term`. The engine reads any other form as not
+ * recursive, and its inner name as something else: refused, as PostgreSQL refuses it.
+ */
+function requireRecursiveForm(cte: Json, name: string): void {
+  const query = isObject(cte.ctequery) ? (cte.ctequery.SelectStmt as Json | undefined) : undefined;
+  let namesItself = false;
+  walk(cte.ctequery, (kind, node) => {
+    if (kind === 'RangeVar' && node.schemaname === undefined && lower(String(node.relname ?? '')) === name) namesItself = true;
+  });
+  if (!namesItself || query?.op === 'SETOP_UNION') return;
+  throw badRequest(
+    `recursive query "${name}" does not have the form non-recursive-term UNION [ALL] recursive-term`,
+    'Write the recursive query as a UNION or UNION ALL of a starting query and one that reads the WITH query.',
+    'Invalid recursive query',
+  );
 }
 
 /** Where a FROM entry stands: `nullable` when null-extended by an outer join or behind a join alias (its conditions stay with it). */

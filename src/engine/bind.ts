@@ -8,9 +8,10 @@
  */
 import type { ParseResult } from '@pgsql/types';
 import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
-import { ApiError, badRequest, notFound } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
 import type { AccessPolicy } from '../security/permissions.js';
 import { applyAccess, type HiddenColumns } from './access.js';
+import { checkAllowed } from './allow-list.js';
 import { fieldNames, isObject, walk, type Json } from './ast.js';
 
 export interface BoundTable {
@@ -18,6 +19,11 @@ export interface BoundTable {
   resolved: Exclude<ResolvedTable, { kind: 'view' }>;
   /** For row-delivered tables: the temporary relation the rows are loaded into. */
   loadName?: string;
+  /**
+   * The user's row condition (access.ts) when it joined the WHERE instead of a narrowing
+   * subquery: the load holds only the rows that meet it, whatever else the statement does.
+   */
+  rowCondition?: Json;
 }
 
 export interface BoundStatement {
@@ -29,13 +35,10 @@ export interface BoundStatement {
   narrowed: Set<string>;
   /** The user reads data through views (access.ts): what failed is not shown to them either. */
   readsViews: boolean;
+  /** Narrowing subqueries (access.ts): the engine computes each before the statement (execute.ts). */
+  narrowings: WeakSet<Json>;
 }
 
-
-/** Functions of the engine that read files, settings or internals: never callable by users. */
-const FORBIDDEN_FUNCTION = /^(read_|parquet_|duckdb_|pragma_|sniff_|iceberg_|delta_|glob$|query$|query_table$|getenv$|current_setting$|which_secret$|json_execute_serialized_sql$|sql_auto_complete$|checkpoint$|force_checkpoint$|enable_|disable_|set_)/i;
-/** Table functions allowed in FROM. */
-const TABLE_FUNCTIONS = new Set(['generate_series', 'range', 'unnest', 'json_each', 'json_tree', 'generate_subscripts']);
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
@@ -59,14 +62,15 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   if (isObject(raw.SelectStmt) && raw.SelectStmt.intoClause) throw unsupported('SELECT ... INTO');
 
 
-  const { hidden: hiddenColumns, narrowed, approved, cteReferences, readsViews } = applyAccess(raw, registry, policy);
+  const { hidden: hiddenColumns, narrowed, approved, cteReferences, readsViews, rowConditions, narrowings } = applyAccess(raw, registry, policy);
+  // Again after the rewrite: expanded views, row conditions and masks call functions too.
+  checkAllowed(raw);
 
   const tables = new Map<string, BoundTable>();
   const schemasUsed = new Set<string>();
   walk(raw, (key, node) => {
     if (key === 'RangeVar') bindRangeVar(node);
-    else if (key === 'FuncCall') checkFunction(node);
-    else if (key === 'RangeFunction') checkTableFunction(node);
+    else if (key === 'FuncCall') dropPgCatalog(node);
   });
   // Column references written schema.table.column (or vdb.schema.table.column): the table part
   // is the range's alias after rewriting, so drop the qualifiers in front of it.
@@ -78,7 +82,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   });
 
   nameOutputColumns(raw.SelectStmt);
-  return { ast: tree, tables: [...tables.values()], hiddenColumns, narrowed, readsViews };
+  return { ast: tree, tables: [...tables.values()], hiddenColumns, narrowed, readsViews, narrowings };
 
   function bindRangeVar(node: Json): void {
     const relname = String(node.relname ?? '');
@@ -98,12 +102,16 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
     // Keep the name the statement used visible to column references (orders.id).
     node.alias ??= { aliasname: relname };
     delete node.catalogname;
-    const key = `${resolved.schema}\u0000${resolved.table.name}`;
+    // A reference under a row condition gets a load of its own: a condition's or mask's
+    // reference to the same table (read whole, as the administrator chose) must not share it.
+    const rowCondition = rowConditions.get(node);
+    const key = `${resolved.schema}\u0000${resolved.table.name}${rowCondition ? '\u0000narrowed' : ''}`;
     let bound = tables.get(key);
     if (!bound) {
-      // Rows of sources, and the volatile system tables (logs, filtered per user), are loaded per statement.
-      const loaded = resolved.kind === 'rows' || (resolved.kind === 'system' && registry.isVolatile(resolved.table));
-      bound = loaded ? { resolved, loadName: `__vdb_${resolved.kind === 'rows' ? 'rows' : 'sys'}_${tables.size + 1}` } : { resolved };
+      // Rows of sources, the volatile system tables (logs, filtered per user) and tables under
+      // a row condition are loaded per statement.
+      const loaded = resolved.kind === 'rows' || rowCondition !== undefined || (resolved.kind === 'system' && registry.isVolatile(resolved.table));
+      bound = loaded ? { resolved, loadName: `__vdb_${resolved.kind === 'system' ? 'sys' : 'rows'}_${tables.size + 1}`, rowCondition } : { resolved };
       tables.set(key, bound);
     }
     if (bound.loadName) {
@@ -168,39 +176,10 @@ function nameOutputColumns(select: unknown): void {
   }
 }
 
-function checkFunction(node: Json): void {
-  const parts = fieldNames(node.funcname);
-  const name = parts[parts.length - 1] ?? '';
-  if (parts.length > 1) {
-    if (parts.length === 2 && same(parts[0] ?? '', 'pg_catalog')) node.funcname = (node.funcname as unknown[]).slice(1);
-    else throw notFound(`Function "${parts.join('.')}" does not exist.`, null, 'Unknown function');
-  }
-  if (FORBIDDEN_FUNCTION.test(name)) {
-    throw new ApiError(403, 'Forbidden', `Function "${name}" is not available.`, 'Data is reached through the schemas of the virtual database.');
-  }
+/** `pg_catalog.lower(x)` is the engine's `lower(x)` (checkAllowed let only such qualified names pass). */
+function dropPgCatalog(node: Json): void {
+  if (fieldNames(node.funcname).length === 2) node.funcname = (node.funcname as unknown[]).slice(1);
 }
-
-function checkTableFunction(node: Json): void {
-  const lists = Array.isArray(node.functions) ? node.functions : [];
-  for (const entry of lists) {
-    const items = isObject(entry) && isObject(entry.List) && Array.isArray(entry.List.items) ? entry.List.items : [];
-    for (const item of items) {
-      if (!isObject(item) || !isObject(item.FuncCall)) continue;
-      const parts = fieldNames(item.FuncCall.funcname);
-      const name = (parts[parts.length - 1] ?? '').toLowerCase();
-      if (!TABLE_FUNCTIONS.has(name)) {
-        throw new ApiError(
-          403,
-          'Forbidden',
-          `Table function "${parts.join('.')}" is not available.`,
-          `Available table functions: ${[...TABLE_FUNCTIONS].join(', ')}.`,
-        );
-      }
-    }
-  }
-}
-
-/** Calls `visit(kind, node)` for every wrapped node ({Kind: {...}}) of the tree, depth first. */
 
 function describeStatement(kind: string): string {
   const readable: Record<string, string> = {

@@ -1,7 +1,8 @@
 /**
  * The embedded engine: one in-process DuckDB. It is locked down at start: no extension
- * downloads, and file access confined to the configured file roots (plus its own spill folder),
- * so even a statement that slipped past the binder could not read other files.
+ * downloads, and file access confined to the configured file roots, so even a statement that
+ * slipped past the allow-list could not read other files. Its spill folder is not among them:
+ * the engine writes and reads its own temporary files without the external-access check.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -29,7 +30,7 @@ export class DuckRuntime {
     });
     const setup = await instance.connect();
     try {
-      const allowed = [...options.fileRoots, options.spillDir]
+      const allowed = options.fileRoots
         .filter((dir) => fs.existsSync(dir))
         .map((dir) => sqlLiteral(fs.realpathSync(dir) + path.sep));
       const statements = [

@@ -5,10 +5,14 @@
  *    default escape character, so every LIKE gets its escape character spelled out.
  *  - Division and modulo by zero: an error in PostgreSQL, NULL in the engine; the divisor is
  *    checked so that the engine fails the same way.
+ *  - btrim (what TRIM(...) parses to) is the engine's trim.
+ *  - Regular expressions: PostgreSQL's `~` finds a match anywhere, the engine's `~` must match
+ *    the whole text; `.` matches a newline in PostgreSQL only. Written as regexp_matches with
+ *    the 's' option (and 'i' for `~*`).
  */
 import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
-import { isObject, type Json } from './ast.js';
+import { fieldNames, isObject, type Json } from './ast.js';
 
 const LIKE_FUNCTIONS: Record<string, string> = {
   '~~': 'like_escape',
@@ -34,6 +38,22 @@ function likeCall(expr: Json): Json | null {
   return { FuncCall: { funcname: [{ String: { sval: fn } }], args: [expr.lexpr, pattern, escape], funcformat: 'COERCE_EXPLICIT_CALL' } };
 }
 
+const REGEX_OPERATORS: Record<string, { options: string; negated: boolean }> = {
+  '~': { options: 's', negated: false },
+  '~*': { options: 'si', negated: false },
+  '!~': { options: 's', negated: true },
+  '!~*': { options: 'si', negated: true },
+};
+
+/** `a ~ b` as `regexp_matches(a, b, 's')`, `a !~* b` as `NOT regexp_matches(a, b, 'si')`. */
+function regexCall(expr: Json): Json | null {
+  const op = (expr.name as Array<{ String?: { sval?: string } }>)?.[0]?.String?.sval ?? '';
+  const regex = REGEX_OPERATORS[op];
+  if (expr.kind !== 'AEXPR_OP' || !regex || !expr.lexpr) return null;
+  const call = { FuncCall: { funcname: [{ String: { sval: 'regexp_matches' } }], args: [expr.lexpr, expr.rexpr, stringConst(regex.options)], funcformat: 'COERCE_EXPLICIT_CALL' } };
+  return regex.negated ? { BoolExpr: { boolop: 'NOT_EXPR', args: [call] } } : call;
+}
+
 /** `a / b` as `a / CASE WHEN b = 0 THEN error('division by zero') ELSE b END` (and `%`). */
 function checkedDivision(expr: Json): Json | null {
   const op = (expr.name as Array<{ String?: { sval?: string } }>)?.[0]?.String?.sval;
@@ -49,8 +69,11 @@ function checkedDivision(expr: Json): Json | null {
 function rewrite(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewrite);
   if (!isObject(value)) return value;
+  if (isObject(value.FuncCall) && fieldNames(value.FuncCall.funcname).join('.').toLowerCase() === 'btrim') {
+    return { FuncCall: { ...value.FuncCall, funcname: [{ String: { sval: 'trim' } }], args: rewrite(value.FuncCall.args) } };
+  }
   if (isObject(value.A_Expr)) {
-    const call = likeCall(value.A_Expr);
+    const call = likeCall(value.A_Expr) ?? regexCall(value.A_Expr);
     if (call) return rewrite(call);
     const division = isObject(value.A_Expr.rexpr) ? checkedDivision(value.A_Expr) : null;
     if (division) {
@@ -65,4 +88,26 @@ function rewrite(value: unknown): unknown {
 export function engineSql(tree: ParseResult): string {
   // The deparser keeps a trailing ';', which must not end up inside the wrapping queries.
   return deparseSync(rewrite(tree) as ParseResult).replace(/;\s*$/, '');
+}
+
+/** `SELECT * FROM relation AS name WHERE condition`, in the engine's SQL. */
+export function filteredSql(relation: string, name: string, condition: Json): string {
+  const [schemaname, relname] = relation.includes('.') ? splitRelation(relation) : [undefined, relation];
+  const select = {
+    SelectStmt: {
+      targetList: [{ ResTarget: { val: { ColumnRef: { fields: [{ A_Star: {} }] } } } }],
+      fromClause: [{ RangeVar: { schemaname, relname, inh: true, relpersistence: 'p', alias: { aliasname: name } } }],
+      whereClause: condition,
+      limitOption: 'LIMIT_OPTION_DEFAULT',
+      op: 'SETOP_NONE',
+    },
+  };
+  return engineSql({ version: 0, stmts: [{ stmt: select as never }] } as ParseResult);
+}
+
+/** `"schema"."name"` as its two parts. */
+function splitRelation(relation: string): [string, string] {
+  const m = /^"((?:[^"]|"")*)"\."((?:[^"]|"")*)"$/.exec(relation);
+  if (!m) throw new Error(`not a qualified relation: ${relation}`);
+  return [m[1]!.replace(/""/g, '"'), m[2]!.replace(/""/g, '"')];
 }

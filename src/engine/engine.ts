@@ -4,6 +4,7 @@ import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, forbidden } from '../errors.js';
 import { AccessPolicy } from '../security/permissions.js';
 import { explainHiddenColumn, hiddenColumnDenial, withholdDataErrors } from './access-errors.js';
+import { checkAllowed } from './allow-list.js';
 import { fieldNames, walk } from './ast.js';
 import { bindStatement, type BoundStatement } from './bind.js';
 import type { DuckRuntime } from './duckdb.js';
@@ -38,6 +39,8 @@ export class Engine {
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
   async open(sql: string, user: UserDef, signal: AbortSignal, access: { readOnly?: boolean; apiKey?: boolean } = {}): Promise<Execution> {
     const tree = parseStatement(sql);
+    // Only what vdb lists may be called, whatever the statement's kind (allow-list.ts).
+    checkAllowed(tree);
     requireFaithful(tree);
     if (access.readOnly) {
       const statement = tree.stmts?.[0]?.stmt as Json | undefined;

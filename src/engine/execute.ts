@@ -9,10 +9,12 @@ import type { UserDef } from '../catalog/types.js';
 import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../results/json.js';
 import type { BoundStatement, BoundTable } from './bind.js';
 import { quoteIdent, type DuckRuntime } from './duckdb.js';
-import { engineSql } from './engine-dialect.js';
+import { engineSql, filteredSql } from './engine-dialect.js';
 import { engineError, isInterrupt } from './errors.js';
-import { dependentKeys, estimate, loadJoinGroup, loadRows } from './load.js';
-import { planStatement } from './planner.js';
+import { dependentKeys, dropLoad, estimate, loadJoinGroup, loadRows } from './load.js';
+import { planStatement, type StatementPlan } from './planner.js';
+import type { ParseResult } from '@pgsql/types';
+import { isObject, walk, type Json } from './ast.js';
 
 /** Rows [offset, offset + limit) of a result. */
 export interface ResultWindow {
@@ -103,6 +105,78 @@ export interface SourceQuery {
   sql: string;
 }
 
+/** Loads what a plan reads from sources (joins at a source, then scans); returns the relations it made. */
+async function loadPlanned(
+  connection: DuckDBConnection,
+  registry: SourceRegistry,
+  planned: StatementPlan,
+  options: ExecuteOptions,
+  warnings: string[],
+  sourceQueries: SourceQuery[],
+): Promise<string[]> {
+  // Joins among one source's own tables: one query to that source each.
+  for (const group of planned.joins) {
+    warnings.push(...(await loadJoinGroup(connection, group, options.signal)));
+    sourceQueries.push({ source: group.source.name, sql: group.sql });
+  }
+  const loaded = new Set<string>();
+  // Smaller tables first, so that their keys can narrow the bigger ones (dependent join).
+  const order = [...planned.scans.entries()].sort(([, a], [, b]) => estimate(a) - estimate(b));
+  for (const [loadName, plan] of order) {
+    const keyFilters = options.pushdown ? await dependentKeys(connection, registry, plan, loaded, options.dependentJoin) : null;
+    const result = await loadRows(connection, registry, plan, loadName, options.signal, keyFilters);
+    loaded.add(loadName);
+    warnings.push(...result.warnings);
+    sourceQueries.push(result.query);
+  }
+  options.signal.throwIfAborted();
+  return [...planned.joins.map((g) => g.loadName), ...loaded];
+}
+
+/**
+ * Computes the statement's narrowing subqueries (a table as its user may see it: fewer columns,
+ * rows, masked values), innermost first, each into a temporary table of its own, and drops what
+ * was loaded for them before the statement runs. The statement that remains reads those tables:
+ * what it can see of the engine never holds a hidden row, column or unmasked value.
+ */
+async function computeNarrowings(
+  connection: DuckDBConnection,
+  bound: BoundStatement,
+  registry: SourceRegistry,
+  options: ExecuteOptions,
+  sourceQueries: SourceQuery[],
+): Promise<BoundStatement> {
+  const entries: Json[] = [];
+  walk(bound.ast, (_kind, node) => {
+    for (const value of Object.values(node)) {
+      for (const item of Array.isArray(value) ? value : [value]) if (isObject(item) && bound.narrowings.has(item)) entries.push(item);
+    }
+  });
+  // walk() visits outer nodes first: the innermost narrowings come last.
+  for (const [i, entry] of entries.reverse().entries()) {
+    const subselect = entry.RangeSubselect as Json;
+    const inner: ParseResult = { version: 0, stmts: [{ stmt: structuredClone(subselect.subquery) as never }] } as ParseResult;
+    const planned = planStatement({ ...bound, ast: inner, tables: tablesReadBy(inner, bound.tables) }, registry, options.pushdown);
+    // Warnings of these loads count values of rows the user may not see: not shown.
+    const made = await loadPlanned(connection, registry, planned, options, [], sourceQueries);
+    const name = `__vdb_narrowed_${i + 1}`;
+    await connection.run(`CREATE TEMP TABLE ${name} AS ${engineSql(planned.ast)}`);
+    for (const relation of made) await dropLoad(connection, relation);
+    delete entry.RangeSubselect;
+    entry.RangeVar = { relname: name, inh: true, relpersistence: 'p', alias: subselect.alias };
+  }
+  return entries.length === 0 ? bound : { ...bound, tables: tablesReadBy(bound.ast, bound.tables) };
+}
+
+/** The bound tables whose load a tree still reads. */
+function tablesReadBy(tree: unknown, tables: readonly BoundTable[]): BoundTable[] {
+  const names = new Set<string>();
+  walk(tree, (kind, node) => {
+    if (kind === 'RangeVar' && typeof node.relname === 'string') names.add(node.relname);
+  });
+  return tables.filter((t) => !t.loadName || names.has(t.loadName));
+}
+
 export async function openExecution(
   bound: BoundStatement,
   registry: SourceRegistry,
@@ -120,9 +194,16 @@ export async function openExecution(
   try {
     const warnings: string[] = [];
     const sourceQueries: SourceQuery[] = [];
+    // Tables of the engine under a row condition: copied with only the rows it lets through.
+    for (const { resolved, loadName, rowCondition } of bound.tables) {
+      if (resolved.kind === 'rows' || !loadName || !rowCondition) continue;
+      await connection.run(`CREATE TEMP TABLE ${loadName} AS ${filteredSql(`${quoteIdent(resolved.engineSchema)}.${quoteIdent(resolved.engineName)}`, resolved.table.name, rowCondition)}`);
+    }
+    // Narrowing subqueries next, each into a table of its own; the statement then reads only those.
+    const statement = await computeNarrowings(connection, bound, registry, options, sourceQueries);
     // The logs, as this user may see them, on this statement's own connection.
-    for (const { resolved, loadName } of bound.tables) {
-      if (resolved.kind !== 'system' || !loadName) continue;
+    for (const { resolved, loadName, rowCondition } of statement.tables) {
+      if (resolved.kind !== 'system' || !loadName || rowCondition) continue;
       const columns = resolved.table.columns.map((c) => `${quoteIdent(c.name)} ${c.type}`).join(', ');
       await connection.run(`CREATE TEMP TABLE ${loadName} (${columns})`);
       const rows = registry.volatileRows(resolved.table, options.user);
@@ -131,24 +212,8 @@ export async function openExecution(
         await connection.run(`INSERT INTO ${loadName} VALUES ${values}`);
       }
     }
-    const planned = planStatement(bound, registry, options.pushdown);
-    const plans = planned.scans;
-    // Joins among one source's own tables: one query to that source each.
-    for (const group of planned.joins) {
-      warnings.push(...(await loadJoinGroup(connection, group, options.signal)));
-      sourceQueries.push({ source: group.source.name, sql: group.sql });
-    }
-    const loaded = new Set<string>();
-    // Smaller tables first, so that their keys can narrow the bigger ones (dependent join).
-    const order = [...plans.entries()].sort(([, a], [, b]) => estimate(a) - estimate(b));
-    for (const [loadName, plan] of order) {
-      const keyFilters = options.pushdown ? await dependentKeys(connection, registry, plan, loaded, options.dependentJoin) : null;
-      const result = await loadRows(connection, registry, plan, loadName, options.signal, keyFilters);
-      loaded.add(loadName);
-      warnings.push(...result.warnings);
-      sourceQueries.push(result.query);
-    }
-    options.signal.throwIfAborted();
+    const planned = planStatement(statement, registry, options.pushdown);
+    await loadPlanned(connection, registry, planned, options, warnings, sourceQueries);
     const sql = engineSql(planned.ast);
     const columns = await describe(connection, sql);
     return engineExecution(connection, sql, columns, { warnings, sourceQueries, translateError, close });
@@ -236,5 +301,5 @@ function renamer(tables: readonly BoundTable[]): (message: string) => string {
     if (loadName) pairs.push([loadName, user]);
     if (resolved.kind !== 'rows') pairs.push([`${resolved.engineSchema}.${resolved.engineName}`, user]);
   }
-  return (message) => pairs.reduce((text, [engine, user]) => text.split(engine).join(user), message).replace(/\bsrc_\d+\./g, '');
+  return (message) => pairs.reduce((text, [engine, user]) => text.split(engine).join(user), message).replace(/\bsrc_\d+\./g, '').replace(/__vdb_cte_/g, '');
 }

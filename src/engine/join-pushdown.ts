@@ -86,7 +86,8 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
   const bySource = new Map<string, Range[]>();
   for (const range of ranges) {
     const scan = plans.get(range.relname);
-    if (!scan || scan.bound.resolved.kind !== 'rows' || ranges.filter((r) => r.relname === range.relname).length !== 1) continue;
+    // A table under a row condition is loaded filtered on its own (load.ts), never inside a join's result.
+    if (!scan || scan.bound.resolved.kind !== 'rows' || scan.bound.rowCondition || ranges.filter((r) => r.relname === range.relname).length !== 1) continue;
     const connector = registry.connectorOf(scan.bound.resolved.source);
     if (!['postgresql', 'mysql', 'sqlite'].includes(connector.kind)) continue;
     const key = scan.bound.resolved.source.name;

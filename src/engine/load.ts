@@ -10,7 +10,9 @@ import type { ColumnDef } from '../catalog/types.js';
 import { PostgresConnector } from '../connectors/postgres/connector.js';
 import { SourceUnreachableError, type RawType, type RowConnector } from '../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../errors.js';
+import type { Json } from './ast.js';
 import { quoteIdent } from './duckdb.js';
+import { filteredSql } from './engine-dialect.js';
 import type { ExecuteOptions, SourceQuery } from './execute.js';
 import type { JoinGroup } from './join-pushdown.js';
 import type { ScanPlan } from './plan.js';
@@ -161,11 +163,35 @@ export async function loadRows(
     if (err instanceof ApiError) throw err;
     throw sourceFailed(resolved.source.name, messageOf(err), err instanceof SourceUnreachableError);
   }
+  // Under a row condition the load keeps only the rows it lets through (partial aggregates were
+  // computed at the source over exactly those rows). Warnings would count hidden rows: none.
+  const condition = plan.bound.rowCondition;
+  if (condition) {
+    if (!plan.aggregates) await narrowLoad(connection, loadName, loaded.rawName, resolved.table.name, condition);
+    return { warnings: [], query };
+  }
   const warnings = [
     ...loaded.lossy.map((count, i) => lossyWarning(resolved, loadColumns[i], count, rawTypes[i])),
     ...(await castWarnings(connection, resolved, loadColumns, rawTypes, loaded.rawName, connector)),
   ].filter((w): w is string => w !== null);
   return { warnings, query };
+}
+
+/** Replaces a load by a table of only the rows that meet `condition`; the unfiltered rows are dropped. */
+async function narrowLoad(connection: DuckDBConnection, loadName: string, rawName: string, tableName: string, condition: Json): Promise<void> {
+  await connection.run(`CREATE TEMP TABLE ${loadName}_narrowed AS ${filteredSql(loadName, tableName, condition)}`);
+  await connection.run(`DROP VIEW ${loadName}`);
+  await connection.run(`DROP TABLE ${rawName}`);
+  await connection.run(`ALTER TABLE ${loadName}_narrowed RENAME TO ${loadName}`);
+}
+
+/** Drops a load (a view over its raw rows, or a table) and its raw rows. */
+export async function dropLoad(connection: DuckDBConnection, loadName: string): Promise<void> {
+  const kinds = await connection.runAndReadAll(
+    `SELECT table_name, 'table' FROM duckdb_tables() WHERE temporary AND table_name IN ('${loadName}', '${loadName}_raw') UNION ALL SELECT view_name, 'view' FROM duckdb_views() WHERE temporary AND view_name = '${loadName}'`,
+  );
+  const rows = kinds.getRows() as Array<[string, string]>;
+  for (const [name, kind] of rows.sort(([, a]) => (a === 'view' ? -1 : 1))) await connection.run(`DROP ${kind === 'view' ? 'VIEW' : 'TABLE'} ${name}`);
 }
 
 interface Loaded {

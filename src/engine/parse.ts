@@ -40,11 +40,37 @@ function hintFor(message: string, sql: string): string | null {
   return null;
 }
 
+/**
+ * How deeply a statement's syntax tree may nest. vdb's rewriters walk trees recursively; a
+ * statement nested deeper (an expression of thousands of terms) is refused up front with a 400
+ * instead of overflowing the stack somewhere later.
+ */
+export const MAX_TREE_DEPTH = 1000;
+
+/** The nesting depth of a syntax tree (objects and arrays), measured without recursion. */
+export function treeDepth(tree: unknown): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[tree, 1]];
+  while (pending.length > 0) {
+    const [value, depth] = pending.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    deepest = Math.max(deepest, depth);
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+    }
+  }
+  return deepest;
+}
+
+const tooDeep = () =>
+  new ApiError(400, 'Statement too complex', 'The statement nests expressions or subqueries too deeply for vdb.', 'Split long chains of operators (a + b + c ...) or deeply nested subqueries; an IN list or an array keeps a long list of values flat.');
+
 export function parseStatement(sql: string): ParseResult {
   let tree: ParseResult;
   try {
     tree = parseSync(sql) as ParseResult;
   } catch (err) {
+    if (err instanceof RangeError) throw tooDeep();
     const details = (err as { sqlDetails?: SqlErrorDetails }).sqlDetails;
     const message = details?.message ?? (err instanceof Error ? err.message : String(err));
     const where =
@@ -52,6 +78,7 @@ export function parseStatement(sql: string): ParseResult {
     const description = where ? `${message} (line ${where.line}, column ${where.column})` : message;
     throw new ApiError(400, SYNTAX_ERROR_TITLE, description, hintFor(message, sql));
   }
+  if (treeDepth(tree) > MAX_TREE_DEPTH) throw tooDeep();
   const count = tree.stmts?.length ?? 0;
   if (count === 0) {
     throw new ApiError(400, SYNTAX_ERROR_TITLE, 'The request contains no SQL statement.', 'Send one statement in "sql".');

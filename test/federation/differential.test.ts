@@ -24,7 +24,10 @@ let admin: UserDef;
 
 before(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-diff-'));
-  fixture = await createFixture(dataDir);
+  // Files of sources live in the default file root, never in the data directory itself.
+  const fileRoot = path.join(dataDir, 'files');
+  fs.mkdirSync(fileRoot);
+  fixture = await createFixture(fileRoot);
   services = await createServices(loadConfig({}, { dataDir, adminPassword: 'diff-test-pw', demo: false }), pino({ level: 'silent' }));
   const { registry, runtime } = services;
   await registry.addSource({

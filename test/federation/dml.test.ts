@@ -27,7 +27,7 @@ before(async () => {
   await m.query(`CREATE DATABASE ${tag}`);
   await m.query(`CREATE TABLE ${tag}.t (id int PRIMARY KEY, name varchar(50) NOT NULL, amount decimal(10,2), d date)`);
   await m.end();
-  sqliteFile = path.join(server.dataDir, `${tag}.sqlite`);
+  sqliteFile = path.join(server.dataDir, 'files', `${tag}.sqlite`);
   const db = new Database(sqliteFile);
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT NOT NULL, amount DECIMAL(10,2), d DATE)');
   db.close();

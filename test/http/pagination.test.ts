@@ -223,7 +223,7 @@ describe('query endpoint', () => {
   });
 
   test('later chunks do not change when the source data changes after the first request', async () => {
-    const file = path.join(small.dataDir, 'mutable.sqlite');
+    const file = path.join(small.dataDir, 'files', 'mutable.sqlite');
     const db = new Database(file);
     db.exec('CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT)');
     const insert = db.prepare('INSERT INTO items VALUES (?, ?)');

@@ -33,7 +33,7 @@ before(async () => {
   [server, other] = await Promise.all([startTestServer(), startTestServer({ vdbName: 'other', bodyLimit: 1000 })]);
   req = await tokenRequester(server);
   otherReq = await tokenRequester(other);
-  shop = new Database(path.join(server.dataDir, 'demo', 'shop.sqlite'), { readonly: true });
+  shop = new Database(path.join(server.dataDir, 'files', 'demo', 'shop.sqlite'), { readonly: true });
 
   const file = path.join(other.dataDir, 'bad.sqlite');
   const db = new Database(file);
@@ -228,7 +228,7 @@ describe('joins and names', () => {
       country: string;
       n: number;
     }>;
-    const csv = fs.readFileSync(path.join(server.dataDir, 'demo', 'files', 'regions.csv'), 'utf8').trim().split('\n').slice(1);
+    const csv = fs.readFileSync(path.join(server.dataDir, 'files', 'demo', 'files', 'regions.csv'), 'utf8').trim().split('\n').slice(1);
     const regionOf = new Map(csv.map((line) => [line.split(',')[0]!, line.split(',')[2]!]));
     const expected = new Map<string, number>();
     for (const { country, n } of byCountry) expected.set(regionOf.get(country)!, (expected.get(regionOf.get(country)!) ?? 0) + n);
@@ -615,7 +615,7 @@ describe('what must never run', () => {
   });
 
   test('functions that read files, settings or the environment are 403', async () => {
-    const demoCsv = path.join(server.dataDir, 'demo', 'files', 'regions.csv');
+    const demoCsv = path.join(server.dataDir, 'files', 'demo', 'files', 'regions.csv');
     const statements = [
       "SELECT * FROM read_csv('/etc/passwd')",
       `SELECT * FROM read_csv('${demoCsv}')`,
@@ -649,7 +649,7 @@ describe('what must never run', () => {
   });
 
   test('file paths and engine internals are not reachable as table names', async () => {
-    const demoCsv = path.join(server.dataDir, 'demo', 'files', 'regions.csv');
+    const demoCsv = path.join(server.dataDir, 'files', 'demo', 'files', 'regions.csv');
     for (const sql of [
       'SELECT * FROM "/etc/passwd"',
       `SELECT * FROM "${demoCsv}"`,

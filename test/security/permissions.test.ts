@@ -1196,7 +1196,7 @@ describe('source changes (own server)', () => {
   before(async () => {
     s = await Vdb.start();
     sqliteCopy = path.join(s.server.dataDir, 'copy.sqlite');
-    fs.copyFileSync(path.join(s.server.dataDir, 'demo', 'shop.sqlite'), sqliteCopy);
+    fs.copyFileSync(path.join(s.server.dataDir, 'files', 'demo', 'shop.sqlite'), sqliteCopy);
     folder = path.join(s.server.dataDir, 'more-files');
     fs.mkdirSync(folder);
     fs.writeFileSync(path.join(folder, 'nums.csv'), 'n,label\n1,one\n2,two\n');

@@ -116,7 +116,7 @@ test('refreshDataSource picks up tables created and dropped at the source since'
 });
 
 test('refreshDataSource on a file source picks up a new file', async () => {
-  const folder = path.join(server.dataDir, 'demo', 'files');
+  const folder = path.join(server.dataDir, 'files', 'demo', 'files');
   fs.writeFileSync(path.join(folder, `${tag}.csv`), 'k,v\n1,a\n2,b\n');
   try {
     await expectError(await query(`SELECT * FROM files.${tag}`), 404, 'not imported yet');

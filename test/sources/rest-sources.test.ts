@@ -274,7 +274,7 @@ test('a source that cannot be reached is not added: 503 naming it', async () => 
 
 test('sqlite and file templates; a ParentDirectory outside the data directory is refused', async () => {
   const sqliteFile = path.join(dataDir, 'copy.sqlite');
-  fs.copyFileSync(path.join(dataDir, 'demo', 'shop.sqlite'), sqliteFile);
+  fs.copyFileSync(path.join(dataDir, 'files', 'demo', 'shop.sqlite'), sqliteFile);
   const sqlite = await post({ name: 'lite', template: 'sqlite', translator: 'sqlite', connectionProps: `path=${sqliteFile}`, modelProps: '', translatorProps: '', encryptedProperties: '' });
   assert.equal(sqlite.status, 201, await sqlite.text());
   assert.deepEqual(await rows('SELECT (SELECT count(*) FROM lite.customers) = (SELECT count(*) FROM shop.customers)'), [[true]]);

@@ -1,0 +1,237 @@
+/**
+ * What user SQL may call: the functions, table functions, operators, types, collations and
+ * node kinds vdb lists. Everything else is refused with a 400 that names it, decided on the
+ * parsed tree before anything runs, so no statement reaches what the engine (DuckDB) offers
+ * beyond these: its files, settings, catalogs, SQL-text functions or state.
+ *
+ * An allow-list, not a deny-list: an engine upgrade that adds functions adds nothing here.
+ * `REFUSED_ENGINE_FUNCTIONS` (refused-functions.ts) names, with a reason, every function the
+ * engine has that is not allowed; a test fails when the engine offers one that is in neither list.
+ */
+import { badRequest } from '../errors.js';
+import { fieldNames, isObject, type Json } from './ast.js';
+import { refusalReason } from './refused-functions.js';
+
+const words = (text: string): ReadonlySet<string> => new Set(text.trim().split(/\s+/));
+
+/** Scalar functions with PostgreSQL's name and meaning. */
+export const SCALAR_FUNCTIONS = words(`
+  abs acos acosh asin asinh atan atan2 atanh cbrt ceil ceiling cos cosh cot degrees exp factorial floor
+  gcd lcm ln log log10 mod pi pow power radians random round sign sin sinh sqrt tan tanh trunc
+  ascii bit_length btrim char_length character_length chr concat concat_ws left length lower lpad ltrim md5
+  octet_length position repeat replace reverse right rpad rtrim split_part starts_with strpos substr
+  substring translate upper regexp_replace regexp_split_to_array string_to_array
+  age date_part date_trunc extract isfinite make_date make_time make_timestamp make_timestamptz now
+  timezone to_timestamp transaction_timestamp
+  array_append array_cat array_length array_position array_prepend array_to_string
+  to_json row_to_json array_to_json json_array_length
+  gen_random_uuid uuidv4 uuidv7
+`);
+
+/** Aggregates with PostgreSQL's name and meaning (also usable as window functions). */
+export const AGGREGATE_FUNCTIONS = words(`
+  avg bit_and bit_or bit_xor bool_and bool_or count max min sum string_agg array_agg
+  stddev stddev_pop stddev_samp variance var_pop var_samp corr covar_pop covar_samp
+  regr_avgx regr_avgy regr_count regr_intercept regr_r2 regr_slope regr_sxx regr_sxy regr_syy
+  mode percentile_cont percentile_disc
+`);
+
+/** Window functions (with OVER). */
+export const WINDOW_FUNCTIONS = words(`
+  row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value
+`);
+
+/** Set-returning functions a select list may call: they multiply rows as in PostgreSQL. */
+export const SELECT_LIST_SET_FUNCTIONS = words(`unnest`);
+
+/** Table functions of FROM. */
+export const TABLE_FUNCTIONS = words(`generate_series unnest`);
+
+/** Operators (A_Expr names). The regular-expression ones are translated for the engine (engine-dialect.ts). */
+export const OPERATORS = words(`
+  + - * / % ^ = <> != < > <= >= || & | << >> ~ @ -> ->> @> <@ && ^@
+  ~~ !~~ ~~* !~~* ~* !~ !~*
+`);
+
+const REGEX_OPERATORS = words(`~ ~* !~ !~*`);
+
+/** Types (last part of a type name; `pg_catalog.` is allowed in front). */
+export const TYPES = words(`
+  bool boolean int2 smallint int4 int integer int8 bigint float4 real float8 float numeric decimal
+  text varchar bpchar char character date time timestamp timestamptz interval bytea json uuid
+`);
+
+/** Collations the engine orders as PostgreSQL does (bytewise). */
+export const COLLATIONS = words(`C POSIX`);
+
+/** SQL value functions (CURRENT_DATE, ...); CURRENT_USER and its kind are replaced by the user's name (access.ts). */
+const VALUE_FUNCTIONS = words(`
+  SVFOP_CURRENT_DATE SVFOP_CURRENT_TIME SVFOP_CURRENT_TIME_N SVFOP_CURRENT_TIMESTAMP SVFOP_CURRENT_TIMESTAMP_N
+  SVFOP_LOCALTIME SVFOP_LOCALTIME_N SVFOP_LOCALTIMESTAMP SVFOP_LOCALTIMESTAMP_N
+  SVFOP_CURRENT_USER SVFOP_SESSION_USER SVFOP_USER SVFOP_CURRENT_ROLE
+`);
+
+/** Table sample methods (TABLESAMPLE). */
+const SAMPLE_METHODS = words(`bernoulli system`);
+
+/**
+ * Syntax node kinds a statement may contain. A kind not listed (XML, cursors, DuckDB-only
+ * syntax the grammar may grow) is refused rather than passed on with a meaning vdb never checked.
+ */
+const NODE_KINDS = words(`
+  RawStmt SelectStmt InsertStmt UpdateStmt DeleteStmt ExplainStmt CallStmt ViewStmt DropStmt
+  ResTarget ColumnRef A_Star A_Const String Integer Float Boolean BitString List Alias
+  RangeVar RangeSubselect RangeFunction RangeTableSample JoinExpr
+  FuncCall A_Expr BoolExpr NullTest BooleanTest SubLink CaseExpr CaseWhen CoalesceExpr MinMaxExpr NullIfExpr
+  TypeCast TypeName CollateClause SortBy WindowDef A_Indirection A_Indices A_ArrayExpr RowExpr
+  WithClause CommonTableExpr GroupingSet GroupingFunc SQLValueFunction NamedArgExpr
+  OnConflictClause InferClause IndexElem MultiAssignRef DefElem FuncCall ObjectWithArgs
+`);
+
+const refuse = (what: string, hint: string, why: string | null = null) =>
+  badRequest(`${what} is not available in vdb${why ? `: ${why}` : ''}.`, hint, 'Not available');
+
+const FUNCTION_HINT = 'vdb answers PostgreSQL functions it lists in docs/sql.md ("Functions"); data is reached through the schemas of the virtual database.';
+
+/** The function's name as the engine looks it up: lower case, `pg_catalog.` dropped; null when otherwise qualified. */
+function functionName(funcname: unknown): { name: string; written: string } {
+  const parts = fieldNames(funcname);
+  const written = parts.join('.');
+  if (parts.length === 2 && parts[0]!.toLowerCase() === 'pg_catalog') return { name: parts[1]!.toLowerCase(), written };
+  if (parts.length !== 1) throw refuse(`Function "${written}"`, FUNCTION_HINT);
+  return { name: parts[0]!.toLowerCase(), written };
+}
+
+function checkCall(call: Json, inFrom: boolean): void {
+  const { name, written } = functionName(call.funcname);
+  if (call.func_variadic) throw refuse(`VARIADIC in a call of ${written}`, 'Pass the arguments one by one.');
+  if (inFrom) {
+    if (!TABLE_FUNCTIONS.has(name)) throw refuse(`Table function "${written}"`, `Table functions in FROM: ${[...TABLE_FUNCTIONS].join(', ')}.`, refusalReason(name));
+    return;
+  }
+  const allowed = call.over
+    ? AGGREGATE_FUNCTIONS.has(name) || WINDOW_FUNCTIONS.has(name)
+    : SCALAR_FUNCTIONS.has(name) || AGGREGATE_FUNCTIONS.has(name) || SELECT_LIST_SET_FUNCTIONS.has(name);
+  if (!allowed) throw refuse(`Function "${written}"`, FUNCTION_HINT, refusalReason(name));
+}
+
+function checkOperator(expr: Json): void {
+  if (expr.kind === 'AEXPR_SIMILAR' || expr.kind === 'AEXPR_NOT_SIMILAR') {
+    throw refuse('SIMILAR TO', 'Use LIKE, or the regular-expression operators ~ and ~*.');
+  }
+  // BETWEEN and its kind name themselves by keyword; every other kind names an operator.
+  if (String(expr.kind).includes('BETWEEN')) return;
+  // The regular-expression operators are translated for the engine only as plain operators (not ANY/ALL).
+  checkOperatorName(expr.name, expr.kind === 'AEXPR_OP');
+}
+
+/** An operator's name list (`=`, `pg_catalog.+`): on the list, and qualified by pg_catalog only. */
+function checkOperatorName(name: unknown, plain = false): void {
+  const parts = fieldNames(name);
+  const op = parts[parts.length - 1] ?? '';
+  const qualifiedElsewhere = parts.length > 2 || (parts.length === 2 && parts[0]!.toLowerCase() !== 'pg_catalog');
+  const untranslated = REGEX_OPERATORS.has(op) && !plain;
+  if (qualifiedElsewhere || !OPERATORS.has(op) || untranslated) throw refuse(`Operator "${parts.join('.')}"`, 'docs/sql.md ("Operators") lists the operators vdb answers.', refusalReason(op));
+}
+
+function checkType(typeName: Json): void {
+  const parts = fieldNames(typeName.names);
+  const written = parts.join('.');
+  const name = parts.length === 2 && parts[0]!.toLowerCase() === 'pg_catalog' ? parts[1]! : parts.length === 1 ? parts[0]! : null;
+  if (name === null || !TYPES.has(name.toLowerCase()) || typeName.setof || typeName.pct_type) {
+    throw refuse(`Type "${written}"`, `Types: ${[...TYPES].join(', ')} (and arrays of them).`);
+  }
+  // `interval '1' year` restricts the fields of an interval: the engine reads it otherwise.
+  if (name.toLowerCase() === 'interval' && Array.isArray(typeName.typmods) && typeName.typmods.length > 0) {
+    throw refuse('An interval with fields or precision (INTERVAL ... YEAR)', "Write the unit inside the literal: interval '1 year'.");
+  }
+}
+
+/**
+ * Refuses (400) anything in `tree` that is not on the lists: call it on every statement a
+ * user sends, and again on what binding produced (views, row conditions and masks expanded).
+ */
+export function checkAllowed(tree: unknown): void {
+  // Iterative, so that a deeply nested statement cannot overflow the stack here.
+  const pending: unknown[] = [tree];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (Array.isArray(value)) {
+      pending.push(...value);
+      continue;
+    }
+    if (!isObject(value)) continue;
+    for (const [key, child] of Object.entries(value)) {
+      if (!isObject(child) && !Array.isArray(child)) continue;
+      // Type names and operator names also stand unwrapped, as fields of other nodes.
+      if (key === 'typeName' && isObject(child)) checkType(child);
+      if (key === 'useOp' || key === 'operName') checkOperatorName(child);
+      if (isObject(child) && /^[A-Z]/.test(key)) {
+        if (!NODE_KINDS.has(key)) throw refuse(`The construct ${key}`, 'Send PostgreSQL SELECT, INSERT, UPDATE, DELETE, EXPLAIN, CALL, CREATE VIEW or DROP VIEW statements.');
+        if (key === 'CallStmt') {
+          // A procedure of the virtual database (procedures.ts checks its name); its arguments are checked here.
+          pending.push(isObject(child.funccall) ? child.funccall.args : null);
+          continue;
+        }
+        checkNode(key, child);
+        if (key === 'RangeFunction') {
+          // The calls themselves are table functions; what they take is checked as any expression.
+          for (const call of rangeFunctionCalls(child)) {
+            checkCall(call, true);
+            pending.push({ ...call, funcname: null });
+          }
+          // What is left (alias, column definitions of ROWS FROM) is checked as usual.
+          pending.push({ ...child, functions: null }, ...rangeFunctionRest(child));
+          continue;
+        }
+      }
+      pending.push(child);
+    }
+  }
+}
+
+function checkNode(kind: string, node: Json): void {
+  switch (kind) {
+    case 'FuncCall':
+      checkCall(node, false);
+      break;
+    case 'A_Expr':
+      checkOperator(node);
+      break;
+    case 'TypeName':
+      checkType(node);
+      break;
+    case 'CollateClause': {
+      const name = fieldNames(node.collname).join('.');
+      if (!COLLATIONS.has(name)) throw refuse(`Collation "${name}"`, `Collations: ${[...COLLATIONS].join(', ')}.`);
+      break;
+    }
+    case 'SQLValueFunction':
+      if (!VALUE_FUNCTIONS.has(String(node.op))) throw refuse(String(node.op).replace(/^SVFOP_/, ''), 'CURRENT_DATE, CURRENT_TIME, CURRENT_TIMESTAMP, LOCALTIME, LOCALTIMESTAMP and CURRENT_USER are available.');
+      break;
+    case 'RangeTableSample': {
+      const method = fieldNames(node.method).join('.').toLowerCase();
+      if (!SAMPLE_METHODS.has(method)) throw refuse(`TABLESAMPLE method "${method}"`, 'Use BERNOULLI or SYSTEM.');
+      break;
+    }
+  }
+}
+
+/** The parts of `FROM f(...)` entries beside their calls (column definition lists). */
+function rangeFunctionRest(range: Json): unknown[] {
+  return (Array.isArray(range.functions) ? range.functions : []).flatMap((entry) =>
+    isObject(entry) && isObject(entry.List) && Array.isArray(entry.List.items) ? entry.List.items.slice(1) : [],
+  );
+}
+
+/** The function calls of `FROM f(...)` and `FROM ROWS FROM (f(...), g(...))`. */
+function rangeFunctionCalls(range: Json): Json[] {
+  const calls: Json[] = [];
+  for (const entry of Array.isArray(range.functions) ? range.functions : []) {
+    const items = isObject(entry) && isObject(entry.List) && Array.isArray(entry.List.items) ? entry.List.items : [];
+    for (const item of items) {
+      if (isObject(item) && isObject(item.FuncCall)) calls.push(item.FuncCall);
+    }
+  }
+  return calls;
+}
