@@ -3,6 +3,7 @@
  * columns, which target columns it may read, what a row condition does to it, and the checks
  * that new rows of a conditioned INSERT must pass. The write itself is dml.ts's.
  */
+import { vdbOwnCall } from './allow-list.js';
 import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
 import type { ColumnDef } from '../catalog/types.js';
 import { forbidden } from '../errors.js';
@@ -183,7 +184,7 @@ export function checkedRows(select: Json, columns: readonly ColumnDef[], conditi
   const check = {
     CaseExpr: {
       args: [{ CaseWhen: { expr: trustTablesOf(requalify(anyOfConditions(conditions), '__vdb_new')), result: { A_Const: { boolval: { boolval: true } } } } }],
-      defresult: { FuncCall: { funcname: [{ String: { sval: 'error' } }], args: [{ A_Const: { sval: { sval: message } } }], funcformat: 'COERCE_EXPLICIT_CALL' } },
+      defresult: { FuncCall: vdbOwnCall({ funcname: [{ String: { sval: 'error' } }], args: [{ A_Const: { sval: { sval: message } } }], funcformat: 'COERCE_EXPLICIT_CALL' }) },
     },
   };
   const colnames = columns.map((c) => ({ String: { sval: c.name } }));

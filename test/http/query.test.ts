@@ -35,7 +35,7 @@ before(async () => {
   otherReq = await tokenRequester(other);
   shop = new Database(path.join(server.dataDir, 'files', 'demo', 'shop.sqlite'), { readonly: true });
 
-  const file = path.join(other.dataDir, 'bad.sqlite');
+  const file = path.join(other.dataDir, 'files', 'bad.sqlite');
   const db = new Database(file);
   db.exec(`
     CREATE TABLE t (id INTEGER PRIMARY KEY, d DATE, flag BOOLEAN, price DECIMAL(10,2), n INTEGER, r REAL, "größe" DATE);
@@ -129,18 +129,19 @@ describe('JSON values', () => {
   test('integers beyond 2^53 and 128-bit integers keep every digit', async () => {
     const text = await okText(
       await post(
-        'SELECT 9007199254740993::bigint AS b, 12345678901234567890::hugeint AS h, 18446744073709551615::ubigint AS u, ' +
-          '(-170141183460469231731687303715884105727)::hugeint AS hmin, (-9223372036854775807)::bigint AS bmin',
+        // Sums of bigints are 128-bit integers in the engine.
+        'SELECT 9007199254740993::bigint AS b, (SELECT sum(x) FROM (VALUES (9223372036854775807), (9223372036854775807)) t(x)) AS h, ' +
+          '(SELECT sum(x) FROM (VALUES (-9223372036854775807), (-9223372036854775807), (-9223372036854775807)) t(x)) AS hmin, (-9223372036854775807)::bigint AS bmin',
       ),
     );
     assert.equal(
       text,
-      '[[9007199254740993,12345678901234567890,18446744073709551615,-170141183460469231731687303715884105727,-9223372036854775807]]',
+      '[[9007199254740993,18446744073709551614,-27670116110564327421,-9223372036854775807]]',
     );
   });
 
   test('small integers, doubles and reals are plain JSON numbers', async () => {
-    const [row] = await queryRows(req, 'SELECT 42::smallint, -7, 0.1::real, 0.1::double, 2.5e10::double, 1e-7::double');
+    const [row] = await queryRows(req, 'SELECT 42::smallint, -7, 0.1::real, 0.1::float8, 2.5e10::float8, 1e-7::double precision');
     assert.deepEqual(row, [42, -7, 0.1, 0.1, 2.5e10, 1e-7]);
   });
 
@@ -189,13 +190,13 @@ describe('JSON values', () => {
   });
 
   test('binary values are base64', async () => {
-    const [row] = await queryRows(req, "SELECT 'hello world'::bytea, from_base64('3q2+7w=='), ''::bytea");
-    assert.deepEqual(row, ['aGVsbG8gd29ybGQ=', '3q2+7w==', '']);
+    const [row] = await queryRows(req, "SELECT 'hello world'::bytea, ''::bytea");
+    assert.deepEqual(row, ['aGVsbG8gd29ybGQ=', '']);
   });
 
   test('booleans, nulls, NaN and infinities', async () => {
     const text = await okText(
-      await post("SELECT true, false, NULL, NULL::integer, 'NaN'::double, 'Infinity'::double, '-Infinity'::float8, 'NaN'::real"),
+      await post("SELECT true, false, NULL, NULL::integer, 'NaN'::float8, 'Infinity'::double precision, '-Infinity'::float8, 'NaN'::real"),
     );
     assert.equal(text, '[[true,false,null,null,"NaN","Infinity","-Infinity","NaN"]]');
   });
@@ -614,7 +615,7 @@ describe('what must never run', () => {
     assert.deepEqual(await queryRows(req, 'SELECT "Name" FROM SYS.Schemas ORDER BY "OID"'), [['SYS'], ['SYSADMIN'], ['SYSLOG'], ['shop'], ['files']]);
   });
 
-  test('functions that read files, settings or the environment are 403', async () => {
+  test('functions that read files, settings or the environment are 400, naming the function', async () => {
     const demoCsv = path.join(server.dataDir, 'files', 'demo', 'files', 'regions.csv');
     const statements = [
       "SELECT * FROM read_csv('/etc/passwd')",
@@ -642,7 +643,8 @@ describe('what must never run', () => {
     for (const sql of statements) {
       const response = await post(sql);
       const text = await response.text();
-      assert.equal(response.status, 403, `${sql}: expected 403, got ${response.status} ${text}`);
+      assert.equal(response.status, 400, `${sql}: expected 400, got ${response.status} ${text}`);
+      assert.match(text, /is not available in vdb/);
       checkErrorText(text, sql);
       assert.doesNotMatch(text, /root:|nologin/, `${sql}: no file content`);
     }
@@ -676,7 +678,7 @@ describe('timeouts', () => {
   test('past ?timeout the statement is cancelled with 504 JSON, quickly', async () => {
     // Warm up (first use of the Parquet file), so that the timeout falls inside the execution.
     assert.deepEqual(await queryRows(req, 'SELECT count(*) FROM files.events'), [[100000]]);
-    for (const sql of ['SELECT count(*) FROM range(100000000000) a', 'SELECT count(*) FROM files.events a, files.events b']) {
+    for (const sql of ['SELECT count(*) FROM generate_series(1, 100000000000) a', 'SELECT count(*) FROM files.events a, files.events b']) {
       const started = Date.now();
       const body = await assertApiError(await post(sql, '?timeout=300'), 504, sql);
       const elapsed = Date.now() - started;
@@ -688,7 +690,7 @@ describe('timeouts', () => {
 
   test('a timeout that expires before the statement starts running still cancels it', async () => {
     // About a second of work each; a lost cancel shows as a 200 after that second.
-    const sql = 'SELECT count(*) FROM range(3000000000) a';
+    const sql = 'SELECT count(*) FROM generate_series(1, 3000000000) a';
     const statuses: number[] = [];
     for (const timeout of [1, 2, 3, 4, 5, 6]) {
       const response = await post(sql, `?timeout=${timeout}`);

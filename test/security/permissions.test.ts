@@ -1195,9 +1195,9 @@ describe('source changes (own server)', () => {
 
   before(async () => {
     s = await Vdb.start();
-    sqliteCopy = path.join(s.server.dataDir, 'copy.sqlite');
+    sqliteCopy = path.join(s.server.dataDir, 'files', 'copy.sqlite');
     fs.copyFileSync(path.join(s.server.dataDir, 'files', 'demo', 'shop.sqlite'), sqliteCopy);
-    folder = path.join(s.server.dataDir, 'more-files');
+    folder = path.join(s.server.dataDir, 'files', 'more-files');
     fs.mkdirSync(folder);
     fs.writeFileSync(path.join(folder, 'nums.csv'), 'n,label\n1,one\n2,two\n');
     await s.userWith('alter_shop', [
@@ -1269,7 +1269,7 @@ describe('entries go with their object (own server)', () => {
 
   before(async () => {
     s = await Vdb.start();
-    folder = path.join(s.server.dataDir, 'gone-files');
+    folder = path.join(s.server.dataDir, 'files', 'gone-files');
     fs.mkdirSync(folder);
     fs.writeFileSync(path.join(folder, 'nums.csv'), 'n\n1\n2\n');
   });

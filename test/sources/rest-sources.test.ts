@@ -273,17 +273,17 @@ test('a source that cannot be reached is not added: 503 naming it', async () => 
 });
 
 test('sqlite and file templates; a ParentDirectory outside the data directory is refused', async () => {
-  const sqliteFile = path.join(dataDir, 'copy.sqlite');
+  const sqliteFile = path.join(dataDir, 'files', 'copy.sqlite');
   fs.copyFileSync(path.join(dataDir, 'files', 'demo', 'shop.sqlite'), sqliteFile);
   const sqlite = await post({ name: 'lite', template: 'sqlite', translator: 'sqlite', connectionProps: `path=${sqliteFile}`, modelProps: '', translatorProps: '', encryptedProperties: '' });
   assert.equal(sqlite.status, 201, await sqlite.text());
   assert.deepEqual(await rows('SELECT (SELECT count(*) FROM lite.customers) = (SELECT count(*) FROM shop.customers)'), [[true]]);
 
-  const missing = await post({ name: 'lite_missing', template: 'sqlite', connectionProps: `path=${path.join(dataDir, 'none.sqlite')}` });
+  const missing = await post({ name: 'lite_missing', template: 'sqlite', connectionProps: `path=${path.join(dataDir, 'files', 'none.sqlite')}` });
   await expectError(missing, [502, 503], 'missing sqlite file');
-  assert.ok(!fs.existsSync(path.join(dataDir, 'none.sqlite')), 'the file is not created');
+  assert.ok(!fs.existsSync(path.join(dataDir, 'files', 'none.sqlite')), 'the file is not created');
 
-  const folder = path.join(dataDir, 'myfiles');
+  const folder = path.join(dataDir, 'files', 'myfiles');
   fs.mkdirSync(folder);
   fs.writeFileSync(path.join(folder, 'nums.csv'), 'n,label\n1,one\n2,two\n');
   const files = await post({ name: 'myfiles', template: 'file', translator: 'file', connectionProps: `ParentDirectory=${folder}` });

@@ -1,0 +1,184 @@
+/**
+ * The engine is closed to user SQL (issue: "any signed-in user can read the server's secrets").
+ * The outside review's attacks, as a user without any role and as one under a row condition,
+ * then a walk over every function the engine has that vdb refuses: each is a 400 naming it.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { loadConfig } from '../../src/config.js';
+import { ALLOWED_NAMES } from '../../src/engine/allow-list.js';
+import { loadOrCreateServerSecrets } from '../../src/security/server-secrets.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { tokenRequester } from '../http/util.js';
+import { admin, as, assertNoLeak, PASSWORD, refusedWithoutLeak, rows, run } from './attack-helpers.js';
+
+let server: TestServer;
+/** Values that must never reach a user: the server's secrets, the admin's token secret and hash. */
+let secrets: string[];
+
+before(async () => {
+  server = await startTestServer();
+  const keys = loadOrCreateServerSecrets(server.dataDir);
+  const catalog = JSON.parse(fs.readFileSync(path.join(server.dataDir, 'catalog.json'), 'utf8')) as { users: Array<{ tokenSecret: string; passwordHash: string }> };
+  secrets = [keys.serverSecret.toString('base64'), keys.encryptionKey.toString('base64'), 'serverSecret', 'encryptionKey', 'tokenSecret'];
+  for (const user of catalog.users) secrets.push(user.tokenSecret, user.passwordHash);
+  as.admin = await tokenRequester(server);
+  for (const statement of [
+    "CALL SYSADMIN.addUser('nobody', 'nobody-pass-1')",
+    "CALL SYSADMIN.addRole('de')",
+    "CALL SYSADMIN.addUser('dora', 'dora-pass-1')",
+    "CALL SYSADMIN.addUserRole('de', 'dora')",
+    "CALL SYSADMIN.setPermissions('de', 'shop', 'R')",
+    "CALL SYSADMIN.setPermissions('de', 'shop.customers', 'R', 'country = ''DE''')",
+    "CALL SYSADMIN.setPermissions('de', 'files', 'R')",
+    "CALL SYSADMIN.setPermissions('de', 'files.regions', 'R', 'country_code = ''DE''')",
+  ]) {
+    await admin(statement);
+  }
+  as.nobody = await tokenRequester(server, 'nobody', PASSWORD('nobody'));
+  as.dora = await tokenRequester(server, 'dora', PASSWORD('dora'));
+});
+
+after(async () => {
+  await server?.close();
+});
+
+describe("the review's attacks", () => {
+  test('no SQL-text function plans a file read: json_serialize_plan and its kind are 400', async () => {
+    for (const file of ['secrets.json', 'catalog.json']) {
+      const target = path.join(server.dataDir, file).replace(/'/g, "''");
+      for (const sql of [
+        `SELECT json_serialize_plan('SELECT * FROM read_csv(''${target}'', max_line_size=2, skip=1)')`,
+        `SELECT json_serialize_sql('SELECT * FROM read_csv(''${target}'')')`,
+        `SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))`,
+        `SELECT json_serialize_plan('SELECT current_setting(''temp_directory'')', optimize := true)`,
+        `SELECT * FROM query('SELECT * FROM read_text(''${target}'')')`,
+      ]) {
+        const answer = await refusedWithoutLeak('nobody', sql, secrets);
+        assert.equal(answer.status, 400, `${sql}: ${answer.text}`);
+        assert.match(JSON.parse(answer.text).description, /is not available in vdb/);
+      }
+    }
+  });
+
+  test("the engine itself cannot read the data directory: it is outside every directory the engine may read", async () => {
+    assert.deepEqual(server.services.config.fileRoots, [path.join(server.dataDir, 'files')]);
+    await server.services.runtime.withConnection(async (connection) => {
+      for (const file of ['secrets.json', 'catalog.json']) {
+        await assert.rejects(connection.run(`SELECT * FROM read_text('${path.join(server.dataDir, file)}')`), /[Pp]ermission|not allowed|disabled/);
+      }
+    });
+  });
+
+  test("a table named twice under a row condition is loaded with that condition's rows only", async () => {
+    // The answers are the same whatever the plan; what the engine held is checked by the loads it ran.
+    const answer = await rows('dora', 'SELECT count(*), min(a.id), max(b.id) FROM shop.customers a JOIN shop.customers b ON a.id = b.id');
+    const expected = await admin("SELECT count(*), min(id), max(id) FROM shop.customers WHERE country = 'DE'");
+    assert.deepEqual(answer, expected);
+    const files = await rows('dora', 'SELECT count(*) FROM files.regions a, files.regions b');
+    assert.deepEqual(files, [[1]]);
+    for (const sql of ["SELECT stats(name) FROM shop.customers", "SELECT stats(a.name) FROM shop.customers a, shop.customers b"]) {
+      const refused = await run('dora', sql);
+      assert.equal(refused.status, 400, refused.text);
+    }
+  });
+
+  test("WITH queries resolve to themselves or fail, never to the engine's catalog", async () => {
+    for (const sql of [
+      'WITH RECURSIVE duckdb_views AS (SELECT * FROM duckdb_views) SELECT * FROM duckdb_views',
+      'WITH RECURSIVE pg_settings AS (SELECT * FROM pg_settings) SELECT * FROM pg_settings',
+      'WITH RECURSIVE duckdb_tables AS (SELECT 1 AS a FROM duckdb_tables) SELECT * FROM duckdb_tables',
+      'WITH duckdb_views AS (SELECT * FROM duckdb_views) SELECT * FROM duckdb_views',
+      'SELECT * FROM duckdb_views',
+      'SELECT * FROM information_schema.tables',
+      'SELECT * FROM pg_catalog.pg_settings',
+      'SELECT * FROM "__vdb_cte_x"',
+      'SELECT * FROM temp.main.__vdb_rows_1',
+    ]) {
+      const answer = await refusedWithoutLeak('nobody', sql, [...secrets, 'allowed_directories', 'vdb_sys', path.basename(server.dataDir)]);
+      assert.ok([400, 403, 404].includes(answer.status), `${sql}: ${answer.status}`);
+    }
+    const recursive = await run('nobody', 'WITH RECURSIVE duckdb_views AS (SELECT * FROM duckdb_views) SELECT * FROM duckdb_views');
+    assert.match(JSON.parse(recursive.text).description, /does not have the form non-recursive-term UNION/);
+    // A real recursive query still works, and its name never reaches the engine's catalog.
+    assert.deepEqual(await rows('nobody', 'WITH RECURSIVE duckdb_views(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM duckdb_views WHERE n < 3) SELECT n FROM duckdb_views ORDER BY n'), [[1], [2], [3]]);
+  });
+
+  test('current_query() is refused; a deep expression is a 400 with the error body, a long one still runs', async () => {
+    const current = await run('dora', 'SELECT current_query()');
+    assert.equal(current.status, 400);
+    for (const sql of [`SELECT ${Array(5000).fill('1').join(' + ')}`, `SELECT ${'NOT '.repeat(3000)}true`, `SELECT ${'(SELECT '.repeat(800)}1${')'.repeat(800)}`]) {
+      const answer = await run('nobody', sql);
+      assert.equal(answer.status, 400, answer.text.slice(0, 300));
+      const body = JSON.parse(answer.text) as Record<string, unknown>;
+      assert.deepEqual(Object.keys(body).sort(), ['description', 'hint', 'title']);
+    }
+    assert.deepEqual(await rows('nobody', `SELECT ${Array(300).fill('1').join(' + ')}`), [[300]]);
+  });
+});
+
+describe('file roots', () => {
+  test('a file root may not be the data directory or a folder above it', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-roots-'));
+    try {
+      for (const root of [dataDir, path.dirname(dataDir)]) {
+        assert.throws(() => loadConfig({}, { dataDir, fileRoots: [root] }), /holds the data directory/);
+      }
+      assert.deepEqual(loadConfig({}, { dataDir }).fileRoots, [path.join(dataDir, 'files')]);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a data directory of an earlier version gets its demo moved into the file root, sources following', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-move-'));
+    try {
+      // An earlier version's layout: the demo in <data>/demo, its sources pointing there.
+      const first = await startTestServer({ dataDir });
+      await first.close();
+      fs.renameSync(path.join(dataDir, 'files', 'demo'), path.join(dataDir, 'demo'));
+      const catalogFile = path.join(dataDir, 'catalog.json');
+      fs.writeFileSync(catalogFile, fs.readFileSync(catalogFile, 'utf8').split(path.join(dataDir, 'files', 'demo')).join(path.join(dataDir, 'demo')));
+      const again = await startTestServer({ dataDir });
+      try {
+        assert.ok(!fs.existsSync(path.join(dataDir, 'demo')));
+        assert.ok(!fs.readFileSync(catalogFile, 'utf8').includes(`${path.join(dataDir, 'demo')}${path.sep}`));
+        const response = await again.request('/rest/api/query', { body: { sql: 'SELECT count(*) FROM shop.customers, (SELECT count(*) FROM files.regions) r' } });
+        assert.equal(response.status, 200, await response.clone().text());
+      } finally {
+        await again.close();
+      }
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the allow-list's complement", () => {
+  test('every function the engine has that vdb refuses is a 400 naming it, for a user without a role', async () => {
+    const instance = await DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
+    const connection = await instance.connect();
+    const reader = await connection.runAndReadAll("SELECT DISTINCT function_name, function_type IN ('table', 'table_macro') FROM duckdb_functions() ORDER BY 1");
+    const functions = reader.getRows().map(([name, table]) => ({ name: String(name), table: Boolean(table) }));
+    connection.closeSync();
+    instance.closeSync();
+    let walked = 0;
+    for (const { name, table } of functions) {
+      if (ALLOWED_NAMES.has(name)) continue;
+      const word = /^[A-Za-z_][A-Za-z0-9_]*$/.test(name);
+      if (!word && !/^[-+*/<>=~!@#%^&|`?]+$/.test(name)) continue; // internal names no syntax can spell
+      const quoted = `"${name}"`;
+      const sql = !word ? `SELECT 1 ${name} 2` : table ? `SELECT * FROM ${quoted}()` : `SELECT ${quoted}()`;
+      const answer = await run('nobody', sql);
+      assertNoLeak(answer, secrets, sql);
+      assert.equal(answer.status, 400, `${sql}: ${answer.status} ${answer.text.slice(0, 200)}`);
+      assert.ok(answer.text.includes(name.replace(/"/g, '\\"')), `${sql}: the answer names ${name}: ${answer.text.slice(0, 200)}`);
+      walked++;
+    }
+    assert.ok(walked > 700, `walked ${walked} refused functions`);
+  });
+});
