@@ -77,8 +77,8 @@ const VALUE_FUNCTIONS = words(`
   SVFOP_CURRENT_USER SVFOP_SESSION_USER SVFOP_USER SVFOP_CURRENT_ROLE
 `);
 
-/** Table sample methods (TABLESAMPLE). */
-const SAMPLE_METHODS = words(`bernoulli system`);
+/** Table sample methods (TABLESAMPLE); reservoir (a number of rows) is the engine's, documented in docs/sql.md. */
+const SAMPLE_METHODS = words(`bernoulli system reservoir`);
 
 /**
  * Syntax node kinds a statement may contain. A kind not listed (XML, cursors, DuckDB-only
@@ -95,15 +95,16 @@ const NODE_KINDS = words(`
 `);
 
 /**
- * Calls vdb writes itself into a statement (the error() of an INSERT's row check): allowed by
- * identity of the syntax node, so no statement text can claim it.
+ * Calls and type names vdb writes itself into a statement (the error() and the casts of an
+ * INSERT's row check): allowed by identity of the syntax node, so no statement text can claim
+ * them. What they contain is checked as usual.
  */
-const ownCalls = new WeakSet<Json>();
+const ownNodes = new WeakSet<Json>();
 
-/** Marks a call vdb built itself as allowed (see ownCalls); returns it. */
-export function vdbOwnCall<T extends Json>(call: T): T {
-  ownCalls.add(call);
-  return call;
+/** Marks a call or type name vdb built itself as allowed (see ownNodes); returns it. */
+export function vdbOwn<T extends Json>(node: T): T {
+  ownNodes.add(node);
+  return node;
 }
 
 const refuse = (what: string, hint: string, why: string | null = null) =>
@@ -121,7 +122,7 @@ function functionName(funcname: unknown): { name: string; written: string } {
 }
 
 function checkCall(call: Json, inFrom: boolean): void {
-  if (ownCalls.has(call)) return;
+  if (ownNodes.has(call)) return;
   const { name, written } = functionName(call.funcname);
   if (call.func_variadic) throw refuse(`VARIADIC in a call of ${written}`, 'Pass the arguments one by one.');
   if (inFrom) {
@@ -154,6 +155,7 @@ function checkOperatorName(name: unknown, plain = false): void {
 }
 
 function checkType(typeName: Json): void {
+  if (ownNodes.has(typeName)) return;
   const parts = fieldNames(typeName.names);
   const written = parts.join('.');
   const name = parts.length === 2 && parts[0]!.toLowerCase() === 'pg_catalog' ? parts[1]! : parts.length === 1 ? parts[0]! : null;

@@ -3,7 +3,7 @@
  * columns, which target columns it may read, what a row condition does to it, and the checks
  * that new rows of a conditioned INSERT must pass. The write itself is dml.ts's.
  */
-import { vdbOwnCall } from './allow-list.js';
+import { vdbOwn } from './allow-list.js';
 import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
 import type { ColumnDef } from '../catalog/types.js';
 import { forbidden } from '../errors.js';
@@ -184,7 +184,7 @@ export function checkedRows(select: Json, columns: readonly ColumnDef[], conditi
   const check = {
     CaseExpr: {
       args: [{ CaseWhen: { expr: trustTablesOf(requalify(anyOfConditions(conditions), '__vdb_new')), result: { A_Const: { boolval: { boolval: true } } } } }],
-      defresult: { FuncCall: vdbOwnCall({ funcname: [{ String: { sval: 'error' } }], args: [{ A_Const: { sval: { sval: message } } }], funcformat: 'COERCE_EXPLICIT_CALL' }) },
+      defresult: { FuncCall: vdbOwn({ funcname: [{ String: { sval: 'error' } }], args: [{ A_Const: { sval: { sval: message } } }], funcformat: 'COERCE_EXPLICIT_CALL' }) },
     },
   };
   const colnames = columns.map((c) => ({ String: { sval: c.name } }));
@@ -213,7 +213,8 @@ function storedValue(column: ColumnDef): Json {
   const value = { ColumnRef: { fields: [{ String: { sval: '__vdb_raw' } }, { String: { sval: column.name } }] } };
   try {
     const cast = parseExpression(`CAST(NULL AS ${column.type})`, 'type');
-    if (isObject(cast.TypeCast)) return { TypeCast: { ...cast.TypeCast, arg: value } };
+    // The engine's type of the column, written by vdb: not a type the user chose.
+    if (isObject(cast.TypeCast) && isObject(cast.TypeCast.typeName)) return { TypeCast: { ...cast.TypeCast, typeName: vdbOwn(cast.TypeCast.typeName), arg: value } };
   } catch {
     // Not a type name the parser reads (e.g. a nested type): the value as given.
   }

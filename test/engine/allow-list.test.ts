@@ -102,7 +102,7 @@ describe('the checker', () => {
     refusedCall("SELECT 'a' < 'b' COLLATE nocase", 'nocase');
     refusedCall('SELECT CURRENT_SCHEMA', 'CURRENT_SCHEMA');
     refusedCall("SELECT xmlelement(name a)", 'XmlExpr');
-    refusedCall('SELECT * FROM t TABLESAMPLE reservoir(10)', 'reservoir');
+    refusedCall('SELECT * FROM t TABLESAMPLE system_rows(10)', 'system_rows');
   });
 
   test('walks statements far deeper than the recursion of the rewriters allows without overflowing', () => {
