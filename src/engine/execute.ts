@@ -43,6 +43,11 @@ export interface Execution {
   translateError(err: unknown): unknown;
   /** The statement reads data narrowed for its user: its source queries are not shown to them. */
   narrowed?: boolean;
+  /**
+   * Every temporary relation the engine holds for this statement, with its rows: what a narrowed
+   * user's statement can reach of the engine (the tests prove it holds nothing hidden).
+   */
+  engineRelations?(): Promise<Array<{ name: string; rows: unknown[][] }>>;
   close(): void;
 }
 
@@ -80,6 +85,17 @@ export function engineExecution(
       }
       await connection.run(sql); // throws the statement's own error
       throw new Error('The statement failed while its rows were being read.');
+    },
+    async engineRelations() {
+      const names = await connection.runAndReadAll(
+        'SELECT table_name FROM duckdb_tables() WHERE temporary UNION ALL SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal',
+      );
+      const relations: Array<{ name: string; rows: unknown[][] }> = [];
+      for (const [name] of names.getRows()) {
+        const reader = await connection.runAndReadAll(`SELECT * FROM temp.main.${quoteIdent(String(name))}`);
+        relations.push({ name: String(name), rows: reader.getRowsJS() as unknown[][] });
+      }
+      return relations;
     },
     async materialize(table) {
       await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${aliasedRelation(sql, columns.length)}`);

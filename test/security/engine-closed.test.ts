@@ -36,6 +36,15 @@ before(async () => {
     "CALL SYSADMIN.setPermissions('de', 'shop.customers', 'R', 'country = ''DE''')",
     "CALL SYSADMIN.setPermissions('de', 'files', 'R')",
     "CALL SYSADMIN.setPermissions('de', 'files.regions', 'R', 'country_code = ''DE''')",
+    // Asian customers only (a condition reading another table), e-mails masked, segments hidden.
+    "CALL SYSADMIN.addRole('asia')",
+    "CALL SYSADMIN.addUser('mia', 'mia-pass-1')",
+    "CALL SYSADMIN.addUserRole('asia', 'mia')",
+    "CALL SYSADMIN.setPermissions('asia', 'shop', 'R')",
+    "CALL SYSADMIN.setPermissions('asia', 'files', 'R')",
+    "CALL SYSADMIN.setPermissions('asia', 'shop.customers', 'R', 'country IN (SELECT country_code FROM files.regions WHERE region = ''Asia'')')",
+    "CALL SYSADMIN.setPermissions(role => 'asia', resourceName => 'shop.customers.email', permissions => 'R', mask => '''***@'' || split_part(email, ''@'', 2)')",
+    "CALL SYSADMIN.setPermissions('asia', 'shop.customers.segment', '')",
   ]) {
     await admin(statement);
   }
@@ -84,6 +93,43 @@ describe("the review's attacks", () => {
     for (const sql of ["SELECT stats(name) FROM shop.customers", "SELECT stats(a.name) FROM shop.customers a, shop.customers b"]) {
       const refused = await run('dora', sql);
       assert.equal(refused.status, 400, refused.text);
+    }
+  });
+
+  test('what the engine holds for a narrowed statement is only what its user may see', async () => {
+    const customers = await admin<[string, string, string | null, string | null]>('SELECT name, email, country, segment FROM shop.customers');
+    const cases = [
+      {
+        user: 'dora',
+        // Named twice, with a file under its own row condition: loads filtered at load time.
+        sql: 'SELECT a.name, b.email, r.country_name FROM shop.customers a JOIN shop.customers b ON a.id = b.id JOIN files.regions r ON r.country_code = a.country',
+        visible: (c: (typeof customers)[number]) => c[2] === 'DE',
+        hidden: ['United States', 'Italy'],
+      },
+      {
+        user: 'mia',
+        // Masked, a hidden column, and a condition with a subquery: computed before the statement.
+        sql: 'SELECT c.name, c.email, r.country_name FROM shop.customers c JOIN files.regions r ON r.country_code = c.country',
+        visible: (c: (typeof customers)[number]) => c[2] === 'JP',
+        hidden: ['enterprise', 'smb', 'consumer'],
+      },
+    ];
+    for (const { user, sql, visible, hidden } of cases) {
+      const account = server.services.store.current.users.find((u) => u.name === user)!;
+      const execution = await server.services.engine.open(sql, account, new AbortController().signal);
+      try {
+        assert.ok(execution.engineRelations, `${user}: the statement runs in the engine`);
+        const held = new Set((await execution.engineRelations()).flatMap((r) => r.rows.flat()).map(String));
+        const shown = customers.filter(visible);
+        assert.ok(shown.length > 0 && shown.every((c) => held.has(c[0])), `${user}: the visible customers are loaded`);
+        // Names repeat across countries: only those of no visible customer tell a hidden row.
+        const visibleNames = new Set(shown.map((c) => c[0]));
+        for (const c of customers.filter((c) => !visible(c) && !visibleNames.has(c[0]))) assert.ok(!held.has(c[0]), `${user}: the engine holds ${c[0]}, outside the condition`);
+        if (user === 'mia') for (const c of customers) assert.ok(!held.has(c[1]), `${user}: the engine holds the unmasked e-mail ${c[1]}`);
+        for (const value of hidden) assert.ok(!held.has(value), `${user}: the engine holds ${value}`);
+      } finally {
+        execution.close();
+      }
     }
   });
 
