@@ -90,24 +90,16 @@ export function engineSql(tree: ParseResult): string {
   return deparseSync(rewrite(tree) as ParseResult).replace(/;\s*$/, '');
 }
 
-/** `SELECT * FROM relation AS name WHERE condition`, in the engine's SQL. */
-export function filteredSql(relation: string, name: string, condition: Json): string {
-  const [schemaname, relname] = relation.includes('.') ? splitRelation(relation) : [undefined, relation];
+/** `SELECT * FROM [schema.]relation AS alias WHERE condition`, in the engine's SQL. */
+export function filteredSql(relation: { schema?: string; name: string }, alias: string, condition: Json): string {
   const select = {
     SelectStmt: {
       targetList: [{ ResTarget: { val: { ColumnRef: { fields: [{ A_Star: {} }] } } } }],
-      fromClause: [{ RangeVar: { schemaname, relname, inh: true, relpersistence: 'p', alias: { aliasname: name } } }],
+      fromClause: [{ RangeVar: { schemaname: relation.schema, relname: relation.name, inh: true, relpersistence: 'p', alias: { aliasname: alias } } }],
       whereClause: condition,
       limitOption: 'LIMIT_OPTION_DEFAULT',
       op: 'SETOP_NONE',
     },
   };
   return engineSql({ version: 0, stmts: [{ stmt: select as never }] } as ParseResult);
-}
-
-/** `"schema"."name"` as its two parts. */
-function splitRelation(relation: string): [string, string] {
-  const m = /^"((?:[^"]|"")*)"\."((?:[^"]|"")*)"$/.exec(relation);
-  if (!m) throw new Error(`not a qualified relation: ${relation}`);
-  return [m[1]!.replace(/""/g, '"'), m[2]!.replace(/""/g, '"')];
 }

@@ -213,7 +213,7 @@ export async function openExecution(
     // Tables of the engine under a row condition: copied with only the rows it lets through.
     for (const { resolved, loadName, rowCondition } of bound.tables) {
       if (resolved.kind === 'rows' || !loadName || !rowCondition) continue;
-      await connection.run(`CREATE TEMP TABLE ${loadName} AS ${filteredSql(`${quoteIdent(resolved.engineSchema)}.${quoteIdent(resolved.engineName)}`, resolved.table.name, rowCondition)}`);
+      await connection.run(`CREATE TEMP TABLE ${loadName} AS ${filteredSql({ schema: resolved.engineSchema, name: resolved.engineName }, resolved.table.name, rowCondition)}`);
     }
     // Narrowing subqueries next, each into a table of its own; the statement then reads only those.
     const statement = await computeNarrowings(connection, bound, registry, options, sourceQueries);

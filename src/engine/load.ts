@@ -179,19 +179,21 @@ export async function loadRows(
 
 /** Replaces a load by a table of only the rows that meet `condition`; the unfiltered rows are dropped. */
 async function narrowLoad(connection: DuckDBConnection, loadName: string, rawName: string, tableName: string, condition: Json): Promise<void> {
-  await connection.run(`CREATE TEMP TABLE ${loadName}_narrowed AS ${filteredSql(loadName, tableName, condition)}`);
+  await connection.run(`CREATE TEMP TABLE ${loadName}_narrowed AS ${filteredSql({ name: loadName }, tableName, condition)}`);
   await connection.run(`DROP VIEW ${loadName}`);
   await connection.run(`DROP TABLE ${rawName}`);
   await connection.run(`ALTER TABLE ${loadName}_narrowed RENAME TO ${loadName}`);
 }
 
-/** Drops a load (a view over its raw rows, or a table) and its raw rows. */
+/**
+ * Drops a load and its raw rows: a view over them (loadBatches), or a table where a row
+ * condition narrowed it (narrowLoad). The view goes first, since it depends on the raw rows.
+ */
 export async function dropLoad(connection: DuckDBConnection, loadName: string): Promise<void> {
-  const kinds = await connection.runAndReadAll(
-    `SELECT table_name, 'table' FROM duckdb_tables() WHERE temporary AND table_name IN ('${loadName}', '${loadName}_raw') UNION ALL SELECT view_name, 'view' FROM duckdb_views() WHERE temporary AND view_name = '${loadName}'`,
-  );
-  const rows = kinds.getRows() as Array<[string, string]>;
-  for (const [name, kind] of rows.sort(([, a]) => (a === 'view' ? -1 : 1))) await connection.run(`DROP ${kind === 'view' ? 'VIEW' : 'TABLE'} ${name}`);
+  const reader = await connection.runAndReadAll(`SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = '${loadName}'`);
+  const isView = Number(reader.getRows()[0]?.[0] ?? 0) > 0;
+  await connection.run(isView ? `DROP VIEW ${loadName}` : `DROP TABLE ${loadName}`);
+  await connection.run(`DROP TABLE IF EXISTS ${loadName}_raw`);
 }
 
 interface Loaded {
