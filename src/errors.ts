@@ -51,3 +51,13 @@ export const timeoutError = (ms: number) =>
 export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/**
+ * A statement nested too deeply for vdb (an expression of thousands of terms): a 400, whether
+ * the parser's depth check finds it or a recursion runs out of stack on it later.
+ */
+export const statementTooComplex = () =>
+  new ApiError(400, 'Statement too complex', 'The statement nests expressions or subqueries too deeply for vdb.', 'Split long chains of operators (a + b + c ...) or deeply nested subqueries; an IN list or an array keeps a long list of values flat.');
+
+/** Whether `err` is JavaScript's stack overflow. */
+export const isStackOverflow = (err: unknown) => err instanceof RangeError && /call stack/i.test(err.message);

@@ -4,7 +4,7 @@
  */
 import { loadModule, parseSync } from 'libpg-query';
 import type { ParseResult } from '@pgsql/types';
-import { ApiError } from '../errors.js';
+import { ApiError, isStackOverflow, statementTooComplex } from '../errors.js';
 
 export const SYNTAX_ERROR_TITLE = 'SQL syntax error';
 
@@ -62,15 +62,13 @@ export function treeDepth(tree: unknown): number {
   return deepest;
 }
 
-const tooDeep = () =>
-  new ApiError(400, 'Statement too complex', 'The statement nests expressions or subqueries too deeply for vdb.', 'Split long chains of operators (a + b + c ...) or deeply nested subqueries; an IN list or an array keeps a long list of values flat.');
 
 export function parseStatement(sql: string): ParseResult {
   let tree: ParseResult;
   try {
     tree = parseSync(sql) as ParseResult;
   } catch (err) {
-    if (err instanceof RangeError) throw tooDeep();
+    if (isStackOverflow(err)) throw statementTooComplex();
     const details = (err as { sqlDetails?: SqlErrorDetails }).sqlDetails;
     const message = details?.message ?? (err instanceof Error ? err.message : String(err));
     const where =
@@ -78,7 +76,7 @@ export function parseStatement(sql: string): ParseResult {
     const description = where ? `${message} (line ${where.line}, column ${where.column})` : message;
     throw new ApiError(400, SYNTAX_ERROR_TITLE, description, hintFor(message, sql));
   }
-  if (treeDepth(tree) > MAX_TREE_DEPTH) throw tooDeep();
+  if (treeDepth(tree) > MAX_TREE_DEPTH) throw statementTooComplex();
   const count = tree.stmts?.length ?? 0;
   if (count === 0) {
     throw new ApiError(400, SYNTAX_ERROR_TITLE, 'The request contains no SQL statement.', 'Send one statement in "sql".');

@@ -4,7 +4,7 @@
  * else -> a logged 500 without internals. The 401 page is the one HTML answer (spec section 7).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors.js';
+import { ApiError, isStackOverflow, statementTooComplex } from '../errors.js';
 
 export const UNAUTHORIZED_PAGE =
   '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Error</title></head>' +
@@ -47,7 +47,8 @@ export function registerErrorHandling(app: FastifyInstance, authenticateUnknown?
       request.log.info({ reason: err.reason }, 'authentication failed');
       return sendUnauthorizedPage(reply);
     }
-    const api = err instanceof ApiError ? err : fromFastify(err as FastifyError);
+    // A recursion that ran out of stack on a deep statement the depth check let through: still the client's 400.
+    const api = err instanceof ApiError ? err : isStackOverflow(err) ? statementTooComplex() : fromFastify(err as FastifyError);
     if (api) {
       if (api.status >= 500) request.log.warn({ status: api.status, err: api.message }, 'request failed');
       return reply.code(api.status).headers(api.headers).type('application/json; charset=utf-8').send(api.body);

@@ -9,6 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
+import Fastify from 'fastify';
+import { registerErrorHandling } from '../../src/server/errors.js';
 import { loadConfig } from '../../src/config.js';
 import { ALLOWED_NAMES } from '../../src/engine/allow-list.js';
 import { loadOrCreateServerSecrets } from '../../src/security/server-secrets.js';
@@ -165,6 +167,20 @@ describe("the review's attacks", () => {
     }
     assert.deepEqual(await rows('nobody', `SELECT ${Array(300).fill('1').join(' + ')}`), [[300]]);
   });
+});
+
+test('a recursion that runs out of stack on a request is a 400 with the error body, not a 500', async () => {
+  const app = Fastify();
+  registerErrorHandling(app);
+  const recurse = (n: number): number => recurse(n + 1) + 1;
+  app.get('/deep', async () => recurse(0));
+  try {
+    const response = await app.inject({ method: 'GET', url: '/deep' });
+    assert.equal(response.statusCode, 400);
+    assert.equal(JSON.parse(response.body).title, 'Statement too complex');
+  } finally {
+    await app.close();
+  }
 });
 
 describe('file roots', () => {
