@@ -6,11 +6,12 @@
  * Two ways to deliver rows exist:
  *  - `EngineNativeConnector`: the embedded engine (DuckDB) reads the source itself; the connector
  *    only says how (a relation in DuckDB SQL, e.g. `read_parquet('...')`). Files use this.
- *  - `RowConnector`: the connector streams batches of rows, which the engine loads. SQLite now,
- *    PostgreSQL and MySQL/MariaDB next; `scan` takes the SQL the planner generated for the
- *    source's dialect, so pushdown slots in without changing this contract.
+ *  - `RowConnector`: the connector streams batches of rows, which the engine loads (PostgreSQL,
+ *    MySQL/MariaDB, SQLite). Its `dialect` (connectors/<kind>/dialect.ts) tells the planners
+ *    every SQL difference of its kind; `scan` takes the SQL they generated for it.
  */
 import type { ColumnDef, SourceDef, SourceKind, TableDef } from '../catalog/types.js';
+import type { SourceDialect } from './dialect.js';
 
 /** What the planner may push to a source (Teiid's translator capabilities). */
 export interface Capabilities {
@@ -29,6 +30,15 @@ export type ImportedTable = Omit<TableDef, 'uid' | 'oid'>;
 
 /** Storage classes in which a row connector hands over values (before engine casts). */
 export type RawType = 'BIGINT' | 'DOUBLE' | 'VARCHAR' | 'BLOB';
+
+/** A result column of a statement sent to a source whole. */
+export interface StatementColumn {
+  name: string;
+  /** The source's type (PostgreSQL: format_type spelling). */
+  sourceType: string;
+  /** The engine type it maps to. */
+  type: string;
+}
 
 /** An aggregate a source computes per group of a scan (partial aggregation below a join). */
 export interface PartialAggregate {
@@ -73,6 +83,8 @@ export interface EngineNativeConnector extends ConnectorBase {
 
 export interface RowConnector extends ConnectorBase {
   readonly delivery: 'rows';
+  /** Every SQL difference of this kind of source that the planners need (connectors/<kind>/dialect.ts). */
+  readonly dialect: SourceDialect;
   /** The raw type each column's values arrive in; the engine casts to the column's type. */
   rawType(column: ColumnDef): RawType;
   /**
@@ -83,12 +95,37 @@ export interface RowConnector extends ConnectorBase {
   /** The exact statement `scan` sends for `request` (shown by EXPLAIN and the query log). */
   scanSql(request: Omit<ScanRequest, 'signal'>): string;
   /**
-   * The rows of a whole SELECT in the source's dialect (whole-statement pushdown), in batches,
-   * each value in the raw class the caller expects from the statement's columns.
+   * The rows of a whole SELECT in the source's dialect (a join at the source, whole-statement
+   * pushdown), in batches, each value in the raw class the caller expects. `columns` describes
+   * the result where the source needs it to convert values (PostgreSQL's COPY).
    */
-  statementRows?(sql: string, signal: AbortSignal): AsyncIterable<unknown[][]>;
+  statementRows(sql: string, columns: readonly StatementColumn[], signal: AbortSignal): AsyncIterable<unknown[][]>;
   /** Streams the requested columns in batches. Stops early when `signal` aborts. */
   scan(request: ScanRequest): AsyncIterable<unknown[][]>;
+}
+
+/**
+ * A source that runs whole statements written in PostgreSQL's SQL and writes their rows as JSON
+ * itself (whole-statement pushdown); its dialect says `speaksPostgres`.
+ */
+export interface WholeStatementConnector extends RowConnector {
+  /** Whether the database and its columns order text bytewise, as the engine does. */
+  bytewiseCollation(): Promise<boolean>;
+  /** The result columns of a statement, without running it; rejects when the source refuses it. */
+  describeStatement(sql: string): Promise<StatementColumn[]>;
+  /** The statement the source runs to write the rows of `sql` as JSON, in the requested shape and window. */
+  statementJsonSql(sql: string, columns: readonly StatementColumn[], shape: 'array' | 'object', window: { limit?: number; offset?: number }): string;
+  /** The JSON texts of the rows of a `statementJsonSql` statement, as they arrive. */
+  streamStatementJson(jsonSql: string, signal: AbortSignal, onRows?: (count: number) => void): AsyncGenerator<string>;
+  /** The raw class of a result column's values in `statementRows`. */
+  statementRawType(column: StatementColumn): RawType;
+}
+
+/** The connector as one that runs whole PostgreSQL statements, or null when its dialect is another. */
+export function wholeStatementConnector(connector: Connector): WholeStatementConnector | null {
+  return connector.delivery === 'rows' && connector.dialect.speaksPostgres && 'describeStatement' in connector
+    ? (connector as WholeStatementConnector)
+    : null;
 }
 
 export type Connector = EngineNativeConnector | RowConnector;

@@ -152,7 +152,8 @@ function writeError(source: string, err: unknown, signal: AbortSignal): unknown 
 function writableSource(target: ResolvedTable, registry: SourceRegistry): SourceDef {
   if (target.kind === 'view') throw forbidden(`${target.schema}.${target.table.name} is a view and cannot be written.`, 'Write to the tables it reads.');
   if (target.kind !== 'rows') {
-    const why = target.kind === 'system' ? 'system tables are read-only' : target.source.kind === 'duckdb' ? 'DuckDB file sources are read-only' : 'file sources are read-only';
+    // Sources the engine reads itself (files, DuckDB files) are never written.
+    const why = target.kind === 'system' ? 'system tables are read-only' : `${target.source.kind} sources are read-only`;
     throw forbidden(`${target.schema}.${target.table.name} cannot be written: ${why}.`);
   }
   if (target.table.kind === 'View') throw forbidden(`${target.schema}.${target.table.name} is a view and cannot be written.`);
@@ -164,9 +165,9 @@ function writableSource(target: ResolvedTable, registry: SourceRegistry): Source
   return target.source;
 }
 
-/** PostgreSQL takes what our own dialect says; MySQL and SQLite only plain expressions. */
+/** A source that speaks PostgreSQL takes what our own dialect says; others (MySQL, SQLite) only plain expressions. */
 function translatable(body: Json, connector: WritableConnector): boolean {
-  if (connector.kind === 'postgresql') {
+  if (connector.dialect.speaksPostgres) {
     // Functions and casts of the same allow-list as whole SELECTs: nothing that reads files,
     // settings or other databases runs at the source.
     let safe = true;

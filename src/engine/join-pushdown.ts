@@ -16,8 +16,7 @@ import { castMayFail, type RawType, type RowConnector } from '../connectors/type
 import { conjuncts, fieldNames, isObject, lower, walk, type Json } from './ast.js';
 import type { BoundStatement } from './bind.js';
 import type { ScanPlan } from './plan.js';
-import { CannotPushDown } from './sql/predicate.js';
-import { predicateGenerator, type PredicateDialect } from './sql/dialects.js';
+import { CannotPushDown } from '../connectors/sql/predicate.js';
 
 export interface JoinGroup {
   /** The engine relation the joined rows are loaded into. */
@@ -88,8 +87,7 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
     const scan = plans.get(range.relname);
     // A table under a row condition is loaded filtered on its own (load.ts), never inside a join's result.
     if (!scan || scan.bound.resolved.kind !== 'rows' || scan.bound.rowCondition || ranges.filter((r) => r.relname === range.relname).length !== 1) continue;
-    const connector = registry.connectorOf(scan.bound.resolved.source);
-    if (!['postgresql', 'mysql', 'sqlite'].includes(connector.kind)) continue;
+    if (!registry.connectorOf(scan.bound.resolved.source).capabilities.joins) continue;
     const key = scan.bound.resolved.source.name;
     bySource.set(key, [...(bySource.get(key) ?? []), range]);
   }
@@ -155,15 +153,14 @@ function groupQuery(
   const first = plans.get(members[0]!.relname)!.bound.resolved;
   if (first.kind !== 'rows') return null;
   const connector = registry.connectorOf(first.source) as RowConnector;
-  const dialect = connector.kind as PredicateDialect;
+  const { dialect } = connector;
   const aliases = new Map(members.map((m) => [m.alias, plans.get(m.relname)!.bound.resolved.table]));
-  const base = predicateGenerator(dialect, { column: () => undefined, castMayFail: () => true });
-  const quote = (name: string) => base.quoteIdentifier(name);
+  const quote = (name: string) => dialect.quoteIdentifier(name);
   const resolve = (fields: string[]) => {
     if (fields.length !== 2) return undefined;
     return aliases.get(lower(fields[0]!))?.columns.find((c) => lower(c.name) === lower(fields[1]!));
   };
-  const generator = predicateGenerator(dialect, {
+  const generator = dialect.predicates({
     column: resolve,
     castMayFail: (column) => castMayFail(connector, column),
     columnSql: (fields, column) => `${quote(lower(fields[0]!))}.${quote(column.nameInSource)}`,
@@ -202,8 +199,7 @@ function groupQuery(
     if (column && !columns.some((c) => c.name === name)) columns.push({ name, alias, column, raw: connector.rawType(column) });
   });
   if (columns.length === 0) return null;
-  const tableSql = (alias: string, nameInSource: string) =>
-    `${connector.kind === 'sqlite' ? quote(nameInSource) : nameInSource} AS ${quote(alias)}`;
+  const tableSql = (alias: string, nameInSource: string) => `${dialect.tableSql(nameInSource)} AS ${quote(alias)}`;
   const list = columns.map((c) => `${quote(c.alias)}.${quote(c.column.nameInSource)}`);
   const sql =
     `SELECT ${list.join(', ')} FROM ${members.map((m) => tableSql(m.alias, aliases.get(m.alias)!.nameInSource)).join(', ')}` +

@@ -7,7 +7,6 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
 import type { ColumnDef } from '../catalog/types.js';
-import { PostgresConnector } from '../connectors/postgres/connector.js';
 import { SourceUnreachableError, type RawType, type RowConnector } from '../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../errors.js';
 import type { Json } from './ast.js';
@@ -16,7 +15,6 @@ import { filteredSql } from './engine-dialect.js';
 import type { ExecuteOptions, SourceQuery } from './execute.js';
 import type { JoinGroup } from './join-pushdown.js';
 import type { ScanPlan } from './plan.js';
-import { keyInList, type PredicateDialect } from './sql/dialects.js';
 
 /**
  * TRY_CAST of a raw value to `type`. Text to a wide decimal (more than 18 digits) is slow in the
@@ -42,14 +40,11 @@ const needsCast = (column: ColumnDef, raw: RawType | undefined) => raw !== colum
 /** Loads the rows of a join that its source computed; returns the warnings of the load. */
 export async function loadJoinGroup(connection: DuckDBConnection, group: JoinGroup, signal: AbortSignal): Promise<string[]> {
   const { connector, source } = group;
-  const rows =
-    connector instanceof PostgresConnector
-      ? connector.wholeStatementRows(
-          group.sql,
-          group.columns.map((c) => ({ name: c.name, sourceType: c.column.type, type: c.column.type })),
-          signal,
-        )
-      : connector.statementRows!(group.sql, signal);
+  const rows = connector.statementRows(
+    group.sql,
+    group.columns.map((c) => ({ name: c.name, sourceType: c.column.type, type: c.column.type })),
+    signal,
+  );
   try {
     const loaded = await loadBatches(
       connection,
@@ -101,11 +96,11 @@ export async function dependentKeys(
     if (keys.length > limits.maxKeys) continue;
     // Batches must not overlap at the source: where text matches loosely (MySQL's
     // case-insensitive IN), two batches could return the same row twice. Then: one batch only.
-    const loose = connector.kind === 'mysql' && dependency.column.type === 'VARCHAR';
+    const loose = connector.dialect.matchesKeysLoosely(dependency.column);
     if (loose && keys.length > limits.batchSize) continue;
     const batches: string[] = [];
     for (let i = 0; i < Math.max(keys.length, 1); i += limits.batchSize) {
-      const filter = keyInList(connector.kind as PredicateDialect, dependency.column, keys.slice(i, i + limits.batchSize));
+      const filter = connector.dialect.keyInList(dependency.column, keys.slice(i, i + limits.batchSize));
       if (filter === null) break;
       batches.push(filter);
     }

@@ -17,8 +17,7 @@ import type { ColumnDef } from '../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../connectors/types.js';
 import type { BoundStatement } from './bind.js';
 import type { ScanPlan } from './plan.js';
-import { CannotPushDown } from './sql/predicate.js';
-import { predicateGenerator, type PredicateDialect } from './sql/dialects.js';
+import { CannotPushDown } from '../connectors/sql/predicate.js';
 import { conjuncts, fieldNames, isObject, lower, walk, type Json } from './ast.js';
 
 export interface PartialAggregation {
@@ -110,7 +109,7 @@ function rewrite(
   const resolved = plan.bound.resolved;
   if (resolved.kind !== 'rows') return null;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
-  if (!connector.capabilities.aggregates || (connector.kind !== 'postgresql' && connector.kind !== 'mysql')) return null;
+  if (!connector.capabilities.aggregates) return null;
   const table = resolved.table;
   const columnOf = (fields: string[]): ColumnDef | null => {
     if (fields.length !== 2 || lower(fields[0]!) !== target.alias) return null;
@@ -128,7 +127,7 @@ function rewrite(
   const select = (ast.stmts![0]!.stmt as unknown as Json).SelectStmt as Json;
   const keys = new Map<string, ColumnDef>();
   const pushedSql: string[] = [];
-  const generator = predicateGenerator(connector.kind as PredicateDialect, {
+  const generator = connector.dialect.predicates({
     column: (fields) => columnOf(fields) ?? undefined,
     castMayFail: (column) => castMayFail(connector, column),
   });
@@ -236,8 +235,8 @@ function rewrite(
   if (!hasAggregate && !select.groupClause) return null;
   if (aggregates.length === 0 && keys.size === table.columns.length) return null;
 
-  // MySQL groups text by its (usually case-insensitive) collation: text keys stay in the engine.
-  if (connector.kind === 'mysql' && table.columns.some((c) => keys.has(c.name) && c.type === 'VARCHAR')) return null;
+  // Keys the source groups otherwise than the engine (text under a collation) stay in the engine.
+  if (!connector.dialect.groupsLikeEngine(table.columns.filter((c) => keys.has(c.name)))) return null;
   return {
     ast,
     loadName: target.relname,

@@ -13,8 +13,7 @@ import type { SourceRegistry } from '../catalog/sources.js';
 import type { ColumnDef, TableDef } from '../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../connectors/types.js';
 import type { BoundStatement, BoundTable } from './bind.js';
-import { CannotPushDown } from './sql/predicate.js';
-import { predicateGenerator, type PredicateDialect } from './sql/dialects.js';
+import { CannotPushDown } from '../connectors/sql/predicate.js';
 import { conjuncts, contains, fieldNames, isObject, lower, sortTarget, walk, type Json } from './ast.js';
 
 export interface ScanPlan {
@@ -228,7 +227,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
         ? table.columns.find((c) => lower(c.name) === lower(fields[fields.length - 1]!))
         : undefined;
     const mayFail = (column: ColumnDef) => castMayFail(connector, column);
-    const generator = predicateGenerator(connector.kind as PredicateDialect, { column: (f) => columnOf(f), castMayFail: mayFail });
+    const generator = connector.dialect.predicates({ column: (f) => columnOf(f), castMayFail: mayFail });
     for (const part of conjuncts(select.whereClause)) {
       try {
         if (!generator.generate(part).exact) return;
@@ -243,8 +242,8 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
       const sort = item.SortBy as Json;
       const node = sortTarget(sort.node, targets) as Json;
       const column = isObject(node) && isObject(node.ColumnRef) ? columnOf(fieldNames(node.ColumnRef.fields)) : undefined;
-      // Text orders differ between collations (only SQLite's is bytewise like the engine's).
-      if (!column || mayFail(column) || (column.type === 'VARCHAR' && connector.kind !== 'sqlite')) return;
+      // Text orders differ between collations: the dialect says whether the source's is the engine's.
+      if (!column || mayFail(column) || !connector.dialect.ordersLikeEngine(column)) return;
       if (!/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL|FLOAT|DOUBLE|DATE|TIMESTAMP|VARCHAR)/.test(column.type)) return;
       const descending = sort.sortby_dir === 'SORTBY_DESC';
       const nullsFirst = sort.sortby_nulls === 'SORTBY_NULLS_FIRST' || (sort.sortby_nulls !== 'SORTBY_NULLS_LAST' && descending);
@@ -401,7 +400,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     const connector = registry.connectorOf(bt.resolved.source) as RowConnector;
     if (!connector.capabilities.filters) return;
     const table = bt.resolved.table;
-    const generator = predicateGenerator(connector.kind as PredicateDialect, {
+    const generator = connector.dialect.predicates({
       column(fields) {
         const name = lower(fields[fields.length - 1] ?? '');
         if (fields.length === 2 && lower(fields[0]!) !== target.alias) return undefined;

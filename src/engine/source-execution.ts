@@ -1,13 +1,12 @@
 /**
- * Statements a source runs whole: PostgreSQL (it writes the rows as JSON itself) and MySQL/
- * MariaDB and SQLite for the statements that mean the same there (their rows are loaded into
- * the engine, which only encodes them).
+ * Statements a source runs whole: a source that speaks PostgreSQL writes the rows as JSON
+ * itself; sources whose dialect has vdb write their whole SELECTs (MySQL/MariaDB, SQLite) run
+ * the statements that mean the same there, and their rows are loaded into the engine, which
+ * only encodes them.
  */
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { SourceDef } from '../catalog/types.js';
-import type { StatementColumn } from '../connectors/postgres/json-rows.js';
-import { rawTypeOfPostgres } from '../connectors/postgres/types.js';
-import { SourceUnreachableError, type RowConnector } from '../connectors/types.js';
+import { SourceUnreachableError, type RowConnector, type StatementColumn } from '../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../errors.js';
 import type { ResultColumn } from '../results/json.js';
 import type { BoundStatement } from './bind.js';
@@ -16,7 +15,7 @@ import { engineSql } from './engine-dialect.js';
 import { engineError } from './errors.js';
 import { describe, engineExecution, statementConnection, type Execution, type SourceQuery } from './execute.js';
 import { loadBatches, tryCast } from './load.js';
-import { CannotPushDown } from './sql/predicate.js';
+import { CannotPushDown } from '../connectors/sql/predicate.js';
 import { sourceSelect, type SourceSelect } from './sql/source-select.js';
 import type { WholePlan } from './whole.js';
 
@@ -27,7 +26,7 @@ export function planSourceSelect(bound: BoundStatement, registry: SourceRegistry
   const source = first.source;
   if (!bound.tables.every((t) => t.resolved.kind === 'rows' && t.resolved.source === source)) return null;
   const connector = registry.connectorOf(source) as RowConnector;
-  if (connector.kind !== 'mysql' && connector.kind !== 'sqlite') return null;
+  if (!connector.dialect.writesWholeSelects) return null;
   const select = (bound.ast.stmts?.[0]?.stmt as Record<string, unknown> | undefined)?.SelectStmt as Record<string, unknown> | undefined;
   if (!select) return null;
   const tables = new Map(
@@ -56,7 +55,6 @@ export async function openSourceSelectExecution(
   const planned = planSourceSelect(bound, registry);
   if (!planned) return null;
   const { source, connector, pushed } = planned;
-  if (!connector.statementRows) return null;
   const { connection, close } = await statementConnection(runtime, signal);
   try {
     // The engine's own result columns for the statement, over empty stand-ins of the tables.
@@ -74,7 +72,7 @@ export async function openSourceSelectExecution(
       connection,
       '__vdb_statement',
       columns.map((c, i) => ({ type: engineTypeName(c.type), raw: pushed.raws[i]! })),
-      connector.statementRows(pushed.sql, signal),
+      connector.statementRows(pushed.sql, [], signal),
       signal,
     ).catch((err: unknown) => {
       throw signal.aborted ? signal.reason : err instanceof ApiError ? err : sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
@@ -147,8 +145,8 @@ export async function openWholeExecution(plan: WholePlan, runtime: DuckRuntime, 
         const loaded = await loadBatches(
           connection,
           `${table.replace(/\W/g, '_')}_load`,
-          described.map((c) => ({ type: c.type, raw: rawTypeOfPostgres(c.type) })),
-          connector.wholeStatementRows(sql, described, signal),
+          described.map((c) => ({ type: c.type, raw: connector.statementRawType(c) })),
+          connector.statementRows(sql, described, signal),
           signal,
         );
         await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${loaded.view}`);
@@ -157,7 +155,7 @@ export async function openWholeExecution(plan: WholePlan, runtime: DuckRuntime, 
       });
     },
     async *textRows() {
-      for await (const batch of connector.wholeStatementRows(sql, described, signal)) {
+      for await (const batch of connector.statementRows(sql, described, signal)) {
         yield batch.map((row) => row.map((v) => (v === null || v === undefined ? null : Buffer.isBuffer(v) ? v.toString('hex') : String(v))));
       }
     },

@@ -9,13 +9,13 @@ import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { SourceDef } from '../catalog/types.js';
-import { PostgresConnector } from '../connectors/postgres/connector.js';
+import { wholeStatementConnector, type WholeStatementConnector } from '../connectors/types.js';
 import type { BoundStatement } from './bind.js';
 import { everyNode, fieldNames, type Json } from './ast.js';
 
 export interface WholePlan {
   source: SourceDef;
-  connector: PostgresConnector;
+  connector: WholeStatementConnector;
   /** The statement in the source's own names. */
   sql: string;
 }
@@ -55,8 +55,8 @@ export async function planWhole(bound: BoundStatement, registry: SourceRegistry)
   if (first.kind !== 'rows') return null;
   const source = first.source;
   if (!bound.tables.every((t) => t.resolved.kind === 'rows' && t.resolved.source === source)) return null;
-  const connector = registry.connectorOf(source);
-  if (!(connector instanceof PostgresConnector)) return null;
+  const connector = wholeStatementConnector(registry.connectorOf(source));
+  if (!connector) return null;
   // Text is ordered as the engine orders it only under a bytewise collation, database and columns.
   const bytewise =
     (await connector.bytewiseCollation()) && bound.tables.every((t) => t.resolved.table.columns.every((c) => !c.collation));

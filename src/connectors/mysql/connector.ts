@@ -3,8 +3,9 @@ import type { FieldPacket, Pool, PoolConnection, RowDataPacket } from 'mysql2';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { badRequest } from '../../errors.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
-import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
+import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, StatementColumn } from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
+import { MYSQL_DIALECT } from './dialect.js';
 import { engineTypeOfMysql, rawTypeOfMysql } from './types.js';
 
 const BATCH_ROWS = 2048;
@@ -42,7 +43,8 @@ const asText: mysql.TypeCast = (field, next) => {
 export class MysqlConnector implements RowConnector {
   readonly kind = 'mysql' as const;
   readonly delivery = 'rows' as const;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, aggregates: true, limit: true, orderBy: true };
+  readonly dialect = MYSQL_DIALECT;
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, aggregates: true, limit: true, orderBy: true, joins: true };
   private readonly pool: Pool;
 
   constructor(
@@ -175,11 +177,11 @@ export class MysqlConnector implements RowConnector {
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
-    yield* this.statementRows(this.scanSql(request), request.signal);
+    yield* this.statementRows(this.scanSql(request), [], request.signal);
   }
 
   /** The rows of any SELECT in MySQL's dialect, as text (bytes for binary columns), in batches. */
-  async *statementRows(sql: string, signal: AbortSignal): AsyncIterable<unknown[][]> {
+  async *statementRows(sql: string, _columns: readonly StatementColumn[], signal: AbortSignal): AsyncIterable<unknown[][]> {
     const lease = await this.acquire(signal);
     try {
       const stream = lease.connection.query({ sql, rowsAsArray: true, typeCast: asText }).stream({ highWaterMark: BATCH_ROWS });

@@ -2,10 +2,11 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
-import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
+import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, StatementColumn } from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { copyLines, copyTextRows } from './copy-text.js';
-import { jsonRowSql, type StatementColumn } from './json-rows.js';
+import { jsonRowSql } from './json-rows.js';
+import { POSTGRES_DIALECT } from './dialect.js';
 import { engineTypeOfPostgres, rawTypeOfPostgres } from './types.js';
 
 const BATCH_ROWS = 2048;
@@ -29,7 +30,8 @@ export function toSourceError(err: unknown): Error {
 export class PostgresConnector implements RowConnector {
   readonly kind = 'postgresql' as const;
   readonly delivery = 'rows' as const;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, aggregates: true, limit: true, orderBy: true };
+  readonly dialect = POSTGRES_DIALECT;
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, aggregates: true, limit: true, orderBy: true, joins: true };
   private readonly pool: pg.Pool;
   private collation: Promise<boolean> | undefined;
 
@@ -252,7 +254,11 @@ export class PostgresConnector implements RowConnector {
   }
 
   /** The statement's rows as text values (COPY text), for loading into the engine. */
-  async *wholeStatementRows(sql: string, columns: readonly StatementColumn[], signal: AbortSignal): AsyncIterable<unknown[][]> {
+  statementRawType(column: StatementColumn): RawType {
+    return rawTypeOfPostgres(column.type);
+  }
+
+  async *statementRows(sql: string, columns: readonly StatementColumn[], signal: AbortSignal): AsyncIterable<unknown[][]> {
     const list = columns.map((c, i) => (c.type === 'BLOB' ? `encode(q.c${i}, 'hex')` : `q.c${i}`)).join(', ');
     const copySql = `COPY (SELECT ${list || 'NULL'} FROM (${sql}) AS q(${columns.map((_, i) => `c${i}`).join(', ')})) TO STDOUT`;
     const blobs = columns.map((c, i) => (c.type === 'BLOB' ? i : -1)).filter((i) => i >= 0);

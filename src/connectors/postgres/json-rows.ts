@@ -4,13 +4,7 @@
  * reads the same whichever side computed it.
  */
 
-export interface StatementColumn {
-  name: string;
-  /** The PostgreSQL type (format_type spelling). */
-  sourceType: string;
-  /** The engine type it maps to. */
-  type: string;
-}
+import type { StatementColumn } from '../types.js';
 
 /** The JSON text of one value of column `c<i>`. */
 function jsonValue(column: StatementColumn, i: number): string {

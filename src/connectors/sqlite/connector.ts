@@ -4,8 +4,9 @@ import Database from 'better-sqlite3';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { confineFolder } from '../files/paths.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
-import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest } from '../types.js';
+import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, StatementColumn } from '../types.js';
 import { orderAndLimit } from '../scan-sql.js';
+import { SQLITE_DIALECT } from './dialect.js';
 import { engineTypeOfSqlite, rawTypeOf } from './types.js';
 
 const BATCH_ROWS = 2048;
@@ -28,7 +29,8 @@ interface TableInfoRow {
 export class SqliteConnector implements RowConnector {
   readonly kind = 'sqlite' as const;
   readonly delivery = 'rows' as const;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, limit: true, orderBy: true };
+  readonly dialect = SQLITE_DIALECT;
+  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, limit: true, orderBy: true, joins: true };
   private db: Database.Database | null = null;
 
   constructor(
@@ -129,11 +131,11 @@ export class SqliteConnector implements RowConnector {
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
-    yield* this.statementRows(this.scanSql(request), request.signal);
+    yield* this.statementRows(this.scanSql(request), [], request.signal);
   }
 
   /** The rows of any SELECT in SQLite's dialect, as SQLite stores them, in batches. */
-  async *statementRows(sql: string, signal: AbortSignal): AsyncIterable<unknown[][]> {
+  async *statementRows(sql: string, _columns: readonly StatementColumn[], signal: AbortSignal): AsyncIterable<unknown[][]> {
     const db = this.open();
     // safeIntegers: 64-bit integers arrive as bigint, so no digit is lost on the way.
     const rows = db.prepare(sql).raw(true).safeIntegers(true).iterate() as IterableIterator<unknown[]>;

@@ -10,8 +10,7 @@ import type { ColumnDef } from '../../catalog/types.js';
 import type { RawType, RowConnector } from '../../connectors/types.js';
 import { castMayFail } from '../../connectors/types.js';
 import { fieldNames, isObject, lower, sortTarget, type Json } from '../ast.js';
-import { CannotPushDown } from './predicate.js';
-import { predicateGenerator, type PredicateDialect } from './dialects.js';
+import { CannotPushDown } from '../../connectors/sql/predicate.js';
 
 export interface SourceSelect {
   sql: string;
@@ -36,9 +35,8 @@ export function sourceSelect(
   connector: RowConnector,
   tableOf: (relname: string) => Range['table'] | undefined,
 ): SourceSelect {
-  const dialect = connector.kind as PredicateDialect;
-  if (dialect !== 'mysql' && dialect !== 'sqlite') throw new CannotPushDown('dialect');
-  const sqlite = dialect === 'sqlite';
+  const { dialect } = connector;
+  if (!dialect.writesWholeSelects) throw new CannotPushDown('dialect');
   if (select.op !== 'SETOP_NONE' || select.withClause || select.windowClause || select.valuesLists || select.lockingClause || select.havingClause) {
     throw new CannotPushDown('statement shape');
   }
@@ -46,8 +44,7 @@ export function sourceSelect(
   if (select.distinctClause) throw new CannotPushDown('DISTINCT');
 
   const ranges: Range[] = [];
-  const base = predicateGenerator(dialect, { column: () => undefined, castMayFail: () => true });
-  const quote = (name: string) => base.quoteIdentifier(name);
+  const quote = (name: string) => dialect.quoteIdentifier(name);
   const resolve = (fields: string[]): { range: Range; column: ColumnDef } | null => {
     const name = lower(fields[fields.length - 1] ?? '');
     const candidates = fields.length === 2 ? ranges.filter((r) => r.alias === lower(fields[0]!)) : fields.length === 1 ? ranges : [];
@@ -55,7 +52,7 @@ export function sourceSelect(
     return found.length === 1 ? found[0]! : null;
   };
   const columnSql = (range: Range, column: ColumnDef) => `${quote(range.alias)}.${quote(column.nameInSource)}`;
-  const generator = predicateGenerator(dialect, {
+  const generator = dialect.predicates({
     column: (fields) => resolve(fields)?.column,
     castMayFail: (column) => castMayFail(connector, column),
     columnSql: (fields) => {
@@ -68,9 +65,10 @@ export function sourceSelect(
     if (!generated.exact) throw new CannotPushDown('condition is not exact at the source');
     return generated.sql;
   };
-  /** Text compares bytewise only in SQLite; values that may turn NULL in the engine order differently. */
+  /** Text orders as the engine's only where the dialect says so; values that may turn NULL in the engine order differently. */
   const orderable = (column: ColumnDef) =>
-    !castMayFail(connector, column) && (NUMERIC.test(column.type) || /^(DATE|TIMESTAMP)/.test(column.type) || (column.type === 'VARCHAR' && sqlite));
+    !castMayFail(connector, column) &&
+    (NUMERIC.test(column.type) || /^(DATE|TIMESTAMP)/.test(column.type) || (column.type === 'VARCHAR' && dialect.ordersLikeEngine(column)));
 
   const fromSql = (item: unknown): string => {
     if (!isObject(item)) throw new CannotPushDown('FROM');
@@ -81,8 +79,7 @@ export function sourceSelect(
       const range = { alias: lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname)), table };
       if (ranges.some((r) => r.alias === range.alias)) throw new CannotPushDown('repeated alias');
       ranges.push(range);
-      // SQLite's nameInSource is the bare name; MySQL's is already quoted (`db`.`table`).
-      return `${sqlite ? quote(table.nameInSource) : table.nameInSource} AS ${quote(range.alias)}`;
+      return `${dialect.tableSql(table.nameInSource)} AS ${quote(range.alias)}`;
     }
     if (isObject(item.JoinExpr)) {
       const join = item.JoinExpr;
@@ -132,7 +129,7 @@ export function sourceSelect(
       origins.push(null);
       if (fn === 'count' && fc.agg_star) {
         list.push('count(*)');
-        raws.push(sqlite ? 'BIGINT' : 'VARCHAR');
+        raws.push(dialect.countRaw());
         continue;
       }
       const args = (fc.args as Json[] | undefined) ?? [];
@@ -142,12 +139,11 @@ export function sourceSelect(
       const argSql = columnSql(found.range, column);
       if (fn === 'count') {
         list.push(`count(${argSql})`);
-        raws.push(sqlite ? 'BIGINT' : 'VARCHAR');
+        raws.push(dialect.countRaw());
       } else if (fn === 'sum' && INTEGER.test(column.type)) {
         list.push(`sum(${argSql})`);
-        raws.push(sqlite ? 'BIGINT' : 'VARCHAR');
-      } else if (fn === 'sum' && /^DECIMAL/.test(column.type) && !sqlite) {
-        // MySQL sums decimals exactly; SQLite keeps them as floating point.
+        raws.push(dialect.countRaw());
+      } else if (fn === 'sum' && /^DECIMAL/.test(column.type) && dialect.sumsDecimalsExactly()) {
         list.push(`sum(${argSql})`);
         raws.push('VARCHAR');
       } else if ((fn === 'min' || fn === 'max') && orderable(column) && column.type !== 'VARCHAR') {
@@ -160,9 +156,8 @@ export function sourceSelect(
   }
 
   const where = select.whereClause ? ` WHERE ${condition(select.whereClause)}` : '';
-  // Text is grouped and ordered bytewise in SQLite whatever a column's declared collation.
-  const binary = (found: { range: Range; column: ColumnDef }) =>
-    columnSql(found.range, found.column) + (sqlite && found.column.type === 'VARCHAR' ? ' COLLATE BINARY' : '');
+  // Grouped and ordered as the engine does (SQLite: bytewise whatever a column's declared collation).
+  const binary = (found: { range: Range; column: ColumnDef }) => dialect.orderedColumn(columnSql(found.range, found.column), found.column);
   const groupKeys: string[] = [];
   const groups = ((select.groupClause as Json[] | undefined) ?? []).map((g) => {
     const found = isObject(g.ColumnRef) ? resolve(fieldNames(g.ColumnRef.fields)) : null;
@@ -189,8 +184,7 @@ export function sourceSelect(
   if (groups.length > 0) sql += ` GROUP BY ${groups.join(', ')}`;
   if (order.length > 0) sql += ` ORDER BY ${order.join(', ')}`;
   if (limit !== null) sql += ` LIMIT ${limit}`;
-  else if (offset !== null) sql += sqlite ? ' LIMIT -1' : ' LIMIT 18446744073709551615';
-  if (offset !== null) sql += ` OFFSET ${offset}`;
+  if (offset !== null) sql += ` ${limit !== null ? `OFFSET ${offset}` : dialect.offsetOnly(offset)}`;
   return { sql, raws, origins };
 }
 

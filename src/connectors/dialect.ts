@@ -1,0 +1,100 @@
+/**
+ * The SQL dialect of a kind of source: every difference the engine's planners need to know, in
+ * one object per kind (connectors/<kind>/dialect.ts), so that the engine never asks which kind a
+ * connector is. The defaults here are the common SQL behaviour; each dialect overrides only
+ * what differs (Kysely's way), and a rule that cannot be pushed declines (false or null).
+ */
+import type { ColumnDef } from '../catalog/types.js';
+import type { PredicateGenerator, PredicateScope } from './sql/predicate.js';
+import type { RawType } from './types.js';
+
+/** A scope without a table: for quoting and literals only. */
+const NO_TABLE: PredicateScope = { column: () => undefined, castMayFail: () => true };
+
+const NUMBER = /^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL)/;
+
+export abstract class SourceDialect {
+  /** Writes WHERE conditions over one table (or a join's tables) in this dialect. */
+  abstract predicates(scope: PredicateScope): PredicateGenerator;
+
+  /** The source reads PostgreSQL's SQL as the engine means it: whole statements may go as written. */
+  readonly speaksPostgres: boolean = false;
+
+  /** vdb writes whole single-source SELECTs for it itself (source-select.ts). */
+  readonly writesWholeSelects: boolean = false;
+
+  quoteIdentifier(name: string): string {
+    return this.predicates(NO_TABLE).quoteIdentifier(name);
+  }
+
+  /** A table of the catalog in FROM: its `nameInSource`, stored already quoted by default. */
+  tableSql(nameInSource: string): string {
+    return nameInSource;
+  }
+
+  /**
+   * Whether the source orders (and groups) values of the column as the engine does. Text follows
+   * the source's collation, which is not the engine's byte order unless the dialect says so.
+   */
+  ordersLikeEngine(column: ColumnDef): boolean {
+    return column.type !== 'VARCHAR';
+  }
+
+  /** A column as ORDER BY and GROUP BY write it, so that it orders as `ordersLikeEngine` promised. */
+  orderedColumn(sql: string, _column: ColumnDef): string {
+    return sql;
+  }
+
+  /**
+   * Whether `column IN (keys)` may also match values the engine tells apart (a case-insensitive
+   * collation): then batches of dependent-join keys could return a row twice.
+   */
+  matchesKeysLoosely(_column: ColumnDef): boolean {
+    return false;
+  }
+
+  /** Whether grouping by these columns at the source makes the engine's groups (partial aggregation). */
+  groupsLikeEngine(_keys: readonly ColumnDef[]): boolean {
+    return true;
+  }
+
+  /** The raw class in which count() and sum() of integers arrive. */
+  countRaw(): RawType {
+    return 'VARCHAR';
+  }
+
+  /** Whether sum() of decimals is exact at the source. */
+  sumsDecimalsExactly(): boolean {
+    return true;
+  }
+
+  /** The clause for OFFSET without LIMIT. */
+  offsetOnly(offset: number): string {
+    return `OFFSET ${offset}`;
+  }
+
+  /**
+   * `column IN (v1, v2, ...)` for a dependent join: the values (as text) written as literals of
+   * the column's type. Null when the type cannot be written safely.
+   */
+  keyInList(column: ColumnDef, values: readonly string[]): string | null {
+    const generator = this.predicates(NO_TABLE);
+    const name = generator.quoteIdentifier(column.nameInSource);
+    if (values.length === 0) return '1 = 0';
+    let literal: (v: string) => string;
+    if (NUMBER.test(column.type)) {
+      if (!values.every((v) => /^-?\d+(\.\d+)?$/.test(v))) return null;
+      literal = (v) => v;
+    } else if (column.type === 'VARCHAR') {
+      literal = (v) => generator.quoteString(v);
+    } else if (column.type === 'DATE') {
+      try {
+        literal = (v) => generator.dateLiteral(v);
+        literal(values[0]!);
+      } catch {
+        return null;
+      }
+    } else return null;
+    return `${name} IN (${values.map(literal).join(', ')})`;
+  }
+}

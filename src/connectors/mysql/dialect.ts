@@ -1,0 +1,56 @@
+/**
+ * MySQL's and MariaDB's SQL. Default collations compare text case-insensitively and ignore
+ * trailing spaces, so `=`, IN and LIKE find a superset of the engine's rows, and text is neither
+ * ordered nor grouped as the engine does.
+ */
+import type { ColumnDef } from '../../catalog/types.js';
+import { SourceDialect } from '../dialect.js';
+import { CannotPushDown, PredicateGenerator, type Generated, type PredicateScope } from '../sql/predicate.js';
+
+/** Predicates: ordering comparisons and negations on text are not pushed. */
+export class MysqlPredicates extends PredicateGenerator {
+  quoteIdentifier(name: string): string {
+    return `\`${name.replace(/`/g, '``')}\``;
+  }
+
+  override quoteString(text: string): string {
+    return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  }
+
+  stringComparison(op: string): 'superset' | 'no' {
+    return op === '=' ? 'superset' : 'no';
+  }
+
+  like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
+    if (negated) throw new CannotPushDown('NOT LIKE on MySQL');
+    // LIKE follows the column's collation: a superset under case-insensitive ones, exact under
+    // binary ones. ILIKE has no MySQL form that is a superset under every collation.
+    if (caseInsensitive) throw new CannotPushDown('ILIKE on MySQL');
+    return { sql: `${column} LIKE ${pattern}`, exact: false };
+  }
+}
+
+export class MysqlDialect extends SourceDialect {
+  override readonly writesWholeSelects = true;
+
+  predicates(scope: PredicateScope): PredicateGenerator {
+    return new MysqlPredicates(scope);
+  }
+
+  /** Text keys match case-insensitively: batches of keys could overlap. */
+  override matchesKeysLoosely(column: ColumnDef): boolean {
+    return column.type === 'VARCHAR';
+  }
+
+  /** Text is grouped by its (usually case-insensitive) collation: such keys stay in the engine. */
+  override groupsLikeEngine(keys: readonly ColumnDef[]): boolean {
+    return keys.every((c) => c.type !== 'VARCHAR');
+  }
+
+  /** MySQL has no OFFSET without LIMIT: the largest LIMIT stands for "all". */
+  override offsetOnly(offset: number): string {
+    return `LIMIT 18446744073709551615 OFFSET ${offset}`;
+  }
+}
+
+export const MYSQL_DIALECT = new MysqlDialect();

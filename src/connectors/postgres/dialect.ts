@@ -1,0 +1,41 @@
+/** PostgreSQL's SQL: the engine's own dialect, with the source's text collation to mind. */
+import { SourceDialect } from '../dialect.js';
+import { PredicateGenerator, type Generated, type PredicateScope } from '../sql/predicate.js';
+
+/** Predicates: our own dialect. Text order follows the engine's byte order via COLLATE "C". */
+export class PostgresPredicates extends PredicateGenerator {
+  /** The database's locale may order text differently from the engine; "C" is byte order. */
+  override orderedText(sql: string): string {
+    return `${sql} COLLATE "C"`;
+  }
+
+  quoteIdentifier(name: string): string {
+    return `"${name.replace(/"/g, '""')}"`;
+  }
+
+  override timestampLiteral(text: string): string {
+    return `${this.quoteString(text)}::timestamp`;
+  }
+
+  override dateLiteral(text: string): string {
+    return `${this.quoteString(text)}::date`;
+  }
+
+  stringComparison(): 'exact' {
+    return 'exact';
+  }
+
+  like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
+    return { sql: `${column} ${negated ? 'NOT ' : ''}${caseInsensitive ? 'ILIKE' : 'LIKE'} ${pattern}`, exact: true };
+  }
+}
+
+export class PostgresDialect extends SourceDialect {
+  override readonly speaksPostgres = true;
+
+  predicates(scope: PredicateScope): PredicateGenerator {
+    return new PostgresPredicates(scope);
+  }
+}
+
+export const POSTGRES_DIALECT = new PostgresDialect();

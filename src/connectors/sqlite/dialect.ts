@@ -1,0 +1,77 @@
+/**
+ * SQLite's SQL. BINARY collation compares text bytewise as the engine does; LIKE ignores ASCII
+ * case (a superset). Dates are text there, so only ISO dates compare correctly: date and
+ * timestamp comparisons are not pushed. Catalog names are stored bare.
+ */
+import type { ColumnDef } from '../../catalog/types.js';
+import { SourceDialect } from '../dialect.js';
+import type { RawType } from '../types.js';
+import { CannotPushDown, PredicateGenerator, type Generated, type PredicateScope } from '../sql/predicate.js';
+
+export class SqlitePredicates extends PredicateGenerator {
+  quoteIdentifier(name: string): string {
+    return `"${name.replace(/"/g, '""')}"`;
+  }
+
+  override dateLiteral(): string {
+    throw new CannotPushDown('dates are text in SQLite');
+  }
+
+  override timestampLiteral(): string {
+    throw new CannotPushDown('timestamps are text in SQLite');
+  }
+
+  stringComparison(): 'exact' {
+    return 'exact';
+  }
+
+  /** Bytewise whatever the column's declared collation (NOCASE, RTRIM), as the engine compares. */
+  override textColumn(sql: string): string {
+    return `${sql} COLLATE BINARY`;
+  }
+
+  like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
+    if (negated) throw new CannotPushDown('NOT LIKE on SQLite');
+    // SQLite's LIKE ignores case for ASCII letters only: a superset of LIKE, not of ILIKE.
+    if (caseInsensitive) throw new CannotPushDown('ILIKE on SQLite');
+    return { sql: `${column} LIKE ${pattern}`, exact: false };
+  }
+}
+
+export class SqliteDialect extends SourceDialect {
+  override readonly writesWholeSelects = true;
+
+  predicates(scope: PredicateScope): PredicateGenerator {
+    return new SqlitePredicates(scope);
+  }
+
+  /** The catalog keeps SQLite's table names bare. */
+  override tableSql(nameInSource: string): string {
+    return this.quoteIdentifier(nameInSource);
+  }
+
+  /** Text ordered with COLLATE BINARY is the engine's byte order. */
+  override ordersLikeEngine(): boolean {
+    return true;
+  }
+
+  override orderedColumn(sql: string, column: ColumnDef): string {
+    return column.type === 'VARCHAR' ? `${sql} COLLATE BINARY` : sql;
+  }
+
+  /** Integers are integers there. */
+  override countRaw(): RawType {
+    return 'BIGINT';
+  }
+
+  /** SQLite keeps decimals as floating point. */
+  override sumsDecimalsExactly(): boolean {
+    return false;
+  }
+
+  override offsetOnly(offset: number): string {
+    return `LIMIT -1 OFFSET ${offset}`;
+  }
+}
+
+export const SQLITE_DIALECT = new SqliteDialect();
