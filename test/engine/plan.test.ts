@@ -1,0 +1,177 @@
+/**
+ * The planners without a database: statements bound and planned against an in-memory catalog of
+ * a PostgreSQL, a MySQL and a SQLite source (their definitions only; nothing is contacted), and
+ * the plan asserted: the columns each source is asked for, the condition pushed in its dialect,
+ * LIMIT, dependent-join keys, joins at a source and partial aggregation.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
+import type { CatalogData, ColumnDef, SourceDef, TableDef } from '../../src/catalog/types.js';
+import { loadConfig } from '../../src/config.js';
+import { bindStatement } from '../../src/engine/bind.js';
+import { parseStatement } from '../../src/engine/parse.js';
+import { planStatement } from '../../src/engine/planner.js';
+import type { RowConnector } from '../../src/connectors/types.js';
+import { AccessPolicy } from '../../src/security/permissions.js';
+import { createServices, type Services } from '../../src/services.js';
+
+let services: Services;
+let dataDir: string;
+
+const column = (name: string, type: string, position: number): ColumnDef => ({ name, nameInSource: name, type, nullable: true, position });
+
+function table(name: string, nameInSource: string, cardinality: number, columns: Array<[string, string]>, oid: number): TableDef {
+  return {
+    name,
+    nameInSource,
+    kind: 'Table',
+    columns: columns.map(([n, t], i) => column(n, t, i + 1)),
+    primaryKey: ['id'],
+    cardinality,
+    uid: `t${oid}`,
+    oid,
+  } as TableDef;
+}
+
+function withSourceTypes(def: TableDef, types: string[]): TableDef {
+  def.columns.forEach((c, i) => (c.sourceType = types[i]));
+  return def;
+}
+
+function source(name: string, kind: SourceDef['kind'], connection: Record<string, string>, tables: TableDef[], oid: number): SourceDef {
+  return { name, kind, connection, secrets: {}, model: {}, translator: {}, description: null, readOnly: false, createdAt: '2026-11-23T00:00:00Z', tables, oid };
+}
+
+before(async () => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-plan-'));
+  // The sources' definitions as the importers would have left them; their hosts are never contacted.
+  const catalog: CatalogData = {
+    formatVersion: 1,
+    initialized: true,
+    users: [],
+    nextOid: 2000,
+    sources: [
+      source('pg', 'postgresql', { host: '127.0.0.1', port: '1', db: 'none', user: 'none' }, [
+        table('orders', '"public"."orders"', 1_000_000, [['id', 'BIGINT'], ['customer_id', 'BIGINT'], ['amount', 'DECIMAL(12,2)'], ['status', 'VARCHAR'], ['created', 'DATE']], 1001),
+        table('customers', '"public"."customers"', 100_000, [['id', 'BIGINT'], ['name', 'VARCHAR'], ['country', 'VARCHAR']], 1002),
+      ], 1000),
+      source('my', 'mysql', { host: '127.0.0.1', port: '1', db: 'none', user: 'none' }, [
+        table('customers', '`none`.`customers`', 100_000, [['id', 'BIGINT'], ['name', 'VARCHAR'], ['country', 'VARCHAR'], ['created', 'DATE']], 1011),
+      ], 1010),
+      source('lite', 'sqlite', { path: path.join(dataDir, 'files', 'none.sqlite') }, [
+        // SQLite's declared types (affinities): a TEXT column's values are always text.
+        withSourceTypes(table('items', 'items', 500, [['id', 'BIGINT'], ['label', 'VARCHAR'], ['made', 'DATE']], 1021), ['INTEGER', 'TEXT', 'DATE']),
+      ], 1020),
+    ],
+  };
+  fs.writeFileSync(path.join(dataDir, 'catalog.json'), JSON.stringify(catalog));
+  services = await createServices(loadConfig({}, { dataDir, adminPassword: 'plan-test-pw', demo: false }), pino({ level: 'silent' }));
+});
+
+after(async () => {
+  await services?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+function planOf(sql: string) {
+  const policy = new AccessPolicy(services.users.find('admin')!, services.registry.permissions);
+  const bound = bindStatement(parseStatement(sql), services.registry, 'vdb', policy);
+  const plan = planStatement(bound, services.registry, true);
+  const scanOf = (qualified: string) => {
+    const found = [...plan.scans.values()].find((s) => `${s.bound.resolved.schema}.${s.bound.resolved.table.name}` === qualified);
+    assert.ok(found, `${sql}: no scan of ${qualified}`);
+    return found;
+  };
+  return { plan, scanOf };
+}
+
+/** The scan of `qualified` reads `columns` and pushes a filter matching `filter` (null: none). */
+function assertPushed(sql: string, qualified: string, expected: { columns?: string[]; filter?: RegExp | null; limit?: number | null }): void {
+  const scan = planOf(sql).scanOf(qualified);
+  if (expected.columns) assert.deepEqual(scan.columns.map((c) => c.name), expected.columns, `${sql}: columns`);
+  if (expected.filter === null) assert.equal(scan.filter, null, `${sql}: nothing pushed`);
+  else if (expected.filter) assert.match(scan.filter ?? '', expected.filter, `${sql}: filter`);
+  if (expected.limit !== undefined) assert.equal(scan.limit ?? null, expected.limit, `${sql}: limit`);
+}
+
+describe('PostgreSQL', () => {
+  test('only the columns used are read, and conditions go in its dialect', () => {
+    assertPushed("SELECT id FROM pg.orders WHERE amount > 10 AND created >= DATE '2025-01-01'", 'pg.orders', {
+      columns: ['id', 'amount', 'created'],
+      filter: /"amount" > 10.*"created" >= '2025-01-01'::date/,
+    });
+  });
+
+  test('text is ordered bytewise there by COLLATE "C"; LIKE and ILIKE are exact', () => {
+    assertPushed("SELECT id FROM pg.orders WHERE status < 'b'", 'pg.orders', { filter: /"status" COLLATE "C" < 'b'/ });
+    assertPushed("SELECT id FROM pg.orders WHERE status ILIKE 'p%'", 'pg.orders', { filter: /"status" ILIKE 'p%'/ });
+  });
+
+  test('a table named twice gets no condition: its one load serves both', () => {
+    assertPushed('SELECT a.id FROM pg.orders a JOIN pg.orders b ON a.id = b.customer_id WHERE a.amount > 1', 'pg.orders', { filter: null });
+  });
+});
+
+describe('MySQL', () => {
+  test('text equality is pushed (a superset under its collation); ordering on text is not', () => {
+    assertPushed("SELECT id FROM my.customers WHERE country = 'DE'", 'my.customers', { filter: /`country` = 'DE'/ });
+    assertPushed("SELECT id FROM my.customers WHERE country < 'E'", 'my.customers', { filter: null });
+    assertPushed("SELECT id FROM my.customers WHERE created < DATE '2025-01-01'", 'my.customers', { filter: /`created` < DATE '2025-01-01'/ });
+  });
+
+  test('LIMIT reaches it under a numeric order, not under a text order', () => {
+    assertPushed('SELECT id, name FROM my.customers ORDER BY id LIMIT 5', 'my.customers', { limit: 5 });
+    assertPushed('SELECT id, name FROM my.customers ORDER BY name LIMIT 5', 'my.customers', { limit: null });
+  });
+
+  test('dependent-join keys of text are loose there: one batch only', () => {
+    const connector = services.registry.connectorOf(services.registry.findSource('my')!) as RowConnector;
+    const country = services.registry.findSource('my')!.tables[0]!.columns[2]!;
+    assert.equal(connector.dialect.matchesKeysLoosely(country), true);
+    assert.equal(connector.dialect.keyInList(country, ['DE', "O'Neil\\"]), "`country` IN ('DE', 'O''Neil\\\\')");
+  });
+});
+
+describe('SQLite', () => {
+  test('text compares bytewise with COLLATE BINARY; dates are text there and stay in the engine', () => {
+    assertPushed("SELECT id FROM lite.items WHERE label = 'x'", 'lite.items', { filter: /"label" COLLATE BINARY = 'x'/ });
+    assertPushed("SELECT id FROM lite.items WHERE made > DATE '2025-01-01'", 'lite.items', { filter: null });
+  });
+
+  test('LIMIT reaches it even under a text order', () => {
+    assertPushed('SELECT id, label FROM lite.items ORDER BY label LIMIT 3', 'lite.items', { limit: 3 });
+  });
+});
+
+describe('across sources', () => {
+  test('the bigger table may depend on the keys of the smaller one', () => {
+    const { scanOf } = planOf('SELECT o.id FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id');
+    const dependencies = scanOf('pg.orders').dependencies.map((d) => `${d.column.name}<-${d.fromColumn.name}`);
+    assert.deepEqual(dependencies, ['customer_id<-id']);
+  });
+
+  test('tables of one source that join go to it as one query', () => {
+    const { plan } = planOf('SELECT o.id, c.name, m.country FROM pg.orders o JOIN pg.customers c ON o.customer_id = c.id JOIN my.customers m ON m.id = c.id');
+    assert.equal(plan.joins.length, 1);
+    assert.match(plan.joins[0]!.sql, /FROM "public"\."orders" AS "o", "public"\."customers" AS "c" WHERE \("o"\."customer_id" = "c"\."id"\)/);
+  });
+
+  test('an aggregate over a join is computed partly at the bigger source, grouped by the join key', () => {
+    const { scanOf } = planOf("SELECT c.country, sum(o.amount), count(*) FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id WHERE o.created >= DATE '2025-01-01' GROUP BY c.country");
+    const orders = scanOf('pg.orders');
+    assert.deepEqual(orders.columns.map((c) => c.name), ['customer_id']);
+    assert.deepEqual(orders.aggregates?.map((a) => a.fn), ['sum', 'count']);
+    assert.match(orders.filter ?? '', /"created" >= '2025-01-01'::date/);
+  });
+
+  test('MySQL does not group by text for a partial aggregation; PostgreSQL does', () => {
+    const grouped = (schema: string) =>
+      planOf(`SELECT c.country, count(*) FROM ${schema}.customers c JOIN lite.items i ON i.id = c.id GROUP BY c.country`).scanOf(`${schema}.customers`).aggregates;
+    assert.deepEqual(grouped('pg')?.map((a) => a.fn), ['count']);
+    assert.equal(grouped('my'), undefined);
+  });
+});
