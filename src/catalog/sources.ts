@@ -8,8 +8,8 @@ import { createConnector, type ConnectorContext } from '../connectors/factory.js
 import type { Connector, ImportedTable } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, messageOf, notFound, sourceFailed } from '../errors.js';
-import { DuckRuntime, quoteIdent, sqlLiteral } from '../engine/duckdb.js';
-import type { QueryLogEntry } from '../engine/query-log.js';
+import { DuckRuntime, quoteIdent, sqlLiteral } from '../runtime/duckdb.js';
+import type { QueryLogEntry } from './query-log.js';
 import type { AuditEntry } from '../security/audit-log.js';
 import { parseResource } from '../security/permissions.js';
 import type { CatalogStore } from './store.js';

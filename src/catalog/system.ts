@@ -3,7 +3,7 @@
  * SYSADMIN.DataSources), queryable with filters and joins like any table. Their rows are
  * computed from the catalog; no secret is ever part of them.
  */
-import type { QueryLogEntry } from '../engine/query-log.js';
+import type { QueryLogEntry } from './query-log.js';
 import type { AuditEntry } from '../security/audit-log.js';
 import type { CatalogData, ColumnDef, SourceDef, TableDef } from './types.js';
 

@@ -6,7 +6,6 @@
  */
 import type { ColumnDef } from '../catalog/types.js';
 import type { PredicateGenerator, PredicateScope } from './sql/predicate.js';
-import type { RawType } from './types.js';
 
 /** A scope without a table: for quoting and literals only. */
 const NO_TABLE: PredicateScope = { column: () => undefined, castMayFail: () => true };
@@ -59,7 +58,7 @@ export abstract class SourceDialect {
   }
 
   /** The raw class in which count() and sum() of integers arrive. */
-  countRaw(): RawType {
+  countRaw(): 'BIGINT' | 'VARCHAR' {
     return 'VARCHAR';
   }
 

@@ -3,21 +3,21 @@ import type { SourceRegistry } from '../catalog/sources.js';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, forbidden } from '../errors.js';
 import { AccessPolicy } from '../security/permissions.js';
-import { explainHiddenColumn, hiddenColumnDenial, withholdDataErrors } from './access-errors.js';
-import { checkAllowed } from './allow-list.js';
-import { fieldNames, walk } from './ast.js';
-import { bindStatement, type BoundStatement } from './bind.js';
-import type { DuckRuntime } from './duckdb.js';
-import { openExecution, openStaticExecution, type Execution } from './execute.js';
-import { openSourceSelectExecution, openWholeExecution, planSourceSelect } from './source-execution.js';
-import { parseStatement, requireFaithful } from './parse.js';
-import { planWhole } from './whole.js';
+import { explainHiddenColumn, hiddenColumnDenial, withholdDataErrors } from './access/access-errors.js';
+import { checkAllowed } from './front/allow-list.js';
+import { fieldNames, walk } from './front/ast.js';
+import { bindStatement, type BoundStatement } from './front/bind.js';
+import type { DuckRuntime } from '../runtime/duckdb.js';
+import { openExecution, openStaticExecution, type Execution } from './exec/execute.js';
+import { openSourceSelectExecution, openWholeExecution } from './exec/source-execution.js';
+import { chooseRoute } from './plan/route.js';
+import { parseStatement, requireFaithful } from './front/parse.js';
 import type { ParseResult } from '@pgsql/types';
-import { executeDml, isDml } from './dml.js';
-import { explain, explainWhole } from './explain.js';
-import { callProcedure, type ProcedureCall, type ProcedureContext } from './procedures.js';
-import { staticResultSql } from './static-result.js';
-import { createView, dropViews } from './views.js';
+import { executeDml, isDml } from './exec/dml.js';
+import { explain, explainWhole } from './plan/explain.js';
+import { callProcedure, type ProcedureCall, type ProcedureContext } from './exec/procedures.js';
+import { staticResultSql } from './exec/static-result.js';
+import { createView, dropViews } from './access/views.js';
 
 type Json = Record<string, unknown>;
 
@@ -124,10 +124,14 @@ export class Engine {
           'Run the statement itself, or ask an administrator for READ on those tables.',
         );
       }
-      const whole = this.options.pushdown && this.options.wholeStatements !== false ? await planWhole(bound, this.registry) : null;
-      const pgPlan = whole && (await whole.connector.describeStatement(whole.sql).then(() => explainWhole(whole), () => null));
-      const other = !whole && this.options.pushdown && this.options.wholeStatements !== false ? planSourceSelect(bound, this.registry) : null;
-      const plan = pgPlan ?? (other ? explainWhole({ source: other.source, sql: other.pushed.sql }) : null);
+      const route = await chooseRoute(bound, this.registry, this.options);
+      // A whole statement the source refuses (unknown function, ...) runs federated, as execution does.
+      const plan =
+        route.kind === 'whole'
+          ? await route.plan.connector.describeStatement(route.plan.sql).then(() => explainWhole(route.plan), () => null)
+          : route.kind === 'source-select'
+            ? explainWhole({ source: route.plan.source, sql: route.plan.pushed.sql })
+            : null;
       return openStaticExecution(this.runtime, staticResultSql(plan ?? explain(bound, this.registry, this.options.pushdown)), signal);
     }
     if (isDml(statement)) {
@@ -148,13 +152,15 @@ export class Engine {
   }
 
   private async openBound(bound: BoundStatement, user: UserDef, signal: AbortSignal): Promise<Execution> {
-    if (this.options.pushdown && this.options.wholeStatements !== false) {
-      const whole = await planWhole(bound, this.registry);
-      const execution = whole
-        ? await openWholeExecution(whole, this.runtime, signal)
-        : await openSourceSelectExecution(bound, this.registry, this.runtime, signal);
-      if (execution) return execution;
-    }
+    const route = await chooseRoute(bound, this.registry, this.options);
+    // A narrower route may still decline once it meets the source: then the statement runs federated.
+    const execution =
+      route.kind === 'whole'
+        ? await openWholeExecution(route.plan, this.runtime, signal)
+        : route.kind === 'source-select'
+          ? await openSourceSelectExecution(bound, route.plan, this.runtime, signal)
+          : null;
+    if (execution) return execution;
     return openExecution(bound, this.registry, this.runtime, { signal, user, ...this.options });
   }
 }

@@ -5,8 +5,7 @@
  * it, expires when idle, and the least recently used cursors go first when the store is full.
  */
 import { randomBytes } from 'node:crypto';
-import type { DuckRuntime } from '../engine/duckdb.js';
-import { describe, type Execution } from '../engine/execute.js';
+import { describe, type DuckRuntime } from '../runtime/duckdb.js';
 import { notFound } from '../errors.js';
 import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape } from './json.js';
 
@@ -20,6 +19,14 @@ export interface Cursor {
   warnings: string[];
   lastUsed: number;
   readonly table: string;
+}
+
+/** A result the store can keep: an open statement of the engine, seen from here. */
+export interface MaterializableResult {
+  columns: ResultColumn[];
+  warnings: string[];
+  /** Writes the whole result into the engine table `table`; returns its row count. */
+  materialize(table: string): Promise<number>;
 }
 
 export interface CursorStoreOptions {
@@ -48,7 +55,7 @@ export class CursorStore {
   }
 
   /** Materialises the execution's whole result as a new cursor of `owner`. */
-  async create(execution: Execution, owner: string, resource: string): Promise<Cursor> {
+  async create(execution: MaterializableResult, owner: string, resource: string): Promise<Cursor> {
     this.ready ??= this.runtime.runAll([`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`]);
     await this.ready;
     const id = randomBytes(16).toString('hex');

@@ -11,7 +11,7 @@
  *  - everything else (varchar, uuid, time, interval, enum, ...): its text
  */
 import { DuckDBConnection, DuckDBTypeId, type DuckDBType } from '@duckdb/node-api';
-import { quoteIdent, sqlLiteral } from '../engine/duckdb.js';
+import { quoteIdent, sqlLiteral } from '../runtime/duckdb.js';
 
 export interface ResultColumn {
   name: string;

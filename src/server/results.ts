@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, timeoutError } from '../errors.js';
-import type { Execution } from '../engine/execute.js';
+import type { Execution } from '../engine/exec/execute.js';
 import type { Cursor } from '../results/cursors.js';
 import { headerRow, type RowShape } from '../results/json.js';
 import type { Services } from '../services.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { UserDef } from '../../src/catalog/types.js';
-import type { SourceQuery } from '../../src/engine/execute.js';
+import type { SourceQuery } from '../../src/engine/exec/load.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { Services } from '../../src/services.js';
 

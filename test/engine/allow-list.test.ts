@@ -1,14 +1,14 @@
 /**
- * The allow-list of what user SQL may call (src/engine/allow-list.ts): every function the
+ * The allow-list of what user SQL may call (src/engine/front/allow-list.ts): every function the
  * engine has is judged (allowed or refused with a reason), and the checker refuses what is not
  * listed wherever it stands in a statement.
  */
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { ALLOWED_NAMES as ALLOWED, checkAllowed } from '../../src/engine/allow-list.js';
-import { initParser, parseStatement } from '../../src/engine/parse.js';
-import { REFUSED_ENGINE_FUNCTIONS, refusalReason } from '../../src/engine/refused-functions.js';
+import { ALLOWED_NAMES as ALLOWED, checkAllowed } from '../../src/engine/front/allow-list.js';
+import { initParser, parseStatement } from '../../src/engine/front/parse.js';
+import { REFUSED_ENGINE_FUNCTIONS, refusalReason } from '../../src/engine/front/refused-functions.js';
 import { ApiError } from '../../src/errors.js';
 
 const REFUSED = REFUSED_ENGINE_FUNCTIONS.flatMap((group) => group.names.trim().split(/\s+/));

@@ -6,9 +6,9 @@ import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { deparseSync } from 'pgsql-deparser';
 import { loadConfig } from '../../src/config.js';
-import { bindStatement } from '../../src/engine/bind.js';
+import { bindStatement } from '../../src/engine/front/bind.js';
 import { AccessPolicy } from '../../src/security/permissions.js';
-import { parseStatement } from '../../src/engine/parse.js';
+import { parseStatement } from '../../src/engine/front/parse.js';
 import { ApiError } from '../../src/errors.js';
 import { createServices, type Services } from '../../src/services.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { ApiError } from '../../src/errors.js';
-import { initParser, lineAndColumn, parseStatement, SYNTAX_ERROR_TITLE } from '../../src/engine/parse.js';
+import { initParser, lineAndColumn, parseStatement, SYNTAX_ERROR_TITLE } from '../../src/engine/front/parse.js';
 
 before(() => initParser());
 

@@ -12,7 +12,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import Fastify from 'fastify';
 import { registerErrorHandling } from '../../src/server/errors.js';
 import { loadConfig } from '../../src/config.js';
-import { ALLOWED_NAMES } from '../../src/engine/allow-list.js';
+import { ALLOWED_NAMES } from '../../src/engine/front/allow-list.js';
 import { loadOrCreateServerSecrets } from '../../src/security/server-secrets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tokenRequester } from '../http/util.js';

@@ -5,7 +5,6 @@
  */
 import type { ColumnDef } from '../../catalog/types.js';
 import { SourceDialect } from '../dialect.js';
-import type { RawType } from '../types.js';
 import { CannotPushDown, PredicateGenerator, type Generated, type PredicateScope } from '../sql/predicate.js';
 
 export class SqlitePredicates extends PredicateGenerator {
@@ -60,7 +59,7 @@ export class SqliteDialect extends SourceDialect {
   }
 
   /** Integers are integers there. */
-  override countRaw(): RawType {
+  override countRaw(): 'BIGINT' {
     return 'BIGINT';
   }
 

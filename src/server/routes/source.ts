@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sourceFromSpec, type SourceSpec } from '../../catalog/source-spec.js';
 import { SYSTEM_SCHEMAS } from '../../catalog/system.js';
-import { quoteIdent, sqlLiteral } from '../../engine/duckdb.js';
+import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { accessOf, requireWritable } from '../auth.js';

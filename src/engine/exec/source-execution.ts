@@ -4,41 +4,18 @@
  * the statements that mean the same there, and their rows are loaded into the engine, which
  * only encodes them.
  */
-import type { SourceRegistry } from '../catalog/sources.js';
-import type { SourceDef } from '../catalog/types.js';
-import { SourceUnreachableError, type RowConnector, type StatementColumn } from '../connectors/types.js';
-import { ApiError, messageOf, sourceFailed } from '../errors.js';
-import type { ResultColumn } from '../results/json.js';
-import type { BoundStatement } from './bind.js';
-import { quoteIdent, type DuckRuntime } from './duckdb.js';
+import { SourceUnreachableError, type StatementColumn } from '../../connectors/types.js';
+import { ApiError, messageOf, sourceFailed } from '../../errors.js';
+import type { ResultColumn } from '../../results/json.js';
+import type { BoundStatement } from '../front/bind.js';
+import { describe, quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
 import { engineSql } from './engine-dialect.js';
 import { engineError } from './errors.js';
-import { describe, engineExecution, statementConnection, type Execution, type SourceQuery } from './execute.js';
+import { engineExecution, statementConnection, type Execution } from './execute.js';
+import type { SourceQuery } from './load.js';
 import { loadBatches, tryCast } from './load.js';
-import { CannotPushDown } from '../connectors/sql/predicate.js';
-import { sourceSelect, type SourceSelect } from './sql/source-select.js';
-import type { WholePlan } from './whole.js';
-
-/** The statement in the dialect of the one MySQL/MariaDB or SQLite source it reads, if it can run there whole. */
-export function planSourceSelect(bound: BoundStatement, registry: SourceRegistry): { source: SourceDef; connector: RowConnector; pushed: SourceSelect } | null {
-  const first = bound.tables[0]?.resolved;
-  if (!first || first.kind !== 'rows') return null;
-  const source = first.source;
-  if (!bound.tables.every((t) => t.resolved.kind === 'rows' && t.resolved.source === source)) return null;
-  const connector = registry.connectorOf(source) as RowConnector;
-  if (!connector.dialect.writesWholeSelects) return null;
-  const select = (bound.ast.stmts?.[0]?.stmt as Record<string, unknown> | undefined)?.SelectStmt as Record<string, unknown> | undefined;
-  if (!select) return null;
-  const tables = new Map(
-    bound.tables.map((t) => [t.loadName, { ...t.resolved.table, label: `${t.resolved.schema}.${t.resolved.table.name}` }]),
-  );
-  try {
-    return { source, connector, pushed: sourceSelect(select, connector, (relname) => tables.get(relname)) };
-  } catch (err) {
-    if (err instanceof CannotPushDown) return null;
-    throw err;
-  }
-}
+import type { SourceSelectPlan } from '../plan/route.js';
+import type { WholePlan } from '../plan/whole.js';
 
 /**
  * Opens a statement that a MySQL/MariaDB or SQLite source runs whole: its rows are loaded into
@@ -48,12 +25,10 @@ export function planSourceSelect(bound: BoundStatement, registry: SourceRegistry
  */
 export async function openSourceSelectExecution(
   bound: BoundStatement,
-  registry: SourceRegistry,
+  planned: SourceSelectPlan,
   runtime: DuckRuntime,
   signal: AbortSignal,
 ): Promise<Execution | null> {
-  const planned = planSourceSelect(bound, registry);
-  if (!planned) return null;
   const { source, connector, pushed } = planned;
   const { connection, close } = await statementConnection(runtime, signal);
   try {

@@ -7,11 +7,11 @@
  */
 import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../catalog/sources.js';
-import type { SourceDef } from '../catalog/types.js';
-import { wholeStatementConnector, type WholeStatementConnector } from '../connectors/types.js';
-import type { BoundStatement } from './bind.js';
-import { everyNode, fieldNames, type Json } from './ast.js';
+import type { SourceRegistry } from '../../catalog/sources.js';
+import type { SourceDef } from '../../catalog/types.js';
+import { wholeStatementConnector, type WholeStatementConnector } from '../../connectors/types.js';
+import type { BoundStatement } from '../front/bind.js';
+import { everyNode, fieldNames, type Json } from '../front/ast.js';
 
 export interface WholePlan {
   source: SourceDef;

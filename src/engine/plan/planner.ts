@@ -5,11 +5,11 @@
  * execution and EXPLAIN, so that EXPLAIN shows exactly what runs.
  */
 import type { ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../catalog/sources.js';
-import type { BoundStatement } from './bind.js';
+import type { SourceRegistry } from '../../catalog/sources.js';
+import type { BoundStatement } from '../front/bind.js';
 import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';
-import { planScans, type ScanPlan } from './plan.js';
+import { planScans, type ScanPlan } from './scans.js';
 
 export interface StatementPlan {
   /** Scans of single tables, by load name. */

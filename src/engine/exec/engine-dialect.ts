@@ -12,7 +12,7 @@
  */
 import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
-import { fieldNames, isObject, type Json } from './ast.js';
+import { fieldNames, isObject, type Json } from '../front/ast.js';
 
 const LIKE_FUNCTIONS: Record<string, string> = {
   '~~': 'like_escape',

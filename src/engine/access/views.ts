@@ -9,15 +9,15 @@
  */
 import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../catalog/sources.js';
-import type { ColumnDef, ViewDef } from '../catalog/types.js';
-import { ApiError, badRequest, forbidden, notFound } from '../errors.js';
-import type { AccessPolicy } from '../security/permissions.js';
-import type { AuditLog } from '../security/audit-log.js';
-import { fieldNames, isObject, walk, type Json } from './ast.js';
-import type { Execution } from './execute.js';
-import { parseStatement } from './parse.js';
-import type { StaticResult } from './static-result.js';
+import type { SourceRegistry } from '../../catalog/sources.js';
+import type { ColumnDef, ViewDef } from '../../catalog/types.js';
+import { ApiError, badRequest, forbidden, notFound } from '../../errors.js';
+import type { AccessPolicy } from '../../security/permissions.js';
+import type { AuditLog } from '../../security/audit-log.js';
+import { fieldNames, isObject, walk, type Json } from '../front/ast.js';
+import type { Execution } from '../exec/execute.js';
+import { parseStatement } from '../front/parse.js';
+import type { StaticResult } from '../exec/static-result.js';
 
 export interface ViewContext {
   registry: SourceRegistry;

@@ -24,14 +24,14 @@
  * Tables named inside a condition or mask are read as they are (no checks, no filters): the
  * administrator who wrote the condition chose them. Errors are explained in access-errors.ts.
  */
-import type { SourceRegistry } from '../catalog/sources.js';
-import { SYSTEM_SCHEMAS } from '../catalog/system.js';
-import type { ColumnDef, TableDef, ViewDef } from '../catalog/types.js';
-import { badRequest, forbidden } from '../errors.js';
-import type { AccessPolicy } from '../security/permissions.js';
-import { contains, fieldNames, isObject, lower, walk, type Json } from './ast.js';
-import { quoteIdent, sqlLiteral } from './duckdb.js';
-import { parseExpression, parseStatement } from './parse.js';
+import type { SourceRegistry } from '../../catalog/sources.js';
+import { SYSTEM_SCHEMAS } from '../../catalog/system.js';
+import type { ColumnDef, TableDef, ViewDef } from '../../catalog/types.js';
+import { badRequest, forbidden } from '../../errors.js';
+import type { AccessPolicy } from '../../security/permissions.js';
+import { contains, fieldNames, isObject, lower, walk, type Json } from '../front/ast.js';
+import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
+import { parseExpression, parseStatement } from '../front/parse.js';
 
 /** What the rewrite hid: column name (lower case) -> qualified name, to explain binder errors. */
 export type HiddenColumns = Map<string, string>;

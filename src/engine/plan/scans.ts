@@ -3,18 +3,18 @@
  * source the planner works out the narrowest scan: only the columns the statement uses, and
  * the conditions on that table alone that its dialect can express (pushdown). The statement
  * itself still runs whole in the engine, WHERE included, so a pushed condition only has to
- * keep every row the original keeps (see sql/predicate.ts); that is what keeps answers exact.
+ * keep every row the original keeps (see connectors/sql/predicate.ts); that is what keeps answers exact.
  *
  * Conditions come from WHERE (tables not on the nullable side of an outer join) and from the
  * ON of joins (tables on the side that ON filters). A table referenced more than once gets no
  * conditions: its one load serves every reference.
  */
-import type { SourceRegistry } from '../catalog/sources.js';
-import type { ColumnDef, TableDef } from '../catalog/types.js';
-import { castMayFail, type PartialAggregate, type RowConnector } from '../connectors/types.js';
-import type { BoundStatement, BoundTable } from './bind.js';
-import { CannotPushDown } from '../connectors/sql/predicate.js';
-import { conjuncts, contains, fieldNames, isObject, lower, sortTarget, walk, type Json } from './ast.js';
+import type { SourceRegistry } from '../../catalog/sources.js';
+import type { ColumnDef, TableDef } from '../../catalog/types.js';
+import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
+import type { BoundStatement, BoundTable } from '../front/bind.js';
+import { CannotPushDown } from '../../connectors/sql/predicate.js';
+import { conjuncts, contains, fieldNames, isObject, lower, sortTarget, walk, type Json } from '../front/ast.js';
 
 export interface ScanPlan {
   bound: BoundTable;

@@ -2,7 +2,7 @@
  * Results that vdb computes itself (procedure results, EXPLAIN plans) are handed to the engine
  * as a VALUES query, so they are encoded, streamed and paginated like any other result.
  */
-import { quoteIdent, sqlLiteral } from './duckdb.js';
+import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
 
 export type StaticValue = string | number | boolean | null;
 

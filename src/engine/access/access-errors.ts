@@ -6,7 +6,7 @@
  * the value it failed on.
  */
 import { randomBytes } from 'node:crypto';
-import { ApiError, forbidden } from '../errors.js';
+import { ApiError, forbidden } from '../../errors.js';
 import type { HiddenColumns } from './access.js';
 
 /**

@@ -8,7 +8,7 @@
  * `REFUSED_ENGINE_FUNCTIONS` (refused-functions.ts) names, with a reason, every function the
  * engine has that is not allowed; a test fails when the engine offers one that is in neither list.
  */
-import { badRequest } from '../errors.js';
+import { badRequest } from '../../errors.js';
 import { fieldNames, isObject, type Json } from './ast.js';
 import { refusalReason } from './refused-functions.js';
 

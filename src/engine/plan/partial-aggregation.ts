@@ -12,13 +12,13 @@
  * tables only min/max (grouping changes how often their rows join).
  */
 import type { ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../catalog/sources.js';
-import type { ColumnDef } from '../catalog/types.js';
-import { castMayFail, type PartialAggregate, type RowConnector } from '../connectors/types.js';
-import type { BoundStatement } from './bind.js';
-import type { ScanPlan } from './plan.js';
-import { CannotPushDown } from '../connectors/sql/predicate.js';
-import { conjuncts, fieldNames, isObject, lower, walk, type Json } from './ast.js';
+import type { SourceRegistry } from '../../catalog/sources.js';
+import type { ColumnDef } from '../../catalog/types.js';
+import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
+import type { BoundStatement } from '../front/bind.js';
+import type { ScanPlan } from './scans.js';
+import { CannotPushDown } from '../../connectors/sql/predicate.js';
+import { conjuncts, fieldNames, isObject, lower, walk, type Json } from '../front/ast.js';
 
 export interface PartialAggregation {
   /** The statement the engine runs over the partial results. */

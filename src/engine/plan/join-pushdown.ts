@@ -10,13 +10,13 @@
  * superset). Inner joins only, no subqueries, every column reference qualified.
  */
 import type { ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../catalog/sources.js';
-import type { ColumnDef, SourceDef } from '../catalog/types.js';
-import { castMayFail, type RawType, type RowConnector } from '../connectors/types.js';
-import { conjuncts, fieldNames, isObject, lower, walk, type Json } from './ast.js';
-import type { BoundStatement } from './bind.js';
-import type { ScanPlan } from './plan.js';
-import { CannotPushDown } from '../connectors/sql/predicate.js';
+import type { SourceRegistry } from '../../catalog/sources.js';
+import type { ColumnDef, SourceDef } from '../../catalog/types.js';
+import { castMayFail, type RawType, type RowConnector } from '../../connectors/types.js';
+import { conjuncts, fieldNames, isObject, lower, walk, type Json } from '../front/ast.js';
+import type { BoundStatement } from '../front/bind.js';
+import type { ScanPlan } from './scans.js';
+import { CannotPushDown } from '../../connectors/sql/predicate.js';
 
 export interface JoinGroup {
   /** The engine relation the joined rows are loaded into. */

@@ -4,7 +4,7 @@
  */
 import { loadModule, parseSync } from 'libpg-query';
 import type { ParseResult } from '@pgsql/types';
-import { ApiError, isStackOverflow, statementTooComplex } from '../errors.js';
+import { ApiError, isStackOverflow, statementTooComplex } from '../../errors.js';
 
 export const SYNTAX_ERROR_TITLE = 'SQL syntax error';
 

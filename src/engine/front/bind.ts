@@ -7,10 +7,10 @@
  * names (RangeVar, ColumnRef, FuncCall, RangeFunction).
  */
 import type { ParseResult } from '@pgsql/types';
-import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
-import { badRequest, notFound } from '../errors.js';
-import type { AccessPolicy } from '../security/permissions.js';
-import { applyAccess, type HiddenColumns } from './access.js';
+import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
+import { badRequest, notFound } from '../../errors.js';
+import type { AccessPolicy } from '../../security/permissions.js';
+import { applyAccess, type HiddenColumns } from '../access/access.js';
 import { checkAllowed } from './allow-list.js';
 import { fieldNames, isObject, walk, type Json } from './ast.js';
 

@@ -9,7 +9,7 @@
 import type { ColumnDef } from '../../catalog/types.js';
 import type { RawType, RowConnector } from '../../connectors/types.js';
 import { castMayFail } from '../../connectors/types.js';
-import { fieldNames, isObject, lower, sortTarget, type Json } from '../ast.js';
+import { fieldNames, isObject, lower, sortTarget, type Json } from '../front/ast.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
 
 export interface SourceSelect {

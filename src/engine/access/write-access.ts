@@ -3,14 +3,14 @@
  * columns, which target columns it may read, what a row condition does to it, and the checks
  * that new rows of a conditioned INSERT must pass. The write itself is dml.ts's.
  */
-import { vdbOwn } from './allow-list.js';
-import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
-import type { ColumnDef } from '../catalog/types.js';
-import { forbidden } from '../errors.js';
-import type { AccessPolicy } from '../security/permissions.js';
+import { vdbOwn } from '../front/allow-list.js';
+import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
+import type { ColumnDef } from '../../catalog/types.js';
+import { forbidden } from '../../errors.js';
+import type { AccessPolicy } from '../../security/permissions.js';
 import { anyOfConditions, applyAccess, requalify, trustTablesOf, type AccessRewrite } from './access.js';
-import { fieldNames, isObject, walk, type Json } from './ast.js';
-import { parseExpression } from './parse.js';
+import { fieldNames, isObject, walk, type Json } from '../front/ast.js';
+import { parseExpression } from '../front/parse.js';
 
 /**
  * The write permissions of a statement: CREATE on the columns an INSERT fills, UPDATE on the

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBConnection, DuckDBInstance, type DuckDBType } from '@duckdb/node-api';
 
 export interface DuckRuntimeOptions {
   fileRoots: readonly string[];
@@ -74,5 +74,15 @@ export class DuckRuntime {
 
   close(): void {
     this.instance.closeSync();
+  }
+}
+
+/** The result columns of `sql` (names and types), from preparing it without running it. */
+export async function describe(connection: DuckDBConnection, sql: string): Promise<Array<{ name: string; type: DuckDBType }>> {
+  const prepared = await connection.prepare(sql);
+  try {
+    return Array.from({ length: prepared.columnCount }, (_, i) => ({ name: prepared.columnName(i), type: prepared.columnType(i) }));
+  } finally {
+    prepared.destroySync();
   }
 }

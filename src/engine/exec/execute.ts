@@ -4,17 +4,17 @@
  * The result itself is read by the caller (streamed, or materialised for pagination).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { literalOf, type SourceRegistry } from '../catalog/sources.js';
-import type { UserDef } from '../catalog/types.js';
-import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../results/json.js';
-import type { BoundStatement, BoundTable } from './bind.js';
-import { quoteIdent, type DuckRuntime } from './duckdb.js';
+import { literalOf, type SourceRegistry } from '../../catalog/sources.js';
+import type { UserDef } from '../../catalog/types.js';
+import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../../results/json.js';
+import type { BoundStatement, BoundTable } from '../front/bind.js';
+import { describe, quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
 import { engineSql, filteredSql } from './engine-dialect.js';
 import { engineError, isInterrupt } from './errors.js';
-import { dependentKeys, dropLoad, estimate, loadJoinGroup, loadRows } from './load.js';
-import { planStatement, type StatementPlan } from './planner.js';
+import { dependentKeys, dropLoad, estimate, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
+import { planStatement, type StatementPlan } from '../plan/planner.js';
 import type { ParseResult } from '@pgsql/types';
-import { isObject, walk, type Json } from './ast.js';
+import { isObject, walk, type Json } from '../front/ast.js';
 
 /** Rows [offset, offset + limit) of a result. */
 export interface ResultWindow {
@@ -112,14 +112,9 @@ export interface ExecuteOptions {
   /** Push projections and conditions to the sources (off: read whole tables). */
   pushdown: boolean;
   /** Dependent joins: most distinct keys sent to another source, and keys per statement. */
-  dependentJoin: { maxKeys: number; batchSize: number };
+  dependentJoin: DependentJoinLimits;
 }
 
-/** A statement sent to a source, as EXPLAIN and the query log show it. */
-export interface SourceQuery {
-  source: string;
-  sql: string;
-}
 
 /** Loads what a plan reads from sources (joins at a source, then scans); returns the relations it made. */
 async function loadPlanned(
@@ -287,14 +282,6 @@ function interruptOnAbort(connection: DuckDBConnection, signal: AbortSignal): { 
   };
 }
 
-export async function describe(connection: DuckDBConnection, sql: string): Promise<ResultColumn[]> {
-  const prepared = await connection.prepare(sql);
-  try {
-    return Array.from({ length: prepared.columnCount }, (_, i) => ({ name: prepared.columnName(i), type: prepared.columnType(i) }));
-  } finally {
-    prepared.destroySync();
-  }
-}
 
 /** The file source whose folder a failed read's message names. */
 function fileSourceOf(tables: readonly BoundTable[]): (message: string) => string | null {

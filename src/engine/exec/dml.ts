@@ -12,18 +12,18 @@
  */
 import type { ParseResult } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
-import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
-import type { ColumnDef, SourceDef } from '../catalog/types.js';
-import type { RowConnector } from '../connectors/types.js';
-import { SourceUnreachableError } from '../connectors/types.js';
-import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../errors.js';
-import type { AccessPolicy } from '../security/permissions.js';
-import { anyOfConditions, replaceUserFunctions, requalify } from './access.js';
-import { ownMessage, withholdDataErrors } from './access-errors.js';
-import { allOf, applyWriteAccess, checkConflictUpdate, checkedRows, checkTargetReads, checkWritePermission, outsideCondition } from './write-access.js';
+import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
+import type { ColumnDef, SourceDef } from '../../catalog/types.js';
+import type { RowConnector } from '../../connectors/types.js';
+import { SourceUnreachableError } from '../../connectors/types.js';
+import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../../errors.js';
+import type { AccessPolicy } from '../../security/permissions.js';
+import { anyOfConditions, replaceUserFunctions, requalify } from '../access/access.js';
+import { ownMessage, withholdDataErrors } from '../access/access-errors.js';
+import { allOf, applyWriteAccess, checkConflictUpdate, checkedRows, checkTargetReads, checkWritePermission, outsideCondition } from '../access/write-access.js';
 import type { StaticResult } from './static-result.js';
-import { fieldNames, isObject, walk, type Json } from './ast.js';
-import { SAFE_FUNCTIONS, SAFE_TYPES } from './whole.js';
+import { fieldNames, isObject, walk, type Json } from '../front/ast.js';
+import { SAFE_FUNCTIONS, SAFE_TYPES } from '../plan/whole.js';
 
 /** What runs a statement's SELECT in the engine and hands its rows over as text, in batches. */
 export type SelectRows = (select: ParseResult, signal: AbortSignal) => Promise<{ columns: number; rows: AsyncIterable<Array<string | null>[]>; close(): void }>;

@@ -3,7 +3,7 @@
  * an interruption is the caller's timeout or cancellation, anything else a logged 500.
  * Internal relation names in messages are turned back into the names the user wrote.
  */
-import { ApiError, sourceFailed } from '../errors.js';
+import { ApiError, sourceFailed } from '../../errors.js';
 
 const USER_ERRORS = /^(Parser|Binder|Catalog|Conversion|Invalid Input|Out of Range|Not implemented|Constraint|Syntax|Dependency|Invalid type|Type mismatch|Mismatch Type) Error:/i;
 

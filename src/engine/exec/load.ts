@@ -5,16 +5,27 @@
  * lists, and joins computed by a source.
  */
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
-import type { ResolvedTable, SourceRegistry } from '../catalog/sources.js';
-import type { ColumnDef } from '../catalog/types.js';
-import { SourceUnreachableError, type RawType, type RowConnector } from '../connectors/types.js';
-import { ApiError, messageOf, sourceFailed } from '../errors.js';
-import type { Json } from './ast.js';
-import { quoteIdent } from './duckdb.js';
+import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
+import type { ColumnDef } from '../../catalog/types.js';
+import { SourceUnreachableError, type RawType, type RowConnector } from '../../connectors/types.js';
+import { ApiError, messageOf, sourceFailed } from '../../errors.js';
+import type { Json } from '../front/ast.js';
+import { quoteIdent } from '../../runtime/duckdb.js';
 import { filteredSql } from './engine-dialect.js';
-import type { ExecuteOptions, SourceQuery } from './execute.js';
-import type { JoinGroup } from './join-pushdown.js';
-import type { ScanPlan } from './plan.js';
+import type { JoinGroup } from '../plan/join-pushdown.js';
+import type { ScanPlan } from '../plan/scans.js';
+
+/** A statement sent to a source, as EXPLAIN and the query log show it. */
+export interface SourceQuery {
+  source: string;
+  sql: string;
+}
+
+/** Dependent joins: most distinct keys sent to another source, and keys per statement. */
+export interface DependentJoinLimits {
+  maxKeys: number;
+  batchSize: number;
+}
 
 /**
  * TRY_CAST of a raw value to `type`. Text to a wide decimal (more than 18 digits) is slow in the
@@ -79,7 +90,7 @@ export async function dependentKeys(
   registry: SourceRegistry,
   plan: ScanPlan,
   loaded: ReadonlySet<string>,
-  limits: ExecuteOptions['dependentJoin'],
+  limits: DependentJoinLimits,
 ): Promise<string[] | null> {
   const resolved = plan.bound.resolved;
   if (resolved.kind !== 'rows') return null;

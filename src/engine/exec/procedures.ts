@@ -12,17 +12,17 @@
  *
  * Arguments are positional or named (name => 'x'); props are `key=value,key=value` strings.
  */
-import type { SourceRegistry } from '../catalog/sources.js';
-import { parseProps, sourceFromSpec } from '../catalog/source-spec.js';
-import type { UserDef } from '../catalog/types.js';
-import { ApiError, badRequest, notFound } from '../errors.js';
-import type { AuditLog } from '../security/audit-log.js';
-import type { InviteService } from '../security/invites.js';
-import type { UserService } from '../security/users.js';
-import { canonicalPermissions, parseResource, type AccessPolicy } from '../security/permissions.js';
-import { walk } from './ast.js';
-import { quoteIdent } from './duckdb.js';
-import { parseExpression } from './parse.js';
+import type { SourceRegistry } from '../../catalog/sources.js';
+import { parseProps, sourceFromSpec } from '../../catalog/source-spec.js';
+import type { UserDef } from '../../catalog/types.js';
+import { ApiError, badRequest, notFound } from '../../errors.js';
+import type { AuditLog } from '../../security/audit-log.js';
+import type { InviteService } from '../../security/invites.js';
+import type { UserService } from '../../security/users.js';
+import { canonicalPermissions, parseResource, type AccessPolicy } from '../../security/permissions.js';
+import { walk } from '../front/ast.js';
+import { quoteIdent } from '../../runtime/duckdb.js';
+import { parseExpression } from '../front/parse.js';
 import type { StaticResult } from './static-result.js';
 
 export type ProcedureResult = StaticResult;

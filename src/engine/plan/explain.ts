@@ -2,12 +2,12 @@
  * EXPLAIN <statement>: the plan as rows, one per step: what each source is asked (the exact
  * statement it receives) and what the engine runs over the results. Nothing is executed.
  */
-import { engineSql } from './engine-dialect.js';
-import type { SourceRegistry } from '../catalog/sources.js';
-import type { RowConnector } from '../connectors/types.js';
-import type { BoundStatement } from './bind.js';
+import { engineSql } from '../exec/engine-dialect.js';
+import type { SourceRegistry } from '../../catalog/sources.js';
+import type { RowConnector } from '../../connectors/types.js';
+import type { BoundStatement } from '../front/bind.js';
 import { planStatement } from './planner.js';
-import type { StaticResult } from './static-result.js';
+import type { StaticResult } from '../exec/static-result.js';
 import type { WholePlan } from './whole.js';
 
 export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean): StaticResult {
