@@ -82,8 +82,7 @@ export function settings(): { pg: PgSettings; my: MySettings; parquetDir: string
 
 const hash = (id: string, multiplier: number) => `((${id} * ${multiplier}) % 2147483647)`;
 
-const cases = (expr: string, values: string[]) =>
-  `CASE ${expr} ${values.map((v, i) => `WHEN ${i} THEN '${v}'`).join(' ')} END`;
+const cases = (expr: string, values: string[]) => `CASE ${expr} ${values.map((v, i) => `WHEN ${i} THEN '${v}'`).join(' ')} END`;
 
 const STATUSES = ['new', 'paid', 'shipped', 'cancelled', 'returned'];
 const COUNTRIES = ['US', 'DE', 'FR', 'GB', 'JP', 'BR', 'IN', 'CA', 'AU', 'NL'];
@@ -178,8 +177,11 @@ async function setUpPostgres(settings: PgSettings, expected: Checksum): Promise<
     // Hint bits and visibility map set now, not during the first timed read; planner statistics.
     await client.query('VACUUM (ANALYZE) bench_orders');
     const current = asChecksum((await client.query(ORDERS_CHECK('public.bench_orders'))).rows[0]);
-    if (!same(current, expected)) throw new Error(`PostgreSQL bench_orders differs from the reference: ${current.join('/')} vs ${expected.join('/')}`);
-    log(`PostgreSQL bench_orders: created ${ORDERS_ROWS.toLocaleString('en-US')} rows in ${((performance.now() - start) / 1000).toFixed(1)} s`);
+    if (!same(current, expected))
+      throw new Error(`PostgreSQL bench_orders differs from the reference: ${current.join('/')} vs ${expected.join('/')}`);
+    log(
+      `PostgreSQL bench_orders: created ${ORDERS_ROWS.toLocaleString('en-US')} rows in ${((performance.now() - start) / 1000).toFixed(1)} s`,
+    );
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
@@ -210,8 +212,11 @@ async function setUpMariadb(settings: MySettings, expected: Checksum): Promise<v
     await connection.query('ANALYZE TABLE bench_customers');
     const [rows] = await connection.query<mysql.RowDataPacket[]>(CUSTOMERS_CHECK('bench_customers'));
     const current = asChecksum(rows[0]);
-    if (!same(current, expected)) throw new Error(`MariaDB bench_customers differs from the reference: ${current.join('/')} vs ${expected.join('/')}`);
-    log(`MariaDB bench_customers: created ${CUSTOMERS_ROWS.toLocaleString('en-US')} rows in ${((performance.now() - start) / 1000).toFixed(1)} s`);
+    if (!same(current, expected))
+      throw new Error(`MariaDB bench_customers differs from the reference: ${current.join('/')} vs ${expected.join('/')}`);
+    log(
+      `MariaDB bench_customers: created ${CUSTOMERS_ROWS.toLocaleString('en-US')} rows in ${((performance.now() - start) / 1000).toFixed(1)} s`,
+    );
   } finally {
     await connection.end();
   }

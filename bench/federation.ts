@@ -33,7 +33,6 @@ import { median, table, type Measured, type RunResult } from './measure.js';
 const WARMUP = 1;
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3) || 3);
 
-
 const SELECT_ALL = 'SELECT * FROM bench_orders';
 const joinSql = (orders: string, customers: string) =>
   `SELECT c.country, count(*), sum(o.amount) FROM ${orders} o JOIN ${customers} c ON c.id = o.customer_id ` +
@@ -73,7 +72,6 @@ async function measure(name: string, bench: Bench): Promise<Measured> {
 // ---------------------------------------------------------------------------------------------
 // vdb over HTTP (as in query-100k.ts)
 
-
 /** Adds the two sources through POST /rest/api/source: `pg` (PostgreSQL) and `my` (MariaDB). */
 async function addSources(server: VdbServer, auth: Auth, data: BenchData): Promise<void> {
   const props = (entries: Record<string, string | number | undefined>) =>
@@ -85,12 +83,24 @@ async function addSources(server: VdbServer, auth: Auth, data: BenchData): Promi
     {
       name: 'pg',
       template: 'postgresql',
-      connectionProps: props({ host: data.pg.host, port: data.pg.port, db: data.pg.database, 'user-name': data.pg.user, password: data.pg.password }),
+      connectionProps: props({
+        host: data.pg.host,
+        port: data.pg.port,
+        db: data.pg.database,
+        'user-name': data.pg.user,
+        password: data.pg.password,
+      }),
     },
     {
       name: 'my',
       template: 'mysql',
-      connectionProps: props({ host: data.my.host, port: data.my.port, db: data.my.database, 'user-name': data.my.user, password: data.my.password }),
+      connectionProps: props({
+        host: data.my.host,
+        port: data.my.port,
+        db: data.my.database,
+        'user-name': data.my.user,
+        password: data.my.password,
+      }),
     },
   ];
   for (const source of sources) {
@@ -374,7 +384,12 @@ function handPlan(client: pg.Client, my: mysql.Connection, onRows: (rows: unknow
 
 const fmt = (n: number, digits = 1) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
-function report(title: string, results: Measured[], rowCount: number | null, baselines: Array<{ label: string; of: Measured | null }>): string {
+function report(
+  title: string,
+  results: Measured[],
+  rowCount: number | null,
+  baselines: Array<{ label: string; of: Measured | null }>,
+): string {
   const headers = [title, 'median ms', 'min ms', 'TTFB ms', ...(rowCount ? ['rows/s', 'MB'] : []), ...baselines.map((b) => `÷ ${b.label}`)];
   const rows = results.map((r) => {
     const med = medianMs(r);
@@ -444,7 +459,7 @@ async function main(): Promise<void> {
     driverA = await measure("pg driver, rowMode 'array', default parsers", pgDriver(client, 'default'));
     partA.push(driverA);
     partA.push(await measure("pg driver, rowMode 'array', text passthrough", pgDriver(client, 'text')));
-    partA.push(await measure("pg driver, default parsers + JSON.stringify", pgDriver(client, 'json')));
+    partA.push(await measure('pg driver, default parsers + JSON.stringify', pgDriver(client, 'json')));
     copyA = await measure('pg COPY (SELECT ...) TO STDOUT, text', pgCopy(client));
     partA.push(copyA);
 
@@ -493,7 +508,9 @@ async function main(): Promise<void> {
     partB.push(duckB);
     const myConnection = await mysql.createConnection({ ...data.my });
     try {
-      partB.push(await measure('reference: hand-written dependent join + partial agg.', handPlan(client, myConnection, keep('hand-written plan'))));
+      partB.push(
+        await measure('reference: hand-written dependent join + partial agg.', handPlan(client, myConnection, keep('hand-written plan'))),
+      );
     } finally {
       await myConnection.end();
     }
@@ -506,7 +523,9 @@ async function main(): Promise<void> {
         );
       }
     }
-    notes.push(`join answers identical (${answers.map((a) => a.name).join(', ')}): ${reference.groups.size} groups, count and sum rounded to cents`);
+    notes.push(
+      `join answers identical (${answers.map((a) => a.name).join(', ')}): ${reference.groups.size} groups, count and sum rounded to cents`,
+    );
     groupsTable = table(
       ['country', 'count', 'sum(amount)'],
       [...reference.groups].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, ...v.split('|')]),

@@ -16,7 +16,19 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { jsonRowsSql, type ResultColumn } from '../src/results/json.js';
-import { agent, BASIC, CLI, expectStatus, login, request, ROOT, startVdb, type Auth, type HttpAnswer, type VdbServer } from './vdb-server.js';
+import {
+  agent,
+  BASIC,
+  CLI,
+  expectStatus,
+  login,
+  request,
+  ROOT,
+  startVdb,
+  type Auth,
+  type HttpAnswer,
+  type VdbServer,
+} from './vdb-server.js';
 import { median, table, type Measured, type RunResult } from './measure.js';
 
 const WARMUP = 2;
@@ -25,10 +37,8 @@ const EXPECTED_ROWS = 100_000;
 const SQL = 'SELECT * FROM files.events';
 const PAGE_LIMIT = 10_000;
 
-
 // ---------------------------------------------------------------------------------------------
 // Measurement
-
 
 async function measure(name: string, run: () => Promise<RunResult>, verify: () => void): Promise<Measured> {
   for (let i = 0; i < WARMUP; i++) await run();
@@ -57,7 +67,10 @@ function parseRows(chunks: Buffer[], what: string): unknown[] {
 function checkRows(rows: unknown[], what: string, shape: 'array' | 'object'): void {
   if (rows.length !== EXPECTED_ROWS) throw new Error(`${what}: expected ${EXPECTED_ROWS} rows, got ${rows.length}`);
   const first = rows[0];
-  const ok = shape === 'array' ? Array.isArray(first) && first.length === 6 : !!first && typeof first === 'object' && !Array.isArray(first) && Object.keys(first).length === 6;
+  const ok =
+    shape === 'array'
+      ? Array.isArray(first) && first.length === 6
+      : !!first && typeof first === 'object' && !Array.isArray(first) && Object.keys(first).length === 6;
   if (!ok) throw new Error(`${what}: unexpected row shape: ${JSON.stringify(first)}`);
 }
 

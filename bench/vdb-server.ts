@@ -161,4 +161,3 @@ export async function login(server: VdbServer, username = 'admin', password = PA
   const { token } = JSON.parse(text(answer)) as { token: string };
   return { 'x-auth-token': token };
 }
-

@@ -116,30 +116,70 @@ interface Country {
 }
 
 const COUNTRIES: Country[] = [
-  { code: 'DE', name: 'Germany', region: 'Europe', currency: 'EUR',
+  {
+    code: 'DE',
+    name: 'Germany',
+    region: 'Europe',
+    currency: 'EUR',
     first: ['Anna', 'Lukas', 'Sophie', 'Jonas', 'Marie', 'Felix'],
-    last: ['Müller', 'Schmidt', 'Schneider', 'Fischer', 'Weber', 'Becker'] },
-  { code: 'US', name: 'United States', region: 'North America', currency: 'USD',
+    last: ['Müller', 'Schmidt', 'Schneider', 'Fischer', 'Weber', 'Becker'],
+  },
+  {
+    code: 'US',
+    name: 'United States',
+    region: 'North America',
+    currency: 'USD',
     first: ['Emma', 'Liam', 'Olivia', 'Noah', 'Ava', 'James'],
-    last: ['Smith', 'Johnson', 'Williams', 'Brown', 'Jones', 'Miller'] },
-  { code: 'FR', name: 'France', region: 'Europe', currency: 'EUR',
+    last: ['Smith', 'Johnson', 'Williams', 'Brown', 'Jones', 'Miller'],
+  },
+  {
+    code: 'FR',
+    name: 'France',
+    region: 'Europe',
+    currency: 'EUR',
     first: ['Léa', 'Hugo', 'Chloé', 'Louis', 'Camille', 'Théo'],
-    last: ['Martin', 'Bernard', 'Dubois', 'Thomas', 'Robert', 'Lefèvre'] },
-  { code: 'GB', name: 'United Kingdom', region: 'Europe', currency: 'GBP',
+    last: ['Martin', 'Bernard', 'Dubois', 'Thomas', 'Robert', 'Lefèvre'],
+  },
+  {
+    code: 'GB',
+    name: 'United Kingdom',
+    region: 'Europe',
+    currency: 'GBP',
     first: ['Oliver', 'Amelia', 'George', 'Isla', 'Harry', 'Grace'],
-    last: ["O'Brien", 'Taylor', 'Davies', 'Evans', 'Wilson', 'Roberts'] },
-  { code: 'NL', name: 'Netherlands', region: 'Europe', currency: 'EUR',
+    last: ["O'Brien", 'Taylor', 'Davies', 'Evans', 'Wilson', 'Roberts'],
+  },
+  {
+    code: 'NL',
+    name: 'Netherlands',
+    region: 'Europe',
+    currency: 'EUR',
     first: ['Daan', 'Julia', 'Sem', 'Tess', 'Lucas', 'Fenna'],
-    last: ['de Jong', 'Jansen', 'de Vries', 'van den Berg', 'Bakker', 'Visser'] },
-  { code: 'ES', name: 'Spain', region: 'Europe', currency: 'EUR',
+    last: ['de Jong', 'Jansen', 'de Vries', 'van den Berg', 'Bakker', 'Visser'],
+  },
+  {
+    code: 'ES',
+    name: 'Spain',
+    region: 'Europe',
+    currency: 'EUR',
     first: ['Lucía', 'Hugo', 'Martina', 'Mateo', 'Sofía', 'Pablo'],
-    last: ['García', 'Fernández', 'González', 'Rodríguez', 'López', 'Martínez'] },
-  { code: 'IT', name: 'Italy', region: 'Europe', currency: 'EUR',
+    last: ['García', 'Fernández', 'González', 'Rodríguez', 'López', 'Martínez'],
+  },
+  {
+    code: 'IT',
+    name: 'Italy',
+    region: 'Europe',
+    currency: 'EUR',
     first: ['Giulia', 'Leonardo', 'Francesca', 'Alessandro', 'Chiara', 'Marco'],
-    last: ['Rossi', 'Russo', 'Ferrari', 'Esposito', 'Bianchi', 'Romano'] },
-  { code: 'JP', name: 'Japan', region: 'Asia', currency: 'JPY',
+    last: ['Rossi', 'Russo', 'Ferrari', 'Esposito', 'Bianchi', 'Romano'],
+  },
+  {
+    code: 'JP',
+    name: 'Japan',
+    region: 'Asia',
+    currency: 'JPY',
     first: ['Haruto', 'Yui', 'Sota', 'Hina', 'Ren', 'Aoi'],
-    last: ['Sato', 'Suzuki', 'Takahashi', 'Tanaka', 'Watanabe', 'Ito'] },
+    last: ['Sato', 'Suzuki', 'Takahashi', 'Tanaka', 'Watanabe', 'Ito'],
+  },
 ];
 
 /** Approximate EUR value of one unit of each currency at the start of 2025. */
@@ -155,14 +195,44 @@ const CURRENCIES: [string, number][] = [
 ];
 
 const CATEGORIES: { name: string; prefix: string; items: string[]; price: [number, number] }[] = [
-  { name: 'electronics', prefix: 'ELE', items: ['Headphones', 'USB-C Hub', 'Webcam', 'Keyboard', 'Mouse', 'Monitor Arm', 'Power Bank'], price: [15, 250] },
-  { name: 'books', prefix: 'BOK', items: ['Cookbook', 'Novel', 'Travel Guide', 'SQL Handbook', 'Poetry Collection', 'Atlas'], price: [8, 45] },
-  { name: 'home', prefix: 'HOM', items: ['Desk Lamp', 'Throw Blanket', 'Coffee Mug', 'Wall Clock', 'Cushion', 'Vase', 'Candle Set'], price: [6, 90] },
-  { name: 'garden', prefix: 'GAR', items: ['Watering Can', 'Pruning Shears', 'Seed Kit', 'Planter', 'Hose Reel', 'Gloves'], price: [5, 120] },
-  { name: 'sports', prefix: 'SPO', items: ['Yoga Mat', 'Water Bottle', 'Jump Rope', 'Dumbbell Set', 'Running Belt', 'Tennis Balls', 'Foam Roller'], price: [7, 150] },
+  {
+    name: 'electronics',
+    prefix: 'ELE',
+    items: ['Headphones', 'USB-C Hub', 'Webcam', 'Keyboard', 'Mouse', 'Monitor Arm', 'Power Bank'],
+    price: [15, 250],
+  },
+  {
+    name: 'books',
+    prefix: 'BOK',
+    items: ['Cookbook', 'Novel', 'Travel Guide', 'SQL Handbook', 'Poetry Collection', 'Atlas'],
+    price: [8, 45],
+  },
+  {
+    name: 'home',
+    prefix: 'HOM',
+    items: ['Desk Lamp', 'Throw Blanket', 'Coffee Mug', 'Wall Clock', 'Cushion', 'Vase', 'Candle Set'],
+    price: [6, 90],
+  },
+  {
+    name: 'garden',
+    prefix: 'GAR',
+    items: ['Watering Can', 'Pruning Shears', 'Seed Kit', 'Planter', 'Hose Reel', 'Gloves'],
+    price: [5, 120],
+  },
+  {
+    name: 'sports',
+    prefix: 'SPO',
+    items: ['Yoga Mat', 'Water Bottle', 'Jump Rope', 'Dumbbell Set', 'Running Belt', 'Tennis Balls', 'Foam Roller'],
+    price: [7, 150],
+  },
   { name: 'toys', prefix: 'TOY', items: ['Puzzle', 'Building Blocks', 'Plush Bear', 'Board Game', 'Kite', 'Card Game'], price: [6, 70] },
   { name: 'clothing', prefix: 'CLO', items: ['T-Shirt', 'Hoodie', 'Socks (3-pack)', 'Rain Jacket', 'Beanie', 'Scarf'], price: [9, 140] },
-  { name: 'grocery', prefix: 'GRO', items: ['Espresso Beans', 'Green Tea', 'Olive Oil', 'Dark Chocolate', 'Honey', 'Maple Syrup'], price: [4, 35] },
+  {
+    name: 'grocery',
+    prefix: 'GRO',
+    items: ['Espresso Beans', 'Green Tea', 'Olive Oil', 'Dark Chocolate', 'Honey', 'Maple Syrup'],
+    price: [4, 35],
+  },
 ];
 const ADJECTIVES = ['Classic', 'Eco', 'Pro', 'Compact', 'Deluxe', 'Everyday', 'Premium', 'Mini'];
 
@@ -213,7 +283,11 @@ function makeCustomers(rng: Rng): Customer[] {
     const last = rng.pick(c.last);
     const email = rng.chance(0.06) ? null : `${slug(first)}.${slug(last)}${id}@example.com`;
     const country = rng.chance(0.04) ? null : c.code;
-    const segment = rng.weighted([['consumer', 60], ['smb', 30], ['enterprise', 10]] as const);
+    const segment = rng.weighted([
+      ['consumer', 60],
+      ['smb', 30],
+      ['enterprise', 10],
+    ] as const);
     out.push({ id, name: `${first} ${last}`, email, country, segment, created_at: isoDate(rng.int(start, end)) });
   }
   return out;
@@ -255,7 +329,13 @@ function makeOrders(rng: Rng, customers: Customer[], products: Product[]): Order
   for (let i = 0; i < N_ORDERS; i++) {
     const c = rng.weighted(customerWeights);
     const p = rng.weighted(productWeights);
-    const quantity = rng.weighted([[1, 60], [2, 22], [3, 10], [4, 5], [5, 3]] as const);
+    const quantity = rng.weighted([
+      [1, 60],
+      [2, 22],
+      [3, 10],
+      [4, 5],
+      [5, 3],
+    ] as const);
     const discount = rng.chance(0.15) ? rng.pick([0.05, 0.1, 0.2]) : 0;
     const from = Math.max(floor, dayNumber(c.created_at));
     const day = rng.int(from, end);
@@ -263,8 +343,18 @@ function makeOrders(rng: Rng, customers: Customer[], products: Product[]): Order
     const age = end - day;
     const status =
       age < 14
-        ? rng.weighted([['new', 50], ['paid', 35], ['shipped', 10], ['cancelled', 5]] as const)
-        : rng.weighted([['new', 3], ['paid', 30], ['shipped', 57], ['cancelled', 10]] as const);
+        ? rng.weighted([
+            ['new', 50],
+            ['paid', 35],
+            ['shipped', 10],
+            ['cancelled', 5],
+          ] as const)
+        : rng.weighted([
+            ['new', 3],
+            ['paid', 30],
+            ['shipped', 57],
+            ['cancelled', 10],
+          ] as const);
     orders.push({
       customer_id: c.id,
       product_id: p.id,
@@ -385,7 +475,7 @@ const REVIEW_TEXTS: (string | null)[] = [
   'Packaging was damaged, "contents" fine.',
   'Does what it says on the tin',
   'Would recommend to friends, family, and colleagues.',
-  "It's \"fine\", I guess, for the price",
+  'It\'s "fine", I guess, for the price',
   'Colour differs from the photo',
   'Ça marche très bien, merci!',
   'Sehr gut, schnelle Lieferung',
@@ -410,7 +500,13 @@ function writeReviews(rng: Rng, orders: Order[]): number {
     if (chosen.length >= N_REVIEWS) break;
     const day = c.day + rng.int(2, 40);
     if (day > end) continue;
-    const rating = rng.weighted([[1, 6], [2, 8], [3, 18], [4, 35], [5, 33]] as const);
+    const rating = rng.weighted([
+      [1, 6],
+      [2, 8],
+      [3, 18],
+      [4, 35],
+      [5, 33],
+    ] as const);
     chosen.push([c.product_id, c.customer_id, rating, isoDate(day), rng.pick(REVIEW_TEXTS)]);
   }
   chosen.sort((a, b) => String(a[3]).localeCompare(String(b[3])) || Number(a[0]) - Number(b[0]) || Number(a[1]) - Number(b[1]));
@@ -562,8 +658,17 @@ To convert amounts between currencies, join \`exchange_rates\` on the month-end 
 
 async function main(): Promise<void> {
   // Delete previous outputs (only the files this script owns).
-  for (const p of [SQLITE_PATH, `${SQLITE_PATH}-journal`, `${SQLITE_PATH}-wal`, `${SQLITE_PATH}-shm`,
-    REGIONS_PATH, RATES_PATH, EVENTS_PATH, REVIEWS_PATH, README_PATH]) {
+  for (const p of [
+    SQLITE_PATH,
+    `${SQLITE_PATH}-journal`,
+    `${SQLITE_PATH}-wal`,
+    `${SQLITE_PATH}-shm`,
+    REGIONS_PATH,
+    RATES_PATH,
+    EVENTS_PATH,
+    REVIEWS_PATH,
+    README_PATH,
+  ]) {
     rmSync(p, { force: true });
   }
   mkdirSync(FILES, { recursive: true });

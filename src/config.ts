@@ -131,7 +131,11 @@ function validate(config: Config): void {
       throw new Error(`configuration ${name} must be an integer of at least ${allowZero ? 0 : 1}, got ${JSON.stringify(value)}`);
     }
   }
-  for (const [name, value] of [['host', config.host], ['vdbName', config.vdbName], ['logLevel', config.logLevel]] as const) {
+  for (const [name, value] of [
+    ['host', config.host],
+    ['vdbName', config.vdbName],
+    ['logLevel', config.logLevel],
+  ] as const) {
     if (typeof value !== 'string' || value === '') throw new Error(`configuration ${name} must be a non-empty string`);
   }
   if (!Array.isArray(config.sources)) throw new Error('configuration sources must be a list');
@@ -154,9 +158,7 @@ function substituteEnv<T>(value: T, env: NodeJS.ProcessEnv, inProps = false): T 
   }
   if (Array.isArray(value)) return value.map((v) => substituteEnv(v, env)) as T;
   if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env, /(Props|Properties)$/.test(k))]),
-    ) as T;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env, /(Props|Properties)$/.test(k))])) as T;
   }
   return value;
 }
@@ -165,9 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   const dataDir = path.resolve(overrides.dataDir ?? env.VDB_DATA_DIR ?? 'data');
   const configFile = env.VDB_CONFIG ?? path.join(dataDir, 'vdb.config.json');
   if (env.VDB_CONFIG && !fs.existsSync(env.VDB_CONFIG)) throw new Error(`VDB_CONFIG names ${env.VDB_CONFIG}, which does not exist`);
-  const fromFile: ConfigOverrides = fs.existsSync(configFile)
-    ? (JSON.parse(fs.readFileSync(configFile, 'utf8')) as ConfigOverrides)
-    : {};
+  const fromFile: ConfigOverrides = fs.existsSync(configFile) ? (JSON.parse(fs.readFileSync(configFile, 'utf8')) as ConfigOverrides) : {};
   const fromEnv: ConfigOverrides = defined({
     host: env.VDB_HOST,
     port: int(env.PORT, 'PORT'),
@@ -212,10 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     engineMemoryLimit: merged.engineMemoryLimit ?? null,
     logLevel: merged.logLevel ?? 'info',
     pushdown: merged.pushdown ?? true,
-    tls:
-      env.VDB_TLS_CERT || env.VDB_TLS_KEY
-        ? { certFile: env.VDB_TLS_CERT ?? '', keyFile: env.VDB_TLS_KEY ?? '' }
-        : (merged.tls ?? null),
+    tls: env.VDB_TLS_CERT || env.VDB_TLS_KEY ? { certFile: env.VDB_TLS_CERT ?? '', keyFile: env.VDB_TLS_KEY ?? '' } : (merged.tls ?? null),
     dependentJoin: {
       maxKeys: 100_000,
       batchSize: 50_000,

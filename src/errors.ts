@@ -27,8 +27,7 @@ export const badRequest = (description: string, hint: string | null = null, titl
 export const notFound = (description: string, hint: string | null = null, title = 'Not found') =>
   new ApiError(404, title, description, hint);
 
-export const forbidden = (description: string, hint: string | null = null) =>
-  new ApiError(403, 'Forbidden', description, hint);
+export const forbidden = (description: string, hint: string | null = null) => new ApiError(403, 'Forbidden', description, hint);
 
 /** A data source failed (502) or could not be reached (503); the message names the source. */
 export const sourceFailed = (source: string, detail: string, unreachable: boolean) =>
@@ -57,7 +56,12 @@ export function messageOf(err: unknown): string {
  * the parser's depth check finds it or a recursion runs out of stack on it later.
  */
 export const statementTooComplex = () =>
-  new ApiError(400, 'Statement too complex', 'The statement nests expressions or subqueries too deeply for vdb.', 'Split long chains of operators (a + b + c ...) or deeply nested subqueries; an IN list or an array keeps a long list of values flat.');
+  new ApiError(
+    400,
+    'Statement too complex',
+    'The statement nests expressions or subqueries too deeply for vdb.',
+    'Split long chains of operators (a + b + c ...) or deeply nested subqueries; an IN list or an array keeps a long list of values flat.',
+  );
 
 /** Whether `err` is JavaScript's stack overflow. */
 export const isStackOverflow = (err: unknown) => err instanceof RangeError && /call stack/i.test(err.message);

@@ -94,7 +94,9 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
           return reader.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
         }),
       engineQuery: async (sql) =>
-        runtime.withConnection(async (connection) => (await connection.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>),
+        runtime.withConnection(
+          async (connection) => (await connection.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>,
+        ),
       parquetRowCount: async (file) =>
         runtime.withConnection(async (connection) => {
           const reader = await connection.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlLiteral(file)})`);
@@ -175,18 +177,20 @@ async function installDemo(config: Config, registry: SourceRegistry, log: Logger
   const target = path.join(defaultFileRoot(config.dataDir), 'demo');
   if (registry.findSource('shop') && registry.findSource('files')) return;
   fs.cpSync(DEMO_DIR, target, { recursive: true, dereference: true, filter: (src) => !src.endsWith('README.md') });
-  if (!registry.findSource('shop')) await registry.addSource({
-    name: 'shop',
-    kind: 'sqlite',
-    connection: { path: path.join(target, 'shop.sqlite') },
-    description: 'Demo: a small shop (customers, products, orders) in SQLite',
-  });
-  if (!registry.findSource('files')) await registry.addSource({
-    name: 'files',
-    kind: 'file',
-    connection: { ParentDirectory: path.join(target, 'files') },
-    description: 'Demo: CSV, Parquet and JSON files',
-  });
+  if (!registry.findSource('shop'))
+    await registry.addSource({
+      name: 'shop',
+      kind: 'sqlite',
+      connection: { path: path.join(target, 'shop.sqlite') },
+      description: 'Demo: a small shop (customers, products, orders) in SQLite',
+    });
+  if (!registry.findSource('files'))
+    await registry.addSource({
+      name: 'files',
+      kind: 'file',
+      connection: { ParentDirectory: path.join(target, 'files') },
+      description: 'Demo: CSV, Parquet and JSON files',
+    });
   log.info('demo sources "shop" and "files" attached');
 }
 
@@ -200,17 +204,18 @@ async function moveDemoIntoFileRoot(config: Config, store: CatalogStore, log: Lo
   const before = path.join(config.dataDir, 'demo');
   const after = path.join(defaultFileRoot(config.dataDir), 'demo');
   const inside = (value: string) => value === before || value.startsWith(before + path.sep);
-  const holders = (catalog: { sources: Array<{ connection: Record<string, string> }>; connections?: Array<{ connection: Record<string, string> }> }) => [
-    ...catalog.sources,
-    ...(catalog.connections ?? []),
-  ];
+  const holders = (catalog: {
+    sources: Array<{ connection: Record<string, string> }>;
+    connections?: Array<{ connection: Record<string, string> }>;
+  }) => [...catalog.sources, ...(catalog.connections ?? [])];
   const pointing = holders(store.current).some((s) => Object.values(s.connection).some(inside));
   if (!fs.existsSync(before) && !pointing) return;
   if (fs.existsSync(before) && !fs.existsSync(after)) fs.renameSync(before, after);
   if (pointing) {
     await store.update((catalog) => {
       for (const holder of holders(catalog)) {
-        for (const [key, value] of Object.entries(holder.connection)) if (inside(value)) holder.connection[key] = after + value.slice(before.length);
+        for (const [key, value] of Object.entries(holder.connection))
+          if (inside(value)) holder.connection[key] = after + value.slice(before.length);
       }
     });
   }

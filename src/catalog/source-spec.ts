@@ -42,7 +42,8 @@ export function parseProps(input: unknown, what: string): Record<string, string>
     for (const [k, v] of Object.entries(input)) out[k] = String(v);
     return out;
   }
-  if (typeof input !== 'string') throw badRequest(`"${what}" must be a string of key=value pairs.`, 'Example: "host=localhost,port=5432"', 'Invalid properties');
+  if (typeof input !== 'string')
+    throw badRequest(`"${what}" must be a string of key=value pairs.`, 'Example: "host=localhost,port=5432"', 'Invalid properties');
   const props: Record<string, string> = {};
   let key = '';
   let value = '';
@@ -50,7 +51,12 @@ export function parseProps(input: unknown, what: string): Record<string, string>
   const flush = () => {
     const k = key.trim();
     if (k === '' && !inValue && value === '') return;
-    if (k === '' || !inValue) throw badRequest(`"${what}" has an entry without key=value: "${key}".`, 'Separate entries with commas; escape a comma inside a value as \\,', 'Invalid properties');
+    if (k === '' || !inValue)
+      throw badRequest(
+        `"${what}" has an entry without key=value: "${key}".`,
+        'Separate entries with commas; escape a comma inside a value as \\,',
+        'Invalid properties',
+      );
     props[k] = value.trim();
     key = '';
     value = '';

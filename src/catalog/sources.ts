@@ -106,15 +106,29 @@ export class SourceRegistry {
 
   /** Stores a new view (or replaces one, keeping its identity). 409 when the name is taken otherwise. */
   async saveView(view: Omit<ViewDef, 'uid' | 'oid'>, replace: boolean): Promise<ViewDef> {
-    if (!NAME_RULE.test(view.schema)) throw badRequest(`"${view.schema}" is not a valid schema name.`, 'Use letters, digits and underscores, starting with a letter or underscore.');
+    if (!NAME_RULE.test(view.schema))
+      throw badRequest(
+        `"${view.schema}" is not a valid schema name.`,
+        'Use letters, digits and underscores, starting with a letter or underscore.',
+      );
     if (SYSTEM_SCHEMAS.some((s) => same(s, view.schema)) || this.findSource(view.schema)) {
-      throw new ApiError(409, 'Conflict', `Schema "${view.schema}" belongs to ${this.findSource(view.schema) ? 'a data source' : 'the system'}; views live in virtual schemas.`, 'Create the view in a schema of its own, e.g. views.name.');
+      throw new ApiError(
+        409,
+        'Conflict',
+        `Schema "${view.schema}" belongs to ${this.findSource(view.schema) ? 'a data source' : 'the system'}; views live in virtual schemas.`,
+        'Create the view in a schema of its own, e.g. views.name.',
+      );
     }
     return this.store.update((catalog) => {
       const views = catalog.views ?? [];
       const existing = views.find((v) => same(v.schema, view.schema) && same(v.name, view.name));
       if (existing && !replace) {
-        throw new ApiError(409, 'Conflict', `View ${existing.schema}.${existing.name} already exists.`, 'Use CREATE OR REPLACE VIEW, or DROP VIEW first.');
+        throw new ApiError(
+          409,
+          'Conflict',
+          `View ${existing.schema}.${existing.name} already exists.`,
+          'Use CREATE OR REPLACE VIEW, or DROP VIEW first.',
+        );
       }
       // A schema's name keeps the spelling of its first view.
       const schema = views.find((v) => same(v.schema, view.schema))?.schema ?? view.schema;
@@ -234,8 +248,17 @@ export class SourceRegistry {
         'Use letters, digits and underscores, starting with a letter or underscore (at most 63 characters).',
       );
     }
-    if (SYSTEM_SCHEMAS.some((s) => same(s, input.name)) || this.findSource(input.name) || this.virtualSchemas().some((v) => same(v, input.name))) {
-      throw new ApiError(409, 'Conflict', `A schema named "${input.name}" already exists.`, 'Choose another name or remove the existing source first.');
+    if (
+      SYSTEM_SCHEMAS.some((s) => same(s, input.name)) ||
+      this.findSource(input.name) ||
+      this.virtualSchemas().some((v) => same(v, input.name))
+    ) {
+      throw new ApiError(
+        409,
+        'Conflict',
+        `A schema named "${input.name}" already exists.`,
+        'Choose another name or remove the existing source first.',
+      );
     }
     const draft: SourceDef = {
       name: input.name,
@@ -287,7 +310,8 @@ export class SourceRegistry {
   /** The stored connection `name` with its secrets opened, or a 404. */
   connection(name: string): Pick<NewSource, 'kind' | 'connection' | 'secrets'> {
     const found = (this.store.current.connections ?? []).find((c) => same(c.name, name));
-    if (!found) throw notFound(`Connection "${name}" does not exist.`, 'Create it first with SYSADMIN.createConnection.', 'Unknown connection');
+    if (!found)
+      throw notFound(`Connection "${name}" does not exist.`, 'Create it first with SYSADMIN.createConnection.', 'Unknown connection');
     const secrets = Object.fromEntries(Object.entries(found.secrets).map(([k, v]) => [k, this.context.openSecret(v)]));
     return { kind: found.kind, connection: found.connection, secrets };
   }
@@ -413,8 +437,16 @@ export class SourceRegistry {
     // What sources were asked for a statement over narrowed data may name values beyond the user's view.
     const sourceQueries = table.columns.findIndex((c) => c.name === 'SourceQueries');
     if (sourceQueries < 0) return own;
-    const withheld = new Set(this.queryLog().filter((e) => e.narrowed).map((e) => e.id));
-    return own.map((row) => (withheld.has(Number(row[0])) ? row.map((v, i) => (i === sourceQueries && v !== null ? '(withheld: the statement read data narrowed by your permissions)' : v)) : row));
+    const withheld = new Set(
+      this.queryLog()
+        .filter((e) => e.narrowed)
+        .map((e) => e.id),
+    );
+    return own.map((row) =>
+      withheld.has(Number(row[0]))
+        ? row.map((v, i) => (i === sourceQueries && v !== null ? '(withheld: the statement read data narrowed by your permissions)' : v))
+        : row,
+    );
   }
 
   private async refreshSystemTables(tables: SystemTable[]): Promise<void> {

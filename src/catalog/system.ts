@@ -69,9 +69,7 @@ interface TableEntry {
 
 /** Every table of the virtual database, system tables included, in a stable order. */
 function allTables(catalog: CatalogData): TableEntry[] {
-  const user = catalog.sources.flatMap((source) =>
-    source.tables.map((table) => ({ schema: source.name, table, source })),
-  );
+  const user = catalog.sources.flatMap((source) => source.tables.map((table) => ({ schema: source.name, table, source })));
   const system = SYSTEM_TABLES.map((t) => ({ schema: t.schema, table: t.def, source: null }));
   const views = (catalog.views ?? []).map((v) => ({ schema: v.schema, table: v as TableDef, source: null }));
   return [...system, ...user, ...views];
@@ -230,7 +228,15 @@ export const SYSTEM_TABLES: SystemTable[] = [
       ['CreatedAt', 'VARCHAR'],
     ],
     ({ catalog }) =>
-      catalog.users.map((u): SystemValue[] => [u.name, u.kind, u.provider ?? null, u.databaseUsername, u.rest, u.roles.join(','), u.createdAt]),
+      catalog.users.map((u): SystemValue[] => [
+        u.name,
+        u.kind,
+        u.provider ?? null,
+        u.databaseUsername,
+        u.rest,
+        u.roles.join(','),
+        u.createdAt,
+      ]),
   ),
   systemTable(
     'SYSADMIN',

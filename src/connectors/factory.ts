@@ -31,9 +31,6 @@ export function createConnector(source: SourceDef, context: ConnectorContext): C
     case 'duckdb':
       return new DuckdbConnector(source, context);
     default:
-      throw badRequest(
-        `Data sources of kind "${source.kind}" are not supported yet.`,
-        `Supported kinds: ${SUPPORTED_KINDS.join(', ')}.`,
-      );
+      throw badRequest(`Data sources of kind "${source.kind}" are not supported yet.`, `Supported kinds: ${SUPPORTED_KINDS.join(', ')}.`);
   }
 }

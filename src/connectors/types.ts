@@ -114,7 +114,12 @@ export interface WholeStatementConnector extends RowConnector {
   /** The result columns of a statement, without running it; rejects when the source refuses it. */
   describeStatement(sql: string): Promise<StatementColumn[]>;
   /** The statement the source runs to write the rows of `sql` as JSON, in the requested shape and window. */
-  statementJsonSql(sql: string, columns: readonly StatementColumn[], shape: 'array' | 'object', window: { limit?: number; offset?: number }): string;
+  statementJsonSql(
+    sql: string,
+    columns: readonly StatementColumn[],
+    shape: 'array' | 'object',
+    window: { limit?: number; offset?: number },
+  ): string;
   /** The JSON texts of the rows of a `statementJsonSql` statement, as they arrive. */
   streamStatementJson(jsonSql: string, signal: AbortSignal, onRows?: (count: number) => void): AsyncGenerator<string>;
   /** The raw class of a result column's values in `statementRows`. */

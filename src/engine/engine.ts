@@ -45,7 +45,12 @@ export class Engine {
     if (access.readOnly) {
       const statement = tree.stmts?.[0]?.stmt as Json | undefined;
       if (isDml(statement) || (statement && ('CallStmt' in statement || 'ViewStmt' in statement || 'DropStmt' in statement))) {
-        throw new ApiError(403, 'Forbidden', 'A read-only API key may only read.', 'Use a key created with readOnly: false for writes and procedures.');
+        throw new ApiError(
+          403,
+          'Forbidden',
+          'A read-only API key may only read.',
+          'Use a key created with readOnly: false for writes and procedures.',
+        );
       }
     }
     return this.openTree(tree, user, signal, access.apiKey ?? false);
@@ -99,9 +104,15 @@ export class Engine {
     }
     if (statement && 'ExplainStmt' in statement) {
       const explainStmt = statement.ExplainStmt as Json;
-      const options = ((explainStmt.options as Json[] | undefined) ?? []).map((o) => String((o.DefElem as Json | undefined)?.defname ?? ''));
+      const options = ((explainStmt.options as Json[] | undefined) ?? []).map((o) =>
+        String((o.DefElem as Json | undefined)?.defname ?? ''),
+      );
       if (options.some((o) => o.toLowerCase() === 'analyze')) {
-        throw badRequest('EXPLAIN ANALYZE is not supported.', 'EXPLAIN shows the plan without running it; SYSLOG.QueryLog shows what ran, with durations.', 'Unsupported statement');
+        throw badRequest(
+          'EXPLAIN ANALYZE is not supported.',
+          'EXPLAIN shows the plan without running it; SYSLOG.QueryLog shows what ran, with durations.',
+          'Unsupported statement',
+        );
       }
       const inner = explainStmt.query;
       if (isDml(inner as Json)) {
@@ -128,7 +139,10 @@ export class Engine {
       // A whole statement the source refuses (unknown function, ...) runs federated, as execution does.
       const plan =
         route.kind === 'whole'
-          ? await route.plan.connector.describeStatement(route.plan.sql).then(() => explainWhole(route.plan), () => null)
+          ? await route.plan.connector.describeStatement(route.plan.sql).then(
+              () => explainWhole(route.plan),
+              () => null,
+            )
           : route.kind === 'source-select'
             ? explainWhole({ source: route.plan.source, sql: route.plan.pushed.sql })
             : null;

@@ -82,7 +82,11 @@ export class CursorStore {
   get(id: string, owner: string, resource: string): Cursor {
     const cursor = this.cursors.get(id);
     if (!cursor || cursor.owner !== owner || cursor.resource !== resource || this.isIdle(cursor)) {
-      throw notFound(`No result with requestId "${id}" exists for this user; it may have expired.`, 'Run the query again with pagination=true to get a new requestId.', 'Unknown requestId');
+      throw notFound(
+        `No result with requestId "${id}" exists for this user; it may have expired.`,
+        'Run the query again with pagination=true to get a new requestId.',
+        'Unknown requestId',
+      );
     }
     cursor.lastUsed = this.now();
     return cursor;

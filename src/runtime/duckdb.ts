@@ -30,9 +30,7 @@ export class DuckRuntime {
     });
     const setup = await instance.connect();
     try {
-      const allowed = options.fileRoots
-        .filter((dir) => fs.existsSync(dir))
-        .map((dir) => sqlLiteral(fs.realpathSync(dir) + path.sep));
+      const allowed = options.fileRoots.filter((dir) => fs.existsSync(dir)).map((dir) => sqlLiteral(fs.realpathSync(dir) + path.sep));
       const statements = [
         `SET temp_directory = ${sqlLiteral(options.spillDir)}`,
         options.memoryLimit ? `SET memory_limit = ${sqlLiteral(options.memoryLimit)}` : null,

@@ -57,7 +57,8 @@ export class ApiKeyService {
   async revoke(owner: UserDef, id: string): Promise<void> {
     await this.store.update((catalog) => {
       const keys = catalog.apiKeys ?? [];
-      if (!keys.some((k) => k.id === id && k.owner === owner.name)) throw notFound(`API key "${id}" does not exist.`, 'GET /rest/api/keys lists your keys.', 'Unknown API key');
+      if (!keys.some((k) => k.id === id && k.owner === owner.name))
+        throw notFound(`API key "${id}" does not exist.`, 'GET /rest/api/keys lists your keys.', 'Unknown API key');
       catalog.apiKeys = keys.filter((k) => k.id !== id);
     });
   }

@@ -23,7 +23,8 @@ export class InviteService {
 
   /** Creates an invitation for `name`; the returned token is shown once. */
   async invite(name: string): Promise<{ token: string; expiresAt: string }> {
-    if (!/^[^\s:]{1,128}$/.test(name)) throw badRequest(`"${name}" is not a valid user name.`, 'Use 1 to 128 characters without spaces or colons.');
+    if (!/^[^\s:]{1,128}$/.test(name))
+      throw badRequest(`"${name}" is not a valid user name.`, 'Use 1 to 128 characters without spaces or colons.');
     if (this.users.find(name)) throw badRequest(`User "${name}" already exists.`);
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(this.now() + this.lifetimeMs).toISOString();
@@ -40,10 +41,19 @@ export class InviteService {
     const hash = hashOf(token);
     const invite = (this.store.current.invites ?? []).find((i) => safeEqual(i.hash, hash));
     if (!invite || invite.usedAt !== null) {
-      throw badRequest('This invitation is unknown or was already used.', 'Ask an administrator for a new invitation.', 'Invalid invitation');
+      throw badRequest(
+        'This invitation is unknown or was already used.',
+        'Ask an administrator for a new invitation.',
+        'Invalid invitation',
+      );
     }
     if (Date.parse(invite.expiresAt) <= this.now()) {
-      throw new ApiError(410, 'Invitation expired', `This invitation expired at ${invite.expiresAt}.`, 'Ask an administrator for a new invitation.');
+      throw new ApiError(
+        410,
+        'Invitation expired',
+        `This invitation expired at ${invite.expiresAt}.`,
+        'Ask an administrator for a new invitation.',
+      );
     }
     await this.users.addPasswordUser(invite.name, password);
     await this.store.update((catalog) => {

@@ -38,13 +38,17 @@ export function canonicalPermissions(text: string): string {
   const upper = text.toUpperCase().replace(/\s+/g, '');
   // The one permission name spelled in these letters: 'read' would grant R, E, A and D.
   if (upper === 'READ') {
-    throw badRequest(`"${text}" looks like a word; permissions are letters.`, "Use letters of C, R, U, D, E, A, e.g. 'R' for READ or 'CRUD'.", 'Invalid permissions');
+    throw badRequest(
+      `"${text}" looks like a word; permissions are letters.`,
+      "Use letters of C, R, U, D, E, A, e.g. 'R' for READ or 'CRUD'.",
+      'Invalid permissions',
+    );
   }
   const unknown = [...upper].filter((ch) => !LETTERS.includes(ch));
   if (unknown.length > 0) {
     throw badRequest(
       `"${text}" is not a set of permissions.`,
-      'Use letters of C (CREATE), R (READ), U (UPDATE), D (DELETE), E (EXECUTE), A (ALTER), e.g. \'R\' or \'CRUD\'; NULL removes the entry.',
+      "Use letters of C (CREATE), R (READ), U (UPDATE), D (DELETE), E (EXECUTE), A (ALTER), e.g. 'R' or 'CRUD'; NULL removes the entry.",
       'Invalid permissions',
     );
   }
@@ -187,7 +191,9 @@ export class AccessPolicy {
     if (viaView && conditions.length === 0) {
       // Read through a view the user may read: no grant of its own needed, but the conditions
       // of the user's roles on the table still hold there.
-      const own = this.entries.map((role) => role.get(keyOf([schema, table.name]))?.condition ?? null).filter((c): c is string => c !== null);
+      const own = this.entries
+        .map((role) => role.get(keyOf([schema, table.name]))?.condition ?? null)
+        .filter((c): c is string => c !== null);
       return own.length > 0 ? own : null;
     }
     return conditions;

@@ -45,34 +45,49 @@ interface CatalogRotation {
  * secrets to run with (`loaded` itself when nothing was to do). Call once at start, before
  * anything uses the secrets or the catalog.
  */
-export async function rotateExposedSecrets(dataDir: string, loaded: ServerSecrets, store: CatalogStore, log: Logger): Promise<ServerSecrets> {
+export async function rotateExposedSecrets(
+  dataDir: string,
+  loaded: ServerSecrets,
+  store: CatalogStore,
+  log: Logger,
+): Promise<ServerSecrets> {
   const stored = readStoredSecrets(dataDir);
   if (stored.rotatingTo === undefined && stored.securityEpoch >= SECURITY_EPOCH) return loaded;
   const envKey = encryptionKeyFromEnv();
 
   // Step 1. A resumed rotation keeps the keys already written: the catalog may use them.
-  let pending: StoredSecrets = stored.rotatingTo === undefined
-    ? { serverSecret: randomBytes(SECRET_BYTES), encryptionKey: stored.encryptionKey, securityEpoch: stored.securityEpoch, rotatingTo: SECURITY_EPOCH }
-    : stored;
+  let pending: StoredSecrets =
+    stored.rotatingTo === undefined
+      ? {
+          serverSecret: randomBytes(SECRET_BYTES),
+          encryptionKey: stored.encryptionKey,
+          securityEpoch: stored.securityEpoch,
+          rotatingTo: SECURITY_EPOCH,
+        }
+      : stored;
   if (envKey === null && pending.previousEncryptionKey === undefined) {
     pending = { ...pending, encryptionKey: randomBytes(SECRET_BYTES), previousEncryptionKey: pending.encryptionKey };
   }
   if (envKey !== null && pending.previousEncryptionKey !== undefined) {
     // The file's keys are mid-change and the environment's key might be one of them: do not guess.
-    throw new Error('secrets.json: an interrupted rotation is re-sealing source secrets under the key in this file; start vdb once without VDB_ENCRYPTION_KEY to complete it');
+    throw new Error(
+      'secrets.json: an interrupted rotation is re-sealing source secrets under the key in this file; start vdb once without VDB_ENCRYPTION_KEY to complete it',
+    );
   }
   if (pending !== stored) writeStoredSecrets(dataDir, pending);
 
   // Step 2. With VDB_ENCRYPTION_KEY the sealed values are under that key: they stay as they are.
-  const keys = pending.previousEncryptionKey === undefined ? null : { current: pending.encryptionKey, previous: pending.previousEncryptionKey };
+  const keys =
+    pending.previousEncryptionKey === undefined ? null : { current: pending.encryptionKey, previous: pending.previousEncryptionKey };
   const done = await store.update((catalog) => rotateCatalog(catalog, keys));
 
   // Step 3.
   writeStoredSecrets(dataDir, { serverSecret: pending.serverSecret, encryptionKey: pending.encryptionKey, securityEpoch: SECURITY_EPOCH });
 
-  const replaced = keys === null
-    ? 'the server secret'
-    : `the server secret, the encryption key (${done.resealed} source secrets re-sealed under the new one)`;
+  const replaced =
+    keys === null
+      ? 'the server secret'
+      : `the server secret, the encryption key (${done.resealed} source secrets re-sealed under the new one)`;
   const sourcePasswords = keys === null ? '' : ' Source passwords could be decrypted with the old key: change them at the databases.';
   log.warn(
     { securityEpoch: SECURITY_EPOCH, users: done.users, resealedSecrets: done.resealed },
@@ -127,7 +142,10 @@ function sealedValues(catalog: CatalogData): Array<{ where: string; secrets: Rec
   ];
 }
 
-function openWithEither(sealed: string, keys: { current: Buffer; previous: Buffer }): { key: 'current' | 'previous'; value: string } | null {
+function openWithEither(
+  sealed: string,
+  keys: { current: Buffer; previous: Buffer },
+): { key: 'current' | 'previous'; value: string } | null {
   if (!isSealed(sealed)) return null;
   for (const key of ['current', 'previous'] as const) {
     try {

@@ -55,22 +55,25 @@ function readSecretsFile(path: string): StoredSecrets {
     securityEpoch: obj.securityEpoch === undefined ? 1 : decodeEpoch(obj.securityEpoch, `${path} securityEpoch`),
   };
   if (obj.rotatingTo !== undefined) stored.rotatingTo = decodeEpoch(obj.rotatingTo, `${path} rotatingTo`);
-  if (obj.previousEncryptionKey !== undefined) stored.previousEncryptionKey = decodeKey(obj.previousEncryptionKey, `${path} previousEncryptionKey`);
+  if (obj.previousEncryptionKey !== undefined)
+    stored.previousEncryptionKey = decodeKey(obj.previousEncryptionKey, `${path} previousEncryptionKey`);
   return stored;
 }
 
 function serialize(stored: StoredSecrets): string {
-  return JSON.stringify(
-    {
-      serverSecret: stored.serverSecret.toString('base64'),
-      encryptionKey: stored.encryptionKey.toString('base64'),
-      securityEpoch: stored.securityEpoch,
-      rotatingTo: stored.rotatingTo,
-      previousEncryptionKey: stored.previousEncryptionKey?.toString('base64'),
-    },
-    null,
-    2,
-  ) + '\n';
+  return (
+    JSON.stringify(
+      {
+        serverSecret: stored.serverSecret.toString('base64'),
+        encryptionKey: stored.encryptionKey.toString('base64'),
+        securityEpoch: stored.securityEpoch,
+        rotatingTo: stored.rotatingTo,
+        previousEncryptionKey: stored.previousEncryptionKey?.toString('base64'),
+      },
+      null,
+      2,
+    ) + '\n'
+  );
 }
 
 // Write via temp file + fsync + rename so a crash never leaves a half-written
@@ -88,14 +91,24 @@ function writeAtomically(dir: string, path: string, content: string): void {
     }
     renameSync(tmp, path);
   } catch (err) {
-    try { unlinkSync(tmp); } catch { /* already gone */ }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* already gone */
+    }
     throw err;
   }
   // Persist the rename itself (best effort: not all platforms can fsync a directory).
   try {
     const dfd = openSync(dir, 'r');
-    try { fsyncSync(dfd); } finally { closeSync(dfd); }
-  } catch { /* ignore */ }
+    try {
+      fsyncSync(dfd);
+    } finally {
+      closeSync(dfd);
+    }
+  } catch {
+    /* ignore */
+  }
 }
 
 /**
@@ -115,7 +128,11 @@ export function loadOrCreateServerSecrets(dataDir: string): ServerSecrets {
     // Only a missing file means "first start"; a corrupt one must not be replaced.
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     // New secrets were never exposed: the file is born at the current epoch.
-    const created: StoredSecrets = { serverSecret: randomBytes(SECRET_BYTES), encryptionKey: randomBytes(SECRET_BYTES), securityEpoch: SECURITY_EPOCH };
+    const created: StoredSecrets = {
+      serverSecret: randomBytes(SECRET_BYTES),
+      encryptionKey: randomBytes(SECRET_BYTES),
+      securityEpoch: SECURITY_EPOCH,
+    };
     writeAtomically(dataDir, path, serialize(created));
     secrets = created;
   }

@@ -150,7 +150,8 @@ export class UserService {
   }
 
   async addRole(role: string): Promise<void> {
-    if (!/^[A-Za-z_][\w.-]{0,127}$/.test(role)) throw badRequest(`"${role}" is not a valid role name.`, 'Use letters, digits, _ . and -, starting with a letter.');
+    if (!/^[A-Za-z_][\w.-]{0,127}$/.test(role))
+      throw badRequest(`"${role}" is not a valid role name.`, 'Use letters, digits, _ . and -, starting with a letter.');
     await this.store.update((catalog) => {
       if (role === ADMIN_ROLE || (catalog.roles ?? []).includes(role)) throw badRequest(`Role "${role}" already exists.`);
       catalog.roles = [...(catalog.roles ?? []), role];
@@ -177,10 +178,15 @@ export class UserService {
    * Sets (or, with `permissions` null, removes) the entry of `role` on `resource`. The entry
    * replaces the previous one of that role and resource whole: letters, condition and mask.
    */
-  async setPermissions(entry: Omit<PermissionDef, 'permissions'> & { permissions: string | null }, sameResource: (a: string, b: string) => boolean): Promise<void> {
-    if (entry.role === ADMIN_ROLE) throw badRequest('The admin role may do everything; its permissions cannot be changed.', 'Grant to another role.');
+  async setPermissions(
+    entry: Omit<PermissionDef, 'permissions'> & { permissions: string | null },
+    sameResource: (a: string, b: string) => boolean,
+  ): Promise<void> {
+    if (entry.role === ADMIN_ROLE)
+      throw badRequest('The admin role may do everything; its permissions cannot be changed.', 'Grant to another role.');
     await this.store.update((catalog) => {
-      if (!(catalog.roles ?? []).includes(entry.role)) throw notFound(`Role "${entry.role}" does not exist.`, 'Create it with SYSADMIN.addRole.', 'Unknown role');
+      if (!(catalog.roles ?? []).includes(entry.role))
+        throw notFound(`Role "${entry.role}" does not exist.`, 'Create it with SYSADMIN.addRole.', 'Unknown role');
       const others = (catalog.permissions ?? []).filter((p) => p.role !== entry.role || !sameResource(p.resource, entry.resource));
       catalog.permissions = entry.permissions === null ? others : [...others, { ...entry, permissions: entry.permissions }];
     });
@@ -188,7 +194,8 @@ export class UserService {
 
   async addUserRole(role: string, name: string): Promise<void> {
     await this.store.update((catalog) => {
-      if (role !== ADMIN_ROLE && !(catalog.roles ?? []).includes(role)) throw notFound(`Role "${role}" does not exist.`, null, 'Unknown role');
+      if (role !== ADMIN_ROLE && !(catalog.roles ?? []).includes(role))
+        throw notFound(`Role "${role}" does not exist.`, null, 'Unknown role');
       const user = catalog.users.find((u) => u.name === name);
       if (!user) throw notFound(`User "${name}" does not exist.`, null, 'Unknown user');
       if (!user.roles.includes(role)) user.roles.push(role);
@@ -200,7 +207,11 @@ export class UserService {
     await this.store.update((catalog) => {
       const user = catalog.users.find((u) => u.name === name);
       if (!user) throw notFound(`User "${name}" does not exist.`, null, 'Unknown user');
-      if (role === ADMIN_ROLE && catalog.users.filter((u) => u.roles.includes(ADMIN_ROLE)).length === 1 && user.roles.includes(ADMIN_ROLE)) {
+      if (
+        role === ADMIN_ROLE &&
+        catalog.users.filter((u) => u.roles.includes(ADMIN_ROLE)).length === 1 &&
+        user.roles.includes(ADMIN_ROLE)
+      ) {
         throw badRequest('The last administrator keeps the admin role.', 'Give another user the admin role first.');
       }
       user.roles = user.roles.filter((r) => r !== role);

@@ -25,7 +25,8 @@ declare module 'fastify' {
 
 /** Refuses what a read-only API key, or any API key, may not do. */
 export function requireWritable(request: FastifyRequest, action: string): void {
-  if (request.apiKey?.readOnly) throw new ApiError(403, 'Forbidden', `A read-only API key may not ${action}.`, 'Use a key created with readOnly: false.');
+  if (request.apiKey?.readOnly)
+    throw new ApiError(403, 'Forbidden', `A read-only API key may not ${action}.`, 'Use a key created with readOnly: false.');
 }
 
 export function parseBasic(header: string | undefined): { name: string; password: string } | null {
@@ -85,7 +86,13 @@ export async function authenticate(request: FastifyRequest, context: AuthContext
   return user;
 }
 
-async function onPremise(request: FastifyRequest, users: UserService, throttle: SignInThrottle, apiKeys: ApiKeyService, auditLog: AuditLog): Promise<UserDef> {
+async function onPremise(
+  request: FastifyRequest,
+  users: UserService,
+  throttle: SignInThrottle,
+  apiKeys: ApiKeyService,
+  auditLog: AuditLog,
+): Promise<UserDef> {
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
   if (bearer !== undefined) {
     const key = apiKeys.verify(bearer);
@@ -107,7 +114,13 @@ async function onPremise(request: FastifyRequest, users: UserService, throttle: 
   return user;
 }
 
-async function viaLink(request: FastifyRequest, users: UserService, throttle: SignInThrottle, linkToken: string, auditLog: AuditLog): Promise<UserDef> {
+async function viaLink(
+  request: FastifyRequest,
+  users: UserService,
+  throttle: SignInThrottle,
+  linkToken: string,
+  auditLog: AuditLog,
+): Promise<UserDef> {
   const owner = users.userOfLinkToken(linkToken);
   if (!owner || !owner.rest) throw new UnauthorizedPage('unknown or disabled link');
   const basic = parseBasic(request.headers.authorization);

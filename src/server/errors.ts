@@ -30,7 +30,12 @@ function fromFastify(err: FastifyError): ApiError | null {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'Request body too large', err.message, 'Send a smaller body; the limit is configurable (bodyLimit).');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError(415, 'Unsupported media type', 'Only JSON request bodies are accepted.', 'Send the header Content-Type: application/json.');
+      return new ApiError(
+        415,
+        'Unsupported media type',
+        'Only JSON request bodies are accepted.',
+        'Send the header Content-Type: application/json.',
+      );
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(400, 'Bad request', err.message, null);
     default:
@@ -74,10 +79,13 @@ export function registerErrorHandling(app: FastifyInstance, authenticateUnknown?
         return sendUnauthorizedPage(reply);
       }
     }
-    return reply.code(404).type('application/json; charset=utf-8').send({
-      title: 'Not found',
-      description: `No endpoint ${request.method} ${request.url.split('?')[0]}.`,
-      hint: 'The REST endpoints are under /rest/api/ (see docs/rest.md).',
-    });
+    return reply
+      .code(404)
+      .type('application/json; charset=utf-8')
+      .send({
+        title: 'Not found',
+        description: `No endpoint ${request.method} ${request.url.split('?')[0]}.`,
+        hint: 'The REST endpoints are under /rest/api/ (see docs/rest.md).',
+      });
   });
 }

@@ -33,11 +33,7 @@ function intParam(query: Query, name: string, min: number): number | undefined {
   const value = single(query, name);
   if (value === undefined || value === '') return undefined;
   if (!/^\d+$/.test(value.trim()) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
-    throw badRequest(
-      `Parameter "${name}" must be an integer of at least ${min}, got "${value}".`,
-      null,
-      'Invalid parameter',
-    );
+    throw badRequest(`Parameter "${name}" must be an integer of at least ${min}, got "${value}".`, null, 'Invalid parameter');
   }
   return Number(value);
 }

@@ -15,8 +15,7 @@ import type { ResultParams } from './params.js';
 export type Endpoint = 'query' | 'source';
 
 /** Header-safe text: printable ASCII, everything else escaped as \uXXXX. */
-const headerText = (text: string) =>
-  text.replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const headerText = (text: string) => text.replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 function setWarnings(reply: FastifyReply, warnings: readonly string[]): void {
   if (warnings.length > 0) reply.header('SQL-Warnings', headerText(warnings.join('; ')));
@@ -76,7 +75,10 @@ export async function sendResult(
 
   let execution: Execution;
   try {
-    execution = await services.engine.open(sql, user, cancel.signal, { readOnly: request.apiKey?.readOnly, apiKey: request.apiKey !== null });
+    execution = await services.engine.open(sql, user, cancel.signal, {
+      readOnly: request.apiKey?.readOnly,
+      apiKey: request.apiKey !== null,
+    });
   } catch (err) {
     done();
     failed(err);
@@ -93,7 +95,13 @@ export async function sendResult(
     let cursor: Cursor;
     try {
       cursor = await services.cursors.create(execution, user.name, resource);
-      record({ rows: cursor.rowCount, status: 'ok', error: null, sourceQueries: sourceQueriesText(execution), narrowed: execution.narrowed });
+      record({
+        rows: cursor.rowCount,
+        status: 'ok',
+        error: null,
+        sourceQueries: sourceQueriesText(execution),
+        narrowed: execution.narrowed,
+      });
     } catch (err) {
       const translated = execution.translateError(err);
       failed(translated, execution);
@@ -107,13 +115,18 @@ export async function sendResult(
 
   const header = shape === 'array' && params.headers ? headerRow(execution.columns) : undefined;
   let sent = 0;
-  const rows = execution.stream(shape, { limit: params.limit, offset: params.offset }, {
-    cancelled: () => cancel.signal.aborted,
-    onRows: (count) => (sent += count),
-  });
+  const rows = execution.stream(
+    shape,
+    { limit: params.limit, offset: params.offset },
+    {
+      cancelled: () => cancel.signal.aborted,
+      onRows: (count) => (sent += count),
+    },
+  );
   let error: unknown = null;
   const finish = () => {
-    if (error === null && !cancel.signal.aborted) record({ rows: sent, status: 'ok', error: null, sourceQueries: sourceQueriesText(execution), narrowed: execution.narrowed });
+    if (error === null && !cancel.signal.aborted)
+      record({ rows: sent, status: 'ok', error: null, sourceQueries: sourceQueriesText(execution), narrowed: execution.narrowed });
     else failed(error ?? cancel.signal.reason, execution);
     execution.close();
     done();
@@ -159,7 +172,13 @@ async function sendPage(
   setWarnings(reply, cursor.warnings);
   const shape: RowShape = params.array ? 'array' : 'object';
   const header = shape === 'array' && params.headers ? headerRow(cursor.columns) : undefined;
-  return sendRows(reply, services.cursors.page(cursor, offset, limit, shape), header, () => undefined, (e) => e);
+  return sendRows(
+    reply,
+    services.cursors.page(cursor, offset, limit, shape),
+    header,
+    () => undefined,
+    (e) => e,
+  );
 }
 
 /**

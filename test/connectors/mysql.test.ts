@@ -9,16 +9,7 @@ import { after, before, test } from 'node:test';
 import type mysql from 'mysql2/promise';
 import type { SourceDef, TableDef } from '../../src/catalog/types.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import {
-  assertApiError,
-  expectError,
-  expectOkJson,
-  expectOkText,
-  mysqlConnection,
-  scanQueriesOf,
-  uniqueTag,
-  waitUntil,
-} from './db.js';
+import { assertApiError, expectError, expectOkJson, expectOkText, mysqlConnection, scanQueriesOf, uniqueTag, waitUntil } from './db.js';
 
 const tag = uniqueTag();
 const dbB = `${tag}_b`;
@@ -51,7 +42,8 @@ before(async () => {
   admin = await mysqlConnection();
   const [modes] = await admin.query<mysql.RowDataPacket[]>('SELECT @@GLOBAL.sql_mode AS mode');
   zeroDatesAllowed = !/NO_ZERO_DATE|NO_ZERO_IN_DATE/.test(String(modes[0]?.mode));
-  await admin.query(`
+  await admin.query(
+    `
     CREATE DATABASE ${tag} CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci;
     CREATE DATABASE ${dbB} CHARACTER SET utf8mb4;
     USE ${tag};
@@ -129,27 +121,30 @@ test('imports tables and views with their columns, engine types, nullability and
   assert.deepEqual(table(main, 'composite').primaryKey.slice().sort(), ['a', 'b']);
   const view = table(main, 'types_v');
   assert.equal(view.kind, 'View');
-  assert.deepEqual(view.columns.map((c) => [c.name, c.type]), [['id', 'INTEGER'], ['vc', 'VARCHAR']]);
+  assert.deepEqual(
+    view.columns.map((c) => [c.name, c.type]),
+    [
+      ['id', 'INTEGER'],
+      ['vc', 'VARCHAR'],
+    ],
+  );
   assert.equal(view.cardinality, null);
-  assert.deepEqual(table(main, 'odd`name').columns.map((c) => c.name), ['we`ird', 'select']);
+  assert.deepEqual(
+    table(main, 'odd`name').columns.map((c) => c.name),
+    ['we`ird', 'select'],
+  );
   // Only the connection's database.
   assert.ok(!main.tables.some((t) => t.name.includes('other')));
 });
 
-test(
-  'composite primary keys keep their key order',
-  () => {
-    assert.deepEqual(table(main, 'composite').primaryKey, ['b', 'a']);
-  },
-);
+test('composite primary keys keep their key order', () => {
+  assert.deepEqual(table(main, 'composite').primaryKey, ['b', 'a']);
+});
 
-test(
-  'a MariaDB JSON column is imported as JSON and returned as a JSON value',
-  async () => {
-    assert.equal(table(main, 'types').columns.find((c) => c.name === 'j')?.type, 'JSON');
-    assert.deepEqual(await rows('SELECT j FROM my.types WHERE id = 1'), [[{ a: [1, 2.5, 'x'], b: null }]]);
-  },
-);
+test('a MariaDB JSON column is imported as JSON and returned as a JSON value', async () => {
+  assert.equal(table(main, 'types').columns.find((c) => c.name === 'j')?.type, 'JSON');
+  assert.deepEqual(await rows('SELECT j FROM my.types WHERE id = 1'), [[{ a: [1, 2.5, 'x'], b: null }]]);
+});
 
 test('cardinality comes from information_schema.TABLES.TABLE_ROWS', async () => {
   const [stats] = await admin.query<mysql.RowDataPacket[]>(
@@ -161,7 +156,9 @@ test('cardinality comes from information_schema.TABLES.TABLE_ROWS', async () => 
   assert.ok(table(main, 'types').cardinality !== null);
   assert.equal(table(main, 'bits').cardinality, tableRows.get('bits'));
   assert.equal(table(main, 'bigv').cardinality, null, 'a view has no estimate (and is not counted)');
-  const sys = await rows(`SELECT "Name", "Cardinality" FROM SYS.Tables WHERE "SchemaName" = 'my' AND "Name" IN ('types', 'types_v') ORDER BY "Name"`);
+  const sys = await rows(
+    `SELECT "Name", "Cardinality" FROM SYS.Tables WHERE "SchemaName" = 'my' AND "Name" IN ('types', 'types_v') ORDER BY "Name"`,
+  );
   assert.deepEqual(sys, [
     ['types', tableRows.get('types')],
     ['types_v', null],
@@ -217,25 +214,19 @@ test('numbers, dates, times and text arrive exact in the raw JSON text', async (
   ]);
 });
 
-test(
-  'binary columns arrive as their bytes (base64)',
-  async () => {
-    assert.deepEqual(await rows('SELECT id, vb FROM my.types WHERE id IN (1, 2, 3) ORDER BY id'), [
-      [1, '3q2+7wA='],
-      [2, null],
-      [3, ''],
-    ]);
-  },
-);
+test('binary columns arrive as their bytes (base64)', async () => {
+  assert.deepEqual(await rows('SELECT id, vb FROM my.types WHERE id IN (1, 2, 3) ORDER BY id'), [
+    [1, '3q2+7wA='],
+    [2, null],
+    [3, ''],
+  ]);
+});
 
-test(
-  'BIT, YEAR and SET values arrive (or are reported in SQL-Warnings)',
-  async () => {
-    const response = await query('SELECT id, bt, yr, st FROM my.bits');
-    const text = await expectOkText(response);
-    assert.equal(text, '[[1,10,2024,"a,c"]]', `warnings: ${response.headers.get('sql-warnings')}`);
-  },
-);
+test('BIT, YEAR and SET values arrive (or are reported in SQL-Warnings)', async () => {
+  const response = await query('SELECT id, bt, yr, st FROM my.bits');
+  const text = await expectOkText(response);
+  assert.equal(text, '[[1,10,2024,"a,c"]]', `warnings: ${response.headers.get('sql-warnings')}`);
+});
 
 test('zero dates (allowed by this sql_mode) are NULL with an SQL-Warnings header', async (t) => {
   if (!zeroDatesAllowed) {
@@ -305,7 +296,10 @@ test('a source that is down cannot be added: 503 naming the source, nothing kept
 });
 
 test('a source whose database is dropped fails with 502/503 naming it, others keep working, and it recovers', async () => {
-  const create = () => admin.query(`CREATE DATABASE ${dbTmp}; CREATE TABLE ${dbTmp}.t (id int PRIMARY KEY, v varchar(5)); INSERT INTO ${dbTmp}.t VALUES (1, 'one')`);
+  const create = () =>
+    admin.query(
+      `CREATE DATABASE ${dbTmp}; CREATE TABLE ${dbTmp}.t (id int PRIMARY KEY, v varchar(5)); INSERT INTO ${dbTmp}.t VALUES (1, 'one')`,
+    );
   await create();
   await server.services.registry.addSource({ name: 'my_tmp', kind: 'mysql', connection: connection(dbTmp) });
   try {
@@ -350,11 +344,8 @@ test('timeout while MariaDB is still computing: the statement is killed (KILL QU
   assert.ok(await waitUntil(async () => (await running('slow')) === 0, 2000), 'the statement on slow was killed');
 });
 
-test(
-  'timeout while MariaDB is still computing answers 504, not 500',
-  async () => {
-    const body = await expectError(await query('SELECT count(*) FROM my.slow', '?timeout=300'), 504, 'timeout');
-    assert.match(body.description, /300 ms/);
-    assert.ok(await waitUntil(async () => (await running('slow')) === 0, 2000));
-  },
-);
+test('timeout while MariaDB is still computing answers 504, not 500', async () => {
+  const body = await expectError(await query('SELECT count(*) FROM my.slow', '?timeout=300'), 504, 'timeout');
+  assert.match(body.description, /300 ms/);
+  assert.ok(await waitUntil(async () => (await running('slow')) === 0, 2000));
+});

@@ -9,17 +9,7 @@ import { after, before, test } from 'node:test';
 import type pg from 'pg';
 import type { SourceDef, TableDef } from '../../src/catalog/types.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import {
-  assertApiError,
-  expectError,
-  expectOkJson,
-  expectOkText,
-  pgClient,
-  scanQueriesOf,
-  sourceQueriesOf,
-  uniqueTag,
-  waitUntil,
-} from './db.js';
+import { assertApiError, expectError, expectOkJson, expectOkText, pgClient, scanQueriesOf, uniqueTag, waitUntil } from './db.js';
 
 const tag = uniqueTag();
 const schemaB = `${tag}_b`;
@@ -131,13 +121,22 @@ test('imports tables and views with their columns, engine types, nullability and
   assert.deepEqual(types.primaryKey, ['id']);
   const view = table(main, 'types_v');
   assert.equal(view.kind, 'View');
-  assert.deepEqual(view.columns.map((c) => [c.name, c.type]), [['id', 'INTEGER'], ['t', 'VARCHAR']]);
+  assert.deepEqual(
+    view.columns.map((c) => [c.name, c.type]),
+    [
+      ['id', 'INTEGER'],
+      ['t', 'VARCHAR'],
+    ],
+  );
   assert.deepEqual(view.primaryKey, []);
   // Key columns in key order, not column order.
   assert.deepEqual(table(main, 'composite').primaryKey, ['b', 'a']);
   assert.equal(table(main, 'composite').columns.find((c) => c.name === 'c')?.nullable, false);
   const odd = table(main, 'Odd "Name" T');
-  assert.deepEqual(odd.columns.map((c) => c.name), ['Col A', 'we"ird', 'select']);
+  assert.deepEqual(
+    odd.columns.map((c) => c.name),
+    ['Col A', 'we"ird', 'select'],
+  );
   // Only this run's schema: nothing of public or of the second schema.
   assert.ok(!main.tables.some((t) => t.name.includes(pubTable) || t.name.includes('other')));
 });
@@ -157,7 +156,9 @@ test('cardinality comes from the statistics (reltuples), never from counting', a
   assert.equal(table(main, 'types_v').cardinality, null);
   assert.equal(table(main, 'unanalyzed').cardinality, null);
   // The same estimates in SYS.Tables.
-  const sys = await rows(`SELECT "Name", "Cardinality", "Type" FROM SYS.Tables WHERE "SchemaName" = 'pg' AND "Name" IN ('types', 'types_v', 'big') ORDER BY "Name"`);
+  const sys = await rows(
+    `SELECT "Name", "Cardinality", "Type" FROM SYS.Tables WHERE "SchemaName" = 'pg' AND "Name" IN ('types', 'types_v', 'big') ORDER BY "Name"`,
+  );
   assert.deepEqual(sys, [
     ['big', big, 'Table'],
     ['types', 4, 'Table'],
@@ -176,7 +177,10 @@ test('importer.schemaPattern: several schemas are imported as schema.table; with
     const other = table(both, `${schemaB}.other`);
     assert.equal(other.nameInSource, `"${schemaB}"."other"`);
     assert.deepEqual(other.primaryKey, ['x']);
-    assert.ok(both.tables.some((t) => t.name === `${tag}.types`), 'the first schema too, qualified');
+    assert.ok(
+      both.tables.some((t) => t.name === `${tag}.types`),
+      'the first schema too, qualified',
+    );
     assert.deepEqual(await rows(`SELECT x, y FROM pg_two."${schemaB}.other" ORDER BY x`), [
       [1, 'b-one'],
       [2, 'b-two'],
@@ -249,10 +253,7 @@ test('identifiers with quotes, spaces and keywords are quoted in what the source
   assert.deepEqual(await rows(sql), [['two', 's2']]);
   const [sent] = await scanQueriesOf(server.services, sql);
   assert.equal(sent?.source, 'pg');
-  assert.equal(
-    sent?.sql,
-    `COPY (SELECT "Col A", "we""ird", "select" FROM "${tag}"."Odd ""Name"" T" WHERE ("Col A" = 2)) TO STDOUT`,
-  );
+  assert.equal(sent?.sql, `COPY (SELECT "Col A", "we""ird", "select" FROM "${tag}"."Odd ""Name"" T" WHERE ("Col A" = 2)) TO STDOUT`);
 });
 
 test('pushdown: a WHERE on a pg table becomes a WHERE in the COPY, and only used columns are read', async () => {
@@ -354,11 +355,8 @@ test('timeout while PostgreSQL is still computing: the backend is cancelled (pg_
   assert.ok(await waitUntil(async () => (await activeCopies('slow')) === 0, 2000), 'the COPY of slow was cancelled');
 });
 
-test(
-  'timeout while PostgreSQL is still computing answers 504, not 500',
-  async () => {
-    const body = await expectError(await query('SELECT count(*) FROM pg.slow WHERE random() >= 0', '?timeout=300'), 504, 'timeout');
-    assert.match(body.description, /300 ms/);
-    assert.ok(await waitUntil(async () => (await activeCopies('slow')) === 0, 2000));
-  },
-);
+test('timeout while PostgreSQL is still computing answers 504, not 500', async () => {
+  const body = await expectError(await query('SELECT count(*) FROM pg.slow WHERE random() >= 0', '?timeout=300'), 504, 'timeout');
+  assert.match(body.description, /300 ms/);
+  assert.ok(await waitUntil(async () => (await activeCopies('slow')) === 0, 2000));
+});

@@ -43,7 +43,10 @@ describe('the lists', () => {
   });
 
   test('no function is both allowed and refused, and none is refused twice', () => {
-    assert.deepEqual(REFUSED.filter((name) => ALLOWED.has(name)), []);
+    assert.deepEqual(
+      REFUSED.filter((name) => ALLOWED.has(name)),
+      [],
+    );
     assert.equal(new Set(REFUSED).size, REFUSED.length);
     assert.match(refusalReason('read_csv') ?? '', /reads files/);
     assert.match(refusalReason('json_serialize_plan') ?? '', /SQL text/);
@@ -52,7 +55,11 @@ describe('the lists', () => {
 
   test('nothing that reads files, takes SQL text, or inspects the engine is allowed', () => {
     for (const name of ALLOWED) {
-      assert.doesNotMatch(name, /^(read_|parquet_|duckdb_|pragma_|json_serialize|json_execute|query|current_setting|getenv|glob|stats$)/, name);
+      assert.doesNotMatch(
+        name,
+        /^(read_|parquet_|duckdb_|pragma_|json_serialize|json_execute|query|current_setting|getenv|glob|stats$)/,
+        name,
+      );
     }
   });
 });
@@ -61,13 +68,13 @@ describe('the checker', () => {
   test("PostgreSQL's functions, operators and types pass", () => {
     for (const sql of [
       "SELECT lower('A'), upper(x), length(x), substring(x from 2 for 3), position('a' in x), trim(both ' ' from x) FROM t",
-      'SELECT count(*), sum(a), avg(a), string_agg(b, \',\' ORDER BY b), percentile_cont(0.5) WITHIN GROUP (ORDER BY a) FROM t',
+      "SELECT count(*), sum(a), avg(a), string_agg(b, ',' ORDER BY b), percentile_cont(0.5) WITHIN GROUP (ORDER BY a) FROM t",
       'SELECT row_number() OVER (PARTITION BY a ORDER BY b), lag(a, 1) OVER w FROM t WINDOW w AS (ORDER BY a)',
       "SELECT extract(year FROM d), date_trunc('month', d), now(), CURRENT_DATE, d + interval '1 day' FROM t",
       "SELECT a::int, b::text, CAST(c AS numeric(10, 2)), '{1,2}'::int[], x::varchar(3), y::double precision FROM t",
       "SELECT * FROM generate_series(1, 3) g(i), unnest(ARRAY[1, 2]) u WHERE i > 1 AND 'ab' LIKE 'a%' AND 'ab' ~* 'B'",
       'SELECT pg_catalog.lower(x), a ^ 2, a % 2, -a, @ a, a & 1, a << 1, coalesce(a, 0), greatest(a, b), nullif(a, b) FROM t',
-      "SELECT x FROM t ORDER BY x COLLATE \"C\"",
+      'SELECT x FROM t ORDER BY x COLLATE "C"',
       "CALL SYSADMIN.createConnection('a', 'postgresql', 'host=x')",
     ]) {
       assert.doesNotThrow(() => checkAllowed(parseStatement(sql)), sql);
@@ -83,10 +90,10 @@ describe('the checker', () => {
     refusedCall("SELECT * FROM generate_series(1, (SELECT count(*) FROM read_text('/etc/passwd')))", 'read_text');
     refusedCall("SELECT * FROM t, LATERAL (SELECT current_setting('threads')) s", 'current_setting');
     refusedCall("SELECT main.lower('x')", 'main.lower');
-    refusedCall("INSERT INTO s.t SELECT * FROM duckdb_settings()", 'duckdb_settings');
+    refusedCall('INSERT INTO s.t SELECT * FROM duckdb_settings()', 'duckdb_settings');
     refusedCall("UPDATE s.t SET a = current_setting('x')", 'current_setting');
     refusedCall("CALL SYSADMIN.createConnection(current_setting('x'), 'b', 'c')", 'current_setting');
-    refusedCall("CREATE VIEW v.x AS SELECT version()", 'version');
+    refusedCall('CREATE VIEW v.x AS SELECT version()', 'version');
     refusedCall('SELECT generate_series(1, 3)', 'generate_series');
     refusedCall("SELECT count(*) FILTER (WHERE getenv('HOME') IS NULL) FROM t", 'getenv');
     refusedCall("SELECT concat(VARIADIC ARRAY['a'])", 'VARIADIC');
@@ -97,11 +104,11 @@ describe('the checker', () => {
     refusedCall('SELECT 1 OPERATOR(main.+) 2', 'main.+');
     refusedCall("SELECT 'a' SIMILAR TO 'a'", 'SIMILAR TO');
     refusedCall("SELECT 'x'::regclass", 'regclass');
-    refusedCall("SELECT x::hugeint FROM t", 'hugeint');
+    refusedCall('SELECT x::hugeint FROM t', 'hugeint');
     refusedCall("SELECT interval '1' year", 'interval');
     refusedCall("SELECT 'a' < 'b' COLLATE nocase", 'nocase');
     refusedCall('SELECT CURRENT_SCHEMA', 'CURRENT_SCHEMA');
-    refusedCall("SELECT xmlelement(name a)", 'XmlExpr');
+    refusedCall('SELECT xmlelement(name a)', 'XmlExpr');
     refusedCall('SELECT * FROM t TABLESAMPLE system_rows(10)', 'system_rows');
   });
 

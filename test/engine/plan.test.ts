@@ -43,7 +43,19 @@ function withSourceTypes(def: TableDef, types: string[]): TableDef {
 }
 
 function source(name: string, kind: SourceDef['kind'], connection: Record<string, string>, tables: TableDef[], oid: number): SourceDef {
-  return { name, kind, connection, secrets: {}, model: {}, translator: {}, description: null, readOnly: false, createdAt: '2026-11-23T00:00:00Z', tables, oid };
+  return {
+    name,
+    kind,
+    connection,
+    secrets: {},
+    model: {},
+    translator: {},
+    description: null,
+    readOnly: false,
+    createdAt: '2026-11-23T00:00:00Z',
+    tables,
+    oid,
+  };
 }
 
 before(async () => {
@@ -55,17 +67,81 @@ before(async () => {
     users: [],
     nextOid: 2000,
     sources: [
-      source('pg', 'postgresql', { host: '127.0.0.1', port: '1', db: 'none', user: 'none' }, [
-        table('orders', '"public"."orders"', 1_000_000, [['id', 'BIGINT'], ['customer_id', 'BIGINT'], ['amount', 'DECIMAL(12,2)'], ['status', 'VARCHAR'], ['created', 'DATE']], 1001),
-        table('customers', '"public"."customers"', 100_000, [['id', 'BIGINT'], ['name', 'VARCHAR'], ['country', 'VARCHAR']], 1002),
-      ], 1000),
-      source('my', 'mysql', { host: '127.0.0.1', port: '1', db: 'none', user: 'none' }, [
-        table('customers', '`none`.`customers`', 100_000, [['id', 'BIGINT'], ['name', 'VARCHAR'], ['country', 'VARCHAR'], ['created', 'DATE']], 1011),
-      ], 1010),
-      source('lite', 'sqlite', { path: path.join(dataDir, 'files', 'none.sqlite') }, [
-        // SQLite's declared types (affinities): a TEXT column's values are always text.
-        withSourceTypes(table('items', 'items', 500, [['id', 'BIGINT'], ['label', 'VARCHAR'], ['made', 'DATE']], 1021), ['INTEGER', 'TEXT', 'DATE']),
-      ], 1020),
+      source(
+        'pg',
+        'postgresql',
+        { host: '127.0.0.1', port: '1', db: 'none', user: 'none' },
+        [
+          table(
+            'orders',
+            '"public"."orders"',
+            1_000_000,
+            [
+              ['id', 'BIGINT'],
+              ['customer_id', 'BIGINT'],
+              ['amount', 'DECIMAL(12,2)'],
+              ['status', 'VARCHAR'],
+              ['created', 'DATE'],
+            ],
+            1001,
+          ),
+          table(
+            'customers',
+            '"public"."customers"',
+            100_000,
+            [
+              ['id', 'BIGINT'],
+              ['name', 'VARCHAR'],
+              ['country', 'VARCHAR'],
+            ],
+            1002,
+          ),
+        ],
+        1000,
+      ),
+      source(
+        'my',
+        'mysql',
+        { host: '127.0.0.1', port: '1', db: 'none', user: 'none' },
+        [
+          table(
+            'customers',
+            '`none`.`customers`',
+            100_000,
+            [
+              ['id', 'BIGINT'],
+              ['name', 'VARCHAR'],
+              ['country', 'VARCHAR'],
+              ['created', 'DATE'],
+            ],
+            1011,
+          ),
+        ],
+        1010,
+      ),
+      source(
+        'lite',
+        'sqlite',
+        { path: path.join(dataDir, 'files', 'none.sqlite') },
+        [
+          // SQLite's declared types (affinities): a TEXT column's values are always text.
+          withSourceTypes(
+            table(
+              'items',
+              'items',
+              500,
+              [
+                ['id', 'BIGINT'],
+                ['label', 'VARCHAR'],
+                ['made', 'DATE'],
+              ],
+              1021,
+            ),
+            ['INTEGER', 'TEXT', 'DATE'],
+          ),
+        ],
+        1020,
+      ),
     ],
   };
   fs.writeFileSync(path.join(dataDir, 'catalog.json'), JSON.stringify(catalog));
@@ -90,9 +166,18 @@ function planOf(sql: string) {
 }
 
 /** The scan of `qualified` reads `columns` and pushes a filter matching `filter` (null: none). */
-function assertPushed(sql: string, qualified: string, expected: { columns?: string[]; filter?: RegExp | null; limit?: number | null }): void {
+function assertPushed(
+  sql: string,
+  qualified: string,
+  expected: { columns?: string[]; filter?: RegExp | null; limit?: number | null },
+): void {
   const scan = planOf(sql).scanOf(qualified);
-  if (expected.columns) assert.deepEqual(scan.columns.map((c) => c.name), expected.columns, `${sql}: columns`);
+  if (expected.columns)
+    assert.deepEqual(
+      scan.columns.map((c) => c.name),
+      expected.columns,
+      `${sql}: columns`,
+    );
   if (expected.filter === null) assert.equal(scan.filter, null, `${sql}: nothing pushed`);
   else if (expected.filter) assert.match(scan.filter ?? '', expected.filter, `${sql}: filter`);
   if (expected.limit !== undefined) assert.equal(scan.limit ?? null, expected.limit, `${sql}: limit`);
@@ -120,7 +205,9 @@ describe('MySQL', () => {
   test('text equality is pushed (a superset under its collation); ordering on text is not', () => {
     assertPushed("SELECT id FROM my.customers WHERE country = 'DE'", 'my.customers', { filter: /`country` = 'DE'/ });
     assertPushed("SELECT id FROM my.customers WHERE country < 'E'", 'my.customers', { filter: null });
-    assertPushed("SELECT id FROM my.customers WHERE created < DATE '2025-01-01'", 'my.customers', { filter: /`created` < DATE '2025-01-01'/ });
+    assertPushed("SELECT id FROM my.customers WHERE created < DATE '2025-01-01'", 'my.customers', {
+      filter: /`created` < DATE '2025-01-01'/,
+    });
   });
 
   test('LIMIT reaches it under a numeric order, not under a text order', () => {
@@ -155,23 +242,41 @@ describe('across sources', () => {
   });
 
   test('tables of one source that join go to it as one query', () => {
-    const { plan } = planOf('SELECT o.id, c.name, m.country FROM pg.orders o JOIN pg.customers c ON o.customer_id = c.id JOIN my.customers m ON m.id = c.id');
+    const { plan } = planOf(
+      'SELECT o.id, c.name, m.country FROM pg.orders o JOIN pg.customers c ON o.customer_id = c.id JOIN my.customers m ON m.id = c.id',
+    );
     assert.equal(plan.joins.length, 1);
-    assert.match(plan.joins[0]!.sql, /FROM "public"\."orders" AS "o", "public"\."customers" AS "c" WHERE \("o"\."customer_id" = "c"\."id"\)/);
+    assert.match(
+      plan.joins[0]!.sql,
+      /FROM "public"\."orders" AS "o", "public"\."customers" AS "c" WHERE \("o"\."customer_id" = "c"\."id"\)/,
+    );
   });
 
   test('an aggregate over a join is computed partly at the bigger source, grouped by the join key', () => {
-    const { scanOf } = planOf("SELECT c.country, sum(o.amount), count(*) FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id WHERE o.created >= DATE '2025-01-01' GROUP BY c.country");
+    const { scanOf } = planOf(
+      "SELECT c.country, sum(o.amount), count(*) FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id WHERE o.created >= DATE '2025-01-01' GROUP BY c.country",
+    );
     const orders = scanOf('pg.orders');
-    assert.deepEqual(orders.columns.map((c) => c.name), ['customer_id']);
-    assert.deepEqual(orders.aggregates?.map((a) => a.fn), ['sum', 'count']);
+    assert.deepEqual(
+      orders.columns.map((c) => c.name),
+      ['customer_id'],
+    );
+    assert.deepEqual(
+      orders.aggregates?.map((a) => a.fn),
+      ['sum', 'count'],
+    );
     assert.match(orders.filter ?? '', /"created" >= '2025-01-01'::date/);
   });
 
   test('MySQL does not group by text for a partial aggregation; PostgreSQL does', () => {
     const grouped = (schema: string) =>
-      planOf(`SELECT c.country, count(*) FROM ${schema}.customers c JOIN lite.items i ON i.id = c.id GROUP BY c.country`).scanOf(`${schema}.customers`).aggregates;
-    assert.deepEqual(grouped('pg')?.map((a) => a.fn), ['count']);
+      planOf(`SELECT c.country, count(*) FROM ${schema}.customers c JOIN lite.items i ON i.id = c.id GROUP BY c.country`).scanOf(
+        `${schema}.customers`,
+      ).aggregates;
+    assert.deepEqual(
+      grouped('pg')?.map((a) => a.fn),
+      ['count'],
+    );
     assert.equal(grouped('my'), undefined);
   });
 });

@@ -16,7 +16,12 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { assertApiError, okJson, tokenRequester, type Requester } from '../http/util.js';
 
 const TAG = `vdbt_views_${randomBytes(4).toString('hex')}`;
-const PG_SOURCE = { name: 'pg', template: 'postgresql', connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres', modelProps: `importer.schemaPattern=${TAG}` };
+const PG_SOURCE = {
+  name: 'pg',
+  template: 'postgresql',
+  connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres',
+  modelProps: `importer.schemaPattern=${TAG}`,
+};
 
 // id, name, price, category
 const ITEMS: Array<[number, string, string, string | null]> = [
@@ -75,15 +80,23 @@ const restSchemas = async () => (await okJson<Array<{ Name: string }>>(await adm
 
 describe('creating and reading views', () => {
   test('CREATE VIEW answers the view and its column count; the view reads like a table', async () => {
-    assert.deepEqual(await rows(admin, 'CREATE VIEW views.cheap AS SELECT id, name, price FROM pg.items WHERE price < 10'), [['views.cheap', 3, 'created']]);
+    assert.deepEqual(await rows(admin, 'CREATE VIEW views.cheap AS SELECT id, name, price FROM pg.items WHERE price < 10'), [
+      ['views.cheap', 3, 'created'],
+    ]);
     assert.deepEqual(await rows(admin, 'SELECT * FROM views.cheap ORDER BY id'), [
       [1, 'Apple', 0.5],
       [2, 'Bread', 2.5],
       [4, 'Avocado', 1.75],
     ]);
-    assert.deepEqual(await rows(admin, "SELECT c.name FROM views.cheap c JOIN pg.items i ON i.id = c.id WHERE i.category = 'fruit' ORDER BY 1"), [['Apple'], ['Avocado']]);
+    assert.deepEqual(
+      await rows(admin, "SELECT c.name FROM views.cheap c JOIN pg.items i ON i.id = c.id WHERE i.category = 'fruit' ORDER BY 1"),
+      [['Apple'], ['Avocado']],
+    );
     assert.deepEqual(await rows(admin, 'SELECT count(*), sum(price) FROM VIEWS.CHEAP'), [[3, 4.75]]);
-    assert.deepEqual(await rows(admin, 'SELECT name FROM "views"."cheap" WHERE id IN (SELECT id FROM views.cheap WHERE price > 1) ORDER BY 1'), [['Avocado'], ['Bread']]);
+    assert.deepEqual(
+      await rows(admin, 'SELECT name FROM "views"."cheap" WHERE id IN (SELECT id FROM views.cheap WHERE price > 1) ORDER BY 1'),
+      [['Avocado'], ['Bread']],
+    );
   });
 
   test('the catalog lists the view and its virtual schema', async () => {
@@ -92,8 +105,18 @@ describe('creating and reading views', () => {
       `SELECT "SchemaName", "Name", "Type", "IsPhysical", "SupportsUpdates", "IsSystem" FROM SYS.Tables WHERE "SchemaName" = 'views' AND "Name" = 'cheap'`,
     );
     assert.deepEqual(tables, [['views', 'cheap', 'View', false, false, false]]);
-    const columns = await rows(admin, `SELECT "Name", "Position", "DataType" FROM SYS.Columns WHERE "SchemaName" = 'views' AND "TableName" = 'cheap' ORDER BY "Position"`);
-    assert.deepEqual(columns.map((c) => [c[0], c[1]]), [['id', 1], ['name', 2], ['price', 3]]);
+    const columns = await rows(
+      admin,
+      `SELECT "Name", "Position", "DataType" FROM SYS.Columns WHERE "SchemaName" = 'views' AND "TableName" = 'cheap' ORDER BY "Position"`,
+    );
+    assert.deepEqual(
+      columns.map((c) => [c[0], c[1]]),
+      [
+        ['id', 1],
+        ['name', 2],
+        ['price', 3],
+      ],
+    );
     assert.match(String(columns[0]![2]), /INT/);
     assert.equal(columns[1]![2], 'VARCHAR');
     assert.match(String(columns[2]![2]), /^DECIMAL/);
@@ -103,12 +126,22 @@ describe('creating and reading views', () => {
     assert.ok(listed.includes('views'), JSON.stringify(listed));
     assert.equal(listed.indexOf('views'), listed.length - 1, 'virtual schemas come after the sources');
     const inSchema = await okJson<Array<Record<string, unknown>>>(await admin('/rest/api/source/views'));
-    assert.deepEqual(inSchema.find((t) => t.Name === 'cheap'), { Name: 'cheap', Type: 'View', Description: null, SchemaName: 'views' });
+    assert.deepEqual(
+      inSchema.find((t) => t.Name === 'cheap'),
+      { Name: 'cheap', Type: 'View', Description: null, SchemaName: 'views' },
+    );
   });
 
   test('GET /rest/api/source/{schema}/{view} returns its rows', async () => {
     const all = await okJson<unknown[][]>(await admin('/rest/api/source/views/cheap'));
-    assert.deepEqual(all.sort((a, b) => Number(a[0]) - Number(b[0])), [[1, 'Apple', 0.5], [2, 'Bread', 2.5], [4, 'Avocado', 1.75]]);
+    assert.deepEqual(
+      all.sort((a, b) => Number(a[0]) - Number(b[0])),
+      [
+        [1, 'Apple', 0.5],
+        [2, 'Bread', 2.5],
+        [4, 'Avocado', 1.75],
+      ],
+    );
     const objects = await okJson<Array<Record<string, unknown>>>(await admin('/rest/api/source/views/cheap?array=false'));
     assert.deepEqual(Object.keys(objects[0]!), ['id', 'name', 'price']);
     assert.equal(objects.length, 3);
@@ -122,7 +155,10 @@ describe('creating and reading views', () => {
     await fails(admin, 'CREATE VIEW views.cheap AS SELECT 1 AS one', 409);
     assert.deepEqual(await rows(admin, 'SELECT count(*) FROM views.cheap'), [[3]], 'unchanged');
     assert.deepEqual(
-      await rows(admin, "CREATE OR REPLACE VIEW views.cheap AS SELECT id, name, price, category FROM pg.items WHERE price < 2 OR category = 'dairy'"),
+      await rows(
+        admin,
+        "CREATE OR REPLACE VIEW views.cheap AS SELECT id, name, price, category FROM pg.items WHERE price < 2 OR category = 'dairy'",
+      ),
       [['views.cheap', 4, 'created']],
     );
     assert.deepEqual(await rows(admin, 'SELECT * FROM views.cheap ORDER BY id'), [
@@ -130,7 +166,10 @@ describe('creating and reading views', () => {
       [3, 'Cheese', 12, 'dairy'],
       [4, 'Avocado', 1.75, 'fruit'],
     ]);
-    const columns = await rows(admin, `SELECT "Name" FROM SYS.Columns WHERE "SchemaName" = 'views' AND "TableName" = 'cheap' ORDER BY "Position"`);
+    const columns = await rows(
+      admin,
+      `SELECT "Name" FROM SYS.Columns WHERE "SchemaName" = 'views' AND "TableName" = 'cheap' ORDER BY "Position"`,
+    );
     assert.deepEqual(columns, [['id'], ['name'], ['price'], ['category']]);
     // Back to the first definition, for the tests below.
     await rows(admin, 'CREATE OR REPLACE VIEW views.cheap AS SELECT id, name, price FROM pg.items WHERE price < 10');
@@ -138,12 +177,22 @@ describe('creating and reading views', () => {
   });
 
   test('column aliases name the columns; the rest keep their names; too many aliases is 400', async () => {
-    assert.deepEqual(await rows(admin, 'CREATE VIEW views.labels (item_id, label) AS SELECT id, name FROM pg.items'), [['views.labels', 2, 'created']]);
+    assert.deepEqual(await rows(admin, 'CREATE VIEW views.labels (item_id, label) AS SELECT id, name FROM pg.items'), [
+      ['views.labels', 2, 'created'],
+    ]);
     assert.deepEqual(await rows(admin, 'SELECT label FROM views.labels WHERE item_id = 3'), [['Cheese']]);
-    assert.deepEqual(await rows(admin, 'SELECT * FROM views.labels WHERE item_id = 3', '?headers=true'), [['item_id', 'label'], [3, 'Cheese']]);
+    assert.deepEqual(await rows(admin, 'SELECT * FROM views.labels WHERE item_id = 3', '?headers=true'), [
+      ['item_id', 'label'],
+      [3, 'Cheese'],
+    ]);
     await fails(admin, 'SELECT name FROM views.labels', 400);
-    assert.deepEqual(await rows(admin, 'CREATE VIEW views.partly (item_id) AS SELECT id, name FROM pg.items'), [['views.partly', 2, 'created']]);
-    assert.deepEqual(await rows(admin, 'SELECT * FROM views.partly WHERE item_id = 2', '?headers=true'), [['item_id', 'name'], [2, 'Bread']]);
+    assert.deepEqual(await rows(admin, 'CREATE VIEW views.partly (item_id) AS SELECT id, name FROM pg.items'), [
+      ['views.partly', 2, 'created'],
+    ]);
+    assert.deepEqual(await rows(admin, 'SELECT * FROM views.partly WHERE item_id = 2', '?headers=true'), [
+      ['item_id', 'name'],
+      [2, 'Bread'],
+    ]);
     await fails(admin, 'CREATE VIEW views.toomany (a, b, c) AS SELECT id, name FROM pg.items', 400);
     assert.deepEqual(await views('views'), ['cheap', 'labels', 'partly']);
     await rows(admin, 'DROP VIEW views.partly');
@@ -190,11 +239,18 @@ describe('where views may live', () => {
     assert.ok((await restSchemas()).includes('scratch'));
     assert.deepEqual(
       (await okJson<Array<{ Name: string; Type: string }>>(await admin('/rest/api/source/scratch'))).map((t) => [t.Name, t.Type]),
-      [['one', 'View'], ['two', 'View']],
+      [
+        ['one', 'View'],
+        ['two', 'View'],
+      ],
     );
     assert.deepEqual(await okJson(await admin('/rest/api/source/scratch/two')), [[2]]);
     // A data source cannot take the name of a virtual schema.
-    await assertApiError(await admin('/rest/api/source', { body: { ...PG_SOURCE, name: 'scratch' } }), 409, 'source named like a virtual schema');
+    await assertApiError(
+      await admin('/rest/api/source', { body: { ...PG_SOURCE, name: 'scratch' } }),
+      409,
+      'source named like a virtual schema',
+    );
     await rows(admin, 'DROP VIEW scratch.two');
     assert.ok((await schemaNames()).includes('scratch'), 'one view is left');
     await rows(admin, 'DROP VIEW scratch.one');
@@ -209,12 +265,18 @@ describe('views over views', () => {
   test('a chain of views reads through', async () => {
     await rows(admin, "CREATE VIEW views.fruit AS SELECT id, name, price FROM views.cheap WHERE name LIKE 'A%'");
     await rows(admin, 'CREATE VIEW views.fruit_names (fruit) AS SELECT upper(name) FROM views.fruit');
-    assert.deepEqual(await rows(admin, 'SELECT * FROM views.fruit ORDER BY id'), [[1, 'Apple', 0.5], [4, 'Avocado', 1.75]]);
-    assert.deepEqual(await rows(admin, 'SELECT fruit FROM views.fruit_names ORDER BY 1'), [['APPLE'], ['AVOCADO']]);
-    assert.deepEqual(await rows(admin, 'SELECT f.fruit, l.label FROM views.fruit_names f JOIN views.labels l ON upper(l.label) = f.fruit ORDER BY 1'), [
-      ['APPLE', 'Apple'],
-      ['AVOCADO', 'Avocado'],
+    assert.deepEqual(await rows(admin, 'SELECT * FROM views.fruit ORDER BY id'), [
+      [1, 'Apple', 0.5],
+      [4, 'Avocado', 1.75],
     ]);
+    assert.deepEqual(await rows(admin, 'SELECT fruit FROM views.fruit_names ORDER BY 1'), [['APPLE'], ['AVOCADO']]);
+    assert.deepEqual(
+      await rows(admin, 'SELECT f.fruit, l.label FROM views.fruit_names f JOIN views.labels l ON upper(l.label) = f.fruit ORDER BY 1'),
+      [
+        ['APPLE', 'Apple'],
+        ['AVOCADO', 'Avocado'],
+      ],
+    );
   });
 
   test('a view that reads itself is 400', async () => {
@@ -227,7 +289,9 @@ describe('views over views', () => {
 
   test('a view cannot be replaced so that views read each other in a circle', async () => {
     // views.fruit_names reads views.fruit: replacing views.fruit to read views.fruit_names closes a circle.
-    const response = await admin('/rest/api/query', { body: { sql: 'CREATE OR REPLACE VIEW views.fruit AS SELECT * FROM views.fruit_names' } });
+    const response = await admin('/rest/api/query', {
+      body: { sql: 'CREATE OR REPLACE VIEW views.fruit AS SELECT * FROM views.fruit_names' },
+    });
     const text = await response.text();
     if (response.status === 200) {
       // Undo it so that the other tests keep working, then fail.
@@ -259,7 +323,10 @@ describe('views over views', () => {
     const afterFailure = await views('several');
     await rows(admin, 'DROP VIEW IF EXISTS several.c, several.nosuch');
     assert.deepEqual(await views('several'), ['a', 'b']);
-    assert.deepEqual(await rows(admin, 'DROP VIEW several.b, several.a'), [['several.b', 'dropped'], ['several.a', 'dropped']]);
+    assert.deepEqual(await rows(admin, 'DROP VIEW several.b, several.a'), [
+      ['several.b', 'dropped'],
+      ['several.a', 'dropped'],
+    ]);
     assert.deepEqual(await views('several'), []);
     assert.ok(!(await schemaNames()).includes('several'));
     assert.deepEqual(afterFailure, ['a', 'b', 'c'], 'a DROP VIEW that failed (404) dropped nothing');
@@ -268,7 +335,7 @@ describe('views over views', () => {
 
 describe('views and sources', () => {
   test('a view over a PostgreSQL table goes to PostgreSQL whole, views over views too', async () => {
-    const statement = "SELECT name FROM views.fruit WHERE price > 1 ORDER BY name";
+    const statement = 'SELECT name FROM views.fruit WHERE price > 1 ORDER BY name';
     const plan = await rows(admin, `EXPLAIN ${statement}`);
     assert.equal(plan.length, 1, JSON.stringify(plan));
     const [step] = plan as [unknown[]];
@@ -286,12 +353,21 @@ describe('views and sources', () => {
   });
 
   test('a view over PostgreSQL and SQLite reads both sources', async () => {
-    await rows(admin, 'CREATE VIEW mixed.pairs AS SELECT i.id, i.name AS item, c.name AS customer FROM pg.items i JOIN shop.customers c ON c.id = i.id');
+    await rows(
+      admin,
+      'CREATE VIEW mixed.pairs AS SELECT i.id, i.name AS item, c.name AS customer FROM pg.items i JOIN shop.customers c ON c.id = i.id',
+    );
     const [[first]] = (await rows(admin, 'SELECT name FROM shop.customers WHERE id = 1')) as [[string]];
     assert.deepEqual(await rows(admin, 'SELECT item, customer FROM mixed.pairs WHERE id = 1'), [['Apple', first]]);
     assert.deepEqual(await rows(admin, 'SELECT count(*) FROM mixed.pairs'), [[5]]);
     const plan = await rows(admin, 'EXPLAIN SELECT * FROM mixed.pairs');
-    assert.deepEqual(plan.filter((r) => r[2] === 'source query').map((r) => r[1]).sort(), ['pg', 'shop']);
+    assert.deepEqual(
+      plan
+        .filter((r) => r[2] === 'source query')
+        .map((r) => r[1])
+        .sort(),
+      ['pg', 'shop'],
+    );
     // SELECT * over the view reads only the columns the view selects, not whole tables.
     const shopQuery = String(plan.find((r) => r[1] === 'shop')?.[5]);
     assert.match(shopQuery, /^SELECT "id", "name" FROM "customers"/);

@@ -46,7 +46,11 @@ before(async () => {
   // Tiny key batches, so that dependent joins run in several statements here.
   pushed = new Engine(registry, runtime, 'vdb', { pushdown: true, dependentJoin: { maxKeys: 1000, batchSize: 3 } });
   local = new Engine(registry, runtime, 'vdb', { pushdown: false, dependentJoin: { maxKeys: 1000, batchSize: 3 } });
-  scansOnly = new Engine(registry, runtime, 'vdb', { pushdown: true, wholeStatements: false, dependentJoin: { maxKeys: 1000, batchSize: 3 } });
+  scansOnly = new Engine(registry, runtime, 'vdb', {
+    pushdown: true,
+    wholeStatements: false,
+    dependentJoin: { maxKeys: 1000, batchSize: 3 },
+  });
   admin = services.users.find('admin')!;
 });
 
@@ -99,87 +103,87 @@ const PER_SOURCE = [
   "SELECT id FROM {s}.customers WHERE name NOT LIKE 'A%' ORDER BY id",
   "SELECT id FROM {s}.customers WHERE name IN ('alice', 'bob') ORDER BY id",
   "SELECT id FROM {s}.customers WHERE name NOT IN ('alice', 'bob') ORDER BY id",
-  "SELECT id FROM {s}.customers WHERE country IS NULL ORDER BY id",
-  "SELECT id FROM {s}.customers WHERE segment IS NOT NULL AND score > 5 ORDER BY id",
+  'SELECT id FROM {s}.customers WHERE country IS NULL ORDER BY id',
+  'SELECT id FROM {s}.customers WHERE segment IS NOT NULL AND score > 5 ORDER BY id',
   "SELECT id FROM {s}.customers WHERE NOT (country = 'DE') ORDER BY id",
   "SELECT id FROM {s}.customers WHERE country = 'DE' OR score < 1 ORDER BY id",
-  "SELECT id FROM {s}.customers WHERE score BETWEEN 0 AND 10.5 ORDER BY id",
-  "SELECT id FROM {s}.customers WHERE score NOT BETWEEN 0 AND 10.5 ORDER BY id",
+  'SELECT id FROM {s}.customers WHERE score BETWEEN 0 AND 10.5 ORDER BY id',
+  'SELECT id FROM {s}.customers WHERE score NOT BETWEEN 0 AND 10.5 ORDER BY id',
   "SELECT id FROM {s}.customers WHERE created >= DATE '2025-01-03' ORDER BY id",
   "SELECT id FROM {s}.customers WHERE created = '2025-01-03'::date ORDER BY id",
-  "SELECT id FROM {s}.customers WHERE created IS NULL ORDER BY id",
-  "SELECT id, name FROM {s}.customers WHERE id IN (1, 3, 5) ORDER BY id",
+  'SELECT id FROM {s}.customers WHERE created IS NULL ORDER BY id',
+  'SELECT id, name FROM {s}.customers WHERE id IN (1, 3, 5) ORDER BY id',
   "SELECT count(*), sum(amount), min(created), max(status) FROM {s}.orders WHERE status = 'paid'",
-  "SELECT status, count(*) FROM {s}.orders WHERE qty <> 1 GROUP BY status ORDER BY status NULLS FIRST",
-  "SELECT id FROM {s}.orders WHERE amount > 50 AND amount <= 100 ORDER BY id",
-  "SELECT id, amount / 2, qty / 2 FROM {s}.orders WHERE qty / 2 = 0 ORDER BY id",
+  'SELECT status, count(*) FROM {s}.orders WHERE qty <> 1 GROUP BY status ORDER BY status NULLS FIRST',
+  'SELECT id FROM {s}.orders WHERE amount > 50 AND amount <= 100 ORDER BY id',
+  'SELECT id, amount / 2, qty / 2 FROM {s}.orders WHERE qty / 2 = 0 ORDER BY id',
   "SELECT c.name, o.id FROM {s}.customers c JOIN {s}.orders o ON o.customer_id = c.id AND o.status = 'paid' WHERE c.country = 'DE' ORDER BY o.id",
-  "SELECT c.id, o.id FROM {s}.customers c LEFT JOIN {s}.orders o ON o.customer_id = c.id AND o.amount > 100 ORDER BY c.id, o.id",
-  "SELECT c.id, o.id FROM {s}.customers c LEFT JOIN {s}.orders o ON o.customer_id = c.id WHERE o.amount > 100 OR o.id IS NULL ORDER BY c.id, o.id",
+  'SELECT c.id, o.id FROM {s}.customers c LEFT JOIN {s}.orders o ON o.customer_id = c.id AND o.amount > 100 ORDER BY c.id, o.id',
+  'SELECT c.id, o.id FROM {s}.customers c LEFT JOIN {s}.orders o ON o.customer_id = c.id WHERE o.amount > 100 OR o.id IS NULL ORDER BY c.id, o.id',
   "SELECT o.id FROM {s}.orders o RIGHT JOIN {s}.customers c ON c.id = o.customer_id AND c.segment = 'smb' ORDER BY o.id NULLS FIRST",
   "SELECT c.id FROM {s}.customers c WHERE c.score > 1 AND EXISTS (SELECT 1 FROM {s}.orders o WHERE o.customer_id = c.id AND o.status = 'new') ORDER BY c.id",
   "SELECT a.id, b.id FROM {s}.customers a JOIN {s}.customers b ON lower(a.name) = lower(b.name) AND a.id < b.id WHERE a.country = 'DE' ORDER BY 1, 2",
   "SELECT id FROM (SELECT id, name FROM {s}.customers WHERE segment = 'enterprise') x WHERE x.name LIKE '%e%' ORDER BY id",
   "SELECT name FROM {s}.customers WHERE name LIKE 'a\\_b%' ORDER BY 1",
-  "SELECT id FROM {s}.customers ORDER BY name, id LIMIT 3",
-  "SELECT id FROM {s}.customers ORDER BY name DESC, id LIMIT 3 OFFSET 2",
+  'SELECT id FROM {s}.customers ORDER BY name, id LIMIT 3',
+  'SELECT id FROM {s}.customers ORDER BY name DESC, id LIMIT 3 OFFSET 2',
   "SELECT id, amount FROM {s}.orders WHERE status = 'paid' ORDER BY amount DESC NULLS LAST, id LIMIT 5",
-  "SELECT * FROM {s}.orders WHERE qty > 0 ORDER BY created, id LIMIT 4 OFFSET 3",
-  "SELECT id, score FROM {s}.customers ORDER BY score NULLS FIRST, id LIMIT 4",
-  "SELECT id, score FROM {s}.customers ORDER BY score DESC, id LIMIT 4",
-  "SELECT id FROM {s}.customers ORDER BY 1 DESC LIMIT 2",
-  "SELECT lower(name) FROM {s}.customers WHERE id > 2 ORDER BY id LIMIT 2",
-  "SELECT count(*) FROM (SELECT id FROM {s}.orders ORDER BY id LIMIT 7) x",
+  'SELECT * FROM {s}.orders WHERE qty > 0 ORDER BY created, id LIMIT 4 OFFSET 3',
+  'SELECT id, score FROM {s}.customers ORDER BY score NULLS FIRST, id LIMIT 4',
+  'SELECT id, score FROM {s}.customers ORDER BY score DESC, id LIMIT 4',
+  'SELECT id FROM {s}.customers ORDER BY 1 DESC LIMIT 2',
+  'SELECT lower(name) FROM {s}.customers WHERE id > 2 ORDER BY id LIMIT 2',
+  'SELECT count(*) FROM (SELECT id FROM {s}.orders ORDER BY id LIMIT 7) x',
   "SELECT id FROM {s}.tags WHERE tag <> 'b' ORDER BY id",
   "SELECT id FROM {s}.tags WHERE tag = 'b' ORDER BY id",
   "SELECT id FROM {s}.tags WHERE tag IN ('b', 'a') ORDER BY id",
   "SELECT id FROM {s}.tags WHERE tag < 'b' ORDER BY id",
-  "SELECT id, tag FROM {s}.tags ORDER BY tag, id LIMIT 3",
+  'SELECT id, tag FROM {s}.tags ORDER BY tag, id LIMIT 3',
   "SELECT id FROM {s}.tags WHERE tag ILIKE 'ä%' ORDER BY id",
   "SELECT id FROM {s}.tags WHERE tag ILIKE 'B%' ORDER BY id",
   "SELECT id FROM {s}.tags WHERE tag LIKE 'b%' ORDER BY id",
-  "SELECT tag, count(*) FROM {s}.tags GROUP BY tag ORDER BY tag NULLS FIRST",
-  "SELECT DISTINCT tag FROM {s}.tags ORDER BY tag",
-  "SELECT min(tag), max(tag) FROM {s}.tags",
-  "SELECT id, score AS created FROM {s}.customers ORDER BY created DESC NULLS LAST, id LIMIT 3",
-  "SELECT c.id, sum(o.qty) AS qty FROM {s}.customers c JOIN {s}.orders o ON o.customer_id = c.id GROUP BY c.id ORDER BY qty DESC, c.id LIMIT 3",
-  "SELECT id, upper(name) AS name FROM {s}.customers ORDER BY name, id LIMIT 3",
-  "SELECT segment, count(*), sum(score), min(name), max(created) FROM {s}.customers GROUP BY segment HAVING count(*) > 1 ORDER BY segment NULLS LAST",
-  "SELECT DISTINCT country FROM {s}.customers ORDER BY country NULLS FIRST",
+  'SELECT tag, count(*) FROM {s}.tags GROUP BY tag ORDER BY tag NULLS FIRST',
+  'SELECT DISTINCT tag FROM {s}.tags ORDER BY tag',
+  'SELECT min(tag), max(tag) FROM {s}.tags',
+  'SELECT id, score AS created FROM {s}.customers ORDER BY created DESC NULLS LAST, id LIMIT 3',
+  'SELECT c.id, sum(o.qty) AS qty FROM {s}.customers c JOIN {s}.orders o ON o.customer_id = c.id GROUP BY c.id ORDER BY qty DESC, c.id LIMIT 3',
+  'SELECT id, upper(name) AS name FROM {s}.customers ORDER BY name, id LIMIT 3',
+  'SELECT segment, count(*), sum(score), min(name), max(created) FROM {s}.customers GROUP BY segment HAVING count(*) > 1 ORDER BY segment NULLS LAST',
+  'SELECT DISTINCT country FROM {s}.customers ORDER BY country NULLS FIRST',
   "SELECT id, CASE WHEN score > 10 THEN 'high' WHEN score IS NULL THEN 'none' ELSE 'low' END, coalesce(segment, '-') FROM {s}.customers ORDER BY id",
   "SELECT id, lower(name), upper(name), length(name), substring(name, 2, 2), name || '!' FROM {s}.customers ORDER BY id",
-  "SELECT id, row_number() OVER (PARTITION BY country ORDER BY id), sum(score) OVER (ORDER BY id) FROM {s}.customers ORDER BY id",
-  "WITH big AS (SELECT customer_id, sum(amount) AS total FROM {s}.orders GROUP BY customer_id) SELECT c.name, b.total FROM big b JOIN {s}.customers c ON c.id = b.customer_id WHERE b.total > 100 ORDER BY 1",
+  'SELECT id, row_number() OVER (PARTITION BY country ORDER BY id), sum(score) OVER (ORDER BY id) FROM {s}.customers ORDER BY id',
+  'WITH big AS (SELECT customer_id, sum(amount) AS total FROM {s}.orders GROUP BY customer_id) SELECT c.name, b.total FROM big b JOIN {s}.customers c ON c.id = b.customer_id WHERE b.total > 100 ORDER BY 1',
   "SELECT id FROM {s}.customers WHERE country = 'DE' UNION SELECT customer_id FROM {s}.orders WHERE status = 'new' ORDER BY 1",
-  "SELECT id FROM {s}.customers WHERE id NOT IN (SELECT customer_id FROM {s}.orders WHERE customer_id IS NOT NULL) ORDER BY 1",
-  "SELECT count(*) FILTER (WHERE status IS NULL), count(DISTINCT status) FROM {s}.orders",
+  'SELECT id FROM {s}.customers WHERE id NOT IN (SELECT customer_id FROM {s}.orders WHERE customer_id IS NOT NULL) ORDER BY 1',
+  'SELECT count(*) FILTER (WHERE status IS NULL), count(DISTINCT status) FROM {s}.orders',
   "SELECT id, created + 1, created - DATE '2025-01-01' FROM {s}.customers WHERE created IS NOT NULL ORDER BY id",
-  "SELECT id, round(amount, 1), abs(amount - 50), greatest(qty, 1), nullif(qty, 0) FROM {s}.orders ORDER BY id LIMIT 10",
+  'SELECT id, round(amount, 1), abs(amount - 50), greatest(qty, 1), nullif(qty, 0) FROM {s}.orders ORDER BY id LIMIT 10',
 ];
 
 const CROSS_SOURCE = [
-  "SELECT c.name, o.id, f.segment FROM pg.customers c JOIN pg.orders o ON o.customer_id = c.id JOIN fs.customers f ON f.id = c.id ORDER BY 2",
-  "SELECT r.tag, count(*) FROM my.tags r JOIN my.customers m ON m.id = r.id JOIN pg.customers p ON p.id = m.id GROUP BY r.tag ORDER BY 1 NULLS FIRST",
-  "SELECT t.tag, sum(c.score) FROM pg.customers c JOIN my.tags t ON t.id = c.id GROUP BY t.tag ORDER BY 1 NULLS FIRST",
+  'SELECT c.name, o.id, f.segment FROM pg.customers c JOIN pg.orders o ON o.customer_id = c.id JOIN fs.customers f ON f.id = c.id ORDER BY 2',
+  'SELECT r.tag, count(*) FROM my.tags r JOIN my.customers m ON m.id = r.id JOIN pg.customers p ON p.id = m.id GROUP BY r.tag ORDER BY 1 NULLS FIRST',
+  'SELECT t.tag, sum(c.score) FROM pg.customers c JOIN my.tags t ON t.id = c.id GROUP BY t.tag ORDER BY 1 NULLS FIRST',
   // Joins among one source's own tables inside cross-source statements.
   "SELECT c.name, o.id, l.country FROM pg.customers c JOIN pg.orders o ON o.customer_id = c.id JOIN lite.customers l ON l.id = c.id WHERE o.status = 'paid' ORDER BY 2",
-  "SELECT m.name, count(*), sum(o.amount) FROM my.customers m, my.orders o, pg.customers p WHERE o.customer_id = m.id AND p.id = m.id AND o.qty > 0 GROUP BY m.name ORDER BY 1",
-  "SELECT l.name, o.amount FROM lite.customers l JOIN lite.orders o ON o.customer_id = l.id JOIN my.customers m ON m.name = l.name WHERE o.amount > 20 ORDER BY 1, 2",
-  "SELECT a.id, b.id, f.name FROM pg.customers a JOIN pg.customers b ON b.country = a.country AND b.id <> a.id JOIN fs.customers f ON f.id = a.id ORDER BY 1, 2",
+  'SELECT m.name, count(*), sum(o.amount) FROM my.customers m, my.orders o, pg.customers p WHERE o.customer_id = m.id AND p.id = m.id AND o.qty > 0 GROUP BY m.name ORDER BY 1',
+  'SELECT l.name, o.amount FROM lite.customers l JOIN lite.orders o ON o.customer_id = l.id JOIN my.customers m ON m.name = l.name WHERE o.amount > 20 ORDER BY 1, 2',
+  'SELECT a.id, b.id, f.name FROM pg.customers a JOIN pg.customers b ON b.country = a.country AND b.id <> a.id JOIN fs.customers f ON f.id = a.id ORDER BY 1, 2',
   // One statement over all four kinds of source.
-  "SELECT p.id, m.name, l.country, f.segment, o.amount FROM pg.customers p JOIN my.customers m ON m.id = p.id JOIN lite.customers l ON l.id = m.id JOIN fs.customers f ON f.id = l.id LEFT JOIN my.orders o ON o.customer_id = f.id AND o.qty = 2 WHERE p.score > 0 AND f.country IS NOT NULL ORDER BY 1, 5",
-  "SELECT f.country, count(*), sum(o.amount) FROM fs.customers f JOIN pg.orders o ON o.customer_id = f.id GROUP BY f.country ORDER BY 1 NULLS FIRST",
+  'SELECT p.id, m.name, l.country, f.segment, o.amount FROM pg.customers p JOIN my.customers m ON m.id = p.id JOIN lite.customers l ON l.id = m.id JOIN fs.customers f ON f.id = l.id LEFT JOIN my.orders o ON o.customer_id = f.id AND o.qty = 2 WHERE p.score > 0 AND f.country IS NOT NULL ORDER BY 1, 5',
+  'SELECT f.country, count(*), sum(o.amount) FROM fs.customers f JOIN pg.orders o ON o.customer_id = f.id GROUP BY f.country ORDER BY 1 NULLS FIRST',
   "SELECT c.country, count(*), sum(o.amount), min(o.amount), max(o.created), count(o.status) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.segment = 'enterprise' AND o.created >= DATE '2025-03-01' GROUP BY c.country ORDER BY 1 NULLS FIRST",
-  "SELECT c.segment, count(*), sum(o.qty) FROM my.orders o JOIN pg.customers c ON c.id = o.customer_id GROUP BY c.segment ORDER BY 1 NULLS LAST",
+  'SELECT c.segment, count(*), sum(o.qty) FROM my.orders o JOIN pg.customers c ON c.id = o.customer_id GROUP BY c.segment ORDER BY 1 NULLS LAST',
   "SELECT count(*), sum(o.amount) FROM pg.orders o JOIN lite.customers c ON c.id = o.customer_id WHERE c.country = 'XX'",
-  "SELECT c.name, o.status, count(*) FROM pg.orders o JOIN lite.customers c ON c.id = o.customer_id GROUP BY c.name, o.status HAVING count(*) > 1 ORDER BY 1, 2 NULLS FIRST",
+  'SELECT c.name, o.status, count(*) FROM pg.orders o JOIN lite.customers c ON c.id = o.customer_id GROUP BY c.name, o.status HAVING count(*) > 1 ORDER BY 1, 2 NULLS FIRST',
   "SELECT c.name, sum(o.amount) AS total FROM my.orders o, pg.customers c WHERE o.customer_id = c.id AND o.status = 'paid' GROUP BY c.name ORDER BY total DESC, 1",
-  "SELECT c.country, max(c.name), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c.country ORDER BY 1 NULLS FIRST",
+  'SELECT c.country, max(c.name), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c.country ORDER BY 1 NULLS FIRST',
   "SELECT c.name, o.id, o.amount FROM lite.customers c JOIN pg.orders o ON o.customer_id = c.id WHERE c.country IN ('DE', 'de', 'US') ORDER BY o.id",
   "SELECT c.id, o.id FROM pg.customers c LEFT JOIN my.orders o ON o.customer_id = c.id AND o.status = 'paid' ORDER BY 1, 2",
   "SELECT c.id, o.id FROM my.orders o RIGHT JOIN lite.customers c ON c.id = o.customer_id WHERE c.segment = 'enterprise' ORDER BY 1, 2 NULLS FIRST",
-  "SELECT a.name, b.name FROM pg.customers a JOIN my.customers b ON b.name = a.name JOIN lite.customers l ON l.name = b.name ORDER BY 1",
-  "SELECT o.created, count(*) FROM my.orders o JOIN pg.customers c ON c.created = o.created GROUP BY o.created ORDER BY 1",
+  'SELECT a.name, b.name FROM pg.customers a JOIN my.customers b ON b.name = a.name JOIN lite.customers l ON l.name = b.name ORDER BY 1',
+  'SELECT o.created, count(*) FROM my.orders o JOIN pg.customers c ON c.created = o.created GROUP BY o.created ORDER BY 1',
   "SELECT c.id, o.id FROM pg.customers c JOIN my.orders o ON o.customer_id = c.id WHERE c.name = 'alice' AND o.status = 'paid' ORDER BY 1, 2",
   "SELECT c.name, count(o.id) FROM my.customers c LEFT JOIN lite.orders o ON o.customer_id = c.id AND o.status = 'Paid' GROUP BY c.name ORDER BY c.name",
   "SELECT p.id FROM pg.customers p JOIN my.customers m ON m.name = p.name WHERE m.name <> 'alice' ORDER BY 1",
@@ -220,8 +224,7 @@ test('the same query gives the same rows on every source', async () => {
 });
 
 test('a dependent join sends the keys of the smaller side to the other source', async () => {
-  const sql =
-    "SELECT c.name, o.id FROM my.customers c JOIN pg.orders o ON o.customer_id = c.id WHERE c.segment = 'smb' ORDER BY o.id";
+  const sql = "SELECT c.name, o.id FROM my.customers c JOIN pg.orders o ON o.customer_id = c.id WHERE c.segment = 'smb' ORDER BY o.id";
   const a = await rows(pushed, sql);
   assert.equal(a.json, (await rows(local, sql)).json);
   const pgScan = a.sourceSql.find((q) => q.startsWith('COPY')) ?? '';
@@ -234,7 +237,10 @@ test('a dependent join sends the keys of the smaller side to the other source', 
 
 test('LIMIT and its ORDER BY reach MySQL and SQLite scans, NULLs placed as the engine places them', async () => {
   const my = await rows(scansOnly, 'SELECT id, amount FROM my.orders WHERE qty > 0 ORDER BY amount DESC, id LIMIT 2 OFFSET 1');
-  assert.equal(my.json, (await rows(local, 'SELECT id, amount FROM my.orders WHERE qty > 0 ORDER BY amount DESC, id LIMIT 2 OFFSET 1')).json);
+  assert.equal(
+    my.json,
+    (await rows(local, 'SELECT id, amount FROM my.orders WHERE qty > 0 ORDER BY amount DESC, id LIMIT 2 OFFSET 1')).json,
+  );
   assert.match(my.sourceSql[0] ?? '', /ORDER BY \(`amount` IS NULL\) DESC, `amount` DESC, \(`id` IS NULL\) ASC, `id` ASC LIMIT 3$/);
   const lite = await rows(scansOnly, 'SELECT id FROM lite.customers ORDER BY name LIMIT 2');
   assert.match(lite.sourceSql[0] ?? '', /ORDER BY \("name" IS NULL\) ASC, "name" COLLATE BINARY ASC LIMIT 2$/);
@@ -250,9 +256,13 @@ test('a statement over one MySQL or SQLite source is sent whole where it means t
   const my = await rows(pushed, mySql);
   assert.equal(my.json, (await rows(local, mySql)).json);
   assert.equal(my.sourceSql.length, 1);
-  assert.match(my.sourceSql[0]!, /^SELECT .* FROM `vdbt_\w+`\.`orders` AS `o` JOIN `vdbt_\w+`\.`customers` AS `c` ON .* GROUP BY `o`\.`customer_id` ORDER BY .* LIMIT 5$/);
+  assert.match(
+    my.sourceSql[0]!,
+    /^SELECT .* FROM `vdbt_\w+`\.`orders` AS `o` JOIN `vdbt_\w+`\.`customers` AS `c` ON .* GROUP BY `o`\.`customer_id` ORDER BY .* LIMIT 5$/,
+  );
   // SQLite types values one by one: only text (which takes any value) is compared there.
-  const liteSql = "SELECT c.country, count(*), count(c.segment) FROM lite.customers c LEFT JOIN lite.customers d ON d.name = c.name GROUP BY c.country ORDER BY c.country";
+  const liteSql =
+    'SELECT c.country, count(*), count(c.segment) FROM lite.customers c LEFT JOIN lite.customers d ON d.name = c.name GROUP BY c.country ORDER BY c.country';
   const lite = await rows(pushed, liteSql);
   assert.equal(lite.json, (await rows(local, liteSql)).json);
   assert.match(lite.sourceSql[0] ?? '', /LEFT JOIN "customers" AS "d" ON .* GROUP BY "c"\."country"/);
@@ -278,7 +288,11 @@ test('partial aggregation: the bigger side is grouped at its source by the join 
   const a = await rows(pushed, sql);
   assert.equal(a.json, (await rows(local, sql)).json);
   const pgScan = a.sourceSql.find((q) => q.startsWith('COPY')) ?? '';
-  assert.match(pgScan, /SELECT "customer_id", count\(\*\), sum\("amount"\) FROM .* WHERE .*"created" >= '2025-01-01'::date.* GROUP BY "customer_id"/, pgScan);
+  assert.match(
+    pgScan,
+    /SELECT "customer_id", count\(\*\), sum\("amount"\) FROM .* WHERE .*"created" >= '2025-01-01'::date.* GROUP BY "customer_id"/,
+    pgScan,
+  );
 });
 
 test('types shown as text read the same whether PostgreSQL or the engine writes them', async () => {
@@ -317,7 +331,11 @@ test('pushdown actually happens: conditions and columns reach the sources', asyn
   const pgScan = (await rows(pushed, crossSql)).sourceSql.find((q) => q.startsWith('COPY')) ?? '';
   assert.match(pgScan, /COPY \(SELECT "id", "name", "score" FROM .* WHERE \("name" = 'alice'\) AND \("score" > 1\)\) TO STDOUT/);
   const whole = (await rows(pushed, "SELECT id FROM pg.customers WHERE name = 'alice' AND score > 1")).sourceSql[0] ?? '';
-  assert.match(whole, /FROM \(SELECT id\s+FROM vdbt_\w+\.customers AS customers\s+WHERE\s+name = 'alice'\s+AND score > 1\) AS q\(c0\)/, 'a one-source statement goes whole');
+  assert.match(
+    whole,
+    /FROM \(SELECT id\s+FROM vdbt_\w+\.customers AS customers\s+WHERE\s+name = 'alice'\s+AND score > 1\) AS q\(c0\)/,
+    'a one-source statement goes whole',
+  );
   const myScan = (await rows(pushed, "SELECT id FROM my.customers WHERE name = 'alice' AND name < 'b'")).sourceSql[0] ?? '';
   assert.match(myScan, /WHERE \(`name` = 'alice'\)$/, 'MySQL gets the equality (a superset), not the ordering');
   const off = (await rows(local, "SELECT id FROM pg.customers WHERE name = 'alice'")).sourceSql[0] ?? '';

@@ -31,11 +31,22 @@ before(async () => {
   const db = new Database(sqliteFile);
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT NOT NULL, amount DECIMAL(10,2), d DATE)');
   db.close();
-  const add = (body: unknown) => server.request('/rest/api/source', { body }).then(async (r) => assert.equal(r.status, 201, await r.text()));
-  await add({ name: 'pgw', template: 'postgresql', connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres', modelProps: `importer.schemaPattern=${tag}` });
+  const add = (body: unknown) =>
+    server.request('/rest/api/source', { body }).then(async (r) => assert.equal(r.status, 201, await r.text()));
+  await add({
+    name: 'pgw',
+    template: 'postgresql',
+    connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres',
+    modelProps: `importer.schemaPattern=${tag}`,
+  });
   await add({ name: 'myw', template: 'mysql', connectionProps: `host=127.0.0.1,port=3306,db=${tag},user-name=root` });
   await add({ name: 'litew', template: 'sqlite', connectionProps: `path=${sqliteFile}` });
-  await add({ name: 'pgro', template: 'postgresql', connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres', modelProps: `importer.schemaPattern=${tag},readOnly=true` });
+  await add({
+    name: 'pgro',
+    template: 'postgresql',
+    connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres',
+    modelProps: `importer.schemaPattern=${tag},readOnly=true`,
+  });
 });
 
 after(async () => {
@@ -62,7 +73,10 @@ async function ok(statement: string): Promise<unknown> {
 
 for (const source of ['pgw', 'myw', 'litew']) {
   test(`${source}: INSERT, UPDATE and DELETE run at the source and answer the row count`, async () => {
-    assert.deepEqual(await ok(`INSERT INTO ${source}.t VALUES (1, 'O''Neil', 1.50, DATE '2025-01-02'), (2, 'b', NULL, NULL), (3, 'c', 3, NULL)`), [[3]]);
+    assert.deepEqual(
+      await ok(`INSERT INTO ${source}.t VALUES (1, 'O''Neil', 1.50, DATE '2025-01-02'), (2, 'b', NULL, NULL), (3, 'c', 3, NULL)`),
+      [[3]],
+    );
     assert.deepEqual(await ok(`UPDATE ${source}.t SET amount = amount * 2, name = name || '!' WHERE id IN (1, 3)`), [[2]]);
     assert.deepEqual(await ok(`DELETE FROM ${source}.t WHERE id = 2`), [[1]]);
     assert.deepEqual(await ok(`SELECT id, name, amount, d FROM ${source}.t ORDER BY id`), [
@@ -83,7 +97,9 @@ test('INSERT ... SELECT from other sources writes every row, in one transaction'
   assert.deepEqual(await ok('INSERT INTO myw.t SELECT id, name, amount, d FROM pgw.t WHERE id > 1000'), [[50]]);
   assert.deepEqual(await ok('SELECT count(*) FROM myw.t WHERE id > 1000'), [[50]]);
   // One row breaks a constraint: nothing of the statement remains.
-  const failed = await sql('INSERT INTO litew.t (id, name) SELECT id, CASE WHEN id = 40 THEN NULL ELSE name END FROM shop.customers WHERE id <= 60 AND id > 5');
+  const failed = await sql(
+    'INSERT INTO litew.t (id, name) SELECT id, CASE WHEN id = 40 THEN NULL ELSE name END FROM shop.customers WHERE id <= 60 AND id > 5',
+  );
   assert.equal(failed.status, 400, JSON.stringify(failed.body));
   assert.deepEqual(await ok('SELECT count(*) FROM litew.t WHERE id > 5'), [[0]]);
   const mismatch = await sql('INSERT INTO pgw.t SELECT id FROM shop.customers');
@@ -95,10 +111,10 @@ test('what cannot be written is refused, and nothing is written', async () => {
   assert.equal(readOnly.status, 403);
   assert.match(JSON.stringify(readOnly.body), /read-only/);
   assert.equal((await sql("INSERT INTO files.regions VALUES ('x', 'y', 'z', 'w')")).status, 403);
-  assert.equal((await sql("DELETE FROM SYS.Tables WHERE 1 = 1")).status, 403);
+  assert.equal((await sql('DELETE FROM SYS.Tables WHERE 1 = 1')).status, 403);
   assert.equal((await sql('UPDATE pgw.t SET name = 1 WHERE id IN (SELECT id FROM shop.customers)')).status, 400);
   assert.equal((await sql('DELETE FROM pgw.t RETURNING id')).status, 400);
-  assert.equal((await sql("INSERT INTO pgw.nosuch VALUES (1)")).status, 404);
+  assert.equal((await sql('INSERT INTO pgw.nosuch VALUES (1)')).status, 404);
   // Nothing that reads files or settings runs at the source, whatever the statement.
   const fileRead = await sql("UPDATE pgw.t SET name = pg_read_file('/etc/hostname') WHERE id = 1");
   assert.equal(fileRead.status, 400, JSON.stringify(fileRead.body));

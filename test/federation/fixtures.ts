@@ -59,8 +59,12 @@ export async function createFixture(dir: string): Promise<Fixture> {
   const pgClient = new pg.Client(PG);
   await pgClient.connect();
   await pgClient.query(`CREATE SCHEMA ${tag}`);
-  await pgClient.query(`CREATE TABLE ${tag}.customers (id int PRIMARY KEY, name text, country text, segment varchar(20), score numeric(10,2), created date)`);
-  await pgClient.query(`CREATE TABLE ${tag}.orders (id int PRIMARY KEY, customer_id int, amount numeric(12,2), status text, created date, qty int)`);
+  await pgClient.query(
+    `CREATE TABLE ${tag}.customers (id int PRIMARY KEY, name text, country text, segment varchar(20), score numeric(10,2), created date)`,
+  );
+  await pgClient.query(
+    `CREATE TABLE ${tag}.orders (id int PRIMARY KEY, customer_id int, amount numeric(12,2), status text, created date, qty int)`,
+  );
   for (const row of CUSTOMERS) await pgClient.query(`INSERT INTO ${tag}.customers VALUES ($1,$2,$3,$4,$5,$6)`, [...row]);
   for (const row of ORDERS) await pgClient.query(`INSERT INTO ${tag}.orders VALUES ($1,$2,$3,$4,$5,$6)`, [...row]);
   // Types the engine shows as text: both paths must show the same text.
@@ -77,8 +81,12 @@ export async function createFixture(dir: string): Promise<Fixture> {
 
   const my = await mysql.createConnection(MY);
   await my.query(`CREATE DATABASE ${tag} CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci`);
-  await my.query(`CREATE TABLE ${tag}.customers (id int PRIMARY KEY, name varchar(50), country varchar(5), segment varchar(20), score decimal(10,2), created date)`);
-  await my.query(`CREATE TABLE ${tag}.orders (id int PRIMARY KEY, customer_id int, amount decimal(12,2), status varchar(20), created date, qty int)`);
+  await my.query(
+    `CREATE TABLE ${tag}.customers (id int PRIMARY KEY, name varchar(50), country varchar(5), segment varchar(20), score decimal(10,2), created date)`,
+  );
+  await my.query(
+    `CREATE TABLE ${tag}.orders (id int PRIMARY KEY, customer_id int, amount decimal(12,2), status varchar(20), created date, qty int)`,
+  );
   for (const row of CUSTOMERS) await my.query(`INSERT INTO ${tag}.customers VALUES (?,?,?,?,?,?)`, [...row]);
   for (const row of ORDERS) await my.query(`INSERT INTO ${tag}.orders VALUES (?,?,?,?,?,?)`, [...row]);
   // A binary collation: case-sensitive there, unlike the database's default.

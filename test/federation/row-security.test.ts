@@ -115,7 +115,12 @@ async function prepare(server: TestServer): Promise<Side> {
     const response = await admin('/rest/api/source', { body });
     assert.equal(response.status, 201, await response.text());
   };
-  await add({ name: 'pg', template: 'postgresql', connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres', modelProps: `importer.schemaPattern=${TAG}` });
+  await add({
+    name: 'pg',
+    template: 'postgresql',
+    connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres',
+    modelProps: `importer.schemaPattern=${TAG}`,
+  });
   await add({ name: 'my', template: 'mysql', connectionProps: `host=127.0.0.1,port=3306,db=${TAG},user-name=root` });
   const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
   const calls = [
@@ -189,7 +194,9 @@ before(async () => {
   const my = await mysqlConnection();
   try {
     await my.query(`CREATE DATABASE ${TAG} CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci`);
-    await my.query(`CREATE TABLE ${TAG}.expenses (id int PRIMARY KEY, employee_id int, site varchar(20), amount decimal(10,2), card varchar(20), owner varchar(20))`);
+    await my.query(
+      `CREATE TABLE ${TAG}.expenses (id int PRIMARY KEY, employee_id int, site varchar(20), amount decimal(10,2), card varchar(20), owner varchar(20))`,
+    );
     for (const row of EXPENSES) await my.query(`INSERT INTO ${TAG}.expenses VALUES (?, ?, ?, ?, ?, ?)`, row);
   } finally {
     await my.end();
@@ -236,7 +243,10 @@ const RITA_EXPENSES = [
 ];
 
 describe('a restricted user reads filtered and masked rows', () => {
-  for (const [label, side] of [['pushdown on', () => pushed], ['pushdown off', () => local]] as const) {
+  for (const [label, side] of [
+    ['pushdown on', () => pushed],
+    ['pushdown off', () => local],
+  ] as const) {
     test(`${label}: PostgreSQL table directly: EU rows only, ssn masked, salary not there`, async () => {
       const rows = await okJson<unknown[][]>(
         await side().rita('/rest/api/query?headers=true', { body: { sql: 'SELECT * FROM pg.employees ORDER BY id' } }),
@@ -270,7 +280,9 @@ describe('a restricted user reads filtered and masked rows', () => {
       assert.equal(others, 0);
       assert.ok(expected > 10 && expected < 200, `a real filter: ${expected} of 200`);
       // Orders are not restricted, but joined with customers only those of German customers show.
-      const [[orders]] = (await sql(side().rita, 'SELECT count(*) FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id')) as [[number]];
+      const [[orders]] = (await sql(side().rita, 'SELECT count(*) FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id')) as [
+        [number],
+      ];
       const [[byHand]] = (await sql(
         side().admin,
         "SELECT count(*) FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id WHERE c.country = 'DE'",
@@ -290,7 +302,10 @@ describe('a restricted user reads filtered and masked rows', () => {
         assert.equal(response.status, 403, `${statement}: ${text}`);
         assert.match(text, /salary/, statement);
       }
-      const columns = await sql(side().rita, `SELECT "Name" FROM SYS.Columns WHERE "SchemaName" = 'pg' AND "TableName" = 'employees' ORDER BY "Position"`);
+      const columns = await sql(
+        side().rita,
+        `SELECT "Name" FROM SYS.Columns WHERE "SchemaName" = 'pg' AND "TableName" = 'employees' ORDER BY "Position"`,
+      );
       assert.deepEqual(columns, [['id'], ['name'], ['region'], ['ssn']]);
     });
 
@@ -305,7 +320,10 @@ describe('a restricted user reads filtered and masked rows', () => {
 
     test(`${label}: join across PostgreSQL and MariaDB`, async () => {
       assert.deepEqual(
-        await sql(side().rita, 'SELECT e.name, e.ssn, x.amount, x.card FROM pg.employees e JOIN my.expenses x ON x.employee_id = e.id ORDER BY x.id'),
+        await sql(
+          side().rita,
+          'SELECT e.name, e.ssn, x.amount, x.card FROM pg.employees e JOIN my.expenses x ON x.employee_id = e.id ORDER BY x.id',
+        ),
         [
           ['Ann Eu', '***-**-1001', 10.5, '4000000000001001'],
           ['Cy Eu', '***-**-1003', 40, 'XXXX1004'],
@@ -315,7 +333,15 @@ describe('a restricted user reads filtered and masked rows', () => {
       );
       assert.deepEqual(
         await sql(side().rita, 'SELECT x.id, e.name FROM my.expenses x LEFT JOIN pg.employees e ON e.id = x.employee_id ORDER BY x.id'),
-        [[1, 'Ann Eu'], [4, 'Cy Eu'], [5, null], [7, 'Gus Eu'], [8, null], [9, null], [11, 'Ann Eu']],
+        [
+          [1, 'Ann Eu'],
+          [4, 'Cy Eu'],
+          [5, null],
+          [7, 'Gus Eu'],
+          [8, null],
+          [9, null],
+          [11, 'Ann Eu'],
+        ],
       );
     });
 
@@ -325,34 +351,54 @@ describe('a restricted user reads filtered and masked rows', () => {
         [['Ann Eu'], ['Cy Eu'], ['Gus Eu']],
       );
       assert.deepEqual(
-        await sql(side().rita, 'SELECT e.name FROM pg.employees e WHERE NOT EXISTS (SELECT 1 FROM my.expenses x WHERE x.employee_id = e.id) ORDER BY 1'),
+        await sql(
+          side().rita,
+          'SELECT e.name FROM pg.employees e WHERE NOT EXISTS (SELECT 1 FROM my.expenses x WHERE x.employee_id = e.id) ORDER BY 1',
+        ),
         [['Hal Eu']],
       );
       assert.deepEqual(
-        await sql(side().rita, 'SELECT (SELECT count(*) FROM my.expenses), (SELECT max(ssn) FROM pg.employees), (SELECT count(*) FROM pg.employees)'),
+        await sql(
+          side().rita,
+          'SELECT (SELECT count(*) FROM my.expenses), (SELECT max(ssn) FROM pg.employees), (SELECT count(*) FROM pg.employees)',
+        ),
         [[7, '***-**-1007', 4]],
       );
       assert.deepEqual(
         await sql(side().rita, 'WITH big AS (SELECT * FROM my.expenses WHERE amount > 30) SELECT b.id, b.card FROM big b ORDER BY b.id'),
-        [[4, 'XXXX1004'], [5, 'XXXX1005'], [7, 'XXXX1007'], [11, null]],
+        [
+          [4, 'XXXX1004'],
+          [5, 'XXXX1005'],
+          [7, 'XXXX1007'],
+          [11, null],
+        ],
       );
-      assert.deepEqual(
-        await sql(side().rita, 'SELECT id FROM pg.employees UNION SELECT employee_id FROM my.expenses ORDER BY 1'),
-        [[1], [2], [3], [4], [7], [8], [9]],
-      );
+      assert.deepEqual(await sql(side().rita, 'SELECT id FROM pg.employees UNION SELECT employee_id FROM my.expenses ORDER BY 1'), [
+        [1],
+        [2],
+        [3],
+        [4],
+        [7],
+        [8],
+        [9],
+      ]);
     });
 
     test(`${label}: aggregates see only the visible rows`, async () => {
       assert.deepEqual(await sql(side().rita, 'SELECT count(*), sum(amount), count(card) FROM my.expenses'), [[7, 265.5, 6]]);
       assert.deepEqual(await sql(side().rita, 'SELECT region, count(*) FROM pg.employees GROUP BY region'), [['EU', 4]]);
       assert.deepEqual(
-        await sql(side().rita, 'SELECT e.region, count(*), sum(x.amount) FROM pg.employees e JOIN my.expenses x ON x.employee_id = e.id GROUP BY e.region'),
+        await sql(
+          side().rita,
+          'SELECT e.region, count(*), sum(x.amount) FROM pg.employees e JOIN my.expenses x ON x.employee_id = e.id GROUP BY e.region',
+        ),
         [['EU', 4, 210.5]],
       );
-      assert.deepEqual(
-        await sql(side().rita, 'SELECT site, count(*) FROM my.expenses GROUP BY site ORDER BY site NULLS FIRST'),
-        [[null, 1], ['berlin', 5], ['paris', 1]],
-      );
+      assert.deepEqual(await sql(side().rita, 'SELECT site, count(*) FROM my.expenses GROUP BY site ORDER BY site NULLS FIRST'), [
+        [null, 1],
+        ['berlin', 5],
+        ['paris', 1],
+      ]);
     });
 
     test(`${label}: a view: READ on the view suffices, the tables' conditions and masks still apply`, async () => {
@@ -386,7 +432,9 @@ describe('a restricted user reads filtered and masked rows', () => {
     test(`${label}: GET /rest/api/source/{schema}/{table}`, async () => {
       assert.deepEqual(await okJson(await side().rita('/rest/api/source/pg/employees')).then(sortRows), RITA_EMPLOYEES);
       assert.deepEqual(
-        await okJson<Array<Record<string, unknown>>>(await side().rita('/rest/api/source/pg/employees?array=false')).then((r) => r.sort((a, b) => Number(a.id) - Number(b.id))),
+        await okJson<Array<Record<string, unknown>>>(await side().rita('/rest/api/source/pg/employees?array=false')).then((r) =>
+          r.sort((a, b) => Number(a.id) - Number(b.id)),
+        ),
         RITA_EMPLOYEES.map(([id, name, region, ssn]) => ({ id, name, region, ssn })),
       );
       assert.deepEqual(await okJson(await side().rita('/rest/api/source/my/expenses')).then(sortRows), RITA_EXPENSES);
@@ -399,7 +447,11 @@ describe('a restricted user reads filtered and masked rows', () => {
       }
       const limited = await okJson<unknown[][]>(await side().rita('/rest/api/source/my/expenses?limit=3'));
       assert.equal(limited.length, 3);
-      for (const row of limited) assert.ok(RITA_EXPENSES.some((r) => JSON.stringify(r) === JSON.stringify(row)), JSON.stringify(row));
+      for (const row of limited)
+        assert.ok(
+          RITA_EXPENSES.some((r) => JSON.stringify(r) === JSON.stringify(row)),
+          JSON.stringify(row),
+        );
     });
 
     test(`${label}: errors do not reveal rows outside the condition`, async () => {
@@ -433,7 +485,10 @@ describe('a restricted user reads filtered and masked rows', () => {
 });
 
 describe('a view made by a restricted user', () => {
-  for (const [label, side] of [['pushdown on', () => pushed], ['pushdown off', () => local]] as const) {
+  for (const [label, side] of [
+    ['pushdown on', () => pushed],
+    ['pushdown off', () => local],
+  ] as const) {
     test(`${label}: shows no more than its creator may read (no hidden column through SELECT *)`, async () => {
       // vic is an analyst (salary hidden) who may create views in ${MADE}.
       const created = await side().vic('/rest/api/query', { body: { sql: `CREATE VIEW ${MADE}.star AS SELECT * FROM pg.employees` } });
@@ -441,7 +496,9 @@ describe('a view made by a restricted user', () => {
       // Refused: a view over a table its creator sees only part of would show readers more.
       assert.equal(created.status, 403, createdText);
       assert.match(createdText, /You see only part of pg\.employees/);
-      const whole = await side().vic('/rest/api/query', { body: { sql: `CREATE VIEW ${MADE}.whole AS SELECT e AS r FROM pg.employees e` } });
+      const whole = await side().vic('/rest/api/query', {
+        body: { sql: `CREATE VIEW ${MADE}.whole AS SELECT e AS r FROM pg.employees e` },
+      });
       const wholeText = await whole.text();
       assert.equal(whole.status, 403, wholeText);
     });
@@ -487,7 +544,8 @@ describe('the condition goes to the source', () => {
   });
 
   test('SQLite: the condition is in the source query', async () => {
-    const statement = "SELECT count(*), count(*) FILTER (WHERE email LIKE '___***'), count(*) FILTER (WHERE country <> 'DE') FROM shop.customers";
+    const statement =
+      "SELECT count(*), count(*) FILTER (WHERE email LIKE '___***'), count(*) FILTER (WHERE country <> 'DE') FROM shop.customers";
     const queries = await sourceQueriesOf(pushed, 'rita', statement);
     assert.match(queries, /^shop: /m, queries);
     assert.match(queries, /"?country"?( COLLATE BINARY)? = 'DE'/, queries);
@@ -525,13 +583,19 @@ describe('the condition goes to the source', () => {
     const admin = pushed.admin;
     try {
       await sql(admin, "CALL SYSADMIN.setPermissions('us_team', 'pg.employees', 'R', 'region = ''eu''')");
-      assert.deepEqual((await sql(pushed.sam, 'SELECT id FROM pg.employees ORDER BY id')).map((r) => r[0]), [1, 3, 4, 7, 8]);
+      assert.deepEqual(
+        (await sql(pushed.sam, 'SELECT id FROM pg.employees ORDER BY id')).map((r) => r[0]),
+        [1, 3, 4, 7, 8],
+      );
       await sql(admin, "CALL SYSADMIN.setPermissions('us_team', 'pg.employees', 'R')");
       assert.deepEqual((await sql(pushed.sam, 'SELECT count(*) FROM pg.employees'))[0], [8]);
     } finally {
       await sql(admin, "CALL SYSADMIN.setPermissions('us_team', 'pg.employees', 'R', 'region = ''US''')");
     }
-    assert.deepEqual((await sql(pushed.sam, 'SELECT id FROM pg.employees ORDER BY id')).map((r) => r[0]), [1, 2, 3, 7, 8]);
+    assert.deepEqual(
+      (await sql(pushed.sam, 'SELECT id FROM pg.employees ORDER BY id')).map((r) => r[0]),
+      [1, 2, 3, 7, 8],
+    );
   });
 });
 
@@ -549,7 +613,7 @@ const DIFFERENTIAL = [
   'SELECT e.name, x.amount, x.card FROM {E} e JOIN {X} x ON x.employee_id = e.id ORDER BY x.id',
   'SELECT e.name, x.id FROM {E} e LEFT JOIN {X} x ON x.employee_id = e.id AND x.amount > 20',
   'SELECT x.id, e.ssn FROM {X} x LEFT JOIN {E} e ON e.id = x.employee_id WHERE e.id IS NULL OR x.amount > 30 ORDER BY 1',
-  'SELECT name FROM {E} e WHERE id IN (SELECT employee_id FROM {X} x WHERE x.site = \'berlin\')',
+  "SELECT name FROM {E} e WHERE id IN (SELECT employee_id FROM {X} x WHERE x.site = 'berlin')",
   'SELECT name FROM {E} e WHERE NOT EXISTS (SELECT 1 FROM {X} x WHERE x.employee_id = e.id)',
   'SELECT count(*), sum(amount), min(card), max(card), count(DISTINCT site) FROM {X} x',
   'SELECT e.region, count(*), sum(x.amount), max(x.card) FROM {E} e JOIN {X} x ON x.employee_id = e.id GROUP BY e.region',

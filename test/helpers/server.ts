@@ -39,8 +39,7 @@ export async function startTestServer(overrides: ConfigOverrides = {}, env: Node
   const services = await createServices(config, pino({ level: 'silent' }));
   const app = buildApp(services, false);
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
-  const basic = (user = 'admin', password = ADMIN_PASSWORD) =>
-    `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+  const basic = (user = 'admin', password = ADMIN_PASSWORD) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
   return {
     url: address,
     services,

@@ -19,7 +19,10 @@ before(async () => {
   // bob reads the demo shop (nothing is readable without a grant).
   await server.services.users.addRole('shop_reader');
   await server.services.users.addUserRole('shop_reader', 'bob');
-  await server.services.users.setPermissions({ role: 'shop_reader', resource: 'shop', permissions: 'R', condition: null, mask: null, maskOrder: null }, (a, b) => a === b);
+  await server.services.users.setPermissions(
+    { role: 'shop_reader', resource: 'shop', permissions: 'R', condition: null, mask: null, maskOrder: null },
+    (a, b) => a === b,
+  );
   await server.services.users.addPasswordUser('carol', 'carol-password-1');
   const external: UserDef = {
     name: 'extern',
@@ -39,8 +42,7 @@ before(async () => {
 after(async () => server.close());
 
 /** GET status with exactly these headers (no default Basic). */
-const statusWith = (headers: Record<string, string>) =>
-  server.request('/rest/api/status', { headers: { authorization: '', ...headers } });
+const statusWith = (headers: Record<string, string>) => server.request('/rest/api/status', { headers: { authorization: '', ...headers } });
 
 async function login(username: string, password: string): Promise<{ username: string; token: string }> {
   const response = await server.request('/api/login', { body: { username, password }, headers: { authorization: '' } });
@@ -56,7 +58,10 @@ describe('HTTP Basic', () => {
   test('the right password is accepted on status, query and source', async () => {
     assert.deepEqual(await okJson(await statusWith({ authorization: basicOf('admin', ADMIN_PASSWORD) })), { status: 'OK' });
     const rows = await okJson(
-      await server.request('/rest/api/query', { body: { sql: 'SELECT count(*) FROM shop.customers' }, headers: { authorization: basicOf('bob', 'bob-password-1') } }),
+      await server.request('/rest/api/query', {
+        body: { sql: 'SELECT count(*) FROM shop.customers' },
+        headers: { authorization: basicOf('bob', 'bob-password-1') },
+      }),
     );
     assert.deepEqual(rows, [[200]]);
     const sources = await okJson<Array<{ Name: string }>>(
@@ -127,7 +132,10 @@ describe('HTTP Basic', () => {
 describe('POST /api/login', () => {
   test('answers {username, token} with a token <username>:<expiry ms>:<signature> valid 30 days', async () => {
     const before = Date.now();
-    const response = await server.request('/api/login', { body: { username: 'admin', password: ADMIN_PASSWORD }, headers: { authorization: '' } });
+    const response = await server.request('/api/login', {
+      body: { username: 'admin', password: ADMIN_PASSWORD },
+      headers: { authorization: '' },
+    });
     const body = await okJson<Record<string, unknown>>(response);
     const after = Date.now();
     assert.deepEqual(Object.keys(body).sort(), ['token', 'username']);
@@ -156,7 +164,10 @@ describe('POST /api/login', () => {
     const sources = await okJson<Array<{ Name: string }>>(
       await server.request('/rest/api/source', { headers: { authorization: '', 'x-auth-token': token } }),
     );
-    assert.deepEqual(sources.slice(0, 5).map((s) => s.Name), ['SYS', 'SYSADMIN', 'SYSLOG', 'shop', 'files']);
+    assert.deepEqual(
+      sources.slice(0, 5).map((s) => s.Name),
+      ['SYS', 'SYSADMIN', 'SYSLOG', 'shop', 'files'],
+    );
   });
 
   test('each user gets their own token; a second login gives a token that works too', async () => {
@@ -199,13 +210,25 @@ describe('POST /api/login', () => {
       '"admin"',
     ];
     for (const body of bodies) {
-      await assertApiError(await server.request('/api/login', { body, headers: { authorization: '' } }), 400, `login body ${JSON.stringify(body)}`);
+      await assertApiError(
+        await server.request('/api/login', { body, headers: { authorization: '' } }),
+        400,
+        `login body ${JSON.stringify(body)}`,
+      );
     }
-    await assertApiError(await server.request('/api/login', { method: 'POST', headers: { authorization: '' } }), 400, 'login without a body');
+    await assertApiError(
+      await server.request('/api/login', { method: 'POST', headers: { authorization: '' } }),
+      400,
+      'login without a body',
+    );
   });
 
   test('a body that is not JSON is 400 (bad JSON) or 415 (other content type)', async () => {
-    await assertApiError(await server.request('/api/login', { body: '{"username": "admin",', headers: { authorization: '' } }), 400, 'bad JSON');
+    await assertApiError(
+      await server.request('/api/login', { body: '{"username": "admin",', headers: { authorization: '' } }),
+      400,
+      'bad JSON',
+    );
     await assertApiError(
       await server.request('/api/login', {
         body: `username=admin&password=${ADMIN_PASSWORD}`,
@@ -250,12 +273,20 @@ describe('forged and stale tokens', () => {
     const flip = (ch: string) => (ch === 'A' ? 'B' : 'A');
     const first = `${flip(signature[0]!)}${signature.slice(1)}`;
     const last = `${signature.slice(0, -1)}${flip(signature[signature.length - 1]!)}`;
-    for (const sig of [first, last, signature.toLowerCase() === signature ? signature.toUpperCase() : signature.toLowerCase(), `${signature}A`, '', 'x']) {
+    for (const sig of [
+      first,
+      last,
+      signature.toLowerCase() === signature ? signature.toUpperCase() : signature.toLowerCase(),
+      `${signature}A`,
+      '',
+      'x',
+    ]) {
       await assertUnauthorizedPage(await statusWith({ 'x-auth-token': `${username}:${expiry}:${sig}` }), `signature ${sig}`);
     }
     // base64 instead of base64url spelling of the same bytes
     const standard = Buffer.from(signature, 'base64url').toString('base64');
-    if (standard !== signature) await assertUnauthorizedPage(await statusWith({ 'x-auth-token': `${username}:${expiry}:${standard}` }), 'base64 spelling');
+    if (standard !== signature)
+      await assertUnauthorizedPage(await statusWith({ 'x-auth-token': `${username}:${expiry}:${standard}` }), 'base64 spelling');
   });
 
   test('truncated tokens and garbage are 401', async () => {
@@ -292,7 +323,10 @@ describe('forged and stale tokens', () => {
   test('an expired token is 401', async () => {
     const user = server.services.users.find('admin')!;
     const key = signingKeyOf(server);
-    await assertUnauthorizedPage(await statusWith({ 'x-auth-token': signToken('admin', Date.now() - 1000, user.tokenSecret, key) }), 'expired 1 s ago');
+    await assertUnauthorizedPage(
+      await statusWith({ 'x-auth-token': signToken('admin', Date.now() - 1000, user.tokenSecret, key) }),
+      'expired 1 s ago',
+    );
     await assertUnauthorizedPage(await statusWith({ 'x-auth-token': signToken('admin', 0, user.tokenSecret, key) }), 'expiry 0');
     // Issued 31 days ago by the server's own user service: 30 days valid, so expired a day ago.
     const past = new UserService(server.services.store, key, () => Date.now() - 31 * 24 * 3600 * 1000);
@@ -321,7 +355,12 @@ describe('forged and stale tokens', () => {
 
   test('a token signed with another server secret is 401', async () => {
     const user = server.services.users.find('admin')!;
-    const foreign = signToken('admin', Date.now() + 60_000, user.tokenSecret, deriveSigningKey(Buffer.alloc(32, 7), server.services.version));
+    const foreign = signToken(
+      'admin',
+      Date.now() + 60_000,
+      user.tokenSecret,
+      deriveSigningKey(Buffer.alloc(32, 7), server.services.version),
+    );
     await assertUnauthorizedPage(await statusWith({ 'x-auth-token': foreign }), 'foreign server secret');
   });
 

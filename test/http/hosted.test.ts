@@ -88,7 +88,11 @@ describe('preferences', () => {
       'PUT bad JSON',
     );
     await assertApiError(
-      await server.request('/rest/api/preferences', { method: 'PUT', body: 'rest=true', headers: { authorization: adminBasic, 'content-type': 'text/plain' } }),
+      await server.request('/rest/api/preferences', {
+        method: 'PUT',
+        body: 'rest=true',
+        headers: { authorization: adminBasic, 'content-type': 'text/plain' },
+      }),
       415,
       'PUT text/plain',
     );
@@ -102,7 +106,11 @@ describe('preferences', () => {
       'PUT',
     );
     await assertUnauthorizedPage(
-      await server.request('/rest/api/preferences', { method: 'PUT', body: { rest: true }, headers: { authorization: basicOf('admin', 'wrong-pass') } }),
+      await server.request('/rest/api/preferences', {
+        method: 'PUT',
+        body: { rest: true },
+        headers: { authorization: basicOf('admin', 'wrong-pass') },
+      }),
       'PUT wrong password',
     );
     assert.equal((await getPreferences()).rest, false, 'nothing switched on');
@@ -134,7 +142,10 @@ describe('the hosted link', () => {
     await putPreferences({ rest: true });
     await assertUnauthorizedPage(await fetchLink(`${link}/api/status`, basicOf('admin', 'wrong-password')), 'wrong password');
     await assertUnauthorizedPage(await fetchLink(`${link}/api/status`, basicOf('nobody', ADMIN_PASSWORD)), 'wrong username');
-    await assertUnauthorizedPage(await fetchLink(`${link}/api/status`, basicOf('dora', 'dora-password-1')), "another user's valid credentials");
+    await assertUnauthorizedPage(
+      await fetchLink(`${link}/api/status`, basicOf('dora', 'dora-password-1')),
+      "another user's valid credentials",
+    );
     await assertUnauthorizedPage(await fetchLink(`${link}/api/status`, null), 'no Basic');
     await assertUnauthorizedPage(await fetchLink(`${link}/api/status`, 'Basic garbage'), 'malformed Basic');
   });
@@ -159,9 +170,18 @@ describe('the hosted link', () => {
       assert.equal(prefs.databaseUsername, 'dora_db');
       assert.equal(prefs.link, doraLink);
       assert.deepEqual(await okJson(await fetchLink(`${doraLink}/api/status`, basicOf('dora_db', 'dora-password-1'))), { status: 'OK' });
-      await assertUnauthorizedPage(await fetchLink(`${doraLink}/api/status`, basicOf('dora', 'dora-password-1')), 'login name instead of database username');
-      await assertUnauthorizedPage(await fetchLink(`${doraLink}/api/status`, basicOf('dora_db', 'wrong-password')), 'database username, wrong password');
-      await assertUnauthorizedPage(await fetchLink(`${link}/api/status`, basicOf('dora_db', 'dora-password-1')), "dora's credentials on admin's link");
+      await assertUnauthorizedPage(
+        await fetchLink(`${doraLink}/api/status`, basicOf('dora', 'dora-password-1')),
+        'login name instead of database username',
+      );
+      await assertUnauthorizedPage(
+        await fetchLink(`${doraLink}/api/status`, basicOf('dora_db', 'wrong-password')),
+        'database username, wrong password',
+      );
+      await assertUnauthorizedPage(
+        await fetchLink(`${link}/api/status`, basicOf('dora_db', 'dora-password-1')),
+        "dora's credentials on admin's link",
+      );
     } finally {
       await server.services.store.update((catalog) => {
         catalog.users.find((u) => u.name === 'dora')!.databaseUsername = 'dora';
@@ -216,14 +236,18 @@ describe('the hosted link', () => {
   test('query and source work under the link path', async () => {
     await putPreferences({ rest: true });
     const rows = await okJson(
-      await fetchLink(`${link}/api/query`, adminBasic, { body: { sql: 'SELECT id, name, country FROM shop.customers ORDER BY id LIMIT 2' } }),
+      await fetchLink(`${link}/api/query`, adminBasic, {
+        body: { sql: 'SELECT id, name, country FROM shop.customers ORDER BY id LIMIT 2' },
+      }),
     );
     assert.deepEqual(rows, [
       [1, 'Lukas Müller', 'DE'],
       [2, 'Chiara Ferrari', 'IT'],
     ]);
     const objects = await okJson(
-      await fetchLink(`${link}/api/query?array=false`, adminBasic, { body: { sql: 'SELECT region FROM files.regions WHERE country_code = \'JP\'' } }),
+      await fetchLink(`${link}/api/query?array=false`, adminBasic, {
+        body: { sql: "SELECT region FROM files.regions WHERE country_code = 'JP'" },
+      }),
     );
     assert.deepEqual(objects, [{ region: 'Asia' }]);
     const sources = await okJson(await fetchLink(`${link}/api/source`, adminBasic));

@@ -125,7 +125,10 @@ describe('query endpoint', () => {
       if (offset === 0) break;
       assert.ok(chunk.headers.prevPage);
       assert.deepEqual(paramsOf(chunk.headers.prevPage), { requestId: first.headers.requestId, limit: '40', offset: String(offset - 40) });
-      chunk = await chunkOf(await call(chunk.headers.prevPage, token, { method: 'POST', body: { sql: CUSTOMERS } }), `back to ${offset - 40}`);
+      chunk = await chunkOf(
+        await call(chunk.headers.prevPage, token, { method: 'POST', body: { sql: CUSTOMERS } }),
+        `back to ${offset - 40}`,
+      );
     }
     assert.deepEqual(back, [160, 120, 80, 40, 0]);
     assert.deepEqual(seen, all);
@@ -135,13 +138,19 @@ describe('query endpoint', () => {
   test('an offset between chunk borders: prevPage clamps at 0, nextPage continues from offset+limit', async () => {
     const first = await chunkOf(await query(server, token, '?pagination=true&limit=10', CUSTOMERS), 'first');
     const id = first.headers.requestId!;
-    const mid = await chunkOf<[number, string]>(await call(`${server.url}/rest/api/query?requestId=${id}&limit=10&offset=5`, token, { method: 'POST' }), 'offset 5');
+    const mid = await chunkOf<[number, string]>(
+      await call(`${server.url}/rest/api/query?requestId=${id}&limit=10&offset=5`, token, { method: 'POST' }),
+      'offset 5',
+    );
     assert.deepEqual(mid.rows, all.slice(5, 15));
     assert.equal(mid.headers.offset, '5');
     assert.equal(paramsOf(mid.headers.prevPage!).offset, '0');
     assert.equal(paramsOf(mid.headers.nextPage!).offset, '15');
     // The same cursor may be read with another limit.
-    const wide = await chunkOf<[number, string]>(await call(`${server.url}/rest/api/query?requestId=${id}&limit=25&offset=190`, token, { method: 'POST' }), 'limit 25');
+    const wide = await chunkOf<[number, string]>(
+      await call(`${server.url}/rest/api/query?requestId=${id}&limit=25&offset=190`, token, { method: 'POST' }),
+      'limit 25',
+    );
     assert.deepEqual(wide.rows, all.slice(190));
     assert.equal(wide.headers.limit, '25');
     assert.equal(wide.headers.nextPage, null);
@@ -149,19 +158,31 @@ describe('query endpoint', () => {
   });
 
   test('a chunk ending exactly at the last row has no nextPage; past the end is []', async () => {
-    const first = await chunkOf<[number]>(await query(server, token, '?pagination=true&limit=25', 'SELECT id FROM shop.products ORDER BY id'), 'first');
+    const first = await chunkOf<[number]>(
+      await query(server, token, '?pagination=true&limit=25', 'SELECT id FROM shop.products ORDER BY id'),
+      'first',
+    );
     assert.equal(first.rows.length, 25);
     assert.ok(first.headers.nextPage);
     const second = await chunkOf<[number]>(await call(first.headers.nextPage, token, { method: 'POST' }), 'second');
-    assert.deepEqual(second.rows.map((r) => r[0]), Array.from({ length: 25 }, (_, i) => i + 26));
+    assert.deepEqual(
+      second.rows.map((r) => r[0]),
+      Array.from({ length: 25 }, (_, i) => i + 26),
+    );
     assert.equal(second.headers.nextPage, null);
-    const beyond = await chunkOf(await call(`${server.url}/rest/api/query?requestId=${first.headers.requestId}&limit=25&offset=50`, token, { method: 'POST' }), 'beyond');
+    const beyond = await chunkOf(
+      await call(`${server.url}/rest/api/query?requestId=${first.headers.requestId}&limit=25&offset=50`, token, { method: 'POST' }),
+      'beyond',
+    );
     assert.deepEqual(beyond.rows, []);
     assert.equal(beyond.headers.nextPage, null);
   });
 
   test('an empty result paginates as [] with the headers and no nextPage', async () => {
-    const chunk = await chunkOf(await query(server, token, '?pagination=true&limit=10', 'SELECT id FROM shop.customers WHERE id < 0'), 'empty');
+    const chunk = await chunkOf(
+      await query(server, token, '?pagination=true&limit=10', 'SELECT id FROM shop.customers WHERE id < 0'),
+      'empty',
+    );
     assert.deepEqual(chunk.rows, []);
     assert.equal(chunk.headers.limit, '10');
     assert.equal(chunk.headers.offset, '0');
@@ -171,7 +192,10 @@ describe('query endpoint', () => {
   });
 
   test('the first request may start at an offset', async () => {
-    const chunk = await chunkOf<[number, string]>(await query(server, token, '?pagination=true&limit=10&offset=195', CUSTOMERS), 'offset 195');
+    const chunk = await chunkOf<[number, string]>(
+      await query(server, token, '?pagination=true&limit=10&offset=195', CUSTOMERS),
+      'offset 195',
+    );
     assert.deepEqual(chunk.rows, all.slice(195));
     assert.equal(chunk.headers.offset, '195');
     assert.equal(chunk.headers.nextPage, null);
@@ -195,15 +219,24 @@ describe('query endpoint', () => {
       { id: 2, name: 'Chiara Ferrari' },
     ]);
     const id = first.headers.requestId!;
-    const withHeader = await chunkOf(await call(`${server.url}/rest/api/query?requestId=${id}&limit=2&offset=2&headers=true`, token, { method: 'POST' }), 'headers');
+    const withHeader = await chunkOf(
+      await call(`${server.url}/rest/api/query?requestId=${id}&limit=2&offset=2&headers=true`, token, { method: 'POST' }),
+      'headers',
+    );
     assert.deepEqual(withHeader.rows, [['id', 'name'], ...all.slice(2, 4)]);
-    const objects = await chunkOf(await call(`${server.url}/rest/api/query?requestId=${id}&limit=1&offset=4&array=false`, token, { method: 'POST' }), 'objects later');
+    const objects = await chunkOf(
+      await call(`${server.url}/rest/api/query?requestId=${id}&limit=1&offset=4&array=false`, token, { method: 'POST' }),
+      'objects later',
+    );
     assert.deepEqual(objects.rows, [{ id: 5, name: all[4]![1] }]);
   });
 
   test('requestid in lower case is accepted', async () => {
     const first = await chunkOf(await query(server, token, '?pagination=true&limit=3', CUSTOMERS), 'first');
-    const later = await chunkOf(await call(`${server.url}/rest/api/query?requestid=${first.headers.requestId}&limit=3&offset=3`, token, { method: 'POST' }), 'requestid');
+    const later = await chunkOf(
+      await call(`${server.url}/rest/api/query?requestid=${first.headers.requestId}&limit=3&offset=3`, token, { method: 'POST' }),
+      'requestid',
+    );
     assert.deepEqual(later.rows, all.slice(3, 6));
     assert.equal(later.headers.requestId, first.headers.requestId);
   });
@@ -213,12 +246,24 @@ describe('query endpoint', () => {
     const size = server.services.cursors.size;
     const id = first.headers.requestId!;
     for (const offset of [50, 100, 150, 0, 100]) {
-      const chunk = await chunkOf(await call(`${server.url}/rest/api/query?requestId=${id}&limit=50&offset=${offset}`, token, { method: 'POST', body: { sql: CUSTOMERS } }), `offset ${offset}`);
+      const chunk = await chunkOf(
+        await call(`${server.url}/rest/api/query?requestId=${id}&limit=50&offset=${offset}`, token, {
+          method: 'POST',
+          body: { sql: CUSTOMERS },
+        }),
+        `offset ${offset}`,
+      );
       assert.deepEqual(chunk.rows, all.slice(offset, offset + 50));
     }
     assert.equal(server.services.cursors.size, size);
     // A broken statement in the body does not matter either: only requestId is used.
-    const ignored = await chunkOf(await call(`${server.url}/rest/api/query?requestId=${id}&limit=1&offset=0`, token, { method: 'POST', body: { sql: 'SELEC nonsense' } }), 'body ignored');
+    const ignored = await chunkOf(
+      await call(`${server.url}/rest/api/query?requestId=${id}&limit=1&offset=0`, token, {
+        method: 'POST',
+        body: { sql: 'SELEC nonsense' },
+      }),
+      'body ignored',
+    );
     assert.deepEqual(ignored.rows, all.slice(0, 1));
   });
 
@@ -232,15 +277,28 @@ describe('query endpoint', () => {
     try {
       const sql = 'SELECT id, label FROM mut.items ORDER BY id';
       const first = await chunkOf<[number, string]>(await query(small, smallToken, '?pagination=true&limit=4', sql), 'first');
-      assert.deepEqual(first.rows.map((r) => r[0]), [1, 2, 3, 4]);
+      assert.deepEqual(
+        first.rows.map((r) => r[0]),
+        [1, 2, 3, 4],
+      );
       const size = small.services.cursors.size;
       db.exec("DELETE FROM items WHERE id > 2; UPDATE items SET label = 'changed'");
-      assert.deepEqual(await okJson(await query(small, smallToken, '', sql)), [
-        [1, 'changed'],
-        [2, 'changed'],
-      ], 'a new query sees the change');
-      const second = await chunkOf<[number, string]>(await call(first.headers.nextPage!, smallToken, { method: 'POST', body: { sql } }), 'second');
-      assert.deepEqual(second.rows, [5, 6, 7, 8].map((i) => [i, `item ${i}`]));
+      assert.deepEqual(
+        await okJson(await query(small, smallToken, '', sql)),
+        [
+          [1, 'changed'],
+          [2, 'changed'],
+        ],
+        'a new query sees the change',
+      );
+      const second = await chunkOf<[number, string]>(
+        await call(first.headers.nextPage!, smallToken, { method: 'POST', body: { sql } }),
+        'second',
+      );
+      assert.deepEqual(
+        second.rows,
+        [5, 6, 7, 8].map((i) => [i, `item ${i}`]),
+      );
       const third = await chunkOf<[number, string]>(await call(second.headers.nextPage!, smallToken, { method: 'POST' }), 'third');
       assert.deepEqual(third.rows, [
         [9, 'item 9'],
@@ -248,7 +306,10 @@ describe('query endpoint', () => {
       ]);
       assert.equal(third.headers.nextPage, null);
       const again = await chunkOf<[number, string]>(await call(second.headers.prevPage!, smallToken, { method: 'POST' }), 'back');
-      assert.deepEqual(again.rows, [1, 2, 3, 4].map((i) => [i, `item ${i}`]));
+      assert.deepEqual(
+        again.rows,
+        [1, 2, 3, 4].map((i) => [i, `item ${i}`]),
+      );
       assert.equal(small.services.cursors.size, size);
     } finally {
       db.close();
@@ -257,12 +318,19 @@ describe('query endpoint', () => {
 
   test('an unknown requestId is 404 JSON', async () => {
     for (const id of ['0123456789abcdef0123456789abcdef', 'nope', '..%2F..%2Fetc', 'x'.repeat(500)]) {
-      const body = await assertApiError(await call(`${server.url}/rest/api/query?requestId=${id}&limit=5&offset=0`, token, { method: 'POST' }), 404, `requestId ${id}`);
+      const body = await assertApiError(
+        await call(`${server.url}/rest/api/query?requestId=${id}&limit=5&offset=0`, token, { method: 'POST' }),
+        404,
+        `requestId ${id}`,
+      );
       assert.match(body.description, /requestId/);
     }
     // Also when the body carries SQL: a requestId is never silently replaced by a new query.
     await assertApiError(
-      await call(`${server.url}/rest/api/query?requestId=0123456789abcdef0123456789abcdef&limit=5`, token, { method: 'POST', body: { sql: CUSTOMERS } }),
+      await call(`${server.url}/rest/api/query?requestId=0123456789abcdef0123456789abcdef&limit=5`, token, {
+        method: 'POST',
+        body: { sql: CUSTOMERS },
+      }),
       404,
       'unknown requestId with a body',
     );
@@ -271,15 +339,28 @@ describe('query endpoint', () => {
   test("another user's requestId is 404; the owner can still read it", async () => {
     const first = await chunkOf(await query(server, token, '?pagination=true&limit=5', CUSTOMERS), 'admin');
     const id = first.headers.requestId!;
-    await assertApiError(await call(`${server.url}/rest/api/query?requestId=${id}&limit=5&offset=5`, eveToken, { method: 'POST' }), 404, 'eve');
+    await assertApiError(
+      await call(`${server.url}/rest/api/query?requestId=${id}&limit=5&offset=5`, eveToken, { method: 'POST' }),
+      404,
+      'eve',
+    );
     await assertApiError(await call(`${server.url}/rest/api/source?requestId=${id}&limit=5&offset=0`, eveToken), 404, 'eve via source');
-    const own = await chunkOf(await call(`${server.url}/rest/api/query?requestId=${id}&limit=5&offset=5`, token, { method: 'POST' }), 'admin again');
+    const own = await chunkOf(
+      await call(`${server.url}/rest/api/query?requestId=${id}&limit=5&offset=5`, token, { method: 'POST' }),
+      'admin again',
+    );
     assert.deepEqual(own.rows, all.slice(5, 10));
   });
 
   test('an idle cursor expires (cursorIdleMs) and is then 404; reading it keeps it alive', async () => {
-    const first = await chunkOf<[number]>(await query(small, smallToken, '?pagination=true&limit=2', 'SELECT id FROM shop.customers ORDER BY id'), 'first');
-    const kept = await chunkOf<[number]>(await query(small, smallToken, '?pagination=true&limit=2', 'SELECT id FROM shop.products ORDER BY id'), 'kept');
+    const first = await chunkOf<[number]>(
+      await query(small, smallToken, '?pagination=true&limit=2', 'SELECT id FROM shop.customers ORDER BY id'),
+      'first',
+    );
+    const kept = await chunkOf<[number]>(
+      await query(small, smallToken, '?pagination=true&limit=2', 'SELECT id FROM shop.products ORDER BY id'),
+      'kept',
+    );
     const keptUrl = (offset: number) => `${small.url}/rest/api/query?requestId=${kept.headers.requestId}&limit=2&offset=${offset}`;
     await new Promise((resolve) => setTimeout(resolve, 600));
     assert.deepEqual((await chunkOf<[number]>(await call(keptUrl(2), smallToken, { method: 'POST' }), 'kept at 600 ms')).rows, [[3], [4]]);
@@ -290,16 +371,25 @@ describe('query endpoint', () => {
   });
 
   test('without a limit the configured default applies (defaultLimit)', async () => {
-    const chunk = await chunkOf<[number]>(await query(small, smallToken, '?pagination=true', 'SELECT id FROM shop.customers ORDER BY id'), 'default 5');
+    const chunk = await chunkOf<[number]>(
+      await query(small, smallToken, '?pagination=true', 'SELECT id FROM shop.customers ORDER BY id'),
+      'default 5',
+    );
     assert.deepEqual(chunk.rows, [[1], [2], [3], [4], [5]]);
     assert.equal(chunk.headers.limit, '5');
     assert.deepEqual(paramsOf(chunk.headers.nextPage!), { requestId: chunk.headers.requestId, limit: '5', offset: '5' });
-    const later = await chunkOf<[number]>(await call(`${small.url}/rest/api/query?requestId=${chunk.headers.requestId}&offset=5`, smallToken, { method: 'POST' }), 'no limit later');
+    const later = await chunkOf<[number]>(
+      await call(`${small.url}/rest/api/query?requestId=${chunk.headers.requestId}&offset=5`, smallToken, { method: 'POST' }),
+      'no limit later',
+    );
     assert.deepEqual(later.rows, [[6], [7], [8], [9], [10]]);
     assert.equal(later.headers.limit, '5');
 
     // The shipped default is 1000.
-    const orders = await chunkOf<[number]>(await query(server, token, '?pagination=true', 'SELECT id FROM shop.orders ORDER BY id'), 'default 1000');
+    const orders = await chunkOf<[number]>(
+      await query(server, token, '?pagination=true', 'SELECT id FROM shop.orders ORDER BY id'),
+      'default 1000',
+    );
     assert.equal(orders.rows.length, 1000);
     assert.equal(orders.headers.limit, '1000');
     assert.equal(paramsOf(orders.headers.nextPage!).offset, '1000');
@@ -310,13 +400,22 @@ describe('query endpoint', () => {
   });
 
   test('a limit above maxLimit is capped, and the headers and links say so', async () => {
-    const chunk = await chunkOf<[number]>(await query(small, smallToken, '?pagination=true&limit=100', 'SELECT id FROM shop.customers ORDER BY id'), 'capped');
+    const chunk = await chunkOf<[number]>(
+      await query(small, smallToken, '?pagination=true&limit=100', 'SELECT id FROM shop.customers ORDER BY id'),
+      'capped',
+    );
     assert.equal(chunk.rows.length, 7);
     assert.equal(chunk.headers.limit, '7');
     assert.equal(paramsOf(chunk.headers.nextPage!).limit, '7');
     assert.equal(paramsOf(chunk.headers.nextPage!).offset, '7');
-    const later = await chunkOf<[number]>(await call(`${small.url}/rest/api/query?requestId=${chunk.headers.requestId}&limit=1000&offset=7`, smallToken, { method: 'POST' }), 'capped later');
-    assert.deepEqual(later.rows.map((r) => r[0]), [8, 9, 10, 11, 12, 13, 14]);
+    const later = await chunkOf<[number]>(
+      await call(`${small.url}/rest/api/query?requestId=${chunk.headers.requestId}&limit=1000&offset=7`, smallToken, { method: 'POST' }),
+      'capped later',
+    );
+    assert.deepEqual(
+      later.rows.map((r) => r[0]),
+      [8, 9, 10, 11, 12, 13, 14],
+    );
     assert.equal(later.headers.limit, '7');
   });
 
@@ -354,7 +453,11 @@ describe('page links', () => {
     });
     assert.equal(response.status, 200, response.text);
     assert.deepEqual(JSON.parse(response.text), [[1], [2]]);
-    return { nextPage: String(response.headers.nextpage), prevPage: String(response.headers.prevpage), requestId: String(response.headers.requestid) };
+    return {
+      nextPage: String(response.headers.nextpage),
+      prevPage: String(response.headers.prevpage),
+      requestId: String(response.headers.requestid),
+    };
   };
 
   test('links are absolute and built from the Host header', async () => {
@@ -405,12 +508,28 @@ describe('source endpoint', () => {
     assert.deepEqual(await okJson(response), SCHEMAS);
     assert.deepEqual(pageHeaders(response), { limit: null, offset: null, requestId: null, nextPage: null, prevPage: null });
     const fromSys = await okJson<string[][]>(await query(server, token, '', 'SELECT "Name" FROM SYS.Schemas ORDER BY "OID"'));
-    assert.deepEqual(fromSys.map(([name]) => ({ Name: name })), SCHEMAS);
+    assert.deepEqual(
+      fromSys.map(([name]) => ({ Name: name })),
+      SCHEMAS,
+    );
   });
 
   test('array=true gives arrays; headers=true then adds the column name', async () => {
-    assert.deepEqual(await okJson(await call(`${server.url}/rest/api/source?array=true`, token)), [['SYS'], ['SYSADMIN'], ['SYSLOG'], ['shop'], ['files']]);
-    assert.deepEqual(await okJson(await call(`${server.url}/rest/api/source?array=TRUE&headers=true`, token)), [['Name'], ['SYS'], ['SYSADMIN'], ['SYSLOG'], ['shop'], ['files']]);
+    assert.deepEqual(await okJson(await call(`${server.url}/rest/api/source?array=true`, token)), [
+      ['SYS'],
+      ['SYSADMIN'],
+      ['SYSLOG'],
+      ['shop'],
+      ['files'],
+    ]);
+    assert.deepEqual(await okJson(await call(`${server.url}/rest/api/source?array=TRUE&headers=true`, token)), [
+      ['Name'],
+      ['SYS'],
+      ['SYSADMIN'],
+      ['SYSLOG'],
+      ['shop'],
+      ['files'],
+    ]);
     assert.deepEqual(await okJson(await call(`${server.url}/rest/api/source?array=false&headers=true`, token)), SCHEMAS);
   });
 
@@ -469,7 +588,10 @@ describe('source endpoint', () => {
   test('links keep the row shape of the request: a walk with array=true stays in arrays', async () => {
     // The spec's links (made from a default request) say array=false&headers=false; a request that
     // asked for arrays gets links that keep asking for arrays.
-    const first = await chunkOf(await call(`${server.url}/rest/api/source?pagination=true&limit=2&array=true&headers=true`, token), 'arrays');
+    const first = await chunkOf(
+      await call(`${server.url}/rest/api/source?pagination=true&limit=2&array=true&headers=true`, token),
+      'arrays',
+    );
     assert.deepEqual(first.rows, [['Name'], ['SYS'], ['SYSADMIN']]);
     assert.equal(paramsOf(first.headers.nextPage!).array, 'true');
     assert.equal(paramsOf(first.headers.nextPage!).headers, 'true');
@@ -479,7 +601,10 @@ describe('source endpoint', () => {
     assert.deepEqual(third.rows, [['Name'], ['files']]);
     assert.equal(third.headers.nextPage, null);
     // The explicit spec form.
-    const spec = await chunkOf(await call(`${server.url}/rest/api/source?pagination=true&limit=2&array=false&headers=false`, token), 'spec form');
+    const spec = await chunkOf(
+      await call(`${server.url}/rest/api/source?pagination=true&limit=2&array=false&headers=false`, token),
+      'spec form',
+    );
     assert.deepEqual(spec.rows, SCHEMAS.slice(0, 2));
     assert.equal(paramsOf(spec.headers.nextPage!).array, 'false');
     assert.equal(paramsOf(spec.headers.nextPage!).headers, 'false');
@@ -496,7 +621,11 @@ describe('source endpoint', () => {
   });
 
   test('an unknown requestId on source is 404; bad parameters are 400', async () => {
-    await assertApiError(await call(`${server.url}/rest/api/source?requestId=nope&limit=1&offset=0&array=false&headers=false`, token), 404, 'unknown');
+    await assertApiError(
+      await call(`${server.url}/rest/api/source?requestId=nope&limit=1&offset=0&array=false&headers=false`, token),
+      404,
+      'unknown',
+    );
     for (const params of ['limit=-1', 'offset=x', 'array=maybe', 'headers=2', 'pagination=yes']) {
       await assertApiError(await call(`${server.url}/rest/api/source?${params}`, token), 400, params);
     }

@@ -27,7 +27,10 @@ test('status works without a Content-Type header and ignores query parameters', 
 
 test('status checks the credentials', async () => {
   await assertUnauthorizedPage(await server.request('/rest/api/status/', { headers: { authorization: '' } }), 'none');
-  await assertUnauthorizedPage(await server.request('/rest/api/status/', { headers: { authorization: server.basic('admin', 'nope-nope') } }), 'wrong');
+  await assertUnauthorizedPage(
+    await server.request('/rest/api/status/', { headers: { authorization: server.basic('admin', 'nope-nope') } }),
+    'wrong',
+  );
 });
 
 test('other methods and neighbouring paths are 404 JSON errors, not the status', async () => {

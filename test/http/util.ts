@@ -42,7 +42,11 @@ export function checkErrorText(text: string, what = ''): ApiErrorBody {
   assert.equal(typeof body.description, 'string', `${what}: description`);
   assert.ok(body.description.length > 0, `${what}: description not empty`);
   assert.ok(body.hint === null || (typeof body.hint === 'string' && body.hint.length > 0), `${what}: hint is null or text`);
-  assert.doesNotMatch(text, /\bat [\w.<>]+ \(|node:internal|node_modules|\/src\/[\w/]+\.[jt]s|\.js:\d+:\d+/, `${what}: no stack trace: ${text}`);
+  assert.doesNotMatch(
+    text,
+    /\bat [\w.<>]+ \(|node:internal|node_modules|\/src\/[\w/]+\.[jt]s|\.js:\d+:\d+/,
+    `${what}: no stack trace: ${text}`,
+  );
   return body;
 }
 

@@ -56,7 +56,7 @@ test('a read-only key reads but does not write, call procedures or make keys', a
   const key = String(body.key);
   const read = await server.request('/rest/api/query', { body: { sql: 'SELECT 1' }, headers: bearer(key) });
   assert.deepEqual(await read.json(), [[1]]);
-  for (const sql of ["DELETE FROM shop.orders WHERE id = 1", "CALL SYSADMIN.refreshDataSource('shop')"]) {
+  for (const sql of ['DELETE FROM shop.orders WHERE id = 1', "CALL SYSADMIN.refreshDataSource('shop')"]) {
     const response = await server.request('/rest/api/query', { body: { sql }, headers: bearer(key) });
     assert.equal(response.status, 403, sql);
     await response.text();

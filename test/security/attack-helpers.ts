@@ -49,7 +49,10 @@ export function assertNoLeak(answer: Answer, secrets: readonly string[], what: s
 export async function refusedWithoutLeak(user: string, sql: string, secrets: readonly string[]): Promise<Answer> {
   const answer = await run(user, sql);
   assertNoLeak(answer, secrets, `${user}: ${sql}`);
-  assert.ok(answer.status >= 400 && answer.status < 500, `${user}: ${sql}: expected a refusal, got ${answer.status} ${answer.text.slice(0, 400)}`);
+  assert.ok(
+    answer.status >= 400 && answer.status < 500,
+    `${user}: ${sql}: expected a refusal, got ${answer.status} ${answer.text.slice(0, 400)}`,
+  );
   return answer;
 }
 
@@ -83,7 +86,12 @@ export async function createEmployees(pg: { query(sql: string, values?: unknown[
 /** Adds schema `tag` of the local PostgreSQL as the source `pg` (as the admin). */
 export async function attachEmployees(tag: string): Promise<void> {
   const added = await as.admin!('/rest/api/source', {
-    body: { name: 'pg', template: 'postgresql', connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres', modelProps: `importer.schemaPattern=${tag}` },
+    body: {
+      name: 'pg',
+      template: 'postgresql',
+      connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres',
+      modelProps: `importer.schemaPattern=${tag}`,
+    },
   });
   assert.equal(added.status, 201, await added.text());
 }

@@ -10,7 +10,8 @@ before(async () => {
 after(async () => server.close());
 
 test('logins, failures, user, key and preference changes are in SYSLOG.AuditLog', async () => {
-  const login = (password: string) => server.request('/api/login', { body: { username: 'admin', password }, headers: { authorization: '' } });
+  const login = (password: string) =>
+    server.request('/api/login', { body: { username: 'admin', password }, headers: { authorization: '' } });
   await (await login(ADMIN_PASSWORD)).text();
   await (await login('wrong-one')).text();
   await (await server.request('/rest/api/status', { headers: { authorization: server.basic('admin', 'wrong-two') } })).text();

@@ -25,7 +25,9 @@ let secrets: string[];
 before(async () => {
   server = await startTestServer();
   const keys = loadOrCreateServerSecrets(server.dataDir);
-  const catalog = JSON.parse(fs.readFileSync(path.join(server.dataDir, 'catalog.json'), 'utf8')) as { users: Array<{ tokenSecret: string; passwordHash: string }> };
+  const catalog = JSON.parse(fs.readFileSync(path.join(server.dataDir, 'catalog.json'), 'utf8')) as {
+    users: Array<{ tokenSecret: string; passwordHash: string }>;
+  };
   secrets = [keys.serverSecret.toString('base64'), keys.encryptionKey.toString('base64'), 'serverSecret', 'encryptionKey', 'tokenSecret'];
   for (const user of catalog.users) secrets.push(user.tokenSecret, user.passwordHash);
   as.admin = await tokenRequester(server);
@@ -76,11 +78,14 @@ describe("the review's attacks", () => {
     }
   });
 
-  test("the engine itself cannot read the data directory: it is outside every directory the engine may read", async () => {
+  test('the engine itself cannot read the data directory: it is outside every directory the engine may read', async () => {
     assert.deepEqual(server.services.config.fileRoots, [path.join(server.dataDir, 'files')]);
     await server.services.runtime.withConnection(async (connection) => {
       for (const file of ['secrets.json', 'catalog.json']) {
-        await assert.rejects(connection.run(`SELECT * FROM read_text('${path.join(server.dataDir, file)}')`), /[Pp]ermission|not allowed|disabled/);
+        await assert.rejects(
+          connection.run(`SELECT * FROM read_text('${path.join(server.dataDir, file)}')`),
+          /[Pp]ermission|not allowed|disabled/,
+        );
       }
     });
   });
@@ -92,14 +97,16 @@ describe("the review's attacks", () => {
     assert.deepEqual(answer, expected);
     const files = await rows('dora', 'SELECT count(*) FROM files.regions a, files.regions b');
     assert.deepEqual(files, [[1]]);
-    for (const sql of ["SELECT stats(name) FROM shop.customers", "SELECT stats(a.name) FROM shop.customers a, shop.customers b"]) {
+    for (const sql of ['SELECT stats(name) FROM shop.customers', 'SELECT stats(a.name) FROM shop.customers a, shop.customers b']) {
       const refused = await run('dora', sql);
       assert.equal(refused.status, 400, refused.text);
     }
   });
 
   test('what the engine holds for a narrowed statement is only what its user may see', async () => {
-    const customers = await admin<[string, string, string | null, string | null]>('SELECT name, email, country, segment FROM shop.customers');
+    const customers = await admin<[string, string, string | null, string | null]>(
+      'SELECT name, email, country, segment FROM shop.customers',
+    );
     const cases = [
       {
         user: 'dora',
@@ -126,7 +133,8 @@ describe("the review's attacks", () => {
         assert.ok(shown.length > 0 && shown.every((c) => held.has(c[0])), `${user}: the visible customers are loaded`);
         // Names repeat across countries: only those of no visible customer tell a hidden row.
         const visibleNames = new Set(shown.map((c) => c[0]));
-        for (const c of customers.filter((c) => !visible(c) && !visibleNames.has(c[0]))) assert.ok(!held.has(c[0]), `${user}: the engine holds ${c[0]}, outside the condition`);
+        for (const c of customers.filter((c) => !visible(c) && !visibleNames.has(c[0])))
+          assert.ok(!held.has(c[0]), `${user}: the engine holds ${c[0]}, outside the condition`);
         if (user === 'mia') for (const c of customers) assert.ok(!held.has(c[1]), `${user}: the engine holds the unmasked e-mail ${c[1]}`);
         for (const value of hidden) assert.ok(!held.has(value), `${user}: the engine holds ${value}`);
       } finally {
@@ -153,13 +161,23 @@ describe("the review's attacks", () => {
     const recursive = await run('nobody', 'WITH RECURSIVE duckdb_views AS (SELECT * FROM duckdb_views) SELECT * FROM duckdb_views');
     assert.match(JSON.parse(recursive.text).description, /does not have the form non-recursive-term UNION/);
     // A real recursive query still works, and its name never reaches the engine's catalog.
-    assert.deepEqual(await rows('nobody', 'WITH RECURSIVE duckdb_views(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM duckdb_views WHERE n < 3) SELECT n FROM duckdb_views ORDER BY n'), [[1], [2], [3]]);
+    assert.deepEqual(
+      await rows(
+        'nobody',
+        'WITH RECURSIVE duckdb_views(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM duckdb_views WHERE n < 3) SELECT n FROM duckdb_views ORDER BY n',
+      ),
+      [[1], [2], [3]],
+    );
   });
 
   test('current_query() is refused; a deep expression is a 400 with the error body, a long one still runs', async () => {
     const current = await run('dora', 'SELECT current_query()');
     assert.equal(current.status, 400);
-    for (const sql of [`SELECT ${Array(5000).fill('1').join(' + ')}`, `SELECT ${'NOT '.repeat(3000)}true`, `SELECT ${'(SELECT '.repeat(800)}1${')'.repeat(800)}`]) {
+    for (const sql of [
+      `SELECT ${Array(5000).fill('1').join(' + ')}`,
+      `SELECT ${'NOT '.repeat(3000)}true`,
+      `SELECT ${'(SELECT '.repeat(800)}1${')'.repeat(800)}`,
+    ]) {
       const answer = await run('nobody', sql);
       assert.equal(answer.status, 400, answer.text.slice(0, 300));
       const body = JSON.parse(answer.text) as Record<string, unknown>;
@@ -204,12 +222,20 @@ describe('file roots', () => {
       await first.close();
       fs.renameSync(path.join(dataDir, 'files', 'demo'), path.join(dataDir, 'demo'));
       const catalogFile = path.join(dataDir, 'catalog.json');
-      fs.writeFileSync(catalogFile, fs.readFileSync(catalogFile, 'utf8').split(path.join(dataDir, 'files', 'demo')).join(path.join(dataDir, 'demo')));
+      fs.writeFileSync(
+        catalogFile,
+        fs
+          .readFileSync(catalogFile, 'utf8')
+          .split(path.join(dataDir, 'files', 'demo'))
+          .join(path.join(dataDir, 'demo')),
+      );
       const again = await startTestServer({ dataDir });
       try {
         assert.ok(!fs.existsSync(path.join(dataDir, 'demo')));
         assert.ok(!fs.readFileSync(catalogFile, 'utf8').includes(`${path.join(dataDir, 'demo')}${path.sep}`));
-        const response = await again.request('/rest/api/query', { body: { sql: 'SELECT count(*) FROM shop.customers, (SELECT count(*) FROM files.regions) r' } });
+        const response = await again.request('/rest/api/query', {
+          body: { sql: 'SELECT count(*) FROM shop.customers, (SELECT count(*) FROM files.regions) r' },
+        });
         assert.equal(response.status, 200, await response.clone().text());
       } finally {
         await again.close();
@@ -224,7 +250,9 @@ describe("the allow-list's complement", () => {
   test('every function the engine has that vdb refuses is a 400 naming it, for a user without a role', async () => {
     const instance = await DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
     const connection = await instance.connect();
-    const reader = await connection.runAndReadAll("SELECT DISTINCT function_name, function_type IN ('table', 'table_macro') FROM duckdb_functions() ORDER BY 1");
+    const reader = await connection.runAndReadAll(
+      "SELECT DISTINCT function_name, function_type IN ('table', 'table_macro') FROM duckdb_functions() ORDER BY 1",
+    );
     const functions = reader.getRows().map(([name, table]) => ({ name: String(name), table: Boolean(table) }));
     connection.closeSync();
     instance.closeSync();

@@ -15,7 +15,27 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-tls-'));
 before(async () => {
   const certFile = path.join(dir, 'cert.pem');
   const keyFile = path.join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   cert = fs.readFileSync(certFile, 'utf8');
   server = await startTestServer({ tls: { certFile, keyFile } });
 });
@@ -43,5 +63,8 @@ test('with a certificate and key configured, vdb answers over HTTPS', async () =
 });
 
 test('a missing certificate file stops the start with a clear message', async () => {
-  await assert.rejects(startTestServer({ tls: { certFile: path.join(dir, 'none.pem'), keyFile: path.join(dir, 'none.pem') } }), /does not exist/);
+  await assert.rejects(
+    startTestServer({ tls: { certFile: path.join(dir, 'none.pem'), keyFile: path.join(dir, 'none.pem') } }),
+    /does not exist/,
+  );
 });

@@ -28,7 +28,10 @@ test('an invitation becomes a password user once; the token is stored only hashe
   assert.ok(Date.parse(expiresAt) - Date.now() > 6 * 24 * 3600 * 1000, 'valid for 7 days');
   assert.ok(!JSON.stringify(server.services.store.current).includes(token));
   assert.deepEqual(await accept(token, 'ivan-password'), { status: 201, body: { username: 'ivan' } });
-  const login = await server.request('/api/login', { body: { username: 'ivan', password: 'ivan-password' }, headers: { authorization: '' } });
+  const login = await server.request('/api/login', {
+    body: { username: 'ivan', password: 'ivan-password' },
+    headers: { authorization: '' },
+  });
   assert.equal(login.status, 200);
   await login.text();
   // Accepted twice: refused, the password stays.

@@ -26,7 +26,8 @@ const passwordOf = (user: string) => `${user}-pass-1`;
 const lit = (value: string | null | undefined) => (value === null || value === undefined ? 'NULL' : `'${value.replace(/'/g, "''")}'`);
 
 /** The description of a missing permission, exactly as the server words it. */
-const missing = (permission: string, object: string, user: string) => `Permission ${permission} on ${object} is missing for user "${user}".`;
+const missing = (permission: string, object: string, user: string) =>
+  `Permission ${permission} on ${object} is missing for user "${user}".`;
 
 const adminOnly = (procedure: string) => `Only administrators may call ${procedure}.`;
 
@@ -53,7 +54,11 @@ class Vdb {
   }
 
   /** Any request as `user` (JSON body; GET without a body). */
-  request(user: string, pathAndQuery: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Response> {
+  request(
+    user: string,
+    pathAndQuery: string,
+    init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<Response> {
     return this.server.request(pathAndQuery, { ...init, headers: { authorization: this.authOf(user), ...init.headers } });
   }
 
@@ -164,11 +169,19 @@ after(async () => vdb?.close());
 type Outcome = { status: 200; rows?: unknown[] } | { status: 403 | 404; description: string | RegExp };
 
 const ok = (rows?: unknown[]): Outcome => ({ status: 200, rows });
-const no = (permission: string, object: string) => (user: string): Outcome => ({ status: 403, description: missing(permission, object, user) });
+const no =
+  (permission: string, object: string) =>
+  (user: string): Outcome => ({ status: 403, description: missing(permission, object, user) });
 const onlyAdmins = (procedure: string): Outcome => ({ status: 403, description: adminOnly(procedure) });
-const readOnlySystemTable = (table: string): Outcome => ({ status: 403, description: `${table} cannot be written: system tables are read-only.` });
+const readOnlySystemTable = (table: string): Outcome => ({
+  status: 403,
+  description: `${table} cannot be written: system tables are read-only.`,
+});
 /** The parser lower-cases unquoted names, so the message may spell the name in lower case. */
-const noProcedure = (name: string): Outcome => ({ status: 404, description: new RegExp(`^Procedure "${name.replace('.', '\\.')}" does not exist\\.$`, 'i') });
+const noProcedure = (name: string): Outcome => ({
+  status: 404,
+  description: new RegExp(`^Procedure "${name.replace('.', '\\.')}" does not exist\\.$`, 'i'),
+});
 
 interface Cell {
   object: string;
@@ -189,7 +202,13 @@ const MATRIX: Cell[] = [
     object: 'shop.orders',
     action: 'read',
     sql: 'SELECT count(*) FROM shop.orders',
-    expect: { admin: ok([[2000]]), reader: ok([[2000]]), writer: ok([[2000]]), executor: no('READ', 'table shop.orders'), nobody: no('READ', 'table shop.orders') },
+    expect: {
+      admin: ok([[2000]]),
+      reader: ok([[2000]]),
+      writer: ok([[2000]]),
+      executor: no('READ', 'table shop.orders'),
+      nobody: no('READ', 'table shop.orders'),
+    },
   },
   {
     object: 'shop.orders',
@@ -207,7 +226,13 @@ const MATRIX: Cell[] = [
     object: 'shop.orders',
     action: 'execute',
     sql: 'CALL shop.orders()',
-    expect: { admin: noProcedure('shop.orders'), reader: noProcedure('shop.orders'), writer: noProcedure('shop.orders'), executor: noProcedure('shop.orders'), nobody: noProcedure('shop.orders') },
+    expect: {
+      admin: noProcedure('shop.orders'),
+      reader: noProcedure('shop.orders'),
+      writer: noProcedure('shop.orders'),
+      executor: noProcedure('shop.orders'),
+      nobody: noProcedure('shop.orders'),
+    },
   },
   {
     object: 'shop.orders',
@@ -226,7 +251,13 @@ const MATRIX: Cell[] = [
     object: 'SYS.Tables',
     action: 'read',
     sql: `SELECT count(*) FILTER (WHERE "SchemaName" IN ('SYS', 'SYSADMIN', 'SYSLOG')), count(*) FILTER (WHERE "SchemaName" = 'shop'), count(*) FILTER (WHERE "SchemaName" = 'files') FROM SYS.Tables`,
-    expect: { admin: ok([[9, 4, 4]]), reader: ok([[9, 4, 0]]), writer: ok([[9, 4, 0]]), executor: ok([[9, 0, 0]]), nobody: ok([[9, 0, 0]]) },
+    expect: {
+      admin: ok([[9, 4, 4]]),
+      reader: ok([[9, 4, 0]]),
+      writer: ok([[9, 4, 0]]),
+      executor: ok([[9, 0, 0]]),
+      nobody: ok([[9, 0, 0]]),
+    },
   },
   {
     object: 'SYS.Tables',
@@ -244,7 +275,13 @@ const MATRIX: Cell[] = [
     object: 'SYS.Tables',
     action: 'execute',
     sql: 'CALL SYS.Tables()',
-    expect: { admin: noProcedure('SYS.Tables'), reader: noProcedure('SYS.Tables'), writer: noProcedure('SYS.Tables'), executor: noProcedure('SYS.Tables'), nobody: noProcedure('SYS.Tables') },
+    expect: {
+      admin: noProcedure('SYS.Tables'),
+      reader: noProcedure('SYS.Tables'),
+      writer: noProcedure('SYS.Tables'),
+      executor: noProcedure('SYS.Tables'),
+      nobody: noProcedure('SYS.Tables'),
+    },
   },
   {
     object: 'SYS.Tables',
@@ -381,7 +418,9 @@ describe('matrix: users × objects × actions', () => {
 describe('SYSADMIN.setPermissions', () => {
   const call = (args: string, user = 'admin') => vdb.query(user, `CALL SYSADMIN.setPermissions(${args})`);
   const entriesOf = (role: string) =>
-    vdb.admin(`SELECT "ResourceName", "Permissions", "Condition", "Mask", "MaskOrder" FROM SYSADMIN.Permissions WHERE "RoleName" = ${lit(role)} ORDER BY "ResourceName"`);
+    vdb.admin(
+      `SELECT "ResourceName", "Permissions", "Condition", "Mask", "MaskOrder" FROM SYSADMIN.Permissions WHERE "RoleName" = ${lit(role)} ORDER BY "ResourceName"`,
+    );
 
   before(async () => {
     await vdb.addRole('sp');
@@ -400,7 +439,9 @@ describe('SYSADMIN.setPermissions', () => {
     // '' is an explicit "nothing", kept as an entry; NULL removes the entry.
     await vdb.grant('sp', 'shop.products', '');
     assert.deepEqual(await entriesOf('sp'), [['shop.products', '', null, null, null]]);
-    assert.deepEqual(await vdb.admin("CALL SYSADMIN.setPermissions('sp', 'shop.products', NULL)"), [['sp', 'shop.products', null, 'removed']]);
+    assert.deepEqual(await vdb.admin("CALL SYSADMIN.setPermissions('sp', 'shop.products', NULL)"), [
+      ['sp', 'shop.products', null, 'removed'],
+    ]);
     assert.deepEqual(await entriesOf('sp'), []);
   });
 
@@ -413,7 +454,17 @@ describe('SYSADMIN.setPermissions', () => {
   });
 
   test('the resources it accepts: *, schema, table, column, procedure', async () => {
-    for (const resource of ['*', 'shop', 'files', 'shop.customers', 'files.regions', 'shop.customers.email', 'SYSADMIN.refreshDataSource', 'SYSADMIN.createConnection', 'SYS.Tables']) {
+    for (const resource of [
+      '*',
+      'shop',
+      'files',
+      'shop.customers',
+      'files.regions',
+      'shop.customers.email',
+      'SYSADMIN.refreshDataSource',
+      'SYSADMIN.createConnection',
+      'SYS.Tables',
+    ]) {
       await vdb.grant('sp', resource, 'R');
       await vdb.grant('sp', resource, null);
     }
@@ -472,9 +523,17 @@ describe('SYSADMIN.setPermissions', () => {
   });
 
   test('a condition may read other tables, which must exist and not be views', async () => {
-    await assertApiError(await call("'sp', 'shop.customers', 'R', 'id IN (SELECT customer_id FROM shop.nosuch)'"), 404, 'unknown table in a condition');
+    await assertApiError(
+      await call("'sp', 'shop.customers', 'R', 'id IN (SELECT customer_id FROM shop.nosuch)'"),
+      404,
+      'unknown table in a condition',
+    );
     await vdb.admin('CREATE VIEW condviews.de AS SELECT id FROM shop.customers');
-    const view = await assertApiError(await call("'sp', 'shop.customers', 'R', 'id IN (SELECT id FROM condviews.de)'"), 400, 'view in a condition');
+    const view = await assertApiError(
+      await call("'sp', 'shop.customers', 'R', 'id IN (SELECT id FROM condviews.de)'"),
+      400,
+      'view in a condition',
+    );
     assert.match(view.description, /cannot read a view \(condviews\.de\)/);
     await vdb.admin('DROP VIEW condviews.de');
     assert.deepEqual(await entriesOf('sp'), []);
@@ -525,7 +584,10 @@ describe('system tables show each user only their part', () => {
       ['executor', 'SYSADMIN.refreshDataSource', 'E'],
       ['executor', 'shop', 'A'],
     ]) {
-      assert.ok(all.some((row) => JSON.stringify(row) === JSON.stringify(entry)), `admin sees ${entry.join(' ')}`);
+      assert.ok(
+        all.some((row) => JSON.stringify(row) === JSON.stringify(entry)),
+        `admin sees ${entry.join(' ')}`,
+      );
     }
     assert.deepEqual(await vdb.rows('reader', 'SELECT * FROM SYSADMIN.Permissions'), [['reader', 'shop', 'R', null, null, null]]);
     assert.deepEqual(sorted(await vdb.rows('writer', `SELECT "RoleName", "ResourceName", "Permissions" FROM SYSADMIN.Permissions`)), [
@@ -547,13 +609,16 @@ describe('system tables show each user only their part', () => {
     assert.deepEqual(await vdb.rows('reader', 'SELECT "Name", "Users" FROM SYSADMIN.Roles'), [['reader', 'reader']]);
     assert.deepEqual(await vdb.rows('reader_two', 'SELECT "Name", "Users" FROM SYSADMIN.Roles'), [['reader', 'reader_two']]);
     assert.deepEqual(await vdb.rows('nobody', 'SELECT * FROM SYSADMIN.Roles'), []);
-    const adminView = await vdb.admin<[string, string]>(`SELECT "Name", "Users" FROM SYSADMIN.Roles WHERE "Name" IN ('admin', 'reader') ORDER BY "Name"`);
+    const adminView = await vdb.admin<[string, string]>(
+      `SELECT "Name", "Users" FROM SYSADMIN.Roles WHERE "Name" IN ('admin', 'reader') ORDER BY "Name"`,
+    );
     assert.equal(adminView[0]![0], 'admin');
     assert.match(adminView[1]![1], /reader.*reader_two|reader_two.*reader/, 'admins see every member');
   });
 
   test('SYS.Schemas and SYSADMIN.DataSources: system schemas and what the user may see', async () => {
-    const schemas = (user: string) => vdb.rows<[string]>(user, 'SELECT "Name" FROM SYS.Schemas ORDER BY "Name"').then((r) => r.map((x) => x[0]));
+    const schemas = (user: string) =>
+      vdb.rows<[string]>(user, 'SELECT "Name" FROM SYS.Schemas ORDER BY "Name"').then((r) => r.map((x) => x[0]));
     assert.deepEqual(await schemas('nobody'), SYSTEM_SCHEMAS);
     assert.deepEqual(await schemas('reader'), [...SYSTEM_SCHEMAS, 'shop']);
     // An entry on the schema shows it, even without READ.
@@ -566,15 +631,29 @@ describe('system tables show each user only their part', () => {
   });
 
   test('SYS.Tables and SYS.Columns: only readable tables and columns (system ones always)', async () => {
-    assert.deepEqual(await vdb.rows('colhidden', `SELECT "SchemaName", "Name" FROM SYS.Tables WHERE "SchemaName" NOT IN ('SYS', 'SYSADMIN', 'SYSLOG')`), [['shop', 'customers']]);
     assert.deepEqual(
-      await vdb.rows('colhidden', `SELECT "Name" FROM SYS.Columns WHERE "SchemaName" = 'shop' ORDER BY "Position"`),
-      [['id'], ['name'], ['country'], ['segment'], ['created_at']],
+      await vdb.rows('colhidden', `SELECT "SchemaName", "Name" FROM SYS.Tables WHERE "SchemaName" NOT IN ('SYS', 'SYSADMIN', 'SYSLOG')`),
+      [['shop', 'customers']],
     );
-    assert.deepEqual(await vdb.rows('nobody', `SELECT count(*) FROM SYS.Columns WHERE "SchemaName" NOT IN ('SYS', 'SYSADMIN', 'SYSLOG')`), [[0]]);
+    assert.deepEqual(await vdb.rows('colhidden', `SELECT "Name" FROM SYS.Columns WHERE "SchemaName" = 'shop' ORDER BY "Position"`), [
+      ['id'],
+      ['name'],
+      ['country'],
+      ['segment'],
+      ['created_at'],
+    ]);
+    assert.deepEqual(await vdb.rows('nobody', `SELECT count(*) FROM SYS.Columns WHERE "SchemaName" NOT IN ('SYS', 'SYSADMIN', 'SYSLOG')`), [
+      [0],
+    ]);
     // System tables and their columns show to everyone.
-    assert.deepEqual(await vdb.rows('nobody', `SELECT count(*) FROM SYS.Columns WHERE "SchemaName" = 'SYS' AND "TableName" = 'Tables'`), await vdb.admin(`SELECT count(*) FROM SYS.Columns WHERE "SchemaName" = 'SYS' AND "TableName" = 'Tables'`));
-    assert.deepEqual(await vdb.rows('reader', `SELECT count(*) FROM SYS.Columns WHERE "SchemaName" = 'shop' AND "TableName" = 'customers'`), [[6]]);
+    assert.deepEqual(
+      await vdb.rows('nobody', `SELECT count(*) FROM SYS.Columns WHERE "SchemaName" = 'SYS' AND "TableName" = 'Tables'`),
+      await vdb.admin(`SELECT count(*) FROM SYS.Columns WHERE "SchemaName" = 'SYS' AND "TableName" = 'Tables'`),
+    );
+    assert.deepEqual(
+      await vdb.rows('reader', `SELECT count(*) FROM SYS.Columns WHERE "SchemaName" = 'shop' AND "TableName" = 'customers'`),
+      [[6]],
+    );
   });
 });
 
@@ -657,12 +736,19 @@ describe('nothing is readable without a grant', () => {
     // any_b says nothing about customers; any_a's '' on products does not take away any_b's R.
     await vdb.grant('any_a', 'shop.products', '');
     await vdb.addUser('both_roles', 'any_a', 'any_b');
-    assert.deepEqual(await vdb.rows('both_roles', 'SELECT (SELECT count(*) FROM shop.customers), (SELECT count(*) FROM shop.products)'), [[200, 50]]);
+    assert.deepEqual(await vdb.rows('both_roles', 'SELECT (SELECT count(*) FROM shop.customers), (SELECT count(*) FROM shop.products)'), [
+      [200, 50],
+    ]);
     await vdb.denied('both_roles', 'SELECT count(*) FROM shop.orders', 'READ', 'table shop.orders');
   });
 
   test('the admin role reads everything, unfiltered and unmasked', async () => {
-    assert.deepEqual(await vdb.admin('SELECT (SELECT count(*) FROM shop.customers), (SELECT count(*) FROM shop.orders), (SELECT count(*) FROM shop.products)'), [[200, 2000, 50]]);
+    assert.deepEqual(
+      await vdb.admin(
+        'SELECT (SELECT count(*) FROM shop.customers), (SELECT count(*) FROM shop.orders), (SELECT count(*) FROM shop.products)',
+      ),
+      [[200, 2000, 50]],
+    );
   });
 });
 
@@ -672,7 +758,9 @@ describe('hidden columns', () => {
     const [header, first] = await vdb.rows<unknown[]>('colhidden', 'SELECT * FROM shop.customers ORDER BY id LIMIT 1', '?headers=true');
     assert.deepEqual(header, ['id', 'name', 'country', 'segment', 'created_at']);
     assert.deepEqual(first, [1, 'Lukas Müller', 'DE', 'enterprise', '2024-06-29']);
-    const objects = await okJson<Array<Record<string, unknown>>>(await vdb.request('colhidden', '/rest/api/source/shop/customers?array=false&limit=1'));
+    const objects = await okJson<Array<Record<string, unknown>>>(
+      await vdb.request('colhidden', '/rest/api/source/shop/customers?array=false&limit=1'),
+    );
     assert.deepEqual(Object.keys(objects[0]!), ['id', 'name', 'country', 'segment', 'created_at']);
     // A whole-row reference holds no hidden column either.
     const [[row]] = await vdb.rows<[unknown]>('colhidden', 'SELECT c FROM shop.customers c WHERE id = 1');
@@ -732,7 +820,10 @@ describe('row conditions', () => {
     assert.deepEqual(await vdb.rows('de_only', 'SELECT max(id) FROM shop.customers'), [[196]]);
     assert.deepEqual(await vdb.rows('de_only', 'SELECT * FROM shop.customers WHERE id = 2'), []);
     assert.deepEqual(await vdb.rows('de_only', 'SELECT count(*) FROM (SELECT DISTINCT country FROM shop.customers) d'), [[1]]);
-    assert.deepEqual(await vdb.rows('de_only', 'SELECT id FROM shop.customers ORDER BY id LIMIT 3 OFFSET 1'), await vdb.admin(`SELECT id FROM shop.customers WHERE country = 'DE' ORDER BY id LIMIT 3 OFFSET 1`));
+    assert.deepEqual(
+      await vdb.rows('de_only', 'SELECT id FROM shop.customers ORDER BY id LIMIT 3 OFFSET 1'),
+      await vdb.admin(`SELECT id FROM shop.customers WHERE country = 'DE' ORDER BY id LIMIT 3 OFFSET 1`),
+    );
   });
 
   test('and in joins, subqueries, CTEs, set operations and window functions', async () => {
@@ -826,14 +917,23 @@ describe('row conditions', () => {
     });
 
     test('a lookup condition with CURRENT_USER (orders of the user’s customer)', async () => {
-      assert.deepEqual(await vdb.rows('lukas.muller1', 'SELECT count(*), min(customer_id), max(customer_id) FROM shop.orders'), [[6, 1, 1]]);
-      assert.deepEqual(await vdb.rows('chiara.ferrari2', 'SELECT count(*), min(customer_id), max(customer_id) FROM shop.orders'), [[14, 2, 2]]);
-      assert.deepEqual(await vdb.rows('chiara.ferrari2', 'SELECT count(*) FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id'), [[14]]);
+      assert.deepEqual(await vdb.rows('lukas.muller1', 'SELECT count(*), min(customer_id), max(customer_id) FROM shop.orders'), [
+        [6, 1, 1],
+      ]);
+      assert.deepEqual(await vdb.rows('chiara.ferrari2', 'SELECT count(*), min(customer_id), max(customer_id) FROM shop.orders'), [
+        [14, 2, 2],
+      ]);
+      assert.deepEqual(
+        await vdb.rows('chiara.ferrari2', 'SELECT count(*) FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id'),
+        [[14]],
+      );
     });
 
     test('a user whose name matches no customer sees nothing', async () => {
       await vdb.addUser('stranger', 'self_service');
-      assert.deepEqual(await vdb.rows('stranger', 'SELECT (SELECT count(*) FROM shop.customers), (SELECT count(*) FROM shop.orders)'), [[0, 0]]);
+      assert.deepEqual(await vdb.rows('stranger', 'SELECT (SELECT count(*) FROM shop.customers), (SELECT count(*) FROM shop.orders)'), [
+        [0, 0],
+      ]);
     });
   });
 });
@@ -868,14 +968,21 @@ describe('column masks', () => {
   test('a mask replaces every value of the column', async () => {
     assert.deepEqual(await vdb.rows('masked', 'SELECT DISTINCT email FROM shop.customers'), [['***']]);
     assert.deepEqual(await vdb.rows('masked', 'SELECT id, name, email FROM shop.customers WHERE id = 1'), [[1, 'Lukas Müller', '***']]);
-    assert.deepEqual(await vdb.rows('masked', 'SELECT * FROM shop.customers WHERE id = 1'), [[1, 'Lukas Müller', '***', 'DE', 'enterprise', '2024-06-29']]);
-    const viaSource = await okJson<Array<Record<string, unknown>>>(await vdb.request('masked', '/rest/api/source/shop/customers?array=false&limit=3'));
+    assert.deepEqual(await vdb.rows('masked', 'SELECT * FROM shop.customers WHERE id = 1'), [
+      [1, 'Lukas Müller', '***', 'DE', 'enterprise', '2024-06-29'],
+    ]);
+    const viaSource = await okJson<Array<Record<string, unknown>>>(
+      await vdb.request('masked', '/rest/api/source/shop/customers?array=false&limit=3'),
+    );
     assert.ok(viaSource.every((r) => r.email === '***'));
   });
 
   test('conditions on a masked column see the mask, not the value', async () => {
     assert.deepEqual(await vdb.rows('masked', `SELECT count(*) FROM shop.customers WHERE email LIKE 'lukas%'`), [[0]]);
-    assert.deepEqual(await vdb.rows('masked', `SELECT count(*) FROM shop.customers c JOIN shop.customers d ON c.email = d.email AND c.id <> d.id`), [[200 * 199]]);
+    assert.deepEqual(
+      await vdb.rows('masked', `SELECT count(*) FROM shop.customers c JOIN shop.customers d ON c.email = d.email AND c.id <> d.id`),
+      [[200 * 199]],
+    );
   });
 
   test('a mask with a condition applies only where the condition holds', async () => {
@@ -962,12 +1069,20 @@ describe('writes', () => {
     // amount is R only: neither inserted nor updated.
     await w.denied('w_cols', `UPDATE shop.orders SET amount = 1 WHERE id = 1`, 'UPDATE', 'column shop.orders.amount');
     await w.denied('w_cols', `UPDATE shop.orders SET status = 'x', amount = 1 WHERE id = 1`, 'UPDATE', 'column shop.orders.amount');
-    await w.denied('w_cols', `INSERT INTO shop.orders (id, customer_id, amount) VALUES (9002, 1, 5)`, 'CREATE', 'column shop.orders.amount');
+    await w.denied(
+      'w_cols',
+      `INSERT INTO shop.orders (id, customer_id, amount) VALUES (9002, 1, 5)`,
+      'CREATE',
+      'column shop.orders.amount',
+    );
     // No column list means every column, amount included.
     await w.denied('w_cols', `INSERT INTO shop.orders VALUES ${ROW(9002, 1)}`, 'CREATE', 'column shop.orders.amount');
     assert.equal(await orderCount(), before);
     // The other columns may be written.
-    assert.deepEqual(await w.rows('w_cols', `INSERT INTO shop.orders (id, customer_id, product_id, quantity, status) VALUES (9002, 1, 1, 2, 'new')`), [[1]]);
+    assert.deepEqual(
+      await w.rows('w_cols', `INSERT INTO shop.orders (id, customer_id, product_id, quantity, status) VALUES (9002, 1, 1, 2, 'new')`),
+      [[1]],
+    );
     assert.deepEqual(await w.rows('w_cols', `UPDATE shop.orders SET status = 'paid' WHERE id = 9002`), [[1]]);
     assert.deepEqual(await w.rows('w_cols', 'SELECT amount, status FROM shop.orders WHERE id = 9002'), [[null, 'paid']]);
     // No DELETE in CRU.
@@ -1008,8 +1123,18 @@ describe('writes', () => {
 
   test('a write cannot read tables the user may not read', async () => {
     await w.userWith('w_blind', [['shop.orders', 'CRUD']]);
-    await w.denied('w_blind', 'INSERT INTO shop.orders SELECT id + 10000, customer_id, product_id, quantity, amount, status, ordered_at FROM shop.paid_orders', 'READ', 'view shop.paid_orders');
-    await w.denied('w_blind', 'INSERT INTO shop.orders (id, customer_id) SELECT id + 10000, id FROM shop.customers', 'READ', 'table shop.customers');
+    await w.denied(
+      'w_blind',
+      'INSERT INTO shop.orders SELECT id + 10000, customer_id, product_id, quantity, amount, status, ordered_at FROM shop.paid_orders',
+      'READ',
+      'view shop.paid_orders',
+    );
+    await w.denied(
+      'w_blind',
+      'INSERT INTO shop.orders (id, customer_id) SELECT id + 10000, id FROM shop.customers',
+      'READ',
+      'table shop.customers',
+    );
     assert.equal(await orderCount(), 2000);
   });
 
@@ -1055,7 +1180,12 @@ describe('writes', () => {
 
     test('a multi-row INSERT whose last row is outside fails whole', async () => {
       const before = await orderCount();
-      await w.refused('w_own', `INSERT INTO shop.orders VALUES ${ROW(9301, 1)}, ${ROW(9302, 1)}, ${ROW(9303, 2)}`, 403, /outside the rows you may insert/);
+      await w.refused(
+        'w_own',
+        `INSERT INTO shop.orders VALUES ${ROW(9301, 1)}, ${ROW(9302, 1)}, ${ROW(9303, 2)}`,
+        403,
+        /outside the rows you may insert/,
+      );
       assert.equal(await orderCount(), before);
       assert.deepEqual(await w.admin('SELECT count(*) FROM shop.orders WHERE id BETWEEN 9301 AND 9303'), [[0]]);
     });
@@ -1087,7 +1217,12 @@ describe('writes', () => {
 
     test('a column list that leaves out a column the condition reads: 403 naming it', async () => {
       const before = await orderCount();
-      await w.refused('w_own', 'INSERT INTO shop.orders (id, status) VALUES (9401, $$new$$)', 403, /must give the columns the condition of your permission reads \(customer_id\)/);
+      await w.refused(
+        'w_own',
+        'INSERT INTO shop.orders (id, status) VALUES (9401, $$new$$)',
+        403,
+        /must give the columns the condition of your permission reads \(customer_id\)/,
+      );
       assert.equal(await orderCount(), before);
     });
   });
@@ -1116,8 +1251,15 @@ describe('writes', () => {
     });
 
     test('an INSERT is checked against CURRENT_USER', async () => {
-      assert.deepEqual(await w.rows(LUKAS, `INSERT INTO shop.customers (id, name, email) VALUES (9001, 'Lukas Two', ${lit(LUKAS)})`), [[1]]);
-      await w.refused(LUKAS, `INSERT INTO shop.customers (id, name, email) VALUES (9002, 'Someone', 'someone@example.org')`, 403, /outside the rows you may insert/);
+      assert.deepEqual(await w.rows(LUKAS, `INSERT INTO shop.customers (id, name, email) VALUES (9001, 'Lukas Two', ${lit(LUKAS)})`), [
+        [1],
+      ]);
+      await w.refused(
+        LUKAS,
+        `INSERT INTO shop.customers (id, name, email) VALUES (9002, 'Someone', 'someone@example.org')`,
+        403,
+        /outside the rows you may insert/,
+      );
       assert.deepEqual(await w.admin('SELECT id FROM shop.customers WHERE id > 9000'), [[9001]]);
       await w.admin('DELETE FROM shop.customers WHERE id > 9000');
     });
@@ -1179,7 +1321,12 @@ describe('procedures', () => {
 
   test('EXECUTE on one procedure is not EXECUTE on another', async () => {
     await vdb.denied('executor', "CALL SYSADMIN.removeDataSource('shop')", 'EXECUTE', 'procedure SYSADMIN.removeDataSource');
-    await vdb.denied('executor', "CALL SYSADMIN.createConnection('x', 'sqlite', 'path=/nonexistent.sqlite', '')", 'EXECUTE', 'procedure SYSADMIN.createConnection');
+    await vdb.denied(
+      'executor',
+      "CALL SYSADMIN.createConnection('x', 'sqlite', 'path=/nonexistent.sqlite', '')",
+      'EXECUTE',
+      'procedure SYSADMIN.createConnection',
+    );
     assert.deepEqual(sorted(await vdb.admin('SELECT "Name" FROM SYSADMIN.DataSources')), [['files'], ['shop']]);
   });
 });
@@ -1224,7 +1371,12 @@ describe('source changes (own server)', () => {
     await s.denied('alter_all_no_e', connect, 'EXECUTE', 'procedure SYSADMIN.createConnection');
     assert.deepEqual(await s.rows('alter_all', connect), [['lite', 'sqlite']]);
     await s.denied('alter_shop', "CALL SYSADMIN.createDataSource('lite', 'sqlite', '', '')", 'ALTER', 'everything (*)');
-    await s.denied('alter_all_no_e', "CALL SYSADMIN.createDataSource('lite', 'sqlite', '', '')", 'EXECUTE', 'procedure SYSADMIN.createDataSource');
+    await s.denied(
+      'alter_all_no_e',
+      "CALL SYSADMIN.createDataSource('lite', 'sqlite', '', '')",
+      'EXECUTE',
+      'procedure SYSADMIN.createDataSource',
+    );
     assert.deepEqual(await s.rows('alter_all', "CALL SYSADMIN.createDataSource('lite', 'sqlite', '', '')"), [['lite', 'sqlite', 4]]);
     assert.deepEqual(await sources(), ['files', 'lite', 'shop']);
     // Creating a source grants nothing to read in it.
@@ -1244,7 +1396,11 @@ describe('source changes (own server)', () => {
   });
 
   test('DELETE /rest/api/source/{s} needs ALTER on s', async () => {
-    const refused = await assertApiError(await s.request('alter_shop', '/rest/api/source/files', { method: 'DELETE' }), 403, 'DELETE files as alter_shop');
+    const refused = await assertApiError(
+      await s.request('alter_shop', '/rest/api/source/files', { method: 'DELETE' }),
+      403,
+      'DELETE files as alter_shop',
+    );
     assert.equal(refused.description, missing('ALTER', 'schema files', 'alter_shop'));
     assert.ok((await sources()).includes('files'));
     const removed = await s.request('alter_files', '/rest/api/source/files', { method: 'DELETE' });
@@ -1276,7 +1432,11 @@ describe('entries go with their object (own server)', () => {
   after(async () => s?.close());
 
   const entriesOn = async (prefix: string) =>
-    (await s.admin<[string]>(`SELECT "ResourceName" FROM SYSADMIN.Permissions WHERE lower("ResourceName") LIKE ${lit(`${prefix}%`)} ORDER BY 1`)).map((r) => r[0]);
+    (
+      await s.admin<[string]>(
+        `SELECT "ResourceName" FROM SYSADMIN.Permissions WHERE lower("ResourceName") LIKE ${lit(`${prefix}%`)} ORDER BY 1`,
+      )
+    ).map((r) => r[0]);
 
   test('removing a source removes the entries on it: a new source of that name starts without grants', async () => {
     const body = { name: 'gone', template: 'file', connectionProps: `ParentDirectory=${folder}` };
@@ -1309,7 +1469,10 @@ describe('source listing and source endpoints', () => {
     assert.deepEqual(await sourceList(vdb, 'writer'), [...SYSTEM_SCHEMAS, 'shop']);
     assert.deepEqual(await sourceList(vdb, 'executor'), [...SYSTEM_SCHEMAS, 'shop']);
     const adminList = await sourceList(vdb, 'admin');
-    assert.ok(['SYS', 'SYSADMIN', 'SYSLOG', 'shop', 'files'].every((name) => adminList.includes(name)), adminList.join());
+    assert.ok(
+      ['SYS', 'SYSADMIN', 'SYSLOG', 'shop', 'files'].every((name) => adminList.includes(name)),
+      adminList.join(),
+    );
   });
 
   test('GET /rest/api/source/{s}: 403 for a schema the user sees nothing of; only readable tables', async () => {
@@ -1351,7 +1514,9 @@ describe('views', () => {
 
   test("CREATE VIEW in a new schema needs ALTER on '*'", async () => {
     await vdb.denied('reader', 'CREATE VIEW pv.people AS SELECT id, name, email, country FROM shop.customers', 'ALTER', 'everything (*)');
-    assert.deepEqual(await vdb.rows('architect', 'CREATE VIEW pv.people AS SELECT id, name, email, country FROM shop.customers'), [['pv.people', 4, 'created']]);
+    assert.deepEqual(await vdb.rows('architect', 'CREATE VIEW pv.people AS SELECT id, name, email, country FROM shop.customers'), [
+      ['pv.people', 4, 'created'],
+    ]);
     // Now the schema and the view exist and can be granted on.
     await vdb.userWith('pv_keeper', [
       ['pv', 'A'],
@@ -1373,7 +1538,9 @@ describe('views', () => {
   });
 
   test('CREATE VIEW in an existing schema needs ALTER on that schema', async () => {
-    assert.deepEqual(await vdb.rows('pv_keeper', `CREATE VIEW pv.germans AS SELECT id, name FROM shop.customers WHERE country = 'DE'`), [['pv.germans', 2, 'created']]);
+    assert.deepEqual(await vdb.rows('pv_keeper', `CREATE VIEW pv.germans AS SELECT id, name FROM shop.customers WHERE country = 'DE'`), [
+      ['pv.germans', 2, 'created'],
+    ]);
     await vdb.denied('reader', 'CREATE VIEW pv.other AS SELECT 1 AS one', 'ALTER', 'schema pv');
     await vdb.denied('pv_keeper', 'CREATE OR REPLACE VIEW pv2.other AS SELECT 1 AS one', 'ALTER', 'everything (*)');
     // The SELECT of a view is checked as its creator: no view over what they may not read.
@@ -1421,9 +1588,16 @@ describe('views', () => {
         await assertApiError(await vdb.server.request('/rest/api/query', { body: { sql }, headers: bearer }), 403, `${user} key: ${sql}`);
       }
       // It still reads.
-      assert.deepEqual(await okJson(await vdb.server.request('/rest/api/query', { body: { sql: 'SELECT count(*) FROM shop.customers' }, headers: bearer })), [[200]]);
+      assert.deepEqual(
+        await okJson(
+          await vdb.server.request('/rest/api/query', { body: { sql: 'SELECT count(*) FROM shop.customers' }, headers: bearer }),
+        ),
+        [[200]],
+      );
     }
-    assert.deepEqual(await vdb.admin(`SELECT count(*) FROM SYS.Tables WHERE "Name" IN ('by_key', 'v') OR "SchemaName" = 'keyviews'`), [[0]]);
+    assert.deepEqual(await vdb.admin(`SELECT count(*) FROM SYS.Tables WHERE "Name" IN ('by_key', 'v') OR "SchemaName" = 'keyviews'`), [
+      [0],
+    ]);
   });
 });
 
@@ -1462,31 +1636,73 @@ describe('conditions that read other tables, and writes under them (own server)'
     const [[de]] = await s.admin<[number]>("SELECT min(id) FROM shop.customers WHERE country = 'DE'");
     const [[fr]] = await s.admin<[number]>("SELECT min(id) FROM shop.customers WHERE country = 'FR'");
     const columns = '(id, customer_id, product_id, quantity, amount, status, ordered_at)';
-    assert.deepEqual(await s.rows('de_orders', `INSERT INTO shop.orders ${columns} VALUES (990001, ${de}, 1, 1, 1, 'new', '2025-01-01')`), [[1]]);
-    await s.refused('de_orders', `INSERT INTO shop.orders ${columns} VALUES (990002, ${fr}, 1, 1, 1, 'new', '2025-01-01')`, 403, /outside the rows you may insert/);
+    assert.deepEqual(await s.rows('de_orders', `INSERT INTO shop.orders ${columns} VALUES (990001, ${de}, 1, 1, 1, 'new', '2025-01-01')`), [
+      [1],
+    ]);
+    await s.refused(
+      'de_orders',
+      `INSERT INTO shop.orders ${columns} VALUES (990002, ${fr}, 1, 1, 1, 'new', '2025-01-01')`,
+      403,
+      /outside the rows you may insert/,
+    );
     assert.deepEqual(await s.admin('SELECT count(*) FROM shop.orders WHERE id IN (990001, 990002)'), [[1]]);
   });
 
   test('a condition the source cannot take makes writes a 400 that says so', async () => {
-    await s.refused('upper_paid', "DELETE FROM shop.orders WHERE id = -1", 400, /row condition of your permission on shop\.orders cannot be sent to shop/);
+    await s.refused(
+      'upper_paid',
+      'DELETE FROM shop.orders WHERE id = -1',
+      400,
+      /row condition of your permission on shop\.orders cannot be sent to shop/,
+    );
   });
 
-  test('a bare name inside a subquery is its own table\'s, not the masked target column', async () => {
+  test("a bare name inside a subquery is its own table's, not the masked target column", async () => {
     // Past the permission check (SQLite then refuses the subquery: 400, not 403).
-    await s.refused('masked_names', "UPDATE shop.customers SET segment = segment WHERE id IN (SELECT id FROM shop.products WHERE name = 'zzz')", 400, /cannot be sent to shop as written/);
+    await s.refused(
+      'masked_names',
+      "UPDATE shop.customers SET segment = segment WHERE id IN (SELECT id FROM shop.products WHERE name = 'zzz')",
+      400,
+      /cannot be sent to shop as written/,
+    );
     // Qualified with the target, or bare where no inner table has it, it is the target's.
-    await s.refused('masked_names', "UPDATE shop.customers c SET segment = segment WHERE id IN (SELECT id FROM shop.products p WHERE p.name = c.name)", 403, /is masked/);
-    await s.refused('masked_names', "UPDATE shop.customers SET segment = segment WHERE id IN (SELECT customer_id FROM shop.orders WHERE name = 'x')", 403, /is masked/);
+    await s.refused(
+      'masked_names',
+      'UPDATE shop.customers c SET segment = segment WHERE id IN (SELECT id FROM shop.products p WHERE p.name = c.name)',
+      403,
+      /is masked/,
+    );
+    await s.refused(
+      'masked_names',
+      "UPDATE shop.customers SET segment = segment WHERE id IN (SELECT customer_id FROM shop.orders WHERE name = 'x')",
+      403,
+      /is masked/,
+    );
   });
 
   test('conditions and masks are checked against their object when set', async () => {
-    await s.refused('admin', "CALL SYSADMIN.setPermissions('de_orders', 'shop.orders', 'R', 'nosuch = 1')", 400, /cannot be evaluated on shop\.orders/);
-    await s.refused('admin', "CALL SYSADMIN.setPermissions('de_orders', 'shop.orders.status', 'R', NULL, 'nosuch(status)')", 400, /cannot be evaluated on shop\.orders/);
+    await s.refused(
+      'admin',
+      "CALL SYSADMIN.setPermissions('de_orders', 'shop.orders', 'R', 'nosuch = 1')",
+      400,
+      /cannot be evaluated on shop\.orders/,
+    );
+    await s.refused(
+      'admin',
+      "CALL SYSADMIN.setPermissions('de_orders', 'shop.orders.status', 'R', NULL, 'nosuch(status)')",
+      400,
+      /cannot be evaluated on shop\.orders/,
+    );
   });
 
   test('TABLESAMPLE samples tables, not views', async () => {
     await s.admin('CREATE VIEW sampled.v AS SELECT id FROM shop.orders');
-    await s.refused('admin', 'SELECT count(*) FROM sampled.v TABLESAMPLE SYSTEM (50)', 400, /TABLESAMPLE samples tables; sampled\.v is a view/);
+    await s.refused(
+      'admin',
+      'SELECT count(*) FROM sampled.v TABLESAMPLE SYSTEM (50)',
+      400,
+      /TABLESAMPLE samples tables; sampled\.v is a view/,
+    );
   });
 });
 

@@ -127,7 +127,10 @@ describe('row conditions', () => {
       entry('fr', 'shop.customers', 'R', { condition: "country = 'FR'" }),
       entry('all', 'shop', 'R'),
     ];
-    assert.deepEqual(new AccessPolicy(user(['de', 'fr']), permissions).rowConditions('R', 'shop', customers), ["country = 'DE'", "country = 'FR'"]);
+    assert.deepEqual(new AccessPolicy(user(['de', 'fr']), permissions).rowConditions('R', 'shop', customers), [
+      "country = 'DE'",
+      "country = 'FR'",
+    ]);
     assert.equal(new AccessPolicy(user(['de', 'all']), permissions).rowConditions('R', 'shop', customers), null);
   });
 
@@ -141,7 +144,9 @@ describe('row conditions', () => {
   test('through a view: the reader needs no grant on the table, but their conditions on it hold', () => {
     const permissions = [entry('viewer', 'views.v', 'R'), entry('limited', 'shop.customers', '', { condition: "country = 'DE'" })];
     assert.equal(new AccessPolicy(user(['viewer']), permissions).rowConditions('R', 'shop', customers, true), null);
-    assert.deepEqual(new AccessPolicy(user(['viewer', 'limited']), permissions).rowConditions('R', 'shop', customers, true), ["country = 'DE'"]);
+    assert.deepEqual(new AccessPolicy(user(['viewer', 'limited']), permissions).rowConditions('R', 'shop', customers, true), [
+      "country = 'DE'",
+    ]);
   });
 });
 
@@ -153,8 +158,14 @@ describe('masks', () => {
       entry('a', 'shop.customers.email', 'R', { mask: "'a'", maskOrder: 1 }),
       entry('b', 'shop.customers.email', 'R', { mask: "'b'", condition: "country = 'DE'", maskOrder: 5 }),
     ];
-    assert.equal(new AccessPolicy(user(['a', 'b']), permissions).columnMask('shop', customers, email), "CASE WHEN (country = 'DE') THEN ('b') ELSE ('a') END");
-    assert.equal(new AccessPolicy(user(['b']), permissions).columnMask('shop', customers, email), `CASE WHEN (country = 'DE') THEN ('b') ELSE "email" END`);
+    assert.equal(
+      new AccessPolicy(user(['a', 'b']), permissions).columnMask('shop', customers, email),
+      "CASE WHEN (country = 'DE') THEN ('b') ELSE ('a') END",
+    );
+    assert.equal(
+      new AccessPolicy(user(['b']), permissions).columnMask('shop', customers, email),
+      `CASE WHEN (country = 'DE') THEN ('b') ELSE "email" END`,
+    );
     assert.equal(new AccessPolicy(user(['a']), permissions).columnMask('shop', customers, email), "('a')");
     assert.equal(new AccessPolicy(user(['c']), permissions).columnMask('shop', customers, email), null);
   });

@@ -9,7 +9,10 @@ test('secrets in statements are replaced, everything else kept', () => {
   );
   assert.equal(redactSecrets('SELECT 1'), 'SELECT 1');
   assert.equal(redactSecrets("CALL SYSADMIN.addUser('bob', 'it''s secret')"), "CALL SYSADMIN.addUser('***', '***')");
-  assert.equal(redactSecrets("call sysadmin.changeUserPwd(password => 'x', name => 'bob')"), "call sysadmin.changeUserPwd(password => '***', name => '***')");
+  assert.equal(
+    redactSecrets("call sysadmin.changeUserPwd(password => 'x', name => 'bob')"),
+    "call sysadmin.changeUserPwd(password => '***', name => '***')",
+  );
   assert.equal(redactSecrets("/* note */ CALL SYSADMIN.addUser('g', $$dollar-secret$$)"), "/* note */ CALL SYSADMIN.addUser('***', '***')");
   assert.equal(redactSecrets("CALL SYSADMIN.addUser('g', $x$a$b$x$)"), "CALL SYSADMIN.addUser('***', '***')");
   assert.equal(redactSecrets("-- why\nCALL SYSADMIN.addUser('g', 'pw')"), "-- why\nCALL SYSADMIN.addUser('***', '***')");

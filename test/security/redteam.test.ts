@@ -24,7 +24,21 @@ import { loadOrCreateServerSecrets } from '../../src/security/server-secrets.js'
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { pgClient } from '../connectors/db.js';
 import { tokenRequester } from '../http/util.js';
-import { admin, as, assertNoLeak, BOB_SECRETS, attachEmployees, createEmployees, dropSchema, EMPLOYEE_GRANTS, PASSWORD, pgReachable, refusedWithoutLeak, rows, run } from './attack-helpers.js';
+import {
+  admin,
+  as,
+  assertNoLeak,
+  BOB_SECRETS,
+  attachEmployees,
+  createEmployees,
+  dropSchema,
+  EMPLOYEE_GRANTS,
+  PASSWORD,
+  pgReachable,
+  refusedWithoutLeak,
+  rows,
+  run,
+} from './attack-helpers.js';
 
 const PG_TAG = `vdbt_redteam_${randomBytes(4).toString('hex')}`;
 
@@ -134,16 +148,28 @@ describe('BREAKS: a CTE name anywhere in the statement unlocks the same unqualif
   });
 
   test('the engine’s own catalog is not readable (duckdb_tables, duckdb_schemas)', async () => {
-    await refusedWithoutLeak('nora', 'SELECT * FROM duckdb_tables WHERE EXISTS (WITH duckdb_tables AS (SELECT 1) SELECT 1)', ['vdb_sys', 'SYSADMIN_Users']);
-    await refusedWithoutLeak('nora', 'SELECT * FROM duckdb_schemas WHERE EXISTS (WITH duckdb_schemas AS (SELECT 1) SELECT 1)', ['vdb_sys', 'src_']);
+    await refusedWithoutLeak('nora', 'SELECT * FROM duckdb_tables WHERE EXISTS (WITH duckdb_tables AS (SELECT 1) SELECT 1)', [
+      'vdb_sys',
+      'SYSADMIN_Users',
+    ]);
+    await refusedWithoutLeak('nora', 'SELECT * FROM duckdb_schemas WHERE EXISTS (WITH duckdb_schemas AS (SELECT 1) SELECT 1)', [
+      'vdb_sys',
+      'src_',
+    ]);
   });
 
   test('a user CTE cannot replace the table that a row condition reads', async () => {
-    const [[expected]] = await admin<[number]>("SELECT count(*) FROM shop.orders WHERE customer_id IN (SELECT id FROM shop.customers WHERE country = 'DE')");
+    const [[expected]] = await admin<[number]>(
+      "SELECT count(*) FROM shop.orders WHERE customer_id IN (SELECT id FROM shop.customers WHERE country = 'DE')",
+    );
     const [[plain]] = await rows<[number]>('dora', 'SELECT count(*) FROM shop.orders');
     assert.equal(plain, expected);
-    const answer = await run('dora', "WITH customers AS (SELECT i AS id, 'DE' AS country FROM generate_series(1, 100000) g(i)) SELECT count(*) FROM shop.orders");
-    if (answer.status === 200) assert.deepEqual(JSON.parse(answer.text), [[expected]], `dora sees more orders than her condition allows: ${answer.text}`);
+    const answer = await run(
+      'dora',
+      "WITH customers AS (SELECT i AS id, 'DE' AS country FROM generate_series(1, 100000) g(i)) SELECT count(*) FROM shop.orders",
+    );
+    if (answer.status === 200)
+      assert.deepEqual(JSON.parse(answer.text), [[expected]], `dora sees more orders than her condition allows: ${answer.text}`);
   });
 
   test('INSERT ... SELECT sent whole to SQLite cannot copy a table unnarrowed', async () => {
@@ -197,7 +223,10 @@ describe('BREAKS: dependent-join keys come from rows outside the condition', () 
   test('the keys sent to a source (and shown in SYSLOG.QueryLog) are only those of visible rows', async () => {
     const sql = 'SELECT count(*) FROM shop.customers c, shop.customers c2, shop.orders o WHERE o.status = c.name AND c2.id = c.id';
     await rows('bob', sql);
-    const logged = await run('bob', `SELECT SourceQueries FROM SYSLOG.QueryLog WHERE Statement = '${sql.replace(/'/g, "''")}' ORDER BY ID DESC LIMIT 1`);
+    const logged = await run(
+      'bob',
+      `SELECT SourceQueries FROM SYSLOG.QueryLog WHERE Statement = '${sql.replace(/'/g, "''")}' ORDER BY ID DESC LIMIT 1`,
+    );
     assert.equal(logged.status, 200, logged.text);
     assertNoLeak(logged, ['Chiara Ferrari'], 'bob’s query log');
   });
@@ -261,9 +290,17 @@ describe('PostgreSQL source', () => {
       "SELECT s.attname, s.histogram_bounds::text FROM pg.employees e, pg_stats s WHERE s.tablename = 'employees' AND EXISTS (WITH pg_stats AS (SELECT 1) SELECT 1)",
       RITA_SECRETS,
     );
-    await refusedWithoutLeak('rita', 'SELECT r.rolname FROM pg.employees e, pg_authid r WHERE EXISTS (WITH pg_authid AS (SELECT 1) SELECT 1)', ['pg_read_server_files']);
+    await refusedWithoutLeak(
+      'rita',
+      'SELECT r.rolname FROM pg.employees e, pg_authid r WHERE EXISTS (WITH pg_authid AS (SELECT 1) SELECT 1)',
+      ['pg_read_server_files'],
+    );
     // Other sessions' statements, other vdb users' included.
-    await refusedWithoutLeak('rita', 'SELECT a.query FROM pg.employees e, pg_stat_activity a WHERE EXISTS (WITH pg_stat_activity AS (SELECT 1) SELECT 1)', ['COPY (']);
+    await refusedWithoutLeak(
+      'rita',
+      'SELECT a.query FROM pg.employees e, pg_stat_activity a WHERE EXISTS (WITH pg_stat_activity AS (SELECT 1) SELECT 1)',
+      ['COPY ('],
+    );
   });
 
   test('BREAKS: a failing cast in the user’s WHERE does not show values of rows outside the condition', { skip: !available }, async () => {
@@ -300,7 +337,10 @@ describe('BREAKS: sources over the data directory', () => {
     if (source.status !== 200) return;
     assertNoLeak(await run('opal', 'SELECT * FROM state.secrets'), secretTexts, 'opal reads secrets.json');
     const catalog = await run('opal', 'SELECT to_json(c)::varchar FROM state.catalog c');
-    assert.ok(!/"tokenSecret"|"passwordHash"|"hash"/i.test(catalog.text) || catalog.status !== 200, `opal reads catalog.json: ${catalog.text.slice(0, 300)}`);
+    assert.ok(
+      !/"tokenSecret"|"passwordHash"|"hash"/i.test(catalog.text) || catalog.status !== 200,
+      `opal reads catalog.json: ${catalog.text.slice(0, 300)}`,
+    );
   });
 });
 
@@ -325,7 +365,11 @@ describe('holds: hidden columns cannot be named or reached', () => {
   }
 
   test('whole-row references and row_to_json show the readable, masked columns only', async () => {
-    for (const sql of ['SELECT c FROM shop.customers c', 'SELECT row_to_json(c) FROM shop.customers c', 'SELECT * FROM json_each((SELECT to_json(array_agg(c)) FROM shop.customers c))']) {
+    for (const sql of [
+      'SELECT c FROM shop.customers c',
+      'SELECT row_to_json(c) FROM shop.customers c',
+      'SELECT * FROM json_each((SELECT to_json(array_agg(c)) FROM shop.customers c))',
+    ]) {
       assertNoLeak(await run('bob', sql), BOB_SECRETS, sql);
     }
   });
@@ -343,14 +387,21 @@ describe('holds: names, aliases and CTEs do not escape the narrowing', () => {
   }
 
   test('an unqualified name outside the CTE’s scope is not the table behind the user’s back', async () => {
-    await refusedWithoutLeak('bob', 'SELECT * FROM customers UNION ALL SELECT * FROM (WITH customers AS (SELECT 1) SELECT * FROM customers) x', BOB_SECRETS);
+    await refusedWithoutLeak(
+      'bob',
+      'SELECT * FROM customers UNION ALL SELECT * FROM (WITH customers AS (SELECT 1) SELECT * FROM customers) x',
+      BOB_SECRETS,
+    );
   });
 });
 
 describe('holds: masks are computed before anything compares them', () => {
   test('a condition on a masked column compares the mask and is not pushed to the source', async () => {
     assert.deepEqual(await rows('bob', "SELECT email FROM shop.customers WHERE email LIKE 'lukas%'"), []);
-    const logged = await rows<[string | null]>('bob', "SELECT SourceQueries FROM SYSLOG.QueryLog WHERE Statement LIKE '%email LIKE ''lukas%%' ORDER BY ID DESC LIMIT 1");
+    const logged = await rows<[string | null]>(
+      'bob',
+      "SELECT SourceQueries FROM SYSLOG.QueryLog WHERE Statement LIKE '%email LIKE ''lukas%%' ORDER BY ID DESC LIMIT 1",
+    );
     assert.ok(!String(logged[0]?.[0]).includes('lukas'), `the raw comparison reached the source: ${logged[0]?.[0]}`);
   });
 
@@ -380,12 +431,18 @@ describe('holds: system tables and views over them', () => {
     assert.deepEqual(await rows('nora', 'SELECT * FROM SYSADMIN.Permissions'), []);
     assert.deepEqual(await rows('nora', 'SELECT * FROM SYSADMIN.Roles'), []);
     const users = await rows<[string]>('nora', 'SELECT DISTINCT UserName FROM SYSLOG.QueryLog');
-    assert.ok(users.every(([u]) => u === 'nora'), JSON.stringify(users));
+    assert.ok(
+      users.every(([u]) => u === 'nora'),
+      JSON.stringify(users),
+    );
   });
 
   test('an administrator’s view over SYSLOG.QueryLog or SYSADMIN.Users shows the reader’s rows', async () => {
     const log = await rows<[string]>('bob', 'SELECT DISTINCT UserName FROM views.querylog');
-    assert.ok(log.every(([u]) => u === 'bob'), JSON.stringify(log));
+    assert.ok(
+      log.every(([u]) => u === 'bob'),
+      JSON.stringify(log),
+    );
     assert.deepEqual(await rows('bob', 'SELECT * FROM views.users'), [['bob']]);
   });
 });
@@ -418,7 +475,11 @@ describe('holds: writes may not read hidden target columns', () => {
       const answer = await refusedWithoutLeak('carl', "UPDATE shop.customers SET name = name WHERE segment = 'enterprise'", []);
       assert.equal(answer.status, 403);
       // Qualified with the table's name under an alias: refused by the source, no count.
-      const aliased = await refusedWithoutLeak('carl', "UPDATE shop.customers AS c SET name = name WHERE shop.customers.segment = 'enterprise'", []);
+      const aliased = await refusedWithoutLeak(
+        'carl',
+        "UPDATE shop.customers AS c SET name = name WHERE shop.customers.segment = 'enterprise'",
+        [],
+      );
       assert.doesNotMatch(aliased.text, /^\[\[\d+\]\]$/);
     } finally {
       await admin("CALL SYSADMIN.setPermissions('writer', 'shop.customers', 'R', 'country = ''DE''')");

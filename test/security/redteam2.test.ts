@@ -26,10 +26,23 @@ import { loadOrCreateServerSecrets } from '../../src/security/server-secrets.js'
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { pgClient } from '../connectors/db.js';
 import { tokenRequester } from '../http/util.js';
-import { admin, as, assertNoLeak, BOB_SECRETS, attachEmployees, createEmployees, dropSchema, EMPLOYEE_GRANTS, PASSWORD, pgReachable, refusedWithoutLeak, rows, run } from './attack-helpers.js';
+import {
+  admin,
+  as,
+  assertNoLeak,
+  BOB_SECRETS,
+  attachEmployees,
+  createEmployees,
+  dropSchema,
+  EMPLOYEE_GRANTS,
+  PASSWORD,
+  pgReachable,
+  refusedWithoutLeak,
+  rows,
+  run,
+} from './attack-helpers.js';
 
 const PG_TAG = `vdbt_rt2_${randomBytes(4).toString('hex')}`;
-
 
 let server: TestServer;
 let serverSecrets: string[] = [];
@@ -78,7 +91,10 @@ describe('BREAKS: SQL injected through quoted identifiers that the deparser writ
     // The engine runs: WITH x AS (SELECT 1 AS c) SELECT * FROM (WITH x AS (FROM '<dataDir>/secrets.json'),y AS (SELECT 1) SELECT * FROM x) s
     const sql = `WITH x AS (SELECT 1 AS c) SELECT * FROM (WITH "x AS (FROM '${server.dataDir}/secrets.json'),y" AS (SELECT 1) SELECT * FROM x) s`;
     assertNoLeak(await run('nora', sql), serverSecrets, 'nora, CTE name');
-    const harmless = await run('nora', 'WITH x AS (SELECT 1 AS c) SELECT * FROM (WITH "x AS (SELECT 42 AS c),y" AS (SELECT 1) SELECT * FROM x) s');
+    const harmless = await run(
+      'nora',
+      'WITH x AS (SELECT 1 AS c) SELECT * FROM (WITH "x AS (SELECT 42 AS c),y" AS (SELECT 1) SELECT * FROM x) s',
+    );
     assert.notEqual(harmless.text, '[[42]]', 'the quoted CTE name was run as SQL');
   });
 
@@ -96,10 +112,19 @@ describe('BREAKS: SQL injected through quoted identifiers that the deparser writ
 
 describe('BREAKS: a forward reference in WITH RECURSIVE reaches the engine’s own catalog', () => {
   test('duckdb_tables, duckdb_views and pg_settings are not readable through a later CTE of that name', async () => {
-    await refusedWithoutLeak('nora', 'WITH RECURSIVE a AS (SELECT * FROM duckdb_tables), duckdb_tables AS (SELECT 1 AS x) SELECT * FROM a', ['vdb_sys', 'SYSADMIN_Users']);
+    await refusedWithoutLeak(
+      'nora',
+      'WITH RECURSIVE a AS (SELECT * FROM duckdb_tables), duckdb_tables AS (SELECT 1 AS x) SELECT * FROM a',
+      ['vdb_sys', 'SYSADMIN_Users'],
+    );
     // The views of file sources name the server's paths (its data directory among them).
-    await refusedWithoutLeak('nora', 'WITH RECURSIVE a AS (SELECT * FROM duckdb_views), duckdb_views AS (SELECT 1 AS x) SELECT * FROM a', [server.dataDir]);
-    await refusedWithoutLeak('nora', 'WITH RECURSIVE a AS (SELECT * FROM pg_settings), pg_settings AS (SELECT 1 AS x) SELECT * FROM a', ['allowed_directories', 'lock_configuration']);
+    await refusedWithoutLeak('nora', 'WITH RECURSIVE a AS (SELECT * FROM duckdb_views), duckdb_views AS (SELECT 1 AS x) SELECT * FROM a', [
+      server.dataDir,
+    ]);
+    await refusedWithoutLeak('nora', 'WITH RECURSIVE a AS (SELECT * FROM pg_settings), pg_settings AS (SELECT 1 AS x) SELECT * FROM a', [
+      'allowed_directories',
+      'lock_configuration',
+    ]);
   });
 });
 
@@ -115,7 +140,10 @@ describe('BREAKS: the INSERT row check sees other values than the source stores'
       "INSERT INTO shop.orders (id, customer_id, product_id, quantity, amount, status, ordered_at) VALUES (900001, 1, 1, 1, 99.9999999999999999999, 'paid', '2024-01-01')",
     );
     const stored = await admin<[number]>('SELECT amount FROM shop.orders WHERE id = 900001');
-    assert.ok(stored.length === 0 || stored[0]![0] < 100, `ivan (amount < 100) stored an order of ${JSON.stringify(stored)}: ${answer.status} ${answer.text}`);
+    assert.ok(
+      stored.length === 0 || stored[0]![0] < 100,
+      `ivan (amount < 100) stored an order of ${JSON.stringify(stored)}: ${answer.status} ${answer.text}`,
+    );
   });
 });
 
@@ -123,7 +151,10 @@ describe('BREAKS: a write condition qualified with the table’s name is met by 
   test('UPDATE ... FROM (...) AS orders cannot satisfy orders.status = "shipped" for the target', async () => {
     const [[status, before]] = await admin<[string, number]>('SELECT status, quantity FROM shop.orders WHERE id = 3');
     assert.equal(status, 'paid');
-    const answer = await run('quinn', "UPDATE shop.orders AS o SET quantity = 77 FROM (SELECT 'shipped' AS status) AS orders WHERE o.id = 3");
+    const answer = await run(
+      'quinn',
+      "UPDATE shop.orders AS o SET quantity = 77 FROM (SELECT 'shipped' AS status) AS orders WHERE o.id = 3",
+    );
     const [[afterwards]] = await admin<[number]>('SELECT quantity FROM shop.orders WHERE id = 3');
     assert.equal(afterwards, before, `quinn updated a paid order: ${answer.status} ${answer.text}`);
   });
@@ -136,21 +167,37 @@ describe('BREAKS: a write condition qualified with the table’s name is met by 
 describe('BREAKS: pushdown through a subquery with window functions changes the answer', () => {
   test('row_number() and count(*) OVER () are computed over every row, not only those of the outer WHERE', async () => {
     // OFFSET 0 keeps loadProjection away: the same query, answered without the pushdown.
-    const expected = await admin('SELECT x.id, x.rn, x.total FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn, count(*) OVER () AS total FROM shop.customers OFFSET 0) x WHERE x.id = 5');
+    const expected = await admin(
+      'SELECT x.id, x.rn, x.total FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn, count(*) OVER () AS total FROM shop.customers OFFSET 0) x WHERE x.id = 5',
+    );
     assert.deepEqual(expected, [[5, 5, 200]]);
-    assert.deepEqual(await admin('SELECT x.id, x.rn, x.total FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn, count(*) OVER () AS total FROM shop.customers) x WHERE x.id = 5'), expected);
+    assert.deepEqual(
+      await admin(
+        'SELECT x.id, x.rn, x.total FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn, count(*) OVER () AS total FROM shop.customers) x WHERE x.id = 5',
+      ),
+      expected,
+    );
   });
 });
 
 describe('BREAKS: column pruning under join aliases and column alias lists', () => {
   test('j.* of (a JOIN b) AS j gives every column of both tables', async () => {
-    const expected = await admin('SELECT c.*, o.* FROM shop.customers c JOIN shop.orders o ON c.id = o.customer_id WHERE o.customer_id = 1 ORDER BY o.id LIMIT 1');
+    const expected = await admin(
+      'SELECT c.*, o.* FROM shop.customers c JOIN shop.orders o ON c.id = o.customer_id WHERE o.customer_id = 1 ORDER BY o.id LIMIT 1',
+    );
     assert.equal(expected[0]!.length, 13);
-    assert.deepEqual(await admin('SELECT j.* FROM (shop.customers c JOIN shop.orders o ON c.id = o.customer_id) AS j WHERE j.customer_id = 1 ORDER BY 7 LIMIT 1'), expected);
+    assert.deepEqual(
+      await admin(
+        'SELECT j.* FROM (shop.customers c JOIN shop.orders o ON c.id = o.customer_id) AS j WHERE j.customer_id = 1 ORDER BY 7 LIMIT 1',
+      ),
+      expected,
+    );
   });
 
   test('FROM t AS x(a, b) names t’s first two columns', async () => {
-    assert.deepEqual(await admin('SELECT x.a, x.b FROM shop.customers AS x(a, b), files.regions r WHERE x.a = 1 LIMIT 1'), [[1, 'Lukas Müller']]);
+    assert.deepEqual(await admin('SELECT x.a, x.b FROM shop.customers AS x(a, b), files.regions r WHERE x.a = 1 LIMIT 1'), [
+      [1, 'Lukas Müller'],
+    ]);
   });
 });
 
@@ -169,7 +216,11 @@ describe('holds: WITH names, TABLESAMPLE and flattened conditions', () => {
   });
 
   test('a CTE named like a table, defined after its use without RECURSIVE, does not hide the table', async () => {
-    assertNoLeak(await run('bob', 'WITH a AS (SELECT * FROM shop.customers), customers AS (SELECT 1) SELECT * FROM a WHERE id = 2'), BOB_SECRETS, 'bob');
+    assertNoLeak(
+      await run('bob', 'WITH a AS (SELECT * FROM shop.customers), customers AS (SELECT 1) SELECT * FROM a WHERE id = 2'),
+      BOB_SECRETS,
+      'bob',
+    );
     assertNoLeak(await run('bob', 'WITH a AS (SELECT * FROM customers), customers AS (SELECT 1) SELECT * FROM a'), BOB_SECRETS, 'bob');
   });
 
@@ -179,17 +230,32 @@ describe('holds: WITH names, TABLESAMPLE and flattened conditions', () => {
     const countries = await rows<[string]>('cora', 'SELECT DISTINCT country FROM shop.customers TABLESAMPLE reservoir (1000)');
     assert.deepEqual(countries, [['DE']]);
     // On the null-extended side the condition cannot join the WHERE: refused (403) or filtered.
-    const joined = await run('cora', 'SELECT DISTINCT c.country FROM shop.orders o LEFT JOIN shop.customers c TABLESAMPLE reservoir (1000) ON c.id = o.customer_id WHERE c.id IS NOT NULL');
+    const joined = await run(
+      'cora',
+      'SELECT DISTINCT c.country FROM shop.orders o LEFT JOIN shop.customers c TABLESAMPLE reservoir (1000) ON c.id = o.customer_id WHERE c.id IS NOT NULL',
+    );
     assert.ok(joined.status === 403 || joined.text === '[["DE"]]', joined.text);
   });
 
   test('a flattened condition under outer joins equals the hand-written narrowing', async () => {
     const de = "(SELECT * FROM shop.customers WHERE country = 'DE')";
     for (const [mine, written] of [
-      ['SELECT count(*), count(c.id) FROM shop.orders o LEFT JOIN shop.customers c ON c.id = o.customer_id', `SELECT count(*), count(c.id) FROM shop.orders o LEFT JOIN ${de} c ON c.id = o.customer_id`],
-      ['SELECT count(*), count(o.id) FROM shop.customers c LEFT JOIN shop.orders o ON c.id = o.customer_id', `SELECT count(*), count(o.id) FROM ${de} c LEFT JOIN shop.orders o ON c.id = o.customer_id`],
-      ['SELECT count(*) FROM shop.orders o FULL JOIN shop.customers c ON c.id = o.customer_id', `SELECT count(*) FROM shop.orders o FULL JOIN ${de} c ON c.id = o.customer_id`],
-      ['SELECT count(*) FROM (shop.orders o JOIN shop.customers c ON c.id = o.customer_id) AS j', `SELECT count(*) FROM (shop.orders o JOIN ${de} c ON c.id = o.customer_id) AS j`],
+      [
+        'SELECT count(*), count(c.id) FROM shop.orders o LEFT JOIN shop.customers c ON c.id = o.customer_id',
+        `SELECT count(*), count(c.id) FROM shop.orders o LEFT JOIN ${de} c ON c.id = o.customer_id`,
+      ],
+      [
+        'SELECT count(*), count(o.id) FROM shop.customers c LEFT JOIN shop.orders o ON c.id = o.customer_id',
+        `SELECT count(*), count(o.id) FROM ${de} c LEFT JOIN shop.orders o ON c.id = o.customer_id`,
+      ],
+      [
+        'SELECT count(*) FROM shop.orders o FULL JOIN shop.customers c ON c.id = o.customer_id',
+        `SELECT count(*) FROM shop.orders o FULL JOIN ${de} c ON c.id = o.customer_id`,
+      ],
+      [
+        'SELECT count(*) FROM (shop.orders o JOIN shop.customers c ON c.id = o.customer_id) AS j',
+        `SELECT count(*) FROM (shop.orders o JOIN ${de} c ON c.id = o.customer_id) AS j`,
+      ],
     ]) {
       assert.deepEqual(await rows('cora', mine!), await admin(written!), mine);
     }
@@ -198,7 +264,10 @@ describe('holds: WITH names, TABLESAMPLE and flattened conditions', () => {
 
 describe('holds: the INSERT row check', () => {
   test('a row outside the condition is a 403 and nothing is written', async () => {
-    const answer = await run('ivan', "INSERT INTO shop.orders (id, customer_id, product_id, quantity, amount, status, ordered_at) VALUES (900010, 1, 1, 1, 5, 'paid', '2024-01-01'), (900011, 1, 1, 1, 500, 'paid', '2024-01-01')");
+    const answer = await run(
+      'ivan',
+      "INSERT INTO shop.orders (id, customer_id, product_id, quantity, amount, status, ordered_at) VALUES (900010, 1, 1, 1, 5, 'paid', '2024-01-01'), (900011, 1, 1, 1, 500, 'paid', '2024-01-01')",
+    );
     assert.equal(answer.status, 403, answer.text);
     assert.deepEqual(await admin('SELECT id FROM shop.orders WHERE id IN (900010, 900011)'), []);
     // And a column list must give the columns the condition reads.
@@ -269,15 +338,29 @@ describe('PostgreSQL source', () => {
   const RITA_SECRETS = ['Ben Us', 'ben us', '900-00-1001', '900-00-1002', '900-00-1003', '51001.11', '62002.22', '73003.33'];
 
   test('BREAKS: a join alias sent whole to PostgreSQL cannot carry SQL (raw salaries, pg_authid)', { skip: !available }, async () => {
-    assertNoLeak(await run('rita', `SELECT * FROM (pg.employees e JOIN pg.notes n ON true) AS "j,${PG_TAG}.employees k"`), RITA_SECRETS, 'rita, join alias');
-    assertNoLeak(await run('rita', 'SELECT * FROM (pg.employees e JOIN pg.notes n ON true) AS "j,pg_authid k"'), ['pg_database_owner'], 'rita, pg_authid');
+    assertNoLeak(
+      await run('rita', `SELECT * FROM (pg.employees e JOIN pg.notes n ON true) AS "j,${PG_TAG}.employees k"`),
+      RITA_SECRETS,
+      'rita, join alias',
+    );
+    assertNoLeak(
+      await run('rita', 'SELECT * FROM (pg.employees e JOIN pg.notes n ON true) AS "j,pg_authid k"'),
+      ['pg_database_owner'],
+      'rita, pg_authid',
+    );
   });
 
   test('BREAKS: date_trunc’s "unit not recognized" error names values of rows outside the condition', { skip: !available }, async () => {
     // sid may read employees 1 and 3; PostgreSQL runs the user's filter before the semi-join.
-    const answer = await run('sid', "SELECT name FROM pg.employees WHERE date_trunc(CASE WHEN id = 2 THEN name ELSE 'day' END, '2020-01-01'::timestamp) IS NULL");
+    const answer = await run(
+      'sid',
+      "SELECT name FROM pg.employees WHERE date_trunc(CASE WHEN id = 2 THEN name ELSE 'day' END, '2020-01-01'::timestamp) IS NULL",
+    );
     assertNoLeak(answer, ['ben us', 'Ben Us'], 'sid, name of row 2');
-    const ssn = await run('sid', "SELECT name FROM pg.employees WHERE date_part(CASE WHEN id = 2 THEN ssn ELSE 'day' END, '2020-01-01'::timestamp) IS NULL");
+    const ssn = await run(
+      'sid',
+      "SELECT name FROM pg.employees WHERE date_part(CASE WHEN id = 2 THEN ssn ELSE 'day' END, '2020-01-01'::timestamp) IS NULL",
+    );
     assertNoLeak(ssn, ['900-00-1002'], 'sid, ssn of row 2');
   });
 
@@ -308,31 +391,44 @@ describe('PostgreSQL source', () => {
 
   test('BREAKS: errors of a view’s reader name values that the view filters out', { skip: !available }, async () => {
     // nora reads views.allowed_names (employees 1 and 3), nothing else.
-    assert.deepEqual(await rows('nora', 'SELECT * FROM views.allowed_names ORDER BY id'), [[1, 'Ann Eu'], [3, 'Cy Eu']]);
+    assert.deepEqual(await rows('nora', 'SELECT * FROM views.allowed_names ORDER BY id'), [
+      [1, 'Ann Eu'],
+      [3, 'Cy Eu'],
+    ]);
     const answer = await run('nora', 'SELECT * FROM views.allowed_names WHERE CASE WHEN id = 2 THEN name::int ELSE 1 END = 1');
     assertNoLeak(answer, ['Ben Us'], 'nora, cast in a view');
   });
 
-  test('BREAKS: a view’s reader does not see the keys its dependent join sent (rows the view filters out)', { skip: !available }, async () => {
-    const sql = 'SELECT count(*) FROM views.de_people';
-    await rows('nora', sql);
-    const logged = await run('nora', `SELECT SourceQueries FROM SYSLOG.QueryLog WHERE Statement = '${sql}' ORDER BY ID DESC LIMIT 1`);
-    assert.equal(logged.status, 200, logged.text);
-    assertNoLeak(logged, ['Chiara Ferrari', 'FROM "customers"'], 'nora’s query log');
-  });
+  test(
+    'BREAKS: a view’s reader does not see the keys its dependent join sent (rows the view filters out)',
+    { skip: !available },
+    async () => {
+      const sql = 'SELECT count(*) FROM views.de_people';
+      await rows('nora', sql);
+      const logged = await run('nora', `SELECT SourceQueries FROM SYSLOG.QueryLog WHERE Statement = '${sql}' ORDER BY ID DESC LIMIT 1`);
+      assert.equal(logged.status, 200, logged.text);
+      assertNoLeak(logged, ['Chiara Ferrari', 'FROM "customers"'], 'nora’s query log');
+    },
+  );
 
   test('holds: hidden and masked target columns in SET and WHERE, ON CONFLICT under a condition', { skip: !available }, async () => {
     assert.equal((await run('rita', 'UPDATE pg.employees SET name = name WHERE salary > 0')).status, 403);
     assert.equal((await run('rita', "UPDATE pg.employees SET name = name WHERE ssn = '900-00-1001'")).status, 403);
     assert.equal((await run('rita', 'UPDATE pg.employees e SET name = e::text WHERE id = 1')).status, 403);
-    const conflict = await run('rita', "INSERT INTO pg.employees (id, name, region) VALUES (2, 'x', 'EU') ON CONFLICT (id) DO UPDATE SET name = excluded.name");
+    const conflict = await run(
+      'rita',
+      "INSERT INTO pg.employees (id, name, region) VALUES (2, 'x', 'EU') ON CONFLICT (id) DO UPDATE SET name = excluded.name",
+    );
     assert.equal(conflict.status, 403, conflict.text);
     assert.deepEqual(await admin('SELECT name FROM pg.employees WHERE id = 2'), [['Ben Us']]);
   });
 
   test('holds: a bare name of a readable table’s column in a write subquery is that table’s', { skip: !available }, async () => {
     // notes.salary is notes' own column: reading it is no read of the hidden employees.salary.
-    assert.deepEqual(await rows('rita', "UPDATE pg.employees SET name = name WHERE id = 1 AND EXISTS (SELECT 1 FROM pg.notes n WHERE salary = 'n1')"), [[1]]);
+    assert.deepEqual(
+      await rows('rita', "UPDATE pg.employees SET name = name WHERE id = 1 AND EXISTS (SELECT 1 FROM pg.notes n WHERE salary = 'n1')"),
+      [[1]],
+    );
   });
 
   test('holds: a simple cast error over rita’s data is withheld', { skip: !available }, async () => {

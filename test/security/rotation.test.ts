@@ -49,35 +49,43 @@ function capture(): { log: pino.Logger; lines: LogLine[] } {
 /** A data directory as 0.1.0 left it: secrets.json without an epoch, a user, a source and a stored connection. */
 function oldDataDir(sealingKey?: Buffer): { old: ServerSecrets; catalog: CatalogData } {
   const old = { serverSecret: randomBytes(32), encryptionKey: randomBytes(32) };
-  fs.writeFileSync(secretsFile(), JSON.stringify({ serverSecret: b64(old.serverSecret), encryptionKey: b64(old.encryptionKey) }, null, 2), { mode: 0o600 });
+  fs.writeFileSync(secretsFile(), JSON.stringify({ serverSecret: b64(old.serverSecret), encryptionKey: b64(old.encryptionKey) }, null, 2), {
+    mode: 0o600,
+  });
   const key = sealingKey ?? old.encryptionKey;
   const catalog: CatalogData = {
     formatVersion: 1,
-    sources: [{
-      name: 'crm',
-      kind: 'postgresql',
-      connection: { host: '127.0.0.1', port: '5432', db: 'crm', 'user-name': 'reader' },
-      secrets: { password: sealSecret('crm-db-password', key) },
-      model: {},
-      translator: {},
-      description: null,
-      readOnly: false,
-      createdAt: '2026-01-01T00:00:00.000Z',
-      tables: [],
-      oid: 1000,
-    }],
-    connections: [{ name: 'later', kind: 'mysql', connection: { host: '127.0.0.1' }, secrets: { password: sealSecret('later-db-password', key) } }],
-    users: [{
-      name: 'alice',
-      kind: 'password',
-      passwordHash: 'scrypt$not-checked-here',
-      tokenSecret: 'old-token-secret',
-      databaseUsername: 'alice',
-      rest: true,
-      linkToken: 'old-link-token-old-link-token-ol',
-      roles: ['admin'],
-      createdAt: '2026-01-01T00:00:00.000Z',
-    }],
+    sources: [
+      {
+        name: 'crm',
+        kind: 'postgresql',
+        connection: { host: '127.0.0.1', port: '5432', db: 'crm', 'user-name': 'reader' },
+        secrets: { password: sealSecret('crm-db-password', key) },
+        model: {},
+        translator: {},
+        description: null,
+        readOnly: false,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        tables: [],
+        oid: 1000,
+      },
+    ],
+    connections: [
+      { name: 'later', kind: 'mysql', connection: { host: '127.0.0.1' }, secrets: { password: sealSecret('later-db-password', key) } },
+    ],
+    users: [
+      {
+        name: 'alice',
+        kind: 'password',
+        passwordHash: 'scrypt$not-checked-here',
+        tokenSecret: 'old-token-secret',
+        databaseUsername: 'alice',
+        rest: true,
+        linkToken: 'old-link-token-old-link-token-ol',
+        roles: ['admin'],
+        createdAt: '2026-01-01T00:00:00.000Z',
+      },
+    ],
     initialized: true,
     nextOid: 1001,
   };
@@ -110,7 +118,11 @@ test('an old data directory is rotated: new keys, re-sealed secrets, ended token
 
   assert.notDeepEqual(secrets.serverSecret, old.serverSecret);
   assert.notDeepEqual(secrets.encryptionKey, old.encryptionKey);
-  assert.deepEqual(readJson(secretsFile()), { serverSecret: b64(secrets.serverSecret), encryptionKey: b64(secrets.encryptionKey), securityEpoch: 2 });
+  assert.deepEqual(readJson(secretsFile()), {
+    serverSecret: b64(secrets.serverSecret),
+    encryptionKey: b64(secrets.encryptionKey),
+    securityEpoch: 2,
+  });
   const catalog = readCatalog();
   const sealed = catalog.sources[0]!.secrets.password!;
   assert.equal(openSecret(sealed, secrets.encryptionKey), 'crm-db-password');
@@ -160,7 +172,10 @@ test('a fresh data directory is born rotated', async () => {
 
 /** A store that "crashes": before writing (crashAfterWrite false) or right after. */
 class CrashingStore extends CatalogStore {
-  constructor(dataDir: string, private readonly crashAfterWrite: boolean) {
+  constructor(
+    dataDir: string,
+    private readonly crashAfterWrite: boolean,
+  ) {
     super(dataDir);
   }
 
@@ -183,13 +198,25 @@ for (const crashAfterWrite of [false, true]) {
     // The password opens with one of the two keys in the file at every point.
     const sealed = readCatalog().sources[0]!.secrets.password!;
     const keys = [pending.encryptionKey, pending.previousEncryptionKey].map((k) => Buffer.from(String(k), 'base64'));
-    assert.ok(keys.some((k) => { try { return openSecret(sealed, k) === 'crm-db-password'; } catch { return false; } }));
+    assert.ok(
+      keys.some((k) => {
+        try {
+          return openSecret(sealed, k) === 'crm-db-password';
+        } catch {
+          return false;
+        }
+      }),
+    );
 
     const again = capture();
     const secrets = await start(again.log);
     assert.equal(b64(secrets.encryptionKey), pending.encryptionKey);
     assert.equal(b64(secrets.serverSecret), pending.serverSecret);
-    assert.deepEqual(readJson(secretsFile()), { serverSecret: pending.serverSecret, encryptionKey: pending.encryptionKey, securityEpoch: 2 });
+    assert.deepEqual(readJson(secretsFile()), {
+      serverSecret: pending.serverSecret,
+      encryptionKey: pending.encryptionKey,
+      securityEpoch: 2,
+    });
     assert.equal(openSecret(readCatalog().sources[0]!.secrets.password!, secrets.encryptionKey), 'crm-db-password');
     assert.equal(openSecret(readCatalog().connections![0]!.secrets.password!, secrets.encryptionKey), 'later-db-password');
     assert.equal(userOfToken(secrets, oldToken), null);
@@ -201,13 +228,16 @@ test('a crash between the two secrets.json writes (pending state left by hand) c
   const { old } = oldDataDir();
   const next = randomBytes(32);
   const server = randomBytes(32);
-  fs.writeFileSync(secretsFile(), JSON.stringify({
-    serverSecret: b64(server),
-    encryptionKey: b64(next),
-    securityEpoch: 1,
-    rotatingTo: 2,
-    previousEncryptionKey: b64(old.encryptionKey),
-  }));
+  fs.writeFileSync(
+    secretsFile(),
+    JSON.stringify({
+      serverSecret: b64(server),
+      encryptionKey: b64(next),
+      securityEpoch: 1,
+      rotatingTo: 2,
+      previousEncryptionKey: b64(old.encryptionKey),
+    }),
+  );
   const secrets = await start();
   assert.deepEqual(secrets, { serverSecret: server, encryptionKey: next });
   assert.equal(openSecret(readCatalog().sources[0]!.secrets.password!, next), 'crm-db-password');
@@ -226,7 +256,11 @@ test('with VDB_ENCRYPTION_KEY the sealed values and the key stay; the server sec
   assert.deepEqual(secrets.encryptionKey, envKey);
   assert.notDeepEqual(secrets.serverSecret, old.serverSecret);
   // The file's key is left too: an operator may have copied it into the environment.
-  assert.deepEqual(readJson(secretsFile()), { serverSecret: b64(secrets.serverSecret), encryptionKey: b64(old.encryptionKey), securityEpoch: 2 });
+  assert.deepEqual(readJson(secretsFile()), {
+    serverSecret: b64(secrets.serverSecret),
+    encryptionKey: b64(old.encryptionKey),
+    securityEpoch: 2,
+  });
   const catalog = readCatalog();
   assert.deepEqual(catalog.sources[0]!.secrets, before.sources[0]!.secrets);
   assert.deepEqual(catalog.connections![0]!.secrets, before.connections![0]!.secrets);
@@ -268,7 +302,11 @@ test('a sealed value that opens with neither key is left as it is and named in a
 test('a server started on a data directory of an earlier version ends the tokens issued before', async () => {
   const first = await startTestServer({ dataDir: dir });
   const login = async (url: string) =>
-    fetch(`${url}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
+    fetch(`${url}/api/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }),
+    });
   const { token } = (await (await login(first.url)).json()) as { token: string };
   await first.close();
   // What 0.1.0 wrote: the same keys, no epoch.

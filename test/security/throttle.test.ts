@@ -12,11 +12,14 @@ test('a name or address is locked after too many failures, for the lock time', (
   throttle.fail(keys);
   throttle.check(keys); // two failures: still allowed
   throttle.fail(keys);
-  assert.throws(() => throttle.check(keys), (err: { status: number; headers: Record<string, string> }) => {
-    assert.equal(err.status, 429);
-    assert.equal(err.headers['Retry-After'], '5');
-    return true;
-  });
+  assert.throws(
+    () => throttle.check(keys),
+    (err: { status: number; headers: Record<string, string> }) => {
+      assert.equal(err.status, 429);
+      assert.equal(err.headers['Retry-After'], '5');
+      return true;
+    },
+  );
   // The address alone locks another name too.
   assert.throws(() => throttle.check(SignInThrottle.keys('carol', '10.0.0.1')));
   now += 5_001;
@@ -47,7 +50,10 @@ test('Basic and login answer 429 with Retry-After after repeated failures, even 
   assert.ok(Number(locked.headers.get('retry-after')) > 0);
   const body = (await locked.json()) as { title: string; description: string; hint: string };
   assert.deepEqual(Object.keys(body).sort(), ['description', 'hint', 'title']);
-  const login = await server.request('/api/login', { body: { username: 'admin', password: ADMIN_PASSWORD }, headers: { authorization: '' } });
+  const login = await server.request('/api/login', {
+    body: { username: 'admin', password: ADMIN_PASSWORD },
+    headers: { authorization: '' },
+  });
   assert.equal(login.status, 429);
   await login.text();
 });
@@ -56,7 +62,9 @@ test('behind a trusted proxy the address is the one the proxy saw, not one the c
   const proxied = await startTestServer({ trustProxy: true, throttle: { maxFailures: 2, windowMs: 60_000, lockMs: 60_000 } });
   try {
     const attempt = (forwarded: string, password = 'wrong-password') =>
-      proxied.request('/rest/api/status', { headers: { authorization: proxied.basic(`u${Math.random()}`, password), 'x-forwarded-for': forwarded } });
+      proxied.request('/rest/api/status', {
+        headers: { authorization: proxied.basic(`u${Math.random()}`, password), 'x-forwarded-for': forwarded },
+      });
     for (let i = 0; i < 2; i++) await (await attempt('203.0.113.7')).text();
     const spoofed = await attempt('198.51.100.1, 203.0.113.7');
     assert.equal(spoofed.status, 429, 'a made-up entry in front does not change the address');

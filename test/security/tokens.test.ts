@@ -95,8 +95,21 @@ test('usernames containing ":"', () => {
 });
 
 test('garbage tokens return null, never throw', () => {
-  const garbage = ['', ':', '::', 'a:b', 'a:12x:sig', ':123:sig', `alice:${EXP}:`, `alice::sig`,
-    `alice:-${EXP}:sig`, `alice:${EXP}.5:sig`, `alice:1e20:sig`, 'alice:99999999999999999999999:sig', 'no-colons'];
+  const garbage = [
+    '',
+    ':',
+    '::',
+    'a:b',
+    'a:12x:sig',
+    ':123:sig',
+    `alice:${EXP}:`,
+    `alice::sig`,
+    `alice:-${EXP}:sig`,
+    `alice:${EXP}.5:sig`,
+    `alice:1e20:sig`,
+    'alice:99999999999999999999999:sig',
+    'no-colons',
+  ];
   for (const g of garbage) {
     assert.equal(verifyToken(g, key, secrets, NOW), null, JSON.stringify(g));
   }
@@ -104,7 +117,17 @@ test('garbage tokens return null, never throw', () => {
 
 test('a throwing user lookup yields null', () => {
   const t = signToken('alice', EXP, 'sa', key);
-  assert.equal(verifyToken(t, key, () => { throw new Error('db down'); }, NOW), null);
+  assert.equal(
+    verifyToken(
+      t,
+      key,
+      () => {
+        throw new Error('db down');
+      },
+      NOW,
+    ),
+    null,
+  );
 });
 
 test('signToken rejects a non-integer expiry', () => {

@@ -55,7 +55,10 @@ test('removing a user voids their credentials, tokens, link and cursors', async 
   await sql("CALL SYSADMIN.addUser('dave', 'dave-password')");
   const auth = server.basic('dave', 'dave-password');
   const token = (await login('dave', 'dave-password')).body.token!;
-  const page = await server.request('/rest/api/query?pagination=true&limit=1', { body: { sql: 'SELECT 1 UNION ALL SELECT 2' }, headers: { authorization: auth } });
+  const page = await server.request('/rest/api/query?pagination=true&limit=1', {
+    body: { sql: 'SELECT 1 UNION ALL SELECT 2' },
+    headers: { authorization: auth },
+  });
   await page.text();
   const requestId = page.headers.get('requestid')!;
   assert.ok(requestId);
@@ -80,8 +83,14 @@ test('external users are refused at every REST door, with a hint to use a passwo
 test('SYSADMIN.Users lists users without any secret; only administrators manage users', async () => {
   const { body } = await sql('SELECT "Name", "Kind", "Provider", "Roles" FROM SYSADMIN.Users ORDER BY "Name"');
   const rows = body as unknown[][];
-  assert.deepEqual(rows.find((r) => r[0] === 'admin'), ['admin', 'password', null, 'admin']);
-  assert.deepEqual(rows.find((r) => r[0] === 'erin'), ['erin', 'external', 'oidc', '']);
+  assert.deepEqual(
+    rows.find((r) => r[0] === 'admin'),
+    ['admin', 'password', null, 'admin'],
+  );
+  assert.deepEqual(
+    rows.find((r) => r[0] === 'erin'),
+    ['erin', 'external', 'oidc', ''],
+  );
   const all = JSON.stringify((await sql('SELECT * FROM SYSADMIN.Users')).body);
   assert.doesNotMatch(all, /scrypt|tokenSecret|linkToken/);
   for (const user of server.services.store.current.users) {

@@ -212,15 +212,12 @@ test('a reference to an environment variable that is not set stops the start, na
   });
 });
 
-test(
-  'a secret from the environment is used verbatim, even with a comma in it',
-  async () => {
-    const dataDir = newDataDir({ sources: [mySpec('cfgcomma')] });
-    const server = await start(dataDir, { ...ENV, VDB_TEST_MY_PW: MY_SECRET });
-    try {
-      assert.deepEqual(await rows(server, 'SELECT count(*) FROM cfgcomma.m'), [[2]]);
-    } finally {
-      await stop(server);
-    }
-  },
-);
+test('a secret from the environment is used verbatim, even with a comma in it', async () => {
+  const dataDir = newDataDir({ sources: [mySpec('cfgcomma')] });
+  const server = await start(dataDir, { ...ENV, VDB_TEST_MY_PW: MY_SECRET });
+  try {
+    assert.deepEqual(await rows(server, 'SELECT count(*) FROM cfgcomma.m'), [[2]]);
+  } finally {
+    await stop(server);
+  }
+});

@@ -112,7 +112,10 @@ test('refreshDataSource picks up tables created and dropped at the source since'
     [2, 5],
   ]);
   const tables = await expectOkJson<Array<{ Name: string }>>(await server.request('/rest/api/source/pgc'));
-  assert.deepEqual(tables.map((t) => t.Name), ['items', 'later']);
+  assert.deepEqual(
+    tables.map((t) => t.Name),
+    ['items', 'later'],
+  );
 });
 
 test('refreshDataSource on a file source picks up a new file', async () => {
@@ -145,7 +148,9 @@ test('removeDataSource removes the source; removeConnection the connection', asy
   await expectError(await query(`CALL SYSADMIN.removeDataSource('pgc')`), 404, 'removed twice');
   await expectError(await query(`CALL SYSADMIN.refreshDataSource('pgc')`), 404, 'refresh of an unknown source');
   // The connection is still there: the source can be created again from it.
-  assert.deepEqual(await rows(`CALL SYSADMIN.createDataSource('pgc', 'postgresql', 'importer.schemaPattern=${tag}', '')`), [['pgc', 'postgresql', 2]]);
+  assert.deepEqual(await rows(`CALL SYSADMIN.createDataSource('pgc', 'postgresql', 'importer.schemaPattern=${tag}', '')`), [
+    ['pgc', 'postgresql', 2],
+  ]);
   await rows(`CALL SYSADMIN.removeDataSource('pgc')`);
   assert.deepEqual(await rows(`CALL SYSADMIN.removeConnection('pgc')`), [['pgc']]);
   await expectError(await query(`CALL SYSADMIN.createDataSource('pgc', 'postgresql', '', '')`), 404, 'unknown connection');
@@ -167,7 +172,10 @@ test('wrong calls: unknown procedure 404, wrong argument count or names 400, non
   await expectError(await query(`CALL SYSADMIN.createConnection('bad name', 'postgresql', 'host=a', '')`), 400, 'invalid name');
   // Nothing was stored by the failed calls.
   const catalog = JSON.parse(catalogText()) as { connections?: Array<{ name: string }> };
-  assert.deepEqual((catalog.connections ?? []).map((c) => c.name).filter((n) => n === 'x'), []);
+  assert.deepEqual(
+    (catalog.connections ?? []).map((c) => c.name).filter((n) => n === 'x'),
+    [],
+  );
 });
 
 test('createDataSource of a connection that cannot be reached: 503 naming the source, nothing kept', async () => {

@@ -120,7 +120,9 @@ test('the password is stored sealed in catalog.json', async () => {
   await ensurePgSource();
   const text = catalogText();
   assert.ok(!text.includes(PG_SECRET), 'the plain password is not in catalog.json');
-  const catalog = JSON.parse(text) as { sources: Array<{ name: string; secrets: Record<string, string>; connection: Record<string, string> }> };
+  const catalog = JSON.parse(text) as {
+    sources: Array<{ name: string; secrets: Record<string, string>; connection: Record<string, string> }>;
+  };
   const source = catalog.sources.find((s) => s.name === 'pgrest');
   assert.ok(source);
   assert.match(source.secrets.password ?? '', /^v1:/);
@@ -131,7 +133,10 @@ test('the password is stored sealed in catalog.json', async () => {
 test('GET /rest/api/source lists the new source; GET /rest/api/source/{name} lists its tables', async () => {
   await ensurePgSource();
   const list = await expectOkJson<Array<{ Name: string }>>(await get('/rest/api/source'));
-  assert.ok(list.some((s) => s.Name === 'pgrest'), JSON.stringify(list));
+  assert.ok(
+    list.some((s) => s.Name === 'pgrest'),
+    JSON.stringify(list),
+  );
   assert.ok(list.some((s) => s.Name === 'shop'));
   const tables = await expectOkJson<Array<Record<string, unknown>>>(await get('/rest/api/source/pgrest'));
   assert.deepEqual(tables, [
@@ -150,7 +155,10 @@ test('GET /rest/api/source/{name}/{table}: rows as arrays by default, objects wi
   assert.deepEqual(arrays.slice().sort((a, b) => a[0] - b[0])[0], [1, 'item 1']);
   const objects = await expectOkJson<Array<{ id: number; name: string }>>(await get('/rest/api/source/pgrest/items?array=false'));
   assert.equal(objects.length, ITEMS);
-  assert.deepEqual(objects.find((o) => o.id === 7), { id: 7, name: 'item 7' });
+  assert.deepEqual(
+    objects.find((o) => o.id === 7),
+    { id: 7, name: 'item 7' },
+  );
   const withHeader = await expectOkJson<unknown[][]>(await get('/rest/api/source/pgrest/items?headers=true&limit=2'));
   assert.deepEqual(withHeader[0], ['id', 'name']);
   assert.equal(withHeader.length, 3);
@@ -195,7 +203,10 @@ test('GET /rest/api/source/{name}/{table} paginates; the links carry array and h
       assert.ok(pages <= 5, 'the walk ends');
     }
     assert.equal(pages, 3);
-    assert.deepEqual(ids.sort((a, b) => a - b), Array.from({ length: ITEMS }, (_, i) => i + 1));
+    assert.deepEqual(
+      ids.sort((a, b) => a - b),
+      Array.from({ length: ITEMS }, (_, i) => i + 1),
+    );
   }
 });
 
@@ -204,7 +215,10 @@ test('tables of a second schema (importer.schemaPattern) are read through GET as
   assert.equal(response.status, 201, await response.text());
   try {
     const tables = await expectOkJson<Array<{ Name: string }>>(await get('/rest/api/source/pgtwo'));
-    assert.ok(tables.some((t) => t.Name === `${tag}_b.other`), JSON.stringify(tables));
+    assert.ok(
+      tables.some((t) => t.Name === `${tag}_b.other`),
+      JSON.stringify(tables),
+    );
     assert.deepEqual(await expectOkJson(await get(`/rest/api/source/pgtwo/${tag}_b.other?array=false`)), [{ x: 1 }, { x: 2 }, { x: 3 }]);
     await expectError(await get(`/rest/api/source/pgtwo/${tag}_b.nosuch`), 404, 'unknown qualified table');
   } finally {
@@ -275,11 +289,23 @@ test('a source that cannot be reached is not added: 503 naming it', async () => 
 test('sqlite and file templates; a ParentDirectory outside the data directory is refused', async () => {
   const sqliteFile = path.join(dataDir, 'files', 'copy.sqlite');
   fs.copyFileSync(path.join(dataDir, 'files', 'demo', 'shop.sqlite'), sqliteFile);
-  const sqlite = await post({ name: 'lite', template: 'sqlite', translator: 'sqlite', connectionProps: `path=${sqliteFile}`, modelProps: '', translatorProps: '', encryptedProperties: '' });
+  const sqlite = await post({
+    name: 'lite',
+    template: 'sqlite',
+    translator: 'sqlite',
+    connectionProps: `path=${sqliteFile}`,
+    modelProps: '',
+    translatorProps: '',
+    encryptedProperties: '',
+  });
   assert.equal(sqlite.status, 201, await sqlite.text());
   assert.deepEqual(await rows('SELECT (SELECT count(*) FROM lite.customers) = (SELECT count(*) FROM shop.customers)'), [[true]]);
 
-  const missing = await post({ name: 'lite_missing', template: 'sqlite', connectionProps: `path=${path.join(dataDir, 'files', 'none.sqlite')}` });
+  const missing = await post({
+    name: 'lite_missing',
+    template: 'sqlite',
+    connectionProps: `path=${path.join(dataDir, 'files', 'none.sqlite')}`,
+  });
   await expectError(missing, [502, 503], 'missing sqlite file');
   assert.ok(!fs.existsSync(path.join(dataDir, 'files', 'none.sqlite')), 'the file is not created');
 
@@ -298,7 +324,11 @@ test('sqlite and file templates; a ParentDirectory outside the data directory is
   assert.ok(!JSON.stringify(error).includes('1,2'), 'no file content leaks');
   assert.equal(server.services.registry.findSource('outside'), undefined);
   await expectError(await get('/rest/api/source/outside'), 404, 'not attached');
-  const dotdot = await post({ name: 'outside2', template: 'file', connectionProps: `ParentDirectory=${path.join(dataDir, '..', path.basename(outside))}` });
+  const dotdot = await post({
+    name: 'outside2',
+    template: 'file',
+    connectionProps: `ParentDirectory=${path.join(dataDir, '..', path.basename(outside))}`,
+  });
   await expectError(dotdot, [400, 403, 503], 'folder outside the roots via ..');
   assert.equal(server.services.registry.findSource('outside2'), undefined);
 });
@@ -353,7 +383,11 @@ test('the catalog survives a restart: the sources come back, queryable, secrets 
   await server.close();
   server = await startTestServer({ dataDir });
   const list = await expectOkJson<Array<{ Name: string }>>(await get('/rest/api/source'));
-  for (const name of ['pgrest', 'myrest', 'lite', 'myfiles']) assert.ok(list.some((s) => s.Name === name), `${name} after restart`);
+  for (const name of ['pgrest', 'myrest', 'lite', 'myfiles'])
+    assert.ok(
+      list.some((s) => s.Name === name),
+      `${name} after restart`,
+    );
   assert.deepEqual(await rows('SELECT count(*) FROM pgrest.items'), [[ITEMS]]);
   // MariaDB checks the password: the sealed secret was opened again.
   assert.deepEqual(await rows('SELECT count(*) FROM myrest.m'), [[2]]);
@@ -379,7 +413,10 @@ test('a source that is down at start keeps its schema, fails with 503 naming it,
   await pgAdmin.query(`DROP DATABASE ${db} WITH (FORCE)`);
   server = await startTestServer({ dataDir });
   const tables = await expectOkJson<Array<{ Name: string }>>(await get('/rest/api/source/pgdown'));
-  assert.deepEqual(tables.map((t) => t.Name), ['t']);
+  assert.deepEqual(
+    tables.map((t) => t.Name),
+    ['t'],
+  );
   const body = await expectError(await get('/rest/api/source/pgdown/t'), [502, 503], 'down at start');
   assert.match(body.description, /pgdown/);
   assert.deepEqual(await rows('SELECT count(*) FROM myrest.m'), [[2]], 'the others work');

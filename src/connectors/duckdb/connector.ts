@@ -24,7 +24,15 @@ const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 export class DuckdbConnector implements EngineNativeConnector {
   readonly kind = 'duckdb' as const;
   readonly delivery = 'engine' as const;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, limit: true, orderBy: true, aggregates: true, joins: true };
+  readonly capabilities: Capabilities = {
+    ...NO_PUSHDOWN,
+    projection: true,
+    filters: true,
+    limit: true,
+    orderBy: true,
+    aggregates: true,
+    joins: true,
+  };
   private attached = false;
 
   constructor(

@@ -83,8 +83,7 @@ export class FileConnector implements EngineNativeConnector {
     for (const { name, file, format } of this.files()) {
       const relation = this.relationFor(file, format);
       const columns = await this.context.describe(relation);
-      const cardinality =
-        format === 'parquet' ? await this.context.parquetRowCount(path.join(this.folder(), file)) : null;
+      const cardinality = format === 'parquet' ? await this.context.parquetRowCount(path.join(this.folder(), file)) : null;
       tables.push({
         name,
         nameInSource: file,

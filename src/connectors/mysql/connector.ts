@@ -12,7 +12,17 @@ const BATCH_ROWS = 2048;
 
 export const quoteMysql = (name: string) => `\`${name.replace(/`/g, '``')}\``;
 
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', 'PROTOCOL_CONNECTION_LOST', 'ER_ACCESS_DENIED_ERROR', 'ER_BAD_DB_ERROR', 'ER_CON_COUNT_ERROR']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ECONNRESET',
+  'PROTOCOL_CONNECTION_LOST',
+  'ER_ACCESS_DENIED_ERROR',
+  'ER_BAD_DB_ERROR',
+  'ER_CON_COUNT_ERROR',
+]);
 
 function toSourceError(err: unknown): Error {
   const code = (err as { code?: string }).code;
@@ -44,7 +54,15 @@ export class MysqlConnector implements RowConnector {
   readonly kind = 'mysql' as const;
   readonly delivery = 'rows' as const;
   readonly dialect = MYSQL_DIALECT;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, aggregates: true, limit: true, orderBy: true, joins: true };
+  readonly capabilities: Capabilities = {
+    ...NO_PUSHDOWN,
+    projection: true,
+    filters: true,
+    aggregates: true,
+    limit: true,
+    orderBy: true,
+    joins: true,
+  };
   private readonly pool: Pool;
 
   constructor(
@@ -92,9 +110,15 @@ export class MysqlConnector implements RowConnector {
   }
 
   async importMetadata(): Promise<ImportedTable[]> {
-    const patterns = (this.source.model['importer.schemaPattern'] ?? this.database).split(/[;|]/).map((s) => s.trim()).filter(Boolean);
+    const patterns = (this.source.model['importer.schemaPattern'] ?? this.database)
+      .split(/[;|]/)
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (patterns.length === 0) {
-      throw badRequest(`MySQL source "${this.source.name}" names no database.`, 'Give db in connectionProps, or importer.schemaPattern in modelProps.');
+      throw badRequest(
+        `MySQL source "${this.source.name}" names no database.`,
+        'Give db in connectionProps, or importer.schemaPattern in modelProps.',
+      );
     }
     const where = patterns.map(() => 'c.TABLE_SCHEMA LIKE ?').join(' OR ');
     const rows = await this.query<RowDataPacket[]>(
@@ -270,7 +294,12 @@ export class MysqlConnector implements RowConnector {
   }
 
   /** Multi-row INSERTs of text values (converted by MySQL), in one transaction. */
-  async insertRows(nameInSource: string, columns: readonly ColumnDef[], batches: AsyncIterable<Array<string | null>[]>, signal: AbortSignal): Promise<number> {
+  async insertRows(
+    nameInSource: string,
+    columns: readonly ColumnDef[],
+    batches: AsyncIterable<Array<string | null>[]>,
+    signal: AbortSignal,
+  ): Promise<number> {
     const list = columns.map((c) => quoteMysql(c.nameInSource)).join(', ');
     return this.withConnection(signal, async (connection) => {
       const db = connection.promise();

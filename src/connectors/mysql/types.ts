@@ -7,7 +7,10 @@ import type { RawType } from '../types.js';
 export function engineTypeOfMysql(columnType: string): string {
   const t = columnType.toLowerCase().trim();
   const unsigned = t.includes('unsigned');
-  const base = t.replace(/\(.*$/, '').replace(/\s+unsigned.*$/, '').trim();
+  const base = t
+    .replace(/\(.*$/, '')
+    .replace(/\s+unsigned.*$/, '')
+    .trim();
   const decimal = /^(decimal|numeric)\((\d+),(\d+)\)/.exec(t);
   if (decimal) {
     const precision = Number(decimal[2]);

@@ -31,7 +31,15 @@ export class PostgresConnector implements RowConnector {
   readonly kind = 'postgresql' as const;
   readonly delivery = 'rows' as const;
   readonly dialect = POSTGRES_DIALECT;
-  readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, aggregates: true, limit: true, orderBy: true, joins: true };
+  readonly capabilities: Capabilities = {
+    ...NO_PUSHDOWN,
+    projection: true,
+    filters: true,
+    aggregates: true,
+    limit: true,
+    orderBy: true,
+    joins: true,
+  };
   private readonly pool: pg.Pool;
   private collation: Promise<boolean> | undefined;
 
@@ -58,7 +66,10 @@ export class PostgresConnector implements RowConnector {
   }
 
   private schemas(): string[] {
-    return (this.source.model['importer.schemaPattern'] ?? 'public').split(/[;|]/).map((s) => s.trim()).filter(Boolean);
+    return (this.source.model['importer.schemaPattern'] ?? 'public')
+      .split(/[;|]/)
+      .map((s) => s.trim())
+      .filter(Boolean);
   }
 
   async healthCheck(): Promise<void> {
@@ -103,17 +114,15 @@ export class PostgresConnector implements RowConnector {
     }
     const importedSchemas = new Set(result.rows.map((row: PgTableRow) => row.schema));
     return result.rows.map((row: PgTableRow) => {
-      const columns = row.columns.map(
-        (col): ColumnDef => ({
-          name: col.name,
-          nameInSource: col.name,
-          type: engineTypeOfPostgres(col.type),
-          nullable: !col.notnull,
-          position: col.position,
-          description: col.description,
-          collation: col.collation,
-        }),
-      );
+      const columns = row.columns.map((col): ColumnDef => ({
+        name: col.name,
+        nameInSource: col.name,
+        type: engineTypeOfPostgres(col.type),
+        nullable: !col.notnull,
+        position: col.position,
+        description: col.description,
+        collation: col.collation,
+      }));
       // Bare names when one schema is imported; else `public` bare and the others qualified.
       const isDefault = row.schema === 'public' || importedSchemas.size === 1;
       return {
@@ -156,7 +165,8 @@ export class PostgresConnector implements RowConnector {
     const blobs = request.columns.map((c, i) => (c.type === 'BLOB' ? i : -1)).filter((i) => i >= 0);
     for await (const batch of copyTextRows(this.copyOut(this.scanSql(request), request.signal), BATCH_ROWS)) {
       if (blobs.length > 0) {
-        for (const row of batch) for (const i of blobs) row[i] = row[i] === null ? null : (Buffer.from(row[i] as string, 'hex') as unknown as string);
+        for (const row of batch)
+          for (const i of blobs) row[i] = row[i] === null ? null : (Buffer.from(row[i] as string, 'hex') as unknown as string);
       }
       yield batch;
     }
@@ -238,7 +248,12 @@ export class PostgresConnector implements RowConnector {
   }
 
   /** COPY of a whole statement whose rows PostgreSQL writes as JSON texts (one per line). */
-  statementJsonSql(sql: string, columns: readonly StatementColumn[], shape: 'array' | 'object', window: { limit?: number; offset?: number }): string {
+  statementJsonSql(
+    sql: string,
+    columns: readonly StatementColumn[],
+    shape: 'array' | 'object',
+    window: { limit?: number; offset?: number },
+  ): string {
     let select = `SELECT ${jsonRowSql(columns, shape)} FROM (${sql}) AS q(${columns.map((_, i) => `c${i}`).join(', ')})`;
     if (window.limit !== undefined) select += ` LIMIT ${window.limit}`;
     if (window.offset !== undefined) select += ` OFFSET ${window.offset}`;
@@ -263,7 +278,8 @@ export class PostgresConnector implements RowConnector {
     const copySql = `COPY (SELECT ${list || 'NULL'} FROM (${sql}) AS q(${columns.map((_, i) => `c${i}`).join(', ')})) TO STDOUT`;
     const blobs = columns.map((c, i) => (c.type === 'BLOB' ? i : -1)).filter((i) => i >= 0);
     for await (const batch of copyTextRows(this.copyOut(copySql, signal), BATCH_ROWS)) {
-      for (const row of batch) for (const i of blobs) row[i] = row[i] === null ? null : (Buffer.from(row[i] as string, 'hex') as unknown as string);
+      for (const row of batch)
+        for (const i of blobs) row[i] = row[i] === null ? null : (Buffer.from(row[i] as string, 'hex') as unknown as string);
       yield batch;
     }
   }
@@ -291,7 +307,12 @@ export class PostgresConnector implements RowConnector {
   }
 
   /** Multi-row INSERTs with parameters (text values, cast by PostgreSQL), in one transaction. */
-  async insertRows(nameInSource: string, columns: readonly ColumnDef[], batches: AsyncIterable<Array<string | null>[]>, signal: AbortSignal): Promise<number> {
+  async insertRows(
+    nameInSource: string,
+    columns: readonly ColumnDef[],
+    batches: AsyncIterable<Array<string | null>[]>,
+    signal: AbortSignal,
+  ): Promise<number> {
     const list = columns.map((c) => quotePg(c.nameInSource)).join(', ');
     const rowsPerStatement = Math.max(1, Math.min(1000, Math.floor(60_000 / Math.max(1, columns.length))));
     return this.withClient(signal, async (client) => {

@@ -33,10 +33,7 @@ export function unescapeCopyField(field: string): string | null {
 }
 
 /** Splits a stream of COPY text chunks into rows, `batchRows` rows at a time. */
-export async function* copyTextRows(
-  chunks: AsyncIterable<Buffer>,
-  batchRows: number,
-): AsyncGenerator<Array<Array<string | null>>> {
+export async function* copyTextRows(chunks: AsyncIterable<Buffer>, batchRows: number): AsyncGenerator<Array<Array<string | null>>> {
   const decoder = new StringDecoder('utf8');
   let rest = '';
   let batch: Array<Array<string | null>> = [];

@@ -25,10 +25,7 @@ function jsonValue(column: StatementColumn, i: number): string {
 export function jsonRowSql(columns: readonly StatementColumn[], shape: 'array' | 'object'): string {
   const values = columns.map((column, i) => `coalesce(${jsonValue(column, i)}::text, 'null')`);
   if (values.length === 0) return shape === 'array' ? `'[]'` : `'{}'`;
-  const items =
-    shape === 'array'
-      ? values
-      : values.map((v, i) => `${pgLiteral(`${JSON.stringify(columns[i]!.name)}:`)} || ${v}`);
+  const items = shape === 'array' ? values : values.map((v, i) => `${pgLiteral(`${JSON.stringify(columns[i]!.name)}:`)} || ${v}`);
   const open = shape === 'array' ? '[' : '{';
   const close = shape === 'array' ? ']' : '}';
   return `'${open}' || ${items.join(` || ',' || `)} || '${close}'`;

@@ -164,7 +164,12 @@ export class SqliteConnector implements RowConnector {
   }
 
   /** Inserts text values (SQLite converts them by column affinity) in one transaction. */
-  async insertRows(nameInSource: string, columns: readonly ColumnDef[], batches: AsyncIterable<Array<string | null>[]>, signal: AbortSignal): Promise<number> {
+  async insertRows(
+    nameInSource: string,
+    columns: readonly ColumnDef[],
+    batches: AsyncIterable<Array<string | null>[]>,
+    signal: AbortSignal,
+  ): Promise<number> {
     const db = this.open();
     const insert = db.prepare(
       `INSERT INTO ${quoteSqlite(nameInSource)} (${columns.map((c) => quoteSqlite(c.nameInSource)).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,

@@ -24,7 +24,10 @@ export function explainHiddenColumn(err: unknown, hidden: HiddenColumns, userNam
 
 /** The 403 of a statement naming a column hidden from its user. */
 export const hiddenColumnDenial = (qualified: string, userName: string) =>
-  forbidden(`Permission READ on column ${qualified} is missing for user "${userName}".`, 'An administrator can grant it with SYSADMIN.setPermissions.');
+  forbidden(
+    `Permission READ on column ${qualified} is missing for user "${userName}".`,
+    'An administrator can grant it with SYSADMIN.setPermissions.',
+  );
 
 /**
  * Messages vdb's own checks raise inside a statement (the INSERT row check). Each holds a random
@@ -42,7 +45,8 @@ export function ownMessage(text: string): { text: string; release(): void } {
 /** Errors raised while a statement runs, by the engine or a source: they may quote values. */
 const EXECUTION_ERRORS = new Set(['Invalid query', 'Data source error', 'Write refused']);
 /** Messages about names and the statement's shape, which quote no value: kept. */
-const NAME_ERROR = /referenced column|not found in FROM clause|does not have a column|column "?[\w.]+"? does not exist|relation "?[\w.]+"? does not exist|no function matches|syntax error|ambiguous|must appear in the GROUP BY|cannot be used in an aggregate|aggregate functions are not allowed/i;
+const NAME_ERROR =
+  /referenced column|not found in FROM clause|does not have a column|column "?[\w.]+"? does not exist|relation "?[\w.]+"? does not exist|no function matches|syntax error|ambiguous|must appear in the GROUP BY|cannot be used in an aggregate|aggregate functions are not allowed/i;
 
 /**
  * An error of a statement that reads data narrowed for its user, without its message unless it

@@ -124,7 +124,8 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     const ctes = ((withClause.ctes as Json[] | undefined) ?? []).map((c) => c.CommonTableExpr as Json);
     const names = ctes.map((c) => lower(String(c.ctename ?? '')));
     const reserved = names.find((n) => n.startsWith('__vdb_'));
-    if (reserved) throw badRequest(`The name "${reserved}" is reserved for vdb's own use.`, 'Give the WITH query another name.', 'Reserved name');
+    if (reserved)
+      throw badRequest(`The name "${reserved}" is reserved for vdb's own use.`, 'Give the WITH query another name.', 'Reserved name');
     // RECURSIVE: a query sees itself too, but never a later one (the engine resolves names in order).
     ctes.forEach((cte, i) => {
       if (withClause.recursive) requireRecursiveForm(cte, names[i]!);
@@ -152,10 +153,21 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
       // user sees whole or only row-limited (the condition then filters the sample).
       const sample = item.RangeTableSample;
       const relation = isObject(sample.relation) && isObject(sample.relation.RangeVar) ? sample.relation.RangeVar : null;
-      const named = relation && !scope.has(String(relation.relname).toLowerCase()) ? registry.resolve(typeof relation.schemaname === 'string' ? relation.schemaname : undefined, String(relation.relname)) : null;
-      if (named?.kind === 'view') throw badRequest(`TABLESAMPLE samples tables; ${named.schema}.${named.table.name} is a view.`, 'Sample the tables the view reads, or filter the view with a WHERE on random().', 'Unsupported statement');
+      const named =
+        relation && !scope.has(String(relation.relname).toLowerCase())
+          ? registry.resolve(typeof relation.schemaname === 'string' ? relation.schemaname : undefined, String(relation.relname))
+          : null;
+      if (named?.kind === 'view')
+        throw badRequest(
+          `TABLESAMPLE samples tables; ${named.schema}.${named.table.name} is a view.`,
+          'Sample the tables the view reads, or filter the view with a WHERE on random().',
+          'Unsupported statement',
+        );
       if (!relation || restrictTable(relation, context, scope) !== null) {
-        throw forbidden('TABLESAMPLE cannot sample a table you see only part of (hidden columns or masks).', 'Sample with a WHERE on random(), or ask an administrator.');
+        throw forbidden(
+          'TABLESAMPLE cannot sample a table you see only part of (hidden columns or masks).',
+          'Sample with a WHERE on random(), or ask an administrator.',
+        );
       }
       rewrite(sample.args, scope);
       return item;
@@ -190,7 +202,9 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     if (resolved.kind === 'view') return expandView(range, resolved.table, viaView);
     if (policy.admin) return null;
     const restriction =
-      resolved.kind === 'system' ? systemRestriction(resolved.schema, resolved.table) : tableRestriction(resolved.schema, resolved.table, viaView);
+      resolved.kind === 'system'
+        ? systemRestriction(resolved.schema, resolved.table)
+        : tableRestriction(resolved.schema, resolved.table, viaView);
     if (!restriction) return null;
     const flat = flatCondition(range, restriction, context);
     if (flat) {
@@ -229,7 +243,11 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
   function expandView(range: Json, view: ViewDef, viaView: boolean): Json {
     const qualified = `${view.schema}.${view.name}`;
     if (expanding.includes(qualified)) {
-      throw badRequest(`View ${qualified} reads itself (${[...expanding, qualified].join(' -> ')}).`, 'Replace one of these views so that they do not read each other in a circle.', 'Invalid view');
+      throw badRequest(
+        `View ${qualified} reads itself (${[...expanding, qualified].join(' -> ')}).`,
+        'Replace one of these views so that they do not read each other in a circle.',
+        'Invalid view',
+      );
     }
     const restriction = policy.admin ? null : tableRestriction(view.schema, view, viaView);
     // A view shows its reader what the view's tables hold beyond the reader's own grants.
@@ -285,7 +303,8 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
   }
 
   function tableRestriction(schema: string, table: TableDef, viaView: boolean): Restriction | null {
-    if (!viaView && !policy.canRead(schema, table)) throw policy.denial('R', [schema, table.name], 'kind' in table && table.kind === 'View' ? 'view' : 'table');
+    if (!viaView && !policy.canRead(schema, table))
+      throw policy.denial('R', [schema, table.name], 'kind' in table && table.kind === 'View' ? 'view' : 'table');
     const readable = viaView ? table.columns : policy.readableColumns(schema, table);
     const columns = readable.map((column) => ({ column, mask: policy.columnMask(schema, table, column) }));
     const conditions = policy.rowConditions('R', schema, table, viaView);
@@ -310,7 +329,10 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
         return only('Name', [...SYSTEM_SCHEMAS, ...sources.map((s) => s.name), ...virtual]);
       }
       case 'SYS.Tables':
-        return only('UID', visibleTables().map(({ table: t }) => t.uid));
+        return only(
+          'UID',
+          visibleTables().map(({ table: t }) => t.uid),
+        );
       case 'SYS.Columns':
         return only(
           'UID',
@@ -319,7 +341,10 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
           ),
         );
       case 'SYSADMIN.DataSources':
-        return only('Name', sources.map((s) => s.name));
+        return only(
+          'Name',
+          sources.map((s) => s.name),
+        );
       case 'SYSADMIN.Users':
         return only('Name', [user.name]);
       case 'SYSADMIN.Roles':
@@ -340,7 +365,9 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
   function visibleTables(): Array<{ schema: string | null; table: TableDef }> {
     return [
       ...registry.systemTables().map((table) => ({ schema: null, table })),
-      ...registry.sources.flatMap((s) => s.tables.filter((t) => policy.canRead(s.name, t)).map((table) => ({ schema: s.name as string | null, table }))),
+      ...registry.sources.flatMap((s) =>
+        s.tables.filter((t) => policy.canRead(s.name, t)).map((table) => ({ schema: s.name as string | null, table })),
+      ),
       ...registry.views.filter((v) => policy.canRead(v.schema, v)).map((table) => ({ schema: table.schema as string | null, table })),
     ];
   }
@@ -455,7 +482,8 @@ export function replaceUserFunctions(value: unknown, userName: string): void {
   const USER_FUNCTIONS = new Set(['SVFOP_CURRENT_USER', 'SVFOP_SESSION_USER', 'SVFOP_USER', 'SVFOP_CURRENT_ROLE']);
   if (Array.isArray(value)) {
     value.forEach((item, i) => {
-      if (isObject(item) && isObject(item.SQLValueFunction) && USER_FUNCTIONS.has(String(item.SQLValueFunction.op))) value[i] = userConstant(userName);
+      if (isObject(item) && isObject(item.SQLValueFunction) && USER_FUNCTIONS.has(String(item.SQLValueFunction.op)))
+        value[i] = userConstant(userName);
       else replaceUserFunctions(item, userName);
     });
     return;
@@ -464,7 +492,8 @@ export function replaceUserFunctions(value: unknown, userName: string): void {
   for (const [key, child] of Object.entries(value)) {
     if (isObject(child) && isObject(child.SQLValueFunction) && USER_FUNCTIONS.has(String(child.SQLValueFunction.op))) {
       // An output column keeps PostgreSQL's name for it (current_user), not that of a constant.
-      if (key === 'val' && value.name === undefined && 'location' in value) value.name = String(child.SQLValueFunction.op).slice(6).toLowerCase();
+      if (key === 'val' && value.name === undefined && 'location' in value)
+        value.name = String(child.SQLValueFunction.op).slice(6).toLowerCase();
       value[key] = userConstant(userName);
     } else replaceUserFunctions(child, userName);
   }

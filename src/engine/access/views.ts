@@ -36,17 +36,29 @@ export async function createView(statement: Json, context: ViewContext): Promise
   const target = statement.view as Json;
   const schema = typeof target.schemaname === 'string' ? target.schemaname : undefined;
   const name = String(target.relname ?? '');
-  if (!schema) throw badRequest('A view needs a schema: CREATE VIEW views.name AS SELECT ...', 'Views live in virtual schemas, e.g. views.', 'Invalid view');
+  if (!schema)
+    throw badRequest(
+      'A view needs a schema: CREATE VIEW views.name AS SELECT ...',
+      'Views live in virtual schemas, e.g. views.',
+      'Invalid view',
+    );
   if (target.relpersistence === 't') throw badRequest('Temporary views are not supported.', null, 'Unsupported statement');
-  if (statement.withCheckOption && statement.withCheckOption !== 'NO_CHECK_OPTION') throw badRequest('WITH CHECK OPTION is not supported: views are read-only.', null, 'Unsupported statement');
-  if (Array.isArray(statement.options) && statement.options.length > 0) throw badRequest('View options (WITH (...)) are not supported.', null, 'Unsupported statement');
+  if (statement.withCheckOption && statement.withCheckOption !== 'NO_CHECK_OPTION')
+    throw badRequest('WITH CHECK OPTION is not supported: views are read-only.', null, 'Unsupported statement');
+  if (Array.isArray(statement.options) && statement.options.length > 0)
+    throw badRequest('View options (WITH (...)) are not supported.', null, 'Unsupported statement');
   const existingSchema = registry.virtualSchemas().find((v) => same(v, schema));
   policy.require('A', existingSchema ? [existingSchema] : [], 'schema');
 
   const query = statement.query as Json;
   if (!isObject(query) || !isObject(query.SelectStmt)) throw badRequest('A view is defined by a SELECT.', null, 'Invalid view');
   const circle = pathTo(query, registry, schema, name, []);
-  if (circle) throw badRequest(`View ${schema}.${name} would read itself (${[`${schema}.${name}`, ...circle, `${schema}.${name}`].join(' -> ')}).`, 'Views may not read each other in a circle.', 'Invalid view');
+  if (circle)
+    throw badRequest(
+      `View ${schema}.${name} would read itself (${[`${schema}.${name}`, ...circle, `${schema}.${name}`].join(' -> ')}).`,
+      'Views may not read each other in a circle.',
+      'Invalid view',
+    );
   const sql = deparseSync({ version: 0, stmts: [{ stmt: query }] } as unknown as ParseResult).replace(/;\s*$/, '');
   // Readers of a view see its tables with their own permissions: a view must not show more
   // than its creator may read, so it is made only over what the creator reads in full.
@@ -76,7 +88,13 @@ export async function createView(statement: Json, context: ViewContext): Promise
     },
     statement.replace === true,
   );
-  context.auditLog?.record({ user: policy.user.name, action: statement.replace ? 'create or replace view' : 'create view', target: `${view.schema}.${view.name}`, outcome: 'ok', address: null });
+  context.auditLog?.record({
+    user: policy.user.name,
+    action: statement.replace ? 'create or replace view' : 'create view',
+    target: `${view.schema}.${view.name}`,
+    outcome: 'ok',
+    address: null,
+  });
   return { columns: ['Name', 'Columns', 'Action'], rows: [[`${view.schema}.${view.name}`, columns.length, 'created']] };
 }
 
@@ -98,14 +116,27 @@ export async function dropViews(statement: Json, context: Omit<ViewContext, 'ope
   }
   for (const view of dropping) {
     // Views dropped by the same statement do not hold it.
-    const dependents = registry.views.filter((v) => !dropping.includes(v) && readsView(parseStatement(v.sql).stmts![0]!.stmt as unknown as Json, registry, view.schema, view.name));
+    const dependents = registry.views.filter(
+      (v) => !dropping.includes(v) && readsView(parseStatement(v.sql).stmts![0]!.stmt as unknown as Json, registry, view.schema, view.name),
+    );
     if (dependents.length > 0) {
-      throw new ApiError(409, 'Conflict', `View ${view.schema}.${view.name} is read by ${dependents.map((v) => `${v.schema}.${v.name}`).join(', ')}.`, 'Drop or replace those views first (or in the same statement).');
+      throw new ApiError(
+        409,
+        'Conflict',
+        `View ${view.schema}.${view.name} is read by ${dependents.map((v) => `${v.schema}.${v.name}`).join(', ')}.`,
+        'Drop or replace those views first (or in the same statement).',
+      );
     }
   }
   await registry.removeViews(dropping);
   for (const view of dropping) {
-    context.auditLog?.record({ user: policy.user.name, action: 'drop view', target: `${view.schema}.${view.name}`, outcome: 'ok', address: null });
+    context.auditLog?.record({
+      user: policy.user.name,
+      action: 'drop view',
+      target: `${view.schema}.${view.name}`,
+      outcome: 'ok',
+      address: null,
+    });
   }
   return { columns: ['Name', 'Action'], rows: dropping.map((v) => [`${v.schema}.${v.name}`, 'dropped']) };
 }
@@ -158,15 +189,25 @@ async function viewColumns(sql: string, aliases: unknown, context: ViewContext):
     execution.close();
   }
   const names = fieldNames(aliases);
-  if (names.length > described.length) throw badRequest(`The view names ${names.length} columns; its SELECT gives ${described.length}.`, null, 'Invalid view');
-  const columns = described.map((c, i): ColumnDef => ({ name: names[i] ?? c.name, nameInSource: names[i] ?? c.name, type: c.type, nullable: true, position: i + 1 }));
+  if (names.length > described.length)
+    throw badRequest(`The view names ${names.length} columns; its SELECT gives ${described.length}.`, null, 'Invalid view');
+  const columns = described.map((c, i): ColumnDef => ({
+    name: names[i] ?? c.name,
+    nameInSource: names[i] ?? c.name,
+    type: c.type,
+    nullable: true,
+    position: i + 1,
+  }));
   const seen = new Set<string>();
   for (const column of columns) {
     if (seen.has(column.name.toLowerCase())) {
-      throw badRequest(`The view would have two columns named "${column.name}".`, 'Give the columns distinct names with AS.', 'Invalid view');
+      throw badRequest(
+        `The view would have two columns named "${column.name}".`,
+        'Give the columns distinct names with AS.',
+        'Invalid view',
+      );
     }
     seen.add(column.name.toLowerCase());
   }
   return columns;
 }
-

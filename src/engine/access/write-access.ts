@@ -75,7 +75,13 @@ function conditionColumns(conditions: string[], target: ResolvedTable): Set<stri
  * target's columns it reads readable unmasked, and no row condition on UPDATE (the existing
  * row could be outside it).
  */
-export function checkConflictUpdate(conflict: Json, insert: Json, target: ResolvedTable, policy: AccessPolicy, registry: SourceRegistry): void {
+export function checkConflictUpdate(
+  conflict: Json,
+  insert: Json,
+  target: ResolvedTable,
+  policy: AccessPolicy,
+  registry: SourceRegistry,
+): void {
   if (conflict.action !== 'ONCONFLICT_UPDATE' || policy.admin) return;
   const path = [target.schema, target.table.name];
   for (const item of (conflict.targetList as Json[] | undefined) ?? []) {
@@ -85,9 +91,18 @@ export function checkConflictUpdate(conflict: Json, insert: Json, target: Resolv
     if (!column && !policy.allows('U', path)) throw policy.denial('U', path, 'table');
   }
   if (policy.rowConditions('U', target.schema, target.table) !== null) {
-    throw forbidden(`ON CONFLICT DO UPDATE cannot be checked against the condition of your permission on ${path.join('.')}.`, 'Update the rows with UPDATE.');
+    throw forbidden(
+      `ON CONFLICT DO UPDATE cannot be checked against the condition of your permission on ${path.join('.')}.`,
+      'Update the rows with UPDATE.',
+    );
   }
-  checkTargetReads('UpdateStmt', { relation: insert.relation, targetList: conflict.targetList, whereClause: conflict.whereClause }, target, policy, registry);
+  checkTargetReads(
+    'UpdateStmt',
+    { relation: insert.relation, targetList: conflict.targetList, whereClause: conflict.whereClause },
+    target,
+    policy,
+    registry,
+  );
 }
 
 /**
@@ -114,7 +129,10 @@ export function checkTargetReads(kind: string, body: Json, target: ResolvedTable
       const path = [target.schema, target.table.name, column.name];
       if (!policy.allows('R', path)) throw policy.denial('R', path, 'column');
       if (policy.columnMask(target.schema, target.table, column) !== null) {
-        throw forbidden(`Column ${path.join('.')} is masked for user "${policy.user.name}": a write may not read it.`, 'Write without reading that column, or ask an administrator.');
+        throw forbidden(
+          `Column ${path.join('.')} is masked for user "${policy.user.name}": a write may not read it.`,
+          'Write without reading that column, or ask an administrator.',
+        );
       }
     }
   };
@@ -127,9 +145,16 @@ export function checkTargetReads(kind: string, body: Json, target: ResolvedTable
       if (isObject(item.JoinExpr)) return [item.JoinExpr.larg, item.JoinExpr.rarg].forEach(visit);
       const range = isObject(item.RangeVar) ? item.RangeVar : null;
       try {
-        const resolved = range ? registry.resolve(typeof range.schemaname === 'string' ? range.schemaname : undefined, String(range.relname)) : null;
+        const resolved = range
+          ? registry.resolve(typeof range.schemaname === 'string' ? range.schemaname : undefined, String(range.relname))
+          : null;
         // Only the columns the user sees there: a hidden one is not in the subquery, so its name means the target's.
-        const visible = resolved === null ? null : resolved.kind === 'system' ? resolved.table.columns : policy.readableColumns(resolved.schema, resolved.table);
+        const visible =
+          resolved === null
+            ? null
+            : resolved.kind === 'system'
+              ? resolved.table.columns
+              : policy.readableColumns(resolved.schema, resolved.table);
         if (visible) for (const column of visible) columns.add(column.name.toLowerCase());
         else known = false;
       } catch {
@@ -183,8 +208,21 @@ export const outsideCondition = (target: ResolvedTable) =>
 export function checkedRows(select: Json, columns: readonly ColumnDef[], conditions: string[], message: string): Json {
   const check = {
     CaseExpr: {
-      args: [{ CaseWhen: { expr: trustTablesOf(requalify(anyOfConditions(conditions), '__vdb_new')), result: { A_Const: { boolval: { boolval: true } } } } }],
-      defresult: { FuncCall: vdbOwn({ funcname: [{ String: { sval: 'error' } }], args: [{ A_Const: { sval: { sval: message } } }], funcformat: 'COERCE_EXPLICIT_CALL' }) },
+      args: [
+        {
+          CaseWhen: {
+            expr: trustTablesOf(requalify(anyOfConditions(conditions), '__vdb_new')),
+            result: { A_Const: { boolval: { boolval: true } } },
+          },
+        },
+      ],
+      defresult: {
+        FuncCall: vdbOwn({
+          funcname: [{ String: { sval: 'error' } }],
+          args: [{ A_Const: { sval: { sval: message } } }],
+          funcformat: 'COERCE_EXPLICIT_CALL',
+        }),
+      },
     },
   };
   const colnames = columns.map((c) => ({ String: { sval: c.name } }));
@@ -214,7 +252,8 @@ function storedValue(column: ColumnDef): Json {
   try {
     const cast = parseExpression(`CAST(NULL AS ${column.type})`, 'type');
     // The engine's type of the column, written by vdb: not a type the user chose.
-    if (isObject(cast.TypeCast) && isObject(cast.TypeCast.typeName)) return { TypeCast: { ...cast.TypeCast, typeName: vdbOwn(cast.TypeCast.typeName), arg: value } };
+    if (isObject(cast.TypeCast) && isObject(cast.TypeCast.typeName))
+      return { TypeCast: { ...cast.TypeCast, typeName: vdbOwn(cast.TypeCast.typeName), arg: value } };
   } catch {
     // Not a type name the parser reads (e.g. a nested type): the value as given.
   }

@@ -20,19 +20,35 @@ import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../../
 import type { AccessPolicy } from '../../security/permissions.js';
 import { anyOfConditions, replaceUserFunctions, requalify } from '../access/access.js';
 import { ownMessage, withholdDataErrors } from '../access/access-errors.js';
-import { allOf, applyWriteAccess, checkConflictUpdate, checkedRows, checkTargetReads, checkWritePermission, outsideCondition } from '../access/write-access.js';
+import {
+  allOf,
+  applyWriteAccess,
+  checkConflictUpdate,
+  checkedRows,
+  checkTargetReads,
+  checkWritePermission,
+  outsideCondition,
+} from '../access/write-access.js';
 import type { StaticResult } from './static-result.js';
 import { fieldNames, isObject, walk, type Json } from '../front/ast.js';
 import { SAFE_FUNCTIONS, SAFE_TYPES } from '../plan/whole.js';
 
 /** What runs a statement's SELECT in the engine and hands its rows over as text, in batches. */
-export type SelectRows = (select: ParseResult, signal: AbortSignal) => Promise<{ columns: number; rows: AsyncIterable<Array<string | null>[]>; close(): void }>;
+export type SelectRows = (
+  select: ParseResult,
+  signal: AbortSignal,
+) => Promise<{ columns: number; rows: AsyncIterable<Array<string | null>[]>; close(): void }>;
 
 export interface WritableConnector extends RowConnector {
   /** Runs one statement in the source's dialect; returns the number of rows it changed. */
   executeWrite(sql: string, signal: AbortSignal): Promise<number>;
   /** Inserts batches of text values into `columns` of `table` in one transaction. */
-  insertRows(table: string, columns: readonly ColumnDef[], batches: AsyncIterable<Array<string | null>[]>, signal: AbortSignal): Promise<number>;
+  insertRows(
+    table: string,
+    columns: readonly ColumnDef[],
+    batches: AsyncIterable<Array<string | null>[]>,
+    signal: AbortSignal,
+  ): Promise<number>;
   /** The table's qualified name in the source's SQL (schema and name). */
   qualifiedName(nameInSource: string): { schema?: string; name: string };
 }
@@ -46,7 +62,17 @@ export function isDml(statement: Json | undefined): boolean {
 }
 
 /** Node kinds that MySQL and SQLite may read differently from PostgreSQL: not sent to them. */
-const PORTABLE_FORBIDDEN = new Set(['FuncCall', 'TypeCast', 'SubLink', 'CaseExpr', 'CoalesceExpr', 'MinMaxExpr', 'SQLValueFunction', 'A_ArrayExpr', 'RowExpr']);
+const PORTABLE_FORBIDDEN = new Set([
+  'FuncCall',
+  'TypeCast',
+  'SubLink',
+  'CaseExpr',
+  'CoalesceExpr',
+  'MinMaxExpr',
+  'SQLValueFunction',
+  'A_ArrayExpr',
+  'RowExpr',
+]);
 
 export async function executeDml(
   tree: ParseResult,
@@ -58,7 +84,8 @@ export async function executeDml(
 ): Promise<StaticResult & { sourceQueries: Array<{ source: string; sql: string }> }> {
   const statement = tree.stmts![0]!.stmt as unknown as Json;
   const [kind, body] = Object.entries(statement)[0] as [string, Json];
-  if (body.returningList || body.returningClause) throw badRequest('RETURNING is not supported.', 'Run a SELECT after the write.', 'Unsupported statement');
+  if (body.returningList || body.returningClause)
+    throw badRequest('RETURNING is not supported.', 'Run a SELECT after the write.', 'Unsupported statement');
   if (body.withClause) throw badRequest('WITH on a write statement is not supported.', null, 'Unsupported statement');
   const relation = body.relation as Json;
   const target = registry.resolve(typeof relation.schemaname === 'string' ? relation.schemaname : undefined, String(relation.relname));
@@ -97,14 +124,25 @@ export async function executeDml(
     if (key !== 'RangeVar' || node === checked.relation || access.cteReferences.has(node)) return;
     // Fail closed: a table named where the access rewrite did not look is not read.
     if (!access.approved.has(node)) {
-      throw badRequest(`Table "${String(node.relname)}" is named where vdb does not read tables.`, 'Name tables in FROM, JOIN and subqueries.', 'Unsupported statement');
+      throw badRequest(
+        `Table "${String(node.relname)}" is named where vdb does not read tables.`,
+        'Name tables in FROM, JOIN and subqueries.',
+        'Unsupported statement',
+      );
     }
     const other = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
     if (other.kind !== 'rows' || other.source.name !== source.name) sameSource = false;
   });
 
   if (sameSource && insertCondition === null && translatable(checked, connector)) {
-    const sql = sourceStatement({ ...tree, stmts: [{ stmt: { [kind]: checked } as never }] }, registry, source, connector, vdbName, access.cteReferences);
+    const sql = sourceStatement(
+      { ...tree, stmts: [{ stmt: { [kind]: checked } as never }] },
+      registry,
+      source,
+      connector,
+      vdbName,
+      access.cteReferences,
+    );
     const count = await connector.executeWrite(sql, signal).catch((err: unknown) => {
       const error = writeError(source.name, err, signal);
       return Promise.reject(narrowed ? withholdDataErrors(error) : error);
@@ -123,15 +161,26 @@ export async function executeDml(
       sameSource
         ? `This ${kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} cannot be sent to ${source.name} as written: only plain values, columns and operators are (no functions, casts, CASE or backslashes in strings).`
         : `${kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} can only read the target's own source (${source.name}).`,
-      sameSource ? 'Compute the new values with a SELECT first, then write them as plain values.' : 'Compute the keys with a SELECT first, then write with their values.',
+      sameSource
+        ? 'Compute the new values with a SELECT first, then write them as plain values.'
+        : 'Compute the keys with a SELECT first, then write with their values.',
       'Unsupported statement',
     );
   }
   if (body.onConflictClause) {
-    throw badRequest('ON CONFLICT is supported only where the INSERT is sent to its source whole.', 'Insert the rows of other sources without ON CONFLICT, or into a staging table first.', 'Unsupported statement');
+    throw badRequest(
+      'ON CONFLICT is supported only where the INSERT is sent to its source whole.',
+      'Insert the rows of other sources without ON CONFLICT, or into a staging table first.',
+      'Unsupported statement',
+    );
   }
-  const count = await insertSelect(body, target, connector, selectRows, signal, insertCondition).catch((err: unknown) => Promise.reject(writeError(source.name, err, signal)));
-  return { ...countResult(count), sourceQueries: [{ source: source.name, sql: `INSERT INTO ${target.table.nameInSource} ... (${count} row(s) in batches)` }] };
+  const count = await insertSelect(body, target, connector, selectRows, signal, insertCondition).catch((err: unknown) =>
+    Promise.reject(writeError(source.name, err, signal)),
+  );
+  return {
+    ...countResult(count),
+    sourceQueries: [{ source: source.name, sql: `INSERT INTO ${target.table.nameInSource} ... (${count} row(s) in batches)` }],
+  };
 }
 
 /**
@@ -150,7 +199,8 @@ function writeError(source: string, err: unknown, signal: AbortSignal): unknown 
 }
 
 function writableSource(target: ResolvedTable, registry: SourceRegistry): SourceDef {
-  if (target.kind === 'view') throw forbidden(`${target.schema}.${target.table.name} is a view and cannot be written.`, 'Write to the tables it reads.');
+  if (target.kind === 'view')
+    throw forbidden(`${target.schema}.${target.table.name} is a view and cannot be written.`, 'Write to the tables it reads.');
   if (target.kind !== 'rows') {
     // Sources the engine reads itself (files, DuckDB files) are never written.
     const why = target.kind === 'system' ? 'system tables are read-only' : `${target.source.kind} sources are read-only`;
@@ -194,7 +244,14 @@ function translatable(body: Json, connector: WritableConnector): boolean {
 }
 
 /** The statement with every table written as the source knows it (renamed in place). */
-function sourceStatement(tree: ParseResult, registry: SourceRegistry, source: SourceDef, connector: WritableConnector, vdbName: string, cteReferences: WeakSet<Json>): string {
+function sourceStatement(
+  tree: ParseResult,
+  registry: SourceRegistry,
+  source: SourceDef,
+  connector: WritableConnector,
+  vdbName: string,
+  cteReferences: WeakSet<Json>,
+): string {
   const copy = tree;
   const rename = (node: Json) => {
     const resolved = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
@@ -211,7 +268,8 @@ function sourceStatement(tree: ParseResult, registry: SourceRegistry, source: So
     if (key === 'ColumnRef' && Array.isArray(node.fields) && node.fields.length >= 3) {
       const first = (node.fields[0] as Json).String as Json | undefined;
       const name = String(first?.sval ?? '').toLowerCase();
-      if (name === source.name.toLowerCase() || name === vdbName.toLowerCase()) node.fields = node.fields.slice(name === vdbName.toLowerCase() ? 2 : 1);
+      if (name === source.name.toLowerCase() || name === vdbName.toLowerCase())
+        node.fields = node.fields.slice(name === vdbName.toLowerCase() ? 2 : 1);
     }
   });
   return deparseSync(copy).replace(/;\s*$/, '');
@@ -236,7 +294,8 @@ async function insertSelect(
     : target.table.columns;
   // The check's message is vdb's own: it passes where errors over narrowed data are withheld.
   const outside = ownMessage(outsideCondition(target));
-  const rowsSelect = conditions === null ? (body.selectStmt as Json) : checkedRows(body.selectStmt as Json, columns, conditions, outside.text);
+  const rowsSelect =
+    conditions === null ? (body.selectStmt as Json) : checkedRows(body.selectStmt as Json, columns, conditions, outside.text);
   const select = { version: 0, stmts: [{ stmt: rowsSelect }] } as unknown as ParseResult;
   let rows: Awaited<ReturnType<SelectRows>>;
   try {
@@ -247,7 +306,11 @@ async function insertSelect(
   }
   try {
     if (rows.columns !== columns.length) {
-      throw badRequest(`The SELECT gives ${rows.columns} column(s); ${columns.length} are written.`, 'List the target columns: INSERT INTO t (a, b) SELECT ...', 'Column count mismatch');
+      throw badRequest(
+        `The SELECT gives ${rows.columns} column(s); ${columns.length} are written.`,
+        'List the target columns: INSERT INTO t (a, b) SELECT ...',
+        'Column count mismatch',
+      );
     }
     return await connector.insertRows(target.table.nameInSource, columns, rows.rows, signal);
   } catch (err) {

@@ -50,7 +50,13 @@ function regexCall(expr: Json): Json | null {
   const op = (expr.name as Array<{ String?: { sval?: string } }>)?.[0]?.String?.sval ?? '';
   const regex = REGEX_OPERATORS[op];
   if (expr.kind !== 'AEXPR_OP' || !regex || !expr.lexpr) return null;
-  const call = { FuncCall: { funcname: [{ String: { sval: 'regexp_matches' } }], args: [expr.lexpr, expr.rexpr, stringConst(regex.options)], funcformat: 'COERCE_EXPLICIT_CALL' } };
+  const call = {
+    FuncCall: {
+      funcname: [{ String: { sval: 'regexp_matches' } }],
+      args: [expr.lexpr, expr.rexpr, stringConst(regex.options)],
+      funcformat: 'COERCE_EXPLICIT_CALL',
+    },
+  };
   return regex.negated ? { BoolExpr: { boolop: 'NOT_EXPR', args: [call] } } : call;
 }
 
@@ -60,7 +66,9 @@ function checkedDivision(expr: Json): Json | null {
   if (expr.kind !== 'AEXPR_OP' || (op !== '/' && op !== '%') || !expr.rexpr) return null;
   const divisor = expr.rexpr;
   const zero = { A_Const: { ival: { ival: 0 } } };
-  const failure = { FuncCall: { funcname: [{ String: { sval: 'error' } }], args: [stringConst('division by zero')], funcformat: 'COERCE_EXPLICIT_CALL' } };
+  const failure = {
+    FuncCall: { funcname: [{ String: { sval: 'error' } }], args: [stringConst('division by zero')], funcformat: 'COERCE_EXPLICIT_CALL' },
+  };
   const isZero = { A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '=' } }], lexpr: divisor, rexpr: zero } };
   const guarded = { CaseExpr: { args: [{ CaseWhen: { expr: isZero, result: failure } }], defresult: divisor } };
   return { A_Expr: { ...expr, rexpr: guarded } };
@@ -95,7 +103,9 @@ export function filteredSql(relation: { schema?: string; name: string }, alias: 
   const select = {
     SelectStmt: {
       targetList: [{ ResTarget: { val: { ColumnRef: { fields: [{ A_Star: {} }] } } } }],
-      fromClause: [{ RangeVar: { schemaname: relation.schema, relname: relation.name, inh: true, relpersistence: 'p', alias: { aliasname: alias } } }],
+      fromClause: [
+        { RangeVar: { schemaname: relation.schema, relname: relation.name, inh: true, relpersistence: 'p', alias: { aliasname: alias } } },
+      ],
       whereClause: condition,
       limitOption: 'LIMIT_OPTION_DEFAULT',
       op: 'SETOP_NONE',

@@ -5,7 +5,8 @@
  */
 import { ApiError, sourceFailed } from '../../errors.js';
 
-const USER_ERRORS = /^(Parser|Binder|Catalog|Conversion|Invalid Input|Out of Range|Not implemented|Constraint|Syntax|Dependency|Invalid type|Type mismatch|Mismatch Type) Error:/i;
+const USER_ERRORS =
+  /^(Parser|Binder|Catalog|Conversion|Invalid Input|Out of Range|Not implemented|Constraint|Syntax|Dependency|Invalid type|Type mismatch|Mismatch Type) Error:/i;
 
 /**
  * The engine's messages quote the SQL it ran (a LINE excerpt with a caret): that is vdb's
@@ -39,7 +40,12 @@ export function engineError(
     return new ApiError(403, 'Forbidden', rename(message.replace(/^Permission Error:\s*/, '')), null);
   }
   if (/^Out of Memory Error:/.test(message)) {
-    return new ApiError(503, 'Out of memory', 'The engine ran out of memory for this statement.', 'Narrow the query, or use pagination with a smaller result.');
+    return new ApiError(
+      503,
+      'Out of memory',
+      'The engine ran out of memory for this statement.',
+      'Narrow the query, or use pagination with a smaller result.',
+    );
   }
   return null;
 }
@@ -47,7 +53,8 @@ export function engineError(
 function hintFor(kind: string, description: string): string | null {
   if (/Catalog/i.test(kind) && /Function/i.test(description)) return 'Check the function name and its argument types.';
   if (/Binder/i.test(kind) && /column/i.test(description)) return 'SYS.Columns lists the columns of every table.';
-  if (/Conversion/i.test(kind)) return 'A value does not fit the type it is converted to; check the data or convert with a CASE that skips such values.';
+  if (/Conversion/i.test(kind))
+    return 'A value does not fit the type it is converted to; check the data or convert with a CASE that skips such values.';
   return null;
 }
 

@@ -115,7 +115,6 @@ export interface ExecuteOptions {
   dependentJoin: DependentJoinLimits;
 }
 
-
 /** Loads what a plan reads from sources (joins at a source, then scans); returns the relations it made. */
 async function loadPlanned(
   connection: DuckDBConnection,
@@ -208,7 +207,9 @@ export async function openExecution(
     // Tables of the engine under a row condition: copied with only the rows it lets through.
     for (const { resolved, loadName, rowCondition } of bound.tables) {
       if (resolved.kind === 'rows' || !loadName || !rowCondition) continue;
-      await connection.run(`CREATE TEMP TABLE ${loadName} AS ${filteredSql({ schema: resolved.engineSchema, name: resolved.engineName }, resolved.table.name, rowCondition)}`);
+      await connection.run(
+        `CREATE TEMP TABLE ${loadName} AS ${filteredSql({ schema: resolved.engineSchema, name: resolved.engineName }, resolved.table.name, rowCondition)}`,
+      );
     }
     // Narrowing subqueries next, each into a table of its own; the statement then reads only those.
     const statement = await computeNarrowings(connection, bound, registry, options, sourceQueries);
@@ -219,7 +220,10 @@ export async function openExecution(
       await connection.run(`CREATE TEMP TABLE ${loadName} (${columns})`);
       const rows = registry.volatileRows(resolved.table, options.user);
       for (let i = 0; i < rows.length; i += 500) {
-        const values = rows.slice(i, i + 500).map((row) => `(${row.map(literalOf).join(', ')})`).join(', ');
+        const values = rows
+          .slice(i, i + 500)
+          .map((row) => `(${row.map(literalOf).join(', ')})`)
+          .join(', ');
         await connection.run(`INSERT INTO ${loadName} VALUES ${values}`);
       }
     }
@@ -235,7 +239,12 @@ export async function openExecution(
 }
 
 /** An execution of engine SQL that needs no binding (procedure results, built by vdb itself). */
-export async function openStaticExecution(runtime: DuckRuntime, sql: string, signal: AbortSignal, sourceQueries: SourceQuery[] = []): Promise<Execution> {
+export async function openStaticExecution(
+  runtime: DuckRuntime,
+  sql: string,
+  signal: AbortSignal,
+  sourceQueries: SourceQuery[] = [],
+): Promise<Execution> {
   const { connection, close } = await statementConnection(runtime, signal);
   const translateError = (err: unknown) => engineError(err, (m) => m) ?? err;
   try {
@@ -248,7 +257,10 @@ export async function openStaticExecution(runtime: DuckRuntime, sql: string, sig
 }
 
 /** A connection of its own for one statement, interrupted when `signal` aborts; `close` ends both. */
-export async function statementConnection(runtime: DuckRuntime, signal: AbortSignal): Promise<{ connection: DuckDBConnection; close: () => void }> {
+export async function statementConnection(
+  runtime: DuckRuntime,
+  signal: AbortSignal,
+): Promise<{ connection: DuckDBConnection; close: () => void }> {
   const connection = await runtime.connect();
   const { onAbort, stop } = interruptOnAbort(connection, signal);
   return {
@@ -282,7 +294,6 @@ function interruptOnAbort(connection: DuckDBConnection, signal: AbortSignal): { 
   };
 }
 
-
 /** The file source whose folder a failed read's message names. */
 function fileSourceOf(tables: readonly BoundTable[]): (message: string) => string | null {
   return (message) => {
@@ -304,5 +315,9 @@ function renamer(tables: readonly BoundTable[]): (message: string) => string {
     if (loadName) pairs.push([loadName, user]);
     if (resolved.kind !== 'rows') pairs.push([`${resolved.engineSchema}.${resolved.engineName}`, user]);
   }
-  return (message) => pairs.reduce((text, [engine, user]) => text.split(engine).join(user), message).replace(/\bsrc_\d+\./g, '').replace(/__vdb_cte_/g, '');
+  return (message) =>
+    pairs
+      .reduce((text, [engine, user]) => text.split(engine).join(user), message)
+      .replace(/\bsrc_\d+\./g, '')
+      .replace(/__vdb_cte_/g, '');
 }

@@ -65,7 +65,11 @@ export async function loadJoinGroup(connection: DuckDBConnection, group: JoinGro
       signal,
     );
     return loaded.lossy.flatMap((count, i) =>
-      count > 0 ? [`${source.name}.${group.columns[i]!.column.name}: ${count} value(s) did not fit ${group.columns[i]!.raw} and were converted lossy`] : [],
+      count > 0
+        ? [
+            `${source.name}.${group.columns[i]!.column.name}: ${count} value(s) did not fit ${group.columns[i]!.raw} and were converted lossy`,
+          ]
+        : [],
     );
   } catch (err) {
     if (signal.aborted) throw signal.reason;
@@ -115,7 +119,8 @@ export async function dependentKeys(
       if (filter === null) break;
       batches.push(filter);
     }
-    if (batches.length === Math.max(1, Math.ceil(keys.length / limits.batchSize)) && (best === null || keys.length < best.length)) best = batches;
+    if (batches.length === Math.max(1, Math.ceil(keys.length / limits.batchSize)) && (best === null || keys.length < best.length))
+      best = batches;
   }
   return best;
 }
@@ -134,7 +139,13 @@ export async function loadRows(
   // The loaded relation: the columns read, then any partial aggregates (as text, cast on load).
   const loadColumns: ColumnDef[] = [
     ...columns,
-    ...(plan.aggregates ?? []).map((a, i) => ({ name: a.alias, nameInSource: a.alias, type: a.type, nullable: true, position: columns.length + i + 1 })),
+    ...(plan.aggregates ?? []).map((a, i) => ({
+      name: a.alias,
+      nameInSource: a.alias,
+      type: a.type,
+      nullable: true,
+      position: columns.length + i + 1,
+    })),
   ];
   const withKeys = (keys: string) => (plan.filter ? `${plan.filter} AND (${keys})` : `(${keys})`);
   const requests = (keyFilters ?? [null]).map((keys) => ({
@@ -184,7 +195,13 @@ export async function loadRows(
 }
 
 /** Replaces a load by a table of only the rows that meet `condition`; the unfiltered rows are dropped. */
-async function narrowLoad(connection: DuckDBConnection, loadName: string, rawName: string, tableName: string, condition: Json): Promise<void> {
+async function narrowLoad(
+  connection: DuckDBConnection,
+  loadName: string,
+  rawName: string,
+  tableName: string,
+  condition: Json,
+): Promise<void> {
   await connection.run(`CREATE TEMP TABLE ${loadName}_narrowed AS ${filteredSql({ name: loadName }, tableName, condition)}`);
   await connection.run(`DROP VIEW ${loadName}`);
   await connection.run(`DROP TABLE ${rawName}`);
@@ -258,19 +275,17 @@ async function castWarnings(
   rawName: string,
   connector: RowConnector,
 ): Promise<string[]> {
-  const cast = columns
-    .map((c, i) => ({ c, i }))
-    .filter(({ c, i }) => needsCast(c, rawTypes[i]) && (connector.castMayFail?.(c) ?? true));
+  const cast = columns.map((c, i) => ({ c, i })).filter(({ c, i }) => needsCast(c, rawTypes[i]) && (connector.castMayFail?.(c) ?? true));
   if (cast.length === 0) return [];
-  const counts = cast
-    .map(({ c, i }) => `count(*) FILTER (WHERE c${i} IS NOT NULL AND ${tryCast(`c${i}`, c.type)} IS NULL)`)
-    .join(', ');
+  const counts = cast.map(({ c, i }) => `count(*) FILTER (WHERE c${i} IS NOT NULL AND ${tryCast(`c${i}`, c.type)} IS NULL)`).join(', ');
   const reader = await connection.runAndReadAll(`SELECT ${counts} FROM ${rawName}`);
   const row = reader.getRows()[0] ?? [];
   return cast
     .map(({ c }, k) => ({ c, n: Number(row[k] ?? 0) }))
     .filter(({ n }) => n > 0)
-    .map(({ c, n }) => `${resolved.schema}.${resolved.table.name}.${c.name}: ${n} value(s) are not valid ${c.type} and were returned as NULL`);
+    .map(
+      ({ c, n }) => `${resolved.schema}.${resolved.table.name}.${c.name}: ${n} value(s) are not valid ${c.type} and were returned as NULL`,
+    );
 }
 
 /** Appends one value in the column's raw class; returns false when the value did not fit. */
@@ -320,4 +335,3 @@ function appendValue(appender: DuckDBAppender, raw: RawType, value: unknown): bo
       return true;
   }
 }
-

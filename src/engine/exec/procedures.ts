@@ -143,11 +143,19 @@ const PROCEDURES: Record<string, Procedure> = {
       const condition = args.condition?.trim() || null;
       const mask = args.mask?.trim() || null;
       if (condition !== null && path.length < 2) {
-        throw badRequest('A condition applies to a table (a row condition) or a column (where its mask applies).', `"${resource}" names neither.`);
+        throw badRequest(
+          'A condition applies to a table (a row condition) or a column (where its mask applies).',
+          `"${resource}" names neither.`,
+        );
       }
-      if (mask !== null && path.length !== 3) throw badRequest('A mask applies to a column: name it as schema.table.column.', `"${resource}" is not a column.`);
-      if (condition !== null && path.length === 3 && mask === null) throw badRequest('A condition on a column says where its mask applies; give the mask too.', null);
-      for (const [text, what] of [[condition, 'condition'], [mask, 'mask']] as const) {
+      if (mask !== null && path.length !== 3)
+        throw badRequest('A mask applies to a column: name it as schema.table.column.', `"${resource}" is not a column.`);
+      if (condition !== null && path.length === 3 && mask === null)
+        throw badRequest('A condition on a column says where its mask applies; give the mask too.', null);
+      for (const [text, what] of [
+        [condition, 'condition'],
+        [mask, 'mask'],
+      ] as const) {
         if (text !== null) checkTablesRead(parseExpression(text, what), registry, what);
       }
       // The columns and functions they name must exist: run them once over the object, without rows.
@@ -156,13 +164,18 @@ const PROCEDURES: Record<string, Procedure> = {
         const sql = `SELECT ${mask === null ? '1' : `(${mask}\n)`} FROM ${object} WHERE (${condition ?? 'TRUE'}\n) LIMIT 0`;
         await probe(sql).catch((err: unknown) => {
           if (err instanceof ApiError && err.status < 500) {
-            throw badRequest(`The ${mask !== null ? 'mask or its condition' : 'condition'} cannot be evaluated on ${path.slice(0, 2).join('.')}: ${err.description}`, err.hint, `Invalid ${mask !== null ? 'mask' : 'condition'}`);
+            throw badRequest(
+              `The ${mask !== null ? 'mask or its condition' : 'condition'} cannot be evaluated on ${path.slice(0, 2).join('.')}: ${err.description}`,
+              err.hint,
+              `Invalid ${mask !== null ? 'mask' : 'condition'}`,
+            );
           }
           throw err;
         });
       }
       const maskOrder = args.maskOrder === null || args.maskOrder === undefined ? null : Number(args.maskOrder);
-      if (maskOrder !== null && !Number.isSafeInteger(maskOrder)) throw badRequest(`maskOrder "${args.maskOrder}" is not an integer.`, null);
+      if (maskOrder !== null && !Number.isSafeInteger(maskOrder))
+        throw badRequest(`maskOrder "${args.maskOrder}" is not an integer.`, null);
       const permissions = args.permissions === null || args.permissions === undefined ? null : canonicalPermissions(args.permissions);
       await users.setPermissions({ role: args.role!, resource: resource.trim(), permissions, condition, mask, maskOrder }, sameResource);
       return {
@@ -289,7 +302,12 @@ function checkTablesRead(expression: Record<string, unknown>, registry: SourceRe
   walk(expression, (kind, node) => {
     if (kind !== 'RangeVar') return;
     const resolved = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
-    if (resolved.kind === 'view') throw badRequest(`A ${what} cannot read a view (${resolved.schema}.${resolved.table.name}).`, 'Name the tables the view reads.', `Invalid ${what}`);
+    if (resolved.kind === 'view')
+      throw badRequest(
+        `A ${what} cannot read a view (${resolved.schema}.${resolved.table.name}).`,
+        'Name the tables the view reads.',
+        `Invalid ${what}`,
+      );
   });
 }
 
@@ -307,7 +325,8 @@ function checkResource(path: string[], registry: SourceRegistry): string[] {
   if (path.length === 0) return path;
   const schema = registry.requireSchema(path[0]!);
   if (path.length === 1) return [schema];
-  const procedure = schema === 'SYSADMIN' ? CANONICAL_NAMES.find((n) => n.toLowerCase() === `sysadmin.${path[1]!.toLowerCase()}`) : undefined;
+  const procedure =
+    schema === 'SYSADMIN' ? CANONICAL_NAMES.find((n) => n.toLowerCase() === `sysadmin.${path[1]!.toLowerCase()}`) : undefined;
   if (procedure && path.length === 2) return [schema, procedure.split('.')[1]!];
   const table = registry.resolve(schema, path[1]!).table;
   if (path.length === 2) return [schema, table.name];
@@ -346,7 +365,8 @@ export interface ProcedureCall {
 export async function callProcedure(call: ProcedureCall, context: ProcedureContext): Promise<ProcedureResult> {
   const user = context.caller;
   const procedure = PROCEDURES[call.name.toLowerCase()];
-  if (!procedure) throw notFound(`Procedure "${call.name}" does not exist.`, `Available: ${CANONICAL_NAMES.join(', ')}.`, 'Unknown procedure');
+  if (!procedure)
+    throw notFound(`Procedure "${call.name}" does not exist.`, `Available: ${CANONICAL_NAMES.join(', ')}.`, 'Unknown procedure');
   const action = CANONICAL_NAMES.find((n) => n.toLowerCase() === call.name.toLowerCase()) ?? call.name;
   const refuse = (err: ApiError) => {
     context.auditLog?.record({ user: user.name, action, target: null, outcome: 'refused', address: null });

@@ -50,7 +50,11 @@ export async function openSourceSelectExecution(
       connector.statementRows(pushed.sql, [], signal),
       signal,
     ).catch((err: unknown) => {
-      throw signal.aborted ? signal.reason : err instanceof ApiError ? err : sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
+      throw signal.aborted
+        ? signal.reason
+        : err instanceof ApiError
+          ? err
+          : sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
     });
     const rename = (message: string) => message;
     const translateError = (err: unknown) => (signal.aborted ? signal.reason : (engineError(err, rename) ?? err));
@@ -59,7 +63,11 @@ export async function openSourceSelectExecution(
       .map((c, i) => ({ i, type: engineTypeName(c.type), origin: pushed.origins[i] }))
       .filter(({ i, type, origin }) => origin && pushed.raws[i] !== type);
     const warnings: string[] = loaded.lossy.flatMap((count, i) =>
-      count > 0 ? [`${pushed.origins[i] ?? `${source.name} result column ${i + 1}`}: ${count} value(s) did not fit ${pushed.raws[i]} and were converted lossy`] : [],
+      count > 0
+        ? [
+            `${pushed.origins[i] ?? `${source.name} result column ${i + 1}`}: ${count} value(s) did not fit ${pushed.raws[i]} and were converted lossy`,
+          ]
+        : [],
     );
     if (checked.length > 0) {
       const counts = checked.map(({ i, type }) => `count(*) FILTER (WHERE c${i} IS NOT NULL AND ${tryCast(`c${i}`, type)} IS NULL)`);
@@ -131,7 +139,9 @@ export async function openWholeExecution(plan: WholePlan, runtime: DuckRuntime, 
     },
     async *textRows() {
       for await (const batch of connector.statementRows(sql, described, signal)) {
-        yield batch.map((row) => row.map((v) => (v === null || v === undefined ? null : Buffer.isBuffer(v) ? v.toString('hex') : String(v))));
+        yield batch.map((row) =>
+          row.map((v) => (v === null || v === undefined ? null : Buffer.isBuffer(v) ? v.toString('hex') : String(v))),
+        );
       }
     },
     translateError: (err) => (err instanceof ApiError ? err : sourceError(source.name, err, signal)),
@@ -147,4 +157,3 @@ function sourceError(source: string, err: unknown, signal: AbortSignal): unknown
   if (/^(22|42|23|2B|0A)/.test(code)) return new ApiError(400, 'Invalid query', messageOf(err), null);
   return sourceFailed(source, messageOf(err), err instanceof SourceUnreachableError || /^(08|57P)/.test(code));
 }
-

@@ -57,9 +57,13 @@ const REGEX_OPERATORS = words(`~ ~* !~ !~*`);
 
 /** Every function and operator name on the lists (whatever its place). */
 export const ALLOWED_NAMES: ReadonlySet<string> = new Set([
-  ...SCALAR_FUNCTIONS, ...AGGREGATE_FUNCTIONS, ...WINDOW_FUNCTIONS, ...SELECT_LIST_SET_FUNCTIONS, ...TABLE_FUNCTIONS, ...OPERATORS,
+  ...SCALAR_FUNCTIONS,
+  ...AGGREGATE_FUNCTIONS,
+  ...WINDOW_FUNCTIONS,
+  ...SELECT_LIST_SET_FUNCTIONS,
+  ...TABLE_FUNCTIONS,
+  ...OPERATORS,
 ]);
-
 
 /** Types (last part of a type name; `pg_catalog.` is allowed in front). */
 export const TYPES = words(`
@@ -110,7 +114,8 @@ export function vdbOwn<T extends Json>(node: T): T {
 const refuse = (what: string, hint: string, why: string | null = null) =>
   badRequest(`${what} is not available in vdb${why ? `: ${why}` : ''}.`, hint, 'Not available');
 
-const FUNCTION_HINT = 'vdb answers PostgreSQL functions it lists in docs/sql.md ("Functions"); data is reached through the schemas of the virtual database.';
+const FUNCTION_HINT =
+  'vdb answers PostgreSQL functions it lists in docs/sql.md ("Functions"); data is reached through the schemas of the virtual database.';
 
 /** The function's name as the engine looks it up: lower case, `pg_catalog.` dropped; null when otherwise qualified. */
 function functionName(funcname: unknown): { name: string; written: string } {
@@ -126,7 +131,8 @@ function checkCall(call: Json, inFrom: boolean): void {
   const { name, written } = functionName(call.funcname);
   if (call.func_variadic) throw refuse(`VARIADIC in a call of ${written}`, 'Pass the arguments one by one.');
   if (inFrom) {
-    if (!TABLE_FUNCTIONS.has(name)) throw refuse(`Table function "${written}"`, `Table functions in FROM: ${[...TABLE_FUNCTIONS].join(', ')}.`, refusalReason(name));
+    if (!TABLE_FUNCTIONS.has(name))
+      throw refuse(`Table function "${written}"`, `Table functions in FROM: ${[...TABLE_FUNCTIONS].join(', ')}.`, refusalReason(name));
     return;
   }
   const allowed = call.over
@@ -151,7 +157,8 @@ function checkOperatorName(name: unknown, plain = false): void {
   const op = parts[parts.length - 1] ?? '';
   const qualifiedElsewhere = parts.length > 2 || (parts.length === 2 && parts[0]!.toLowerCase() !== 'pg_catalog');
   const untranslated = REGEX_OPERATORS.has(op) && !plain;
-  if (qualifiedElsewhere || !OPERATORS.has(op) || untranslated) throw refuse(`Operator "${parts.join('.')}"`, 'docs/sql.md ("Operators") lists the operators vdb answers.', refusalReason(op));
+  if (qualifiedElsewhere || !OPERATORS.has(op) || untranslated)
+    throw refuse(`Operator "${parts.join('.')}"`, 'docs/sql.md ("Operators") lists the operators vdb answers.', refusalReason(op));
 }
 
 function checkType(typeName: Json): void {
@@ -188,7 +195,11 @@ export function checkAllowed(tree: unknown): void {
       if (key === 'typeName' && isObject(child)) checkType(child);
       if (key === 'useOp' || key === 'operName') checkOperatorName(child);
       if (isObject(child) && /^[A-Z]/.test(key)) {
-        if (!NODE_KINDS.has(key)) throw refuse(`The construct ${key}`, 'Send PostgreSQL SELECT, INSERT, UPDATE, DELETE, EXPLAIN, CALL, CREATE VIEW or DROP VIEW statements.');
+        if (!NODE_KINDS.has(key))
+          throw refuse(
+            `The construct ${key}`,
+            'Send PostgreSQL SELECT, INSERT, UPDATE, DELETE, EXPLAIN, CALL, CREATE VIEW or DROP VIEW statements.',
+          );
         if (key === 'CallStmt') {
           // A procedure of the virtual database (procedures.ts checks its name); its arguments are checked here.
           pending.push(isObject(child.funccall) ? child.funccall.args : null);
@@ -228,7 +239,11 @@ function checkNode(kind: string, node: Json): void {
       break;
     }
     case 'SQLValueFunction':
-      if (!VALUE_FUNCTIONS.has(String(node.op))) throw refuse(String(node.op).replace(/^SVFOP_/, ''), 'CURRENT_DATE, CURRENT_TIME, CURRENT_TIMESTAMP, LOCALTIME, LOCALTIMESTAMP and CURRENT_USER are available.');
+      if (!VALUE_FUNCTIONS.has(String(node.op)))
+        throw refuse(
+          String(node.op).replace(/^SVFOP_/, ''),
+          'CURRENT_DATE, CURRENT_TIME, CURRENT_TIMESTAMP, LOCALTIME, LOCALTIMESTAMP and CURRENT_USER are available.',
+        );
       break;
     case 'RangeTableSample': {
       const method = fieldNames(node.method).join('.').toLowerCase();

@@ -62,7 +62,9 @@ export function sortTarget(node: unknown, targetList: unknown): unknown {
   }
   const fields = isObject(node) && isObject(node.ColumnRef) ? fieldNames(node.ColumnRef.fields) : [];
   if (fields.length === 1) {
-    const named = targets.find((t) => isObject(t.ResTarget) && typeof t.ResTarget.name === 'string' && lower(t.ResTarget.name) === lower(fields[0]!));
+    const named = targets.find(
+      (t) => isObject(t.ResTarget) && typeof t.ResTarget.name === 'string' && lower(t.ResTarget.name) === lower(fields[0]!),
+    );
     if (named) return (named.ResTarget as Json).val;
   }
   return node;

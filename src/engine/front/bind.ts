@@ -39,7 +39,6 @@ export interface BoundStatement {
   narrowings: WeakSet<Json>;
 }
 
-
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 const unsupported = (what: string) =>
@@ -61,8 +60,15 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   }
   if (isObject(raw.SelectStmt) && raw.SelectStmt.intoClause) throw unsupported('SELECT ... INTO');
 
-
-  const { hidden: hiddenColumns, narrowed, approved, cteReferences, readsViews, rowConditions, narrowings } = applyAccess(raw, registry, policy);
+  const {
+    hidden: hiddenColumns,
+    narrowed,
+    approved,
+    cteReferences,
+    readsViews,
+    rowConditions,
+    narrowings,
+  } = applyAccess(raw, registry, policy);
   // Again after the rewrite: expanded views, row conditions and masks call functions too.
   checkAllowed(raw);
 
@@ -90,14 +96,23 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
     if (cteReferences.has(node)) return;
     // Fail closed: a table named where the access rewrite did not look is not read.
     if (!approved.has(node)) {
-      throw badRequest(`Table "${schemaname ? `${schemaname}.` : ''}${relname}" is named where vdb does not read tables.`, 'Name tables in FROM, JOIN and subqueries.', 'Unsupported statement');
+      throw badRequest(
+        `Table "${schemaname ? `${schemaname}.` : ''}${relname}" is named where vdb does not read tables.`,
+        'Name tables in FROM, JOIN and subqueries.',
+        'Unsupported statement',
+      );
     }
     if (typeof node.catalogname === 'string' && !same(node.catalogname, vdbName)) {
       throw notFound(`Virtual database "${node.catalogname}" does not exist; this one is "${vdbName}".`, null, 'Unknown database');
     }
     const resolved = registry.resolve(schemaname, relname);
     // Views are expanded before; one that is left sits in a row condition or mask.
-    if (resolved.kind === 'view') throw badRequest(`View ${resolved.schema}.${resolved.table.name} cannot be read by a row condition or mask.`, 'Conditions and masks read tables.', 'Invalid condition');
+    if (resolved.kind === 'view')
+      throw badRequest(
+        `View ${resolved.schema}.${resolved.table.name} cannot be read by a row condition or mask.`,
+        'Conditions and masks read tables.',
+        'Invalid condition',
+      );
     schemasUsed.add(resolved.schema);
     // Keep the name the statement used visible to column references (orders.id).
     node.alias ??= { aliasname: relname };
@@ -110,8 +125,11 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
     if (!bound) {
       // Rows of sources, the volatile system tables (logs, filtered per user) and tables under
       // a row condition are loaded per statement.
-      const loaded = resolved.kind === 'rows' || rowCondition !== undefined || (resolved.kind === 'system' && registry.isVolatile(resolved.table));
-      bound = loaded ? { resolved, loadName: `__vdb_${resolved.kind === 'system' ? 'sys' : 'rows'}_${tables.size + 1}`, rowCondition } : { resolved };
+      const loaded =
+        resolved.kind === 'rows' || rowCondition !== undefined || (resolved.kind === 'system' && registry.isVolatile(resolved.table));
+      bound = loaded
+        ? { resolved, loadName: `__vdb_${resolved.kind === 'system' ? 'sys' : 'rows'}_${tables.size + 1}`, rowCondition }
+        : { resolved };
       tables.set(key, bound);
     }
     if (bound.loadName) {
@@ -141,7 +159,13 @@ function outputName(node: unknown): string | null {
     case 'FuncCall':
       return fieldNames(b.funcname).pop() ?? null;
     case 'TypeCast':
-      return outputName(b.arg) ?? (fieldNames((b.typeName as Json | undefined)?.names).filter((n) => n !== 'pg_catalog').pop() ?? null);
+      return (
+        outputName(b.arg) ??
+        fieldNames((b.typeName as Json | undefined)?.names)
+          .filter((n) => n !== 'pg_catalog')
+          .pop() ??
+        null
+      );
     case 'CaseExpr':
       return 'case';
     case 'CoalesceExpr':
@@ -151,7 +175,15 @@ function outputName(node: unknown): string | null {
     case 'NullIfExpr':
       return 'nullif';
     case 'SubLink':
-      return b.subLinkType === 'EXISTS_SUBLINK' ? 'exists' : b.subLinkType === 'ARRAY_SUBLINK' ? 'array' : outputName(((b.subselect as Json)?.SelectStmt as Json | undefined)?.targetList && (((b.subselect as Json).SelectStmt as Json).targetList as Json[])[0]?.ResTarget && ((((b.subselect as Json).SelectStmt as Json).targetList as Json[])[0]!.ResTarget as Json).val);
+      return b.subLinkType === 'EXISTS_SUBLINK'
+        ? 'exists'
+        : b.subLinkType === 'ARRAY_SUBLINK'
+          ? 'array'
+          : outputName(
+              ((b.subselect as Json)?.SelectStmt as Json | undefined)?.targetList &&
+                (((b.subselect as Json).SelectStmt as Json).targetList as Json[])[0]?.ResTarget &&
+                ((((b.subselect as Json).SelectStmt as Json).targetList as Json[])[0]!.ResTarget as Json).val,
+            );
     case 'A_Const':
     case 'A_Expr':
     case 'BoolExpr':

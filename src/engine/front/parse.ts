@@ -32,7 +32,7 @@ function hintFor(message: string, sql: string): string | null {
   if (message.includes('at end of input')) {
     return 'The statement ends too early: check for a missing table name, expression or closing parenthesis.';
   }
-  if (message.includes('unterminated quoted string')) return 'Close the string literal with a single quote (\').';
+  if (message.includes('unterminated quoted string')) return "Close the string literal with a single quote (').";
   if (message.includes('unterminated quoted identifier')) return 'Close the quoted identifier with a double quote (").';
   if (/syntax error at or near "(select|from|where|group|order)"/i.test(message) && /,\s*(from|where|group|order)\b/i.test(sql)) {
     return 'There may be a trailing comma before this keyword.';
@@ -62,7 +62,6 @@ export function treeDepth(tree: unknown): number {
   return deepest;
 }
 
-
 export function parseStatement(sql: string): ParseResult {
   let tree: ParseResult;
   try {
@@ -71,8 +70,7 @@ export function parseStatement(sql: string): ParseResult {
     if (isStackOverflow(err)) throw statementTooComplex();
     const details = (err as { sqlDetails?: SqlErrorDetails }).sqlDetails;
     const message = details?.message ?? (err instanceof Error ? err.message : String(err));
-    const where =
-      details?.cursorPosition !== undefined ? lineAndColumn(sql, details.cursorPosition) : null;
+    const where = details?.cursorPosition !== undefined ? lineAndColumn(sql, details.cursorPosition) : null;
     const description = where ? `${message} (line ${where.line}, column ${where.column})` : message;
     throw new ApiError(400, SYNTAX_ERROR_TITLE, description, hintFor(message, sql));
   }
@@ -101,7 +99,8 @@ export function parseExpression(text: string, what: string): Record<string, unkn
   try {
     tree = parseStatement(`SELECT (${text}\n)`);
   } catch (err) {
-    if (err instanceof ApiError) throw new ApiError(400, `Invalid ${what}`, `The ${what} "${text}" is not a SQL expression: ${err.description}`, null);
+    if (err instanceof ApiError)
+      throw new ApiError(400, `Invalid ${what}`, `The ${what} "${text}" is not a SQL expression: ${err.description}`, null);
     throw err;
   }
   requireFaithful(tree);

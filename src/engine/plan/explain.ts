@@ -32,7 +32,9 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
       orderBy: plan.orderBy,
       limit: plan.limit,
     });
-    const dependent = plan.dependencies.map((d) => `keys of ${names.get(d.from) ?? d.from}.${d.fromColumn.name} (dependent join, when few enough)`);
+    const dependent = plan.dependencies.map(
+      (d) => `keys of ${names.get(d.from) ?? d.from}.${d.fromColumn.name} (dependent join, when few enough)`,
+    );
     const pushed = [
       plan.filter ? 'conditions' : null,
       plan.columns.length < resolved.table.columns.length ? 'columns' : null,
@@ -42,13 +44,27 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
     ]
       .filter(Boolean)
       .join(', ');
-    rows.push([step++, resolved.source.name, 'source query', `${resolved.schema}.${resolved.table.name} -> ${loadName}`, pushed || 'nothing', sql]);
+    rows.push([
+      step++,
+      resolved.source.name,
+      'source query',
+      `${resolved.schema}.${resolved.table.name} -> ${loadName}`,
+      pushed || 'nothing',
+      sql,
+    ]);
   }
   for (const { resolved } of bound.tables) {
     if (resolved.kind === 'native') {
       const connector = registry.connectorOf(resolved.source);
       const relation = connector.delivery === 'engine' ? connector.relationSql(resolved.table) : resolved.engineName;
-      rows.push([step++, resolved.source.name, 'engine scan', `${resolved.schema}.${resolved.table.name}`, 'columns, conditions (engine reader)', relation]);
+      rows.push([
+        step++,
+        resolved.source.name,
+        'engine scan',
+        `${resolved.schema}.${resolved.table.name}`,
+        'columns, conditions (engine reader)',
+        relation,
+      ]);
     }
   }
   rows.push([step, 'vdb engine', 'execute', 'statement over the source results', null, engineSql(planned.ast)]);

@@ -70,7 +70,11 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
     if (!isObject(item)) throw new Abort();
     if (isObject(item.RangeVar)) {
       const rv = item.RangeVar;
-      ranges.push({ alias: lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname)), relname: String(rv.relname), node: item });
+      ranges.push({
+        alias: lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname)),
+        relname: String(rv.relname),
+        node: item,
+      });
       return;
     }
     const join = isObject(item.JoinExpr) ? item.JoinExpr : null;
@@ -86,7 +90,13 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
   for (const range of ranges) {
     const scan = plans.get(range.relname);
     // A table under a row condition is loaded filtered on its own (load.ts), never inside a join's result.
-    if (!scan || scan.bound.resolved.kind !== 'rows' || scan.bound.rowCondition || ranges.filter((r) => r.relname === range.relname).length !== 1) continue;
+    if (
+      !scan ||
+      scan.bound.resolved.kind !== 'rows' ||
+      scan.bound.rowCondition ||
+      ranges.filter((r) => r.relname === range.relname).length !== 1
+    )
+      continue;
     if (!registry.connectorOf(scan.bound.resolved.source).capabilities.joins) continue;
     const key = scan.bound.resolved.source.name;
     bySource.set(key, [...(bySource.get(key) ?? []), range]);
@@ -100,7 +110,10 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
   walk(select, (key, node) => {
     if (key !== 'ColumnRef') return;
     const fields = fieldNames(node.fields);
-    if (fields.length === 1 && (fields[0] === '*' || candidates.flat().some((r) => tableOf(r).columns.some((c) => lower(c.name) === lower(fields[0]!))))) {
+    if (
+      fields.length === 1 &&
+      (fields[0] === '*' || candidates.flat().some((r) => tableOf(r).columns.some((c) => lower(c.name) === lower(fields[0]!))))
+    ) {
       throw new Abort();
     }
     if (fields.length === 2 && memberAliases.has(lower(fields[0]!)) && fields[1] === '*') throw new Abort();
@@ -131,12 +144,18 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
     if (target) node.fields = [{ String: { sval: target.groupAlias } }, { String: { sval: `${target.prefix}${lower(fields[1]!)}` } }];
   });
   const from: unknown[] = ranges.filter((r) => !renamed.has(r.alias)).map((r) => r.node);
-  for (const group of groups) from.push({ RangeVar: { relname: group.loadName, alias: { aliasname: group.loadName }, inh: true, relpersistence: 'p' } });
+  for (const group of groups)
+    from.push({ RangeVar: { relname: group.loadName, alias: { aliasname: group.loadName }, inh: true, relpersistence: 'p' } });
   select.fromClause = from;
   // Inner joins: every ON condition is a WHERE condition, all of them kept (rewritten) here.
   const rewrittenConditions: unknown[] = [];
   for (const c of conditions) rewrittenConditions.push(c);
-  select.whereClause = rewrittenConditions.length === 0 ? undefined : rewrittenConditions.length === 1 ? rewrittenConditions[0] : { BoolExpr: { boolop: 'AND_EXPR', args: rewrittenConditions } };
+  select.whereClause =
+    rewrittenConditions.length === 0
+      ? undefined
+      : rewrittenConditions.length === 1
+        ? rewrittenConditions[0]
+        : { BoolExpr: { boolop: 'AND_EXPR', args: rewrittenConditions } };
   if (select.whereClause === undefined) delete select.whereClause;
   return { ast, groups };
 }

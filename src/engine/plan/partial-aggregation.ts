@@ -57,9 +57,14 @@ function sumType(column: ColumnDef): string {
   throw new Abort();
 }
 
-export function planPartialAggregation(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: SourceRegistry): PartialAggregation | null {
+export function planPartialAggregation(
+  bound: BoundStatement,
+  plans: Map<string, ScanPlan>,
+  registry: SourceRegistry,
+): PartialAggregation | null {
   const select = (bound.ast.stmts?.[0]?.stmt as Json | undefined)?.SelectStmt as Json | undefined;
-  if (!select || select.op !== 'SETOP_NONE' || select.distinctClause || select.windowClause || select.withClause || select.valuesLists) return null;
+  if (!select || select.op !== 'SETOP_NONE' || select.distinctClause || select.windowClause || select.withClause || select.valuesLists)
+    return null;
   let unsupported = false;
   walk(select, (key, node) => {
     if (key === 'SubLink' || key === 'RangeSubselect' || key === 'RangeFunction' || key === 'GroupingSet') unsupported = true;
@@ -87,7 +92,10 @@ export function planPartialAggregation(bound: BoundStatement, plans: Map<string,
 
   const candidates = ranges
     .filter((r) => plans.has(r.relname) && ranges.filter((o) => o.relname === r.relname).length === 1)
-    .sort((a, b) => (plans.get(b.relname)!.bound.resolved.table.cardinality ?? 0) - (plans.get(a.relname)!.bound.resolved.table.cardinality ?? 0));
+    .sort(
+      (a, b) =>
+        (plans.get(b.relname)!.bound.resolved.table.cardinality ?? 0) - (plans.get(a.relname)!.bound.resolved.table.cardinality ?? 0),
+    );
   for (const candidate of candidates) {
     try {
       const result = rewrite(bound, select, candidate, plans.get(candidate.relname)!, registry);
@@ -186,7 +194,9 @@ function rewrite(
   const aggregates: PartialAggregation['aggregates'] = [];
   let hasAggregate = false;
   const columnRef = (name: string) => ({ ColumnRef: { fields: [{ String: { sval: target.alias } }, { String: { sval: name } }] } });
-  const call = (fn: string, args: unknown[]) => ({ FuncCall: { funcname: [{ String: { sval: fn } }], args, funcformat: 'COERCE_EXPLICIT_CALL' } });
+  const call = (fn: string, args: unknown[]) => ({
+    FuncCall: { funcname: [{ String: { sval: fn } }], args, funcformat: 'COERCE_EXPLICIT_CALL' },
+  });
   // A sum of counts over no rows is NULL where the count was 0.
   const coalesceZero = (expr: unknown) => ({ CoalesceExpr: { args: [expr, { A_Const: { ival: { ival: 0 } } }] } });
   const partial = (fn: PartialAggregate['fn'], column: ColumnDef | null, type: string) => {

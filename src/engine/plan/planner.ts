@@ -27,7 +27,8 @@ export function planStatement(bound: BoundStatement, registry: SourceRegistry, p
     const members = new Set(joins.groups.flatMap((g) => g.members));
     for (const member of members) scans.delete(member);
     // Keys of a table joined at its source are not at hand for dependent joins.
-    for (const [loadName, scan] of scans) scans.set(loadName, { ...scan, dependencies: scan.dependencies.filter((d) => !members.has(d.from)) });
+    for (const [loadName, scan] of scans)
+      scans.set(loadName, { ...scan, dependencies: scan.dependencies.filter((d) => !members.has(d.from)) });
     return { scans, joins: joins.groups, ast: joins.ast };
   }
   const partial = pushdown ? planPartialAggregation(bound, scans, registry) : null;

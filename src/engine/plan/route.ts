@@ -57,4 +57,3 @@ export function planSourceSelect(bound: BoundStatement, registry: SourceRegistry
     throw err;
   }
 }
-

@@ -47,14 +47,66 @@ interface ScopeItem {
 }
 
 /** Scalar functions that never aggregate: a statement using only these keeps one row per row. */
-const SCALAR_FUNCTIONS = new Set(['lower', 'upper', 'length', 'char_length', 'coalesce', 'abs', 'round', 'substring', 'substr', 'concat', 'trim', 'btrim', 'ltrim', 'rtrim', 'replace', 'left', 'right', 'nullif']);
+const SCALAR_FUNCTIONS = new Set([
+  'lower',
+  'upper',
+  'length',
+  'char_length',
+  'coalesce',
+  'abs',
+  'round',
+  'substring',
+  'substr',
+  'concat',
+  'trim',
+  'btrim',
+  'ltrim',
+  'rtrim',
+  'replace',
+  'left',
+  'right',
+  'nullif',
+]);
 
 /** Aggregates and set-returning functions: they compute over or multiply rows. */
 const ROW_SET_FUNCTIONS = new Set([
-  'count', 'sum', 'avg', 'min', 'max', 'string_agg', 'array_agg', 'list', 'bool_and', 'bool_or', 'every', 'stddev', 'stddev_pop',
-  'stddev_samp', 'variance', 'var_pop', 'var_samp', 'median', 'mode', 'first', 'last', 'any_value', 'arg_min', 'arg_max',
-  'json_agg', 'jsonb_agg', 'json_object_agg', 'percentile_cont', 'percentile_disc', 'approx_count_distinct', 'histogram',
-  'unnest', 'generate_series', 'range', 'json_each', 'json_tree', 'generate_subscripts',
+  'count',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'string_agg',
+  'array_agg',
+  'list',
+  'bool_and',
+  'bool_or',
+  'every',
+  'stddev',
+  'stddev_pop',
+  'stddev_samp',
+  'variance',
+  'var_pop',
+  'var_samp',
+  'median',
+  'mode',
+  'first',
+  'last',
+  'any_value',
+  'arg_min',
+  'arg_max',
+  'json_agg',
+  'jsonb_agg',
+  'json_object_agg',
+  'percentile_cont',
+  'percentile_disc',
+  'approx_count_distinct',
+  'histogram',
+  'unnest',
+  'generate_series',
+  'range',
+  'json_each',
+  'json_tree',
+  'generate_subscripts',
 ]);
 
 /** An integer constant (LIMIT, OFFSET, ORDER BY position), else null. */
@@ -118,7 +170,8 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     const found: string[] = [];
     const visit = (item: unknown): void => {
       if (!isObject(item)) return;
-      if (isObject(item.RangeVar) && typeof item.RangeVar.relname === 'string' && loads.has(item.RangeVar.relname)) found.push(item.RangeVar.relname);
+      if (isObject(item.RangeVar) && typeof item.RangeVar.relname === 'string' && loads.has(item.RangeVar.relname))
+        found.push(item.RangeVar.relname);
       else if (isObject(item.JoinExpr)) [item.JoinExpr.larg, item.JoinExpr.rarg].forEach(visit);
       else if (isObject(item.RangeTableSample)) visit(item.RangeTableSample.relation);
     };
@@ -265,7 +318,10 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
         noteEquiJoin(part, targets, scope);
       }
     };
-    attempt(select.whereClause, scope.filter((s) => s.loadName && !s.nullable));
+    attempt(
+      select.whereClause,
+      scope.filter((s) => s.loadName && !s.nullable),
+    );
     for (const { quals, targets } of onTargets) attempt(quals, targets);
   }
 
@@ -329,7 +385,17 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
   function loadProjection(subselect: Json): ScopeItem | null {
     const select = isObject(subselect.subquery) ? (subselect.subquery.SelectStmt as Json | undefined) : undefined;
     if (!select || select.op !== 'SETOP_NONE' || subselect.lateral) return null;
-    for (const clause of ['distinctClause', 'groupClause', 'havingClause', 'windowClause', 'limitCount', 'limitOffset', 'withClause', 'valuesLists', 'sortClause']) {
+    for (const clause of [
+      'distinctClause',
+      'groupClause',
+      'havingClause',
+      'windowClause',
+      'limitCount',
+      'limitOffset',
+      'withClause',
+      'valuesLists',
+      'sortClause',
+    ]) {
       if (select[clause]) return null;
     }
     const alias = isObject(subselect.alias) ? subselect.alias : null;
@@ -342,7 +408,11 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     // outer condition: pushing it below would change what those compute.
     let computesOverRows = false;
     walk(select.targetList, (key, node) => {
-      if (key === 'FuncCall' && (node.over || node.agg_star || node.agg_distinct || ROW_SET_FUNCTIONS.has(lower(fieldNames(node.funcname).pop() ?? '')))) computesOverRows = true;
+      if (
+        key === 'FuncCall' &&
+        (node.over || node.agg_star || node.agg_distinct || ROW_SET_FUNCTIONS.has(lower(fieldNames(node.funcname).pop() ?? '')))
+      )
+        computesOverRows = true;
     });
     if (computesOverRows) return null;
     const columns = new Set<string>();

@@ -37,7 +37,14 @@ export function sourceSelect(
 ): SourceSelect {
   const { dialect } = connector;
   if (!dialect.writesWholeSelects) throw new CannotPushDown('dialect');
-  if (select.op !== 'SETOP_NONE' || select.withClause || select.windowClause || select.valuesLists || select.lockingClause || select.havingClause) {
+  if (
+    select.op !== 'SETOP_NONE' ||
+    select.withClause ||
+    select.windowClause ||
+    select.valuesLists ||
+    select.lockingClause ||
+    select.havingClause
+  ) {
     throw new CannotPushDown('statement shape');
   }
   // DISTINCT follows column collations (MySQL's case-insensitive ones, SQLite's NOCASE).
@@ -48,7 +55,9 @@ export function sourceSelect(
   const resolve = (fields: string[]): { range: Range; column: ColumnDef } | null => {
     const name = lower(fields[fields.length - 1] ?? '');
     const candidates = fields.length === 2 ? ranges.filter((r) => r.alias === lower(fields[0]!)) : fields.length === 1 ? ranges : [];
-    const found = candidates.flatMap((range) => range.table.columns.filter((c) => lower(c.name) === name).map((column) => ({ range, column })));
+    const found = candidates.flatMap((range) =>
+      range.table.columns.filter((c) => lower(c.name) === name).map((column) => ({ range, column })),
+    );
     return found.length === 1 ? found[0]! : null;
   };
   const columnSql = (range: Range, column: ColumnDef) => `${quote(range.alias)}.${quote(column.nameInSource)}`;

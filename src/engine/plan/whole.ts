@@ -22,21 +22,117 @@ export interface WholePlan {
 
 /** Functions that mean the same in PostgreSQL as in the engine, and reach nothing else. */
 export const SAFE_FUNCTIONS = new Set([
-  'count', 'sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every', 'string_agg', 'stddev', 'stddev_pop', 'stddev_samp',
-  'variance', 'var_pop', 'var_samp', 'corr', 'covar_pop', 'covar_samp',
-  'lower', 'upper', 'length', 'char_length', 'character_length', 'octet_length', 'substring', 'substr', 'trim', 'btrim',
-  'ltrim', 'rtrim', 'replace', 'concat', 'concat_ws', 'left', 'right', 'lpad', 'rpad', 'position', 'strpos', 'split_part',
-  'initcap', 'reverse', 'repeat', 'starts_with', 'md5',
-  'abs', 'ceil', 'ceiling', 'floor', 'round', 'trunc', 'mod', 'power', 'pow', 'sqrt', 'cbrt', 'exp', 'ln', 'log', 'log10',
-  'sign', 'pi', 'greatest', 'least', 'coalesce', 'nullif', 'date_trunc', 'date_part', 'extract', 'make_date',
-  'row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead', 'first_value', 'last_value',
-  'generate_series', 'unnest',
+  'count',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'bool_and',
+  'bool_or',
+  'every',
+  'string_agg',
+  'stddev',
+  'stddev_pop',
+  'stddev_samp',
+  'variance',
+  'var_pop',
+  'var_samp',
+  'corr',
+  'covar_pop',
+  'covar_samp',
+  'lower',
+  'upper',
+  'length',
+  'char_length',
+  'character_length',
+  'octet_length',
+  'substring',
+  'substr',
+  'trim',
+  'btrim',
+  'ltrim',
+  'rtrim',
+  'replace',
+  'concat',
+  'concat_ws',
+  'left',
+  'right',
+  'lpad',
+  'rpad',
+  'position',
+  'strpos',
+  'split_part',
+  'initcap',
+  'reverse',
+  'repeat',
+  'starts_with',
+  'md5',
+  'abs',
+  'ceil',
+  'ceiling',
+  'floor',
+  'round',
+  'trunc',
+  'mod',
+  'power',
+  'pow',
+  'sqrt',
+  'cbrt',
+  'exp',
+  'ln',
+  'log',
+  'log10',
+  'sign',
+  'pi',
+  'greatest',
+  'least',
+  'coalesce',
+  'nullif',
+  'date_trunc',
+  'date_part',
+  'extract',
+  'make_date',
+  'row_number',
+  'rank',
+  'dense_rank',
+  'percent_rank',
+  'cume_dist',
+  'ntile',
+  'lag',
+  'lead',
+  'first_value',
+  'last_value',
+  'generate_series',
+  'unnest',
 ]);
 
 /** Types whose casts mean the same on both sides. */
 export const SAFE_TYPES = new Set([
-  'int', 'int2', 'int4', 'int8', 'integer', 'smallint', 'bigint', 'numeric', 'decimal', 'real', 'float4', 'float8', 'float',
-  'double', 'text', 'varchar', 'bpchar', 'char', 'date', 'timestamp', 'timestamptz', 'time', 'interval', 'bool', 'boolean',
+  'int',
+  'int2',
+  'int4',
+  'int8',
+  'integer',
+  'smallint',
+  'bigint',
+  'numeric',
+  'decimal',
+  'real',
+  'float4',
+  'float8',
+  'float',
+  'double',
+  'text',
+  'varchar',
+  'bpchar',
+  'char',
+  'date',
+  'timestamp',
+  'timestamptz',
+  'time',
+  'interval',
+  'bool',
+  'boolean',
   'uuid',
 ]);
 
@@ -58,8 +154,7 @@ export async function planWhole(bound: BoundStatement, registry: SourceRegistry)
   const connector = wholeStatementConnector(registry.connectorOf(source));
   if (!connector) return null;
   // Text is ordered as the engine orders it only under a bytewise collation, database and columns.
-  const bytewise =
-    (await connector.bytewiseCollation()) && bound.tables.every((t) => t.resolved.table.columns.every((c) => !c.collation));
+  const bytewise = (await connector.bytewiseCollation()) && bound.tables.every((t) => t.resolved.table.columns.every((c) => !c.collation));
 
   const statement = bound.ast.stmts?.[0]?.stmt;
   const safe = everyNode(statement, (key, node) => {
@@ -77,7 +172,10 @@ export async function planWhole(bound: BoundStatement, registry: SourceRegistry)
       case 'SortBy':
         return bytewise;
       case 'A_Expr':
-        return bytewise || (!ORDERING_OPERATORS.has(fieldNames(node.name)[0] ?? '') && node.kind !== 'AEXPR_BETWEEN' && node.kind !== 'AEXPR_NOT_BETWEEN');
+        return (
+          bytewise ||
+          (!ORDERING_OPERATORS.has(fieldNames(node.name)[0] ?? '') && node.kind !== 'AEXPR_BETWEEN' && node.kind !== 'AEXPR_NOT_BETWEEN')
+        );
       case 'MinMaxExpr':
         return bytewise;
       case 'SQLValueFunction':

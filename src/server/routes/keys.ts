@@ -9,14 +9,17 @@ import type { Services } from '../../services.js';
 export function keyRoutes(app: FastifyInstance, services: Services): void {
   app.post('/keys', async (request, reply) => {
     // A key does not make keys: a leaked one must not be able to multiply.
-    if (request.apiKey) throw new ApiError(403, 'Forbidden', 'API keys cannot create API keys.', 'Sign in with your password or a login token.');
+    if (request.apiKey)
+      throw new ApiError(403, 'Forbidden', 'API keys cannot create API keys.', 'Sign in with your password or a login token.');
     const body = request.body as { name?: unknown; expiresAt?: unknown; readOnly?: unknown } | undefined;
-    if (typeof body?.name !== 'string') throw badRequest('The body must be {"name": string, "expiresAt"?: ISO date-time, "readOnly"?: boolean}.', null, 'Invalid API key');
+    if (typeof body?.name !== 'string')
+      throw badRequest('The body must be {"name": string, "expiresAt"?: ISO date-time, "readOnly"?: boolean}.', null, 'Invalid API key');
     const iso = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;
     if (body.expiresAt !== undefined && body.expiresAt !== null && (typeof body.expiresAt !== 'string' || !iso.test(body.expiresAt))) {
       throw badRequest('"expiresAt" must be an ISO-8601 date or date-time.', 'Example: 2027-01-01T00:00:00Z', 'Invalid API key');
     }
-    if (body.readOnly !== undefined && typeof body.readOnly !== 'boolean') throw badRequest('"readOnly" must be true or false.', null, 'Invalid API key');
+    if (body.readOnly !== undefined && typeof body.readOnly !== 'boolean')
+      throw badRequest('"readOnly" must be true or false.', null, 'Invalid API key');
     const key = await services.apiKeys.create(request.user!, {
       name: body.name,
       expiresAt: (body.expiresAt as string | null | undefined) ?? null,
@@ -30,7 +33,8 @@ export function keyRoutes(app: FastifyInstance, services: Services): void {
   app.get('/keys', async (request) => services.apiKeys.list(request.user!));
 
   app.delete('/keys/:id', async (request, reply) => {
-    if (request.apiKey) throw new ApiError(403, 'Forbidden', 'API keys cannot revoke API keys.', 'Sign in with your password or a login token.');
+    if (request.apiKey)
+      throw new ApiError(403, 'Forbidden', 'API keys cannot revoke API keys.', 'Sign in with your password or a login token.');
     const { id } = request.params as { id: string };
     await services.apiKeys.revoke(request.user!, id);
     request.log.info({ user: request.user!.name, key: id }, 'API key revoked');

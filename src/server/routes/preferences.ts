@@ -27,7 +27,13 @@ export function preferencesRoutes(app: FastifyInstance, services: Services): voi
       throw badRequest('The body must be {"rest": true} or {"rest": false}.', null, 'Invalid preferences');
     }
     const user = await services.users.setRest(request.user!.name, body.rest);
-    services.auditLog.record({ user: user.name, action: body.rest ? 'switch REST on' : 'switch REST off', target: user.name, outcome: 'ok', address: request.ip });
+    services.auditLog.record({
+      user: user.name,
+      action: body.rest ? 'switch REST on' : 'switch REST off',
+      target: user.name,
+      outcome: 'ok',
+      address: request.ip,
+    });
     return preferencesOf(request, user);
   });
 }

@@ -14,7 +14,8 @@ export function queryRoutes(app: FastifyInstance, services: Services): void {
     const body = request.body;
     let sql: string | undefined;
     if (body !== undefined && body !== null) {
-      if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('The body must be a JSON object.', 'Example: {"sql": "SELECT 1"}');
+      if (typeof body !== 'object' || Array.isArray(body))
+        throw badRequest('The body must be a JSON object.', 'Example: {"sql": "SELECT 1"}');
       const value = (body as { sql?: unknown }).sql;
       if (value !== undefined && typeof value !== 'string') throw badRequest('"sql" must be a string.', null, 'Missing SQL');
       sql = value;

@@ -51,7 +51,13 @@ export function sourceRoutes(app: FastifyInstance, services: Services): void {
     }
     const source = await services.registry.addSource(sourceFromSpec(body as SourceSpec));
     request.log.info({ source: source.name, kind: source.kind }, 'data source added');
-    services.auditLog.record({ user: request.user!.name, action: 'add data source', target: source.name, outcome: 'ok', address: request.ip });
+    services.auditLog.record({
+      user: request.user!.name,
+      action: 'add data source',
+      target: source.name,
+      outcome: 'ok',
+      address: request.ip,
+    });
     return reply.code(201).send(services.registry.describe(source));
   });
 
@@ -62,7 +68,13 @@ export function sourceRoutes(app: FastifyInstance, services: Services): void {
     if (named) accessOf(request, services).require('A', [named.name], 'schema');
     const source = await services.registry.removeSource(schema);
     request.log.info({ source: source.name }, 'data source removed');
-    services.auditLog.record({ user: request.user!.name, action: 'remove data source', target: source.name, outcome: 'ok', address: request.ip });
+    services.auditLog.record({
+      user: request.user!.name,
+      action: 'remove data source',
+      target: source.name,
+      outcome: 'ok',
+      address: request.ip,
+    });
     return reply.code(204).send();
   });
 }
