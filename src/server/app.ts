@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
 import type { Services } from '../services.js';
 import { authenticate } from './auth.js';
 import { registerErrorHandling } from './errors.js';
@@ -35,6 +36,8 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     // saw (the last X-Forwarded-For entry), not one a client may have written in front of it.
     trustProxy: services.config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     routerOptions: { ignoreTrailingSlash: true },
+    // Values are what the client sent: a number where a string belongs is an error, not "5".
+    ajv: { customOptions: { coerceTypes: false } },
     ...(services.config.tls
       ? { https: { cert: fs.readFileSync(services.config.tls.certFile), key: fs.readFileSync(services.config.tls.keyFile) } }
       : {}),
@@ -56,12 +59,35 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     }
   });
 
+  // The OpenAPI description is written from the routes' schemas (schemas.ts).
+  void app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'vdb REST API',
+        version: services.version,
+        description:
+          'SQL over REST on one virtual database. Every /rest/api path is also served under /{linkToken}/rest/api (the hosted link). Errors are {title, description, hint}; a request without valid credentials gets 401 and an HTML page.',
+      },
+      components: {
+        securitySchemes: {
+          basic: { type: 'http', scheme: 'basic' },
+          token: { type: 'apiKey', in: 'header', name: 'x-auth-token' },
+          apiKey: { type: 'http', scheme: 'bearer' },
+        },
+      },
+      security: [{ basic: [] }, { token: [] }, { apiKey: [] }],
+    },
+    // The hosted copies of the routes are the same API: described once.
+    transform: ({ schema, url }) => ({ schema: url.startsWith('/:linkToken') ? { ...schema, hide: true } : schema, url }),
+  });
+
   registerErrorHandling(app, async (request) => {
     const link = /^\/([^/?]+)\/rest\/api/.exec(request.url)?.[1];
     (request as { params: unknown }).params = link ? { linkToken: link } : {};
     return authenticate(request, services);
   });
-  loginRoutes(app, services);
+  // In a plugin of its own, so that it is registered after swagger, which describes it.
+  void app.register(async (instance) => loginRoutes(instance, services));
 
   for (const prefix of ['/rest/api', '/:linkToken/rest/api']) {
     void app.register(
@@ -74,6 +100,7 @@ export function buildApp(services: Services, logger: boolean | object = true): F
         sourceRoutes(rest, services);
         preferencesRoutes(rest, services);
         keyRoutes(rest, services);
+        rest.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
       },
       { prefix },
     );

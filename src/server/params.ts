@@ -1,6 +1,7 @@
 /**
- * Query parameters of the query and source endpoints, checked once: a bad value is a 400
- * naming the parameter, never a silent default.
+ * Query parameters of the query and source endpoints (declared in schemas.ts), turned into
+ * values once: a bad value is a 400 naming the parameter, never a silent default. A repeated
+ * parameter counts with its last value; booleans take any case.
  */
 import { badRequest } from '../errors.js';
 
@@ -14,11 +15,12 @@ export interface ResultParams {
   timeoutMs: number;
 }
 
-type Query = Record<string, string | string[] | undefined>;
+type Query = Readonly<Record<string, unknown>>;
 
 const single = (query: Query, name: string): string | undefined => {
   const value = query[name];
-  return Array.isArray(value) ? value[value.length - 1] : value;
+  const last: unknown = Array.isArray(value) ? value[value.length - 1] : value;
+  return typeof last === 'string' ? last : undefined;
 };
 
 function boolParam(query: Query, name: string, fallback: boolean): boolean {

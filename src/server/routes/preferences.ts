@@ -4,10 +4,12 @@
  * keeps it.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { UserDef } from '../../catalog/types.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { requireWritable } from '../auth.js';
+import { invalidBody, PreferencesBody } from '../schemas.js';
 
 function preferencesOf(request: FastifyRequest, user: UserDef) {
   return {
@@ -17,23 +19,30 @@ function preferencesOf(request: FastifyRequest, user: UserDef) {
   };
 }
 
-export function preferencesRoutes(app: FastifyInstance, services: Services): void {
-  app.get('/preferences', async (request) => preferencesOf(request, request.user!));
+export function preferencesRoutes(fastify: FastifyInstance, services: Services): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  app.get('/preferences', { schema: { summary: 'Your REST switch, hosted link and database username' } }, async (request) =>
+    preferencesOf(request, request.user!),
+  );
 
-  app.put('/preferences', async (request) => {
-    requireWritable(request, 'change preferences');
-    const body = request.body as { rest?: unknown } | undefined;
-    if (typeof body?.rest !== 'boolean') {
-      throw badRequest('The body must be {"rest": true} or {"rest": false}.', null, 'Invalid preferences');
-    }
-    const user = await services.users.setRest(request.user!.name, body.rest);
-    services.auditLog.record({
-      user: user.name,
-      action: body.rest ? 'switch REST on' : 'switch REST off',
-      target: user.name,
-      outcome: 'ok',
-      address: request.ip,
-    });
-    return preferencesOf(request, user);
-  });
+  app.put(
+    '/preferences',
+    { schema: { summary: 'Switch the REST interface on or off', body: PreferencesBody }, attachValidation: true },
+    async (request) => {
+      requireWritable(request, 'change preferences');
+      if (invalidBody(request) || request.body === undefined) {
+        throw badRequest('The body must be {"rest": true} or {"rest": false}.', null, 'Invalid preferences');
+      }
+      const { body } = request;
+      const user = await services.users.setRest(request.user!.name, body.rest);
+      services.auditLog.record({
+        user: user.name,
+        action: body.rest ? 'switch REST on' : 'switch REST off',
+        target: user.name,
+        outcome: 'ok',
+        address: request.ip,
+      });
+      return preferencesOf(request, user);
+    },
+  );
 }

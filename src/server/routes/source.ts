@@ -2,7 +2,8 @@
  * The source endpoints: the list of schemas (spec 4.4), one source's tables, one table's rows,
  * and adding and removing sources (Data Virtuality's body for POST).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sourceFromSpec, type SourceSpec } from '../../catalog/source-spec.js';
 import { SYSTEM_SCHEMAS } from '../../catalog/system.js';
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
@@ -11,42 +12,52 @@ import type { Services } from '../../services.js';
 import { accessOf, requireWritable } from '../auth.js';
 import { parseResultParams } from '../params.js';
 import { sendResult } from '../results.js';
+import { invalidBody, ResultQuery, SchemaParams, SourceBody, TableParams, type ResultQuery as ResultQueryType } from '../schemas.js';
 
 const LIST_SCHEMAS = 'SELECT "Name" FROM SYS."Schemas" ORDER BY "OID"';
 
-export function sourceRoutes(app: FastifyInstance, services: Services): void {
-  const params = (request: FastifyRequest, array: boolean) =>
-    parseResultParams(request.query as Record<string, string>, { array, timeoutMs: services.config.queryTimeoutMs });
+export function sourceRoutes(fastify: FastifyInstance, services: Services): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const params = (query: ResultQueryType, array: boolean) => parseResultParams(query, { array, timeoutMs: services.config.queryTimeoutMs });
 
   // Rows are objects here unless array=true: the spec's answer is [{"Name": ...}].
-  app.get('/source', async (request, reply) =>
-    sendResult(services, request, reply, request.user!, params(request, false), LIST_SCHEMAS, 'source'),
+  app.get('/source', { schema: { summary: 'List the schemas', querystring: ResultQuery } }, async (request, reply) =>
+    sendResult(services, request, reply, request.user!, params(request.query, false), LIST_SCHEMAS, 'source'),
   );
 
-  app.get('/source/:schema', async (request, reply) => {
-    const { schema } = request.params as { schema: string };
-    const name = services.registry.requireSchema(schema);
-    // A schema the user may see nothing of is refused, not shown empty (system schemas show to all).
-    const access = accessOf(request, services);
-    if (!SYSTEM_SCHEMAS.includes(name as never) && !access.seesSchema(name, services.registry.tablesOf(name))) {
-      throw access.denial('R', [name], 'schema');
-    }
-    const sql = `SELECT "Name", "Type", "Description", "SchemaName" FROM SYS."Tables" WHERE "SchemaName" = ${sqlLiteral(name)} ORDER BY "Name"`;
-    return sendResult(services, request, reply, request.user!, params(request, false), sql, 'source');
-  });
+  app.get(
+    '/source/:schema',
+    { schema: { summary: "List a schema's tables", params: SchemaParams, querystring: ResultQuery } },
+    async (request, reply) => {
+      const { schema } = request.params;
+      const name = services.registry.requireSchema(schema);
+      // A schema the user may see nothing of is refused, not shown empty (system schemas show to all).
+      const access = accessOf(request, services);
+      if (!SYSTEM_SCHEMAS.includes(name as never) && !access.seesSchema(name, services.registry.tablesOf(name))) {
+        throw access.denial('R', [name], 'schema');
+      }
+      const sql = `SELECT "Name", "Type", "Description", "SchemaName" FROM SYS."Tables" WHERE "SchemaName" = ${sqlLiteral(name)} ORDER BY "Name"`;
+      return sendResult(services, request, reply, request.user!, params(request.query, false), sql, 'source');
+    },
+  );
 
-  app.get('/source/:schema/:table', async (request, reply) => {
-    const { schema, table } = request.params as { schema: string; table: string };
-    services.registry.resolve(schema, table); // 404 for an unknown schema or table
-    const sql = `SELECT * FROM ${quoteIdent(schema)}.${quoteIdent(table)}`;
-    return sendResult(services, request, reply, request.user!, params(request, true), sql, 'source');
-  });
+  app.get(
+    '/source/:schema/:table',
+    { schema: { summary: "A table's rows", params: TableParams, querystring: ResultQuery } },
+    async (request, reply) => {
+      const { schema, table } = request.params;
+      services.registry.resolve(schema, table); // 404 for an unknown schema or table
+      const sql = `SELECT * FROM ${quoteIdent(schema)}.${quoteIdent(table)}`;
+      return sendResult(services, request, reply, request.user!, params(request.query, true), sql, 'source');
+    },
+  );
 
-  app.post('/source', async (request, reply) => {
+  app.post('/source', { schema: { summary: 'Add a data source', body: SourceBody }, attachValidation: true }, async (request, reply) => {
     accessOf(request, services).require('A', [], 'schema');
     requireWritable(request, 'add data sources');
-    const body = request.body;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    // The fields' values are checked by sourceFromSpec, with messages naming each.
+    const body: unknown = request.body;
+    if (invalidBody(request) && (typeof body !== 'object' || body === null || Array.isArray(body))) {
       throw badRequest('The body must be a JSON object describing the data source.', 'See docs/sources.md for the fields.');
     }
     const source = await services.registry.addSource(sourceFromSpec(body as SourceSpec));
@@ -61,9 +72,9 @@ export function sourceRoutes(app: FastifyInstance, services: Services): void {
     return reply.code(201).send(services.registry.describe(source));
   });
 
-  app.delete('/source/:schema', async (request, reply) => {
+  app.delete('/source/:schema', { schema: { summary: 'Remove a data source', params: SchemaParams } }, async (request, reply) => {
     requireWritable(request, 'remove data sources');
-    const { schema } = request.params as { schema: string };
+    const { schema } = request.params;
     const named = services.registry.findSource(schema);
     if (named) accessOf(request, services).require('A', [named.name], 'schema');
     const source = await services.registry.removeSource(schema);

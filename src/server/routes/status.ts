@@ -2,5 +2,5 @@
 import type { FastifyInstance } from 'fastify';
 
 export function statusRoutes(app: FastifyInstance): void {
-  app.get('/status', async () => ({ status: 'OK' }));
+  app.get('/status', { schema: { summary: 'The service works and the credentials are good' } }, async () => ({ status: 'OK' }));
 }

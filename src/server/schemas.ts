@@ -1,0 +1,86 @@
+/**
+ * The REST API's paths, parameters and bodies as TypeBox schemas, in one place: fastify checks
+ * requests with them, handlers take their types from them, and the OpenAPI description
+ * (/rest/api/openapi.json) is written from them. A body that fails its schema reaches the
+ * handler (`attachValidation`), which answers the route's own 400 with the message docs/rest.md
+ * shows. Result parameters arrive as text; params.ts turns them into values and names the bad one.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+
+const text = (description: string) => Type.Optional(Type.String({ description }));
+/** A query parameter: text, or several texts when repeated (the last one counts). */
+const param = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));
+
+/** Query parameters of the result endpoints (POST /query, GET /source...). */
+export const ResultQuery = Type.Object(
+  {
+    pagination: param('true: compute the whole result once and page through it with requestId.'),
+    limit: param('Most rows to return (a page with pagination); an integer of at least 0.'),
+    offset: param('Rows to skip; an integer of at least 0.'),
+    requestId: param('The cursor of a paginated result (also spelled requestid or requestID).'),
+    requestid: param('Same as requestId.'),
+    requestID: param('Same as requestId.'),
+    array: param('true: rows as arrays; false: objects keyed by column name.'),
+    headers: param('true (with arrays): the column names as the first row.'),
+    timeout: param('Milliseconds before the statement is cancelled (504); an integer of at least 1.'),
+  },
+  { additionalProperties: true },
+);
+export type ResultQuery = Static<typeof ResultQuery>;
+
+export const QueryBody = Type.Union(
+  [Type.Object({ sql: Type.Optional(Type.String({ description: 'One SQL statement in PostgreSQL grammar.' })) }), Type.Null()],
+  { description: 'Optional for the later pages of a paginated result (requestId).' },
+);
+export type QueryBody = Static<typeof QueryBody>;
+
+export const SchemaParams = Type.Object({ schema: Type.String({ description: 'A schema of the virtual database.' }) });
+export const TableParams = Type.Object({ schema: Type.String(), table: Type.String() });
+export const KeyParams = Type.Object({ id: Type.String({ description: 'The id of an API key.' }) });
+
+/** POST /rest/api/source: the fields are checked one by one by catalog/source-spec.ts. */
+export const SourceBody = Type.Object(
+  {
+    name: text('The new schema.'),
+    template: text('postgresql, mysql, sqlite, file or duckdb.'),
+    translator: text('As template.'),
+    connectionProps: text('key=value pairs separated by commas.'),
+    modelProps: text('key=value pairs (readOnly=true, importer.schemaPattern=...).'),
+    translatorProps: text('key=value pairs.'),
+    description: text('Shown in SYSADMIN.DataSources.'),
+  },
+  { additionalProperties: true, description: 'A data source (docs/sources.md).' },
+);
+
+export const LoginBody = Type.Object({ username: Type.String({ minLength: 1 }), password: Type.String() });
+export type LoginBody = Static<typeof LoginBody>;
+
+export const InviteAcceptBody = Type.Object({ token: Type.String(), password: Type.String() });
+export type InviteAcceptBody = Static<typeof InviteAcceptBody>;
+
+export const PreferencesBody = Type.Object({ rest: Type.Boolean() });
+export type PreferencesBody = Static<typeof PreferencesBody>;
+
+const ISO_DATE_TIME = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})?)?$';
+export const KeyBody = Type.Object({
+  name: Type.String(),
+  expiresAt: Type.Optional(Type.Union([Type.String({ pattern: ISO_DATE_TIME, description: 'ISO-8601 date or date-time.' }), Type.Null()])),
+  readOnly: Type.Optional(Type.Boolean()),
+});
+export type KeyBody = Static<typeof KeyBody>;
+
+/** Whether the request's body failed its schema. */
+export const invalidBody = (request: FastifyRequest) => request.validationError?.validationContext === 'body';
+
+/** The field a failed body names (`expiresAt`), or '' for the body as a whole. */
+export function invalidField(request: FastifyRequest): string {
+  if (!invalidBody(request)) return '';
+  const first = request.validationError?.validation?.[0];
+  const path =
+    String(first?.instancePath ?? '')
+      .replace(/^\//, '')
+      .split('/')[0] ?? '';
+  const missing = first?.keyword === 'required' ? String((first.params as { missingProperty?: string }).missingProperty ?? '') : '';
+  return path || missing;
+}
