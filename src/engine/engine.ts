@@ -21,6 +21,17 @@ import { createView, dropViews } from './access/views.js';
 
 type Json = Record<string, unknown>;
 
+/** What every statement handler gets. */
+interface StatementContext {
+  tree: ParseResult;
+  /** The statement's node ({SelectStmt: ...}, {CallStmt: ...}, ...). */
+  statement: Json;
+  user: UserDef;
+  signal: AbortSignal;
+  policy: AccessPolicy;
+  viaApiKey: boolean;
+}
+
 export class Engine {
   constructor(
     readonly registry: SourceRegistry,
@@ -71,87 +82,116 @@ export class Engine {
   }
 
   private async openTree(tree: ParseResult, user: UserDef, signal: AbortSignal, viaApiKey = false): Promise<Execution> {
-    const statement = tree.stmts?.[0]?.stmt as Json | undefined;
+    const statement = (tree.stmts?.[0]?.stmt ?? {}) as Json;
     // The user's permissions as they are now, for this statement.
-    const policy = new AccessPolicy(user, this.registry.permissions);
-    if (statement && 'ViewStmt' in statement) {
-      const result = await createView(statement.ViewStmt as Json, {
-        registry: this.registry,
-        policy,
-        auditLog: this.accounts?.auditLog,
-        openSelect: (select) => this.openTree(select, user, signal),
-        narrowedFor: (select) => bindStatement(select, this.registry, this.vdbName, policy).narrowed,
-      });
-      return openStaticExecution(this.runtime, staticResultSql(result), signal);
-    }
-    if (statement && 'DropStmt' in statement && (statement.DropStmt as Json).removeType === 'OBJECT_VIEW') {
-      const result = await dropViews(statement.DropStmt as Json, { registry: this.registry, policy, auditLog: this.accounts?.auditLog });
-      return openStaticExecution(this.runtime, staticResultSql(result), signal);
-    }
-    if (statement && 'CallStmt' in statement) {
-      const result = await callProcedure(procedureCall(statement.CallStmt as Json), {
-        registry: this.registry,
-        users: this.accounts?.users,
-        invites: this.accounts?.invites,
-        auditLog: this.accounts?.auditLog,
-        dropCursors: this.accounts?.dropCursors ?? (async () => undefined),
-        caller: user,
-        access: policy,
-        probe: async (sql) => (await this.openTree(parseStatement(sql), user, signal)).close(),
-        viaApiKey,
-      });
-      return openStaticExecution(this.runtime, staticResultSql(result), signal);
-    }
-    if (statement && 'ExplainStmt' in statement) {
-      const explainStmt = statement.ExplainStmt as Json;
-      const options = ((explainStmt.options as Json[] | undefined) ?? []).map((o) =>
-        String((o.DefElem as Json | undefined)?.defname ?? ''),
+    const context: StatementContext = {
+      tree,
+      statement,
+      user,
+      signal,
+      policy: new AccessPolicy(user, this.registry.permissions),
+      viaApiKey,
+    };
+    const handler = this.handlers[Object.keys(statement)[0] ?? ''] ?? this.selectStatement;
+    return handler.call(this, context);
+  }
+
+  /** The handler of each statement kind; any other kind goes to `select`, whose binding refuses it. */
+  private readonly handlers: Record<string, (context: StatementContext) => Promise<Execution>> = {
+    ViewStmt: this.createViewStatement,
+    DropStmt: this.dropViewStatement,
+    CallStmt: this.callStatement,
+    ExplainStmt: this.explainStatement,
+    InsertStmt: this.writeStatement,
+    UpdateStmt: this.writeStatement,
+    DeleteStmt: this.writeStatement,
+  };
+
+  private async createViewStatement({ statement, user, signal, policy }: StatementContext): Promise<Execution> {
+    const result = await createView(statement.ViewStmt as Json, {
+      registry: this.registry,
+      policy,
+      auditLog: this.accounts?.auditLog,
+      openSelect: (select) => this.openTree(select, user, signal),
+      narrowedFor: (select) => bindStatement(select, this.registry, this.vdbName, policy).narrowed,
+    });
+    return openStaticExecution(this.runtime, staticResultSql(result), signal);
+  }
+
+  /** DROP VIEW; other DROPs are refused by `select`. */
+  private async dropViewStatement(context: StatementContext): Promise<Execution> {
+    const { statement, signal, policy } = context;
+    if ((statement.DropStmt as Json).removeType !== 'OBJECT_VIEW') return this.selectStatement(context);
+    const result = await dropViews(statement.DropStmt as Json, { registry: this.registry, policy, auditLog: this.accounts?.auditLog });
+    return openStaticExecution(this.runtime, staticResultSql(result), signal);
+  }
+
+  private async callStatement({ statement, user, signal, policy, viaApiKey }: StatementContext): Promise<Execution> {
+    const result = await callProcedure(procedureCall(statement.CallStmt as Json), {
+      registry: this.registry,
+      users: this.accounts?.users,
+      invites: this.accounts?.invites,
+      auditLog: this.accounts?.auditLog,
+      dropCursors: this.accounts?.dropCursors ?? (async () => undefined),
+      caller: user,
+      access: policy,
+      probe: async (sql) => (await this.openTree(parseStatement(sql), user, signal)).close(),
+      viaApiKey,
+    });
+    return openStaticExecution(this.runtime, staticResultSql(result), signal);
+  }
+
+  private async explainStatement({ tree, statement, user, signal, policy }: StatementContext): Promise<Execution> {
+    const explainStmt = statement.ExplainStmt as Json;
+    const options = ((explainStmt.options as Json[] | undefined) ?? []).map((o) => String((o.DefElem as Json | undefined)?.defname ?? ''));
+    if (options.some((o) => o.toLowerCase() === 'analyze')) {
+      throw badRequest(
+        'EXPLAIN ANALYZE is not supported.',
+        'EXPLAIN shows the plan without running it; SYSLOG.QueryLog shows what ran, with durations.',
+        'Unsupported statement',
       );
-      if (options.some((o) => o.toLowerCase() === 'analyze')) {
-        throw badRequest(
-          'EXPLAIN ANALYZE is not supported.',
-          'EXPLAIN shows the plan without running it; SYSLOG.QueryLog shows what ran, with durations.',
-          'Unsupported statement',
-        );
-      }
-      const inner = explainStmt.query;
-      if (isDml(inner as Json)) {
-        throw badRequest('EXPLAIN of INSERT, UPDATE or DELETE is not supported.', 'EXPLAIN a SELECT.', 'Unsupported statement');
-      }
-      const written = structuredClone(inner);
-      const bound = bindStatement({ ...tree, stmts: [{ stmt: inner as never }] }, this.registry, this.vdbName, policy);
-      // Running would fail on a hidden column (a 403); EXPLAIN does not run, so look for one.
-      walk(written, (kind, node) => {
-        if (kind !== 'ColumnRef') return;
-        const name = fieldNames(node.fields).pop() ?? '*';
-        const qualified = bound.hiddenColumns.get(name.toLowerCase());
-        if (qualified) throw hiddenColumnDenial(qualified, user.name);
-      });
-      // A plan names every table it reads: only those the user may read themselves.
-      const behind = bound.tables.filter((t) => t.resolved.kind !== 'system' && !policy.canRead(t.resolved.schema, t.resolved.table));
-      if (behind.length > 0) {
-        throw forbidden(
-          `EXPLAIN would show tables you may not read (${behind.map((t) => `${t.resolved.schema}.${t.resolved.table.name}`).join(', ')}), read here through views or row conditions.`,
-          'Run the statement itself, or ask an administrator for READ on those tables.',
-        );
-      }
-      const route = await chooseRoute(bound, this.registry, this.options);
-      // A whole statement the source refuses (unknown function, ...) runs federated, as execution does.
-      const plan =
-        route.kind === 'whole'
-          ? await route.plan.connector.describeStatement(route.plan.sql).then(
-              () => explainWhole(route.plan),
-              () => null,
-            )
-          : route.kind === 'source-select'
-            ? explainWhole({ source: route.plan.source, sql: route.plan.pushed.sql })
-            : null;
-      return openStaticExecution(this.runtime, staticResultSql(plan ?? explain(bound, this.registry, this.options.pushdown)), signal);
     }
-    if (isDml(statement)) {
-      const result = await executeDml(tree, policy, this.registry, this.vdbName, (select, s) => this.selectRows(select, user, s), signal);
-      return openStaticExecution(this.runtime, staticResultSql(result), signal, result.sourceQueries);
+    const inner = explainStmt.query;
+    if (isDml(inner as Json)) {
+      throw badRequest('EXPLAIN of INSERT, UPDATE or DELETE is not supported.', 'EXPLAIN a SELECT.', 'Unsupported statement');
     }
+    const written = structuredClone(inner);
+    const bound = bindStatement({ ...tree, stmts: [{ stmt: inner as never }] }, this.registry, this.vdbName, policy);
+    // Running would fail on a hidden column (a 403); EXPLAIN does not run, so look for one.
+    walk(written, (kind, node) => {
+      if (kind !== 'ColumnRef') return;
+      const name = fieldNames(node.fields).pop() ?? '*';
+      const qualified = bound.hiddenColumns.get(name.toLowerCase());
+      if (qualified) throw hiddenColumnDenial(qualified, user.name);
+    });
+    // A plan names every table it reads: only those the user may read themselves.
+    const behind = bound.tables.filter((t) => t.resolved.kind !== 'system' && !policy.canRead(t.resolved.schema, t.resolved.table));
+    if (behind.length > 0) {
+      throw forbidden(
+        `EXPLAIN would show tables you may not read (${behind.map((t) => `${t.resolved.schema}.${t.resolved.table.name}`).join(', ')}), read here through views or row conditions.`,
+        'Run the statement itself, or ask an administrator for READ on those tables.',
+      );
+    }
+    const route = await chooseRoute(bound, this.registry, this.options);
+    // A whole statement the source refuses (unknown function, ...) runs federated, as execution does.
+    const plan =
+      route.kind === 'whole'
+        ? await route.plan.connector.describeStatement(route.plan.sql).then(
+            () => explainWhole(route.plan),
+            () => null,
+          )
+        : route.kind === 'source-select'
+          ? explainWhole({ source: route.plan.source, sql: route.plan.pushed.sql })
+          : null;
+    return openStaticExecution(this.runtime, staticResultSql(plan ?? explain(bound, this.registry, this.options.pushdown)), signal);
+  }
+
+  private async writeStatement({ tree, user, signal, policy }: StatementContext): Promise<Execution> {
+    const result = await executeDml(tree, policy, this.registry, this.vdbName, (select, s) => this.selectRows(select, user, s), signal);
+    return openStaticExecution(this.runtime, staticResultSql(result), signal, result.sourceQueries);
+  }
+
+  private async selectStatement({ tree, user, signal, policy }: StatementContext): Promise<Execution> {
     const bound = bindStatement(tree, this.registry, this.vdbName, policy);
     const narrowed = bound.narrowed.size > 0 || bound.hiddenColumns.size > 0 || bound.readsViews;
     try {
