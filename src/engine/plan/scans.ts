@@ -127,123 +127,167 @@ function typeFamily(type: string): 'number' | 'text' | 'date' | null {
 }
 
 export function planScans(bound: BoundStatement, registry: SourceRegistry, options: PlanOptions): Map<string, ScanPlan> {
-  const loads = new Map<string, BoundTable>();
-  for (const table of bound.tables) if (table.loadName && table.resolved.kind === 'rows') loads.set(table.loadName, table);
-  const plans = new Map<string, ScanPlan>();
-  if (loads.size === 0) return plans;
-  const tableOf = (loadName: string): TableDef => loads.get(loadName)!.resolved.table;
-  const hasColumn = (loadName: string, name: string) => tableOf(loadName).columns.some((c) => lower(c.name) === lower(name));
+  const planner = new ScanPlanner(bound, registry);
+  if (planner.loads.size === 0) return new Map();
+  const columns = planner.pruneColumns(options.pushdown);
+  if (options.pushdown) {
+    planner.pushFilters();
+    if (planner.loads.size === 1) planner.pushLimit();
+  }
+  return planner.plans(columns);
+}
 
-  // Which loads each alias names, and how often each load is referenced.
-  const aliasLoads = new Map<string, Set<string>>();
-  const references = new Map<string, number>();
+/**
+ * The scans of one statement, worked out in steps that share what they learn of the statement:
+ * which loads each alias names and how often each is referenced (constructor), the columns
+ * needed (pruneColumns), conditions and dependent joins (pushFilters), LIMIT (pushLimit).
+ */
+class ScanPlanner {
+  /** The loads of row sources, by load name. */
+  readonly loads = new Map<string, BoundTable>();
+  /** Which loads each alias names. */
+  private readonly aliasLoads = new Map<string, Set<string>>();
+  /** How often each load is referenced: a load named twice serves both, so it gets no conditions. */
+  private readonly references = new Map<string, number>();
   /** Loads whose columns are renamed by an alias list (`t AS x(a, b)`): every column is needed. */
-  const renamed = new Set<string>();
-  walk(bound.ast, (key, node) => {
-    if (key === 'JoinExpr' && isObject(node.alias)) {
-      // `(a JOIN b) AS j`: j names the loads of both sides (j.*).
-      const alias = lower(String(node.alias.aliasname));
-      if (!aliasLoads.has(alias)) aliasLoads.set(alias, new Set());
-      walk(node, (k, n) => {
-        if (k === 'RangeVar' && typeof n.relname === 'string' && loads.has(n.relname)) aliasLoads.get(alias)!.add(n.relname);
+  private readonly renamed = new Set<string>();
+  private readonly pushed = new Map<string, string[]>();
+  private readonly limitPlans = new Map<string, Pick<ScanPlan, 'orderBy' | 'limit'>>();
+  private readonly dependencies = new Map<string, ScanPlan['dependencies']>();
+
+  constructor(
+    private readonly bound: BoundStatement,
+    private readonly registry: SourceRegistry,
+  ) {
+    for (const table of bound.tables) if (table.loadName && table.resolved.kind === 'rows') this.loads.set(table.loadName, table);
+    for (const loadName of this.loads.keys()) {
+      this.pushed.set(loadName, []);
+      this.dependencies.set(loadName, []);
+    }
+    // Which loads each alias names, how often each load is referenced, which are renamed.
+    walk(this.bound.ast, (key, node) => {
+      if (key === 'JoinExpr' && isObject(node.alias)) {
+        // `(a JOIN b) AS j`: j names the loads of both sides (j.*).
+        const alias = lower(String(node.alias.aliasname));
+        if (!this.aliasLoads.has(alias)) this.aliasLoads.set(alias, new Set());
+        walk(node, (k, n) => {
+          if (k === 'RangeVar' && typeof n.relname === 'string' && this.loads.has(n.relname)) this.aliasLoads.get(alias)!.add(n.relname);
+        });
+      }
+      if (key !== 'RangeVar' || typeof node.relname !== 'string' || !this.loads.has(node.relname)) return;
+      const alias = lower(String((node.alias as Json | undefined)?.aliasname ?? node.relname));
+      if (!this.aliasLoads.has(alias)) this.aliasLoads.set(alias, new Set());
+      this.aliasLoads.get(alias)!.add(node.relname);
+      this.references.set(node.relname, (this.references.get(node.relname) ?? 0) + 1);
+      if (isObject(node.alias) && node.alias.colnames) this.renamed.add(node.relname);
+    });
+  }
+
+  private tableOf(loadName: string): TableDef {
+    return this.loads.get(loadName)!.resolved.table;
+  }
+
+  private hasColumn(loadName: string, name: string): boolean {
+    return this.tableOf(loadName).columns.some((c) => lower(c.name) === lower(name));
+  }
+
+  /** The columns each load must read (all of them without pushdown). */
+  pruneColumns(pushdown: boolean): Map<string, ColumnDef[]> {
+    // Columns needed: conservative, any reference that may mean a column of a load marks it.
+    const everything = new Set<string>();
+    const needed = new Map<string, Set<string>>([...this.loads.keys()].map((l) => [l, new Set<string>()]));
+    const markAll = (loadNames: Iterable<string>) => {
+      for (const l of loadNames) everything.add(l);
+    };
+    const markName = (loadNames: Iterable<string>, name: string) => {
+      for (const l of loadNames) if (this.hasColumn(l, name)) needed.get(l)!.add(lower(name));
+    };
+    /** The this.loads a SELECT reads directly in its FROM (not inside its subqueries). */
+    const directLoads = (select: Json): string[] => {
+      const found: string[] = [];
+      const visit = (item: unknown): void => {
+        if (!isObject(item)) return;
+        if (isObject(item.RangeVar) && typeof item.RangeVar.relname === 'string' && this.loads.has(item.RangeVar.relname))
+          found.push(item.RangeVar.relname);
+        else if (isObject(item.JoinExpr)) [item.JoinExpr.larg, item.JoinExpr.rarg].forEach(visit);
+        else if (isObject(item.RangeTableSample)) visit(item.RangeTableSample.relation);
+      };
+      for (const item of (select.fromClause as unknown[] | undefined) ?? []) visit(item);
+      return found;
+    };
+    // `*` and NATURAL JOIN mean every column of the tables in the FROM of their own SELECT: a
+    // subquery's columns (a view's, a narrowed table's) are those of its own select list.
+    const markColumns = (value: unknown, scope: readonly string[]): void => {
+      if (Array.isArray(value)) {
+        for (const item of value) markColumns(item, scope);
+        return;
+      }
+      if (!isObject(value)) return;
+      for (const [key, child] of Object.entries(value)) {
+        if (!isObject(child)) {
+          markColumns(child, scope);
+          continue;
+        }
+        if (key === 'SelectStmt') {
+          markColumns(child, directLoads(child));
+          continue;
+        }
+        if (key === 'ColumnRef') {
+          const fields = fieldNames(child.fields);
+          const last = fields[fields.length - 1]!;
+          if (fields.length === 1) {
+            if (last === '*') markAll(scope);
+            else {
+              markName(this.loads.keys(), last);
+              markAll(this.aliasLoads.get(lower(last)) ?? []); // a whole-row reference
+            }
+          } else {
+            const targets = this.aliasLoads.get(lower(fields[fields.length - 2]!)) ?? new Set<string>();
+            if (last === '*') markAll(targets);
+            else markName(targets, last);
+          }
+        } else if (key === 'JoinExpr') {
+          if (child.isNatural) markAll(scope);
+          for (const name of fieldNames(child.usingClause)) markName(this.loads.keys(), name);
+        }
+        markColumns(child, scope);
+      }
+    };
+    markColumns(this.bound.ast, [...this.loads.keys()]);
+    markAll(this.renamed);
+    const columns = new Map<string, ColumnDef[]>();
+    for (const loadName of this.loads.keys()) {
+      const all = this.tableOf(loadName).columns;
+      let used = everything.has(loadName) || !pushdown ? all : all.filter((c) => needed.get(loadName)!.has(lower(c.name)));
+      // Nothing referenced (count(*)): one column still carries the row count.
+      if (used.length === 0 && all.length > 0) used = [all[0]!];
+      columns.set(loadName, used);
+    }
+    return columns;
+  }
+
+  /** Pushes every SELECT's WHERE and ON conditions to the loads of its FROM; notes dependent joins. */
+  pushFilters(): void {
+    walk(this.bound.ast, (key, node) => {
+      if (key === 'SelectStmt') this.pushSelect(node);
+    });
+  }
+
+  /** The plans, from the columns chosen and what was pushed. */
+  plans(columns: Map<string, ColumnDef[]>): Map<string, ScanPlan> {
+    const plans = new Map<string, ScanPlan>();
+    for (const [loadName, table] of this.loads) {
+      const filters = this.pushed.get(loadName)!;
+      plans.set(loadName, {
+        bound: table,
+        columns: columns.get(loadName)!,
+        filter: filters.length > 0 ? filters.map((f) => `(${f})`).join(' AND ') : null,
+        dependencies: this.dependencies.get(loadName)!,
+        ...this.limitPlans.get(loadName),
       });
     }
-    if (key !== 'RangeVar' || typeof node.relname !== 'string' || !loads.has(node.relname)) return;
-    const alias = lower(String((node.alias as Json | undefined)?.aliasname ?? node.relname));
-    if (!aliasLoads.has(alias)) aliasLoads.set(alias, new Set());
-    aliasLoads.get(alias)!.add(node.relname);
-    references.set(node.relname, (references.get(node.relname) ?? 0) + 1);
-    if (isObject(node.alias) && node.alias.colnames) renamed.add(node.relname);
-  });
-
-  // Columns needed: conservative, any reference that may mean a column of a load marks it.
-  const everything = new Set<string>();
-  const needed = new Map<string, Set<string>>([...loads.keys()].map((l) => [l, new Set<string>()]));
-  const markAll = (loadNames: Iterable<string>) => {
-    for (const l of loadNames) everything.add(l);
-  };
-  const markName = (loadNames: Iterable<string>, name: string) => {
-    for (const l of loadNames) if (hasColumn(l, name)) needed.get(l)!.add(lower(name));
-  };
-  /** The loads a SELECT reads directly in its FROM (not inside its subqueries). */
-  const directLoads = (select: Json): string[] => {
-    const found: string[] = [];
-    const visit = (item: unknown): void => {
-      if (!isObject(item)) return;
-      if (isObject(item.RangeVar) && typeof item.RangeVar.relname === 'string' && loads.has(item.RangeVar.relname))
-        found.push(item.RangeVar.relname);
-      else if (isObject(item.JoinExpr)) [item.JoinExpr.larg, item.JoinExpr.rarg].forEach(visit);
-      else if (isObject(item.RangeTableSample)) visit(item.RangeTableSample.relation);
-    };
-    for (const item of (select.fromClause as unknown[] | undefined) ?? []) visit(item);
-    return found;
-  };
-  // `*` and NATURAL JOIN mean every column of the tables in the FROM of their own SELECT: a
-  // subquery's columns (a view's, a narrowed table's) are those of its own select list.
-  const markColumns = (value: unknown, scope: readonly string[]): void => {
-    if (Array.isArray(value)) {
-      for (const item of value) markColumns(item, scope);
-      return;
-    }
-    if (!isObject(value)) return;
-    for (const [key, child] of Object.entries(value)) {
-      if (!isObject(child)) {
-        markColumns(child, scope);
-        continue;
-      }
-      if (key === 'SelectStmt') {
-        markColumns(child, directLoads(child));
-        continue;
-      }
-      if (key === 'ColumnRef') {
-        const fields = fieldNames(child.fields);
-        const last = fields[fields.length - 1]!;
-        if (fields.length === 1) {
-          if (last === '*') markAll(scope);
-          else {
-            markName(loads.keys(), last);
-            markAll(aliasLoads.get(lower(last)) ?? []); // a whole-row reference
-          }
-        } else {
-          const targets = aliasLoads.get(lower(fields[fields.length - 2]!)) ?? new Set<string>();
-          if (last === '*') markAll(targets);
-          else markName(targets, last);
-        }
-      } else if (key === 'JoinExpr') {
-        if (child.isNatural) markAll(scope);
-        for (const name of fieldNames(child.usingClause)) markName(loads.keys(), name);
-      }
-      markColumns(child, scope);
-    }
-  };
-  markColumns(bound.ast, [...loads.keys()]);
-  markAll(renamed);
-
-  const pushed = new Map<string, string[]>([...loads.keys()].map((l) => [l, []]));
-  const limitPlans = new Map<string, Pick<ScanPlan, 'orderBy' | 'limit'>>();
-  const dependencies = new Map<string, ScanPlan['dependencies']>([...loads.keys()].map((l) => [l, []]));
-  if (options.pushdown) {
-    walk(bound.ast, (key, node) => {
-      if (key === 'SelectStmt') pushSelect(node);
-    });
+    return plans;
   }
-
-  if (options.pushdown && loads.size === 1) pushLimit();
-  for (const [loadName, table] of loads) {
-    const all = tableOf(loadName).columns;
-    let columns = everything.has(loadName) || !options.pushdown ? all : all.filter((c) => needed.get(loadName)!.has(lower(c.name)));
-    // Nothing referenced (count(*)): one column still carries the row count.
-    if (columns.length === 0 && all.length > 0) columns = [all[0]!];
-    const filters = pushed.get(loadName)!;
-    plans.set(loadName, {
-      bound: table,
-      columns,
-      filter: filters.length > 0 ? filters.map((f) => `(${f})`).join(' AND ') : null,
-      dependencies: dependencies.get(loadName)!,
-      ...limitPlans.get(loadName),
-    });
-  }
-  return plans;
 
   /**
    * LIMIT (with its ORDER BY) of a statement over one table: the source sends only the first
@@ -251,8 +295,8 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
    * the same way: all conditions pushed exactly, nothing that aggregates or removes rows after
    * the WHERE, and sort keys that are plain columns ordered alike on both sides.
    */
-  function pushLimit(): void {
-    const select = (bound.ast.stmts?.[0]?.stmt as Json | undefined)?.SelectStmt as Json | undefined;
+  pushLimit(): void {
+    const select = (this.bound.ast.stmts?.[0]?.stmt as Json | undefined)?.SelectStmt as Json | undefined;
     if (!select || select.op !== 'SETOP_NONE' || select.distinctClause || select.groupClause || select.havingClause) return;
     if (select.windowClause || select.withClause || select.valuesLists || select.lockingClause) return;
     const limit = constantInt(select.limitCount);
@@ -261,7 +305,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     const from = (select.fromClause as unknown[] | undefined) ?? [];
     const range = from.length === 1 && isObject(from[0]) && isObject(from[0].RangeVar) ? from[0].RangeVar : null;
     const loadName = range && typeof range.relname === 'string' ? range.relname : null;
-    if (!loadName || !loads.has(loadName) || (references.get(loadName) ?? 0) !== 1) return;
+    if (!loadName || !this.loads.has(loadName) || (this.references.get(loadName) ?? 0) !== 1) return;
     let simple = true;
     walk(select, (key, node) => {
       // Only scalar functions known not to aggregate; anything else might (count, sum, ...).
@@ -269,9 +313,9 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
       if (key === 'SubLink' || key === 'RangeSubselect') simple = false;
     });
     if (!simple) return;
-    const bt = loads.get(loadName)!;
+    const bt = this.loads.get(loadName)!;
     if (bt.resolved.kind !== 'rows') return;
-    const connector = registry.connectorOf(bt.resolved.source) as RowConnector;
+    const connector = this.registry.connectorOf(bt.resolved.source) as RowConnector;
     if (!connector.capabilities.limit || !connector.capabilities.orderBy) return;
     const alias = lower(String((range!.alias as Json | undefined)?.aliasname ?? loadName));
     const table = bt.resolved.table;
@@ -302,20 +346,20 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
       const nullsFirst = sort.sortby_nulls === 'SORTBY_NULLS_FIRST' || (sort.sortby_nulls !== 'SORTBY_NULLS_LAST' && descending);
       orderBy.push({ column, descending, nullsFirst });
     }
-    limitPlans.set(loadName, { orderBy, limit: limit + offset });
+    this.limitPlans.set(loadName, { orderBy, limit: limit + offset });
   }
 
-  /** Pushes the WHERE and ON conditions of one SELECT to the loads of its FROM. */
-  function pushSelect(select: Json): void {
+  /** Pushes the WHERE and ON conditions of one SELECT to the this.loads of its FROM. */
+  private pushSelect(select: Json): void {
     const scope: ScopeItem[] = [];
     const onTargets: Array<{ quals: unknown; targets: ScopeItem[] }> = [];
-    for (const item of (select.fromClause as unknown[] | undefined) ?? []) scope.push(...fromItem(item, onTargets));
+    for (const item of (select.fromClause as unknown[] | undefined) ?? []) scope.push(...this.fromItem(item, onTargets));
     if (scope.every((s) => !s.loadName)) return;
     const attempt = (condition: unknown, targets: ScopeItem[]) => {
       for (const part of conjuncts(condition)) {
         if (contains(part, 'SubLink')) continue;
-        for (const target of targets) tryPush(part, target, scope);
-        noteEquiJoin(part, targets, scope);
+        for (const target of targets) this.tryPush(part, target, scope);
+        this.noteEquiJoin(part, targets, scope);
       }
     };
     attempt(
@@ -326,15 +370,15 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
   }
 
   /** Scope items of a FROM entry; `nullable` is relative to this entry. Collects ON targets. */
-  function fromItem(item: unknown, onTargets: Array<{ quals: unknown; targets: ScopeItem[] }>): ScopeItem[] {
+  private fromItem(item: unknown, onTargets: Array<{ quals: unknown; targets: ScopeItem[] }>): ScopeItem[] {
     if (!isObject(item)) return [];
     if (isObject(item.RangeVar)) {
       const rv = item.RangeVar;
       const alias = lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname));
       // Columns renamed by an alias list: names here are not the table's, nothing is pushed through them.
       if (isObject(rv.alias) && rv.alias.colnames) return [{ alias, nullable: false }];
-      const loadName = typeof rv.relname === 'string' && loads.has(rv.relname) ? rv.relname : undefined;
-      const resolved = bound.tables.find(
+      const loadName = typeof rv.relname === 'string' && this.loads.has(rv.relname) ? rv.relname : undefined;
+      const resolved = this.bound.tables.find(
         (t) => t.loadName === loadName || (!t.loadName && t.resolved.kind !== 'rows' && t.resolved.engineName === rv.relname),
       );
       const columns = resolved ? new Set(resolved.resolved.table.columns.map((c) => lower(c.name))) : undefined;
@@ -344,8 +388,8 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
       const join = item.JoinExpr;
       const type = String(join.jointype);
       // Nullability relative to each input of this join first, then relative to the join.
-      const leftInput = fromItem(join.larg, onTargets);
-      const rightInput = fromItem(join.rarg, onTargets);
+      const leftInput = this.fromItem(join.larg, onTargets);
+      const rightInput = this.fromItem(join.rarg, onTargets);
       if (join.quals) {
         const filterable = (items: ScopeItem[]) => items.filter((s) => s.loadName && !s.nullable);
         // ON filters both inputs of an inner join, and only the null-supplying input of an outer one.
@@ -367,7 +411,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
       ];
     }
     if (isObject(item.RangeSubselect)) {
-      const projection = loadProjection(item.RangeSubselect);
+      const projection = this.loadProjection(item.RangeSubselect);
       if (projection) return [projection];
     }
     // Other subqueries and table functions: their columns are unknown here.
@@ -382,7 +426,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
    * be pushed there too. Computed columns (masks) are left out: a condition on one is about the
    * computed value.
    */
-  function loadProjection(subselect: Json): ScopeItem | null {
+  private loadProjection(subselect: Json): ScopeItem | null {
     const select = isObject(subselect.subquery) ? (subselect.subquery.SelectStmt as Json | undefined) : undefined;
     if (!select || select.op !== 'SETOP_NONE' || subselect.lateral) return null;
     for (const clause of [
@@ -402,7 +446,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     if (!alias || alias.colnames) return null;
     const from = (select.fromClause as unknown[] | undefined) ?? [];
     const range = from.length === 1 && isObject(from[0]) && isObject(from[0].RangeVar) ? from[0].RangeVar : null;
-    const loadName = range && typeof range.relname === 'string' && loads.has(range.relname) ? range.relname : undefined;
+    const loadName = range && typeof range.relname === 'string' && this.loads.has(range.relname) ? range.relname : undefined;
     if (!loadName) return null;
     // A window, aggregate or set-returning function in the select list sees the rows before an
     // outer condition: pushing it below would change what those compute.
@@ -421,13 +465,13 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
       const ref = isObject(target?.val) && isObject(target.val.ColumnRef) ? fieldNames(target.val.ColumnRef.fields) : [];
       const name = ref[ref.length - 1];
       if (ref.length !== 1 || name === '*' || (typeof target!.name === 'string' && lower(target!.name) !== lower(name!))) continue;
-      if (hasColumn(loadName, name!)) columns.add(lower(name!));
+      if (this.hasColumn(loadName, name!)) columns.add(lower(name!));
     }
     return { alias: lower(String(alias.aliasname)), loadName, columns, nullable: false };
   }
 
   /** The load and column a column reference means in `scope`, if it is a loaded table's. */
-  function resolveColumn(fields: string[], scope: ScopeItem[]): { item: ScopeItem; column: ColumnDef } | null {
+  private resolveColumn(fields: string[], scope: ScopeItem[]): { item: ScopeItem; column: ColumnDef } | null {
     const name = lower(fields[fields.length - 1] ?? '');
     let candidates: ScopeItem[];
     if (fields.length === 2) candidates = scope.filter((s) => s.alias === lower(fields[0]!));
@@ -436,16 +480,16 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
       if (candidates.some((s) => !s.columns)) return null;
     } else return null;
     if (candidates.length !== 1 || !candidates[0]!.loadName || !candidates[0]!.columns?.has(name)) return null;
-    const column = tableOf(candidates[0]!.loadName).columns.find((c) => lower(c.name) === name);
+    const column = this.tableOf(candidates[0]!.loadName).columns.find((c) => lower(c.name) === name);
     return column ? { item: candidates[0]!, column } : null;
   }
 
   /** `a.x = b.y` between two loads: each side that the condition filters may depend on the other. */
-  function noteEquiJoin(condition: unknown, targets: ScopeItem[], scope: ScopeItem[]): void {
+  private noteEquiJoin(condition: unknown, targets: ScopeItem[], scope: ScopeItem[]): void {
     const expr = isObject(condition) && isObject(condition.A_Expr) ? condition.A_Expr : null;
     if (!expr || expr.kind !== 'AEXPR_OP' || fieldNames(expr.name)[0] !== '=') return;
     const side = (node: unknown) =>
-      isObject(node) && isObject(node.ColumnRef) ? resolveColumn(fieldNames(node.ColumnRef.fields), scope) : null;
+      isObject(node) && isObject(node.ColumnRef) ? this.resolveColumn(fieldNames(node.ColumnRef.fields), scope) : null;
     const left = side(expr.lexpr);
     const right = side(expr.rexpr);
     if (!left || !right || left.item.loadName === right.item.loadName) return;
@@ -457,17 +501,17 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
     ] as const) {
       const loadName = target.item.loadName!;
       if (!targets.some((t) => t.loadName === loadName && t.alias === target.item.alias)) continue;
-      if ((references.get(loadName) ?? 0) !== 1) continue;
-      dependencies.get(loadName)!.push({ column: target.column, from: other.item.loadName!, fromColumn: other.column });
+      if ((this.references.get(loadName) ?? 0) !== 1) continue;
+      this.dependencies.get(loadName)!.push({ column: target.column, from: other.item.loadName!, fromColumn: other.column });
     }
   }
 
-  function tryPush(condition: unknown, target: ScopeItem, scope: ScopeItem[]): void {
+  private tryPush(condition: unknown, target: ScopeItem, scope: ScopeItem[]): void {
     const loadName = target.loadName!;
-    if ((references.get(loadName) ?? 0) !== 1) return;
-    const bt = loads.get(loadName)!;
+    if ((this.references.get(loadName) ?? 0) !== 1) return;
+    const bt = this.loads.get(loadName)!;
     if (bt.resolved.kind !== 'rows') return;
-    const connector = registry.connectorOf(bt.resolved.source) as RowConnector;
+    const connector = this.registry.connectorOf(bt.resolved.source) as RowConnector;
     if (!connector.capabilities.filters) return;
     const table = bt.resolved.table;
     const generator = connector.dialect.predicates({
@@ -487,7 +531,7 @@ export function planScans(bound: BoundStatement, registry: SourceRegistry, optio
       castMayFail: (column) => castMayFail(connector, column),
     });
     try {
-      pushed.get(loadName)!.push(generator.generate(condition).sql);
+      this.pushed.get(loadName)!.push(generator.generate(condition).sql);
     } catch (err) {
       if (!(err instanceof CannotPushDown)) throw err;
     }
