@@ -81,38 +81,57 @@ export interface AccessRewrite {
 
 /** Checks and rewrites, in place, the tables a statement reads for `policy`'s user; expands views. */
 export function applyAccess(statement: Json, registry: SourceRegistry, policy: AccessPolicy): AccessRewrite {
-  const hidden: HiddenColumns = new Map();
-  const narrowed = new Set<string>();
-  const approved = new WeakSet<Json>();
-  const cteReferences = new WeakSet<Json>();
-  const rowConditions = new WeakMap<Json, Json>();
-  const narrowings = new WeakSet<Json>();
-  const referenced = referencedColumns(statement);
-  /** Tables named inside views: the view's grant covers them (not checked, still filtered and masked). */
-  const insideViews = new WeakSet<Json>();
-  /** Views being expanded, to stop a view that reads itself. */
-  const expanding: string[] = [];
-  let readsViews = false;
-  rewrite(statement, new Set());
+  const rewriter = new AccessRewriter(statement, registry, policy);
+  rewriter.rewrite(statement, new Set());
   replaceUserFunctions(statement, policy.user.name);
-  return { hidden, narrowed, approved, cteReferences, readsViews, rowConditions, narrowings };
+  return rewriter.result();
+}
+
+/** One statement's access rewrite: what it found so far, and the steps that find it. */
+class AccessRewriter {
+  readonly hidden: HiddenColumns = new Map();
+  readonly narrowed = new Set<string>();
+  readonly approved = new WeakSet<Json>();
+  readonly cteReferences = new WeakSet<Json>();
+  readonly rowConditions = new WeakMap<Json, Json>();
+  readonly narrowings = new WeakSet<Json>();
+  /** Which column names the statement may use (conservatively), to leave the others out of narrowings. */
+  private readonly referenced: { all: boolean; names: Set<string> };
+  /** Tables named inside views: the view's grant covers them (not checked, still filtered and masked). */
+  private readonly insideViews = new WeakSet<Json>();
+  /** Views being expanded, to stop a view that reads itself. */
+  private readonly expanding: string[] = [];
+  private readsViews = false;
+
+  constructor(
+    statement: Json,
+    private readonly registry: SourceRegistry,
+    private readonly policy: AccessPolicy,
+  ) {
+    this.referenced = referencedColumns(statement);
+  }
+
+  result(): AccessRewrite {
+    const { hidden, narrowed, approved, cteReferences, readsViews, rowConditions, narrowings } = this;
+    return { hidden, narrowed, approved, cteReferences, readsViews, rowConditions, narrowings };
+  }
 
   /** Rewrites the FROM lists below `value`; `scope` holds the CTE names visible there. */
-  function rewrite(value: unknown, scope: ReadonlySet<string>): void {
+  rewrite(value: unknown, scope: ReadonlySet<string>): void {
     if (Array.isArray(value)) {
-      for (const item of value) rewrite(item, scope);
+      for (const item of value) this.rewrite(item, scope);
       return;
     }
     if (!isObject(value)) return;
-    const inner = isObject(value.withClause) ? withScope(value.withClause, scope) : scope;
+    const inner = isObject(value.withClause) ? this.withScope(value.withClause, scope) : scope;
     for (const [key, child] of Object.entries(value)) {
       if (key === 'withClause') continue;
       if (key === 'fromClause' && Array.isArray(child)) {
         const conditions: Json[] = [];
-        value[key] = child.map((item) => fromItem(item, { nullable: false, conditions }, inner));
+        value[key] = child.map((item) => this.fromItem(item, { nullable: false, conditions }, inner));
         // Row conditions of tables that are not null-extended hold as well in this WHERE.
         if (conditions.length > 0) value.whereClause = allOf([value.whereClause, ...conditions]);
-      } else rewrite(child, inner);
+      } else this.rewrite(child, inner);
     }
   }
 
@@ -120,7 +139,7 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
    * A WITH clause: each CTE's query sees the CTEs before it (and itself when RECURSIVE) and
    * the enclosing ones; the statement sees all. Returns the statement's scope.
    */
-  function withScope(withClause: Json, outer: ReadonlySet<string>): Set<string> {
+  private withScope(withClause: Json, outer: ReadonlySet<string>): Set<string> {
     const ctes = ((withClause.ctes as Json[] | undefined) ?? []).map((c) => c.CommonTableExpr as Json);
     const names = ctes.map((c) => lower(String(c.ctename ?? '')));
     const reserved = names.find((n) => n.startsWith('__vdb_'));
@@ -129,23 +148,31 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
     // RECURSIVE: a query sees itself too, but never a later one (the engine resolves names in order).
     ctes.forEach((cte, i) => {
       if (withClause.recursive) requireRecursiveForm(cte, names[i]!);
-      rewrite(cte.ctequery, new Set([...outer, ...names.slice(0, withClause.recursive ? i + 1 : i)]));
+      this.rewrite(cte.ctequery, new Set([...outer, ...names.slice(0, withClause.recursive ? i + 1 : i)]));
       cte.ctename = cteEngineName(names[i]!);
     });
     return new Set([...outer, ...names]);
   }
 
-  function fromItem(item: unknown, context: FromContext, scope: ReadonlySet<string>): unknown {
+  private fromItem(item: unknown, context: FromContext, scope: ReadonlySet<string>): unknown {
     if (!isObject(item)) return item;
-    if (isObject(item.RangeVar)) return restrictTable(item.RangeVar, context, scope) ?? item;
+    if (isObject(item.RangeVar)) return this.restrictTable(item.RangeVar, context, scope) ?? item;
     if (isObject(item.JoinExpr)) {
       const join = item.JoinExpr;
       const type = String(join.jointype);
       // Behind a join's own alias the tables' names are not visible to the WHERE: keep them narrowed in place.
       if (join.alias) context = { ...context, nullable: true };
-      join.larg = fromItem(join.larg, { ...context, nullable: context.nullable || type === 'JOIN_RIGHT' || type === 'JOIN_FULL' }, scope);
-      join.rarg = fromItem(join.rarg, { ...context, nullable: context.nullable || type === 'JOIN_LEFT' || type === 'JOIN_FULL' }, scope);
-      rewrite(join.quals, scope);
+      join.larg = this.fromItem(
+        join.larg,
+        { ...context, nullable: context.nullable || type === 'JOIN_RIGHT' || type === 'JOIN_FULL' },
+        scope,
+      );
+      join.rarg = this.fromItem(
+        join.rarg,
+        { ...context, nullable: context.nullable || type === 'JOIN_LEFT' || type === 'JOIN_FULL' },
+        scope,
+      );
+      this.rewrite(join.quals, scope);
       return item;
     }
     if (isObject(item.RangeTableSample)) {
@@ -155,7 +182,7 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
       const relation = isObject(sample.relation) && isObject(sample.relation.RangeVar) ? sample.relation.RangeVar : null;
       const named =
         relation && !scope.has(String(relation.relname).toLowerCase())
-          ? registry.resolve(typeof relation.schemaname === 'string' ? relation.schemaname : undefined, String(relation.relname))
+          ? this.registry.resolve(typeof relation.schemaname === 'string' ? relation.schemaname : undefined, String(relation.relname))
           : null;
       if (named?.kind === 'view')
         throw badRequest(
@@ -163,16 +190,16 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
           'Sample the tables the view reads, or filter the view with a WHERE on random().',
           'Unsupported statement',
         );
-      if (!relation || restrictTable(relation, context, scope) !== null) {
+      if (!relation || this.restrictTable(relation, context, scope) !== null) {
         throw forbidden(
-          'TABLESAMPLE cannot sample a table you see only part of (hidden columns or masks).',
+          'TABLESAMPLE cannot sample a table you see only part of (this.hidden columns or masks).',
           'Sample with a WHERE on random(), or ask an administrator.',
         );
       }
-      rewrite(sample.args, scope);
+      this.rewrite(sample.args, scope);
       return item;
     }
-    rewrite(item, scope);
+    this.rewrite(item, scope);
     return item;
   }
 
@@ -181,43 +208,43 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
    * when only its rows are limited and the condition can join the enclosing WHERE (the planners
    * then see a plain table: partial aggregation, join pushdown); else a narrowing subquery.
    */
-  function restrictTable(range: Json, context: FromContext, scope: ReadonlySet<string>): Json | null {
+  private restrictTable(range: Json, context: FromContext, scope: ReadonlySet<string>): Json | null {
     const relname = String(range.relname ?? '');
     const schemaname = typeof range.schemaname === 'string' ? range.schemaname : undefined;
     if (administratorsTables.has(range)) {
-      approved.add(range);
+      this.approved.add(range);
       return null;
     }
     if (schemaname === undefined && scope.has(relname.toLowerCase())) {
-      cteReferences.add(range);
+      this.cteReferences.add(range);
       // Renamed with its WITH query: should the engine not see that query here, the name
       // reaches nothing of the engine's own (its catalog has no such name), never a table.
       range.alias ??= { aliasname: relname };
       range.relname = cteEngineName(relname.toLowerCase());
       return null;
     }
-    const resolved = registry.resolve(schemaname, relname);
-    approved.add(range);
-    const viaView = insideViews.has(range);
-    if (resolved.kind === 'view') return expandView(range, resolved.table, viaView);
-    if (policy.admin) return null;
+    const resolved = this.registry.resolve(schemaname, relname);
+    this.approved.add(range);
+    const viaView = this.insideViews.has(range);
+    if (resolved.kind === 'view') return this.expandView(range, resolved.table, viaView);
+    if (this.policy.admin) return null;
     const restriction =
       resolved.kind === 'system'
-        ? systemRestriction(resolved.schema, resolved.table)
-        : tableRestriction(resolved.schema, resolved.table, viaView);
+        ? this.systemRestriction(resolved.schema, resolved.table)
+        : this.tableRestriction(resolved.schema, resolved.table, viaView);
     if (!restriction) return null;
-    const flat = flatCondition(range, restriction, context);
+    const flat = this.flatCondition(range, restriction, context);
     if (flat) {
-      narrowed.add(`${resolved.schema}.${resolved.table.name}`);
+      this.narrowed.add(`${resolved.schema}.${resolved.table.name}`);
       context.conditions.push(flat);
       const own = anyOfConditions(restriction.conditions!);
-      replaceUserFunctions({ own }, policy.user.name);
-      rowConditions.set(range, own);
+      replaceUserFunctions({ own }, this.policy.user.name);
+      this.rowConditions.set(range, own);
       return null;
     }
     const table = { ...range, alias: { aliasname: relname } };
-    approved.add(table);
-    return restrict(range, { RangeVar: table }, resolved.schema, resolved.table, restriction);
+    this.approved.add(table);
+    return this.restrict(range, { RangeVar: table }, resolved.schema, resolved.table, restriction);
   }
 
   /**
@@ -226,7 +253,7 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
    * null-extended side of an outer join, and the condition has no subquery (whose names would
    * belong to other scopes).
    */
-  function flatCondition(range: Json, restriction: Restriction, context: FromContext): Json | null {
+  private flatCondition(range: Json, restriction: Restriction, context: FromContext): Json | null {
     if (context.nullable || restriction.conditions === null || restriction.hidden.length > 0) return null;
     if (restriction.columns.some((c) => c.mask !== null)) return null;
     if (isObject(range.alias) && range.alias.colnames) return null;
@@ -240,104 +267,107 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
    * the tables inside are still filtered and masked for the user (their conditions and masks
    * apply wherever the table is reached).
    */
-  function expandView(range: Json, view: ViewDef, viaView: boolean): Json {
+  private expandView(range: Json, view: ViewDef, viaView: boolean): Json {
     const qualified = `${view.schema}.${view.name}`;
-    if (expanding.includes(qualified)) {
+    if (this.expanding.includes(qualified)) {
       throw badRequest(
-        `View ${qualified} reads itself (${[...expanding, qualified].join(' -> ')}).`,
+        `View ${qualified} reads itself (${[...this.expanding, qualified].join(' -> ')}).`,
         'Replace one of these views so that they do not read each other in a circle.',
         'Invalid view',
       );
     }
-    const restriction = policy.admin ? null : tableRestriction(view.schema, view, viaView);
+    const restriction = this.policy.admin ? null : this.tableRestriction(view.schema, view, viaView);
     // A view shows its reader what the view's tables hold beyond the reader's own grants.
-    if (!policy.admin) readsViews = true;
+    if (!this.policy.admin) this.readsViews = true;
     const body = viewBody(view);
     // The view's own column references decide which columns of its tables it needs.
     const inside = referencedColumns(body);
-    referenced.all ||= inside.all;
-    for (const name of inside.names) referenced.names.add(name);
+    this.referenced.all ||= inside.all;
+    for (const name of inside.names) this.referenced.names.add(name);
     walk(body, (kind, node) => {
-      if (kind === 'RangeVar') insideViews.add(node);
+      if (kind === 'RangeVar') this.insideViews.add(node);
     });
-    expanding.push(qualified);
+    this.expanding.push(qualified);
     // A view's SELECT sees its own WITH queries, never those of the statement reading it.
-    rewrite(body, new Set());
-    expanding.pop();
+    this.rewrite(body, new Set());
+    this.expanding.pop();
     const colnames = view.columns.map((c) => ({ String: { sval: c.name } }));
     const inner = { RangeSubselect: { subquery: body, alias: { aliasname: view.name, colnames } } };
-    if (restriction) return restrict(range, inner, view.schema, view, restriction);
+    if (restriction) return this.restrict(range, inner, view.schema, view, restriction);
     const alias = isObject(range.alias) ? { colnames, ...range.alias } : { aliasname: view.name, colnames };
     return { RangeSubselect: { subquery: body, alias } };
   }
 
   /** Tables read by a condition or mask are read as they are (the administrator chose them). */
-  function approveTables(expression: Json): Json {
+  private approveTables(expression: Json): Json {
     walk(expression, (kind, node) => {
-      if (kind === 'RangeVar') approved.add(node);
+      if (kind === 'RangeVar') this.approved.add(node);
     });
     return expression;
   }
 
   /** `(SELECT shown columns FROM inner WHERE conditions) AS alias`: a table as the user sees it. */
-  function restrict(range: Json, inner: Json, schema: string, table: TableDef, restriction: Restriction): Json {
+  private restrict(range: Json, inner: Json, schema: string, table: TableDef, restriction: Restriction): Json {
     const relname = String(range.relname ?? '');
-    for (const column of restriction.hidden) hidden.set(lower(column.name), `${schema}.${table.name}.${column.name}`);
-    if (!SYSTEM_SCHEMAS.includes(schema as never)) narrowed.add(`${schema}.${table.name}`);
+    for (const column of restriction.hidden) this.hidden.set(lower(column.name), `${schema}.${table.name}.${column.name}`);
+    if (!SYSTEM_SCHEMAS.includes(schema as never)) this.narrowed.add(`${schema}.${table.name}`);
 
-    const used = restriction.columns.filter((c) => referenced.all || referenced.names.has(lower(c.column.name)));
+    const used = restriction.columns.filter((c) => this.referenced.all || this.referenced.names.has(lower(c.column.name)));
     // A subquery needs one column even when none is named (count(*)).
     const shown = used.length > 0 ? used : restriction.columns.slice(0, 1);
     const targetList = shown.map(({ column, mask }) => ({
       ResTarget: {
         name: column.name,
-        val: mask === null ? { ColumnRef: { fields: [{ String: { sval: column.name } }] } } : approveTables(parseExpression(mask, 'mask')),
+        val:
+          mask === null
+            ? { ColumnRef: { fields: [{ String: { sval: column.name } }] } }
+            : this.approveTables(parseExpression(mask, 'mask')),
       },
     }));
     const select: Json = { targetList, fromClause: [inner], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' };
-    if (restriction.conditions !== null) select.whereClause = approveTables(anyOfConditions(restriction.conditions));
+    if (restriction.conditions !== null) select.whereClause = this.approveTables(anyOfConditions(restriction.conditions));
     const alias = isObject(range.alias) ? range.alias : { aliasname: relname };
     const narrowing = { RangeSubselect: { subquery: { SelectStmt: select }, alias } };
-    narrowings.add(narrowing);
+    this.narrowings.add(narrowing);
     return narrowing;
   }
 
-  function tableRestriction(schema: string, table: TableDef, viaView: boolean): Restriction | null {
-    if (!viaView && !policy.canRead(schema, table))
-      throw policy.denial('R', [schema, table.name], 'kind' in table && table.kind === 'View' ? 'view' : 'table');
-    const readable = viaView ? table.columns : policy.readableColumns(schema, table);
-    const columns = readable.map((column) => ({ column, mask: policy.columnMask(schema, table, column) }));
-    const conditions = policy.rowConditions('R', schema, table, viaView);
+  private tableRestriction(schema: string, table: TableDef, viaView: boolean): Restriction | null {
+    if (!viaView && !this.policy.canRead(schema, table))
+      throw this.policy.denial('R', [schema, table.name], 'kind' in table && table.kind === 'View' ? 'view' : 'table');
+    const readable = viaView ? table.columns : this.policy.readableColumns(schema, table);
+    const columns = readable.map((column) => ({ column, mask: this.policy.columnMask(schema, table, column) }));
+    const conditions = this.policy.rowConditions('R', schema, table, viaView);
     const hiddenColumns = table.columns.filter((c) => !readable.includes(c));
     if (hiddenColumns.length === 0 && conditions === null && columns.every((c) => c.mask === null)) return null;
     return { columns, conditions, hidden: hiddenColumns };
   }
 
   /** System tables: readable by everyone, showing only the objects the user may see. */
-  function systemRestriction(schema: string, table: TableDef): Restriction | null {
-    const user = policy.user;
+  private systemRestriction(schema: string, table: TableDef): Restriction | null {
+    const user = this.policy.user;
     const plain = table.columns.map((column) => ({ column, mask: null as string | null }));
     const only = (column: string, values: readonly string[]): Restriction => ({
       columns: plain,
       conditions: [values.length === 0 ? 'FALSE' : `${quoteIdent(column)} IN (${values.map(sqlLiteral).join(', ')})`],
       hidden: [],
     });
-    const sources = registry.sources.filter((s) => policy.seesSchema(s.name, s.tables));
+    const sources = this.registry.sources.filter((s) => this.policy.seesSchema(s.name, s.tables));
     switch (`${schema}.${table.name}`) {
       case 'SYS.Schemas': {
-        const virtual = registry.virtualSchemas().filter((v) => policy.seesSchema(v, registry.tablesOf(v)));
+        const virtual = this.registry.virtualSchemas().filter((v) => this.policy.seesSchema(v, this.registry.tablesOf(v)));
         return only('Name', [...SYSTEM_SCHEMAS, ...sources.map((s) => s.name), ...virtual]);
       }
       case 'SYS.Tables':
         return only(
           'UID',
-          visibleTables().map(({ table: t }) => t.uid),
+          this.visibleTables().map(({ table: t }) => t.uid),
         );
       case 'SYS.Columns':
         return only(
           'UID',
-          visibleTables().flatMap(({ schema: s, table: t }) =>
-            (s === null ? t.columns : policy.readableColumns(s, t)).map((c) => `${t.uid}#${c.position}`),
+          this.visibleTables().flatMap(({ schema: s, table: t }) =>
+            (s === null ? t.columns : this.policy.readableColumns(s, t)).map((c) => `${t.uid}#${c.position}`),
           ),
         );
       case 'SYSADMIN.DataSources':
@@ -362,13 +392,13 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
   }
 
   /** Source tables the user may read (schema set) and every system table (schema null). */
-  function visibleTables(): Array<{ schema: string | null; table: TableDef }> {
+  private visibleTables(): Array<{ schema: string | null; table: TableDef }> {
     return [
-      ...registry.systemTables().map((table) => ({ schema: null, table })),
-      ...registry.sources.flatMap((s) =>
-        s.tables.filter((t) => policy.canRead(s.name, t)).map((table) => ({ schema: s.name as string | null, table })),
+      ...this.registry.systemTables().map((table) => ({ schema: null, table })),
+      ...this.registry.sources.flatMap((s) =>
+        s.tables.filter((t) => this.policy.canRead(s.name, t)).map((table) => ({ schema: s.name as string | null, table })),
       ),
-      ...registry.views.filter((v) => policy.canRead(v.schema, v)).map((table) => ({ schema: table.schema as string | null, table })),
+      ...this.registry.views.filter((v) => this.policy.canRead(v.schema, v)).map((table) => ({ schema: table.schema as string | null, table })),
     ];
   }
 }
