@@ -398,7 +398,9 @@ class AccessRewriter {
       ...this.registry.sources.flatMap((s) =>
         s.tables.filter((t) => this.policy.canRead(s.name, t)).map((table) => ({ schema: s.name as string | null, table })),
       ),
-      ...this.registry.views.filter((v) => this.policy.canRead(v.schema, v)).map((table) => ({ schema: table.schema as string | null, table })),
+      ...this.registry.views
+        .filter((v) => this.policy.canRead(v.schema, v))
+        .map((table) => ({ schema: table.schema as string | null, table })),
     ];
   }
 }
