@@ -43,11 +43,6 @@ export function tryCast(expr: string, type: string): string {
 /** Values arrive in a raw class; the load casts them to the column's type where they differ. */
 const needsCast = (column: ColumnDef, raw: RawType | undefined) => raw !== column.type;
 
-/**
- * Streams a table of a row-delivered source into a temporary table of the connection, in the
- * raw storage classes the connector hands over, then exposes it under `loadName` with each
- * column cast to its catalog type. Values that do not fit are NULL and reported as warnings.
- */
 /** Loads the rows of a join that its source computed; returns the warnings of the load. */
 export async function loadJoinGroup(connection: DuckDBConnection, group: JoinGroup, signal: AbortSignal): Promise<string[]> {
   const { connector, source } = group;
@@ -125,6 +120,11 @@ export async function dependentKeys(
   return best;
 }
 
+/**
+ * Streams a scan of a row-delivered source into the connection (loadBatches: raw classes, then
+ * each column cast to its catalog type; values that do not fit are NULL and reported as
+ * warnings). Under a row condition the load keeps only the rows the condition lets through.
+ */
 export async function loadRows(
   connection: DuckDBConnection,
   registry: SourceRegistry,

@@ -2,13 +2,11 @@
  * System procedures called with CALL: the SQL door onto catalog operations (Data Virtuality's
  * names). Each returns a small result (columns and rows) that is encoded like any other.
  *
- *   SYSADMIN.createConnection(name, template, connectionProps, encryptedProperties)
- *   SYSADMIN.createDataSource(name, translator, modelProperties, translatorProperties)
- *   SYSADMIN.removeDataSource(name)
- *   SYSADMIN.refreshDataSource(name)
- *   SYSADMIN.removeConnection(name)
- *   SYSADMIN.addUser(name, password), SYSADMIN.addExternalUser(name, provider),
- *   SYSADMIN.removeUser(name), SYSADMIN.changeUserPwd(name, password), SYSADMIN.revokeTokens(name)
+ * Sources: createConnection, createDataSource, removeDataSource, refreshDataSource,
+ * removeConnection. Users: addUser, addExternalUser, inviteUser, removeUser, changeUserPwd,
+ * revokeTokens. Roles and permissions: addRole, removeRole, addUserRole, removeUserRole,
+ * setPermissions. All in SYSADMIN; their arguments are in docs/sql.md ("User procedures") and
+ * docs/sources.md.
  *
  * Arguments are positional or named (name => 'x'); props are `key=value,key=value` strings.
  */
