@@ -23,9 +23,18 @@ export interface ColumnDef {
   description?: string | null;
 }
 
+/** A table's name in its source, structured: the source's dialect quotes it where SQL needs it. */
+export interface SourceTableName {
+  schema?: string;
+  table: string;
+}
+
 export interface TableDef {
   name: string;
+  /** The name as the source's SQL writes it (shown in SYS.Tables). */
   nameInSource: string;
+  /** The same name, structured. Absent in catalogs written before 0.2.0 (the dialect parses nameInSource then). */
+  sourceName?: SourceTableName;
   kind: 'Table' | 'View';
   columns: ColumnDef[];
   primaryKey: string[];

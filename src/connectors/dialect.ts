@@ -4,7 +4,7 @@
  * connector is. The defaults here are the common SQL behaviour; each dialect overrides only
  * what differs (Kysely's way), and a rule that cannot be pushed declines (false or null).
  */
-import type { ColumnDef } from '../catalog/types.js';
+import type { ColumnDef, SourceTableName, TableDef } from '../catalog/types.js';
 import type { PredicateGenerator, PredicateScope } from './sql/predicate.js';
 
 /** A scope without a table: for quoting and literals only. */
@@ -26,9 +26,18 @@ export abstract class SourceDialect {
     return this.predicates(NO_TABLE).quoteIdentifier(name);
   }
 
-  /** A table of the catalog in FROM: its `nameInSource`, stored already quoted by default. */
-  tableSql(nameInSource: string): string {
-    return nameInSource;
+  /** A catalog's `nameInSource` as its parts (for tables imported before names were kept structured). */
+  abstract parseTableName(nameInSource: string): SourceTableName;
+
+  /** A table's name in the source, structured. */
+  tableName(table: Pick<TableDef, 'nameInSource' | 'sourceName'>): SourceTableName {
+    return table.sourceName ?? this.parseTableName(table.nameInSource);
+  }
+
+  /** A table of the catalog as the source's SQL names it (FROM, INSERT INTO). */
+  tableSql(table: Pick<TableDef, 'nameInSource' | 'sourceName'>): string {
+    const { schema, table: name } = this.tableName(table);
+    return schema === undefined ? this.quoteIdentifier(name) : `${this.quoteIdentifier(schema)}.${this.quoteIdentifier(name)}`;
   }
 
   /**

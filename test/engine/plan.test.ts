@@ -280,3 +280,17 @@ describe('across sources', () => {
     assert.equal(grouped('my'), undefined);
   });
 });
+
+describe('table names', () => {
+  test('a table name is kept structured and quoted by its dialect; names imported before 0.2.0 are parsed', () => {
+    const dialectOf = (name: string) => (services.registry.connectorOf(services.registry.findSource(name)!) as RowConnector).dialect;
+    const pg = dialectOf('pg');
+    assert.equal(pg.tableSql({ nameInSource: '"public"."we""ird"' }), '"public"."we""ird"');
+    assert.equal(pg.tableSql({ nameInSource: 'x', sourceName: { schema: 'public', table: 'we"ird' } }), '"public"."we""ird"');
+    assert.deepEqual(pg.tableName({ nameInSource: '"s"."t"' }), { schema: 's', table: 't' });
+    const my = dialectOf('my');
+    assert.equal(my.tableSql({ nameInSource: '`db`.`ti``ck`' }), '`db`.`ti``ck`');
+    assert.deepEqual(my.tableName({ nameInSource: '`db`.`ti``ck`' }), { schema: 'db', table: 'ti`ck' });
+    assert.equal(dialectOf('lite').tableSql({ nameInSource: 'odd "name"' }), '"odd ""name"""');
+  });
+});

@@ -1,6 +1,6 @@
 import mysql from 'mysql2';
 import type { FieldPacket, Pool, PoolConnection, RowDataPacket } from 'mysql2';
-import type { ColumnDef, SourceDef } from '../../catalog/types.js';
+import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { badRequest } from '../../errors.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, StatementColumn } from '../types.js';
@@ -161,6 +161,7 @@ export class MysqlConnector implements RowConnector {
         table = {
           name: isDefault ? String(row.name) : key,
           nameInSource: `${quoteMysql(String(row.db))}.${quoteMysql(String(row.name))}`,
+          sourceName: { schema: String(row.db), table: String(row.name) },
           kind: String(row.kind).includes('VIEW') ? 'View' : 'Table',
           columns: [],
           primaryKey: [],
@@ -197,7 +198,7 @@ export class MysqlConnector implements RowConnector {
     const list = request.columns.map((c) => quoteMysql(c.nameInSource)).join(', ') || 'NULL';
     const where = request.filter ? ` WHERE ${request.filter}` : '';
     if (request.aggregates) return aggregateSelect(request, quoteMysql, where);
-    return `SELECT ${list} FROM ${request.table.nameInSource}${where}${orderAndLimit(request, quoteMysql)}`;
+    return `SELECT ${list} FROM ${this.dialect.tableSql(request.table)}${where}${orderAndLimit(request, quoteMysql)}`;
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
@@ -257,11 +258,6 @@ export class MysqlConnector implements RowConnector {
     return lease;
   }
 
-  qualifiedName(nameInSource: string): { schema?: string; name: string } {
-    const m = /^`((?:[^`]|``)*)`\.`((?:[^`]|``)*)`$/.exec(nameInSource);
-    return m ? { schema: m[1]!.replace(/``/g, '`'), name: m[2]!.replace(/``/g, '`') } : { name: nameInSource };
-  }
-
   /** Runs `work` on a connection of its own, killing its statement when `signal` aborts. */
   private async withConnection<T>(signal: AbortSignal, work: (connection: PoolConnection) => Promise<T>, disposable = false): Promise<T> {
     const lease = await this.acquire(signal);
@@ -295,7 +291,7 @@ export class MysqlConnector implements RowConnector {
 
   /** Multi-row INSERTs of text values (converted by MySQL), in one transaction. */
   async insertRows(
-    nameInSource: string,
+    table: TableDef,
     columns: readonly ColumnDef[],
     batches: AsyncIterable<Array<string | null>[]>,
     signal: AbortSignal,
@@ -308,7 +304,9 @@ export class MysqlConnector implements RowConnector {
       try {
         for await (const batch of batches) {
           for (let start = 0; start < batch.length; start += 1000) {
-            const [result] = await db.query(`INSERT INTO ${nameInSource} (${list}) VALUES ?`, [batch.slice(start, start + 1000)]);
+            const [result] = await db.query(`INSERT INTO ${this.dialect.tableSql(table)} (${list}) VALUES ?`, [
+              batch.slice(start, start + 1000),
+            ]);
             count += Number((result as { affectedRows?: number }).affectedRows ?? 0);
           }
         }

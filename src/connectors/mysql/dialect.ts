@@ -3,7 +3,7 @@
  * trailing spaces, so `=`, IN and LIKE find a superset of the engine's rows, and text is neither
  * ordered nor grouped as the engine does.
  */
-import type { ColumnDef } from '../../catalog/types.js';
+import type { ColumnDef, SourceTableName } from '../../catalog/types.js';
 import { SourceDialect } from '../dialect.js';
 import { CannotPushDown, PredicateGenerator, type Generated, type PredicateScope } from '../sql/predicate.js';
 
@@ -35,6 +35,12 @@ export class MysqlDialect extends SourceDialect {
 
   predicates(scope: PredicateScope): PredicateGenerator {
     return new MysqlPredicates(scope);
+  }
+
+  /** `` `database`.`table` ``, as the importer wrote it. */
+  parseTableName(nameInSource: string): SourceTableName {
+    const m = /^`((?:[^`]|``)*)`\.`((?:[^`]|``)*)`$/.exec(nameInSource);
+    return m ? { schema: m[1]!.replace(/``/g, '`'), table: m[2]!.replace(/``/g, '`') } : { table: nameInSource };
   }
 
   /** Text keys match case-insensitively: batches of keys could overlap. */

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import type { ColumnDef, SourceDef } from '../../catalog/types.js';
+import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, StatementColumn } from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
@@ -128,6 +128,7 @@ export class PostgresConnector implements RowConnector {
       return {
         name: isDefault ? row.name : `${row.schema}.${row.name}`,
         nameInSource: `${quotePg(row.schema)}.${quotePg(row.name)}`,
+        sourceName: { schema: row.schema, table: row.name },
         kind: row.kind === 'v' || row.kind === 'm' ? 'View' : 'Table',
         columns,
         primaryKey: row.primary_key ?? [],
@@ -158,7 +159,7 @@ export class PostgresConnector implements RowConnector {
       .join(', ');
     const where = request.filter ? ` WHERE ${request.filter}` : '';
     if (request.aggregates) return aggregateSelect(request, quotePg, where);
-    return `SELECT ${list || 'NULL'} FROM ${request.table.nameInSource}${where}${orderAndLimit(request, quotePg)}`;
+    return `SELECT ${list || 'NULL'} FROM ${this.dialect.tableSql(request.table)}${where}${orderAndLimit(request, quotePg)}`;
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
@@ -284,11 +285,6 @@ export class PostgresConnector implements RowConnector {
     }
   }
 
-  qualifiedName(nameInSource: string): { schema?: string; name: string } {
-    const m = /^"((?:[^"]|"")*)"\."((?:[^"]|"")*)"$/.exec(nameInSource);
-    return m ? { schema: m[1]!.replace(/""/g, '"'), name: m[2]!.replace(/""/g, '"') } : { name: nameInSource };
-  }
-
   /** Runs `work` on one pooled client, cancelling its statement when `signal` aborts. */
   private async withClient<T>(signal: AbortSignal, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const lease = await this.acquire(signal);
@@ -308,7 +304,7 @@ export class PostgresConnector implements RowConnector {
 
   /** Multi-row INSERTs with parameters (text values, cast by PostgreSQL), in one transaction. */
   async insertRows(
-    nameInSource: string,
+    table: TableDef,
     columns: readonly ColumnDef[],
     batches: AsyncIterable<Array<string | null>[]>,
     signal: AbortSignal,
@@ -323,7 +319,7 @@ export class PostgresConnector implements RowConnector {
           for (let start = 0; start < batch.length; start += rowsPerStatement) {
             const rows = batch.slice(start, start + rowsPerStatement);
             const values = rows.map((_, r) => `(${columns.map((__, c) => `$${r * columns.length + c + 1}`).join(', ')})`).join(', ');
-            const result = await client.query(`INSERT INTO ${nameInSource} (${list}) VALUES ${values}`, rows.flat());
+            const result = await client.query(`INSERT INTO ${this.dialect.tableSql(table)} (${list}) VALUES ${values}`, rows.flat());
             count += result.rowCount ?? 0;
           }
         }

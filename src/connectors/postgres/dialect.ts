@@ -1,4 +1,5 @@
 /** PostgreSQL's SQL: the engine's own dialect, with the source's text collation to mind. */
+import type { SourceTableName } from '../../catalog/types.js';
 import { SourceDialect } from '../dialect.js';
 import { PredicateGenerator, type Generated, type PredicateScope } from '../sql/predicate.js';
 
@@ -35,6 +36,12 @@ export class PostgresDialect extends SourceDialect {
 
   predicates(scope: PredicateScope): PredicateGenerator {
     return new PostgresPredicates(scope);
+  }
+
+  /** `"schema"."table"`, as the importer wrote it. */
+  parseTableName(nameInSource: string): SourceTableName {
+    const m = /^"((?:[^"]|"")*)"\."((?:[^"]|"")*)"$/.exec(nameInSource);
+    return m ? { schema: m[1]!.replace(/""/g, '"'), table: m[2]!.replace(/""/g, '"') } : { table: nameInSource };
   }
 }
 

@@ -89,6 +89,7 @@ export class SqliteConnector implements RowConnector {
       return {
         name,
         nameInSource: name,
+        sourceName: { table: name },
         kind: type === 'view' ? 'View' : 'Table',
         columns,
         primaryKey,
@@ -127,7 +128,7 @@ export class SqliteConnector implements RowConnector {
   scanSql(request: ScanRequest): string {
     const list = request.columns.map((c) => quoteSqlite(c.nameInSource)).join(', ') || 'NULL';
     const where = request.filter ? ` WHERE ${request.filter}` : '';
-    return `SELECT ${list} FROM ${quoteSqlite(request.table.nameInSource)}${where}${orderAndLimit(request, quoteSqlite, 'COLLATE BINARY')}`;
+    return `SELECT ${list} FROM ${this.dialect.tableSql(request.table)}${where}${orderAndLimit(request, quoteSqlite, 'COLLATE BINARY')}`;
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
@@ -155,24 +156,20 @@ export class SqliteConnector implements RowConnector {
     }
   }
 
-  qualifiedName(nameInSource: string): { schema?: string; name: string } {
-    return { name: nameInSource };
-  }
-
   async executeWrite(sql: string): Promise<number> {
     return this.open().prepare(sql).run().changes;
   }
 
   /** Inserts text values (SQLite converts them by column affinity) in one transaction. */
   async insertRows(
-    nameInSource: string,
+    table: TableDef,
     columns: readonly ColumnDef[],
     batches: AsyncIterable<Array<string | null>[]>,
     signal: AbortSignal,
   ): Promise<number> {
     const db = this.open();
     const insert = db.prepare(
-      `INSERT INTO ${quoteSqlite(nameInSource)} (${columns.map((c) => quoteSqlite(c.nameInSource)).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+      `INSERT INTO ${this.dialect.tableSql(table)} (${columns.map((c) => quoteSqlite(c.nameInSource)).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
     );
     const insertBatch = db.transaction((rows: Array<string | null>[]) => {
       for (const row of rows) insert.run(row);

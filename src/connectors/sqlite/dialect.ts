@@ -3,7 +3,7 @@
  * case (a superset). Dates are text there, so only ISO dates compare correctly: date and
  * timestamp comparisons are not pushed. Catalog names are stored bare.
  */
-import type { ColumnDef } from '../../catalog/types.js';
+import type { ColumnDef, SourceTableName } from '../../catalog/types.js';
 import { SourceDialect } from '../dialect.js';
 import { CannotPushDown, PredicateGenerator, type Generated, type PredicateScope } from '../sql/predicate.js';
 
@@ -45,8 +45,8 @@ export class SqliteDialect extends SourceDialect {
   }
 
   /** The catalog keeps SQLite's table names bare. */
-  override tableSql(nameInSource: string): string {
-    return this.quoteIdentifier(nameInSource);
+  parseTableName(nameInSource: string): SourceTableName {
+    return { table: nameInSource };
   }
 
   /** Text ordered with COLLATE BINARY is the engine's byte order. */

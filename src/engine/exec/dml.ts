@@ -13,7 +13,7 @@
 import type { ParseResult } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
-import type { ColumnDef, SourceDef } from '../../catalog/types.js';
+import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';
 import { SourceUnreachableError } from '../../connectors/types.js';
 import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../../errors.js';
@@ -44,13 +44,11 @@ export interface WritableConnector extends RowConnector {
   executeWrite(sql: string, signal: AbortSignal): Promise<number>;
   /** Inserts batches of text values into `columns` of `table` in one transaction. */
   insertRows(
-    table: string,
+    table: TableDef,
     columns: readonly ColumnDef[],
     batches: AsyncIterable<Array<string | null>[]>,
     signal: AbortSignal,
   ): Promise<number>;
-  /** The table's qualified name in the source's SQL (schema and name). */
-  qualifiedName(nameInSource: string): { schema?: string; name: string };
 }
 
 const isWritable = (c: RowConnector): c is WritableConnector => 'executeWrite' in c && 'insertRows' in c;
@@ -179,7 +177,9 @@ export async function executeDml(
   );
   return {
     ...countResult(count),
-    sourceQueries: [{ source: source.name, sql: `INSERT INTO ${target.table.nameInSource} ... (${count} row(s) in batches)` }],
+    sourceQueries: [
+      { source: source.name, sql: `INSERT INTO ${connector.dialect.tableSql(target.table)} ... (${count} row(s) in batches)` },
+    ],
   };
 }
 
@@ -255,7 +255,7 @@ function sourceStatement(
   const copy = tree;
   const rename = (node: Json) => {
     const resolved = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
-    const { schema, name } = connector.qualifiedName(resolved.table.nameInSource);
+    const { schema, table: name } = connector.dialect.tableName(resolved.table);
     delete node.catalogname;
     if (schema === undefined) delete node.schemaname;
     else node.schemaname = schema;
@@ -312,7 +312,7 @@ async function insertSelect(
         'Column count mismatch',
       );
     }
-    return await connector.insertRows(target.table.nameInSource, columns, rows.rows, signal);
+    return await connector.insertRows(target.table, columns, rows.rows, signal);
   } catch (err) {
     if (conditions !== null && err instanceof ApiError && err.description.includes(outside.text)) {
       throw forbidden(outsideCondition(target), 'Nothing was inserted. Insert only rows your permission covers.');

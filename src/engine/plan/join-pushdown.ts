@@ -218,10 +218,10 @@ function groupQuery(
     if (column && !columns.some((c) => c.name === name)) columns.push({ name, alias, column, raw: connector.rawType(column) });
   });
   if (columns.length === 0) return null;
-  const tableSql = (alias: string, nameInSource: string) => `${dialect.tableSql(nameInSource)} AS ${quote(alias)}`;
+  const tableSql = (alias: string) => `${dialect.tableSql(aliases.get(alias)!)} AS ${quote(alias)}`;
   const list = columns.map((c) => `${quote(c.alias)}.${quote(c.column.nameInSource)}`);
   const sql =
-    `SELECT ${list.join(', ')} FROM ${members.map((m) => tableSql(m.alias, aliases.get(m.alias)!.nameInSource)).join(', ')}` +
+    `SELECT ${list.join(', ')} FROM ${members.map((m) => tableSql(m.alias)).join(', ')}` +
     (pushed.length > 0 ? ` WHERE ${pushed.map((p) => `(${p})`).join(' AND ')}` : '');
   return { loadName: `__vdb_join_${index}`, source: first.source, connector, members: members.map((m) => m.relname), sql, columns };
 }

@@ -6,7 +6,7 @@
  * columns (text only where the source compares text bytewise: SQLite), LIMIT and OFFSET.
  * Anything else throws CannotPushDown and the engine runs the statement.
  */
-import type { ColumnDef } from '../../catalog/types.js';
+import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import type { RawType, RowConnector } from '../../connectors/types.js';
 import { castMayFail } from '../../connectors/types.js';
 import { fieldNames, isObject, lower, sortTarget, type Json } from '../front/ast.js';
@@ -23,7 +23,7 @@ export interface SourceSelect {
 interface Range {
   alias: string;
   /** `label` names the table as users do (schema.table). */
-  table: { nameInSource: string; columns: ColumnDef[]; label: string };
+  table: Pick<TableDef, 'nameInSource' | 'sourceName' | 'columns'> & { label: string };
 }
 
 const NUMERIC = /^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL|FLOAT|DOUBLE)/;
@@ -88,7 +88,7 @@ export function sourceSelect(
       const range = { alias: lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname)), table };
       if (ranges.some((r) => r.alias === range.alias)) throw new CannotPushDown('repeated alias');
       ranges.push(range);
-      return `${dialect.tableSql(table.nameInSource)} AS ${quote(range.alias)}`;
+      return `${dialect.tableSql(table)} AS ${quote(range.alias)}`;
     }
     if (isObject(item.JoinExpr)) {
       const join = item.JoinExpr;

@@ -139,12 +139,6 @@ export const SAFE_TYPES = new Set([
 /** Node kinds that order text (matter when the database's collation is not bytewise). */
 const ORDERING_OPERATORS = new Set(['<', '>', '<=', '>=']);
 
-/** `"schema"."table"` (the PostgreSQL connector's nameInSource) split into its parts. */
-function splitQualified(nameInSource: string): [string, string] | null {
-  const m = /^"((?:[^"]|"")*)"\."((?:[^"]|"")*)"$/.exec(nameInSource);
-  return m ? [m[1]!.replace(/""/g, '"'), m[2]!.replace(/""/g, '"')] : null;
-}
-
 export async function planWhole(bound: BoundStatement, registry: SourceRegistry): Promise<WholePlan | null> {
   if (bound.tables.length === 0) return null;
   const first = bound.tables[0]!.resolved;
@@ -193,14 +187,13 @@ export async function planWhole(bound: BoundStatement, registry: SourceRegistry)
   // The same tree with the source's own table names instead of the engine's load names.
   const tree = structuredClone(bound.ast) as ParseResult;
   const loads = new Map(bound.tables.map((t) => [t.loadName, t.resolved]));
-  let translatable = true;
   everyNode(tree, (key, node) => {
     if (key !== 'RangeVar' || typeof node.relname !== 'string' || !loads.has(node.relname)) return true;
-    const parts = splitQualified(loads.get(node.relname)!.table.nameInSource);
-    if (!parts) translatable = false;
-    else [node.schemaname, node.relname] = parts;
+    const { schema, table } = connector.dialect.tableName(loads.get(node.relname)!.table);
+    if (schema === undefined) delete node.schemaname;
+    else node.schemaname = schema;
+    node.relname = table;
     return true;
   });
-  if (!translatable) return null;
   return { source, connector, sql: deparseSync(tree).replace(/;\s*$/, '') };
 }
