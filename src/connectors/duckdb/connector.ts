@@ -1,3 +1,4 @@
+import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SourceDef, TableDef } from '../../catalog/types.js';
@@ -12,9 +13,6 @@ export interface DuckdbConnectorContext {
   roots: readonly string[];
   engineQuery: EngineQuery;
 }
-
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
  * A DuckDB database file, attached to the engine read-only,
@@ -60,7 +58,7 @@ export class DuckdbConnector implements EngineNativeConnector {
     // every other process out of the file.
     const mode = ' (READ_ONLY)';
     try {
-      await this.context.engineQuery(`ATTACH IF NOT EXISTS ${literal(this.file())} AS ${quote(this.alias)}${mode}`);
+      await this.context.engineQuery(`ATTACH IF NOT EXISTS ${sqlLiteral(this.file())} AS ${quoteIdent(this.alias)}${mode}`);
     } catch (err) {
       throw new SourceUnreachableError(err instanceof Error ? err.message : String(err));
     }
@@ -73,7 +71,7 @@ export class DuckdbConnector implements EngineNativeConnector {
 
   async importMetadata(): Promise<ImportedTable[]> {
     await this.attach();
-    const db = literal(this.alias);
+    const db = sqlLiteral(this.alias);
     const objects = await this.context.engineQuery(
       `SELECT schema_name, table_name AS name, 'Table' AS kind, estimated_size AS estimate, comment FROM duckdb_tables() WHERE database_name = ${db}
        UNION ALL
@@ -95,7 +93,7 @@ export class DuckdbConnector implements EngineNativeConnector {
       const key = keys.find((k) => k.schema_name === schema && k.table_name === name);
       return {
         name: schema === 'main' ? name : `${schema}.${name}`,
-        nameInSource: `${quote(schema)}.${quote(name)}`,
+        nameInSource: `${quoteIdent(schema)}.${quoteIdent(name)}`,
         kind: o.kind === 'View' ? 'View' : 'Table',
         columns: own.map((c, i) => ({
           name: String(c.column_name),
@@ -112,12 +110,12 @@ export class DuckdbConnector implements EngineNativeConnector {
   }
 
   relationSql(table: TableDef): string {
-    return `${quote(this.alias)}.${table.nameInSource}`;
+    return `${quoteIdent(this.alias)}.${table.nameInSource}`;
   }
 
   async close(): Promise<void> {
     if (!this.attached) return;
     this.attached = false;
-    await this.context.engineQuery(`DETACH DATABASE IF EXISTS ${quote(this.alias)}`).catch(() => undefined);
+    await this.context.engineQuery(`DETACH DATABASE IF EXISTS ${quoteIdent(this.alias)}`).catch(() => undefined);
   }
 }

@@ -1,3 +1,4 @@
+import { sqlLiteral } from '../../runtime/duckdb.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SourceDef, TableDef } from '../../catalog/types.js';
@@ -29,7 +30,6 @@ const FORMATS: Array<[RegExp, FileFormat]> = [
 const formatOf = (file: string): FileFormat | null => FORMATS.find(([re]) => re.test(file))?.[1] ?? null;
 
 /** SQL string literal: single quotes doubled. */
-const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
  * A folder of CSV, Parquet and JSON files; each file is a table named after the file without
@@ -108,11 +108,11 @@ export class FileConnector implements EngineNativeConnector {
     if (!full) throw new SourceUnreachableError(`file ${file} is missing or outside its folder`);
     switch (format) {
       case 'csv':
-        return `read_csv(${literal(full)}, header = true, auto_detect = true)`;
+        return `read_csv(${sqlLiteral(full)}, header = true, auto_detect = true)`;
       case 'parquet':
-        return `read_parquet(${literal(full)})`;
+        return `read_parquet(${sqlLiteral(full)})`;
       case 'json':
-        return `read_json_auto(${literal(full)})`;
+        return `read_json_auto(${sqlLiteral(full)})`;
     }
   }
 

@@ -10,8 +10,6 @@ import { engineTypeOfMysql, rawTypeOfMysql } from './types.js';
 
 const BATCH_ROWS = 2048;
 
-export const quoteMysql = (name: string) => `\`${name.replace(/`/g, '``')}\``;
-
 const UNREACHABLE = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
@@ -54,6 +52,8 @@ export class MysqlConnector implements RowConnector {
   readonly kind = 'mysql' as const;
   readonly delivery = 'rows' as const;
   readonly dialect = MYSQL_DIALECT;
+  /** Quotes an identifier for this source (its dialect's rule). */
+  private readonly quote = (name: string) => this.dialect.quoteIdentifier(name);
   readonly capabilities: Capabilities = {
     ...NO_PUSHDOWN,
     projection: true,
@@ -160,7 +160,7 @@ export class MysqlConnector implements RowConnector {
         const isDefault = row.db === this.database || importedDatabases.size === 1;
         table = {
           name: isDefault ? String(row.name) : key,
-          nameInSource: `${quoteMysql(String(row.db))}.${quoteMysql(String(row.name))}`,
+          nameInSource: `${this.quote(String(row.db))}.${this.quote(String(row.name))}`,
           sourceName: { schema: String(row.db), table: String(row.name) },
           kind: String(row.kind).includes('VIEW') ? 'View' : 'Table',
           columns: [],
@@ -195,10 +195,10 @@ export class MysqlConnector implements RowConnector {
   }
 
   scanSql(request: ScanRequest): string {
-    const list = request.columns.map((c) => quoteMysql(c.nameInSource)).join(', ') || 'NULL';
+    const list = request.columns.map((c) => this.quote(c.nameInSource)).join(', ') || 'NULL';
     const where = request.filter ? ` WHERE ${request.filter}` : '';
-    if (request.aggregates) return aggregateSelect(request, quoteMysql, where);
-    return `SELECT ${list} FROM ${this.dialect.tableSql(request.table)}${where}${orderAndLimit(request, quoteMysql)}`;
+    if (request.aggregates) return aggregateSelect(request, this.quote, where);
+    return `SELECT ${list} FROM ${this.dialect.tableSql(request.table)}${where}${orderAndLimit(request, this.quote)}`;
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
@@ -296,7 +296,7 @@ export class MysqlConnector implements RowConnector {
     batches: AsyncIterable<Array<string | null>[]>,
     signal: AbortSignal,
   ): Promise<number> {
-    const list = columns.map((c) => quoteMysql(c.nameInSource)).join(', ');
+    const list = columns.map((c) => this.quote(c.nameInSource)).join(', ');
     return this.withConnection(signal, async (connection) => {
       const db = connection.promise();
       let count = 0;

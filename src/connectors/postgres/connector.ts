@@ -11,8 +11,6 @@ import { engineTypeOfPostgres, rawTypeOfPostgres } from './types.js';
 
 const BATCH_ROWS = 2048;
 
-export const quotePg = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
 /** Connection errors (as opposed to a failing statement): the source is unreachable. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', '57P03', '3D000', '28P01', '28000']);
 
@@ -31,6 +29,8 @@ export class PostgresConnector implements RowConnector {
   readonly kind = 'postgresql' as const;
   readonly delivery = 'rows' as const;
   readonly dialect = POSTGRES_DIALECT;
+  /** Quotes an identifier for this source (its dialect's rule). */
+  private readonly quote = (name: string) => this.dialect.quoteIdentifier(name);
   readonly capabilities: Capabilities = {
     ...NO_PUSHDOWN,
     projection: true,
@@ -127,7 +127,7 @@ export class PostgresConnector implements RowConnector {
       const isDefault = row.schema === 'public' || importedSchemas.size === 1;
       return {
         name: isDefault ? row.name : `${row.schema}.${row.name}`,
-        nameInSource: `${quotePg(row.schema)}.${quotePg(row.name)}`,
+        nameInSource: `${this.quote(row.schema)}.${this.quote(row.name)}`,
         sourceName: { schema: row.schema, table: row.name },
         kind: row.kind === 'v' || row.kind === 'm' ? 'View' : 'Table',
         columns,
@@ -155,11 +155,11 @@ export class PostgresConnector implements RowConnector {
   /** SELECT of the requested columns; bytea as hex so it survives the text format. */
   private selectSql(request: ScanRequest): string {
     const list = request.columns
-      .map((c) => (c.type === 'BLOB' ? `encode(${quotePg(c.nameInSource)}, 'hex')` : quotePg(c.nameInSource)))
+      .map((c) => (c.type === 'BLOB' ? `encode(${this.quote(c.nameInSource)}, 'hex')` : this.quote(c.nameInSource)))
       .join(', ');
     const where = request.filter ? ` WHERE ${request.filter}` : '';
-    if (request.aggregates) return aggregateSelect(request, quotePg, where);
-    return `SELECT ${list || 'NULL'} FROM ${this.dialect.tableSql(request.table)}${where}${orderAndLimit(request, quotePg)}`;
+    if (request.aggregates) return aggregateSelect(request, this.quote, where);
+    return `SELECT ${list || 'NULL'} FROM ${this.dialect.tableSql(request.table)}${where}${orderAndLimit(request, this.quote)}`;
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
@@ -309,7 +309,7 @@ export class PostgresConnector implements RowConnector {
     batches: AsyncIterable<Array<string | null>[]>,
     signal: AbortSignal,
   ): Promise<number> {
-    const list = columns.map((c) => quotePg(c.nameInSource)).join(', ');
+    const list = columns.map((c) => this.quote(c.nameInSource)).join(', ');
     const rowsPerStatement = Math.max(1, Math.min(1000, Math.floor(60_000 / Math.max(1, columns.length))));
     return this.withClient(signal, async (client) => {
       let count = 0;

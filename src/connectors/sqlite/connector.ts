@@ -12,7 +12,6 @@ import { engineTypeOfSqlite, rawTypeOf } from './types.js';
 const BATCH_ROWS = 2048;
 
 /** SQLite identifiers are quoted like PostgreSQL's: double quotes, doubled inside. */
-export const quoteSqlite = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 interface TableInfoRow {
   cid: number;
@@ -30,6 +29,8 @@ export class SqliteConnector implements RowConnector {
   readonly kind = 'sqlite' as const;
   readonly delivery = 'rows' as const;
   readonly dialect = SQLITE_DIALECT;
+  /** Quotes an identifier for this source (its dialect's rule). */
+  private readonly quote = (name: string) => this.dialect.quoteIdentifier(name);
   readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, limit: true, orderBy: true, joins: true };
   private db: Database.Database | null = null;
 
@@ -73,7 +74,7 @@ export class SqliteConnector implements RowConnector {
       .all() as Array<{ name: string; type: 'table' | 'view' }>;
     const estimates = this.rowEstimates(db);
     return objects.map(({ name, type }) => {
-      const info = db.prepare(`PRAGMA table_info(${quoteSqlite(name)})`).all() as TableInfoRow[];
+      const info = db.prepare(`PRAGMA table_info(${this.quote(name)})`).all() as TableInfoRow[];
       const columns: ColumnDef[] = info.map((col) => ({
         name: col.name,
         nameInSource: col.name,
@@ -126,9 +127,9 @@ export class SqliteConnector implements RowConnector {
   }
 
   scanSql(request: ScanRequest): string {
-    const list = request.columns.map((c) => quoteSqlite(c.nameInSource)).join(', ') || 'NULL';
+    const list = request.columns.map((c) => this.quote(c.nameInSource)).join(', ') || 'NULL';
     const where = request.filter ? ` WHERE ${request.filter}` : '';
-    return `SELECT ${list} FROM ${this.dialect.tableSql(request.table)}${where}${orderAndLimit(request, quoteSqlite, 'COLLATE BINARY')}`;
+    return `SELECT ${list} FROM ${this.dialect.tableSql(request.table)}${where}${orderAndLimit(request, this.quote, 'COLLATE BINARY')}`;
   }
 
   async *scan(request: ScanRequest): AsyncIterable<unknown[][]> {
@@ -169,7 +170,7 @@ export class SqliteConnector implements RowConnector {
   ): Promise<number> {
     const db = this.open();
     const insert = db.prepare(
-      `INSERT INTO ${this.dialect.tableSql(table)} (${columns.map((c) => quoteSqlite(c.nameInSource)).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+      `INSERT INTO ${this.dialect.tableSql(table)} (${columns.map((c) => this.quote(c.nameInSource)).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
     );
     const insertBatch = db.transaction((rows: Array<string | null>[]) => {
       for (const row of rows) insert.run(row);
