@@ -49,7 +49,7 @@ interface Restriction {
  * are, as everywhere a condition reads them, even where the statement runs with a user's
  * permissions. Held by identity of the syntax node, so no statement text can claim it.
  */
-const administratorsTables = new WeakSet<Json>();
+const administratorsTables = new WeakSet<object>();
 
 /** Marks the tables a condition reads as the administrator's (see administratorsTables). */
 export function trustTablesOf(expression: Json): Json {
@@ -65,16 +65,16 @@ export interface AccessRewrite {
   /** Tables and views (schema.name) the user sees only part of: fewer columns or rows, or masked values. */
   narrowed: Set<string>;
   /** Table references checked here: binding takes no other (it fails closed). */
-  approved: WeakSet<Json>;
+  approved: WeakSet<object>;
   /** References that name a WITH query in scope, not a table. */
-  cteReferences: WeakSet<Json>;
+  cteReferences: WeakSet<object>;
   /** A user other than an administrator reads a view (its tables beyond their own grants). */
   readsViews: boolean;
   /**
    * Table references whose row condition joined the enclosing WHERE: the condition over the
    * table's own columns, so that what is loaded for them is filtered as well (execute.ts).
    */
-  rowConditions: WeakMap<Json, Json>;
+  rowConditions: WeakMap<object, Json>;
   /** The narrowing subqueries (`{RangeSubselect}` entries) made here: computed before the statement (execute.ts). */
   narrowings: WeakSet<Json>;
 }
@@ -91,14 +91,14 @@ export function applyAccess(statement: Json, registry: SourceRegistry, policy: A
 class AccessRewriter {
   readonly hidden: HiddenColumns = new Map();
   readonly narrowed = new Set<string>();
-  readonly approved = new WeakSet<Json>();
-  readonly cteReferences = new WeakSet<Json>();
-  readonly rowConditions = new WeakMap<Json, Json>();
+  readonly approved = new WeakSet<object>();
+  readonly cteReferences = new WeakSet<object>();
+  readonly rowConditions = new WeakMap<object, Json>();
   readonly narrowings = new WeakSet<Json>();
   /** Which column names the statement may use (conservatively), to leave the others out of narrowings. */
   private readonly referenced: { all: boolean; names: Set<string> };
   /** Tables named inside views: the view's grant covers them (not checked, still filtered and masked). */
-  private readonly insideViews = new WeakSet<Json>();
+  private readonly insideViews = new WeakSet<object>();
   /** Views being expanded, to stop a view that reads itself. */
   private readonly expanding: string[] = [];
   private readsViews = false;

@@ -10,7 +10,7 @@
  * Permissions (the letters a write needs, row conditions, what it may read) are checked first,
  * by write-access.ts. The answer is one row: the number of rows written.
  */
-import type { ParseResult } from '@pgsql/types';
+import type { ParseResult, RangeVar } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
@@ -250,10 +250,10 @@ function sourceStatement(
   source: SourceDef,
   connector: WritableConnector,
   vdbName: string,
-  cteReferences: WeakSet<Json>,
+  cteReferences: WeakSet<object>,
 ): string {
   const copy = tree;
-  const rename = (node: Json) => {
+  const rename = (node: RangeVar) => {
     const resolved = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
     const { schema, table: name } = connector.dialect.tableName(resolved.table);
     delete node.catalogname;
@@ -262,7 +262,7 @@ function sourceStatement(
     node.relname = name;
   };
   const body = Object.values(copy.stmts![0]!.stmt as unknown as Json)[0] as Json;
-  rename(body.relation as Json);
+  rename(body.relation as RangeVar);
   walk(body, (key, node) => {
     if (key === 'RangeVar' && !cteReferences.has(node)) rename(node);
     if (key === 'ColumnRef' && Array.isArray(node.fields) && node.fields.length >= 3) {

@@ -1,8 +1,11 @@
 /**
  * Helpers over libpg-query's JSON syntax trees, shared by the binder, the planners and the
  * rewriters. Nodes are wrapped objects ({SelectStmt: {...}}); a key starting with a capital
- * letter names a node kind.
+ * letter names a node kind, and `walk` hands each visitor the node typed by its kind
+ * (@pgsql/types), so `if (kind === 'RangeVar') node.relname` is checked by the compiler.
  */
+import type { Node } from '@pgsql/types';
+
 export type Json = Record<string, unknown>;
 
 export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -13,32 +16,39 @@ export const lower = (text: string) => text.toLowerCase();
 export const fieldNames = (list: unknown): string[] =>
   Array.isArray(list) ? list.map((item: Json) => (isObject(item?.String) ? String(item.String.sval) : '*')) : [];
 
+/** A node kind of the parse tree, and the node it names. */
+type KeysOfUnion<T> = T extends unknown ? keyof T : never;
+export type NodeKind = KeysOfUnion<Node>;
+export type NodeOf<K extends NodeKind> = Extract<Node, Record<K, unknown>>[K];
+/** `[kind, node]` of every kind: narrowing on `kind` types `node`. */
+export type KindAndNode = { [K in NodeKind]: [kind: K, node: NodeOf<K>] }[NodeKind];
+
 /** Calls `visit(kind, node)` for every node of the tree, depth first. */
-export function walk(value: unknown, visit: (kind: string, node: Json) => void): void {
+export function walk(value: unknown, visit: (...args: KindAndNode) => void): void {
   if (Array.isArray(value)) {
     for (const item of value) walk(item, visit);
     return;
   }
   if (!isObject(value)) return;
   for (const [key, child] of Object.entries(value)) {
-    if (isObject(child) && /^[A-Z]/.test(key)) visit(key, child);
+    if (isObject(child) && /^[A-Z]/.test(key)) (visit as (kind: string, node: Json) => void)(key, child);
     walk(child, visit);
   }
 }
 
 /** True when `test` holds for every node of the tree (stops at the first that fails). */
-export function everyNode(value: unknown, test: (kind: string, node: Json) => boolean): boolean {
+export function everyNode(value: unknown, test: (...args: KindAndNode) => boolean): boolean {
   if (Array.isArray(value)) return value.every((item) => everyNode(item, test));
   if (!isObject(value)) return true;
   for (const [key, child] of Object.entries(value)) {
-    if (isObject(child) && /^[A-Z]/.test(key) && !test(key, child)) return false;
+    if (isObject(child) && /^[A-Z]/.test(key) && !(test as (kind: string, node: Json) => boolean)(key, child)) return false;
     if (!everyNode(child, test)) return false;
   }
   return true;
 }
 
 /** Whether the tree holds a node of `kind`. */
-export const contains = (value: unknown, kind: string): boolean => !everyNode(value, (key) => key !== kind);
+export const contains = (value: unknown, kind: NodeKind): boolean => !everyNode(value, (...[key]) => key !== kind);
 
 /** The AND-ed parts of a condition (a condition without AND is its own one part). */
 export function conjuncts(node: unknown): unknown[] {

@@ -6,7 +6,7 @@
  * The AST is libpg-query's JSON; we walk it generically and act on the node kinds that carry
  * names (RangeVar, ColumnRef, FuncCall, RangeFunction).
  */
-import type { ParseResult } from '@pgsql/types';
+import type { FuncCall, ParseResult, RangeVar } from '@pgsql/types';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
@@ -90,7 +90,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
   nameOutputColumns(raw.SelectStmt);
   return { ast: tree, tables: [...tables.values()], hiddenColumns, narrowed, readsViews, narrowings };
 
-  function bindRangeVar(node: Json): void {
+  function bindRangeVar(node: RangeVar): void {
     const relname = String(node.relname ?? '');
     const schemaname = typeof node.schemaname === 'string' ? node.schemaname : undefined;
     if (cteReferences.has(node)) return;
@@ -209,8 +209,8 @@ function nameOutputColumns(select: unknown): void {
 }
 
 /** `pg_catalog.lower(x)` is the engine's `lower(x)` (checkAllowed let only such qualified names pass). */
-function dropPgCatalog(node: Json): void {
-  if (fieldNames(node.funcname).length === 2) node.funcname = (node.funcname as unknown[]).slice(1);
+function dropPgCatalog(node: FuncCall): void {
+  if (fieldNames(node.funcname).length === 2) node.funcname = node.funcname!.slice(1);
 }
 
 function describeStatement(kind: string): string {

@@ -59,7 +59,7 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
   const ast = structuredClone(bound.ast);
   const select = (ast.stmts?.[0]?.stmt as Json | undefined)?.SelectStmt as Json | undefined;
   if (!select || select.op !== 'SETOP_NONE' || select.withClause) return null;
-  walk(select, (key) => {
+  walk(select, (...[key]) => {
     if (key === 'SubLink' || key === 'RangeSubselect' || key === 'RangeFunction') throw new Abort();
   });
 

@@ -11,7 +11,7 @@
  * conditions pushed exactly (they cannot be re-checked after grouping), aggregates over other
  * tables only min/max (grouping changes how often their rows join).
  */
-import type { ParseResult } from '@pgsql/types';
+import type { Node, ParseResult } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
@@ -177,7 +177,7 @@ function rewrite(
   if (select.whereClause === undefined) delete select.whereClause;
   walk(select.fromClause, (key, node) => {
     if (key === 'JoinExpr' && node.quals) {
-      const quals = splitCondition(node.quals);
+      const quals = splitCondition(node.quals) as Node | undefined;
       node.quals = quals ?? { A_Const: { boolval: { boolval: true } } };
     }
   });

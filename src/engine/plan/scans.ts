@@ -9,6 +9,7 @@
  * ON of joins (tables on the side that ON filters). A table referenced more than once gets no
  * conditions: its one load serves every reference.
  */
+import type { SelectStmt } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
@@ -350,7 +351,7 @@ class ScanPlanner {
   }
 
   /** Pushes the WHERE and ON conditions of one SELECT to the this.loads of its FROM. */
-  private pushSelect(select: Json): void {
+  private pushSelect(select: SelectStmt): void {
     const scope: ScopeItem[] = [];
     const onTargets: Array<{ quals: unknown; targets: ScopeItem[] }> = [];
     for (const item of (select.fromClause as unknown[] | undefined) ?? []) scope.push(...this.fromItem(item, onTargets));
