@@ -9,7 +9,8 @@
  * engine has that is not allowed; a test fails when the engine offers one that is in neither list.
  */
 import { badRequest } from '../../errors.js';
-import { fieldNames, isObject, type Json } from './ast.js';
+import type { A_Expr, FuncCall, Node, RangeFunction, TypeName } from '@pgsql/types';
+import { fieldNames, isObject, type KindAndNode } from './ast.js';
 import { refusalReason } from './refused-functions.js';
 
 const words = (text: string): ReadonlySet<string> => new Set(text.trim().split(/\s+/));
@@ -103,10 +104,10 @@ const NODE_KINDS = words(`
  * INSERT's row check): allowed by identity of the syntax node, so no statement text can claim
  * them. What they contain is checked as usual.
  */
-const ownNodes = new WeakSet<Json>();
+const ownNodes = new WeakSet<object>();
 
 /** Marks a call or type name vdb built itself as allowed (see ownNodes); returns it. */
-export function vdbOwn<T extends Json>(node: T): T {
+export function vdbOwn<T extends object>(node: T): T {
   ownNodes.add(node);
   return node;
 }
@@ -126,7 +127,7 @@ function functionName(funcname: unknown): { name: string; written: string } {
   return { name: parts[0]!.toLowerCase(), written };
 }
 
-function checkCall(call: Json, inFrom: boolean): void {
+function checkCall(call: FuncCall, inFrom: boolean): void {
   if (ownNodes.has(call)) return;
   const { name, written } = functionName(call.funcname);
   if (call.func_variadic) throw refuse(`VARIADIC in a call of ${written}`, 'Pass the arguments one by one.');
@@ -141,8 +142,9 @@ function checkCall(call: Json, inFrom: boolean): void {
   if (!allowed) throw refuse(`Function "${written}"`, FUNCTION_HINT, refusalReason(name));
 }
 
-function checkOperator(expr: Json): void {
-  if (expr.kind === 'AEXPR_SIMILAR' || expr.kind === 'AEXPR_NOT_SIMILAR') {
+function checkOperator(expr: A_Expr): void {
+  // NOT SIMILAR TO is the same kind, with the operator !~.
+  if (expr.kind === 'AEXPR_SIMILAR') {
     throw refuse('SIMILAR TO', 'Use LIKE, or the regular-expression operators ~ and ~*.');
   }
   // BETWEEN and its kind name themselves by keyword; every other kind names an operator.
@@ -161,7 +163,7 @@ function checkOperatorName(name: unknown, plain = false): void {
     throw refuse(`Operator "${parts.join('.')}"`, 'docs/sql.md ("Operators") lists the operators vdb answers.', refusalReason(op));
 }
 
-function checkType(typeName: Json): void {
+function checkType(typeName: TypeName): void {
   if (ownNodes.has(typeName)) return;
   const parts = fieldNames(typeName.names);
   const written = parts.join('.');
@@ -205,7 +207,7 @@ export function checkAllowed(tree: unknown): void {
           pending.push(isObject(child.funccall) ? child.funccall.args : null);
           continue;
         }
-        checkNode(key, child);
+        checkNode(...([key, child] as KindAndNode));
         if (key === 'RangeFunction') {
           // The calls themselves are table functions; what they take is checked as any expression.
           for (const call of rangeFunctionCalls(child)) {
@@ -222,7 +224,7 @@ export function checkAllowed(tree: unknown): void {
   }
 }
 
-function checkNode(kind: string, node: Json): void {
+function checkNode(...[kind, node]: KindAndNode): void {
   switch (kind) {
     case 'FuncCall':
       checkCall(node, false);
@@ -253,21 +255,16 @@ function checkNode(kind: string, node: Json): void {
   }
 }
 
+/** Each entry of `FROM f(...)` / `ROWS FROM (f(...), g(...))`: the call, then its column definitions. */
+const rangeFunctionEntries = (range: RangeFunction): Node[][] =>
+  (range.functions ?? []).map((entry) => ('List' in entry ? (entry.List.items ?? []) : []));
+
 /** The parts of `FROM f(...)` entries beside their calls (column definition lists). */
-function rangeFunctionRest(range: Json): unknown[] {
-  return (Array.isArray(range.functions) ? range.functions : []).flatMap((entry) =>
-    isObject(entry) && isObject(entry.List) && Array.isArray(entry.List.items) ? entry.List.items.slice(1) : [],
-  );
+function rangeFunctionRest(range: RangeFunction): unknown[] {
+  return rangeFunctionEntries(range).flatMap((items) => items.slice(1));
 }
 
 /** The function calls of `FROM f(...)` and `FROM ROWS FROM (f(...), g(...))`. */
-function rangeFunctionCalls(range: Json): Json[] {
-  const calls: Json[] = [];
-  for (const entry of Array.isArray(range.functions) ? range.functions : []) {
-    const items = isObject(entry) && isObject(entry.List) && Array.isArray(entry.List.items) ? entry.List.items : [];
-    for (const item of items) {
-      if (isObject(item) && isObject(item.FuncCall)) calls.push(item.FuncCall);
-    }
-  }
-  return calls;
+function rangeFunctionCalls(range: RangeFunction): FuncCall[] {
+  return rangeFunctionEntries(range).flatMap((items) => items.flatMap((item) => ('FuncCall' in item ? [item.FuncCall] : [])));
 }
