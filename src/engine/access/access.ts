@@ -24,6 +24,7 @@
  * Tables named inside a condition or mask are read as they are (no checks, no filters): the
  * administrator who wrote the condition chose them. Errors are explained in access-errors.ts.
  */
+import type { RangeVar } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import { SYSTEM_SCHEMAS } from '../../catalog/system.js';
 import type { ColumnDef, TableDef, ViewDef } from '../../catalog/types.js';
@@ -208,7 +209,7 @@ class AccessRewriter {
    * when only its rows are limited and the condition can join the enclosing WHERE (the planners
    * then see a plain table: partial aggregation, join pushdown); else a narrowing subquery.
    */
-  private restrictTable(range: Json, context: FromContext, scope: ReadonlySet<string>): Json | null {
+  private restrictTable(range: RangeVar, context: FromContext, scope: ReadonlySet<string>): Json | null {
     const relname = String(range.relname ?? '');
     const schemaname = typeof range.schemaname === 'string' ? range.schemaname : undefined;
     if (administratorsTables.has(range)) {
@@ -253,7 +254,7 @@ class AccessRewriter {
    * null-extended side of an outer join, and the condition has no subquery (whose names would
    * belong to other scopes).
    */
-  private flatCondition(range: Json, restriction: Restriction, context: FromContext): Json | null {
+  private flatCondition(range: RangeVar, restriction: Restriction, context: FromContext): Json | null {
     if (context.nullable || restriction.conditions === null || restriction.hidden.length > 0) return null;
     if (restriction.columns.some((c) => c.mask !== null)) return null;
     if (isObject(range.alias) && range.alias.colnames) return null;
@@ -267,7 +268,7 @@ class AccessRewriter {
    * the tables inside are still filtered and masked for the user (their conditions and masks
    * apply wherever the table is reached).
    */
-  private expandView(range: Json, view: ViewDef, viaView: boolean): Json {
+  private expandView(range: RangeVar, view: ViewDef, viaView: boolean): Json {
     const qualified = `${view.schema}.${view.name}`;
     if (this.expanding.includes(qualified)) {
       throw badRequest(
@@ -307,7 +308,7 @@ class AccessRewriter {
   }
 
   /** `(SELECT shown columns FROM inner WHERE conditions) AS alias`: a table as the user sees it. */
-  private restrict(range: Json, inner: Json, schema: string, table: TableDef, restriction: Restriction): Json {
+  private restrict(range: RangeVar, inner: Json, schema: string, table: TableDef, restriction: Restriction): Json {
     const relname = String(range.relname ?? '');
     for (const column of restriction.hidden) this.hidden.set(lower(column.name), `${schema}.${table.name}.${column.name}`);
     if (!SYSTEM_SCHEMAS.includes(schema as never)) this.narrowed.add(`${schema}.${table.name}`);
