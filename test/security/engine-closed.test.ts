@@ -54,6 +54,7 @@ before(async () => {
   }
   as.nobody = await tokenRequester(server, 'nobody', PASSWORD('nobody'));
   as.dora = await tokenRequester(server, 'dora', PASSWORD('dora'));
+  as.mia = await tokenRequester(server, 'mia', PASSWORD('mia'));
 });
 
 after(async () => {
@@ -141,6 +142,34 @@ describe("the review's attacks", () => {
         execution.close();
       }
     }
+  });
+
+  test("a narrowed table's plain columns take the statement's conditions to its source; masked ones do not", async () => {
+    const mia = server.services.store.current.users.find((u) => u.name === 'mia')!;
+    const sourceSql = async (sql: string) => {
+      const execution = await server.services.engine.open(sql, mia, new AbortController().signal);
+      try {
+        return execution.sourceQueries.filter((q) => q.source === 'shop').map((q) => q.sql);
+      } finally {
+        execution.close();
+      }
+    };
+    // Haruto Takahashi, customer 163, lives in JP (Asia): visible to mia, and read alone.
+    assert.deepEqual(await rows('mia', 'SELECT c.name FROM shop.customers c WHERE c.id = 163'), [['Haruto Takahashi']]);
+    assert.ok((await sourceSql('SELECT c.name FROM shop.customers c WHERE c.id = 163')).some((q) => /"id" = 163/.test(q)));
+    // The e-mail is masked: a condition on it is about the masked value and stays in the engine.
+    const masked = await sourceSql("SELECT c.name FROM shop.customers c WHERE c.email = '***@example.com'");
+    assert.ok(
+      masked.every((q) => !/email" =/.test(q)),
+      masked.join('\n'),
+    );
+    // Every masked e-mail starts with ***@: the condition saw masked values (Asia is JP in the demo).
+    assert.deepEqual(
+      await rows('mia', "SELECT count(*) FROM shop.customers c WHERE c.email LIKE '***@%'"),
+      await admin("SELECT count(*) FROM shop.customers WHERE country = 'JP' AND email IS NOT NULL"),
+    );
+    // Outside the condition stays outside, whatever the statement asks for.
+    assert.deepEqual(await rows('mia', 'SELECT c.name FROM shop.customers c WHERE c.id = 1'), []);
   });
 
   test("WITH queries resolve to themselves or fail, never to the engine's catalog", async () => {

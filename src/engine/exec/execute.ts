@@ -12,6 +12,7 @@ import { describe, quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js'
 import { engineSql, filteredSql } from './engine-dialect.js';
 import { engineError, isInterrupt } from './errors.js';
 import { dependentKeys, dropLoad, estimate, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
+import { narrowingQuery } from '../plan/narrowing.js';
 import { planStatement, type StatementPlan } from '../plan/planner.js';
 import type { ParseResult } from '@pgsql/types';
 import { isObject, walk, type Json } from '../front/ast.js';
@@ -165,7 +166,8 @@ async function computeNarrowings(
   // walk() visits outer nodes first: the innermost narrowings come last.
   for (const [i, entry] of entries.reverse().entries()) {
     const subselect = entry.RangeSubselect as Json;
-    const inner: ParseResult = { version: 0, stmts: [{ stmt: structuredClone(subselect.subquery) as never }] } as ParseResult;
+    // The statement's simple conditions on the narrowing filter it at its source too (plan/narrowing.ts).
+    const inner: ParseResult = { version: 0, stmts: [{ stmt: narrowingQuery(bound.ast, entry) as never }] } as ParseResult;
     const planned = planStatement({ ...bound, ast: inner, tables: tablesReadBy(inner, bound.tables) }, registry, options.pushdown);
     // Warnings of these loads count values of rows the user may not see: not shown.
     const made = await loadPlanned(connection, registry, planned, options, [], sourceQueries);
