@@ -6,7 +6,7 @@
  * The AST is libpg-query's JSON; we walk it generically and act on the node kinds that carry
  * names (RangeVar, ColumnRef, FuncCall, RangeFunction).
  */
-import type { FuncCall, ParseResult, RangeVar } from '@pgsql/types';
+import type { FuncCall, Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
@@ -87,7 +87,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
     else if (parts.length >= 3 && [...schemasUsed].some((s) => same(s, parts[0] ?? ''))) node.fields = node.fields.slice(1);
   });
 
-  nameOutputColumns(raw.SelectStmt);
+  nameOutputColumns(raw.SelectStmt as SelectStmt);
   return { ast: tree, tables: [...tables.values()], hiddenColumns, narrowed, readsViews, narrowings };
 
   function bindRangeVar(node: RangeVar): void {
@@ -147,64 +147,44 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
  * name, `?column?` for other expressions. The engine would name them after their text, and the
  * rewritten text at that; naming them here makes results read the same wherever they are computed.
  */
-function outputName(node: unknown): string | null {
-  if (!isObject(node)) return null;
-  const [kind, body] = Object.entries(node)[0] ?? [];
-  const b = (body ?? {}) as Json;
-  switch (kind) {
-    case 'ColumnRef': {
-      const last = fieldNames(b.fields).pop();
-      return last === '*' ? null : (last ?? null);
-    }
-    case 'FuncCall':
-      return fieldNames(b.funcname).pop() ?? null;
-    case 'TypeCast':
-      return (
-        outputName(b.arg) ??
-        fieldNames((b.typeName as Json | undefined)?.names)
-          .filter((n) => n !== 'pg_catalog')
-          .pop() ??
-        null
-      );
-    case 'CaseExpr':
-      return 'case';
-    case 'CoalesceExpr':
-      return 'coalesce';
-    case 'MinMaxExpr':
-      return b.op === 'IS_GREATEST' ? 'greatest' : 'least';
-    case 'NullIfExpr':
-      return 'nullif';
-    case 'SubLink':
-      return b.subLinkType === 'EXISTS_SUBLINK'
-        ? 'exists'
-        : b.subLinkType === 'ARRAY_SUBLINK'
-          ? 'array'
-          : outputName(
-              ((b.subselect as Json)?.SelectStmt as Json | undefined)?.targetList &&
-                (((b.subselect as Json).SelectStmt as Json).targetList as Json[])[0]?.ResTarget &&
-                ((((b.subselect as Json).SelectStmt as Json).targetList as Json[])[0]!.ResTarget as Json).val,
-            );
-    case 'A_Const':
-    case 'A_Expr':
-    case 'BoolExpr':
-    case 'NullTest':
-    default:
-      return '?column?';
+function outputName(node: Node | undefined): string | null {
+  if (!node) return null;
+  if ('ColumnRef' in node) {
+    const last = fieldNames(node.ColumnRef.fields).pop();
+    return last === '*' ? null : (last ?? null);
   }
+  if ('FuncCall' in node) return fieldNames(node.FuncCall.funcname).pop() ?? null;
+  if ('TypeCast' in node) {
+    const type = fieldNames(node.TypeCast.typeName?.names).filter((n) => n !== 'pg_catalog');
+    return outputName(node.TypeCast.arg) ?? type.pop() ?? null;
+  }
+  if ('CaseExpr' in node) return 'case';
+  if ('CoalesceExpr' in node) return 'coalesce';
+  if ('MinMaxExpr' in node) return node.MinMaxExpr.op === 'IS_GREATEST' ? 'greatest' : 'least';
+  if ('NullIfExpr' in node) return 'nullif';
+  if ('SubLink' in node) {
+    const { subLinkType, subselect } = node.SubLink;
+    if (subLinkType === 'EXISTS_SUBLINK') return 'exists';
+    if (subLinkType === 'ARRAY_SUBLINK') return 'array';
+    // A scalar subquery is named after its own first column.
+    const first = subselect && 'SelectStmt' in subselect ? subselect.SelectStmt.targetList?.[0] : undefined;
+    return outputName(first && 'ResTarget' in first ? first.ResTarget.val : undefined);
+  }
+  return '?column?';
 }
 
-function nameOutputColumns(select: unknown): void {
-  if (!isObject(select)) return;
+function nameOutputColumns(select: SelectStmt | undefined): void {
+  if (!select) return;
   if (select.op && select.op !== 'SETOP_NONE') {
     // A set operation takes its names from its first branch.
-    nameOutputColumns((select.larg as Json | undefined) ?? null);
+    nameOutputColumns(select.larg);
     return;
   }
-  for (const item of (select.targetList as Json[] | undefined) ?? []) {
-    const target = item.ResTarget as Json | undefined;
+  for (const item of select.targetList ?? []) {
+    const target = 'ResTarget' in item ? item.ResTarget : undefined;
     if (!target || target.name !== undefined) continue;
     const name = outputName(target.val);
-    if (name !== null && !(isObject(target.val) && isObject((target.val as Json).ColumnRef))) target.name = name;
+    if (name !== null && !(target.val && 'ColumnRef' in target.val)) target.name = name;
   }
 }
 
