@@ -5,7 +5,10 @@
  *    default escape character, so every LIKE gets its escape character spelled out.
  *  - Division and modulo by zero: an error in PostgreSQL, NULL in the engine; the divisor is
  *    checked so that the engine fails the same way.
- *  - btrim (what TRIM(...) parses to) is the engine's trim.
+ *  - btrim (what TRIM(...) parses to) is the engine's trim; extract (EXTRACT(field FROM x)) its date_part.
+ *  - substr/substring with a start below 1: PostgreSQL counts the positions before the text (so
+ *    `substr('hello', -1, 3)` is 'h'), the engine counts from the end; the start and length are
+ *    written as PostgreSQL means them, and a negative length fails as in PostgreSQL.
  *  - Regular expressions: PostgreSQL's `~` finds a match anywhere, the engine's `~` must match
  *    the whole text; `.` matches a newline in PostgreSQL only. Written as regexp_matches with
  *    the 's' option (and 'i' for `~*`).
@@ -37,6 +40,9 @@ function likeCall(expr: Json): Json | null {
   }
   return { FuncCall: { funcname: [{ String: { sval: fn } }], args: [expr.lexpr, pattern, escape], funcformat: 'COERCE_EXPLICIT_CALL' } };
 }
+
+/** PostgreSQL functions the engine has under another name, with the same arguments. */
+const RENAMED: Record<string, string> = { btrim: 'trim', extract: 'date_part' };
 
 const REGEX_OPERATORS: Record<string, { options: string; negated: boolean }> = {
   '~': { options: 's', negated: false },
@@ -74,11 +80,46 @@ function checkedDivision(expr: Json): Json | null {
   return { A_Expr: { ...expr, rexpr: guarded } };
 }
 
+const call = (name: string, args: unknown[]) => ({
+  FuncCall: { funcname: [{ String: { sval: name } }], args, funcformat: 'COERCE_EXPLICIT_CALL' },
+});
+const op = (name: string, lexpr: unknown, rexpr: unknown) => ({
+  A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: name } }], lexpr, rexpr },
+});
+const int = (ival: number) => ({ A_Const: { ival: { ival } } });
+
+/** PostgreSQL's substr(s, start[, length]) in the engine's terms (positions before 1 count, but show nothing). */
+function substrCall(fc: Json): Json | null {
+  const name = fieldNames(fc.funcname).join('.').toLowerCase();
+  const args = Array.isArray(fc.args) ? fc.args : [];
+  if ((name !== 'substr' && name !== 'substring') || (args.length !== 2 && args.length !== 3)) return null;
+  const [text, start, length] = args as unknown[];
+  const from = { MinMaxExpr: { op: 'IS_GREATEST', args: [start, int(1)] } };
+  if (length === undefined) return call('substr', [text, from]);
+  // The characters of [start, start + length) that lie at positions 1 and after.
+  const kept = { MinMaxExpr: { op: 'IS_GREATEST', args: [op('-', op('+', start, length), from), int(0)] } };
+  const negative = op('<', length, int(0));
+  const failure = call('error', [stringConst('negative substring length not allowed')]);
+  return call('substr', [text, from, { CaseExpr: { args: [{ CaseWhen: { expr: negative, result: failure } }], defresult: kept } }]);
+}
+
 function rewrite(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewrite);
   if (!isObject(value)) return value;
-  if (isObject(value.FuncCall) && fieldNames(value.FuncCall.funcname).join('.').toLowerCase() === 'btrim') {
-    return { FuncCall: { ...value.FuncCall, funcname: [{ String: { sval: 'trim' } }], args: rewrite(value.FuncCall.args) } };
+  if (isObject(value.FuncCall) && !value.FuncCall.over) {
+    const substr = substrCall(value.FuncCall);
+    if (substr) return { FuncCall: { ...(substr.FuncCall as Json), args: rewrite((substr.FuncCall as Json).args) } };
+  }
+  const renamed = isObject(value.FuncCall) ? RENAMED[fieldNames(value.FuncCall.funcname).join('.').toLowerCase()] : undefined;
+  if (isObject(value.FuncCall) && renamed) {
+    return {
+      FuncCall: {
+        ...value.FuncCall,
+        funcname: [{ String: { sval: renamed } }],
+        funcformat: 'COERCE_EXPLICIT_CALL',
+        args: rewrite(value.FuncCall.args),
+      },
+    };
   }
   if (isObject(value.A_Expr)) {
     const call = likeCall(value.A_Expr) ?? regexCall(value.A_Expr);
