@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { sourceFromSpec } from './catalog/source-spec.js';
-import { SourceRegistry } from './catalog/sources.js';
+import { SourceRegistry, SYSTEM_ENGINE_SCHEMA } from './catalog/sources.js';
 import { messageOf } from './errors.js';
 import { CatalogStore } from './catalog/store.js';
 import { defaultFileRoot, type Config } from './config.js';
@@ -15,7 +15,7 @@ import { DuckRuntime, sqlLiteral } from './runtime/duckdb.js';
 import { Engine } from './engine/engine.js';
 import { initParser } from './engine/front/parse.js';
 import { QueryLog } from './catalog/query-log.js';
-import { CursorStore } from './results/cursors.js';
+import { CURSOR_SCHEMA, CursorStore } from './results/cursors.js';
 import { openSecret, sealSecret } from './security/secret-box.js';
 import { loadOrCreateServerSecrets } from './security/server-secrets.js';
 import { rotateExposedSecrets } from './security/rotation.js';
@@ -74,7 +74,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   await moveDemoIntoFileRoot(config, store, log);
   await initParser();
   const runtime = await DuckRuntime.create({
-    fileRoots: config.fileRoots,
+    schemas: [SYSTEM_ENGINE_SCHEMA, CURSOR_SCHEMA],
     spillDir: path.join(config.dataDir, 'spill'),
     memoryLimit: config.engineMemoryLimit,
   });
@@ -121,7 +121,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     });
   }
   await createConfiguredSources(config, registry, log);
-  const cursors = new CursorStore(runtime, {
+  const cursors = new CursorStore({
     idleMs: config.pagination.cursorIdleMs,
     maxCursors: config.pagination.maxCursors,
   });

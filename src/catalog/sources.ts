@@ -8,7 +8,7 @@ import { createConnector, type ConnectorContext } from '../connectors/factory.js
 import type { Connector, ImportedTable } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, messageOf, notFound, sourceFailed } from '../errors.js';
-import { DuckRuntime, quoteIdent, sqlLiteral } from '../runtime/duckdb.js';
+import { DuckRuntime, EngineGeneration, quoteIdent, sqlLiteral } from '../runtime/duckdb.js';
 import type { QueryLogEntry } from './query-log.js';
 import type { AuditEntry } from '../security/audit-log.js';
 import { parseResource } from '../security/permissions.js';
@@ -35,7 +35,8 @@ export interface NewSource {
   readOnly?: boolean;
 }
 
-const SYSTEM_ENGINE_SCHEMA = 'vdb_sys';
+/** The engine schema of the system tables' copies (created in every engine generation). */
+export const SYSTEM_ENGINE_SCHEMA = 'vdb_sys';
 const NAME_RULE = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
 const engineSchemaOf = (source: SourceDef) => `src_${source.oid}`;
@@ -51,7 +52,8 @@ export class SourceRegistry {
   private readonly connectors = new Map<string, Connector>();
   /** Engine-read sources whose tables could not be published (missing folder or file). */
   private readonly unpublished = new Set<string>();
-  private systemGeneration = -1;
+  /** The catalog generation each engine generation's system tables were written at. */
+  private readonly systemWritten = new WeakMap<EngineGeneration, number>();
   private systemRefresh: Promise<void> | null = null;
 
   constructor(
@@ -64,20 +66,42 @@ export class SourceRegistry {
     private readonly auditLog: () => readonly AuditEntry[] = () => [],
   ) {}
 
-  /** Brings every persisted source up. A source that fails keeps its schema; queries on it fail. */
+  /**
+   * Brings every persisted source up, in an engine allowed to read their folders. A source that
+   * fails keeps its schema; queries on it fail.
+   */
   async start(): Promise<void> {
-    await this.runtime.runAll([`CREATE SCHEMA IF NOT EXISTS ${SYSTEM_ENGINE_SCHEMA}`]);
+    for (const source of this.store.current.sources) this.connectors.set(source.name, createConnector(source, this.context));
+    if (!(await this.confine())) await this.prepare(this.runtime.current);
+  }
+
+  /**
+   * Keeps the engine confined to the folders of the engine-read sources (plus `extra`, a folder
+   * about to be added): a change opens a new engine generation, prepared before it takes over.
+   */
+  private async confine(extra: readonly string[] = []): Promise<boolean> {
+    const folders = [...extra];
+    for (const connector of this.connectors.values()) {
+      const folder = connector.delivery === 'engine' ? connector.engineFolder() : null;
+      if (folder) folders.push(folder);
+    }
+    return this.runtime.confineTo(folders, (engine) => this.prepare(engine));
+  }
+
+  /** Publishes every engine-read source and the system tables in `engine`. */
+  private async prepare(engine: EngineGeneration): Promise<void> {
     for (const source of this.store.current.sources) {
-      const connector = createConnector(source, this.context);
-      this.connectors.set(source.name, connector);
+      const connector = this.connectors.get(source.name);
+      if (connector?.delivery !== 'engine') continue;
       try {
-        await this.publish(source, connector);
+        await this.publish(source, connector, engine);
+        this.unpublished.delete(source.name);
       } catch (err) {
         this.unpublished.add(source.name);
-        this.log.warn({ source: source.name, err: messageOf(err) }, 'data source not available at start');
+        this.log.warn({ source: source.name, err: messageOf(err) }, 'data source not available');
       }
     }
-    await this.ensureSystemTables();
+    await this.writeSystemTables(engine);
   }
 
   get sources(): readonly SourceDef[] {
@@ -276,10 +300,14 @@ export class SourceRegistry {
     const connector = createConnector(draft, this.context);
     let imported: ImportedTable[];
     try {
+      // The engine reads a new file source's folder from the start (to learn its tables).
+      const folder = connector.delivery === 'engine' ? connector.engineFolder() : null;
+      if (folder) await this.confine([folder]);
       await connector.healthCheck();
       imported = await connector.importMetadata();
     } catch (err) {
       await connector.close();
+      await this.confine().catch((e: unknown) => this.log.error({ err: messageOf(e) }, 'engine not confined again'));
       if (err instanceof ApiError) throw err;
       throw sourceFailed(input.name, messageOf(err), err instanceof SourceUnreachableError);
     }
@@ -352,6 +380,8 @@ export class SourceRegistry {
     this.connectors.delete(source.name);
     await connector?.close();
     await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(source))} CASCADE`]);
+    // Its folder is no longer readable by the engine (unless another source shares it).
+    await this.confine();
     return source;
   }
 
@@ -390,6 +420,9 @@ export class SourceRegistry {
   async ensurePublished(source: SourceDef): Promise<void> {
     if (!this.unpublished.has(source.name)) return;
     try {
+      // Its folder back: an engine that may read it (publishing every source there).
+      await this.confine();
+      if (!this.unpublished.has(source.name)) return;
       await this.publish(source, this.connectorOf(source));
       this.unpublished.delete(source.name);
     } catch (err) {
@@ -398,24 +431,29 @@ export class SourceRegistry {
   }
 
   /** Makes a native source's tables visible to the engine as views in its own schema. */
-  private async publish(source: SourceDef, connector: Connector): Promise<void> {
+  private async publish(source: SourceDef, connector: Connector, engine = this.runtime.current): Promise<void> {
     if (connector.delivery !== 'engine') return;
-    await connector.healthCheck(); // e.g. attaches a DuckDB file before views can refer to it
+    await connector.healthCheck();
     const schema = quoteIdent(engineSchemaOf(source));
-    const statements = [`CREATE SCHEMA IF NOT EXISTS ${schema}`];
+    // e.g. attaches a DuckDB file before views can refer to it
+    const statements = [...connector.setupSql(), `CREATE SCHEMA IF NOT EXISTS ${schema}`];
     for (const table of source.tables) {
       statements.push(`CREATE OR REPLACE VIEW ${schema}.${quoteIdent(table.name)} AS SELECT * FROM ${connector.relationSql(table)}`);
     }
-    await this.runtime.runAll(statements);
+    await engine.runAll(statements);
   }
 
-  /** Brings the engine's copies of the (non-volatile) system tables up to date with the catalog. */
+  /** Brings the current engine's copies of the (non-volatile) system tables up to date with the catalog. */
   async ensureSystemTables(): Promise<void> {
-    if (this.systemGeneration === this.store.generation) return;
-    this.systemRefresh ??= this.refreshSystemTables(SYSTEM_TABLES.filter((t) => !t.volatile)).finally(() => {
-      this.systemRefresh = null;
-    });
-    await this.systemRefresh;
+    // Twice at most: a refresh under way may be for an engine generation just replaced.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const engine = this.runtime.current;
+      if (this.systemWritten.get(engine) === this.store.generation) return;
+      this.systemRefresh ??= this.writeSystemTables(engine).finally(() => {
+        this.systemRefresh = null;
+      });
+      await this.systemRefresh;
+    }
   }
 
   /** Whether a system table changes without catalog changes (the logs): loaded per statement. */
@@ -449,15 +487,12 @@ export class SourceRegistry {
     );
   }
 
-  private async refreshSystemTables(tables: SystemTable[]): Promise<void> {
+  /** Writes the non-volatile system tables into `engine`, as the catalog is now. */
+  private async writeSystemTables(engine: EngineGeneration): Promise<void> {
     const generation = this.store.generation;
-    await this.writeSystemTables(tables);
-    this.systemGeneration = generation;
-  }
-
-  private async writeSystemTables(tables: SystemTable[]): Promise<void> {
+    const tables = SYSTEM_TABLES.filter((t) => !t.volatile);
     const state = { catalog: this.store.current, vdbName: this.vdbName, queryLog: this.queryLog(), auditLog: this.auditLog() };
-    await this.runtime.withConnection(async (connection) => {
+    await engine.withConnection(async (connection) => {
       await connection.run('BEGIN TRANSACTION');
       for (const table of tables) {
         const name = `${SYSTEM_ENGINE_SCHEMA}.${quoteIdent(systemEngineName(table))}`;
@@ -470,6 +505,7 @@ export class SourceRegistry {
       }
       await connection.run('COMMIT');
     });
+    this.systemWritten.set(engine, generation);
   }
 
   async close(): Promise<void> {

@@ -79,6 +79,10 @@ export interface EngineNativeConnector extends ConnectorBase {
   readonly delivery: 'engine';
   /** A DuckDB relation expression that reads the table, e.g. `read_csv('/data/x.csv')`. */
   relationSql(table: TableDef): string;
+  /** The folder (real path) the engine must be allowed to read for this source; null while it is missing. */
+  engineFolder(): string | null;
+  /** Statements that make the source readable in a fresh engine before its views are made (e.g. ATTACH). */
+  setupSql(): string[];
 }
 
 export interface RowConnector extends ConnectorBase {

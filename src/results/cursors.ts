@@ -5,7 +5,7 @@
  * it, expires when idle, and the least recently used cursors go first when the store is full.
  */
 import { randomBytes } from 'node:crypto';
-import { describe, type DuckRuntime } from '../runtime/duckdb.js';
+import { describe, type EngineGeneration } from '../runtime/duckdb.js';
 import { notFound } from '../errors.js';
 import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape } from './json.js';
 
@@ -19,13 +19,17 @@ export interface Cursor {
   warnings: string[];
   lastUsed: number;
   readonly table: string;
+  /** The engine generation that holds the table (kept open while the cursor lives). */
+  readonly engine: EngineGeneration;
 }
 
 /** A result the store can keep: an open statement of the engine, seen from here. */
 export interface MaterializableResult {
   columns: ResultColumn[];
   warnings: string[];
-  /** Writes the whole result into the engine table `table`; returns its row count. */
+  /** The engine generation the result is computed on. */
+  readonly engine: EngineGeneration;
+  /** Writes the whole result into the table `table` of `engine`; returns its row count. */
   materialize(table: string): Promise<number>;
 }
 
@@ -34,15 +38,14 @@ export interface CursorStoreOptions {
   maxCursors: number;
 }
 
-const SCHEMA = 'vdb_cursors';
+/** Created in every engine generation (see services.ts). */
+export const CURSOR_SCHEMA = 'vdb_cursors';
 
 export class CursorStore {
   private readonly cursors = new Map<string, Cursor>();
   private readonly sweeper: NodeJS.Timeout;
-  private ready: Promise<void> | null = null;
 
   constructor(
-    private readonly runtime: DuckRuntime,
     private readonly options: CursorStoreOptions,
     private readonly now: () => number = Date.now,
   ) {
@@ -56,15 +59,24 @@ export class CursorStore {
 
   /** Materialises the execution's whole result as a new cursor of `owner`. */
   async create(execution: MaterializableResult, owner: string, resource: string): Promise<Cursor> {
-    this.ready ??= this.runtime.runAll([`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`]);
-    await this.ready;
     const id = randomBytes(16).toString('hex');
-    const table = `${SCHEMA}.r_${id}`;
-    const rowCount = await execution.materialize(table);
-    // The stored table's own types: they are what pages are encoded from.
-    const stored = await this.runtime.withConnection((connection) => describe(connection, `SELECT * FROM ${table}`));
+    const table = `${CURSOR_SCHEMA}.r_${id}`;
+    const { engine } = execution;
+    engine.hold();
+    let rowCount: number;
+    let stored: Awaited<ReturnType<typeof describe>>;
+    try {
+      rowCount = await execution.materialize(table);
+      // The stored table's own types: they are what pages are encoded from.
+      stored = await engine.withConnection((connection) => describe(connection, `SELECT * FROM ${table}`));
+    } catch (err) {
+      await engine.runAll([`DROP TABLE IF EXISTS ${table}`]).catch(() => undefined);
+      engine.release();
+      throw err;
+    }
     const cursor: Cursor = {
       id,
+      engine,
       owner,
       resource,
       table,
@@ -96,7 +108,7 @@ export class CursorStore {
   async *page(cursor: Cursor, offset: number, limit: number, shape: RowShape): AsyncGenerator<string> {
     const slice = `SELECT * FROM ${cursor.table} WHERE rowid >= ${offset} AND rowid < ${offset + limit} ORDER BY rowid`;
     const sql = jsonRowsSql(aliasedRelation(slice, cursor.columns.length), cursor.columns, shape);
-    const connection = await this.runtime.connect();
+    const connection = await cursor.engine.connect();
     try {
       yield* streamJsonRows(connection, sql);
     } finally {
@@ -111,7 +123,11 @@ export class CursorStore {
 
   private async drop(cursor: Cursor): Promise<void> {
     this.cursors.delete(cursor.id);
-    await this.runtime.runAll([`DROP TABLE IF EXISTS ${cursor.table}`]);
+    try {
+      await cursor.engine.runAll([`DROP TABLE IF EXISTS ${cursor.table}`]);
+    } finally {
+      cursor.engine.release();
+    }
   }
 
   /** Drops idle cursors. */

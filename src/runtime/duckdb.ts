@@ -1,17 +1,23 @@
 /**
- * The embedded engine: one in-process DuckDB. It is locked down at start: no extension
- * downloads, and file access confined to the configured file roots, so even a statement that
- * slipped past the allow-list could not read other files. Its spill folder is not among them:
- * the engine writes and reads its own temporary files without the external-access check.
+ * The embedded engine: in-process DuckDB, locked down at start: no extension downloads, and file
+ * access confined to the folders of the file sources, so even a statement that slipped past the
+ * allow-list could not read another file. Its spill folder is not among them: the engine writes
+ * and reads its own temporary files without the external-access check.
+ *
+ * DuckDB fixes the folders it may read once external access is off, so a change of the file
+ * sources' folders starts a new engine (a generation), prepared by the caller before statements
+ * move to it. Statements and cursors that began on the previous one finish there; it is closed
+ * when no cursor needs it any more (DuckDB keeps a closed engine alive for open connections).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBConnection, DuckDBInstance, type DuckDBType } from '@duckdb/node-api';
 
 export interface DuckRuntimeOptions {
-  fileRoots: readonly string[];
   spillDir: string;
   memoryLimit: string | null;
+  /** Schemas of vdb's own that every generation starts with (system tables, cursors). */
+  schemas: readonly string[];
 }
 
 /** DuckDB string literal. */
@@ -19,35 +25,17 @@ export const sqlLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`;
 /** DuckDB / PostgreSQL quoted identifier. */
 export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
-export class DuckRuntime {
-  private constructor(private readonly instance: DuckDBInstance) {}
+/** One DuckDB instance, with the folders it was allowed to read. */
+export class EngineGeneration {
+  private retired = false;
+  private closed = false;
+  private holds = 0;
 
-  static async create(options: DuckRuntimeOptions): Promise<DuckRuntime> {
-    fs.mkdirSync(options.spillDir, { recursive: true, mode: 0o700 });
-    const instance = await DuckDBInstance.create(':memory:', {
-      autoinstall_known_extensions: 'false',
-      autoload_known_extensions: 'false',
-    });
-    const setup = await instance.connect();
-    try {
-      const allowed = options.fileRoots.filter((dir) => fs.existsSync(dir)).map((dir) => sqlLiteral(fs.realpathSync(dir) + path.sep));
-      const statements = [
-        `SET temp_directory = ${sqlLiteral(options.spillDir)}`,
-        options.memoryLimit ? `SET memory_limit = ${sqlLiteral(options.memoryLimit)}` : null,
-        `SET GLOBAL TimeZone = 'UTC'`,
-        // PostgreSQL semantics, the reference for every answer vdb gives.
-        `SET GLOBAL integer_division = true`,
-        `SET GLOBAL default_null_order = 'nulls_last_on_asc_first_on_desc'`,
-        `SET allowed_directories = [${allowed.join(', ')}]`,
-        `SET enable_external_access = false`,
-        `SET lock_configuration = true`,
-      ];
-      for (const statement of statements) if (statement) await setup.run(statement);
-    } finally {
-      setup.closeSync();
-    }
-    return new DuckRuntime(instance);
-  }
+  constructor(
+    private readonly instance: DuckDBInstance,
+    /** Real paths, sorted. */
+    readonly folders: readonly string[],
+  ) {}
 
   connect(): Promise<DuckDBConnection> {
     return this.instance.connect();
@@ -64,14 +52,127 @@ export class DuckRuntime {
   }
 
   /** Runs DDL/utility statements in order on one connection. */
-  async runAll(statements: string[]): Promise<void> {
+  async runAll(statements: readonly string[]): Promise<void> {
     await this.withConnection(async (connection) => {
       for (const statement of statements) await connection.run(statement);
     });
   }
 
+  /** Keeps this generation open (for an open statement, a cursor stored in it) until `release`. */
+  hold(): void {
+    this.holds++;
+  }
+
+  release(): void {
+    this.holds--;
+    this.closeIfUnused();
+  }
+
+  /** Called when a newer generation takes over. */
+  retire(): void {
+    this.retired = true;
+    this.closeIfUnused();
+  }
+
+  private closeIfUnused(): void {
+    if (this.retired && this.holds <= 0) this.close();
+  }
+
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.instance.closeSync();
+  }
+}
+
+export class DuckRuntime {
+  private switching: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly options: DuckRuntimeOptions,
+    private engine: EngineGeneration,
+  ) {}
+
+  /** A runtime whose first generation may read no files at all. */
+  static async create(options: DuckRuntimeOptions): Promise<DuckRuntime> {
+    fs.mkdirSync(options.spillDir, { recursive: true, mode: 0o700 });
+    return new DuckRuntime(options, await DuckRuntime.open(options, []));
+  }
+
+  private static async open(options: DuckRuntimeOptions, folders: readonly string[]): Promise<EngineGeneration> {
+    const instance = await DuckDBInstance.create(':memory:', {
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'false',
+    });
+    const setup = await instance.connect();
+    try {
+      const statements = [
+        `SET temp_directory = ${sqlLiteral(options.spillDir)}`,
+        options.memoryLimit ? `SET memory_limit = ${sqlLiteral(options.memoryLimit)}` : null,
+        `SET GLOBAL TimeZone = 'UTC'`,
+        // PostgreSQL semantics, the reference for every answer vdb gives.
+        `SET GLOBAL integer_division = true`,
+        `SET GLOBAL default_null_order = 'nulls_last_on_asc_first_on_desc'`,
+        `SET allowed_directories = [${folders.map((folder) => sqlLiteral(folder + path.sep)).join(', ')}]`,
+        `SET enable_external_access = false`,
+        `SET lock_configuration = true`,
+        ...options.schemas.map((schema) => `CREATE SCHEMA ${quoteIdent(schema)}`),
+      ];
+      for (const statement of statements) if (statement) await setup.run(statement);
+    } catch (err) {
+      instance.closeSync();
+      throw err;
+    } finally {
+      setup.closeSync();
+    }
+    return new EngineGeneration(instance, folders);
+  }
+
+  /** The generation new statements run on. */
+  get current(): EngineGeneration {
+    return this.engine;
+  }
+
+  /**
+   * Confines the engine to `folders` (the file sources' folders, real paths). When they differ
+   * from the current generation's, a new generation is opened, `prepare` makes it ready (views,
+   * attached files, system tables), and only then do new statements move to it. Serialised:
+   * one change at a time. Returns whether a new generation was made.
+   */
+  confineTo(folders: readonly string[], prepare: (engine: EngineGeneration) => Promise<void>): Promise<boolean> {
+    const next = this.switching.then(async () => {
+      const wanted = [...new Set(folders)].sort();
+      if (wanted.length === this.engine.folders.length && wanted.every((f, i) => f === this.engine.folders[i])) return false;
+      const engine = await DuckRuntime.open(this.options, wanted);
+      try {
+        await prepare(engine);
+      } catch (err) {
+        engine.close();
+        throw err;
+      }
+      const previous = this.engine;
+      this.engine = engine;
+      previous.retire();
+      return true;
+    });
+    this.switching = next.catch(() => undefined);
+    return next;
+  }
+
+  connect(): Promise<DuckDBConnection> {
+    return this.engine.connect();
+  }
+
+  withConnection<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.engine.withConnection(work);
+  }
+
+  runAll(statements: readonly string[]): Promise<void> {
+    return this.engine.runAll(statements);
+  }
+
+  close(): void {
+    this.engine.close();
   }
 }
 

@@ -273,6 +273,79 @@ describe('file roots', () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
+  test("the engine reads only the file sources' own folders; a change of them keeps running cursors", async () => {
+    const srv = await startTestServer();
+    try {
+      const root = path.join(srv.dataDir, 'files');
+      const folder = path.join(root, 'later');
+      fs.mkdirSync(folder);
+      fs.writeFileSync(path.join(folder, 'nums.csv'), 'n\n1\n2\n3\n');
+      const readable = async () =>
+        srv.services.runtime.withConnection(async (connection) => {
+          try {
+            await connection.run(`SELECT * FROM read_csv('${path.join(folder, 'nums.csv')}')`);
+            return true;
+          } catch (err) {
+            assert.match(String(err), /[Pp]ermission|not allowed|disabled/);
+            return false;
+          }
+        });
+      assert.deepEqual(srv.services.runtime.current.folders, [fs.realpathSync(path.join(root, 'demo', 'files'))]);
+      assert.equal(await readable(), false, 'a folder of the root that no source uses is closed');
+
+      // A cursor made now is still paged after the engine changes generation.
+      const first = await srv.request('/rest/api/query?pagination=true&limit=50', {
+        body: { sql: 'SELECT id FROM shop.customers ORDER BY id' },
+      });
+      assert.equal(first.status, 200, await first.clone().text());
+      const requestId = first.headers.get('requestId') ?? '';
+      const before = srv.services.runtime.current;
+
+      const added = await srv.request('/rest/api/source', {
+        body: { name: 'later', template: 'file', translator: 'file', connectionProps: `ParentDirectory=${folder}` },
+      });
+      assert.equal(added.status, 201, await added.text());
+      assert.notEqual(srv.services.runtime.current, before, 'a new engine generation');
+      assert.equal(await readable(), true);
+      const sum = await srv.request('/rest/api/query', {
+        body: { sql: 'SELECT sum(n) FROM later.nums, (SELECT count(*) FROM files.regions) r' },
+      });
+      assert.deepEqual(await sum.json(), [[6]]);
+      const page = await srv.request(`/rest/api/query?requestId=${requestId}&limit=50&offset=150`, { method: 'POST' });
+      assert.equal(page.status, 200, await page.clone().text());
+      assert.equal(((await page.json()) as unknown[]).length, 50);
+
+      const removed = await srv.request('/rest/api/source/later', { method: 'DELETE' });
+      assert.ok(removed.status < 300, await removed.text());
+      assert.equal(await readable(), false, 'closed again once its source is gone');
+      const still = await srv.request('/rest/api/query', { body: { sql: 'SELECT count(*) FROM files.regions' } });
+      assert.equal(still.status, 200, await still.text());
+    } finally {
+      await srv.close();
+    }
+  });
+
+  test('a file source whose folder is missing at start is readable once the folder is back', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-missing-'));
+    const first = await startTestServer({ dataDir });
+    await first.close();
+    const demo = path.join(dataDir, 'files', 'demo', 'files');
+    fs.renameSync(demo, `${demo}-away`);
+    const srv = await startTestServer({ dataDir });
+    try {
+      assert.deepEqual(srv.services.runtime.current.folders, []);
+      const count = () => srv.request('/rest/api/query', { body: { sql: 'SELECT count(*) FROM files.regions' } });
+      const missing = await count();
+      assert.equal(missing.status, 503, await missing.text());
+      fs.renameSync(`${demo}-away`, demo);
+      const back = await count();
+      assert.equal(back.status, 200, await back.text());
+      assert.deepEqual(srv.services.runtime.current.folders, [fs.realpathSync(demo)]);
+    } finally {
+      await srv.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("the allow-list's complement", () => {

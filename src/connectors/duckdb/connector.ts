@@ -31,7 +31,6 @@ export class DuckdbConnector implements EngineNativeConnector {
     aggregates: true,
     joins: true,
   };
-  private attached = false;
 
   constructor(
     readonly source: SourceDef,
@@ -52,17 +51,27 @@ export class DuckdbConnector implements EngineNativeConnector {
     return real;
   }
 
-  private async attach(): Promise<void> {
-    if (this.attached) return;
-    // Read-only always: vdb never writes to DuckDB files, and a read-write attach would lock
-    // every other process out of the file.
-    const mode = ' (READ_ONLY)';
+  // Read-only always: vdb never writes to DuckDB files, and a read-write attach would lock
+  // every other process out of the file.
+  setupSql(): string[] {
+    return [`ATTACH IF NOT EXISTS ${sqlLiteral(this.file())} AS ${quoteIdent(this.alias)} (READ_ONLY)`];
+  }
+
+  engineFolder(): string | null {
     try {
-      await this.context.engineQuery(`ATTACH IF NOT EXISTS ${sqlLiteral(this.file())} AS ${quoteIdent(this.alias)}${mode}`);
+      return path.dirname(this.file());
+    } catch {
+      return null;
+    }
+  }
+
+  /** Attaches the file to the current engine (a no-op when it is attached already). */
+  private async attach(): Promise<void> {
+    try {
+      for (const statement of this.setupSql()) await this.context.engineQuery(statement);
     } catch (err) {
       throw new SourceUnreachableError(err instanceof Error ? err.message : String(err));
     }
-    this.attached = true;
   }
 
   async healthCheck(): Promise<void> {
@@ -114,8 +123,6 @@ export class DuckdbConnector implements EngineNativeConnector {
   }
 
   async close(): Promise<void> {
-    if (!this.attached) return;
-    this.attached = false;
     await this.context.engineQuery(`DETACH DATABASE IF EXISTS ${quoteIdent(this.alias)}`).catch(() => undefined);
   }
 }

@@ -60,6 +60,18 @@ export class FileConnector implements EngineNativeConnector {
     this.folder();
   }
 
+  engineFolder(): string | null {
+    try {
+      return this.folder();
+    } catch {
+      return null;
+    }
+  }
+
+  setupSql(): string[] {
+    return [];
+  }
+
   /** Files of the folder (not its subfolders) that one of DuckDB's readers understands. */
   private files(): Array<{ name: string; file: string; format: FileFormat }> {
     const folder = this.folder();

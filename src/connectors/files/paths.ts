@@ -1,7 +1,7 @@
 /**
  * Confinement of file sources. A file source's folder must lie inside one of the configured file
  * roots, and every file it exposes must resolve (symlinks followed) inside that folder. The
- * engine enforces the roots a second time: DuckDB runs with external access limited to them.
+ * engine enforces the folders a second time: DuckDB runs with external access limited to them.
  */
 import fs from 'node:fs';
 import path from 'node:path';

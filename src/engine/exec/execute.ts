@@ -8,7 +8,7 @@ import { literalOf, type SourceRegistry } from '../../catalog/sources.js';
 import type { UserDef } from '../../catalog/types.js';
 import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../../results/json.js';
 import type { BoundStatement, BoundTable } from '../front/bind.js';
-import { describe, quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
+import { describe, quoteIdent, type DuckRuntime, type EngineGeneration } from '../../runtime/duckdb.js';
 import { engineSql, filteredSql } from './engine-dialect.js';
 import { engineError, isInterrupt } from './errors.js';
 import { dependentKeys, dropLoad, estimate, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
@@ -36,7 +36,9 @@ export interface Execution {
   sourceQueries: SourceQuery[];
   /** The result's rows as JSON texts, one string per chunk of rows. */
   stream(shape: RowShape, window: ResultWindow, options: StreamOptions): AsyncGenerator<string>;
-  /** Writes the whole result into the engine table `table` (columns c0..cn); returns its row count. */
+  /** The engine generation the statement runs on, open until `close` (cursors are stored in it). */
+  readonly engine: EngineGeneration;
+  /** Writes the whole result into the table `table` of `engine` (columns c0..cn); returns its row count. */
   materialize(table: string): Promise<number>;
   /** The rows with every value as text (NULL as null), in batches: for writing to a source. */
   textRows(): AsyncGenerator<Array<string | null>[]>;
@@ -57,7 +59,7 @@ export function engineExecution(
   connection: DuckDBConnection,
   sql: string,
   columns: ResultColumn[],
-  rest: Pick<Execution, 'warnings' | 'sourceQueries' | 'translateError' | 'close'>,
+  rest: Pick<Execution, 'warnings' | 'sourceQueries' | 'translateError' | 'close' | 'engine'>,
 ): Execution {
   return {
     ...rest,
@@ -197,7 +199,7 @@ export async function openExecution(
 ): Promise<Execution> {
   await registry.ensureSystemTables();
   for (const { resolved } of bound.tables) if (resolved.kind === 'native') await registry.ensurePublished(resolved.source);
-  const { connection, close } = await statementConnection(runtime, options.signal);
+  const { connection, engine, close } = await statementConnection(runtime, options.signal);
   const rename = renamer(bound.tables);
   const translateError = (err: unknown): unknown => {
     if (options.signal.aborted && (isInterrupt(err) || err === options.signal.reason)) return options.signal.reason;
@@ -233,7 +235,7 @@ export async function openExecution(
     await loadPlanned(connection, registry, planned, options, warnings, sourceQueries);
     const sql = engineSql(planned.ast);
     const columns = await describe(connection, sql);
-    return engineExecution(connection, sql, columns, { warnings, sourceQueries, translateError, close });
+    return engineExecution(connection, sql, columns, { warnings, sourceQueries, translateError, close, engine });
   } catch (err) {
     close();
     throw translateError(err);
@@ -247,30 +249,43 @@ export async function openStaticExecution(
   signal: AbortSignal,
   sourceQueries: SourceQuery[] = [],
 ): Promise<Execution> {
-  const { connection, close } = await statementConnection(runtime, signal);
+  const { connection, engine, close } = await statementConnection(runtime, signal);
   const translateError = (err: unknown) => engineError(err, (m) => m) ?? err;
   try {
     const columns = await describe(connection, sql);
-    return engineExecution(connection, sql, columns, { warnings: [], sourceQueries, translateError, close });
+    return engineExecution(connection, sql, columns, { warnings: [], sourceQueries, translateError, close, engine });
   } catch (err) {
     close();
     throw translateError(err);
   }
 }
 
-/** A connection of its own for one statement, interrupted when `signal` aborts; `close` ends both. */
+/**
+ * A connection of its own for one statement, interrupted when `signal` aborts; `close` ends both.
+ * Its engine generation stays open until then, even when a newer one takes over.
+ */
 export async function statementConnection(
   runtime: DuckRuntime,
   signal: AbortSignal,
-): Promise<{ connection: DuckDBConnection; close: () => void }> {
-  const connection = await runtime.connect();
+): Promise<{ connection: DuckDBConnection; engine: EngineGeneration; close: () => void }> {
+  const engine = runtime.current;
+  engine.hold();
+  let connection: DuckDBConnection;
+  try {
+    connection = await engine.connect();
+  } catch (err) {
+    engine.release();
+    throw err;
+  }
   const { onAbort, stop } = interruptOnAbort(connection, signal);
   return {
     connection,
+    engine,
     close: () => {
       stop();
       signal.removeEventListener('abort', onAbort);
       connection.closeSync();
+      engine.release();
     },
   };
 }

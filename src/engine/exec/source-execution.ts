@@ -30,7 +30,7 @@ export async function openSourceSelectExecution(
   signal: AbortSignal,
 ): Promise<Execution | null> {
   const { source, connector, pushed } = planned;
-  const { connection, close } = await statementConnection(runtime, signal);
+  const { connection, engine, close } = await statementConnection(runtime, signal);
   try {
     // The engine's own result columns for the statement, over empty stand-ins of the tables.
     for (const { loadName, resolved } of bound.tables) {
@@ -82,6 +82,7 @@ export async function openSourceSelectExecution(
       sourceQueries: [{ source: source.name, sql: pushed.sql }],
       translateError,
       close,
+      engine,
     });
   } catch (err) {
     close();
@@ -109,9 +110,11 @@ export async function openWholeExecution(plan: WholePlan, runtime: DuckRuntime, 
     if (NOT_VALID_THERE.test(code)) return null;
     throw sourceError(source.name, err, signal);
   }
-  const types = await runtime.withConnection((connection) =>
+  const engine = runtime.current;
+  const types = await engine.withConnection((connection) =>
     describe(connection, `SELECT ${described.map((c, i) => `CAST(NULL AS ${c.type}) AS c${i}`).join(', ') || '1'}`),
   );
+  engine.hold();
   const columns = described.map((c, i) => ({ name: c.name, type: types[i]!.type }));
   const sourceQueries: SourceQuery[] = [{ source: source.name, sql: connector.statementJsonSql(sql, described, 'array', {}) }];
   return {
@@ -123,8 +126,9 @@ export async function openWholeExecution(plan: WholePlan, runtime: DuckRuntime, 
       sourceQueries[0] = { source: source.name, sql: copySql };
       return connector.streamStatementJson(copySql, signal, options.onRows);
     },
+    engine,
     async materialize(table) {
-      return runtime.withConnection(async (connection) => {
+      return engine.withConnection(async (connection) => {
         const loaded = await loadBatches(
           connection,
           `${table.replace(/\W/g, '_')}_load`,
@@ -145,7 +149,7 @@ export async function openWholeExecution(plan: WholePlan, runtime: DuckRuntime, 
       }
     },
     translateError: (err) => (err instanceof ApiError ? err : sourceError(source.name, err, signal)),
-    close: () => undefined,
+    close: () => engine.release(),
   };
 }
 
