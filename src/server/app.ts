@@ -15,6 +15,7 @@ import { queryRoutes } from './routes/query.js';
 import { sourceRoutes } from './routes/source.js';
 import { statusRoutes } from './routes/status.js';
 import { badRequest } from '../errors.js';
+import { consoleRoutes } from './console.js';
 
 /** Never log a hosted link token: it is a credential in the path. */
 const redactUrl = (url: string) => url.replace(/^\/[^/?]+\/rest\//, '/<link>/rest/');
@@ -105,5 +106,7 @@ export function buildApp(services: Services, logger: boolean | object = true): F
       { prefix },
     );
   }
+  // The web console (docs/console.md): its built files at /, after the API so it shadows none.
+  void app.register(async (instance) => consoleRoutes(instance));
   return app;
 }

@@ -8,7 +8,7 @@ import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, timeoutError } from '../errors.js';
 import type { Execution } from '../engine/exec/execute.js';
 import type { Cursor } from '../results/cursors.js';
-import { headerRow, type RowShape } from '../results/json.js';
+import { headerRow, type ResultColumn, type RowShape } from '../results/json.js';
 import type { Services } from '../services.js';
 import type { ResultParams } from './params.js';
 
@@ -20,6 +20,10 @@ const headerText = (text: string) => text.replace(/[^\x20-\x7e]/g, (ch) => `\\u$
 function setWarnings(reply: FastifyReply, warnings: readonly string[]): void {
   if (warnings.length > 0) reply.header('SQL-Warnings', headerText(warnings.join('; ')));
 }
+
+/** The result's SQL types, a JSON array in column order: rows carry JSON values only (the console shows them). */
+const setColumnTypes = (reply: FastifyReply, columns: readonly ResultColumn[]) =>
+  reply.header('SQL-Column-Types', headerText(JSON.stringify(columns.map((c) => c.type.toString()))));
 
 const sourceQueriesText = (execution?: Execution) =>
   execution && execution.sourceQueries.length > 0 ? execution.sourceQueries.map((q) => `${q.source}: ${q.sql}`).join('\n') : null;
@@ -132,6 +136,7 @@ export async function sendResult(
     done();
   };
   setWarnings(reply, execution.warnings);
+  setColumnTypes(reply, execution.columns);
   return sendRows(reply, rows, header, finish, (err) => (error = execution.translateError(err)));
 }
 
@@ -170,6 +175,7 @@ async function sendPage(
   reply.header('prevPage', link(offset === 0 && endpoint === 'source' ? null : prevOffset));
   if (offset + limit < cursor.rowCount) reply.header('nextPage', link(offset + limit));
   setWarnings(reply, cursor.warnings);
+  setColumnTypes(reply, cursor.columns);
   const shape: RowShape = params.array ? 'array' : 'object';
   const header = shape === 'array' && params.headers ? headerRow(cursor.columns) : undefined;
   return sendRows(

@@ -1,0 +1,242 @@
+/**
+ * The console's REST client. It uses only the public API of docs/rest.md: /api/login and
+ * /api/invite/accept without credentials, everything else under /rest/api with the login token
+ * in x-auth-token. Errors become ApiError with the API's {title, description, hint}.
+ */
+
+export interface ErrorBody {
+  title: string;
+  description: string;
+  hint: string | null;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly description: string,
+    readonly hint: string | null,
+  ) {
+    super(`${title}: ${description}`);
+  }
+}
+
+export interface Session {
+  username: string;
+  token: string;
+}
+
+export type Cell = string | number | boolean | null | Cell[] | { [key: string]: Cell };
+export type Row = Cell[];
+
+export interface Result {
+  columns: string[];
+  /** SQL types from the SQL-Column-Types header; empty when the server sends none. */
+  types: string[];
+  rows: Row[];
+}
+
+export interface CursorPage extends Result {
+  requestId: string;
+  /** True when the server announced a next chunk (nextPage header). */
+  more: boolean;
+  warnings: string | null;
+}
+
+export interface Preferences {
+  rest: boolean;
+  link: string;
+  databaseUsername: string;
+}
+
+export interface ApiKey {
+  id: string;
+  owner: string;
+  name: string;
+  expiresAt: string | null;
+  readOnly: boolean;
+  createdAt: string;
+  /** Only in the answer that created the key. */
+  key?: string;
+}
+
+export interface SourceSpec {
+  name: string;
+  template: string;
+  connectionProps: string;
+  modelProps?: string;
+  encryptedProperties?: string;
+  description?: string;
+}
+
+export interface RequestOptions {
+  method?: string;
+  body?: unknown;
+  query?: Record<string, string | number | boolean | undefined>;
+  signal?: AbortSignal;
+}
+
+/** Reads an error response; the 401 page is HTML, every other error is JSON. */
+async function errorOf(response: Response): Promise<ApiError> {
+  const text = await response.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as Partial<ErrorBody>;
+    if (typeof body.title === 'string') {
+      return new ApiError(response.status, body.title, String(body.description ?? ''), body.hint ?? null);
+    }
+  } catch {
+    // not JSON: described below
+  }
+  if (response.status === 401) {
+    return new ApiError(401, 'Signed out', 'Your sign-in is missing, expired or was revoked.', 'Sign in again.');
+  }
+  return new ApiError(response.status, `HTTP ${response.status}`, text.slice(0, 500) || response.statusText, null);
+}
+
+/** Parses the SQL-Column-Types header (a JSON array of type names). */
+export function parseTypes(header: string | null, count: number): string[] {
+  if (!header) return [];
+  try {
+    const types: unknown = JSON.parse(header);
+    if (Array.isArray(types) && types.length === count) return types.map(String);
+  } catch {
+    // an unreadable header only loses the types
+  }
+  return [];
+}
+
+export class Api {
+  constructor(
+    /** Base URL of vdb, ending in a slash (the console's own location). */
+    readonly base: string,
+    private session: Session | null = null,
+    /** Called when the API answers 401 to a signed-in request: the token is no longer good. */
+    private readonly onUnauthorized: () => void = () => undefined,
+  ) {}
+
+  get user(): string | null {
+    return this.session?.username ?? null;
+  }
+
+  url(path: string, query: RequestOptions['query'] = {}): string {
+    const url = new URL(path, this.base);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+    return url.toString();
+  }
+
+  async request(path: string, options: RequestOptions = {}): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    if (this.session) headers['x-auth-token'] = this.session.token;
+    const response = await fetch(this.url(path, options.query), {
+      method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      signal: options.signal,
+    });
+    if (!response.ok) {
+      const error = await errorOf(response);
+      if (response.status === 401 && this.session && path.startsWith('rest/')) this.onUnauthorized();
+      throw error;
+    }
+    return response;
+  }
+
+  async json<T>(path: string, options: RequestOptions = {}): Promise<T> {
+    const response = await this.request(path, options);
+    return (response.status === 204 ? undefined : await response.json()) as T;
+  }
+
+  // Sign-in and invitations: no credentials.
+
+  async login(username: string, password: string): Promise<Session> {
+    const answer = await this.json<Session>('api/login', { body: { username, password } });
+    this.session = answer;
+    return answer;
+  }
+
+  acceptInvite(token: string, password: string): Promise<{ username: string }> {
+    return this.json('api/invite/accept', { body: { token, password } });
+  }
+
+  // Statements.
+
+  /** Runs a statement and returns the whole result (for small results: catalog, logs, CALLs). */
+  async query(sql: string, signal?: AbortSignal): Promise<Result> {
+    const response = await this.request('rest/api/query', { body: { sql }, query: { headers: true }, signal });
+    const [columns = [], ...rows] = (await response.json()) as [string[], ...Row[]];
+    return { columns, types: parseTypes(response.headers.get('sql-column-types'), columns.length), rows };
+  }
+
+  /** Runs a statement into a cursor (pagination) and returns its first chunk. */
+  async openCursor(sql: string, limit: number, signal?: AbortSignal): Promise<CursorPage> {
+    const response = await this.request('rest/api/query', {
+      body: { sql },
+      query: { pagination: true, limit, headers: true },
+      signal,
+    });
+    const [columns = [], ...rows] = (await response.json()) as [string[], ...Row[]];
+    return {
+      columns,
+      types: parseTypes(response.headers.get('sql-column-types'), columns.length),
+      rows,
+      requestId: response.headers.get('requestid') ?? '',
+      more: response.headers.has('nextpage'),
+      warnings: response.headers.get('sql-warnings'),
+    };
+  }
+
+  /** One chunk of an existing cursor; nothing is computed again. */
+  async page(requestId: string, offset: number, limit: number, signal?: AbortSignal): Promise<Row[]> {
+    return this.json<Row[]>('rest/api/query', { method: 'POST', query: { requestId, offset, limit }, signal });
+  }
+
+  // Sources.
+
+  async schemas(): Promise<string[]> {
+    const rows = await this.json<Array<{ Name: string }>>('rest/api/source');
+    return rows.map((r) => r.Name);
+  }
+
+  tables(schema: string): Promise<Array<{ Name: string; Type: string; Description: string | null }>> {
+    return this.json(`rest/api/source/${encodeURIComponent(schema)}`);
+  }
+
+  async preview(schema: string, table: string, limit: number): Promise<Result> {
+    const response = await this.request(`rest/api/source/${encodeURIComponent(schema)}/${encodeURIComponent(table)}`, {
+      query: { headers: true, limit },
+    });
+    const [columns = [], ...rows] = (await response.json()) as [string[], ...Row[]];
+    return { columns, types: parseTypes(response.headers.get('sql-column-types'), columns.length), rows };
+  }
+
+  addSource(spec: SourceSpec): Promise<{ name: string; tables: string[] }> {
+    return this.json('rest/api/source', { body: spec });
+  }
+
+  async removeSource(name: string): Promise<void> {
+    await this.request(`rest/api/source/${encodeURIComponent(name)}`, { method: 'DELETE' });
+  }
+
+  // Preferences and API keys.
+
+  preferences(): Promise<Preferences> {
+    return this.json('rest/api/preferences');
+  }
+
+  setRest(rest: boolean): Promise<Preferences> {
+    return this.json('rest/api/preferences', { method: 'PUT', body: { rest } });
+  }
+
+  keys(): Promise<ApiKey[]> {
+    return this.json('rest/api/keys');
+  }
+
+  createKey(name: string, expiresAt: string | null, readOnly: boolean): Promise<ApiKey> {
+    return this.json('rest/api/keys', { body: { name, expiresAt, readOnly } });
+  }
+
+  async revokeKey(id: string): Promise<void> {
+    await this.request(`rest/api/keys/${encodeURIComponent(id)}`, { method: 'DELETE' });
+  }
+}

@@ -1,0 +1,32 @@
+/** The console's own statements and the catalog it reads for completion. */
+import type { Api } from './api.js';
+
+/**
+ * The console's own statements carry this comment, so the history screen can tell them from
+ * the user's (the query log keeps statements as sent).
+ */
+export const CONSOLE_MARK = '/* vdb console */';
+export const consoleSql = (sql: string): string => `${CONSOLE_MARK} ${sql}`;
+
+export interface ColumnInfo {
+  name: string;
+  type: string;
+}
+
+/** schema -> table -> columns, from SYS.Columns (only what the user may read). */
+export type Catalog = Map<string, Map<string, ColumnInfo[]>>;
+
+export async function loadCatalog(api: Api): Promise<Catalog> {
+  const result = await api.query(
+    consoleSql('SELECT "SchemaName", "TableName", "Name", "DataType" FROM SYS.Columns ORDER BY "SchemaName", "TableName", "Position"'),
+  );
+  const catalog: Catalog = new Map();
+  for (const [schema, table, name, type] of result.rows) {
+    const tables = catalog.get(String(schema)) ?? new Map<string, ColumnInfo[]>();
+    catalog.set(String(schema), tables);
+    const columns = tables.get(String(table)) ?? [];
+    tables.set(String(table), columns);
+    columns.push({ name: String(name), type: String(type) });
+  }
+  return catalog;
+}

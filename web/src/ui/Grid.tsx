@@ -1,0 +1,164 @@
+/**
+ * The results grid. It renders only the rows on screen and asks PagedRows for their pages, so
+ * scrolling through a million rows reads a few pages at a time from the cursor. Keyboard: arrows,
+ * Page Up/Down, Home/End, Ctrl+Home/End; Ctrl+C copies the cell, Ctrl+Shift+C the row.
+ */
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { Row } from '../lib/api.js';
+import type { PagedRows } from '../lib/pages.js';
+import { cellText } from '../lib/format.js';
+
+export const ROW_HEIGHT = 26;
+const HEADER_HEIGHT = 40;
+/** Browsers cap element heights (about 33M px in Chromium); longer results scroll proportionally. */
+const MAX_HEIGHT = 15_000_000;
+const OVERSCAN = 20;
+
+export interface Active {
+  row: number;
+  col: number;
+}
+
+export interface GridProps {
+  columns: string[];
+  types: string[];
+  pages: PagedRows;
+  rowCount: number;
+  active: Active;
+  onActive: (a: Active) => void;
+  onCopy: (what: 'cell' | 'row') => void;
+  onError: (err: unknown) => void;
+}
+
+export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy, onError }: GridProps) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const [scrollTop, setScrollTop] = useState(0);
+  const [viewport, setViewport] = useState(400);
+  const [, redraw] = useState(0);
+
+  const full = rowCount * ROW_HEIGHT;
+  const height = Math.min(full, MAX_HEIGHT);
+  // Scroll position -> row position; 1 unless the result is taller than the cap.
+  const ratio = full > height && height > viewport ? (full - viewport) / (height - viewport) : 1;
+  const position = scrollTop * ratio;
+  const first = Math.max(0, Math.min(Math.floor(position / ROW_HEIGHT), rowCount - 1));
+  const visible = Math.ceil(viewport / ROW_HEIGHT) + 1;
+  const last = Math.max(0, Math.min(rowCount - 1, first + visible));
+
+  useLayoutEffect(() => {
+    const el = scroller.current!;
+    const observer = new ResizeObserver(() => setViewport(el.clientHeight - HEADER_HEIGHT));
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+
+  useEffect(() => {
+    let live = true;
+    pages
+      .ensure(first, Math.min(rowCount - 1, last + OVERSCAN))
+      .then(() => live && redraw((n) => n + 1))
+      .catch((err: unknown) => live && onError(err));
+    return () => {
+      live = false;
+    };
+  }, [pages, first, last, rowCount]);
+
+  /** Scrolls so that row `row` is on screen. */
+  const reveal = (row: number) => {
+    const el = scroller.current!;
+    const top = row * ROW_HEIGHT;
+    if (top < position) el.scrollTop = top / ratio;
+    else if (top + ROW_HEIGHT > position + viewport) el.scrollTop = (top + ROW_HEIGHT - viewport) / ratio;
+  };
+
+  const move = (row: number, col: number) => {
+    const next = { row: Math.max(0, Math.min(rowCount - 1, row)), col: Math.max(0, Math.min(columns.length - 1, col)) };
+    onActive(next);
+    reveal(next.row);
+  };
+
+  const onKey = (e: KeyboardEvent) => {
+    const page = Math.max(1, visible - 2);
+    const mod = e.ctrlKey || e.metaKey;
+    const keys: Record<string, () => void> = {
+      ArrowDown: () => move(active.row + 1, active.col),
+      ArrowUp: () => move(active.row - 1, active.col),
+      ArrowRight: () => move(active.row, active.col + 1),
+      ArrowLeft: () => move(active.row, active.col - 1),
+      PageDown: () => move(active.row + page, active.col),
+      PageUp: () => move(active.row - page, active.col),
+      Home: () => move(mod ? 0 : active.row, 0),
+      End: () => move(mod ? rowCount - 1 : active.row, mod ? active.col : columns.length - 1),
+    };
+    if (mod && e.key.toLowerCase() === 'c') {
+      e.preventDefault();
+      onCopy(e.shiftKey ? 'row' : 'cell');
+      return;
+    }
+    const action = keys[e.key];
+    if (action) {
+      e.preventDefault();
+      action();
+    }
+  };
+
+  const template = `64px repeat(${columns.length}, minmax(140px, 1fr))`;
+  const rows: Array<[number, Row | undefined]> = [];
+  for (let i = first; i <= last && rowCount > 0; i++) rows.push([i, pages.get(i)]);
+  const activeId = `cell-${active.row}-${active.col}`;
+
+  return (
+    <div
+      class="grid"
+      ref={scroller}
+      role="grid"
+      tabIndex={0}
+      aria-label="Result rows"
+      aria-rowcount={rowCount + 1}
+      aria-colcount={columns.length + 1}
+      aria-activedescendant={rows.some(([i]) => i === active.row) ? activeId : undefined}
+      onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
+      onKeyDown={onKey}
+      data-testid="grid"
+    >
+      <div class="grid-body" style={{ height: `${height + HEADER_HEIGHT}px`, minWidth: `${64 + columns.length * 140}px` }}>
+        <div class="grid-head" role="row" aria-rowindex={1} style={{ gridTemplateColumns: template }}>
+          <div role="columnheader" class="rownum">
+            #
+          </div>
+          {columns.map((c, i) => (
+            <div role="columnheader" key={i} title={types[i] ? `${c} ${types[i]}` : c}>
+              <span class="name">{c}</span>
+              <span class="type">{types[i] ?? ''}</span>
+            </div>
+          ))}
+        </div>
+        <div class="grid-rows" style={{ top: `${HEADER_HEIGHT + scrollTop + (first * ROW_HEIGHT - position)}px` }}>
+          {rows.map(([i, row]) => (
+            <div role="row" class="grid-row" key={i} aria-rowindex={i + 2} style={{ gridTemplateColumns: template }} data-row={i}>
+              <div role="rowheader" class="rownum">
+                {i + 1}
+              </div>
+              {columns.map((_, c) => {
+                const value = row?.[c];
+                const isActive = i === active.row && c === active.col;
+                return (
+                  <div
+                    role="gridcell"
+                    key={c}
+                    id={isActive ? activeId : undefined}
+                    aria-selected={isActive}
+                    class={`${row === undefined ? 'loading' : value === null ? 'null' : typeof value === 'number' ? 'num' : ''}${isActive ? ' active' : ''}`}
+                    onClick={() => onActive({ row: i, col: c })}
+                  >
+                    {row === undefined ? '…' : cellText(value)}
+                  </div>
+                );
+              })}
+            </div>
+          ))}
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,140 @@
+/** A result: the grid, its toolbar (copy, CSV, chart) and its row count and time. */
+import { useMemo, useState } from 'preact/hooks';
+import type { Api, Row } from '../lib/api.js';
+import type { PagedRows } from '../lib/pages.js';
+import { copyText } from '../lib/clipboard.js';
+import { csvLine } from '../lib/csv.js';
+import { cellText, count, duration, isNumericColumn, rowText } from '../lib/format.js';
+import { Grid, type Active } from './Grid.js';
+import { Chart } from './Chart.js';
+import { ErrorBox, Note } from './common.js';
+
+export interface RowsResult {
+  sql: string;
+  columns: string[];
+  types: string[];
+  requestId: string;
+  pages: PagedRows;
+  first: Row[];
+  /** null while the count is being found. */
+  total: number | null;
+  elapsedMs: number;
+  warnings: string | null;
+}
+
+/** Rows per CSV request: big chunks, fewer round trips (the API caps a chunk at 100,000). */
+const CSV_CHUNK = 10_000;
+
+export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
+  const [active, setActive] = useState<Active>({ row: 0, col: 0 });
+  const [note, setNote] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [chart, setChart] = useState(false);
+  const [csv, setCsv] = useState<string | null>(null);
+  const rowCount = result.total ?? result.first.length;
+  const numeric = useMemo(
+    () =>
+      result.columns
+        .map((_, i) => i)
+        .filter((i) =>
+          isNumericColumn(
+            result.types[i],
+            result.first.slice(0, 50).map((r) => r[i] ?? null),
+          ),
+        ),
+    [result],
+  );
+
+  const flash = (text: string) => {
+    setNote(text);
+    setTimeout(() => setNote(null), 2000);
+  };
+  const copy = async (what: 'cell' | 'row') => {
+    const row = result.pages.get(active.row);
+    if (!row) return;
+    try {
+      await copyText(what === 'cell' ? cellText(row[active.col]) : rowText(row));
+      flash(what === 'cell' ? 'Cell copied' : 'Row copied');
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  const download = async () => {
+    setError(null);
+    try {
+      const parts: string[] = [csvLine(result.columns)];
+      const total = result.total ?? Infinity;
+      for (let offset = 0; offset < total; offset += CSV_CHUNK) {
+        setCsv(`Preparing CSV… ${count(offset)} rows`);
+        const rows = await api.page(result.requestId, offset, CSV_CHUNK);
+        for (const row of rows) parts.push(csvLine(row));
+        if (rows.length < CSV_CHUNK) break;
+      }
+      const url = URL.createObjectURL(new Blob(parts, { type: 'text/csv;charset=utf-8' }));
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = 'result.csv';
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      flash('CSV downloaded');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setCsv(null);
+    }
+  };
+
+  return (
+    <section class="result" aria-label="Result">
+      <div class="toolbar" role="toolbar" aria-label="Result actions">
+        <span class="count" data-testid="row-count" role="status">
+          {result.total === null
+            ? `${count(result.first.length)}+ rows, counting…`
+            : `${count(result.total)} ${result.total === 1 ? 'row' : 'rows'}`}{' '}
+          · {duration(result.elapsedMs)}
+        </span>
+        <button type="button" onClick={() => copy('cell')} disabled={rowCount === 0} title="Ctrl+C in the grid">
+          Copy cell
+        </button>
+        <button type="button" onClick={() => copy('row')} disabled={rowCount === 0} title="Ctrl+Shift+C in the grid">
+          Copy row
+        </button>
+        <button type="button" onClick={download} disabled={csv !== null} data-testid="csv">
+          {csv ?? 'Download CSV'}
+        </button>
+        <button
+          type="button"
+          aria-pressed={chart}
+          onClick={() => setChart(!chart)}
+          disabled={numeric.length === 0}
+          data-testid="chart-toggle"
+        >
+          Chart
+        </button>
+        <Note text={note} />
+      </div>
+      {result.warnings && (
+        <p class="warning" role="note">
+          Warnings: {result.warnings}
+        </p>
+      )}
+      <ErrorBox error={error} />
+      {chart && <Chart columns={result.columns} numeric={numeric} rows={result.first} />}
+      {result.columns.length > 0 ? (
+        <Grid
+          columns={result.columns}
+          types={result.types}
+          pages={result.pages}
+          rowCount={rowCount}
+          active={active}
+          onActive={setActive}
+          onCopy={copy}
+          onError={setError}
+        />
+      ) : (
+        <p class="muted">The statement returned no columns.</p>
+      )}
+    </section>
+  );
+}
