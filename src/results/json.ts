@@ -50,8 +50,12 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
   switch (type.typeId) {
     case DuckDBTypeId.FLOAT:
     case DuckDBTypeId.DOUBLE:
-      // FLOAT via its shortest text (0.1, not 0.10000000149011612); non-finite as strings.
-      return `CASE WHEN ${c} IS NULL THEN NULL WHEN isfinite(${c}) THEN json(${c}::VARCHAR)
+      // FLOAT via its shortest text (0.1, not 0.10000000149011612); whole numbers without the
+      // engine's ".0", as PostgreSQL writes them (up to 1e15, where both switch to exponents);
+      // non-finite as strings.
+      return `CASE WHEN ${c} IS NULL THEN NULL
+        WHEN isfinite(${c}) AND ${c} = trunc(${c}) AND abs(${c}) < 1e15 THEN json(CAST(${c} AS BIGINT)::VARCHAR)
+        WHEN isfinite(${c}) THEN json(${c}::VARCHAR)
         WHEN isnan(${c}) THEN '"NaN"'::JSON WHEN ${c} > 0 THEN '"Infinity"'::JSON ELSE '"-Infinity"'::JSON END`;
     case DuckDBTypeId.TIMESTAMP:
     case DuckDBTypeId.TIMESTAMP_S:
@@ -63,6 +67,9 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
       return `CASE WHEN isfinite(${c}) THEN replace(${c}::VARCHAR, ' ', 'T') || ':00' ELSE ${c}::VARCHAR END`;
     case DuckDBTypeId.BLOB:
       return `to_base64(${c})`;
+    case DuckDBTypeId.INTERVAL:
+      // PostgreSQL's spelling of the month unit (1 mon, 9 mons); the rest reads the same.
+      return `regexp_replace(replace(replace(${c}::VARCHAR, ' months', ' mons'), ' month', ' mon'), '(^|\\s)-1 (year|mon|day)(\\s|$)', '\\1-1 \\2s\\3', 'g')`;
     case DuckDBTypeId.DECIMAL: {
       // Decimals of 16+ digits are written from their digits, scale kept (1.50); the engine
       // writes narrower ones through a double, dropping trailing zeros, so they are widened.

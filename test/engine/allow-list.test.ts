@@ -94,7 +94,7 @@ describe('the checker', () => {
     refusedCall("UPDATE s.t SET a = current_setting('x')", 'current_setting');
     refusedCall("CALL SYSADMIN.createConnection(current_setting('x'), 'b', 'c')", 'current_setting');
     refusedCall('CREATE VIEW v.x AS SELECT version()', 'version');
-    refusedCall('SELECT generate_series(1, 3)', 'generate_series');
+    refusedCall('SELECT range(1, 3)', 'range');
     refusedCall("SELECT count(*) FILTER (WHERE getenv('HOME') IS NULL) FROM t", 'getenv');
     refusedCall("SELECT concat(VARIADIC ARRAY['a'])", 'VARIADIC');
   });

@@ -12,9 +12,23 @@
  *  - Regular expressions: PostgreSQL's `~` finds a match anywhere, the engine's `~` must match
  *    the whole text; `.` matches a newline in PostgreSQL only. Written as regexp_matches with
  *    the 's' option (and 'i' for `~*`).
+ *  - `numeric` without precision: PostgreSQL keeps every digit, the engine rounds to 3 decimals;
+ *    a literal gets the exact DECIMAL(p, s) of its digits, any other operand is refused.
+ *  - Date and time literals: the engine reads `'01/02/03'` as year 1, so only ISO 8601 forms pass.
+ *  - round(double): PostgreSQL rounds half to even, the engine away from zero.
+ *  - lag/lead with a default: PostgreSQL's result has the common type of value and default,
+ *    the engine casts the default to the value's type.
+ *  - A function in FROM with an alias and no column names names its one column after the alias.
+ *  - date_trunc to century or millennium: PostgreSQL's start at years ending in 1; refused.
+ *  - Casts to text write floats, bytea and intervals as PostgreSQL does (postgresText); casts to
+ *    varchar(n) cut the text; char(n) (padded in PostgreSQL) is refused; boolean literals take
+ *    PostgreSQL's spellings (yes, off, 1, ...).
+ *  - generate_series in a select list: a list in the engine, rows in PostgreSQL (unnest of it).
+ *  - octet_length of text: the engine's strlen; to_json of timestamps in ISO form with a T.
  */
 import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
+import { badRequest } from '../../errors.js';
 import { fieldNames, isObject, type Json } from '../front/ast.js';
 
 const LIKE_FUNCTIONS: Record<string, string> = {
@@ -103,9 +117,445 @@ function substrCall(fc: Json): Json | null {
   return call('substr', [text, from, { CaseExpr: { args: [{ CaseWhen: { expr: negative, result: failure } }], defresult: kept } }]);
 }
 
+/** Nodes written here that are the engine's own already (not to be rewritten again). */
+const written = new WeakSet<object>();
+
+const notAsPostgres = (what: string, hint: string) => badRequest(`${what} is not supported by vdb's engine.`, hint, 'Not available');
+
+/** The value of a literal (A_Const) as text when it is a number or a string, else null. */
+function literalText(node: unknown): string | null {
+  const constant = isObject(node) && isObject(node.A_Const) ? node.A_Const : null;
+  if (!constant) return null;
+  if (isObject(constant.ival)) return String(constant.ival.ival ?? 0);
+  if (isObject(constant.fval)) return String(constant.fval.fval);
+  if (isObject(constant.sval)) return String(constant.sval.sval ?? '');
+  return null;
+}
+
+/** The exact DECIMAL(p, s) of a number written as text, or null when it is not a plain number. */
+function decimalOf(text: string): { precision: number; scale: number } | null {
+  const match = /^\s*[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/.exec(text);
+  if (!match || (!match[1] && !match[2])) return null;
+  const exponent = Number(match[3] ?? 0);
+  const digits = `${match[1] ?? ''}${match[2] ?? ''}`;
+  const scale = Math.max(0, (match[2] ?? '').length - exponent);
+  const integerDigits = Math.max(0, digits.replace(/^0+/, '').length - (match[2] ?? '').length + exponent);
+  // At least one integer digit: the engine writes DECIMAL(5,5) as '.09561'.
+  return { precision: Math.max(1, integerDigits) + scale, scale };
+}
+
+const typeNameOf = (typeName: unknown): string =>
+  isObject(typeName)
+    ? fieldNames(typeName.names)
+        .filter((part) => part !== 'pg_catalog')
+        .join('.')
+        .toLowerCase()
+    : '';
+
+/**
+ * Text the engine reads as another value than PostgreSQL does (dates in other orders, numbers
+ * with exponents as integers): only the forms both read alike pass, as literals and as text
+ * cast while the statement runs. The patterns are whole-text regular expressions of both sides.
+ */
+const TEXT_INPUT: Array<{ types: ReadonlySet<string>; pattern: RegExp; why: string; hint: string }> = [
+  {
+    types: new Set(['date', 'timestamp', 'timestamptz']),
+    pattern: /^\s*(\d{4,}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|[+-]\d{1,2}(:?\d{2})?)?|[+-]?infinity)\s*$/,
+    why: 'only ISO 8601 forms are read as PostgreSQL reads them',
+    hint: "write dates as 'YYYY-MM-DD', e.g. DATE '1999-01-08'.",
+  },
+  {
+    types: new Set(['time', 'timetz']),
+    pattern: /^\s*\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\s*(Z|[+-]\d{1,2}(:?\d{2})?)?\s*$/,
+    why: 'only ISO 8601 forms are read as PostgreSQL reads them',
+    hint: "write times as 'HH:MM:SS'.",
+  },
+  {
+    types: new Set(['int2', 'int4', 'int8']),
+    pattern: /^\s*[+-]?\d+\s*$/,
+    why: 'PostgreSQL reads only digits as an integer',
+    hint: 'cast to numeric first for other forms, e.g. CAST(CAST(x AS numeric(20, 0)) AS bigint).',
+  },
+];
+/** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
+function checkedCast(cast: Json): Json | null {
+  const type = typeNameOf(cast.typeName);
+  const typmods = isObject(cast.typeName) ? cast.typeName.typmods : undefined;
+  const arrayBounds = isObject(cast.typeName) ? cast.typeName.arrayBounds : undefined;
+  const literal = literalText(cast.arg);
+  if (type === 'numeric' && !typmods && !arrayBounds) {
+    const exact = literal === null ? null : decimalOf(literal);
+    if (!exact || exact.precision > 38) {
+      throw notAsPostgres(
+        'numeric without precision and scale over an expression (the engine would round it to 3 decimals)',
+        'Give the precision and scale, e.g. CAST(x AS numeric(20, 6)), or cast to double precision.',
+      );
+    }
+    return {
+      TypeCast: {
+        ...cast,
+        typeName: { ...(cast.typeName as Json), typmods: [int(exact.precision), int(exact.scale)] },
+      },
+    };
+  }
+  if (arrayBounds && literal !== null && isObject(cast.arg) && isObject(cast.arg.A_Const) && isObject(cast.arg.A_Const.sval)) {
+    return arrayLiteral(literal, cast);
+  }
+  if (type === 'bpchar' && !arrayBounds) {
+    throw notAsPostgres('char(n) (PostgreSQL pads it with spaces and ignores them in comparisons)', 'Use varchar(n) or text.');
+  }
+  if (type === 'varchar' && Array.isArray(typmods) && typmods.length === 1 && !arrayBounds) {
+    // An explicit cast to varchar(n) cuts the text to n characters in PostgreSQL.
+    return { TypeCast: { arg: call('left', [asVarchar(cast.arg), typmods[0]]), typeName: cast.typeName } };
+  }
+  if (
+    type === 'bool' &&
+    literal !== null &&
+    !arrayBounds &&
+    isObject(cast.arg) &&
+    isObject(cast.arg.A_Const) &&
+    isObject(cast.arg.A_Const.sval)
+  ) {
+    const value = booleanOf(literal);
+    if (value === null) throw badRequest(`invalid input syntax for type boolean: "${literal}"`, 'Use true/false, yes/no, on/off or 1/0.');
+    return { TypeCast: { arg: stringConst(String(value)), typeName: cast.typeName } };
+  }
+  if (TEXT_TYPES.has(type) && !typmods && !arrayBounds && literal === null) {
+    const written = postgresText(cast.arg, 'true');
+    if (written) return { TypeCast: { arg: written, typeName: cast.typeName } };
+  }
+  const input = arrayBounds ? undefined : TEXT_INPUT.find((rule) => rule.types.has(type));
+  if (!input) return null;
+  const text = isObject(cast.arg) && isObject(cast.arg.A_Const) && isObject(cast.arg.A_Const.sval) ? literal : null;
+  if (text !== null) {
+    if (!input.pattern.test(text)) throw notAsPostgres(`The ${type} input '${text}' (${input.why})`, input.hint);
+    return null;
+  }
+  if (literal !== null || isVolatile(cast.arg)) return null;
+  // Text that reaches the cast while the statement runs is checked the same way, in the engine.
+  const wrong = {
+    BoolExpr: {
+      boolop: 'AND_EXPR',
+      args: [
+        typeIs(cast.arg, ['VARCHAR']),
+        { BoolExpr: { boolop: 'NOT_EXPR', args: [call('regexp_full_match', [asVarchar(cast.arg), stringConst(input.pattern.source)])] } },
+      ],
+    },
+  };
+  const failure = call('error', [stringConst(`${type} input not read as PostgreSQL reads it (${input.why}); ${input.hint}`)]);
+  const checked = { ...cast };
+  written.add(checked);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: wrong, result: failure } }], defresult: { TypeCast: checked } } };
+}
+
+const TYPE_NAMES_OF_FLOATS = ['DOUBLE', 'FLOAT'];
+
+/**
+ * `round(x)`: half to even for floating-point x, as PostgreSQL's rint. Written as a correction
+ * of the engine's round (half away from zero) so that a numeric x keeps round's own type.
+ */
+function roundCall(args: unknown[]): Json {
+  const [value] = args;
+  const isFloat = {
+    A_Expr: {
+      kind: 'AEXPR_IN',
+      name: [{ String: { sval: '=' } }],
+      lexpr: call('typeof', [value]),
+      rexpr: { List: { items: TYPE_NAMES_OF_FLOATS.map(stringConst) } },
+    },
+  };
+  const truncated = call('trunc', [value]);
+  const half = op('=', call('abs', [op('-', value, truncated)]), { A_Const: { fval: { fval: '0.5' } } });
+  const evenBelow = op('=', call('mod', [truncated, int(2)]), int(0));
+  const correction = {
+    CaseExpr: {
+      args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'AND_EXPR', args: [isFloat, half, evenBelow] } }, result: call('sign', [value]) } }],
+      defresult: int(0),
+    },
+  };
+  return op('-', engineCall('round', [value]), correction);
+}
+
+/** `lag(x, n, d)` over the common type of x and d, as PostgreSQL types it (anycompatible). */
+function withDefaultType(fc: Json): Json {
+  const [value, offset, fallback] = fc.args as unknown[];
+  const common = {
+    CaseExpr: { args: [{ CaseWhen: { expr: { A_Const: { boolval: { boolval: false } } }, result: fallback } }], defresult: value },
+  };
+  const typed = { ...fc, args: [common, offset, fallback] };
+  written.add(typed);
+  return { FuncCall: typed };
+}
+
+/** Calls whose value changes from one evaluation to the next: never duplicated by a rewrite. */
+const VOLATILE = new Set(['random', 'gen_random_uuid', 'uuidv4', 'uuidv7']);
+const isVolatile = (node: unknown): boolean =>
+  Array.isArray(node)
+    ? node.some(isVolatile)
+    : isObject(node) &&
+      ((isObject(node.FuncCall) && VOLATILE.has(fieldNames(node.FuncCall.funcname).join('.').toLowerCase())) ||
+        Object.values(node).some(isVolatile));
+
+const typeIs = (value: unknown, names: string[]) => ({
+  A_Expr: {
+    kind: 'AEXPR_IN',
+    name: [{ String: { sval: '=' } }],
+    lexpr: call('typeof', [value]),
+    rexpr: { List: { items: names.map(stringConst) } },
+  },
+});
+/** The engine's own cast to text (not rewritten again). */
+const asVarchar = (value: unknown) => {
+  const cast = { arg: value, typeName: { names: [{ String: { sval: 'varchar' } }] } };
+  written.add(cast);
+  return { TypeCast: cast };
+};
+
+/**
+ * `value` as text the way PostgreSQL writes it, where the engine writes it otherwise: floats
+ * without the engine's ".0" (2, not 2.0) and NaN/Infinity spelled out; bytea as \x hex;
+ * intervals with "mon(s)"; booleans as t/f where PostgreSQL uses the type's output (concat);
+ * arrays refused (PostgreSQL writes {1,2}). Decided
+ * by the value's type in the engine; null when `value` cannot be duplicated.
+ */
+function postgresText(value: unknown, booleans: 'true' | 't'): Json | null {
+  if (isVolatile(value)) return null;
+  const float = { TypeCast: { arg: asVarchar(value), typeName: { names: [{ String: { sval: 'double' } }] } } };
+  const floatText = {
+    CaseExpr: {
+      args: [
+        { CaseWhen: { expr: call('isnan', [float]), result: stringConst('NaN') } },
+        { CaseWhen: { expr: op('=', float, stringConst('inf')), result: stringConst('Infinity') } },
+        { CaseWhen: { expr: op('=', float, stringConst('-inf')), result: stringConst('-Infinity') } },
+        {
+          CaseWhen: {
+            expr: {
+              BoolExpr: {
+                boolop: 'AND_EXPR',
+                args: [op('=', float, call('trunc', [float])), op('<', call('abs', [float]), { A_Const: { fval: { fval: '1e15' } } })],
+              },
+            },
+            result: asVarchar({ TypeCast: { arg: float, typeName: { names: [{ String: { sval: 'bigint' } }] } } }),
+          },
+        },
+      ],
+      defresult: asVarchar(float),
+    },
+  };
+  const cases: unknown[] = [
+    { CaseWhen: { expr: typeIs(value, TYPE_NAMES_OF_FLOATS), result: floatText } },
+    {
+      CaseWhen: {
+        expr: op('~~', call('typeof', [value]), stringConst('%[]')),
+        result: call('error', [
+          stringConst("arrays as text are not supported by vdb's engine (PostgreSQL writes them as {1,2}); use array_to_string"),
+        ]),
+      },
+    },
+  ];
+  // bytea in PostgreSQL's hex output; intervals with its month unit spelling (1 mon, 9 mons).
+  const bytes = { TypeCast: { arg: asVarchar(value), typeName: { names: [{ String: { sval: 'blob' } }] } } };
+  cases.push({ CaseWhen: { expr: typeIs(value, ['BLOB']), result: op('||', stringConst('\\x'), call('lower', [call('hex', [bytes])])) } });
+  const months = call('regexp_replace', [
+    call('replace', [
+      call('replace', [asVarchar(value), stringConst(' months'), stringConst(' mons')]),
+      stringConst(' month'),
+      stringConst(' mon'),
+    ]),
+    stringConst(INTERVAL_MINUS_ONE.pattern),
+    stringConst(INTERVAL_MINUS_ONE.replacement),
+    stringConst('g'),
+  ]);
+  cases.push({ CaseWhen: { expr: typeIs(value, ['INTERVAL']), result: months } });
+  if (booleans === 't') cases.push({ CaseWhen: { expr: typeIs(value, ['BOOLEAN']), result: call('left', [asVarchar(value), int(1)]) } });
+  return { CaseExpr: { args: cases, defresult: asVarchar(value) } };
+}
+
+const TEXT_TYPES = new Set(['text', 'varchar']);
+
+/** PostgreSQL writes a unit of -1 in the plural (-1 days); the engine in the singular. */
+export const INTERVAL_MINUS_ONE = { pattern: '(^|\\s)-1 (year|mon|day)(\\s|$)', replacement: '\\1-1 \\2s\\3' };
+
+/**
+ * A one-dimensional array written as PostgreSQL text ('{1,2,NULL}', '{"a b",c}') as an ARRAY of
+ * casts of its elements; other forms (nested, with bounds) are refused.
+ */
+function arrayLiteral(text: string, cast: Json): Json {
+  const refuse = () =>
+    notAsPostgres(`The array input '${text}' in this form`, "Write a one-dimensional array such as '{1,2,3}', or ARRAY[1, 2, 3].");
+  const body = /^\s*\{(.*)\}\s*$/s.exec(text)?.[1];
+  if (body === undefined || /[{}]/.test(body)) throw refuse();
+  const elements: Array<string | null> = [];
+  const item = /\s*(?:"((?:[^"\\]|\\.)*)"|([^,"]*?))\s*(,|$)/gy;
+  if (body.trim() !== '') {
+    for (let match = item.exec(body); match; match = item.exec(body)) {
+      if (match[1] !== undefined) elements.push(match[1].replace(/\\(.)/g, '$1'));
+      else elements.push(match[2]!.toUpperCase() === 'NULL' ? null : match[2]!);
+      if (match[3] === '') break;
+    }
+    if (item.lastIndex !== body.length && item.lastIndex !== 0) throw refuse();
+  }
+  const typeName = cast.typeName as Json;
+  const elementType = { ...typeName, arrayBounds: undefined };
+  const items = elements.map((element) =>
+    element === null
+      ? { TypeCast: { arg: { A_Const: { isnull: true } }, typeName: elementType } }
+      : { TypeCast: { arg: stringConst(element), typeName: elementType } },
+  );
+  return { TypeCast: { arg: { A_ArrayExpr: items.length ? { elements: items } : {} }, typeName } };
+}
+
+/** PostgreSQL's boolean input: true/false, yes/no, on/off, 1/0 and unique prefixes, any case. */
+function booleanOf(text: string): boolean | null {
+  const word = text.trim().toLowerCase();
+  if (!word) return null;
+  if (word === '1' || ['true', 'yes'].some((w) => w.startsWith(word)) || (word.length > 1 && 'on'.startsWith(word))) return true;
+  if (word === '0' || ['false', 'no'].some((w) => w.startsWith(word)) || (word.length > 1 && 'off'.startsWith(word))) return false;
+  return null;
+}
+
+/** Calls `visit` with every FuncCall body directly in `items` (the functions of a RangeFunction). */
+function walkCalls(items: unknown, visit: (fc: Json) => void): void {
+  if (Array.isArray(items)) return items.forEach((item) => walkCalls(item, visit));
+  if (!isObject(items)) return;
+  if (isObject(items.FuncCall)) return visit(items.FuncCall);
+  if (isObject(items.List)) walkCalls(items.List.items, visit);
+}
+
+/** Functions of FROM that return one column: an alias without column names names that column. */
+const ONE_COLUMN_FUNCTIONS = new Set(['generate_series', 'unnest']);
+
+function namedFunctionColumn(rangeFunction: Json): Json | null {
+  const alias = isObject(rangeFunction.alias) ? rangeFunction.alias : null;
+  if (!alias || alias.colnames || rangeFunction.ordinality || rangeFunction.is_rowsfrom) return null;
+  const items = Array.isArray(rangeFunction.functions) ? rangeFunction.functions : [];
+  if (items.length !== 1) return null;
+  const first = (isObject(items[0]) && isObject(items[0].List) ? items[0].List.items : items[0]) as unknown;
+  const fn = Array.isArray(first) ? first[0] : first;
+  const name = isObject(fn) && isObject(fn.FuncCall) ? fieldNames(fn.FuncCall.funcname).join('.').toLowerCase() : '';
+  const args = isObject(fn) && isObject(fn.FuncCall) && Array.isArray(fn.FuncCall.args) ? fn.FuncCall.args : [];
+  if (!ONE_COLUMN_FUNCTIONS.has(name) || (name === 'unnest' && args.length !== 1)) return null;
+  return { ...rangeFunction, alias: { ...alias, colnames: [{ String: { sval: alias.aliasname } }] } };
+}
+
+const engineCall = (name: string, args: unknown[]) => {
+  const made = call(name, args);
+  written.add(made.FuncCall);
+  return made;
+};
+
+/** Calls rewritten for PostgreSQL's meaning (null: as written). */
+function postgresCall(fc: Json): Json | null {
+  if (written.has(fc)) return null;
+  const name = fieldNames(fc.funcname).join('.').toLowerCase();
+  const args = Array.isArray(fc.args) ? (fc.args as unknown[]) : [];
+  if (name === 'round' && args.length === 1 && !fc.over) return roundCall(args);
+  if ((name === 'lag' || name === 'lead') && args.length === 3 && fc.over) return withDefaultType(fc);
+  if (name === 'octet_length' && args.length === 1) {
+    const [value] = args;
+    const bytes = { TypeCast: { arg: asVarchar(value), typeName: { names: [{ String: { sval: 'blob' } }] } } };
+    return {
+      CaseExpr: {
+        args: [{ CaseWhen: { expr: typeIs(value, ['BLOB']), result: engineCall('octet_length', [bytes]) } }],
+        defresult: call('strlen', [asVarchar(value)]),
+      },
+    };
+  }
+  if (name === 'to_json' && args.length === 1 && !isVolatile(args[0])) {
+    const [value] = args;
+    const iso = call('replace', [asVarchar(value), stringConst(' '), stringConst('T')]);
+    return {
+      CaseExpr: {
+        args: [
+          { CaseWhen: { expr: typeIs(value, ['TIMESTAMP']), result: engineCall('to_json', [iso]) } },
+          {
+            CaseWhen: {
+              expr: typeIs(value, ['TIMESTAMP WITH TIME ZONE']),
+              result: engineCall('to_json', [op('||', iso, stringConst(':00'))]),
+            },
+          },
+        ],
+        defresult: engineCall('to_json', [value]),
+      },
+    };
+  }
+  if (name === 'string_to_array' && args.length === 2 && !isVolatile(args[0])) {
+    // PostgreSQL: no elements for '', one per character for a NULL delimiter.
+    const [text, delimiter] = args;
+    const nullDelimiter = isObject(delimiter) && isObject(delimiter.A_Const) && delimiter.A_Const.isnull === true;
+    const split = engineCall('string_to_array', [text, nullDelimiter ? stringConst('') : delimiter]);
+    const empty = {
+      TypeCast: { arg: { A_ArrayExpr: {} }, typeName: { names: [{ String: { sval: 'varchar' } }], arrayBounds: [int(-1)] } },
+    };
+    return { CaseExpr: { args: [{ CaseWhen: { expr: op('=', text, stringConst('')), result: empty } }], defresult: split } };
+  }
+  if (name === 'array_length' && args.length === 2) {
+    // PostgreSQL has no length for an empty array (NULL), the engine 0.
+    return call('nullif', [engineCall('array_length', args), int(0)]);
+  }
+  if (
+    (name === 'date_part' || name === 'extract') &&
+    args.length === 2 &&
+    literalText(args[0])?.toLowerCase() === 'second' &&
+    !isVolatile(args[1])
+  ) {
+    // PostgreSQL's seconds keep their fraction; the engine's are whole.
+    const micros = {
+      TypeCast: { arg: engineCall(name, [stringConst('microseconds'), args[1]]), typeName: { names: [{ String: { sval: 'float8' } }] } },
+    };
+    return op('/', micros, int(1_000_000));
+  }
+  if (name === 'generate_series' && !fc.over) {
+    const series = { ...fc };
+    written.add(series);
+    return call('unnest', [{ FuncCall: series }]);
+  }
+  if (name === 'row_to_json' && args.some((arg) => isObject(arg) && isObject(arg.RowExpr))) {
+    throw notAsPostgres(
+      'row_to_json of a ROW(...) constructor',
+      'Select the values from a subquery with named columns and pass its row: row_to_json(t).',
+    );
+  }
+  if (name === 'concat' || name === 'concat_ws') {
+    const texts = args.map((arg, i) =>
+      literalText(arg) !== null || (name === 'concat_ws' && i === 0) ? arg : (postgresText(arg, 't') ?? arg),
+    );
+    const made = { ...fc, args: texts };
+    written.add(made);
+    return { FuncCall: made };
+  }
+  if (name === 'date_trunc' && args.length >= 2) {
+    const field = literalText(args[0])?.toLowerCase() ?? null;
+    if (field === null || field === 'century' || field === 'millennium') {
+      throw notAsPostgres(
+        `date_trunc to ${field ?? 'a field given by an expression'}`,
+        "Truncate to 'year', 'decade', 'quarter', 'month', 'week', 'day', 'hour', 'minute' or 'second', written as a constant.",
+      );
+    }
+  }
+  return null;
+}
+
 function rewrite(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewrite);
   if (!isObject(value)) return value;
+  if (isObject(value.TypeCast) && !written.has(value.TypeCast)) {
+    const cast = checkedCast(value.TypeCast);
+    if (cast && isObject(cast.TypeCast)) return { TypeCast: { ...cast.TypeCast, arg: rewrite(cast.TypeCast.arg) } };
+    if (cast) return Object.fromEntries(Object.entries(cast).map(([k, v]) => [k, rewrite(v)]));
+  }
+  if (isObject(value.RangeFunction)) {
+    // Functions of FROM are table functions already (generate_series gives rows there).
+    walkCalls(value.RangeFunction.functions, (fc) => {
+      if (fieldNames(fc.funcname).join('.').toLowerCase() === 'generate_series') written.add(fc);
+    });
+    const named = namedFunctionColumn(value.RangeFunction);
+    if (named) return { RangeFunction: rewrite(named) };
+  }
+  if (isObject(value.FuncCall)) {
+    const rewritten = postgresCall(value.FuncCall);
+    if (rewritten) return Object.fromEntries(Object.entries(rewritten).map(([k, v]) => [k, rewrite(v)]));
+  }
   if (isObject(value.FuncCall) && !value.FuncCall.over) {
     const substr = substrCall(value.FuncCall);
     if (substr) return { FuncCall: { ...(substr.FuncCall as Json), args: rewrite((substr.FuncCall as Json).args) } };
@@ -120,6 +570,9 @@ function rewrite(value: unknown): unknown {
         args: rewrite(value.FuncCall.args),
       },
     };
+  }
+  if (isObject(value.A_Expr) && value.A_Expr.kind === 'AEXPR_OP' && fieldNames(value.A_Expr.name).join('') === '#' && value.A_Expr.lexpr) {
+    return rewrite(call('xor', [value.A_Expr.lexpr, value.A_Expr.rexpr]));
   }
   if (isObject(value.A_Expr)) {
     const call = likeCall(value.A_Expr) ?? regexCall(value.A_Expr);

@@ -43,14 +43,14 @@ export const WINDOW_FUNCTIONS = words(`
 `);
 
 /** Set-returning functions a select list may call: they multiply rows as in PostgreSQL. */
-export const SELECT_LIST_SET_FUNCTIONS = words(`unnest`);
+export const SELECT_LIST_SET_FUNCTIONS = words(`unnest generate_series`);
 
 /** Table functions of FROM. */
 export const TABLE_FUNCTIONS = words(`generate_series unnest`);
 
-/** Operators (A_Expr names). The regular-expression ones are translated for the engine (engine-dialect.ts). */
+/** Operators (A_Expr names). The regular-expression ones and # (xor) are translated for the engine (engine-dialect.ts). */
 export const OPERATORS = words(`
-  + - * / % ^ = <> != < > <= >= || & | << >> ~ @ -> ->> @> <@ && ^@
+  + - * / % ^ = <> != < > <= >= || & | # << >> ~ @ -> ->> @> <@ && ^@
   ~~ !~~ ~~* !~~* ~* !~ !~*
 `);
 
