@@ -22,6 +22,8 @@ export interface Config {
   bodyLimit: number;
   /** Default statement timeout in ms (the `timeout` parameter overrides it per request). */
   queryTimeoutMs: number;
+  /** How long connecting to a PostgreSQL or MySQL source may take (a source's connectTimeoutMs overrides it). */
+  connectTimeoutMs: number;
   pagination: {
     /** Rows per chunk when a paginated request gives no `limit`. */
     defaultLimit: number;
@@ -87,7 +89,9 @@ const bool = (value: string | undefined): boolean | undefined =>
 const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
-/** Rejects values that would make the server misbehave rather than fail at start. */
+/** The longest delay Node's timers hold (2^31 - 1 ms); a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** The default folder of file sources: a folder of its own inside the data directory, where the demo data goes. */
 export const defaultFileRoot = (dataDir: string) => path.join(dataDir, 'files');
 
@@ -131,6 +135,16 @@ function validate(config: Config): void {
       throw new Error(`configuration ${name} must be an integer of at least ${allowZero ? 0 : 1}, got ${JSON.stringify(value)}`);
     }
   }
+  // Timers: Node fires a longer one at once (2^31 - 1 ms is about 24.8 days).
+  for (const [name, value] of [
+    ['queryTimeoutMs', config.queryTimeoutMs],
+    ['connectTimeoutMs', config.connectTimeoutMs],
+  ] as const) {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) {
+      throw new Error(`configuration ${name} must be an integer from 1 to ${MAX_TIMER_MS}, got ${JSON.stringify(value)}`);
+    }
+  }
+  if (config.port > 65535) throw new Error(`configuration port must be at most 65535, got ${config.port}`);
   for (const [name, value] of [
     ['host', config.host],
     ['vdbName', config.vdbName],
@@ -177,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     demo: bool(env.VDB_DEMO),
     bodyLimit: int(env.VDB_BODY_LIMIT, 'VDB_BODY_LIMIT'),
     queryTimeoutMs: int(env.VDB_QUERY_TIMEOUT_MS, 'VDB_QUERY_TIMEOUT_MS'),
+    connectTimeoutMs: int(env.VDB_CONNECT_TIMEOUT_MS, 'VDB_CONNECT_TIMEOUT_MS'),
     trustProxy: bool(env.VDB_TRUST_PROXY),
     engineMemoryLimit: env.VDB_ENGINE_MEMORY_LIMIT,
     logLevel: env.VDB_LOG_LEVEL,
@@ -199,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     demo: merged.demo ?? true,
     bodyLimit: merged.bodyLimit ?? 1024 * 1024,
     queryTimeoutMs: merged.queryTimeoutMs ?? 600_000,
+    connectTimeoutMs: merged.connectTimeoutMs ?? 10_000,
     pagination: {
       defaultLimit: 1000,
       maxLimit: 100_000,

@@ -88,6 +88,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       stateDir: config.dataDir,
       openSecret: (sealed) => openSecret(sealed, secrets.encryptionKey),
       sealSecret: (plain) => sealSecret(plain, secrets.encryptionKey),
+      connectTimeoutMs: config.connectTimeoutMs,
       describe: async (relation) =>
         runtime.withConnection(async (connection) => {
           const reader = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);

@@ -79,6 +79,39 @@ export function parseProps(input: unknown, what: string): Record<string, string>
   return props;
 }
 
+const MAX_TIMER_MS = 2_147_483_647;
+const LABEL = '[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})';
+/** A host name, an IPv4 address, or an IPv6 address (bare or in brackets). */
+const HOST_NAME = new RegExp(`^${LABEL}(?:\\.${LABEL})*\\.?$`);
+const IPV6 = /^\[?[0-9A-Fa-f:.]+(%[\w.-]+)?\]?$/;
+
+const invalidProperty = (what: string, key: string, value: string, expected: string) =>
+  badRequest(`"${what}" has ${key}=${JSON.stringify(value.slice(0, 100))}, which is not ${expected}.`, null, 'Invalid properties');
+
+function checkInteger(what: string, props: Record<string, string>, key: string, min: number, max: number, expected: string): void {
+  const value = props[key];
+  if (value === undefined) return;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw invalidProperty(what, key, value, expected);
+}
+
+/**
+ * The connection properties of a networked source (PostgreSQL, MySQL/MariaDB) that its driver
+ * would take wrongly or fail on late: a port outside 1-65535, a host that is no host name or
+ * address, timeouts and pool sizes that are no positive integers. Refused when the source is added.
+ */
+export function checkNetworkProps(kind: SourceKind, connection: Record<string, string>, model: Record<string, string>): void {
+  if (kind !== 'postgresql' && kind !== 'mysql') return;
+  const host = connection.host;
+  // PostgreSQL also takes the folder of its Unix socket as the host.
+  const socketFolder = kind === 'postgresql' && (host ?? '').startsWith('/') && !/[\s\p{Cc}]/u.test(host ?? '');
+  if (host !== undefined && !socketFolder && (host.length > 253 || !(HOST_NAME.test(host) || (host.includes(':') && IPV6.test(host))))) {
+    throw invalidProperty('connectionProps', 'host', host, 'a host name or IP address');
+  }
+  checkInteger('connectionProps', connection, 'port', 1, 65535, 'a port from 1 to 65535');
+  checkInteger('modelProps', model, 'connectTimeoutMs', 1, MAX_TIMER_MS, `an integer from 1 to ${MAX_TIMER_MS} (milliseconds)`);
+  checkInteger('modelProps', model, 'maxConnections', 1, 10_000, 'an integer from 1 to 10000');
+}
+
 export function sourceFromSpec(spec: SourceSpec): NewSource {
   if (typeof spec.name !== 'string' || spec.name === '') throw badRequest('"name" is required.', null, 'Invalid data source');
   const kindName = String(spec.template ?? spec.translator ?? '').toLowerCase();
@@ -99,6 +132,7 @@ export function sourceFromSpec(spec: SourceSpec): NewSource {
     }
   }
   const model = parseProps(spec.modelProps, 'modelProps');
+  checkNetworkProps(kind, connection, model);
   return {
     name: spec.name,
     kind,

@@ -13,6 +13,8 @@ export interface ConnectorContext extends FileConnectorContext, DuckdbConnectorC
   openSecret(sealed: string): string;
   /** Encrypts a secret for storage in the catalog. */
   sealSecret(plain: string): string;
+  /** Default connect timeout of networked sources (configuration connectTimeoutMs). */
+  connectTimeoutMs?: number;
 }
 
 export const SUPPORTED_KINDS = ['postgresql', 'mysql', 'sqlite', 'file', 'duckdb'] as const;
@@ -21,9 +23,9 @@ export function createConnector(source: SourceDef, context: ConnectorContext): C
   const secret = (key: string) => (source.secrets[key] === undefined ? undefined : context.openSecret(source.secrets[key]));
   switch (source.kind) {
     case 'postgresql':
-      return new PostgresConnector(source, secret('password'));
+      return new PostgresConnector(source, secret('password'), context.connectTimeoutMs);
     case 'mysql':
-      return new MysqlConnector(source, secret('password'));
+      return new MysqlConnector(source, secret('password'), context.connectTimeoutMs);
     case 'sqlite':
       return new SqliteConnector(source, context.roots);
     case 'file':

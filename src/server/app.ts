@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Services } from '../services.js';
 import { authenticate } from './auth.js';
-import { registerErrorHandling } from './errors.js';
+import { frameworkErrorOptions, MAX_PARAM_LENGTH, registerErrorHandling } from './errors.js';
 import { keyRoutes } from './routes/keys.js';
 import { loginRoutes } from './routes/login.js';
 import { preferencesRoutes } from './routes/preferences.js';
@@ -36,11 +36,19 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     // Trusting a proxy means the one in front of vdb: the client address is the one that proxy
     // saw (the last X-Forwarded-For entry), not one a client may have written in front of it.
     trustProxy: services.config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // Malformed requests, bad paths and a bad Host get the JSON error body too (errors.ts).
+    ...frameworkErrorOptions,
     // Values are what the client sent: a number where a string belongs is an error, not "5".
     ajv: { customOptions: { coerceTypes: false } },
     ...(services.config.tls
-      ? { https: { cert: fs.readFileSync(services.config.tls.certFile), key: fs.readFileSync(services.config.tls.keyFile) } }
+      ? {
+          https: {
+            cert: fs.readFileSync(services.config.tls.certFile),
+            key: fs.readFileSync(services.config.tls.keyFile),
+            ...frameworkErrorOptions.http,
+          },
+        }
       : {}),
     // An HTTPS server has the same routes and plugins; only its server type differs.
   }) as unknown as FastifyInstance;

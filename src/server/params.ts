@@ -28,14 +28,18 @@ function boolParam(query: Query, name: string, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
   if (/^true$/i.test(value)) return true;
   if (/^false$/i.test(value)) return false;
-  throw badRequest(`Parameter "${name}" must be true or false, got "${value}".`, null, 'Invalid parameter');
+  throw badRequest(`Parameter "${name}" must be true or false, got "${value.slice(0, 100)}".`, null, 'Invalid parameter');
 }
 
-function intParam(query: Query, name: string, min: number): number | undefined {
+/** The longest timeout Node's timers hold (2^31 - 1 ms, about 24.8 days); a longer one would fire at once. */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
+function intParam(query: Query, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   const value = single(query, name);
   if (value === undefined || value === '') return undefined;
-  if (!/^\d+$/.test(value.trim()) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
-    throw badRequest(`Parameter "${name}" must be an integer of at least ${min}, got "${value}".`, null, 'Invalid parameter');
+  if (!/^\d+$/.test(value.trim()) || Number(value) < min || Number(value) > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`;
+    throw badRequest(`Parameter "${name}" must be ${range}, got "${value.slice(0, 100)}".`, null, 'Invalid parameter');
   }
   return Number(value);
 }
@@ -49,6 +53,6 @@ export function parseResultParams(query: Query, defaults: { array: boolean; time
     requestId: requestId === '' ? undefined : requestId,
     array: boolParam(query, 'array', defaults.array),
     headers: boolParam(query, 'headers', false),
-    timeoutMs: intParam(query, 'timeout', 1) ?? defaults.timeoutMs,
+    timeoutMs: intParam(query, 'timeout', 1, MAX_TIMEOUT_MS) ?? defaults.timeoutMs,
   };
 }

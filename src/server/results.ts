@@ -10,6 +10,8 @@ import type { Execution } from '../engine/exec/execute.js';
 import type { Cursor } from '../results/cursors.js';
 import { headerRow, type ResultColumn, type RowShape } from '../results/json.js';
 import type { Services } from '../services.js';
+import { parseStatement } from '../engine/front/parse.js';
+import { originOf } from './errors.js';
 import type { ResultParams } from './params.js';
 
 export type Endpoint = 'query' | 'source';
@@ -30,6 +32,47 @@ const sourceQueriesText = (execution?: Execution) =>
 
 /** The resource a cursor belongs to: the path after any hosted-link prefix, without query. */
 const resourceOf = (request: FastifyRequest) => (request.url.split('?')[0] ?? '').replace(/^.*?(\/rest\/api\/)/, '$1').replace(/\/+$/, '');
+
+/** The `$n` placeholders of a statement, in order of their numbers. */
+function placeholders(sql: string): number[] {
+  const found = new Set<number>();
+  const pending: unknown[] = [parseStatement(sql)];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    const ref = (node as { ParamRef?: { number?: number } }).ParamRef;
+    if (ref && typeof ref.number === 'number') found.add(ref.number);
+    pending.push(...Object.values(node));
+  }
+  return [...found].sort((a, b) => a - b);
+}
+
+/**
+ * A statement's errors are the client's statement's (spec 7, an illegal query): a 400, never a
+ * 404, which is kept for the REST resources (a requestId, /source/{name}). The catalog's "does
+ * not exist" answers for names in a statement (schema, table, column, function, procedure,
+ * source...) become 400 "Invalid query" with their description; a `$1` placeholder is named.
+ */
+export function statementError(err: unknown, sql: string): unknown {
+  if (!(err instanceof ApiError)) return err;
+  if (err.status === 404) return new ApiError(400, 'Invalid query', err.description, err.hint, err.headers);
+  if (err.status === 400 && err.description.includes('construct ParamRef')) {
+    let numbers: number[] = [];
+    try {
+      numbers = placeholders(sql);
+    } catch {
+      return err;
+    }
+    if (numbers.length === 0) return err;
+    const names = numbers.map((n) => `$${n}`);
+    return badRequest(
+      `The statement has the parameter ${names.join(', ')}, and vdb takes no parameter values: ${names.length === 1 ? 'it has' : 'they have'} no value.`,
+      "Write each value into the statement as a literal (quote text as 'text', with '' for a quote inside).",
+      'Invalid query',
+    );
+  }
+  return err;
+}
 
 /**
  * Answers a result request: serves a page of an existing cursor (requestId), or runs `sql`
@@ -85,8 +128,9 @@ export async function sendResult(
     });
   } catch (err) {
     done();
-    failed(err);
-    throw err;
+    const answer = statementError(err, sql);
+    failed(answer);
+    throw answer;
   }
   if (cancel.signal.aborted) {
     execution.close();
@@ -107,7 +151,7 @@ export async function sendResult(
         narrowed: execution.narrowed,
       });
     } catch (err) {
-      const translated = execution.translateError(err);
+      const translated = statementError(execution.translateError(err), sql);
       failed(translated, execution);
       throw translated;
     } finally {
@@ -137,7 +181,7 @@ export async function sendResult(
   };
   setWarnings(reply, execution.warnings);
   setColumnTypes(reply, execution.columns);
-  return sendRows(reply, rows, header, finish, (err) => (error = execution.translateError(err)));
+  return sendRows(reply, rows, header, finish, (err) => (error = statementError(execution.translateError(err), sql)));
 }
 
 /** Serves one chunk of a cursor with the pagination headers. */
@@ -153,15 +197,17 @@ async function sendPage(
   if (params.limit === 0) throw badRequest('With pagination, "limit" must be at least 1.', null, 'Invalid parameter');
   const limit = Math.min(params.limit ?? defaultLimit, maxLimit);
   const offset = params.offset ?? 0;
+  // The origin's Host was checked before the request got here (errors.ts, checkHost).
+  const base = originOf(request) + (request.url.split('?')[0] ?? '/');
   const link = (linkOffset: number | null) => {
-    const url = new URL(request.url.split('?')[0] ?? '/', `${request.protocol}://${request.host}`);
+    const url = new URL(base);
     url.searchParams.set('requestId', cursor.id);
     url.searchParams.set('limit', String(limit));
     if (linkOffset !== null) url.searchParams.set('offset', String(linkOffset));
     if (endpoint === 'source') {
-      // Source links carry the row shape (spec 4.4: array=false, headers=false on the list).
-      url.searchParams.set('array', String(params.array));
-      url.searchParams.set('headers', String(params.headers));
+      // Source links set both, whatever the request had (spec 4.4: "the links set both to false").
+      url.searchParams.set('array', 'false');
+      url.searchParams.set('headers', 'false');
     } else {
       // Query links are requestId, limit and offset (spec 4.5), plus a shape other than the default.
       if (!params.array) url.searchParams.set('array', 'false');

@@ -30,6 +30,7 @@ const CONTRACT = [
   'post /api/invite/accept',
   'get /rest/api/status',
   'post /rest/api/query',
+  'get /rest/api/query',
   'get /rest/api/source',
   'post /rest/api/source',
   'get /rest/api/source/{schema}',

@@ -435,11 +435,31 @@ describe('query endpoint', () => {
 
   test('a failing paginated statement creates no cursor', async () => {
     const size = server.services.cursors.size;
-    await assertApiError(await query(server, token, '?pagination=true&limit=5', 'SELECT * FROM shop.nope'), 404, 'unknown table');
+    await assertApiError(await query(server, token, '?pagination=true&limit=5', 'SELECT * FROM shop.nope'), 400, 'unknown table');
     await assertApiError(await query(server, token, '?pagination=true&limit=5', 'SELEC 1'), 400, 'syntax');
     await assertApiError(await query(server, token, '?pagination=true&limit=5', "SELECT 'x'::integer"), 400, 'conversion');
     await assertApiError(await query(server, token, '?pagination=true&limit=5'), 400, 'no body and no requestId');
     assert.equal(server.services.cursors.size, size);
+  });
+
+  test('a page link is followed with a plain GET; GET without requestId and other methods are 405 with Allow', async () => {
+    const first = await chunkOf(
+      await query(server, token, '?pagination=true&limit=2', 'SELECT n FROM (VALUES (0), (1), (2), (3), (4)) v(n) ORDER BY n'),
+      'first',
+    );
+    const next = first.headers.nextPage!;
+    const second = await chunkOf(await call(next, token, { contentType: false }), 'GET next');
+    assert.deepEqual(second.rows, [[2], [3]]);
+    assert.deepEqual((await chunkOf(await call(second.headers.prevPage!, token), 'GET prev')).rows, [[0], [1]]);
+    const plain = await call(`${server.url}/rest/api/query`, token);
+    assert.equal(plain.headers.get('allow'), 'POST');
+    const body = await assertApiError(plain, 405, 'GET without requestId');
+    assert.match(body.description, /requestId/);
+    const put = await call(next, token, { method: 'PUT', body: {} });
+    assert.equal(put.headers.get('allow'), 'GET, HEAD, POST');
+    await assertApiError(put, 405, 'PUT');
+    // A cursor is read on the path it was made on: a query's requestId on the source path is unknown.
+    await assertApiError(await call(`${server.url}/rest/api/source?requestId=${first.headers.requestId}`, token), 404, 'other path');
   });
 });
 
@@ -501,40 +521,34 @@ describe('page links', () => {
 });
 
 describe('source endpoint', () => {
-  const SCHEMAS = [{ Name: 'SYS' }, { Name: 'SYSADMIN' }, { Name: 'SYSLOG' }, { Name: 'shop' }, { Name: 'files' }];
+  // One object per data source (spec 4.4); the system schemas are reached by SQL.
+  const SOURCES = [{ Name: 'shop' }, { Name: 'files' }];
 
-  test('GET /rest/api/source lists every schema as [{Name}]', async () => {
+  test('GET /rest/api/source lists the data sources as [{Name}]; SYS.Schemas has the system schemas too', async () => {
     const response = await call(`${server.url}/rest/api/source`, token);
-    assert.deepEqual(await okJson(response), SCHEMAS);
+    assert.deepEqual(await okJson(response), SOURCES);
     assert.deepEqual(pageHeaders(response), { limit: null, offset: null, requestId: null, nextPage: null, prevPage: null });
     const fromSys = await okJson<string[][]>(await query(server, token, '', 'SELECT "Name" FROM SYS.Schemas ORDER BY "OID"'));
     assert.deepEqual(
       fromSys.map(([name]) => ({ Name: name })),
-      SCHEMAS,
+      [{ Name: 'SYS' }, { Name: 'SYSADMIN' }, { Name: 'SYSLOG' }, ...SOURCES],
     );
+    const sysTables = await okJson<unknown[]>(await call(`${server.url}/rest/api/source/SYS`, token));
+    assert.ok(sysTables.length > 0, 'GET /rest/api/source/SYS still lists the system tables');
   });
 
   test('array=true gives arrays; headers=true then adds the column name', async () => {
-    assert.deepEqual(await okJson(await call(`${server.url}/rest/api/source?array=true`, token)), [
-      ['SYS'],
-      ['SYSADMIN'],
-      ['SYSLOG'],
-      ['shop'],
-      ['files'],
-    ]);
+    assert.deepEqual(await okJson(await call(`${server.url}/rest/api/source?array=true`, token)), [['shop'], ['files']]);
     assert.deepEqual(await okJson(await call(`${server.url}/rest/api/source?array=TRUE&headers=true`, token)), [
       ['Name'],
-      ['SYS'],
-      ['SYSADMIN'],
-      ['SYSLOG'],
       ['shop'],
       ['files'],
     ]);
-    assert.deepEqual(await okJson(await call(`${server.url}/rest/api/source?array=false&headers=true`, token)), SCHEMAS);
+    assert.deepEqual(await okJson(await call(`${server.url}/rest/api/source?array=false&headers=true`, token)), SOURCES);
   });
 
   test('limit and offset without pagination', async () => {
-    assert.deepEqual(await okJson(await call(`${server.url}/rest/api/source?limit=2&offset=1`, token)), SCHEMAS.slice(1, 3));
+    assert.deepEqual(await okJson(await call(`${server.url}/rest/api/source?limit=1&offset=1`, token)), SOURCES.slice(1, 2));
   });
 
   test('pagination=true&limit=1 walks to the end; links carry array=false and headers=false', async () => {
@@ -568,8 +582,8 @@ describe('source endpoint', () => {
       });
       chunk = await chunkOf(await call(chunk.headers.nextPage, token), `source at ${next.searchParams.get('offset')}`);
     }
-    assert.deepEqual(offsets, ['0', '1', '2', '3', '4']);
-    assert.deepEqual(seen, SCHEMAS);
+    assert.deepEqual(offsets, ['0', '1']);
+    assert.deepEqual(seen, SOURCES);
 
     // Back to the start through prevPage.
     const back: Array<{ Name: string }> = [];
@@ -582,40 +596,37 @@ describe('source endpoint', () => {
       assert.equal(paramsOf(link).array, 'false');
       chunk = await chunkOf(await call(link, token), 'source back');
     }
-    assert.deepEqual(back, SCHEMAS);
+    assert.deepEqual(back, SOURCES);
   });
 
-  test('links keep the row shape of the request: a walk with array=true stays in arrays', async () => {
-    // The spec's links (made from a default request) say array=false&headers=false; a request that
-    // asked for arrays gets links that keep asking for arrays.
+  test('links set array=false and headers=false whatever the request had (spec 4.4)', async () => {
     const first = await chunkOf(
-      await call(`${server.url}/rest/api/source?pagination=true&limit=2&array=true&headers=true`, token),
+      await call(`${server.url}/rest/api/source?pagination=true&limit=1&array=true&headers=true`, token),
       'arrays',
     );
-    assert.deepEqual(first.rows, [['Name'], ['SYS'], ['SYSADMIN']]);
-    assert.equal(paramsOf(first.headers.nextPage!).array, 'true');
-    assert.equal(paramsOf(first.headers.nextPage!).headers, 'true');
+    assert.deepEqual(first.rows, [['Name'], ['shop']]);
+    for (const link of [first.headers.nextPage!, first.headers.prevPage!]) {
+      assert.equal(paramsOf(link).array, 'false', link);
+      assert.equal(paramsOf(link).headers, 'false', link);
+    }
     const second = await chunkOf(await call(first.headers.nextPage!, token), 'second');
-    assert.deepEqual(second.rows, [['Name'], ['SYSLOG'], ['shop']]);
-    const third = await chunkOf(await call(second.headers.nextPage!, token), 'third');
-    assert.deepEqual(third.rows, [['Name'], ['files']]);
-    assert.equal(third.headers.nextPage, null);
-    // The explicit spec form.
-    const spec = await chunkOf(
-      await call(`${server.url}/rest/api/source?pagination=true&limit=2&array=false&headers=false`, token),
-      'spec form',
+    assert.deepEqual(second.rows, [{ Name: 'files' }]);
+    assert.equal(second.headers.nextPage, null);
+    // A table's rows are arrays by default; its links still say array=false.
+    const table = await chunkOf(await call(`${server.url}/rest/api/source/files/regions?pagination=true&limit=2`, token), 'table');
+    assert.ok(Array.isArray(table.rows[0]), 'arrays on the first request');
+    assert.equal(paramsOf(table.headers.nextPage!).array, 'false');
+    assert.ok(
+      !Array.isArray((await chunkOf(await call(table.headers.nextPage!, token), 'table next')).rows[0]),
+      'objects through the link',
     );
-    assert.deepEqual(spec.rows, SCHEMAS.slice(0, 2));
-    assert.equal(paramsOf(spec.headers.nextPage!).array, 'false');
-    assert.equal(paramsOf(spec.headers.nextPage!).headers, 'false');
-    assert.deepEqual((await chunkOf(await call(spec.headers.nextPage!, token), 'spec second')).rows, SCHEMAS.slice(2, 4));
   });
 
   test('source pagination uses the default limit and the cap', async () => {
     const chunk = await chunkOf<{ Name: string }>(await call(`${small.url}/rest/api/source?pagination=true`, smallToken), 'default');
     assert.equal(chunk.headers.limit, '5');
     assert.ok(chunk.rows.length <= 5);
-    assert.deepEqual(chunk.rows.slice(0, 5), SCHEMAS);
+    assert.deepEqual(chunk.rows.slice(0, 2), SOURCES);
     const capped = await chunkOf(await call(`${small.url}/rest/api/source?pagination=true&limit=50`, smallToken), 'capped');
     assert.equal(capped.headers.limit, '7');
   });

@@ -482,12 +482,12 @@ describe('system tables', () => {
     assert.deepEqual(await queryRows(otherReq, 'SELECT other.shop.customers.id FROM shop.customers ORDER BY 1 LIMIT 1'), [[1]]);
     await assertApiError(
       await otherReq('/rest/api/query', { body: { sql: 'SELECT count(*) FROM vdb.shop.customers' } }),
-      404,
+      400,
       'the old name',
     );
     await assertApiError(
       await req('/rest/api/query', { body: { sql: 'SELECT count(*) FROM other.shop.customers' } }),
-      404,
+      400,
       'the other name on vdb',
     );
   });
@@ -573,16 +573,27 @@ describe('errors', () => {
     assert.deepEqual(await queryRows(otherReq, `SELECT '${'x'.repeat(500)}' = repeat('x', 500)`), [[true]], 'below the limit is fine');
   });
 
-  test('an unknown schema or table is 404 JSON naming it', async () => {
-    const schema = await assertApiError(await post('SELECT * FROM nosuchschema.customers'), 404, 'schema');
+  test('an unknown schema or table in a statement is 400 Invalid query naming it (404 is for REST resources)', async () => {
+    const schema = await assertApiError(await post('SELECT * FROM nosuchschema.customers'), 400, 'schema');
     assert.match(schema.description, /nosuchschema/);
-    const table = await assertApiError(await post('SELECT * FROM shop.nosuchtable'), 404, 'table');
+    assert.equal(schema.title, 'Invalid query');
+    const table = await assertApiError(await post('SELECT * FROM shop.nosuchtable'), 400, 'table');
     assert.match(table.description, /nosuchtable/);
-    const bare = await assertApiError(await post('SELECT * FROM nosuchtable'), 404, 'bare table');
+    assert.equal(table.title, 'Invalid query');
+    const bare = await assertApiError(await post('SELECT * FROM nosuchtable'), 400, 'bare table');
     assert.match(bare.description, /nosuchtable/);
-    await assertApiError(await post('SELECT * FROM SYS.NoSuchTable'), 404, 'system table');
-    await assertApiError(await post('SELECT c.id FROM shop.customers c JOIN files.nope n ON n.id = c.id'), 404, 'in a join');
-    await assertApiError(await post('SELECT * FROM shop.customers WHERE id IN (SELECT id FROM shop.nope)'), 404, 'in a subquery');
+    await assertApiError(await post('SELECT * FROM SYS.NoSuchTable'), 400, 'system table');
+    await assertApiError(await post('SELECT c.id FROM shop.customers c JOIN files.nope n ON n.id = c.id'), 400, 'in a join');
+    await assertApiError(await post('SELECT * FROM shop.customers WHERE id IN (SELECT id FROM shop.nope)'), 400, 'in a subquery');
+    await assertApiError(await post('SELECT nope.lower(1)'), 400, 'function of an unknown schema');
+    await assertApiError(await post('CALL SYSADMIN.noSuchProcedure()'), 400, 'unknown procedure');
+  });
+
+  test('a $1 placeholder without a value is 400 naming it', async () => {
+    const one = await assertApiError(await post('SELECT $1'), 400, '$1');
+    assert.match(one.description, /\$1\b/);
+    const two = await assertApiError(await post('SELECT * FROM shop.customers WHERE id = $2 AND name = $1'), 400, '$1, $2');
+    assert.match(two.description, /\$1, \$2/);
   });
 
   test('an unknown column is 400 naming it, without engine-internal names', async () => {
@@ -616,6 +627,9 @@ describe('errors', () => {
       ['timeout=0', 'timeout'],
       ['timeout=-5', 'timeout'],
       ['timeout=soon', 'timeout'],
+      // Node's timers hold at most 2^31 - 1 ms; a longer timeout would fire at once.
+      ['timeout=2147483648', 'timeout'],
+      ['timeout=99999999999999999999', 'timeout'],
     ];
     for (const [query, name] of cases) {
       const body = await assertApiError(await post('SELECT 1', `?${query}`), 400, query);
@@ -623,15 +637,23 @@ describe('errors', () => {
     }
   });
 
-  test('unknown endpoints are 404 JSON', async () => {
+  test('unknown endpoints are 404 JSON; a known path with another method is 405 with Allow', async () => {
+    for (const [method, p, allow] of [
+      ['GET', '/rest/api/query', 'POST'],
+      ['DELETE', '/rest/api/query', 'GET, HEAD, POST'],
+      ['PUT', '/rest/api/source/shop', 'GET, HEAD, DELETE'],
+      ['DELETE', '/rest/api/keys', 'GET, HEAD, POST'],
+    ] as const) {
+      const response = await req(p, { method });
+      assert.equal(response.headers.get('allow'), allow, `${method} ${p}: Allow`);
+      await assertApiError(response, 405, `${method} ${p}`);
+    }
     for (const [method, p] of [
-      ['GET', '/'],
       ['GET', '/nope'],
       ['GET', '/rest/api/nope'],
-      ['GET', '/rest/api/query'],
-      ['DELETE', '/rest/api/query'],
       ['POST', '/rest/api/queries'],
       ['GET', '/rest/api/source/shop/customers/extra/deep'],
+      ['GET', '/'],
     ] as const) {
       await assertApiError(await req(p, { method, ...(method === 'POST' ? { body: { sql: 'SELECT 1' } } : {}) }), 404, `${method} ${p}`);
     }

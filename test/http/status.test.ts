@@ -33,8 +33,10 @@ test('status checks the credentials', async () => {
   );
 });
 
-test('other methods and neighbouring paths are 404 JSON errors, not the status', async () => {
-  const post = await assertApiError(await server.request('/rest/api/status', { method: 'POST', body: {} }), 404, 'POST status');
+test('other methods are 405 with Allow, neighbouring paths 404 JSON errors, not the status', async () => {
+  const response = await server.request('/rest/api/status', { method: 'POST', body: {} });
+  assert.equal(response.headers.get('allow'), 'GET, HEAD');
+  const post = await assertApiError(response, 405, 'POST status');
   assert.match(post.description, /status/);
   await assertApiError(await server.request('/rest/api/statuses'), 404, 'statuses');
   await assertApiError(await server.request('/rest/status'), 404, '/rest/status');

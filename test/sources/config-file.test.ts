@@ -160,11 +160,11 @@ test('a config source that cannot be reached does not stop the server; it is cre
     assert.ok(names.includes('cfgok'), names.join(', '));
     assert.deepEqual(await rows(server, 'SELECT count(*) FROM cfgok.items'), [[3]]);
     assert.deepEqual(await rows(server, 'SELECT count(*) > 0 FROM shop.customers'), [[true]]);
-    // The unreachable ones answer with an error naming them (404 when not created, or 502/503).
+    // The unreachable ones answer with an error naming them (400 when not created, or 502/503).
     for (const name of ['cfgdown', 'cfglate', 'cfgwrongpw']) {
       const body = await expectError(
         await server.request('/rest/api/query', { body: { sql: `SELECT * FROM ${name}.items` } }),
-        [404, 502, 503],
+        [400, 502, 503],
         name,
       );
       assert.match(body.description, new RegExp(name));

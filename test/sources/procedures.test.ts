@@ -103,10 +103,10 @@ test('refreshDataSource picks up tables created and dropped at the source since'
   }
   await pgAdmin.query(`CREATE TABLE ${tag}.later (id int PRIMARY KEY, v text); INSERT INTO ${tag}.later VALUES (9, 'nine');
     DROP TABLE ${tag}.doomed; ALTER TABLE ${tag}.items ADD COLUMN extra int DEFAULT 5;`);
-  await expectError(await query('SELECT * FROM pgc.later'), 404, 'not imported yet');
+  await expectError(await query('SELECT * FROM pgc.later'), 400, 'not imported yet');
   assert.deepEqual(await rows(`CALL SYSADMIN.refreshDataSource('pgc')`), [['pgc', 'postgresql', 2]]);
   assert.deepEqual(await rows('SELECT id, v FROM pgc.later'), [[9, 'nine']]);
-  await expectError(await query('SELECT * FROM pgc.doomed'), 404, 'dropped at the source');
+  await expectError(await query('SELECT * FROM pgc.doomed'), 400, 'dropped at the source');
   assert.deepEqual(await rows('SELECT id, extra FROM pgc.items ORDER BY id'), [
     [1, 5],
     [2, 5],
@@ -122,7 +122,7 @@ test('refreshDataSource on a file source picks up a new file', async () => {
   const folder = path.join(server.dataDir, 'files', 'demo', 'files');
   fs.writeFileSync(path.join(folder, `${tag}.csv`), 'k,v\n1,a\n2,b\n');
   try {
-    await expectError(await query(`SELECT * FROM files.${tag}`), 404, 'not imported yet');
+    await expectError(await query(`SELECT * FROM files.${tag}`), 400, 'not imported yet');
     await rows(`CALL SYSADMIN.refreshDataSource('files')`);
     assert.deepEqual(await rows(`SELECT k, v FROM files.${tag} ORDER BY k`), [
       [1, 'a'],
@@ -143,25 +143,25 @@ test('removeDataSource removes the source; removeConnection the connection', asy
   }
   const removed = await rows(`CALL SYSADMIN.removeDataSource('pgc')`);
   assert.equal(removed[0]?.[0], 'pgc');
-  await expectError(await query('SELECT * FROM pgc.items'), 404, 'gone');
+  await expectError(await query('SELECT * FROM pgc.items'), 400, 'gone');
   await expectError(await server.request('/rest/api/source/pgc'), 404, 'gone from the list');
-  await expectError(await query(`CALL SYSADMIN.removeDataSource('pgc')`), 404, 'removed twice');
-  await expectError(await query(`CALL SYSADMIN.refreshDataSource('pgc')`), 404, 'refresh of an unknown source');
+  await expectError(await query(`CALL SYSADMIN.removeDataSource('pgc')`), 400, 'removed twice');
+  await expectError(await query(`CALL SYSADMIN.refreshDataSource('pgc')`), 400, 'refresh of an unknown source');
   // The connection is still there: the source can be created again from it.
   assert.deepEqual(await rows(`CALL SYSADMIN.createDataSource('pgc', 'postgresql', 'importer.schemaPattern=${tag}', '')`), [
     ['pgc', 'postgresql', 2],
   ]);
   await rows(`CALL SYSADMIN.removeDataSource('pgc')`);
   assert.deepEqual(await rows(`CALL SYSADMIN.removeConnection('pgc')`), [['pgc']]);
-  await expectError(await query(`CALL SYSADMIN.createDataSource('pgc', 'postgresql', '', '')`), 404, 'unknown connection');
-  await expectError(await query(`CALL SYSADMIN.removeConnection('pgc')`), 404, 'connection removed twice');
+  await expectError(await query(`CALL SYSADMIN.createDataSource('pgc', 'postgresql', '', '')`), 400, 'unknown connection');
+  await expectError(await query(`CALL SYSADMIN.removeConnection('pgc')`), 400, 'connection removed twice');
   const catalog = JSON.parse(catalogText()) as { connections?: Array<{ name: string }> };
   assert.ok(!(catalog.connections ?? []).some((c) => c.name === 'pgc'));
 });
 
-test('wrong calls: unknown procedure 404, wrong argument count or names 400, non-constants 400', async () => {
-  await expectError(await query(`CALL SYSADMIN.noSuchProcedure('x')`), 404, 'unknown procedure');
-  await expectError(await query(`CALL noschema.createConnection('x', 'postgresql')`), 404, 'unknown schema of a procedure');
+test('wrong calls: unknown procedure, wrong argument count or names, non-constants: all 400', async () => {
+  await expectError(await query(`CALL SYSADMIN.noSuchProcedure('x')`), 400, 'unknown procedure');
+  await expectError(await query(`CALL noschema.createConnection('x', 'postgresql')`), 400, 'unknown schema of a procedure');
   await expectError(await query(`CALL SYSADMIN.createConnection('x', 'postgresql', 'host=a', '', 'extra')`), 400, 'too many');
   await expectError(await query(`CALL SYSADMIN.createConnection('x')`), 400, 'too few');
   await expectError(await query(`CALL SYSADMIN.removeDataSource()`), 400, 'none');

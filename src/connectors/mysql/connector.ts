@@ -68,6 +68,8 @@ export class MysqlConnector implements RowConnector {
   constructor(
     readonly source: SourceDef,
     password: string | undefined,
+    /** The configured default (connectTimeoutMs); the source's own connectTimeoutMs wins. */
+    connectTimeoutMs = 10_000,
   ) {
     const c = source.connection;
     this.pool = mysql.createPool({
@@ -77,7 +79,7 @@ export class MysqlConnector implements RowConnector {
       user: c['user-name'] ?? c.user,
       password,
       connectionLimit: Number(source.model.maxConnections ?? 10),
-      connectTimeout: Number(source.model.connectTimeoutMs ?? 5000),
+      connectTimeout: Number(source.model.connectTimeoutMs ?? connectTimeoutMs),
       dateStrings: true,
       supportBigNumbers: true,
       bigNumberStrings: true,

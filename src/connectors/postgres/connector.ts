@@ -14,9 +14,13 @@ const BATCH_ROWS = 2048;
 /** Connection errors (as opposed to a failing statement): the source is unreachable. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', '57P03', '3D000', '28P01', '28000']);
 
+/** The driver's and the pool's messages for a connection that did not complete within connectTimeoutMs. */
+const CONNECT_TIMEOUT = /^(Connection terminated due to connection timeout|timeout expired|timeout exceeded when trying to connect)$/;
+
 export function toSourceError(err: unknown): Error {
   const code = (err as { code?: string }).code;
   const message = err instanceof Error ? err.message : String(err);
+  if (CONNECT_TIMEOUT.test(message)) return new SourceUnreachableError(`no connection within the connect timeout (${message})`);
   return code && UNREACHABLE.has(code) ? new SourceUnreachableError(message) : err instanceof Error ? err : new Error(message);
 }
 
@@ -46,6 +50,8 @@ export class PostgresConnector implements RowConnector {
   constructor(
     readonly source: SourceDef,
     password: string | undefined,
+    /** The configured default (connectTimeoutMs); the source's own connectTimeoutMs wins. */
+    connectTimeoutMs = 10_000,
   ) {
     const c = source.connection;
     this.pool = new pg.Pool({
@@ -55,7 +61,7 @@ export class PostgresConnector implements RowConnector {
       user: c['user-name'] ?? c.user,
       password,
       max: Number(source.model.maxConnections ?? 10),
-      connectionTimeoutMillis: Number(source.model.connectTimeoutMs ?? 5000),
+      connectionTimeoutMillis: Number(source.model.connectTimeoutMs ?? connectTimeoutMs),
       idleTimeoutMillis: 30_000,
       application_name: 'vdb',
       // Timestamps with time zone are written in UTC, as the engine writes them.

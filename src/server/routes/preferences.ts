@@ -9,12 +9,13 @@ import type { UserDef } from '../../catalog/types.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { requireWritable } from '../auth.js';
+import { originOf } from '../errors.js';
 import { invalidBody, PreferencesBody } from '../schemas.js';
 
 function preferencesOf(request: FastifyRequest, user: UserDef) {
   return {
     rest: user.rest,
-    link: `${request.protocol}://${request.host}/${user.linkToken}/rest`,
+    link: `${originOf(request)}/${user.linkToken}/rest`,
     databaseUsername: user.databaseUsername,
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The source endpoints: the list of schemas (spec 4.4), one source's tables, one table's rows,
+ * The source endpoints: the list of data sources (spec 4.4), one source's tables, one table's rows,
  * and adding and removing sources (Data Virtuality's body for POST).
  */
 import type { FastifyInstance } from 'fastify';
@@ -14,15 +14,18 @@ import { parseResultParams } from '../params.js';
 import { sendResult } from '../results.js';
 import { invalidBody, ResultQuery, SchemaParams, SourceBody, TableParams, type ResultQuery as ResultQueryType } from '../schemas.js';
 
-const LIST_SCHEMAS = 'SELECT "Name" FROM SYS."Schemas" ORDER BY "OID"';
+/** One object per data source and virtual schema (spec 4.4); the system schemas stay in SYS.Schemas. */
+const LIST_SOURCES = `SELECT "Name" FROM SYS."Schemas" WHERE "UID" NOT LIKE 'sys:%' ORDER BY "OID"`;
 
 export function sourceRoutes(fastify: FastifyInstance, services: Services): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const params = (query: ResultQueryType, array: boolean) => parseResultParams(query, { array, timeoutMs: services.config.queryTimeoutMs });
 
   // Rows are objects here unless array=true: the spec's answer is [{"Name": ...}].
-  app.get('/source', { schema: { summary: 'List the schemas', querystring: ResultQuery } }, async (request, reply) =>
-    sendResult(services, request, reply, request.user!, params(request.query, false), LIST_SCHEMAS, 'source'),
+  app.get(
+    '/source',
+    { schema: { summary: 'List the data sources and virtual schemas', querystring: ResultQuery } },
+    async (request, reply) => sendResult(services, request, reply, request.user!, params(request.query, false), LIST_SOURCES, 'source'),
   );
 
   app.get(
