@@ -444,6 +444,34 @@ const engineCall = (name: string, args: unknown[]) => {
   return made;
 };
 
+/** Operators the engine lacks or reads otherwise: # (xor), |/ and ||/ (roots), BETWEEN SYMMETRIC. */
+function postgresOperator(expr: Json): Json | null {
+  const name = fieldNames(expr.name).join('');
+  if (expr.kind === 'AEXPR_OP' && name === '#' && expr.lexpr) return call('xor', [expr.lexpr, expr.rexpr]);
+  if (expr.kind === 'AEXPR_OP' && !expr.lexpr && (name === '|/' || name === '||/'))
+    return call(name === '|/' ? 'sqrt' : 'cbrt', [expr.rexpr]);
+  const symmetric = expr.kind === 'AEXPR_BETWEEN_SYM' || expr.kind === 'AEXPR_NOT_BETWEEN_SYM';
+  const bounds = isObject(expr.rexpr) && isObject(expr.rexpr.List) ? expr.rexpr.List.items : expr.rexpr;
+  if (symmetric && Array.isArray(bounds) && bounds.length === 2 && !isVolatile(bounds)) {
+    const [low, high] = bounds as unknown[];
+    const least = { MinMaxExpr: { op: 'IS_LEAST', args: [low, high] } };
+    const greatest = { MinMaxExpr: { op: 'IS_GREATEST', args: [low, high] } };
+    const kind = expr.kind === 'AEXPR_BETWEEN_SYM' ? 'AEXPR_BETWEEN' : 'AEXPR_NOT_BETWEEN';
+    return {
+      A_Expr: {
+        ...expr,
+        kind,
+        name: [{ String: { sval: kind === 'AEXPR_BETWEEN' ? 'BETWEEN' : 'NOT BETWEEN' } }],
+        rexpr: { List: { items: [least, greatest] } },
+      },
+    };
+  }
+  return null;
+}
+
+/** Function-style casts of PostgreSQL (float8(3), int4('7'), text(x)): the type's cast. */
+const CAST_FUNCTIONS = new Set(['float8', 'float4', 'int2', 'int4', 'int8', 'text', 'bool', 'date']);
+
 /** Calls rewritten for PostgreSQL's meaning (null: as written). */
 function postgresCall(fc: Json): Json | null {
   if (written.has(fc)) return null;
@@ -451,6 +479,9 @@ function postgresCall(fc: Json): Json | null {
   const args = Array.isArray(fc.args) ? (fc.args as unknown[]) : [];
   if (name === 'round' && args.length === 1 && !fc.over) return roundCall(args);
   if ((name === 'lag' || name === 'lead') && args.length === 3 && fc.over) return withDefaultType(fc);
+  if (CAST_FUNCTIONS.has(name) && args.length === 1)
+    return { TypeCast: { arg: args[0], typeName: { names: [{ String: { sval: name } }] } } };
+  if ((name === 'lpad' || name === 'rpad') && args.length === 2) return call(name, [...args, stringConst(' ')]);
   if (name === 'octet_length' && args.length === 1) {
     const [value] = args;
     const bytes = { TypeCast: { arg: asVarchar(value), typeName: { names: [{ String: { sval: 'blob' } }] } } };
@@ -571,8 +602,9 @@ function rewrite(value: unknown): unknown {
       },
     };
   }
-  if (isObject(value.A_Expr) && value.A_Expr.kind === 'AEXPR_OP' && fieldNames(value.A_Expr.name).join('') === '#' && value.A_Expr.lexpr) {
-    return rewrite(call('xor', [value.A_Expr.lexpr, value.A_Expr.rexpr]));
+  if (isObject(value.A_Expr)) {
+    const translated = postgresOperator(value.A_Expr);
+    if (translated) return rewrite(translated);
   }
   if (isObject(value.A_Expr)) {
     const call = likeCall(value.A_Expr) ?? regexCall(value.A_Expr);

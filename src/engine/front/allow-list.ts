@@ -27,6 +27,7 @@ export const SCALAR_FUNCTIONS = words(`
   array_append array_cat array_length array_position array_prepend array_to_string
   to_json row_to_json array_to_json json_array_length
   gen_random_uuid uuidv4 uuidv7
+  float8 float4 int2 int4 int8 text bool date
 `);
 
 /** Aggregates with PostgreSQL's name and meaning (also usable as window functions). */
@@ -48,9 +49,9 @@ export const SELECT_LIST_SET_FUNCTIONS = words(`unnest generate_series`);
 /** Table functions of FROM. */
 export const TABLE_FUNCTIONS = words(`generate_series unnest`);
 
-/** Operators (A_Expr names). The regular-expression ones and # (xor) are translated for the engine (engine-dialect.ts). */
+/** Operators (A_Expr names). The regular-expression ones, # (xor), |/ and ||/ (roots) are translated for the engine (engine-dialect.ts). */
 export const OPERATORS = words(`
-  + - * / % ^ = <> != < > <= >= || & | # << >> ~ @ -> ->> @> <@ && ^@
+  + - * / % ^ = <> != < > <= >= || & | # << >> ~ @ |/ ||/ -> ->> @> <@ && ^@
   ~~ !~~ ~~* !~~* ~* !~ !~*
 `);
 
