@@ -5,27 +5,25 @@ import { ApiError, badRequest, forbidden } from '../errors.js';
 import { AccessPolicy } from '../security/permissions.js';
 import { explainHiddenColumn, hiddenColumnDenial, withholdDataErrors } from './access/access-errors.js';
 import { checkAllowed } from './front/allow-list.js';
-import { fieldNames, walk } from './front/ast.js';
+import { asKind, fieldNames, nodeKind, statementOf, walk } from './front/ast.js';
 import { bindStatement, type BoundStatement } from './front/bind.js';
 import type { DuckRuntime } from '../runtime/duckdb.js';
 import { openExecution, openStaticExecution, type Execution } from './exec/execute.js';
 import { openSourceSelectExecution, openWholeExecution } from './exec/source-execution.js';
 import { chooseRoute } from './plan/route.js';
 import { parseStatement, requireFaithful } from './front/parse.js';
-import type { ParseResult } from '@pgsql/types';
+import type { CallStmt, Node, ParseResult } from '@pgsql/types';
 import { executeDml, isDml } from './exec/dml.js';
 import { explain, explainWhole } from './plan/explain.js';
 import { callProcedure, type ProcedureCall, type ProcedureContext } from './exec/procedures.js';
 import { staticResultSql } from './exec/static-result.js';
 import { createView, dropViews } from './access/views.js';
 
-type Json = Record<string, unknown>;
-
 /** What every statement handler gets. */
 interface StatementContext {
   tree: ParseResult;
-  /** The statement's node ({SelectStmt: ...}, {CallStmt: ...}, ...). */
-  statement: Json;
+  /** The statement's node ({SelectStmt: ...}, {CallStmt: ...}, ...); undefined for none. */
+  statement: Node | undefined;
   user: UserDef;
   signal: AbortSignal;
   policy: AccessPolicy;
@@ -54,7 +52,7 @@ export class Engine {
     checkAllowed(tree);
     requireFaithful(tree);
     if (access.readOnly) {
-      const statement = tree.stmts?.[0]?.stmt as Json | undefined;
+      const statement = statementOf(tree);
       if (isDml(statement) || (statement && ('CallStmt' in statement || 'ViewStmt' in statement || 'DropStmt' in statement))) {
         throw new ApiError(
           403,
@@ -82,7 +80,7 @@ export class Engine {
   }
 
   private async openTree(tree: ParseResult, user: UserDef, signal: AbortSignal, viaApiKey = false): Promise<Execution> {
-    const statement = (tree.stmts?.[0]?.stmt ?? {}) as Json;
+    const statement = statementOf(tree);
     // The user's permissions as they are now, for this statement.
     const context: StatementContext = {
       tree,
@@ -92,7 +90,7 @@ export class Engine {
       policy: new AccessPolicy(user, this.registry.permissions),
       viaApiKey,
     };
-    const handler = this.handlers[Object.keys(statement)[0] ?? ''] ?? this.selectStatement;
+    const handler = (statement && this.handlers[nodeKind(statement)]) ?? this.selectStatement;
     return handler.call(this, context);
   }
 
@@ -108,7 +106,7 @@ export class Engine {
   };
 
   private async createViewStatement({ statement, user, signal, policy }: StatementContext): Promise<Execution> {
-    const result = await createView(statement.ViewStmt as Json, {
+    const result = await createView(asKind(statement, 'ViewStmt')!, {
       registry: this.registry,
       policy,
       auditLog: this.accounts?.auditLog,
@@ -121,13 +119,14 @@ export class Engine {
   /** DROP VIEW; other DROPs are refused by `select`. */
   private async dropViewStatement(context: StatementContext): Promise<Execution> {
     const { statement, signal, policy } = context;
-    if ((statement.DropStmt as Json).removeType !== 'OBJECT_VIEW') return this.selectStatement(context);
-    const result = await dropViews(statement.DropStmt as Json, { registry: this.registry, policy, auditLog: this.accounts?.auditLog });
+    const drop = asKind(statement, 'DropStmt')!;
+    if (drop.removeType !== 'OBJECT_VIEW') return this.selectStatement(context);
+    const result = await dropViews(drop, { registry: this.registry, policy, auditLog: this.accounts?.auditLog });
     return openStaticExecution(this.runtime, staticResultSql(result), signal);
   }
 
   private async callStatement({ statement, user, signal, policy, viaApiKey }: StatementContext): Promise<Execution> {
-    const result = await callProcedure(procedureCall(statement.CallStmt as Json), {
+    const result = await callProcedure(procedureCall(asKind(statement, 'CallStmt')!), {
       registry: this.registry,
       users: this.accounts?.users,
       invites: this.accounts?.invites,
@@ -142,8 +141,8 @@ export class Engine {
   }
 
   private async explainStatement({ tree, statement, user, signal, policy }: StatementContext): Promise<Execution> {
-    const explainStmt = statement.ExplainStmt as Json;
-    const options = ((explainStmt.options as Json[] | undefined) ?? []).map((o) => String((o.DefElem as Json | undefined)?.defname ?? ''));
+    const explainStmt = asKind(statement, 'ExplainStmt')!;
+    const options = (explainStmt.options ?? []).map((o) => String(asKind(o, 'DefElem')?.defname ?? ''));
     if (options.some((o) => o.toLowerCase() === 'analyze')) {
       throw badRequest(
         'EXPLAIN ANALYZE is not supported.',
@@ -152,11 +151,11 @@ export class Engine {
       );
     }
     const inner = explainStmt.query;
-    if (isDml(inner as Json)) {
+    if (isDml(inner)) {
       throw badRequest('EXPLAIN of INSERT, UPDATE or DELETE is not supported.', 'EXPLAIN a SELECT.', 'Unsupported statement');
     }
     const written = structuredClone(inner);
-    const bound = bindStatement({ ...tree, stmts: [{ stmt: inner as never }] }, this.registry, this.vdbName, policy);
+    const bound = bindStatement({ ...tree, stmts: [{ stmt: inner }] }, this.registry, this.vdbName, policy);
     // Running would fail on a hidden column (a 403); EXPLAIN does not run, so look for one.
     walk(written, (kind, node) => {
       if (kind !== 'ColumnRef') return;
@@ -220,24 +219,24 @@ export class Engine {
 }
 
 /** Only constants are accepted as procedure arguments. */
-function constantOf(node: unknown): string | null {
-  const constant = (node as { A_Const?: Json } | undefined)?.A_Const;
+function constantOf(node: Node | undefined): string | null {
+  const constant = asKind(node, 'A_Const');
   if (!constant) throw badRequest('Procedure arguments must be constants (strings, numbers or NULL).', null, 'Invalid procedure call');
   if (constant.isnull) return null;
-  for (const key of ['sval', 'ival', 'fval', 'boolval']) {
-    const inner = constant[key] as Json | undefined;
-    if (inner) return String(Object.values(inner)[0] ?? (key === 'ival' ? 0 : key === 'boolval' ? false : ''));
-  }
+  if (constant.sval) return String(constant.sval.sval ?? '');
+  if (constant.ival) return String(constant.ival.ival ?? 0);
+  if (constant.fval) return String(constant.fval.fval ?? '');
+  if (constant.boolval) return String(constant.boolval.boolval ?? false);
   return null;
 }
 
-function procedureCall(call: Json): ProcedureCall {
-  const funccall = call.funccall as Json;
-  const name = (funccall.funcname as Array<{ String: { sval: string } }>).map((n) => n.String.sval).join('.');
+function procedureCall(call: CallStmt): ProcedureCall {
+  const funccall = call.funccall!;
+  const name = funccall.funcname!.map((n) => asKind(n, 'String')!.sval).join('.');
   const positional: Array<string | null> = [];
   const named: Record<string, string | null> = {};
-  for (const arg of (funccall.args as Json[] | undefined) ?? []) {
-    const namedArg = arg.NamedArgExpr as Json | undefined;
+  for (const arg of funccall.args ?? []) {
+    const namedArg = asKind(arg, 'NamedArgExpr');
     if (namedArg) named[String(namedArg.name)] = constantOf(namedArg.arg);
     else positional.push(constantOf(arg));
   }

@@ -8,9 +8,8 @@
  * case-insensitive `=`); NOT is only applied to exact predicates. What a dialect cannot
  * express exactly or as a superset throws CannotPushDown and stays in the engine alone.
  */
+import type { A_Const, A_Expr, BoolExpr, Node, NullTest } from '@pgsql/types';
 import type { ColumnDef } from '../../catalog/types.js';
-
-type Json = Record<string, unknown>;
 
 export class CannotPushDown extends Error {}
 
@@ -41,8 +40,11 @@ const isNumberType = (type: string) => /^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGIN
 const isDateType = (type: string) => type === 'DATE';
 const isTimestampType = (type: string) => type === 'TIMESTAMP';
 
-const fieldNames = (fields: unknown): string[] =>
-  Array.isArray(fields) ? fields.map((f: { String?: { sval?: string } }) => f?.String?.sval ?? '*') : [];
+const fieldNames = (fields: Node[] | undefined): string[] =>
+  Array.isArray(fields) ? fields.map((f) => (f && 'String' in f ? f.String.sval : undefined) ?? '*') : [];
+
+/** The items of a `List` node (IN and BETWEEN operands). */
+const listItems = (node: Node | undefined): Node[] => (node && 'List' in node ? node.List.items : undefined) ?? [];
 
 export abstract class PredicateGenerator {
   constructor(protected readonly scope: PredicateScope) {}
@@ -87,23 +89,15 @@ export abstract class PredicateGenerator {
     return false;
   }
 
-  generate(node: unknown): Generated {
-    const [kind, body] = Object.entries(node as Json)[0] ?? [];
-    const b = body as Json;
-    switch (kind) {
-      case 'BoolExpr':
-        return this.boolExpr(b);
-      case 'A_Expr':
-        return this.aExpr(b);
-      case 'NullTest':
-        return this.nullTest(b);
-      default:
-        throw new CannotPushDown(String(kind));
-    }
+  generate(node: Node): Generated {
+    if ('BoolExpr' in node) return this.boolExpr(node.BoolExpr);
+    if ('A_Expr' in node) return this.aExpr(node.A_Expr);
+    if ('NullTest' in node) return this.nullTest(node.NullTest);
+    throw new CannotPushDown(String(Object.keys(node)[0]));
   }
 
-  private boolExpr(b: Json): Generated {
-    const args = (b.args as unknown[]).map((a) => this.generate(a));
+  private boolExpr(b: BoolExpr): Generated {
+    const args = b.args!.map((a) => this.generate(a));
     if (b.boolop === 'NOT_EXPR') {
       const inner = args[0]!;
       if (!inner.exact) throw new CannotPushDown('NOT of a superset predicate');
@@ -113,7 +107,7 @@ export abstract class PredicateGenerator {
     return { sql: args.map((a) => `(${a.sql})`).join(joiner), exact: args.every((a) => a.exact) };
   }
 
-  private nullTest(b: Json): Generated {
+  private nullTest(b: NullTest): Generated {
     const operand = this.operand(b.arg);
     if (operand.kind !== 'column') throw new CannotPushDown('null test of a constant');
     const isNull = b.nulltesttype === 'IS_NULL';
@@ -122,7 +116,7 @@ export abstract class PredicateGenerator {
     return { sql: `${operand.sql} IS ${isNull ? '' : 'NOT '}NULL`, exact: !this.scope.castMayFail(operand.column) };
   }
 
-  private aExpr(b: Json): Generated {
+  private aExpr(b: A_Expr): Generated {
     const op = fieldNames(b.name)[0] ?? '';
     switch (b.kind) {
       case 'AEXPR_OP':
@@ -163,7 +157,7 @@ export abstract class PredicateGenerator {
     return { sql: `${side(left)} ${op} ${side(right)}`, exact };
   }
 
-  private likeExpr(b: Json, negated: boolean, caseInsensitive: boolean): Generated {
+  private likeExpr(b: A_Expr, negated: boolean, caseInsensitive: boolean): Generated {
     const column = this.operand(b.lexpr);
     const pattern = this.operand(b.rexpr);
     if (column.kind !== 'column' || !isStringType(column.column.type)) throw new CannotPushDown('LIKE on a non-text operand');
@@ -173,10 +167,10 @@ export abstract class PredicateGenerator {
     return this.like(column.sql, pattern.sql, negated, caseInsensitive);
   }
 
-  private inList(b: Json, negated: boolean): Generated {
+  private inList(b: A_Expr, negated: boolean): Generated {
     const column = this.operand(b.lexpr);
     if (column.kind !== 'column') throw new CannotPushDown('IN on a constant');
-    const items = ((b.rexpr as { List?: { items?: unknown[] } }).List?.items ?? []).map((i) => this.operand(i));
+    const items = listItems(b.rexpr).map((i) => this.operand(i));
     if (items.length === 0 || items.some((i) => i.kind !== 'constant' || !this.comparable(column.column, i))) {
       throw new CannotPushDown('IN list');
     }
@@ -191,9 +185,9 @@ export abstract class PredicateGenerator {
     return { sql: `${columnSql} ${negated ? 'NOT IN' : 'IN'} (${items.map((i) => i.sql).join(', ')})`, exact };
   }
 
-  private between(b: Json, negated: boolean): Generated {
+  private between(b: A_Expr, negated: boolean): Generated {
     const column = this.operand(b.lexpr);
-    const [low, high] = ((b.rexpr as { List?: { items?: unknown[] } }).List?.items ?? []).map((i) => this.operand(i));
+    const [low, high] = listItems(b.rexpr).map((i) => this.operand(i));
     if (column.kind !== 'column' || !low || !high) throw new CannotPushDown('BETWEEN');
     const lower = this.comparison('>=', column, low);
     const upper = this.comparison('<=', column, high);
@@ -203,20 +197,18 @@ export abstract class PredicateGenerator {
   }
 
   /** A column of the table, or a constant (plain, or cast to a date or timestamp). */
-  protected operand(node: unknown): Operand {
-    const [kind, body] = Object.entries((node ?? {}) as Json)[0] ?? [];
-    const b = body as Json;
-    if (kind === 'ColumnRef') {
-      const fields = fieldNames(b.fields);
+  protected operand(node: Node | undefined): Operand {
+    if (node && 'ColumnRef' in node) {
+      const fields = fieldNames(node.ColumnRef.fields);
       const column = this.scope.column(fields);
       if (!column) throw new CannotPushDown('column of another table');
       return { kind: 'column', column, sql: this.scope.columnSql?.(fields, column) ?? this.quoteIdentifier(column.nameInSource) };
     }
-    if (kind === 'A_Const') return this.constant(b);
-    if (kind === 'TypeCast') {
-      const names = fieldNames((b.typeName as Json | undefined)?.names).filter((n) => n !== 'pg_catalog');
+    if (node && 'A_Const' in node) return this.constant(node.A_Const);
+    if (node && 'TypeCast' in node) {
+      const names = fieldNames(node.TypeCast.typeName?.names).filter((n) => n !== 'pg_catalog');
       const target = names[names.length - 1]?.toLowerCase();
-      const inner = this.operand(b.arg);
+      const inner = this.operand(node.TypeCast.arg);
       if (inner.kind !== 'constant' || inner.type !== 'string') throw new CannotPushDown('cast of a non-literal');
       if (target === 'date' && /^\d{4}-\d{2}-\d{2}$/.test(inner.text)) {
         return { kind: 'constant', type: 'date', sql: this.dateLiteral(inner.text), text: inner.text };
@@ -227,23 +219,22 @@ export abstract class PredicateGenerator {
       }
       throw new CannotPushDown(`cast to ${target}`);
     }
-    throw new CannotPushDown(String(kind));
+    throw new CannotPushDown(String(node && Object.keys(node)[0]));
   }
 
-  private constant(b: Json): Operand {
+  private constant(b: A_Const): Operand {
     if (b.isnull) throw new CannotPushDown('NULL constant');
-    const value = (key: string) => (b[key] as Json | undefined) && Object.values(b[key] as Json)[0];
     if (b.ival !== undefined) {
-      const text = String(value('ival') ?? 0);
+      const text = String(b.ival.ival ?? 0);
       return { kind: 'constant', type: 'number', sql: text, text };
     }
     if (b.fval !== undefined) {
-      const text = String(value('fval'));
+      const text = String(b.fval.fval);
       if (!/^-?\d+(\.\d+)?$/.test(text)) throw new CannotPushDown('float literal');
       return { kind: 'constant', type: 'number', sql: text, text };
     }
     if (b.sval !== undefined) {
-      const text = String(value('sval') ?? '');
+      const text = String(b.sval.sval ?? '');
       return { kind: 'constant', type: 'string', sql: this.quoteString(text), text };
     }
     throw new CannotPushDown('constant');

@@ -24,13 +24,13 @@
  * Tables named inside a condition or mask are read as they are (no checks, no filters): the
  * administrator who wrote the condition chose them. Errors are explained in access-errors.ts.
  */
-import type { RangeVar } from '@pgsql/types';
+import type { CommonTableExpr, Node, RangeVar, SelectStmt, WithClause } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import { SYSTEM_SCHEMAS } from '../../catalog/system.js';
 import type { ColumnDef, TableDef, ViewDef } from '../../catalog/types.js';
 import { badRequest, forbidden } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
-import { contains, fieldNames, isObject, lower, walk, type Json } from '../front/ast.js';
+import { asKind, contains, fieldNames, isObject, lower, nameNode, replaceNodesBelow, walk } from '../front/ast.js';
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
 import { parseExpression, parseStatement } from '../front/parse.js';
 
@@ -53,7 +53,7 @@ interface Restriction {
 const administratorsTables = new WeakSet<object>();
 
 /** Marks the tables a condition reads as the administrator's (see administratorsTables). */
-export function trustTablesOf(expression: Json): Json {
+export function trustTablesOf(expression: Node): Node {
   walk(expression, (kind, node) => {
     if (kind === 'RangeVar') administratorsTables.add(node);
   });
@@ -75,13 +75,16 @@ export interface AccessRewrite {
    * Table references whose row condition joined the enclosing WHERE: the condition over the
    * table's own columns, so that what is loaded for them is filtered as well (execute.ts).
    */
-  rowConditions: WeakMap<object, Json>;
+  rowConditions: WeakMap<object, Node>;
   /** The narrowing subqueries (`{RangeSubselect}` entries) made here: computed before the statement (execute.ts). */
-  narrowings: WeakSet<Json>;
+  narrowings: WeakSet<Node>;
 }
 
-/** Checks and rewrites, in place, the tables a statement reads for `policy`'s user; expands views. */
-export function applyAccess(statement: Json, registry: SourceRegistry, policy: AccessPolicy): AccessRewrite {
+/**
+ * Checks and rewrites, in place, the tables a statement reads for `policy`'s user; expands views.
+ * `statement` is a statement node, or the reading parts of a write statement (write-access.ts).
+ */
+export function applyAccess(statement: object, registry: SourceRegistry, policy: AccessPolicy): AccessRewrite {
   const rewriter = new AccessRewriter(statement, registry, policy);
   rewriter.rewrite(statement, new Set());
   replaceUserFunctions(statement, policy.user.name);
@@ -94,8 +97,8 @@ class AccessRewriter {
   readonly narrowed = new Set<string>();
   readonly approved = new WeakSet<object>();
   readonly cteReferences = new WeakSet<object>();
-  readonly rowConditions = new WeakMap<object, Json>();
-  readonly narrowings = new WeakSet<Json>();
+  readonly rowConditions = new WeakMap<object, Node>();
+  readonly narrowings = new WeakSet<Node>();
   /** Which column names the statement may use (conservatively), to leave the others out of narrowings. */
   private readonly referenced: { all: boolean; names: Set<string> };
   /** Tables named inside views: the view's grant covers them (not checked, still filtered and masked). */
@@ -105,7 +108,7 @@ class AccessRewriter {
   private readsViews = false;
 
   constructor(
-    statement: Json,
+    statement: object,
     private readonly registry: SourceRegistry,
     private readonly policy: AccessPolicy,
   ) {
@@ -117,21 +120,25 @@ class AccessRewriter {
     return { hidden, narrowed, approved, cteReferences, readsViews, rowConditions, narrowings };
   }
 
-  /** Rewrites the FROM lists below `value`; `scope` holds the CTE names visible there. */
+  /**
+   * Rewrites the FROM lists below `value`; `scope` holds the CTE names visible there. A walk
+   * over every field (not `walk`'s nodes): WITH and FROM are fields of the statements that
+   * hold them, and a write statement's reading parts come here unwrapped.
+   */
   rewrite(value: unknown, scope: ReadonlySet<string>): void {
     if (Array.isArray(value)) {
       for (const item of value) this.rewrite(item, scope);
       return;
     }
     if (!isObject(value)) return;
-    const inner = isObject(value.withClause) ? this.withScope(value.withClause, scope) : scope;
+    const inner = isObject(value.withClause) ? this.withScope(value.withClause as WithClause, scope) : scope;
     for (const [key, child] of Object.entries(value)) {
       if (key === 'withClause') continue;
       if (key === 'fromClause' && Array.isArray(child)) {
-        const conditions: Json[] = [];
-        value[key] = child.map((item) => this.fromItem(item, { nullable: false, conditions }, inner));
+        const conditions: Node[] = [];
+        value[key] = (child as Node[]).map((item) => this.fromItem(item, { nullable: false, conditions }, inner));
         // Row conditions of tables that are not null-extended hold as well in this WHERE.
-        if (conditions.length > 0) value.whereClause = allOf([value.whereClause, ...conditions]);
+        if (conditions.length > 0) value.whereClause = allOf([value.whereClause as Node | undefined, ...conditions]);
       } else this.rewrite(child, inner);
     }
   }
@@ -140,8 +147,8 @@ class AccessRewriter {
    * A WITH clause: each CTE's query sees the CTEs before it (and itself when RECURSIVE) and
    * the enclosing ones; the statement sees all. Returns the statement's scope.
    */
-  private withScope(withClause: Json, outer: ReadonlySet<string>): Set<string> {
-    const ctes = ((withClause.ctes as Json[] | undefined) ?? []).map((c) => c.CommonTableExpr as Json);
+  private withScope(withClause: WithClause, outer: ReadonlySet<string>): Set<string> {
+    const ctes = (withClause.ctes ?? []).map((c) => asKind(c, 'CommonTableExpr')!);
     const names = ctes.map((c) => lower(String(c.ctename ?? '')));
     const reserved = names.find((n) => n.startsWith('__vdb_'));
     if (reserved)
@@ -155,10 +162,10 @@ class AccessRewriter {
     return new Set([...outer, ...names]);
   }
 
-  private fromItem(item: unknown, context: FromContext, scope: ReadonlySet<string>): unknown {
+  private fromItem<T extends Node | undefined>(item: T, context: FromContext, scope: ReadonlySet<string>): T | Node {
     if (!isObject(item)) return item;
-    if (isObject(item.RangeVar)) return this.restrictTable(item.RangeVar, context, scope) ?? item;
-    if (isObject(item.JoinExpr)) {
+    if ('RangeVar' in item) return this.restrictTable(item.RangeVar, context, scope) ?? item;
+    if ('JoinExpr' in item) {
       const join = item.JoinExpr;
       const type = String(join.jointype);
       // Behind a join's own alias the tables' names are not visible to the WHERE: keep them narrowed in place.
@@ -176,11 +183,11 @@ class AccessRewriter {
       this.rewrite(join.quals, scope);
       return item;
     }
-    if (isObject(item.RangeTableSample)) {
+    if ('RangeTableSample' in item) {
       // A sample is drawn from a table, never from a narrowing subquery: only from a table the
       // user sees whole or only row-limited (the condition then filters the sample).
       const sample = item.RangeTableSample;
-      const relation = isObject(sample.relation) && isObject(sample.relation.RangeVar) ? sample.relation.RangeVar : null;
+      const relation = asKind(sample.relation, 'RangeVar') ?? null;
       const named =
         relation && !scope.has(String(relation.relname).toLowerCase())
           ? this.registry.resolve(typeof relation.schemaname === 'string' ? relation.schemaname : undefined, String(relation.relname))
@@ -209,7 +216,7 @@ class AccessRewriter {
    * when only its rows are limited and the condition can join the enclosing WHERE (the planners
    * then see a plain table: partial aggregation, join pushdown); else a narrowing subquery.
    */
-  private restrictTable(range: RangeVar, context: FromContext, scope: ReadonlySet<string>): Json | null {
+  private restrictTable(range: RangeVar, context: FromContext, scope: ReadonlySet<string>): Node | null {
     const relname = String(range.relname ?? '');
     const schemaname = typeof range.schemaname === 'string' ? range.schemaname : undefined;
     if (administratorsTables.has(range)) {
@@ -243,7 +250,7 @@ class AccessRewriter {
       this.rowConditions.set(range, own);
       return null;
     }
-    const table = { ...range, alias: { aliasname: relname } };
+    const table: RangeVar = { ...range, alias: { aliasname: relname } };
     this.approved.add(table);
     return this.restrict(range, { RangeVar: table }, resolved.schema, resolved.table, restriction);
   }
@@ -254,13 +261,13 @@ class AccessRewriter {
    * null-extended side of an outer join, and the condition has no subquery (whose names would
    * belong to other scopes).
    */
-  private flatCondition(range: RangeVar, restriction: Restriction, context: FromContext): Json | null {
+  private flatCondition(range: RangeVar, restriction: Restriction, context: FromContext): Node | null {
     if (context.nullable || restriction.conditions === null || restriction.hidden.length > 0) return null;
     if (restriction.columns.some((c) => c.mask !== null)) return null;
-    if (isObject(range.alias) && range.alias.colnames) return null;
+    if (range.alias?.colnames) return null;
     const condition = anyOfConditions(restriction.conditions);
     if (contains(condition, 'SubLink')) return null;
-    return requalify(condition, isObject(range.alias) ? String(range.alias.aliasname) : String(range.relname));
+    return requalify(condition, range.alias ? String(range.alias.aliasname) : String(range.relname));
   }
 
   /**
@@ -268,7 +275,7 @@ class AccessRewriter {
    * the tables inside are still filtered and masked for the user (their conditions and masks
    * apply wherever the table is reached).
    */
-  private expandView(range: RangeVar, view: ViewDef, viaView: boolean): Json {
+  private expandView(range: RangeVar, view: ViewDef, viaView: boolean): Node {
     const qualified = `${view.schema}.${view.name}`;
     if (this.expanding.includes(qualified)) {
       throw badRequest(
@@ -292,15 +299,15 @@ class AccessRewriter {
     // A view's SELECT sees its own WITH queries, never those of the statement reading it.
     this.rewrite(body, new Set());
     this.expanding.pop();
-    const colnames = view.columns.map((c) => ({ String: { sval: c.name } }));
-    const inner = { RangeSubselect: { subquery: body, alias: { aliasname: view.name, colnames } } };
+    const colnames = view.columns.map((c) => nameNode(c.name));
+    const inner: Node = { RangeSubselect: { subquery: body, alias: { aliasname: view.name, colnames } } };
     if (restriction) return this.restrict(range, inner, view.schema, view, restriction);
-    const alias = isObject(range.alias) ? { colnames, ...range.alias } : { aliasname: view.name, colnames };
+    const alias = range.alias ? { colnames, ...range.alias } : { aliasname: view.name, colnames };
     return { RangeSubselect: { subquery: body, alias } };
   }
 
   /** Tables read by a condition or mask are read as they are (the administrator chose them). */
-  private approveTables(expression: Json): Json {
+  private approveTables(expression: Node): Node {
     walk(expression, (kind, node) => {
       if (kind === 'RangeVar') this.approved.add(node);
     });
@@ -308,7 +315,7 @@ class AccessRewriter {
   }
 
   /** `(SELECT shown columns FROM inner WHERE conditions) AS alias`: a table as the user sees it. */
-  private restrict(range: RangeVar, inner: Json, schema: string, table: TableDef, restriction: Restriction): Json {
+  private restrict(range: RangeVar, inner: Node, schema: string, table: TableDef, restriction: Restriction): Node {
     const relname = String(range.relname ?? '');
     for (const column of restriction.hidden) this.hidden.set(lower(column.name), `${schema}.${table.name}.${column.name}`);
     if (!SYSTEM_SCHEMAS.includes(schema as never)) this.narrowed.add(`${schema}.${table.name}`);
@@ -316,19 +323,16 @@ class AccessRewriter {
     const used = restriction.columns.filter((c) => this.referenced.all || this.referenced.names.has(lower(c.column.name)));
     // A subquery needs one column even when none is named (count(*)).
     const shown = used.length > 0 ? used : restriction.columns.slice(0, 1);
-    const targetList = shown.map(({ column, mask }) => ({
+    const targetList = shown.map(({ column, mask }): Node => ({
       ResTarget: {
         name: column.name,
-        val:
-          mask === null
-            ? { ColumnRef: { fields: [{ String: { sval: column.name } }] } }
-            : this.approveTables(parseExpression(mask, 'mask')),
+        val: mask === null ? { ColumnRef: { fields: [nameNode(column.name)] } } : this.approveTables(parseExpression(mask, 'mask')),
       },
     }));
-    const select: Json = { targetList, fromClause: [inner], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' };
+    const select: SelectStmt = { targetList, fromClause: [inner], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' };
     if (restriction.conditions !== null) select.whereClause = this.approveTables(anyOfConditions(restriction.conditions));
-    const alias = isObject(range.alias) ? range.alias : { aliasname: relname };
-    const narrowing = { RangeSubselect: { subquery: { SelectStmt: select }, alias } };
+    const alias = range.alias ?? { aliasname: relname };
+    const narrowing: Node = { RangeSubselect: { subquery: { SelectStmt: select }, alias } };
     this.narrowings.add(narrowing);
     return narrowing;
   }
@@ -414,8 +418,8 @@ const cteEngineName = (name: string) => `__vdb_cte_${name}`;
  * `non-recursive term UNION [ALL] recursive term`. The engine reads any other form as not
  * recursive, and its inner name as something else: refused, as PostgreSQL refuses it.
  */
-function requireRecursiveForm(cte: Json, name: string): void {
-  const query = isObject(cte.ctequery) ? (cte.ctequery.SelectStmt as Json | undefined) : undefined;
+function requireRecursiveForm(cte: CommonTableExpr, name: string): void {
+  const query = asKind(cte.ctequery, 'SelectStmt');
   let namesItself = false;
   walk(cte.ctequery, (kind, node) => {
     if (kind === 'RangeVar' && node.schemaname === undefined && lower(String(node.relname ?? '')) === name) namesItself = true;
@@ -432,21 +436,21 @@ function requireRecursiveForm(cte: Json, name: string): void {
 interface FromContext {
   nullable: boolean;
   /** Row conditions for the enclosing SELECT's WHERE. */
-  conditions: Json[];
+  conditions: Node[];
 }
 
-const allOf = (parts: unknown[]): Json => {
-  const present = parts.filter((p): p is Json => isObject(p));
+const allOf = (parts: Array<Node | undefined>): Node => {
+  const present = parts.filter((p): p is Node => isObject(p));
   return present.length === 1 ? present[0]! : { BoolExpr: { boolop: 'AND_EXPR', args: present } };
 };
 
 /** Parsed view bodies by their text (a fresh copy each time: expansion rewrites it). */
-const parsedViews = new Map<string, Json>();
+const parsedViews = new Map<string, Node>();
 
-function viewBody(view: ViewDef): Json {
+function viewBody(view: ViewDef): Node {
   let parsed = parsedViews.get(view.sql);
   if (!parsed) {
-    parsed = parseStatement(view.sql).stmts![0]!.stmt as unknown as Json;
+    parsed = parseStatement(view.sql).stmts![0]!.stmt!;
     if (parsedViews.size > 1000) parsedViews.clear();
     parsedViews.set(view.sql, parsed);
   }
@@ -458,26 +462,19 @@ function viewBody(view: ViewDef): Json {
  * with: among other tables of a statement, the condition must mean its own table's columns.
  * References inside the condition's subqueries keep their own scope.
  */
-export function requalify(condition: Json, alias: string): Json {
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(visit);
-    if (!isObject(value)) return;
-    for (const [key, child] of Object.entries(value)) {
-      if (key === 'SelectStmt') continue;
-      if (key === 'ColumnRef' && isObject(child)) {
-        const fields = child.fields as Json[];
-        child.fields = [{ String: { sval: alias } }, fields[fields.length - 1]];
-        continue;
-      }
-      visit(child);
-    }
-  };
-  visit({ condition });
+export function requalify(condition: Node, alias: string): Node {
+  walk(condition, (kind, node) => {
+    if (kind === 'SelectStmt') return 'skip';
+    if (kind !== 'ColumnRef') return;
+    const fields = node.fields!;
+    node.fields = [nameNode(alias), fields[fields.length - 1]!];
+    return 'skip';
+  });
   return condition;
 }
 
 /** `a OR b OR ...` of row conditions (none: no row). */
-export function anyOfConditions(conditions: readonly string[]): Json {
+export function anyOfConditions(conditions: readonly string[]): Node {
   const parsed = conditions.map((c) => parseExpression(c, 'condition'));
   if (parsed.length === 0) return { A_Const: { boolval: { boolval: false } } };
   return parsed.length === 1 ? parsed[0]! : { BoolExpr: { boolop: 'OR_EXPR', args: parsed } };
@@ -487,14 +484,14 @@ export function anyOfConditions(conditions: readonly string[]): Json {
  * Which column names a statement may use: every name of a column reference (in any table,
  * conservatively), or all when it uses `*`, a whole-row reference or NATURAL JOIN.
  */
-function referencedColumns(statement: Json): { all: boolean; names: Set<string> } {
+function referencedColumns(statement: unknown): { all: boolean; names: Set<string> } {
   const names = new Set<string>();
   const aliases = new Set<string>();
   let all = false;
   walk(statement, (kind, node) => {
     if (kind === 'RangeVar') {
       aliases.add(lower(String(node.relname ?? '')));
-      if (isObject(node.alias)) aliases.add(lower(String(node.alias.aliasname ?? '')));
+      if (node.alias) aliases.add(lower(String(node.alias.aliasname ?? '')));
     } else if (kind === 'ColumnRef') {
       const fields = fieldNames(node.fields);
       const last = fields[fields.length - 1] ?? '*';
@@ -510,26 +507,22 @@ function referencedColumns(statement: Json): { all: boolean; names: Set<string> 
   return { all, names };
 }
 
-/** CURRENT_USER, SESSION_USER, USER and CURRENT_ROLE mean the signed-in user of vdb. */
+const USER_FUNCTIONS = new Set(['SVFOP_CURRENT_USER', 'SVFOP_SESSION_USER', 'SVFOP_USER', 'SVFOP_CURRENT_ROLE']);
+
+/** CURRENT_USER and its kin's operation (SVFOP_CURRENT_USER, ...), else undefined. */
+const userFunction = (node: Node | undefined): string | undefined => {
+  const op = asKind(node, 'SQLValueFunction')?.op;
+  return op !== undefined && USER_FUNCTIONS.has(String(op)) ? String(op) : undefined;
+};
+
+/** CURRENT_USER, SESSION_USER, USER and CURRENT_ROLE mean the signed-in user of vdb (below `value`, not `value` itself). */
 export function replaceUserFunctions(value: unknown, userName: string): void {
-  const USER_FUNCTIONS = new Set(['SVFOP_CURRENT_USER', 'SVFOP_SESSION_USER', 'SVFOP_USER', 'SVFOP_CURRENT_ROLE']);
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => {
-      if (isObject(item) && isObject(item.SQLValueFunction) && USER_FUNCTIONS.has(String(item.SQLValueFunction.op)))
-        value[i] = userConstant(userName);
-      else replaceUserFunctions(item, userName);
-    });
-    return;
-  }
-  if (!isObject(value)) return;
-  for (const [key, child] of Object.entries(value)) {
-    if (isObject(child) && isObject(child.SQLValueFunction) && USER_FUNCTIONS.has(String(child.SQLValueFunction.op))) {
-      // An output column keeps PostgreSQL's name for it (current_user), not that of a constant.
-      if (key === 'val' && value.name === undefined && 'location' in value)
-        value.name = String(child.SQLValueFunction.op).slice(6).toLowerCase();
-      value[key] = userConstant(userName);
-    } else replaceUserFunctions(child, userName);
-  }
+  // An output column keeps PostgreSQL's name for it (current_user), not that of a constant.
+  walk(value, (kind, node) => {
+    const op = kind === 'ResTarget' ? userFunction(node.val) : undefined;
+    if (kind === 'ResTarget' && op && node.name === undefined && 'location' in node) node.name = op.slice(6).toLowerCase();
+  });
+  replaceNodesBelow(value, (node) => (userFunction(node) ? userConstant(userName) : undefined));
 }
 
-const userConstant = (name: string): Json => ({ A_Const: { sval: { sval: name } } });
+const userConstant = (name: string): Node => ({ A_Const: { sval: { sval: name } } });

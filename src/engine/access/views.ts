@@ -8,13 +8,13 @@
  * Reading a view then needs READ on the view (see access.ts).
  */
 import { deparseSync } from 'pgsql-deparser';
-import type { ParseResult } from '@pgsql/types';
+import type { DropStmt, Node, ParseResult, ViewStmt } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef, ViewDef } from '../../catalog/types.js';
 import { ApiError, badRequest, forbidden, notFound } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
 import type { AuditLog } from '../../security/audit-log.js';
-import { fieldNames, isObject, walk, type Json } from '../front/ast.js';
+import { asKind, fieldNames, statementOf, walk } from '../front/ast.js';
 import type { Execution } from '../exec/execute.js';
 import { parseStatement } from '../front/parse.js';
 import type { StaticResult } from '../exec/static-result.js';
@@ -31,9 +31,9 @@ export interface ViewContext {
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
-export async function createView(statement: Json, context: ViewContext): Promise<StaticResult> {
+export async function createView(statement: ViewStmt, context: ViewContext): Promise<StaticResult> {
   const { registry, policy } = context;
-  const target = statement.view as Json;
+  const target = statement.view!;
   const schema = typeof target.schemaname === 'string' ? target.schemaname : undefined;
   const name = String(target.relname ?? '');
   if (!schema)
@@ -50,8 +50,8 @@ export async function createView(statement: Json, context: ViewContext): Promise
   const existingSchema = registry.virtualSchemas().find((v) => same(v, schema));
   policy.require('A', existingSchema ? [existingSchema] : [], 'schema');
 
-  const query = statement.query as Json;
-  if (!isObject(query) || !isObject(query.SelectStmt)) throw badRequest('A view is defined by a SELECT.', null, 'Invalid view');
+  const query = statement.query;
+  if (!query || !('SelectStmt' in query)) throw badRequest('A view is defined by a SELECT.', null, 'Invalid view');
   const circle = pathTo(query, registry, schema, name, []);
   if (circle)
     throw badRequest(
@@ -59,7 +59,7 @@ export async function createView(statement: Json, context: ViewContext): Promise
       'Views may not read each other in a circle.',
       'Invalid view',
     );
-  const sql = deparseSync({ version: 0, stmts: [{ stmt: query }] } as unknown as ParseResult).replace(/;\s*$/, '');
+  const sql = deparseSync({ version: 0, stmts: [{ stmt: query }] }).replace(/;\s*$/, '');
   // Readers of a view see its tables with their own permissions: a view must not show more
   // than its creator may read, so it is made only over what the creator reads in full.
   if (!policy.admin) {
@@ -99,11 +99,11 @@ export async function createView(statement: Json, context: ViewContext): Promise
 }
 
 /** DROP VIEW a, b, ...: all of them or, on any error, none. */
-export async function dropViews(statement: Json, context: Omit<ViewContext, 'openSelect' | 'narrowedFor'>): Promise<StaticResult> {
+export async function dropViews(statement: DropStmt, context: Omit<ViewContext, 'openSelect' | 'narrowedFor'>): Promise<StaticResult> {
   const { registry, policy } = context;
   const dropping: ViewDef[] = [];
-  for (const object of (statement.objects as Json[] | undefined) ?? []) {
-    const parts = fieldNames((object.List as Json | undefined)?.items);
+  for (const object of statement.objects ?? []) {
+    const parts = fieldNames(asKind(object, 'List')?.items);
     if (parts.length !== 2) throw badRequest('Name the view with its schema: DROP VIEW views.name.', null, 'Invalid view');
     const [schema, name] = parts as [string, string];
     const view = registry.views.find((v) => same(v.schema, schema) && same(v.name, name));
@@ -117,7 +117,7 @@ export async function dropViews(statement: Json, context: Omit<ViewContext, 'ope
   for (const view of dropping) {
     // Views dropped by the same statement do not hold it.
     const dependents = registry.views.filter(
-      (v) => !dropping.includes(v) && readsView(parseStatement(v.sql).stmts![0]!.stmt as unknown as Json, registry, view.schema, view.name),
+      (v) => !dropping.includes(v) && readsView(statementOf(parseStatement(v.sql)), registry, view.schema, view.name),
     );
     if (dependents.length > 0) {
       throw new ApiError(
@@ -145,7 +145,7 @@ export async function dropViews(statement: Json, context: Omit<ViewContext, 'ope
  * The views through which a SELECT reaches view schema.name (its names, in order), or null
  * when it does not: a new definition must not make views read each other in a circle.
  */
-function pathTo(select: Json, registry: SourceRegistry, schema: string, name: string, seen: string[]): string[] | null {
+function pathTo(select: Node | undefined, registry: SourceRegistry, schema: string, name: string, seen: string[]): string[] | null {
   const named: ViewDef[] = [];
   let direct = false;
   walk(select, (kind, node) => {
@@ -160,14 +160,14 @@ function pathTo(select: Json, registry: SourceRegistry, schema: string, name: st
   for (const view of named) {
     const key = `${view.schema}.${view.name}`;
     if (seen.includes(key)) continue;
-    const rest = pathTo(parseStatement(view.sql).stmts![0]!.stmt as unknown as Json, registry, schema, name, [...seen, key]);
+    const rest = pathTo(statementOf(parseStatement(view.sql)), registry, schema, name, [...seen, key]);
     if (rest) return [key, ...rest];
   }
   return null;
 }
 
 /** Whether a SELECT names the view schema.name (directly). */
-function readsView(select: Json, registry: SourceRegistry, schema: string, name: string): boolean {
+function readsView(select: Node | undefined, registry: SourceRegistry, schema: string, name: string): boolean {
   let found = false;
   walk(select, (kind, node) => {
     if (kind !== 'RangeVar' || !same(String(node.relname ?? ''), name)) return;
@@ -178,7 +178,7 @@ function readsView(select: Json, registry: SourceRegistry, schema: string, name:
 }
 
 /** The view's columns: its SELECT run without rows, as the creator. */
-async function viewColumns(sql: string, aliases: unknown, context: ViewContext): Promise<ColumnDef[]> {
+async function viewColumns(sql: string, aliases: Node[] | undefined, context: ViewContext): Promise<ColumnDef[]> {
   // Parenthesised, the SELECT keeps its own column names, repeated ones included.
   const probe = parseStatement(`(${sql}) LIMIT 0`);
   const execution = await context.openSelect(probe);

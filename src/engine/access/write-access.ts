@@ -3,28 +3,36 @@
  * columns, which target columns it may read, what a row condition does to it, and the checks
  * that new rows of a conditioned INSERT must pass. The write itself is dml.ts's.
  */
+import type { DeleteStmt, InsertStmt, Node, OnConflictClause, SelectStmt, UpdateStmt } from '@pgsql/types';
 import { vdbOwn } from '../front/allow-list.js';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { forbidden } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
 import { anyOfConditions, applyAccess, requalify, trustTablesOf, type AccessRewrite } from './access.js';
-import { fieldNames, isObject, walk, type Json } from '../front/ast.js';
+import { asKind, fieldNames, nameNode, walk } from '../front/ast.js';
 import { parseExpression } from '../front/parse.js';
+
+/** The body of an INSERT, UPDATE or DELETE: the fields of all three, of which each statement has its own. */
+export type WriteBody = InsertStmt & UpdateStmt & DeleteStmt;
+
+/** The column names of an INSERT's column list or an UPDATE's SET list. */
+export const targetNames = (items: Node[]): string[] => items.map((c) => String(asKind(c, 'ResTarget')!.name));
 
 /**
  * The write permissions of a statement: CREATE on the columns an INSERT fills, UPDATE on the
  * columns an UPDATE sets, DELETE on the table. Returns the row conditions new rows must meet
  * (an INSERT through a conditioned grant), null when there are none.
  */
-export function checkWritePermission(kind: string, body: Json, target: ResolvedTable, policy: AccessPolicy): string[] | null {
+export function checkWritePermission(kind: string, body: WriteBody, target: ResolvedTable, policy: AccessPolicy): string[] | null {
   const path = [target.schema, target.table.name];
   if (kind === 'DeleteStmt') {
     policy.require('D', path);
     return null;
   }
   const action = kind === 'InsertStmt' ? 'C' : 'U';
-  const named = ((body.cols ?? body.targetList) as Json[] | undefined)?.map((c) => String((c.ResTarget as Json).name)) ?? [];
+  const list = body.cols ?? body.targetList;
+  const named = list ? targetNames(list) : [];
   // Unknown columns are the source's to report.
   const columns = (named.length > 0 ? named : target.table.columns.map((c) => c.name))
     .map((name) => target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase()))
@@ -76,16 +84,15 @@ function conditionColumns(conditions: string[], target: ResolvedTable): Set<stri
  * row could be outside it).
  */
 export function checkConflictUpdate(
-  conflict: Json,
-  insert: Json,
+  conflict: OnConflictClause,
+  insert: InsertStmt,
   target: ResolvedTable,
   policy: AccessPolicy,
   registry: SourceRegistry,
 ): void {
   if (conflict.action !== 'ONCONFLICT_UPDATE' || policy.admin) return;
   const path = [target.schema, target.table.name];
-  for (const item of (conflict.targetList as Json[] | undefined) ?? []) {
-    const name = String((item.ResTarget as Json).name);
+  for (const name of targetNames(conflict.targetList ?? [])) {
     const column = target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
     if (column && !policy.allows('U', [...path, column.name])) throw policy.denial('U', [...path, column.name], 'column');
     if (!column && !policy.allows('U', path)) throw policy.denial('U', path, 'table');
@@ -111,10 +118,16 @@ export function checkConflictUpdate(
  * Inside a subquery, a bare name is the target's only where no table of the subquery (or of one
  * around it) has a column of that name, as SQL resolves it.
  */
-export function checkTargetReads(kind: string, body: Json, target: ResolvedTable, policy: AccessPolicy, registry: SourceRegistry): void {
+export function checkTargetReads(
+  kind: string,
+  body: WriteBody,
+  target: ResolvedTable,
+  policy: AccessPolicy,
+  registry: SourceRegistry,
+): void {
   if (kind === 'InsertStmt' || policy.admin) return;
-  const relation = body.relation as Json;
-  const alias = String((relation.alias as Json | undefined)?.aliasname ?? relation.relname).toLowerCase();
+  const relation = body.relation!;
+  const alias = String(relation.alias?.aliasname ?? relation.relname).toLowerCase();
   const { relation: _target, ...reads } = body;
   const named = (name: string) => target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
 
@@ -137,13 +150,13 @@ export function checkTargetReads(kind: string, body: Json, target: ResolvedTable
     }
   };
   /** The column names of a subquery's FROM tables; null when one is not a plain table. */
-  const columnsOfFrom = (select: Json): Set<string> | null => {
+  const columnsOfFrom = (select: SelectStmt): Set<string> | null => {
     const columns = new Set<string>();
     let known = true;
-    const visit = (item: unknown): void => {
-      if (!isObject(item)) return;
-      if (isObject(item.JoinExpr)) return [item.JoinExpr.larg, item.JoinExpr.rarg].forEach(visit);
-      const range = isObject(item.RangeVar) ? item.RangeVar : null;
+    const visit = (item: Node | undefined): void => {
+      if (!item) return;
+      if ('JoinExpr' in item) return [item.JoinExpr.larg, item.JoinExpr.rarg].forEach(visit);
+      const range = asKind(item, 'RangeVar') ?? null;
       try {
         const resolved = range
           ? registry.resolve(typeof range.schemaname === 'string' ? range.schemaname : undefined, String(range.relname))
@@ -161,29 +174,26 @@ export function checkTargetReads(kind: string, body: Json, target: ResolvedTable
         known = false; // a WITH query's name, or unknown: it may or may not shadow
       }
     };
-    for (const item of (select.fromClause as unknown[] | undefined) ?? []) visit(item);
+    for (const item of select.fromClause ?? []) visit(item);
     return known ? columns : null;
   };
-  const visit = (value: unknown, scopes: Array<Set<string> | null>): void => {
-    if (Array.isArray(value)) return value.forEach((item) => visit(item, scopes));
-    if (!isObject(value)) return;
-    for (const [key, child] of Object.entries(value)) {
-      if (!isObject(child)) visit(child, scopes);
-      else if (key === 'SelectStmt') visit(child, [...scopes, columnsOfFrom(child)]);
-      else {
-        if (key === 'ColumnRef') check(fieldNames(child.fields), scopes);
-        visit(child, scopes);
+  // A subquery's column references are read in the scopes around it and its own.
+  const visit = (value: unknown, scopes: Array<Set<string> | null>): void =>
+    walk(value, (kind, node) => {
+      if (kind === 'SelectStmt') {
+        visit(node, [...scopes, columnsOfFrom(node)]);
+        return 'skip';
       }
-    }
-  };
+      if (kind === 'ColumnRef') check(fieldNames(node.fields), scopes);
+    });
   visit(reads, []);
 }
 
 /** Checks and narrows the tables a write statement reads (not its target), as for a SELECT. */
-export function applyWriteAccess(body: Json, registry: SourceRegistry, policy: AccessPolicy): AccessRewrite {
+export function applyWriteAccess(body: WriteBody, registry: SourceRegistry, policy: AccessPolicy): AccessRewrite {
   const { relation, usingClause, ...rest } = body;
   // DELETE ... USING lists tables like a FROM.
-  const reads: Json = usingClause === undefined ? rest : { ...rest, fromClause: usingClause };
+  const reads = usingClause === undefined ? rest : { ...rest, fromClause: usingClause };
   const access = applyAccess(reads, registry, policy);
   Object.assign(body, reads, { relation });
   if (usingClause !== undefined) {
@@ -193,9 +203,9 @@ export function applyWriteAccess(body: Json, registry: SourceRegistry, policy: A
   return access;
 }
 
-export const allOf = (conditions: unknown[]): Json => {
-  const present = conditions.filter((c) => c !== undefined && c !== null);
-  return present.length === 1 ? (present[0] as Json) : { BoolExpr: { boolop: 'AND_EXPR', args: present } };
+export const allOf = (conditions: Array<Node | undefined>): Node => {
+  const present = conditions.filter((c): c is Node => c !== undefined && c !== null);
+  return present.length === 1 ? present[0]! : { BoolExpr: { boolop: 'AND_EXPR', args: present } };
 };
 
 export const outsideCondition = (target: ResolvedTable) =>
@@ -205,8 +215,8 @@ export const outsideCondition = (target: ResolvedTable) =>
  * The rows of an INSERT whose grant carries row conditions, each checked: a row that meets none
  * fails the statement (the engine's error() stops it, and the target's transaction rolls back).
  */
-export function checkedRows(select: Json, columns: readonly ColumnDef[], conditions: string[], message: string): Json {
-  const check = {
+export function checkedRows(select: Node, columns: readonly ColumnDef[], conditions: string[], message: string): Node {
+  const check: Node = {
     CaseExpr: {
       args: [
         {
@@ -218,16 +228,16 @@ export function checkedRows(select: Json, columns: readonly ColumnDef[], conditi
       ],
       defresult: {
         FuncCall: vdbOwn({
-          funcname: [{ String: { sval: 'error' } }],
+          funcname: [nameNode('error')],
           args: [{ A_Const: { sval: { sval: message } } }],
           funcformat: 'COERCE_EXPLICIT_CALL',
         }),
       },
     },
   };
-  const colnames = columns.map((c) => ({ String: { sval: c.name } }));
+  const colnames = columns.map((c) => nameNode(c.name));
   // The values as the target's column types hold them (rounded decimals, ...): what is checked is what is stored.
-  const typed = {
+  const typed: Node = {
     SelectStmt: {
       targetList: columns.map((c) => ({ ResTarget: { name: c.name, val: storedValue(c) } })),
       fromClause: [{ RangeSubselect: { subquery: select, alias: { aliasname: '__vdb_raw', colnames } } }],
@@ -247,13 +257,12 @@ export function checkedRows(select: Json, columns: readonly ColumnDef[], conditi
 }
 
 /** `CAST(__vdb_raw.column AS type)`, or the plain value where the engine type is not a SQL type name. */
-function storedValue(column: ColumnDef): Json {
-  const value = { ColumnRef: { fields: [{ String: { sval: '__vdb_raw' } }, { String: { sval: column.name } }] } };
+function storedValue(column: ColumnDef): Node {
+  const value: Node = { ColumnRef: { fields: [nameNode('__vdb_raw'), nameNode(column.name)] } };
   try {
-    const cast = parseExpression(`CAST(NULL AS ${column.type})`, 'type');
+    const cast = asKind(parseExpression(`CAST(NULL AS ${column.type})`, 'type'), 'TypeCast');
     // The engine's type of the column, written by vdb: not a type the user chose.
-    if (isObject(cast.TypeCast) && isObject(cast.TypeCast.typeName))
-      return { TypeCast: { ...cast.TypeCast, typeName: vdbOwn(cast.TypeCast.typeName), arg: value } };
+    if (cast?.typeName) return { TypeCast: { ...cast, typeName: vdbOwn(cast.typeName), arg: value } };
   } catch {
     // Not a type name the parser reads (e.g. a nested type): the value as given.
   }

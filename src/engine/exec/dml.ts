@@ -10,7 +10,7 @@
  * Permissions (the letters a write needs, row conditions, what it may read) are checked first,
  * by write-access.ts. The answer is one row: the number of rows written.
  */
-import type { ParseResult, RangeVar } from '@pgsql/types';
+import type { Node, ParseResult, RangeVar } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
@@ -28,9 +28,11 @@ import {
   checkTargetReads,
   checkWritePermission,
   outsideCondition,
+  targetNames,
+  type WriteBody,
 } from '../access/write-access.js';
 import type { StaticResult } from './static-result.js';
-import { fieldNames, isObject, walk, type Json } from '../front/ast.js';
+import { asKind, fieldNames, statementOf, walk } from '../front/ast.js';
 import { SAFE_FUNCTIONS, SAFE_TYPES } from '../plan/whole.js';
 
 /** What runs a statement's SELECT in the engine and hands its rows over as text, in batches. */
@@ -55,9 +57,21 @@ const isWritable = (c: RowConnector): c is WritableConnector => 'executeWrite' i
 
 const DML = ['InsertStmt', 'UpdateStmt', 'DeleteStmt'] as const;
 
-export function isDml(statement: Json | undefined): boolean {
+export function isDml(statement: Node | undefined): boolean {
   return statement !== undefined && DML.some((k) => k in statement);
 }
+
+/** The kind and body of a write statement. */
+function writeOf(statement: Node): [kind: (typeof DML)[number], body: WriteBody] {
+  if ('InsertStmt' in statement) return ['InsertStmt', statement.InsertStmt];
+  if ('UpdateStmt' in statement) return ['UpdateStmt', statement.UpdateStmt];
+  if ('DeleteStmt' in statement) return ['DeleteStmt', statement.DeleteStmt];
+  throw new Error(`not a write statement: ${Object.keys(statement)[0]}`);
+}
+
+/** A write statement of `kind` over `body`. */
+const writeNode = (kind: (typeof DML)[number], body: WriteBody): Node =>
+  kind === 'InsertStmt' ? { InsertStmt: body } : kind === 'UpdateStmt' ? { UpdateStmt: body } : { DeleteStmt: body };
 
 /** Node kinds that MySQL and SQLite may read differently from PostgreSQL: not sent to them. */
 const PORTABLE_FORBIDDEN = new Set([
@@ -80,18 +94,17 @@ export async function executeDml(
   selectRows: SelectRows,
   signal: AbortSignal,
 ): Promise<StaticResult & { sourceQueries: Array<{ source: string; sql: string }> }> {
-  const statement = tree.stmts![0]!.stmt as unknown as Json;
-  const [kind, body] = Object.entries(statement)[0] as [string, Json];
-  if (body.returningList || body.returningClause)
+  const [kind, body] = writeOf(statementOf(tree)!);
+  if ('returningList' in body || body.returningClause)
     throw badRequest('RETURNING is not supported.', 'Run a SELECT after the write.', 'Unsupported statement');
   if (body.withClause) throw badRequest('WITH on a write statement is not supported.', null, 'Unsupported statement');
-  const relation = body.relation as Json;
+  const relation = body.relation!;
   const target = registry.resolve(typeof relation.schemaname === 'string' ? relation.schemaname : undefined, String(relation.relname));
   const source = writableSource(target, registry);
   const connector = registry.connectorOf(source) as WritableConnector;
   const insertCondition = checkWritePermission(kind, body, target, policy);
   checkTargetReads(kind, body, target, policy, registry);
-  if (isObject(body.onConflictClause)) checkConflictUpdate(body.onConflictClause, body, target, policy, registry);
+  if (body.onConflictClause) checkConflictUpdate(body.onConflictClause, body, target, policy, registry);
 
   // What the statement reads besides its target, narrowed to what the user may see, and the
   // target's row conditions: an UPDATE or DELETE reaches only the rows the user may change.
@@ -105,7 +118,7 @@ export async function executeDml(
     if (conditions !== null) {
       narrowed = true;
       // Over the target's alias, if it has one: never over a FROM entry that took the table's name.
-      const targetAlias = (body.relation as Json).alias as Json | undefined;
+      const targetAlias = body.relation!.alias;
       const condition = targetAlias ? requalify(anyOfConditions(conditions), String(targetAlias.aliasname)) : anyOfConditions(conditions);
       // The tables the condition reads are the administrator's: read as they are.
       walk(condition, (key, node) => {
@@ -134,7 +147,7 @@ export async function executeDml(
 
   if (sameSource && insertCondition === null && translatable(checked, connector)) {
     const sql = sourceStatement(
-      { ...tree, stmts: [{ stmt: { [kind]: checked } as never }] },
+      { ...tree, stmts: [{ stmt: writeNode(kind, checked) }] },
       registry,
       source,
       connector,
@@ -216,7 +229,7 @@ function writableSource(target: ResolvedTable, registry: SourceRegistry): Source
 }
 
 /** A source that speaks PostgreSQL takes what our own dialect says; others (MySQL, SQLite) only plain expressions. */
-function translatable(body: Json, connector: WritableConnector): boolean {
+function translatable(body: WriteBody, connector: WritableConnector): boolean {
   if (connector.dialect.speaksPostgres) {
     // Functions and casts of the same allow-list as whole SELECTs: nothing that reads files,
     // settings or other databases runs at the source.
@@ -227,7 +240,7 @@ function translatable(body: Json, connector: WritableConnector): boolean {
         if (parts.length !== 1 || !SAFE_FUNCTIONS.has(parts[0]!.toLowerCase())) safe = false;
       }
       if (key === 'TypeCast') {
-        const parts = fieldNames((node.typeName as Json | undefined)?.names).filter((n) => n !== 'pg_catalog');
+        const parts = fieldNames(node.typeName?.names).filter((n) => n !== 'pg_catalog');
         if (parts.length !== 1 || !SAFE_TYPES.has(parts[0]!.toLowerCase())) safe = false;
       }
       if (key === 'SQLValueFunction' || key === 'XmlExpr') safe = false;
@@ -238,7 +251,7 @@ function translatable(body: Json, connector: WritableConnector): boolean {
   walk(body, (key, node) => {
     if (PORTABLE_FORBIDDEN.has(key)) plain = false;
     // PostgreSQL's spelling of such strings (E'...') is not theirs.
-    if (key === 'A_Const' && isObject(node.sval) && String(node.sval.sval ?? '').includes('\\')) plain = false;
+    if (key === 'A_Const' && node.sval && String(node.sval.sval ?? '').includes('\\')) plain = false;
   });
   return plain;
 }
@@ -261,12 +274,12 @@ function sourceStatement(
     else node.schemaname = schema;
     node.relname = name;
   };
-  const body = Object.values(copy.stmts![0]!.stmt as unknown as Json)[0] as Json;
-  rename(body.relation as RangeVar);
+  const [, body] = writeOf(statementOf(copy)!);
+  rename(body.relation!);
   walk(body, (key, node) => {
     if (key === 'RangeVar' && !cteReferences.has(node)) rename(node);
     if (key === 'ColumnRef' && Array.isArray(node.fields) && node.fields.length >= 3) {
-      const first = (node.fields[0] as Json).String as Json | undefined;
+      const first = asKind(node.fields[0], 'String');
       const name = String(first?.sval ?? '').toLowerCase();
       if (name === source.name.toLowerCase() || name === vdbName.toLowerCase())
         node.fields = node.fields.slice(name === vdbName.toLowerCase() ? 2 : 1);
@@ -277,14 +290,14 @@ function sourceStatement(
 
 /** INSERT INTO target SELECT ...: the engine computes the rows; the target stores them. */
 async function insertSelect(
-  body: Json,
+  body: WriteBody,
   target: ResolvedTable,
   connector: WritableConnector,
   selectRows: SelectRows,
   signal: AbortSignal,
   conditions: string[] | null,
 ): Promise<number> {
-  const named = Array.isArray(body.cols) ? (body.cols as Json[]).map((c) => String((c.ResTarget as Json).name)) : null;
+  const named = Array.isArray(body.cols) ? targetNames(body.cols) : null;
   const columns = named
     ? named.map((name) => {
         const column = target.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
@@ -294,9 +307,8 @@ async function insertSelect(
     : target.table.columns;
   // The check's message is vdb's own: it passes where errors over narrowed data are withheld.
   const outside = ownMessage(outsideCondition(target));
-  const rowsSelect =
-    conditions === null ? (body.selectStmt as Json) : checkedRows(body.selectStmt as Json, columns, conditions, outside.text);
-  const select = { version: 0, stmts: [{ stmt: rowsSelect }] } as unknown as ParseResult;
+  const rowsSelect = conditions === null ? body.selectStmt! : checkedRows(body.selectStmt!, columns, conditions, outside.text);
+  const select: ParseResult = { version: 0, stmts: [{ stmt: rowsSelect }] };
   let rows: Awaited<ReturnType<SelectRows>>;
   try {
     rows = await selectRows(select, signal);

@@ -14,8 +14,8 @@ import { engineError, isInterrupt } from './errors.js';
 import { dependentKeys, dropLoad, estimate, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
 import { narrowingQuery } from '../plan/narrowing.js';
 import { planStatement, type StatementPlan } from '../plan/planner.js';
-import type { ParseResult } from '@pgsql/types';
-import { isObject, walk, type Json } from '../front/ast.js';
+import type { Node, ParseResult } from '@pgsql/types';
+import { asKind, becomes, isNode, walk } from '../front/ast.js';
 
 /** Rows [offset, offset + limit) of a result. */
 export interface ResultWindow {
@@ -159,25 +159,24 @@ async function computeNarrowings(
   options: ExecuteOptions,
   sourceQueries: SourceQuery[],
 ): Promise<BoundStatement> {
-  const entries: Json[] = [];
+  const entries: Node[] = [];
   walk(bound.ast, (_kind, node) => {
     for (const value of Object.values(node)) {
-      for (const item of Array.isArray(value) ? value : [value]) if (isObject(item) && bound.narrowings.has(item)) entries.push(item);
+      for (const item of Array.isArray(value) ? value : [value]) if (isNode(item) && bound.narrowings.has(item)) entries.push(item);
     }
   });
   // walk() visits outer nodes first: the innermost narrowings come last.
   for (const [i, entry] of entries.reverse().entries()) {
-    const subselect = entry.RangeSubselect as Json;
+    const subselect = asKind(entry, 'RangeSubselect')!;
     // The statement's simple conditions on the narrowing filter it at its source too (plan/narrowing.ts).
-    const inner: ParseResult = { version: 0, stmts: [{ stmt: narrowingQuery(bound.ast, entry) as never }] } as ParseResult;
+    const inner: ParseResult = { version: 0, stmts: [{ stmt: narrowingQuery(bound.ast, entry) }] };
     const planned = planStatement({ ...bound, ast: inner, tables: tablesReadBy(inner, bound.tables) }, registry, options.pushdown);
     // Warnings of these loads count values of rows the user may not see: not shown.
     const made = await loadPlanned(connection, registry, planned, options, [], sourceQueries);
     const name = `__vdb_narrowed_${i + 1}`;
     await connection.run(`CREATE TEMP TABLE ${name} AS ${engineSql(planned.ast)}`);
     for (const relation of made) await dropLoad(connection, relation);
-    delete entry.RangeSubselect;
-    entry.RangeVar = { relname: name, inh: true, relpersistence: 'p', alias: subselect.alias };
+    becomes(entry, { RangeVar: { relname: name, inh: true, relpersistence: 'p', alias: subselect.alias } });
   }
   return entries.length === 0 ? bound : { ...bound, tables: tablesReadBy(bound.ast, bound.tables) };
 }

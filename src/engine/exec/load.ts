@@ -9,7 +9,7 @@ import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { SourceUnreachableError, type RawType, type RowConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
-import type { Json } from '../front/ast.js';
+import type { Node } from '@pgsql/types';
 import { quoteIdent } from '../../runtime/duckdb.js';
 import { filteredSql } from './engine-dialect.js';
 import type { JoinGroup } from '../plan/join-pushdown.js';
@@ -200,7 +200,7 @@ async function narrowLoad(
   loadName: string,
   rawName: string,
   tableName: string,
-  condition: Json,
+  condition: Node,
 ): Promise<void> {
   await connection.run(`CREATE TEMP TABLE ${loadName}_narrowed AS ${filteredSql({ name: loadName }, tableName, condition)}`);
   await connection.run(`DROP VIEW ${loadName}`);

@@ -1,20 +1,33 @@
 /**
- * Helpers over libpg-query's JSON syntax trees, shared by the binder, the planners and the
- * rewriters. Nodes are wrapped objects ({SelectStmt: {...}}); a key starting with a capital
- * letter names a node kind, and `walk` hands each visitor the node typed by its kind
- * (@pgsql/types), so `if (kind === 'RangeVar') node.relname` is checked by the compiler.
+ * Helpers over libpg-query's syntax trees, shared by the binder, the planners and the
+ * rewriters. Nodes are typed by @pgsql/types: a `Node` is a wrapped object ({SelectStmt: {...}})
+ * whose one key names its kind; narrow it with `'SelectStmt' in node` or `asKind(node,
+ * 'SelectStmt')`. `walk` hands each visitor the node typed by its kind, so
+ * `if (kind === 'RangeVar') node.relname` is checked by the compiler.
  */
-import type { Node } from '@pgsql/types';
+import type { Node, ParseResult, RangeVar } from '@pgsql/types';
 
+/**
+ * Any object of a tree, before it is known which node or field it is. Only for the code that
+ * walks every field of a tree whatever it holds (`walk`, `everyNode`, `replaceNodes`, the
+ * FROM-scope walk of access.ts) and for the rewriters not yet typed (exec/engine-dialect.ts).
+ */
 export type Json = Record<string, unknown>;
 
 export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Whether a value is a node as the parser wraps it: one key, naming its kind, over an object. */
+export function isNode(value: unknown): value is Node {
+  if (!isObject(value)) return false;
+  const keys = Object.keys(value);
+  return keys.length === 1 && /^[A-Z]/.test(keys[0]!) && isObject(value[keys[0]!]);
+}
 
 export const lower = (text: string) => text.toLowerCase();
 
 /** The parts of a name list (funcname, ColumnRef fields, type names); `*` for A_Star. */
 export const fieldNames = (list: unknown): string[] =>
-  Array.isArray(list) ? list.map((item: Json) => (isObject(item?.String) ? String(item.String.sval) : '*')) : [];
+  Array.isArray(list) ? list.map((item: unknown) => (isObject(item) && isObject(item.String) ? String(item.String.sval) : '*')) : [];
 
 /** A node kind of the parse tree, and the node it names. */
 type KeysOfUnion<T> = T extends unknown ? keyof T : never;
@@ -23,15 +36,45 @@ export type NodeOf<K extends NodeKind> = Extract<Node, Record<K, unknown>>[K];
 /** `[kind, node]` of every kind: narrowing on `kind` types `node`. */
 export type KindAndNode = { [K in NodeKind]: [kind: K, node: NodeOf<K>] }[NodeKind];
 
-/** Calls `visit(kind, node)` for every node of the tree, depth first. */
-export function walk(value: unknown, visit: (...args: KindAndNode) => void): void {
+/** The kind of a node: 'ColumnRef' for `{ColumnRef: {...}}`. */
+export const nodeKind = (node: Node): NodeKind => Object.keys(node)[0] as NodeKind;
+
+/** The body of `node` when it is of `kind`, else undefined: `asKind(node, 'ColumnRef')?.fields`. */
+export function asKind<K extends NodeKind>(node: Node | undefined, kind: K): NodeOf<K> | undefined {
+  return node !== undefined && kind in node ? ((node as Partial<Record<NodeKind, unknown>>)[kind] as NodeOf<K>) : undefined;
+}
+
+/** The statement of a one-statement tree ({SelectStmt: ...}, {InsertStmt: ...}, ...). */
+export const statementOf = (tree: ParseResult): Node | undefined => tree.stmts?.[0]?.stmt;
+
+/** A table reference's name in its statement: its alias or else its name, lower case. */
+export const rangeAlias = (range: RangeVar): string => lower(String(range.alias?.aliasname ?? range.relname));
+
+/** `{String: {sval}}`: a part of a name list. */
+export const nameNode = (sval: string): Node => ({ String: { sval } });
+
+/** Turns `node` into `by` in place: whatever holds `node` (a parent, a set) then holds the new node. */
+export function becomes(node: Node, by: Node): void {
+  const target: Json = node;
+  for (const key of Object.keys(target)) delete target[key];
+  Object.assign(target, by);
+}
+
+/** What a visitor of `walk` may answer: 'skip' leaves the node's children out. */
+export type WalkStep = void | 'skip';
+
+/**
+ * Calls `visit(kind, node)` for every node of the tree, depth first, parents before children.
+ * Where `visit` answers 'skip', the children of that node are not visited.
+ */
+export function walk(value: unknown, visit: (...args: KindAndNode) => WalkStep): void {
   if (Array.isArray(value)) {
     for (const item of value) walk(item, visit);
     return;
   }
   if (!isObject(value)) return;
   for (const [key, child] of Object.entries(value)) {
-    if (isObject(child) && /^[A-Z]/.test(key)) (visit as (kind: string, node: Json) => void)(key, child);
+    if (isObject(child) && /^[A-Z]/.test(key) && (visit as (kind: string, node: Json) => WalkStep)(key, child) === 'skip') continue;
     walk(child, visit);
   }
 }
@@ -50,11 +93,42 @@ export function everyNode(value: unknown, test: (...args: KindAndNode) => boolea
 /** Whether the tree holds a node of `kind`. */
 export const contains = (value: unknown, kind: NodeKind): boolean => !everyNode(value, (...[key]) => key !== kind);
 
+/**
+ * Replaces nodes below `value` in place, depth first: where `replace` answers a node, that node
+ * takes the place of the one it was given and is not walked into (answering the node itself
+ * keeps it and skips its children); where it answers undefined, the node's children are walked.
+ * `value` itself is never replaced (see `replaceNodes`).
+ */
+export function replaceNodesBelow(value: unknown, replace: (node: Node) => Node | undefined): void {
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => {
+      const replaced = isNode(item) ? replace(item) : undefined;
+      if (replaced) value[i] = replaced;
+      else replaceNodesBelow(item, replace);
+    });
+    return;
+  }
+  if (!isObject(value)) return;
+  for (const [key, child] of Object.entries(value)) {
+    const replaced = isNode(child) ? replace(child) : undefined;
+    if (replaced) value[key] = replaced;
+    else replaceNodesBelow(child, replace);
+  }
+}
+
+/** `replaceNodesBelow` from a node that may itself be replaced: returns the node or its replacement. */
+export function replaceNodes(node: Node, replace: (node: Node) => Node | undefined): Node {
+  const replaced = replace(node);
+  if (replaced) return replaced;
+  replaceNodesBelow(node, replace);
+  return node;
+}
+
 /** The AND-ed parts of a condition (a condition without AND is its own one part). */
-export function conjuncts(node: unknown): unknown[] {
+export function conjuncts(node: Node | undefined): Node[] {
   if (!isObject(node)) return [];
-  const bool = node.BoolExpr;
-  if (isObject(bool) && bool.boolop === 'AND_EXPR') return (bool.args as unknown[]).flatMap(conjuncts);
+  const bool = asKind(node, 'BoolExpr');
+  if (bool?.boolop === 'AND_EXPR') return bool.args!.flatMap(conjuncts);
   return [node];
 }
 
@@ -63,19 +137,17 @@ export function conjuncts(node: unknown): unknown[] {
  * (ORDER BY total, which in PostgreSQL means the output column even where a table has a column
  * of that name) is the select-list expression; anything else is itself.
  */
-export function sortTarget(node: unknown, targetList: unknown): unknown {
-  const targets = (Array.isArray(targetList) ? targetList : []) as Json[];
-  const constant = isObject(node) && isObject(node.A_Const) ? node.A_Const : null;
+export function sortTarget(node: Node | undefined, targetList: Node[] | undefined): Node | undefined {
+  const targets = (targetList ?? []).map((t) => asKind(t, 'ResTarget'));
+  const constant = asKind(node, 'A_Const');
   if (constant && isObject(constant.ival)) {
     const position = Number(constant.ival.ival ?? 0);
-    return (targets[position - 1]?.ResTarget as Json | undefined)?.val ?? node;
+    return targets[position - 1]?.val ?? node;
   }
-  const fields = isObject(node) && isObject(node.ColumnRef) ? fieldNames(node.ColumnRef.fields) : [];
+  const fields = fieldNames(asKind(node, 'ColumnRef')?.fields);
   if (fields.length === 1) {
-    const named = targets.find(
-      (t) => isObject(t.ResTarget) && typeof t.ResTarget.name === 'string' && lower(t.ResTarget.name) === lower(fields[0]!),
-    );
-    if (named) return (named.ResTarget as Json).val;
+    const named = targets.find((t) => typeof t?.name === 'string' && lower(t.name) === lower(fields[0]!));
+    if (named) return named.val;
   }
   return node;
 }

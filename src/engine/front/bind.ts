@@ -12,7 +12,7 @@ import { badRequest, notFound } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
 import { applyAccess, type HiddenColumns } from '../access/access.js';
 import { checkAllowed } from './allow-list.js';
-import { fieldNames, isObject, walk, type Json } from './ast.js';
+import { fieldNames, nodeKind, statementOf, walk } from './ast.js';
 
 export interface BoundTable {
   /** Views never get here: they are expanded into their SELECT before binding (access.ts). */
@@ -23,7 +23,7 @@ export interface BoundTable {
    * The user's row condition (access.ts) when it joined the WHERE instead of a narrowing
    * subquery: the load holds only the rows that meet it, whatever else the statement does.
    */
-  rowCondition?: Json;
+  rowCondition?: Node;
 }
 
 export interface BoundStatement {
@@ -36,7 +36,7 @@ export interface BoundStatement {
   /** The user reads data through views (access.ts): what failed is not shown to them either. */
   readsViews: boolean;
   /** Narrowing subqueries (access.ts): the engine computes each before the statement (execute.ts). */
-  narrowings: WeakSet<Json>;
+  narrowings: WeakSet<Node>;
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -53,12 +53,12 @@ const unsupported = (what: string) =>
  * may see, and views are expanded (access.ts).
  */
 export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbName: string, policy: AccessPolicy): BoundStatement {
-  const raw = tree.stmts?.[0]?.stmt as Json | undefined;
+  const raw = statementOf(tree);
   if (!raw || !('SelectStmt' in raw)) {
-    const kind = raw ? Object.keys(raw)[0] : 'An empty statement';
+    const kind = raw ? nodeKind(raw) : 'An empty statement';
     throw unsupported(describeStatement(kind ?? 'This statement'));
   }
-  if (isObject(raw.SelectStmt) && raw.SelectStmt.intoClause) throw unsupported('SELECT ... INTO');
+  if (raw.SelectStmt.intoClause) throw unsupported('SELECT ... INTO');
 
   const {
     hidden: hiddenColumns,
@@ -87,7 +87,7 @@ export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbNa
     else if (parts.length >= 3 && [...schemasUsed].some((s) => same(s, parts[0] ?? ''))) node.fields = node.fields.slice(1);
   });
 
-  nameOutputColumns(raw.SelectStmt as SelectStmt);
+  nameOutputColumns(raw.SelectStmt);
   return { ast: tree, tables: [...tables.values()], hiddenColumns, narrowed, readsViews, narrowings };
 
   function bindRangeVar(node: RangeVar): void {
@@ -155,13 +155,20 @@ function outputName(node: Node | undefined): string | null {
   }
   if ('FuncCall' in node) return fieldNames(node.FuncCall.funcname).pop() ?? null;
   if ('TypeCast' in node) {
+    // The operand's name where it has a strong one (a column, a call), else the type's name.
+    const arg = node.TypeCast.arg;
+    const inner = arg && !('CaseExpr' in arg) && !('TypeCast' in arg) ? outputName(arg) : '?column?';
     const type = fieldNames(node.TypeCast.typeName?.names).filter((n) => n !== 'pg_catalog');
-    return outputName(node.TypeCast.arg) ?? type.pop() ?? null;
+    return inner !== '?column?' ? inner : (type.pop() ?? inner);
   }
+  if ('A_Indirection' in node) return outputName(node.A_Indirection.arg);
+  if ('A_ArrayExpr' in node) return 'array';
+  if ('GroupingFunc' in node) return 'grouping';
+  if ('RowExpr' in node) return 'row';
   if ('CaseExpr' in node) return 'case';
   if ('CoalesceExpr' in node) return 'coalesce';
   if ('MinMaxExpr' in node) return node.MinMaxExpr.op === 'IS_GREATEST' ? 'greatest' : 'least';
-  if ('NullIfExpr' in node) return 'nullif';
+  if ('NullIfExpr' in node || ('A_Expr' in node && node.A_Expr.kind === 'AEXPR_NULLIF')) return 'nullif';
   if ('SubLink' in node) {
     const { subLinkType, subselect } = node.SubLink;
     if (subLinkType === 'EXISTS_SUBLINK') return 'exists';

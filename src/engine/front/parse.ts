@@ -3,8 +3,9 @@
  * 400s whose description carries the parser's message with line and column.
  */
 import { loadModule, parseSync } from 'libpg-query';
-import type { ParseResult } from '@pgsql/types';
+import type { Node, ParseResult } from '@pgsql/types';
 import { ApiError, isStackOverflow, statementTooComplex } from '../../errors.js';
+import { asKind, statementOf, walk } from './ast.js';
 
 export const SYNTAX_ERROR_TITLE = 'SQL syntax error';
 
@@ -94,7 +95,7 @@ export function parseStatement(sql: string): ParseResult {
  * One SQL expression (a row condition, a column mask) as a syntax tree: exactly one
  * expression, nothing around it (no FROM, no second statement). 400 otherwise.
  */
-export function parseExpression(text: string, what: string): Record<string, unknown> {
+export function parseExpression(text: string, what: string): Node {
   let tree: ParseResult;
   try {
     tree = parseStatement(`SELECT (${text}\n)`);
@@ -104,13 +105,14 @@ export function parseExpression(text: string, what: string): Record<string, unkn
     throw err;
   }
   requireFaithful(tree);
-  const select = (tree.stmts?.[0]?.stmt as { SelectStmt?: Record<string, unknown> } | undefined)?.SelectStmt;
-  const targets = select?.targetList as Array<{ ResTarget?: { val?: Record<string, unknown> } }> | undefined;
+  const select = asKind(statementOf(tree), 'SelectStmt');
+  const targets = select?.targetList;
+  const value = targets?.length === 1 ? asKind(targets[0], 'ResTarget')?.val : undefined;
   const extra = select ? Object.keys(select).filter((k) => k !== 'targetList' && k !== 'limitOption' && k !== 'op') : ['statement'];
-  if (!targets || targets.length !== 1 || !targets[0]?.ResTarget?.val || extra.length > 0) {
+  if (!value || extra.length > 0) {
     throw new ApiError(400, `Invalid ${what}`, `The ${what} "${text}" must be one SQL expression.`, null);
   }
-  return targets[0].ResTarget.val;
+  return value;
 }
 
 /** Names the SQL writer leaves unquoted must need no quotes: lower case letters, digits, _ and $. */
@@ -134,23 +136,14 @@ export function requireFaithful(tree: unknown): void {
       );
     }
   };
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(visit);
-    if (typeof value !== 'object' || value === null) return;
-    for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
-      if (typeof child === 'object' && child !== null && !Array.isArray(child)) {
-        const node = child as Record<string, unknown>;
-        if (key === 'CommonTableExpr') check(node.ctename, 'WITH query');
-        else if (key === 'JoinExpr') {
-          check((node.alias as Record<string, unknown> | undefined)?.aliasname, 'join alias');
-          check((node.join_using_alias as Record<string, unknown> | undefined)?.aliasname, 'join alias');
-        } else if (key === 'WindowDef') {
-          check(node.name, 'window');
-          check(node.refname, 'window');
-        } else if (key === 'NamedArgExpr') check(node.name, 'named argument');
-      }
-      visit(child);
-    }
-  };
-  visit(tree);
+  walk(tree, (kind, node) => {
+    if (kind === 'CommonTableExpr') check(node.ctename, 'WITH query');
+    else if (kind === 'JoinExpr') {
+      check(node.alias?.aliasname, 'join alias');
+      check(node.join_using_alias?.aliasname, 'join alias');
+    } else if (kind === 'WindowDef') {
+      check(node.name, 'window');
+      check(node.refname, 'window');
+    } else if (kind === 'NamedArgExpr') check(node.name, 'named argument');
+  });
 }

@@ -9,11 +9,11 @@
  * conditions sent to the source only need to keep every row the statement keeps (exact or a
  * superset). Inner joins only, no subqueries, every column reference qualified.
  */
-import type { ParseResult } from '@pgsql/types';
+import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { castMayFail, type RawType, type RowConnector } from '../../connectors/types.js';
-import { conjuncts, fieldNames, isObject, lower, walk, type Json } from '../front/ast.js';
+import { asKind, conjuncts, fieldNames, lower, nameNode, rangeAlias, statementOf, walk } from '../front/ast.js';
 import type { BoundStatement } from '../front/bind.js';
 import type { ScanPlan } from './scans.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
@@ -43,7 +43,7 @@ interface Range {
   alias: string;
   relname: string;
   /** The FROM entry as written (kept for the tables that are not joined at a source). */
-  node: Json;
+  node: Node;
 }
 
 export function planJoinPushdown(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: SourceRegistry): JoinPushdown | null {
@@ -57,7 +57,7 @@ export function planJoinPushdown(bound: BoundStatement, plans: Map<string, ScanP
 
 function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: SourceRegistry): JoinPushdown | null {
   const ast = structuredClone(bound.ast);
-  const select = (ast.stmts?.[0]?.stmt as Json | undefined)?.SelectStmt as Json | undefined;
+  const select = asKind(statementOf(ast), 'SelectStmt');
   if (!select || select.op !== 'SETOP_NONE' || select.withClause) return null;
   walk(select, (...[key]) => {
     if (key === 'SubLink' || key === 'RangeSubselect' || key === 'RangeFunction') throw new Abort();
@@ -65,25 +65,21 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
 
   // FROM, flattened: table references under inner joins, their ON conditions.
   const ranges: Range[] = [];
-  const conditions: unknown[] = [...conjuncts(select.whereClause)];
-  const flatten = (item: unknown): void => {
-    if (!isObject(item)) throw new Abort();
-    if (isObject(item.RangeVar)) {
+  const conditions: Node[] = [...conjuncts(select.whereClause)];
+  const flatten = (item: Node | undefined): void => {
+    if (!item) throw new Abort();
+    if ('RangeVar' in item) {
       const rv = item.RangeVar;
-      ranges.push({
-        alias: lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname)),
-        relname: String(rv.relname),
-        node: item,
-      });
+      ranges.push({ alias: rangeAlias(rv), relname: String(rv.relname), node: item });
       return;
     }
-    const join = isObject(item.JoinExpr) ? item.JoinExpr : null;
+    const join = asKind(item, 'JoinExpr');
     if (!join || join.jointype !== 'JOIN_INNER' || join.usingClause || join.isNatural) throw new Abort();
     flatten(join.larg);
     flatten(join.rarg);
     conditions.push(...conjuncts(join.quals));
   };
-  for (const item of (select.fromClause as unknown[] | undefined) ?? []) flatten(item);
+  for (const item of select.fromClause ?? []) flatten(item);
 
   // Tables per SQL source (each referenced once), two or more to be worth a join there.
   const bySource = new Map<string, Range[]>();
@@ -130,10 +126,9 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
   if (groups.length === 0) return null;
 
   // Output columns keep the names they had: `c.name` stays "name", not the group's column name.
-  for (const item of (select.targetList as Json[] | undefined) ?? []) {
-    const target = item.ResTarget as Json;
-    const value = target.val as Json | undefined;
-    const fields = value && isObject(value.ColumnRef) ? fieldNames(value.ColumnRef.fields) : [];
+  for (const item of select.targetList ?? []) {
+    const target = asKind(item, 'ResTarget')!;
+    const fields = fieldNames(asKind(target.val, 'ColumnRef')?.fields);
     if (target.name === undefined && fields.length === 2 && renamed.has(lower(fields[0]!))) target.name = fields[1];
   }
   // The statement over the joined results: members' references point into their group.
@@ -141,14 +136,14 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
     if (key !== 'ColumnRef') return;
     const fields = fieldNames(node.fields);
     const target = fields.length === 2 ? renamed.get(lower(fields[0]!)) : undefined;
-    if (target) node.fields = [{ String: { sval: target.groupAlias } }, { String: { sval: `${target.prefix}${lower(fields[1]!)}` } }];
+    if (target) node.fields = [nameNode(target.groupAlias), nameNode(`${target.prefix}${lower(fields[1]!)}`)];
   });
-  const from: unknown[] = ranges.filter((r) => !renamed.has(r.alias)).map((r) => r.node);
+  const from: Node[] = ranges.filter((r) => !renamed.has(r.alias)).map((r) => r.node);
   for (const group of groups)
     from.push({ RangeVar: { relname: group.loadName, alias: { aliasname: group.loadName }, inh: true, relpersistence: 'p' } });
   select.fromClause = from;
   // Inner joins: every ON condition is a WHERE condition, all of them kept (rewritten) here.
-  const rewrittenConditions: unknown[] = [];
+  const rewrittenConditions: Node[] = [];
   for (const c of conditions) rewrittenConditions.push(c);
   select.whereClause =
     rewrittenConditions.length === 0
@@ -163,8 +158,8 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Sou
 /** The query one source runs for its joined tables, or null when they do not join there. */
 function groupQuery(
   members: Range[],
-  conditions: unknown[],
-  select: Json,
+  conditions: Node[],
+  select: SelectStmt,
   plans: Map<string, ScanPlan>,
   registry: SourceRegistry,
   index: number,

@@ -10,41 +10,43 @@
  * fail on a row (no functions, no casts of columns, no subqueries). The statement keeps the
  * condition too.
  */
-import type { ParseResult } from '@pgsql/types';
+import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
 import { requalify } from '../access/access.js';
-import { conjuncts, fieldNames, isObject, lower, walk, type Json } from '../front/ast.js';
+import { asKind, conjuncts, fieldNames, isObject, lower, walk } from '../front/ast.js';
 
 const COMPARISONS = new Set(['=', '<>', '!=', '<', '>', '<=', '>=']);
 const SAFE_KINDS = new Set(['AEXPR_OP', 'AEXPR_IN', 'AEXPR_BETWEEN', 'AEXPR_NOT_BETWEEN', 'AEXPR_LIKE', 'AEXPR_ILIKE']);
 
 /** The narrowing's own SELECT (a copy), with the conditions that may filter it too. */
-export function narrowingQuery(tree: ParseResult, entry: Json): Json {
-  const subselect = entry.RangeSubselect as Json;
-  const query = structuredClone(subselect.subquery) as Json;
-  const inner = query.SelectStmt as Json | undefined;
-  const alias = isObject(subselect.alias) ? subselect.alias : null;
-  const from = (inner?.fromClause as unknown[] | undefined) ?? [];
-  const table = from.length === 1 && isObject(from[0]) && isObject(from[0].RangeVar) ? from[0].RangeVar : null;
+export function narrowingQuery(tree: ParseResult, entry: Node): Node {
+  const subselect = asKind(entry, 'RangeSubselect')!;
+  const query = structuredClone(subselect.subquery)!;
+  const inner = asKind(query, 'SelectStmt');
+  const alias = subselect.alias ?? null;
+  const from = inner?.fromClause ?? [];
+  const table = from.length === 1 ? (asKind(from[0], 'RangeVar') ?? null) : null;
   const outer = alias && !alias.colnames && table ? enclosingSelect(tree, entry) : null;
   if (!inner || !alias || !table || !outer) return query;
-  const tableAlias = String((table.alias as Json | undefined)?.aliasname ?? table.relname);
+  const tableAlias = String(table.alias?.aliasname ?? table.relname);
   const plain = plainColumns(inner);
   const name = lower(String(alias.aliasname));
-  const alone = ((outer.fromClause as unknown[] | undefined) ?? []).length === 1 && (outer.fromClause as unknown[])[0] === entry;
+  const alone = (outer.fromClause ?? []).length === 1 && outer.fromClause![0] === entry;
   const added = conjuncts(outer.whereClause).filter((part) => safe(part) && namesOnly(part, name, plain, alone));
   if (added.length === 0) return query;
-  const parts = [inner.whereClause, ...added.map((part) => requalify(structuredClone(part) as Json, tableAlias))].filter(isObject);
+  const parts = [inner.whereClause, ...added.map((part) => requalify(structuredClone(part), tableAlias))].filter((p): p is Node =>
+    isObject(p),
+  );
   inner.whereClause = parts.length === 1 ? parts[0] : { BoolExpr: { boolop: 'AND_EXPR', args: parts } };
   return query;
 }
 
 /** The SELECT whose FROM holds `entry` where its rows are not null-extended. */
-function enclosingSelect(tree: ParseResult, entry: Json): Json | null {
-  let found: Json | null = null;
-  const holds = (item: unknown): boolean => {
+function enclosingSelect(tree: ParseResult, entry: Node): SelectStmt | null {
+  let found: SelectStmt | null = null;
+  const holds = (item: Node | undefined): boolean => {
     if (item === entry) return true;
-    if (!isObject(item) || !isObject(item.JoinExpr)) return false;
-    const join = item.JoinExpr;
+    const join = asKind(item, 'JoinExpr');
+    if (!join) return false;
     const type = String(join.jointype);
     return (
       (type !== 'JOIN_RIGHT' && type !== 'JOIN_FULL' && holds(join.larg)) ||
@@ -52,59 +54,51 @@ function enclosingSelect(tree: ParseResult, entry: Json): Json | null {
     );
   };
   walk(tree, (kind, node) => {
-    if (kind === 'SelectStmt' && !found && (node.fromClause ?? []).some(holds)) found = node as Json;
+    if (kind === 'SelectStmt' && !found && (node.fromClause ?? []).some(holds)) found = node;
   });
   return found;
 }
 
 /** Columns the narrowing shows as they are: `name` over the column of that name. */
-function plainColumns(select: Json): Set<string> {
+function plainColumns(select: SelectStmt): Set<string> {
   const plain = new Set<string>();
-  for (const item of (select.targetList as Json[] | undefined) ?? []) {
-    const target = item.ResTarget as Json | undefined;
-    const ref = isObject(target?.val) && isObject(target.val.ColumnRef) ? fieldNames(target.val.ColumnRef.fields) : [];
+  for (const item of select.targetList ?? []) {
+    const target = asKind(item, 'ResTarget');
+    const ref = fieldNames(asKind(target?.val, 'ColumnRef')?.fields);
     if (ref.length === 1 && typeof target?.name === 'string' && lower(target.name) === lower(ref[0]!)) plain.add(lower(ref[0]!));
   }
   return plain;
 }
 
 /** Comparisons, IN, BETWEEN, LIKE, IS NULL, AND/OR/NOT of columns and constants: nothing that can fail on a row. */
-function safe(node: unknown): boolean {
+function safe(node: Node): boolean {
   let ok = true;
-  const check = (value: unknown): void => {
+  const check = (value: Node | Array<Node | undefined> | undefined): void => {
     if (Array.isArray(value)) return value.forEach(check);
     if (!isObject(value)) return;
-    const [kind, body] = Object.entries(value)[0] ?? [];
-    const b = (body ?? {}) as Json;
-    switch (kind) {
-      case 'ColumnRef':
-      case 'A_Const':
-        return;
-      case 'TypeCast':
-        if (!isObject(b.arg) || !isObject(b.arg.A_Const)) ok = false;
-        return;
-      case 'List':
-        return check(b.items);
-      case 'NullTest':
-        return check(b.arg);
-      case 'BoolExpr':
-        return check(b.args);
-      case 'A_Expr': {
-        const op = fieldNames(b.name)[0] ?? '';
-        if (!SAFE_KINDS.has(String(b.kind)) || (b.kind === 'AEXPR_OP' && !COMPARISONS.has(op))) ok = false;
-        else check([b.lexpr, b.rexpr]);
-        return;
-      }
-      default:
-        ok = false;
+    if ('ColumnRef' in value || 'A_Const' in value) return;
+    if ('TypeCast' in value) {
+      if (!asKind(value.TypeCast.arg, 'A_Const')) ok = false;
+      return;
     }
+    if ('List' in value) return check(value.List.items);
+    if ('NullTest' in value) return check(value.NullTest.arg);
+    if ('BoolExpr' in value) return check(value.BoolExpr.args);
+    if ('A_Expr' in value) {
+      const b = value.A_Expr;
+      const op = fieldNames(b.name)[0] ?? '';
+      if (!SAFE_KINDS.has(String(b.kind)) || (b.kind === 'AEXPR_OP' && !COMPARISONS.has(op))) ok = false;
+      else check([b.lexpr, b.rexpr]);
+      return;
+    }
+    ok = false;
   };
   check(node);
   return ok;
 }
 
 /** Whether every column the condition names is a plain column of the narrowing `alias`. */
-function namesOnly(node: unknown, alias: string, plain: ReadonlySet<string>, alone: boolean): boolean {
+function namesOnly(node: Node, alias: string, plain: ReadonlySet<string>, alone: boolean): boolean {
   let ok = true;
   let any = false;
   walk(node, (kind, ref) => {

@@ -11,14 +11,25 @@
  * conditions pushed exactly (they cannot be re-checked after grouping), aggregates over other
  * tables only min/max (grouping changes how often their rows join).
  */
-import type { Node, ParseResult } from '@pgsql/types';
+import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../front/bind.js';
 import type { ScanPlan } from './scans.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
-import { conjuncts, fieldNames, isObject, lower, walk, type Json } from '../front/ast.js';
+import {
+  asKind,
+  conjuncts,
+  fieldNames,
+  lower,
+  nameNode,
+  rangeAlias,
+  replaceNodes,
+  replaceNodesBelow,
+  statementOf,
+  walk,
+} from '../front/ast.js';
 
 export interface PartialAggregation {
   /** The statement the engine runs over the partial results. */
@@ -35,11 +46,11 @@ const AGGREGATES = new Set(['count', 'sum', 'min', 'max']);
 
 class Abort extends Error {}
 
-const andOf = (parts: unknown[]): unknown =>
+const andOf = (parts: Node[]): Node | undefined =>
   parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : { BoolExpr: { boolop: 'AND_EXPR', args: parts } };
 
 /** The aliases of every column reference in a node. */
-function aliasesIn(node: unknown): Set<string> {
+function aliasesIn(node: Node | undefined): Set<string> {
   const aliases = new Set<string>();
   walk(node, (key, n) => {
     if (key !== 'ColumnRef') return;
@@ -62,7 +73,7 @@ export function planPartialAggregation(
   plans: Map<string, ScanPlan>,
   registry: SourceRegistry,
 ): PartialAggregation | null {
-  const select = (bound.ast.stmts?.[0]?.stmt as Json | undefined)?.SelectStmt as Json | undefined;
+  const select = asKind(statementOf(bound.ast), 'SelectStmt');
   if (!select || select.op !== 'SETOP_NONE' || select.distinctClause || select.windowClause || select.withClause || select.valuesLists)
     return null;
   let unsupported = false;
@@ -74,21 +85,21 @@ export function planPartialAggregation(
 
   // FROM: table references under inner joins only.
   const ranges: Array<{ alias: string; relname: string }> = [];
-  const visit = (item: unknown): boolean => {
-    if (!isObject(item)) return false;
-    if (isObject(item.RangeVar)) {
+  const visit = (item: Node | undefined): boolean => {
+    if (!item) return false;
+    if ('RangeVar' in item) {
       const rv = item.RangeVar;
-      ranges.push({ alias: lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname)), relname: String(rv.relname) });
+      ranges.push({ alias: rangeAlias(rv), relname: String(rv.relname) });
       return true;
     }
-    if (isObject(item.JoinExpr)) {
+    if ('JoinExpr' in item) {
       const join = item.JoinExpr;
       if (join.jointype !== 'JOIN_INNER' || join.usingClause || join.isNatural) return false;
       return visit(join.larg) && visit(join.rarg);
     }
     return false;
   };
-  if (!((select.fromClause as unknown[] | undefined) ?? []).every(visit) || ranges.length < 2) return null;
+  if (!(select.fromClause ?? []).every(visit) || ranges.length < 2) return null;
 
   const candidates = ranges
     .filter((r) => plans.has(r.relname) && ranges.filter((o) => o.relname === r.relname).length === 1)
@@ -109,7 +120,7 @@ export function planPartialAggregation(
 
 function rewrite(
   bound: BoundStatement,
-  original: Json,
+  original: SelectStmt,
   target: { alias: string; relname: string },
   plan: ScanPlan,
   registry: SourceRegistry,
@@ -132,7 +143,7 @@ function rewrite(
   });
 
   const ast = structuredClone(bound.ast);
-  const select = (ast.stmts![0]!.stmt as unknown as Json).SelectStmt as Json;
+  const select = asKind(statementOf(ast), 'SelectStmt')!;
   const keys = new Map<string, ColumnDef>();
   const pushedSql: string[] = [];
   const generator = connector.dialect.predicates({
@@ -141,8 +152,8 @@ function rewrite(
   });
 
   /** Splits a condition: the table's own parts are pushed (exactly) and dropped here. */
-  const splitCondition = (condition: unknown): unknown => {
-    const kept: unknown[] = [];
+  const splitCondition = (condition: Node | undefined): Node | undefined => {
+    const kept: Node[] = [];
     for (const part of conjuncts(condition)) {
       const aliases = aliasesIn(part);
       if (!aliases.has(target.alias)) {
@@ -162,9 +173,12 @@ function rewrite(
         continue;
       }
       // A join condition: only `t.k = other.x`, which keeps t.k as a grouping key.
-      const expr = isObject(part) && isObject(part.A_Expr) ? part.A_Expr : null;
+      const expr = asKind(part, 'A_Expr');
       if (!expr || expr.kind !== 'AEXPR_OP' || fieldNames(expr.name)[0] !== '=') throw new Abort();
-      const sides = [expr.lexpr, expr.rexpr].map((s) => (isObject(s) && isObject(s.ColumnRef) ? fieldNames(s.ColumnRef.fields) : null));
+      const sides = [expr.lexpr, expr.rexpr].map((s) => {
+        const ref = asKind(s, 'ColumnRef');
+        return ref ? fieldNames(ref.fields) : null;
+      });
       const own = sides.map((f) => (f ? columnOf(f) : null));
       const ownSide = own.findIndex((c) => c !== null);
       if (ownSide < 0 || own[1 - ownSide] || !sides[1 - ownSide]) throw new Abort();
@@ -177,15 +191,16 @@ function rewrite(
   if (select.whereClause === undefined) delete select.whereClause;
   walk(select.fromClause, (key, node) => {
     if (key === 'JoinExpr' && node.quals) {
-      const quals = splitCondition(node.quals) as Node | undefined;
+      const quals = splitCondition(node.quals);
       node.quals = quals ?? { A_Const: { boolval: { boolval: true } } };
     }
   });
 
-  for (const item of (select.groupClause as unknown[] | undefined) ?? []) {
+  for (const item of select.groupClause ?? []) {
     const aliases = aliasesIn(item);
     if (!aliases.has(target.alias)) continue;
-    const fields = isObject(item) && isObject(item.ColumnRef) ? fieldNames(item.ColumnRef.fields) : null;
+    const ref = asKind(item, 'ColumnRef');
+    const fields = ref ? fieldNames(ref.fields) : null;
     const column = fields ? columnOf(fields) : null;
     if (!column) throw new Abort();
     keys.set(column.name, column);
@@ -193,31 +208,33 @@ function rewrite(
 
   const aggregates: PartialAggregation['aggregates'] = [];
   let hasAggregate = false;
-  const columnRef = (name: string) => ({ ColumnRef: { fields: [{ String: { sval: target.alias } }, { String: { sval: name } }] } });
-  const call = (fn: string, args: unknown[]) => ({
-    FuncCall: { funcname: [{ String: { sval: fn } }], args, funcformat: 'COERCE_EXPLICIT_CALL' },
+  const columnRef = (name: string): Node => ({ ColumnRef: { fields: [nameNode(target.alias), nameNode(name)] } });
+  const call = (fn: string, args: Node[]): Node => ({
+    FuncCall: { funcname: [nameNode(fn)], args, funcformat: 'COERCE_EXPLICIT_CALL' },
   });
   // A sum of counts over no rows is NULL where the count was 0.
-  const coalesceZero = (expr: unknown) => ({ CoalesceExpr: { args: [expr, { A_Const: { ival: { ival: 0 } } }] } });
+  const coalesceZero = (expr: Node): Node => ({ CoalesceExpr: { args: [expr, { A_Const: { ival: { ival: 0 } } }] } });
   const partial = (fn: PartialAggregate['fn'], column: ColumnDef | null, type: string) => {
     const alias = `__agg_${aggregates.length}`;
     aggregates.push({ fn, column, alias, type });
     return columnRef(alias);
   };
 
-  /** Replaces aggregates over the table by aggregates over its partial results. */
-  const transform = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(transform);
-    if (!isObject(value)) return value;
-    if (isObject(value.FuncCall)) {
+  /**
+   * Replaces aggregates over the table by aggregates over its partial results (replaceNodes:
+   * a node answered is kept and not walked into; undefined walks into the node).
+   */
+  const transform = (value: Node): Node | undefined => {
+    if ('FuncCall' in value) {
       const fc = value.FuncCall;
       const name = lower(fieldNames(fc.funcname).pop() ?? '');
       if (AGGREGATES.has(name)) {
         hasAggregate = true;
-        const args = (fc.args as unknown[] | undefined) ?? [];
+        const args = fc.args ?? [];
         if (fc.agg_star) return coalesceZero(call('sum', [partial('count', null, 'BIGINT')]));
         const arg = args[0];
-        const fields = args.length === 1 && isObject(arg) && isObject(arg.ColumnRef) ? fieldNames(arg.ColumnRef.fields) : null;
+        const ref = args.length === 1 ? asKind(arg, 'ColumnRef') : undefined;
+        const fields = ref ? fieldNames(ref.fields) : null;
         const column = fields ? columnOf(fields) : null;
         if (!column) {
           // Over other tables: only min and max do not depend on how often rows join.
@@ -231,17 +248,17 @@ function rewrite(
         return call(name, [partial(name as 'min' | 'max', column, column.type)]);
       }
     }
-    if (isObject(value.ColumnRef)) {
+    if ('ColumnRef' in value) {
       const column = columnOf(fieldNames(value.ColumnRef.fields));
       // Outside aggregates the table's columns must be grouping keys.
       if (column && !keys.has(column.name)) throw new Abort();
       return value;
     }
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, transform(v)]));
+    return undefined;
   };
-  select.targetList = transform(select.targetList);
-  if (select.havingClause) select.havingClause = transform(select.havingClause);
-  if (select.sortClause) select.sortClause = transform(select.sortClause);
+  replaceNodesBelow(select.targetList, transform);
+  if (select.havingClause) select.havingClause = replaceNodes(select.havingClause, transform);
+  if (select.sortClause) replaceNodesBelow(select.sortClause, transform);
   if (!hasAggregate && !select.groupClause) return null;
   if (aggregates.length === 0 && keys.size === table.columns.length) return null;
 

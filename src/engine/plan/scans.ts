@@ -9,13 +9,13 @@
  * ON of joins (tables on the side that ON filters). A table referenced more than once gets no
  * conditions: its one load serves every reference.
  */
-import type { SelectStmt } from '@pgsql/types';
+import type { Node, RangeSubselect, SelectStmt } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
 import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
-import { conjuncts, contains, fieldNames, isObject, lower, sortTarget, walk, type Json } from '../front/ast.js';
+import { asKind, conjuncts, contains, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../front/ast.js';
 
 export interface ScanPlan {
   bound: BoundTable;
@@ -111,12 +111,12 @@ const ROW_SET_FUNCTIONS = new Set([
 ]);
 
 /** An integer constant (LIMIT, OFFSET, ORDER BY position), else null. */
-function constantInt(node: unknown): number | null {
-  if (!isObject(node) || !isObject(node.A_Const)) return null;
-  const constant = node.A_Const;
+function constantInt(node: Node | undefined): number | null {
+  const constant = asKind(node, 'A_Const');
+  if (!constant) return null;
   if (constant.isnull) return null;
-  if (!isObject(constant.ival)) return null;
-  const value = Number((constant.ival as Json).ival ?? 0);
+  if (!constant.ival) return null;
+  const value = Number(constant.ival.ival ?? 0);
   return Number.isSafeInteger(value) && value >= 0 ? value : null;
 }
 
@@ -167,7 +167,7 @@ class ScanPlanner {
     }
     // Which loads each alias names, how often each load is referenced, which are renamed.
     walk(this.bound.ast, (key, node) => {
-      if (key === 'JoinExpr' && isObject(node.alias)) {
+      if (key === 'JoinExpr' && node.alias) {
         // `(a JOIN b) AS j`: j names the loads of both sides (j.*).
         const alias = lower(String(node.alias.aliasname));
         if (!this.aliasLoads.has(alias)) this.aliasLoads.set(alias, new Set());
@@ -176,11 +176,11 @@ class ScanPlanner {
         });
       }
       if (key !== 'RangeVar' || typeof node.relname !== 'string' || !this.loads.has(node.relname)) return;
-      const alias = lower(String((node.alias as Json | undefined)?.aliasname ?? node.relname));
+      const alias = rangeAlias(node);
       if (!this.aliasLoads.has(alias)) this.aliasLoads.set(alias, new Set());
       this.aliasLoads.get(alias)!.add(node.relname);
       this.references.set(node.relname, (this.references.get(node.relname) ?? 0) + 1);
-      if (isObject(node.alias) && node.alias.colnames) this.renamed.add(node.relname);
+      if (node.alias?.colnames) this.renamed.add(node.relname);
     });
   }
 
@@ -204,37 +204,28 @@ class ScanPlanner {
       for (const l of loadNames) if (this.hasColumn(l, name)) needed.get(l)!.add(lower(name));
     };
     /** The this.loads a SELECT reads directly in its FROM (not inside its subqueries). */
-    const directLoads = (select: Json): string[] => {
+    const directLoads = (select: SelectStmt): string[] => {
       const found: string[] = [];
-      const visit = (item: unknown): void => {
-        if (!isObject(item)) return;
-        if (isObject(item.RangeVar) && typeof item.RangeVar.relname === 'string' && this.loads.has(item.RangeVar.relname))
+      const visit = (item: Node | undefined): void => {
+        if (!item) return;
+        if ('RangeVar' in item && typeof item.RangeVar.relname === 'string' && this.loads.has(item.RangeVar.relname))
           found.push(item.RangeVar.relname);
-        else if (isObject(item.JoinExpr)) [item.JoinExpr.larg, item.JoinExpr.rarg].forEach(visit);
-        else if (isObject(item.RangeTableSample)) visit(item.RangeTableSample.relation);
+        else if ('JoinExpr' in item) [item.JoinExpr.larg, item.JoinExpr.rarg].forEach(visit);
+        else if ('RangeTableSample' in item) visit(item.RangeTableSample.relation);
       };
-      for (const item of (select.fromClause as unknown[] | undefined) ?? []) visit(item);
+      for (const item of select.fromClause ?? []) visit(item);
       return found;
     };
     // `*` and NATURAL JOIN mean every column of the tables in the FROM of their own SELECT: a
     // subquery's columns (a view's, a narrowed table's) are those of its own select list.
-    const markColumns = (value: unknown, scope: readonly string[]): void => {
-      if (Array.isArray(value)) {
-        for (const item of value) markColumns(item, scope);
-        return;
-      }
-      if (!isObject(value)) return;
-      for (const [key, child] of Object.entries(value)) {
-        if (!isObject(child)) {
-          markColumns(child, scope);
-          continue;
-        }
+    const markColumns = (value: unknown, scope: readonly string[]): void =>
+      walk(value, (key, node) => {
         if (key === 'SelectStmt') {
-          markColumns(child, directLoads(child));
-          continue;
+          markColumns(node, directLoads(node));
+          return 'skip';
         }
         if (key === 'ColumnRef') {
-          const fields = fieldNames(child.fields);
+          const fields = fieldNames(node.fields);
           const last = fields[fields.length - 1]!;
           if (fields.length === 1) {
             if (last === '*') markAll(scope);
@@ -248,12 +239,10 @@ class ScanPlanner {
             else markName(targets, last);
           }
         } else if (key === 'JoinExpr') {
-          if (child.isNatural) markAll(scope);
-          for (const name of fieldNames(child.usingClause)) markName(this.loads.keys(), name);
+          if (node.isNatural) markAll(scope);
+          for (const name of fieldNames(node.usingClause)) markName(this.loads.keys(), name);
         }
-        markColumns(child, scope);
-      }
-    };
+      });
     markColumns(this.bound.ast, [...this.loads.keys()]);
     markAll(this.renamed);
     const columns = new Map<string, ColumnDef[]>();
@@ -297,14 +286,14 @@ class ScanPlanner {
    * the WHERE, and sort keys that are plain columns ordered alike on both sides.
    */
   pushLimit(): void {
-    const select = (this.bound.ast.stmts?.[0]?.stmt as Json | undefined)?.SelectStmt as Json | undefined;
+    const select = asKind(statementOf(this.bound.ast), 'SelectStmt');
     if (!select || select.op !== 'SETOP_NONE' || select.distinctClause || select.groupClause || select.havingClause) return;
     if (select.windowClause || select.withClause || select.valuesLists || select.lockingClause) return;
     const limit = constantInt(select.limitCount);
     const offset = select.limitOffset === undefined ? 0 : constantInt(select.limitOffset);
     if (limit === null || offset === null) return;
-    const from = (select.fromClause as unknown[] | undefined) ?? [];
-    const range = from.length === 1 && isObject(from[0]) && isObject(from[0].RangeVar) ? from[0].RangeVar : null;
+    const from = select.fromClause ?? [];
+    const range = from.length === 1 ? (asKind(from[0], 'RangeVar') ?? null) : null;
     const loadName = range && typeof range.relname === 'string' ? range.relname : null;
     if (!loadName || !this.loads.has(loadName) || (this.references.get(loadName) ?? 0) !== 1) return;
     let simple = true;
@@ -318,7 +307,7 @@ class ScanPlanner {
     if (bt.resolved.kind !== 'rows') return;
     const connector = this.registry.connectorOf(bt.resolved.source) as RowConnector;
     if (!connector.capabilities.limit || !connector.capabilities.orderBy) return;
-    const alias = lower(String((range!.alias as Json | undefined)?.aliasname ?? loadName));
+    const alias = rangeAlias(range!);
     const table = bt.resolved.table;
     const columnOf = (fields: string[]) =>
       fields.length === 1 || (fields.length === 2 && lower(fields[0]!) === alias)
@@ -334,12 +323,12 @@ class ScanPlanner {
         throw err;
       }
     }
-    const targets = (select.targetList as Json[] | undefined) ?? [];
+    const targets = select.targetList ?? [];
     const orderBy: NonNullable<ScanPlan['orderBy']> = [];
-    for (const item of (select.sortClause as Json[] | undefined) ?? []) {
-      const sort = item.SortBy as Json;
-      const node = sortTarget(sort.node, targets) as Json;
-      const column = isObject(node) && isObject(node.ColumnRef) ? columnOf(fieldNames(node.ColumnRef.fields)) : undefined;
+    for (const item of select.sortClause ?? []) {
+      const sort = asKind(item, 'SortBy')!;
+      const ref = asKind(sortTarget(sort.node, targets), 'ColumnRef');
+      const column = ref ? columnOf(fieldNames(ref.fields)) : undefined;
       // Text orders differ between collations: the dialect says whether the source's is the engine's.
       if (!column || mayFail(column) || !connector.dialect.ordersLikeEngine(column)) return;
       if (!/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL|FLOAT|DOUBLE|DATE|TIMESTAMP|VARCHAR)/.test(column.type)) return;
@@ -353,10 +342,10 @@ class ScanPlanner {
   /** Pushes the WHERE and ON conditions of one SELECT to the this.loads of its FROM. */
   private pushSelect(select: SelectStmt): void {
     const scope: ScopeItem[] = [];
-    const onTargets: Array<{ quals: unknown; targets: ScopeItem[] }> = [];
-    for (const item of (select.fromClause as unknown[] | undefined) ?? []) scope.push(...this.fromItem(item, onTargets));
+    const onTargets: Array<{ quals: Node; targets: ScopeItem[] }> = [];
+    for (const item of select.fromClause ?? []) scope.push(...this.fromItem(item, onTargets));
     if (scope.every((s) => !s.loadName)) return;
-    const attempt = (condition: unknown, targets: ScopeItem[]) => {
+    const attempt = (condition: Node | undefined, targets: ScopeItem[]) => {
       for (const part of conjuncts(condition)) {
         if (contains(part, 'SubLink')) continue;
         for (const target of targets) this.tryPush(part, target, scope);
@@ -371,13 +360,13 @@ class ScanPlanner {
   }
 
   /** Scope items of a FROM entry; `nullable` is relative to this entry. Collects ON targets. */
-  private fromItem(item: unknown, onTargets: Array<{ quals: unknown; targets: ScopeItem[] }>): ScopeItem[] {
-    if (!isObject(item)) return [];
-    if (isObject(item.RangeVar)) {
+  private fromItem(item: Node | undefined, onTargets: Array<{ quals: Node; targets: ScopeItem[] }>): ScopeItem[] {
+    if (!item) return [];
+    if ('RangeVar' in item) {
       const rv = item.RangeVar;
-      const alias = lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname));
+      const alias = rangeAlias(rv);
       // Columns renamed by an alias list: names here are not the table's, nothing is pushed through them.
-      if (isObject(rv.alias) && rv.alias.colnames) return [{ alias, nullable: false }];
+      if (rv.alias?.colnames) return [{ alias, nullable: false }];
       const loadName = typeof rv.relname === 'string' && this.loads.has(rv.relname) ? rv.relname : undefined;
       const resolved = this.bound.tables.find(
         (t) => t.loadName === loadName || (!t.loadName && t.resolved.kind !== 'rows' && t.resolved.engineName === rv.relname),
@@ -385,7 +374,7 @@ class ScanPlanner {
       const columns = resolved ? new Set(resolved.resolved.table.columns.map((c) => lower(c.name))) : undefined;
       return [{ alias, loadName, columns, nullable: false }];
     }
-    if (isObject(item.JoinExpr)) {
+    if ('JoinExpr' in item) {
       const join = item.JoinExpr;
       const type = String(join.jointype);
       // Nullability relative to each input of this join first, then relative to the join.
@@ -411,13 +400,13 @@ class ScanPlanner {
         ...rightInput.map((s) => ({ ...s, nullable: s.nullable || nullableRight })),
       ];
     }
-    if (isObject(item.RangeSubselect)) {
+    if ('RangeSubselect' in item) {
       const projection = this.loadProjection(item.RangeSubselect);
       if (projection) return [projection];
     }
     // Other subqueries and table functions: their columns are unknown here.
-    const other = (isObject(item.RangeSubselect) ? item.RangeSubselect : item.RangeFunction) as Json | undefined;
-    const alias = isObject(other?.alias) ? lower(String(other.alias.aliasname)) : '';
+    const other = 'RangeSubselect' in item ? item.RangeSubselect : 'RangeFunction' in item ? item.RangeFunction : undefined;
+    const alias = other?.alias ? lower(String(other.alias.aliasname)) : '';
     return [{ alias, nullable: false }];
   }
 
@@ -427,8 +416,8 @@ class ScanPlanner {
    * be pushed there too. Computed columns (masks) are left out: a condition on one is about the
    * computed value.
    */
-  private loadProjection(subselect: Json): ScopeItem | null {
-    const select = isObject(subselect.subquery) ? (subselect.subquery.SelectStmt as Json | undefined) : undefined;
+  private loadProjection(subselect: RangeSubselect): ScopeItem | null {
+    const select = asKind(subselect.subquery, 'SelectStmt');
     if (!select || select.op !== 'SETOP_NONE' || subselect.lateral) return null;
     for (const clause of [
       'distinctClause',
@@ -440,13 +429,13 @@ class ScanPlanner {
       'withClause',
       'valuesLists',
       'sortClause',
-    ]) {
+    ] as const) {
       if (select[clause]) return null;
     }
-    const alias = isObject(subselect.alias) ? subselect.alias : null;
+    const alias = subselect.alias ?? null;
     if (!alias || alias.colnames) return null;
-    const from = (select.fromClause as unknown[] | undefined) ?? [];
-    const range = from.length === 1 && isObject(from[0]) && isObject(from[0].RangeVar) ? from[0].RangeVar : null;
+    const from = select.fromClause ?? [];
+    const range = from.length === 1 ? (asKind(from[0], 'RangeVar') ?? null) : null;
     const loadName = range && typeof range.relname === 'string' && this.loads.has(range.relname) ? range.relname : undefined;
     if (!loadName) return null;
     // A window, aggregate or set-returning function in the select list sees the rows before an
@@ -461,9 +450,9 @@ class ScanPlanner {
     });
     if (computesOverRows) return null;
     const columns = new Set<string>();
-    for (const item of (select.targetList as Json[] | undefined) ?? []) {
-      const target = item.ResTarget as Json | undefined;
-      const ref = isObject(target?.val) && isObject(target.val.ColumnRef) ? fieldNames(target.val.ColumnRef.fields) : [];
+    for (const item of select.targetList ?? []) {
+      const target = asKind(item, 'ResTarget');
+      const ref = fieldNames(asKind(target?.val, 'ColumnRef')?.fields);
       const name = ref[ref.length - 1];
       if (ref.length !== 1 || name === '*' || (typeof target!.name === 'string' && lower(target!.name) !== lower(name!))) continue;
       if (this.hasColumn(loadName, name!)) columns.add(lower(name!));
@@ -486,11 +475,13 @@ class ScanPlanner {
   }
 
   /** `a.x = b.y` between two loads: each side that the condition filters may depend on the other. */
-  private noteEquiJoin(condition: unknown, targets: ScopeItem[], scope: ScopeItem[]): void {
-    const expr = isObject(condition) && isObject(condition.A_Expr) ? condition.A_Expr : null;
+  private noteEquiJoin(condition: Node, targets: ScopeItem[], scope: ScopeItem[]): void {
+    const expr = asKind(condition, 'A_Expr');
     if (!expr || expr.kind !== 'AEXPR_OP' || fieldNames(expr.name)[0] !== '=') return;
-    const side = (node: unknown) =>
-      isObject(node) && isObject(node.ColumnRef) ? this.resolveColumn(fieldNames(node.ColumnRef.fields), scope) : null;
+    const side = (node: Node | undefined) => {
+      const ref = asKind(node, 'ColumnRef');
+      return ref ? this.resolveColumn(fieldNames(ref.fields), scope) : null;
+    };
     const left = side(expr.lexpr);
     const right = side(expr.rexpr);
     if (!left || !right || left.item.loadName === right.item.loadName) return;
@@ -507,7 +498,7 @@ class ScanPlanner {
     }
   }
 
-  private tryPush(condition: unknown, target: ScopeItem, scope: ScopeItem[]): void {
+  private tryPush(condition: Node, target: ScopeItem, scope: ScopeItem[]): void {
     const loadName = target.loadName!;
     if ((this.references.get(loadName) ?? 0) !== 1) return;
     const bt = this.loads.get(loadName)!;

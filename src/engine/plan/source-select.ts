@@ -6,10 +6,11 @@
  * columns (text only where the source compares text bytewise: SQLite), LIMIT and OFFSET.
  * Anything else throws CannotPushDown and the engine runs the statement.
  */
+import type { FuncCall, Node, SelectStmt } from '@pgsql/types';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import type { RawType, RowConnector } from '../../connectors/types.js';
 import { castMayFail } from '../../connectors/types.js';
-import { fieldNames, isObject, lower, sortTarget, type Json } from '../front/ast.js';
+import { asKind, fieldNames, lower, rangeAlias, sortTarget } from '../front/ast.js';
 import type { SourceDialect } from '../../connectors/dialect.js';
 import { CannotPushDown, type PredicateGenerator } from '../../connectors/sql/predicate.js';
 
@@ -32,7 +33,7 @@ const NUMERIC = /^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL|FLOAT
 const INTEGER = /^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT)/;
 
 export function sourceSelect(
-  select: Json,
+  select: SelectStmt,
   connector: RowConnector,
   tableOf: (relname: string) => Range['table'] | undefined,
 ): SourceSelect {
@@ -65,7 +66,7 @@ class SourceSelectWriter {
   private readonly generator: PredicateGenerator;
 
   constructor(
-    private readonly select: Json,
+    private readonly select: SelectStmt,
     private readonly connector: RowConnector,
     private readonly tableOf: (relname: string) => Range['table'] | undefined,
   ) {
@@ -83,7 +84,7 @@ class SourceSelectWriter {
   write(): SourceSelect {
     const { select, dialect } = this;
     // FROM first: it says which tables the other clauses may name.
-    const from = ((select.fromClause as unknown[] | undefined) ?? []).map((item) => this.fromSql(item));
+    const from = (select.fromClause ?? []).map((item) => this.fromSql(item));
     if (from.length !== 1) throw new CannotPushDown('one FROM item (joins written with JOIN)');
     const { list, plain, raws, origins, aggregated } = this.selectList();
     const where = select.whereClause ? ` WHERE ${this.condition(select.whereClause)}` : '';
@@ -119,7 +120,7 @@ class SourceSelectWriter {
     return `${this.quote(range.alias)}.${this.quote(column.nameInSource)}`;
   }
 
-  private condition(node: unknown): string {
+  private condition(node: Node): string {
     const generated = this.generator.generate(node);
     if (!generated.exact) throw new CannotPushDown('condition is not exact at the source');
     return generated.sql;
@@ -135,18 +136,18 @@ class SourceSelectWriter {
     );
   }
 
-  private fromSql(item: unknown): string {
-    if (!isObject(item)) throw new CannotPushDown('FROM');
-    if (isObject(item.RangeVar)) {
+  private fromSql(item: Node | undefined): string {
+    if (!item) throw new CannotPushDown('FROM');
+    if ('RangeVar' in item) {
       const rv = item.RangeVar;
       const table = typeof rv.relname === 'string' ? this.tableOf(rv.relname) : undefined;
       if (!table) throw new CannotPushDown('table of another source');
-      const range = { alias: lower(String((rv.alias as Json | undefined)?.aliasname ?? rv.relname)), table };
+      const range = { alias: rangeAlias(rv), table };
       if (this.ranges.some((r) => r.alias === range.alias)) throw new CannotPushDown('repeated alias');
       this.ranges.push(range);
       return `${this.dialect.tableSql(table)} AS ${this.quote(range.alias)}`;
     }
-    if (isObject(item.JoinExpr)) {
+    if ('JoinExpr' in item) {
       const join = item.JoinExpr;
       const kind = join.jointype === 'JOIN_INNER' ? 'JOIN' : join.jointype === 'JOIN_LEFT' ? 'LEFT JOIN' : null;
       if (!kind || !join.quals || join.usingClause || join.isNatural) throw new CannotPushDown('join kind');
@@ -171,16 +172,16 @@ class SourceSelectWriter {
       raws.push(connector.rawType(found.column));
       origins.push(`${found.range.table.label}.${found.column.name}`);
     };
-    for (const item of (this.select.targetList as Json[] | undefined) ?? []) {
-      const value = (item.ResTarget as Json).val as Json;
-      if (isObject(value.ColumnRef) && fieldNames(value.ColumnRef.fields).pop() === '*') {
+    for (const item of this.select.targetList ?? []) {
+      const value = asKind(item, 'ResTarget')!.val!;
+      if ('ColumnRef' in value && fieldNames(value.ColumnRef.fields).pop() === '*') {
         if (ranges.length !== 1 || fieldNames(value.ColumnRef.fields).length > 2) throw new CannotPushDown('* over joins');
         for (const c of ranges[0]!.table.columns) column({ range: ranges[0]!, column: c });
-      } else if (isObject(value.ColumnRef)) {
+      } else if ('ColumnRef' in value) {
         const found = this.resolve(fieldNames(value.ColumnRef.fields));
         if (!found) throw new CannotPushDown('column');
         column(found);
-      } else if (isObject(value.FuncCall)) {
+      } else if ('FuncCall' in value) {
         aggregated = true;
         origins.push(null);
         const { sql, raw } = this.aggregate(value.FuncCall);
@@ -191,13 +192,14 @@ class SourceSelectWriter {
     return { list, plain, raws, origins, aggregated };
   }
 
-  private aggregate(fc: Json): { sql: string; raw: RawType } {
+  private aggregate(fc: FuncCall): { sql: string; raw: RawType } {
     const { connector, dialect } = this;
     const fn = lower(fieldNames(fc.funcname).pop() ?? '');
     if (fc.agg_distinct || fc.agg_filter || fc.over || fc.agg_order) throw new CannotPushDown('aggregate form');
     if (fn === 'count' && fc.agg_star) return { sql: 'count(*)', raw: dialect.countRaw() };
-    const args = (fc.args as Json[] | undefined) ?? [];
-    const found = args.length === 1 && isObject(args[0]!.ColumnRef) ? this.resolve(fieldNames(args[0]!.ColumnRef.fields)) : null;
+    const args = fc.args ?? [];
+    const ref = args.length === 1 ? asKind(args[0], 'ColumnRef') : undefined;
+    const found = ref ? this.resolve(fieldNames(ref.fields)) : null;
     if (!found || castMayFail(connector, found.column)) throw new CannotPushDown('aggregate argument');
     const { column } = found;
     const argSql = this.columnSql(found.range, column);
@@ -217,8 +219,8 @@ class SourceSelectWriter {
 
   private groupBy(): { groups: string[]; groupKeys: string[] } {
     const groupKeys: string[] = [];
-    const groups = ((this.select.groupClause as Json[] | undefined) ?? []).map((g) => {
-      const found = isObject(g.ColumnRef) ? this.resolve(fieldNames(g.ColumnRef.fields)) : null;
+    const groups = (this.select.groupClause ?? []).map((g) => {
+      const found = 'ColumnRef' in g ? this.resolve(fieldNames(g.ColumnRef.fields)) : null;
       if (!found || !this.orderable(found.column)) throw new CannotPushDown('GROUP BY');
       groupKeys.push(this.columnSql(found.range, found.column));
       return this.ordered(found);
@@ -228,10 +230,10 @@ class SourceSelectWriter {
 
   /** ORDER BY with the engine's NULL placement spelled out. */
   private orderBy(): string[] {
-    return ((this.select.sortClause as Json[] | undefined) ?? []).flatMap((s) => {
-      const sort = s.SortBy as Json;
-      const node = sortTarget(sort.node, this.select.targetList) as Json;
-      const found = isObject(node) && isObject(node.ColumnRef) ? this.resolve(fieldNames(node.ColumnRef.fields)) : null;
+    return (this.select.sortClause ?? []).flatMap((s) => {
+      const sort = asKind(s, 'SortBy')!;
+      const ref = asKind(sortTarget(sort.node, this.select.targetList), 'ColumnRef');
+      const found = ref ? this.resolve(fieldNames(ref.fields)) : null;
       if (!found || !this.orderable(found.column)) throw new CannotPushDown('ORDER BY');
       const descending = sort.sortby_dir === 'SORTBY_DESC';
       const nullsFirst = sort.sortby_nulls === 'SORTBY_NULLS_FIRST' || (sort.sortby_nulls !== 'SORTBY_NULLS_LAST' && descending);
@@ -243,10 +245,10 @@ class SourceSelectWriter {
   }
 }
 
-function intConstant(node: unknown, what: string): number | null {
+function intConstant(node: Node | undefined, what: string): number | null {
   if (node === undefined) return null;
-  const constant = isObject(node) && isObject(node.A_Const) ? node.A_Const : null;
-  const value = constant && isObject(constant.ival) ? Number(constant.ival.ival ?? 0) : NaN;
+  const constant = asKind(node, 'A_Const');
+  const value = constant?.ival ? Number(constant.ival.ival ?? 0) : NaN;
   if (!Number.isSafeInteger(value) || value < 0) throw new CannotPushDown(what);
   return value;
 }

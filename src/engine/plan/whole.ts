@@ -11,7 +11,7 @@ import type { SourceRegistry } from '../../catalog/sources.js';
 import type { SourceDef } from '../../catalog/types.js';
 import { wholeStatementConnector, type WholeStatementConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../front/bind.js';
-import { everyNode, fieldNames, type Json } from '../front/ast.js';
+import { everyNode, fieldNames } from '../front/ast.js';
 
 export interface WholePlan {
   source: SourceDef;
@@ -159,7 +159,7 @@ export async function planWhole(bound: BoundStatement, registry: SourceRegistry)
       }
       case 'TypeCast':
       case 'TypeName': {
-        const typeName = key === 'TypeCast' ? (node.typeName as Json | undefined) : node;
+        const typeName = key === 'TypeCast' ? node.typeName : node;
         const parts = fieldNames(typeName?.names).filter((n) => n !== 'pg_catalog');
         return parts.length === 1 && SAFE_TYPES.has(parts[0]!.toLowerCase()) && !typeName?.arrayBounds;
       }
