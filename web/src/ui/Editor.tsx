@@ -1,7 +1,8 @@
 /**
  * The SQL editor: CodeMirror 6 with PostgreSQL highlighting and completion of the schemas,
  * tables and columns the user may read. Ctrl+Enter runs, Ctrl+Shift+Enter explains. One view
- * serves every tab; each tab keeps its own editor state (and so its undo history).
+ * serves every tab; each tab keeps its own editor state (and so its undo history). `doc` only
+ * seeds a tab's state: the editor owns the text, so typing never echoes back into it.
  */
 import { useEffect, useRef } from 'preact/hooks';
 import { EditorState, Compartment, Prec } from '@codemirror/state';
@@ -89,12 +90,6 @@ export function Editor(props: EditorProps) {
     shown.current = props.tabId;
     v.focus();
   }, [props.tabId]);
-
-  // A statement put in from outside (history, sources) replaces the text.
-  useEffect(() => {
-    const v = view.current;
-    if (v && v.state.doc.toString() !== props.doc) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.doc } });
-  }, [props.doc]);
 
   // The catalog arrives after the editor: completion is reconfigured, the text kept.
   useEffect(() => {
