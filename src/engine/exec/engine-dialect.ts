@@ -30,6 +30,8 @@ import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
 import { badRequest } from '../../errors.js';
 import { fieldNames, isObject, type Json } from '../front/ast.js';
+import { dateTimeParse, dateTimeText } from './datetime-format.js';
+import { call, int, op, stringConst } from './syntax-nodes.js';
 
 const LIKE_FUNCTIONS: Record<string, string> = {
   '~~': 'like_escape',
@@ -37,8 +39,6 @@ const LIKE_FUNCTIONS: Record<string, string> = {
   '~~*': 'ilike_escape',
   '!~~*': 'not_ilike_escape',
 };
-
-const stringConst = (text: string) => ({ A_Const: { sval: { sval: text } } });
 
 function likeCall(expr: Json): Json | null {
   if (expr.kind !== 'AEXPR_LIKE' && expr.kind !== 'AEXPR_ILIKE') return null;
@@ -93,14 +93,6 @@ function checkedDivision(expr: Json): Json | null {
   const guarded = { CaseExpr: { args: [{ CaseWhen: { expr: isZero, result: failure } }], defresult: divisor } };
   return { A_Expr: { ...expr, rexpr: guarded } };
 }
-
-const call = (name: string, args: unknown[]) => ({
-  FuncCall: { funcname: [{ String: { sval: name } }], args, funcformat: 'COERCE_EXPLICIT_CALL' },
-});
-const op = (name: string, lexpr: unknown, rexpr: unknown) => ({
-  A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: name } }], lexpr, rexpr },
-});
-const int = (ival: number) => ({ A_Const: { ival: { ival } } });
 
 /** PostgreSQL's substr(s, start[, length]) in the engine's terms (positions before 1 count, but show nothing). */
 function substrCall(fc: Json): Json | null {
@@ -472,6 +464,128 @@ function postgresOperator(expr: Json): Json | null {
 /** Function-style casts of PostgreSQL (float8(3), int4('7'), text(x)): the type's cast. */
 const CAST_FUNCTIONS = new Set(['float8', 'float4', 'int2', 'int4', 'int8', 'text', 'bool', 'date']);
 
+/**
+ * to_char of a date or timestamp, to_date and to_timestamp with a constant template, written
+ * with the engine's strftime/strptime (datetime-format.ts); anything else is refused.
+ */
+function dateTimeCall(name: string, args: unknown[]): Json {
+  const template =
+    args.length === 2 && isObject(args[1]) && isObject(args[1].A_Const) && isObject(args[1].A_Const.sval) ? literalText(args[1]) : null;
+  const hint = 'vdb translates constant date/time templates (YYYY, MM, DD, HH24, MI, SS, Mon, Month, Day, ...); see docs/sql.md.';
+  if (template === null) throw notAsPostgres(`${name} without a constant template`, hint);
+  if (name === 'to_char') {
+    const [value] = args;
+    if (isObject(value) && isObject(value.A_Const))
+      throw notAsPostgres('to_char of a number or text', 'Format numbers with round() and casts, or with concat.');
+    const text = isVolatile(value) ? null : dateTimeText(value, template);
+    if (text === null) throw notAsPostgres(`The to_char template '${template}'`, hint);
+    return text as Json;
+  }
+  const format = dateTimeParse(template);
+  if (format === null) throw notAsPostgres(`The ${name} template '${template}'`, hint);
+  const parsed = engineCall('strptime', [args[0], stringConst(format)]);
+  return { TypeCast: { arg: parsed, typeName: { names: [{ String: { sval: name === 'to_date' ? 'date' : 'timestamptz' } }] } } };
+}
+
+/** quote_literal's text: in quotes, quotes doubled; with backslashes, PostgreSQL's E'' form. */
+function quotedLiteral(text: unknown): Json {
+  const doubled = call('replace', [text, stringConst("'"), stringConst("''")]);
+  const escaped = call('replace', [doubled, stringConst('\\'), stringConst('\\\\')]);
+  const hasBackslash = op('>', call('strpos', [text, stringConst('\\')]), int(0));
+  return {
+    CaseExpr: {
+      // || keeps a NULL NULL (concat would make it '').
+      args: [{ CaseWhen: { expr: hasBackslash, result: op('||', op('||', stringConst("E'"), escaped), stringConst("'")) } }],
+      defresult: op('||', op('||', stringConst("'"), doubled), stringConst("'")),
+    },
+  };
+}
+
+/** A value as format('%s') and quote_literal see it: PostgreSQL's text of the value. */
+function textOf(value: unknown, booleans: 'true' | 't'): unknown {
+  if (isObject(value) && isObject(value.A_Const)) {
+    const constant = value.A_Const;
+    if (isObject(constant.boolval)) return stringConst(constant.boolval.boolval ? booleans : booleans === 't' ? 'f' : 'false');
+    return isObject(constant.sval) ? value : asVarchar(value);
+  }
+  return postgresText(value, booleans) ?? asVarchar(value);
+}
+
+/** format() with a constant template of %s, %L, %% and positions (%2$s); null for other templates. */
+function formatCall(args: unknown[]): Json | null {
+  const template = isObject(args[0]) && isObject(args[0].A_Const) && isObject(args[0].A_Const.sval) ? literalText(args[0]) : null;
+  if (template === null || args.some(isVolatile)) return null;
+  const pieces: unknown[] = [];
+  let next = 1;
+  const spec = /%(?:(\d+)\$)?([sL%])|%/g;
+  let last = 0;
+  for (let match = spec.exec(template); match; match = spec.exec(template)) {
+    if (match.index > last) pieces.push(stringConst(template.slice(last, match.index)));
+    last = spec.lastIndex;
+    if (match[2] === '%') {
+      pieces.push(stringConst('%'));
+      continue;
+    }
+    if (!match[2]) return null; // width, flags or %I: not translated
+    const position = match[1] ? Number(match[1]) : next;
+    next = position + 1;
+    const value = args[position];
+    if (value === undefined) throw badRequest('too few arguments for format()', 'Give one argument per %s or %L.');
+    if (match[2] === 's') pieces.push(textOf(value, 't'));
+    else pieces.push({ CoalesceExpr: { args: [quotedLiteral(textOf(value, 'true')), stringConst('NULL')] } });
+  }
+  if (last < template.length) pieces.push(stringConst(template.slice(last)));
+  return pieces.length === 0 ? stringConst('') : call('concat', pieces);
+}
+
+/** Text functions PostgreSQL has that the engine lacks or answers otherwise (null: not one of them). */
+function textFunction(name: string, args: unknown[]): Json | null {
+  if (name === 'format') {
+    const formatted = formatCall(args);
+    if (!formatted)
+      throw notAsPostgres('format() with a template other than constant %s, %L and %%', 'Use concat(), or format with %s and %L only.');
+    return formatted;
+  }
+  if (name === 'quote_literal' && args.length === 1 && !isVolatile(args[0])) return quotedLiteral(textOf(args[0], 'true'));
+  if (name === 'to_hex' && args.length === 1 && !isVolatile(args[0])) {
+    // PostgreSQL writes a negative integer in its own width (8 digits), the engine in 16.
+    const [value] = args;
+    const hex = call('lower', [engineCall('to_hex', [value])]);
+    const narrowNegative = {
+      BoolExpr: { boolop: 'AND_EXPR', args: [op('<', value, int(0)), typeIs(value, ['INTEGER', 'SMALLINT', 'TINYINT'])] },
+    };
+    return { CaseExpr: { args: [{ CaseWhen: { expr: narrowNegative, result: call('right', [hex, int(8)]) } }], defresult: hex } };
+  }
+  if ((name === 'encode' || name === 'decode') && args.length === 2) {
+    const [value, kind] = args;
+    const format = literalText(kind)?.toLowerCase();
+    if (name === 'encode' && format === 'hex') return call('lower', [call('hex', [value])]);
+    if (name === 'decode' && format === 'hex') return call('unhex', [value]);
+    if (name === 'decode' && format === 'base64') return call('from_base64', [value]);
+    if (name === 'encode' && format === 'base64' && !isVolatile(value)) {
+      // PostgreSQL breaks base64 lines after 76 characters (57 bytes); shorter values read alike.
+      const long = op('>', call('octet_length', [value]), int(57));
+      const failure = call('error', [
+        stringConst('encode(..., base64) of more than 57 bytes is not supported by vdb (PostgreSQL breaks its lines)'),
+      ]);
+      return { CaseExpr: { args: [{ CaseWhen: { expr: long, result: failure } }], defresult: call('to_base64', [value]) } };
+    }
+    throw notAsPostgres(
+      `${name}(..., ${format ? `'${format}'` : 'a format given by an expression'})`,
+      "Use 'hex', or 'base64' for short values.",
+    );
+  }
+  if (name === 'overlay' && (args.length === 3 || args.length === 4) && !isVolatile(args)) {
+    const [text, replacement, start, length = call('length', [replacement])] = args;
+    return call('concat', [call('left', [text, op('-', start, int(1))]), replacement, call('substr', [text, op('+', start, length)])]);
+  }
+  // The engine has functions of these names that mean something else: no other form reaches them.
+  if (TEXT_FUNCTIONS.has(name)) throw notAsPostgres(`${name} in this form`, 'See docs/sql.md for the forms vdb translates.');
+  return null;
+}
+
+const TEXT_FUNCTIONS = new Set(['format', 'quote_literal', 'to_hex', 'encode', 'decode', 'overlay']);
+
 /** Calls rewritten for PostgreSQL's meaning (null: as written). */
 function postgresCall(fc: Json): Json | null {
   if (written.has(fc)) return null;
@@ -541,6 +655,9 @@ function postgresCall(fc: Json): Json | null {
     written.add(series);
     return call('unnest', [{ FuncCall: series }]);
   }
+  const text = textFunction(name, args);
+  if (text) return text;
+  if (name === 'to_char' || name === 'to_date' || (name === 'to_timestamp' && args.length === 2)) return dateTimeCall(name, args);
   if (name === 'row_to_json' && args.some((arg) => isObject(arg) && isObject(arg.RowExpr))) {
     throw notAsPostgres(
       'row_to_json of a ROW(...) constructor',

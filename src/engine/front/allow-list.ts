@@ -22,8 +22,9 @@ export const SCALAR_FUNCTIONS = words(`
   ascii bit_length btrim char_length character_length chr concat concat_ws left length lower lpad ltrim md5
   octet_length position repeat replace reverse right rpad rtrim split_part starts_with strpos substr
   substring translate upper regexp_replace regexp_split_to_array string_to_array
+  format quote_literal to_hex encode decode overlay
   age date_part date_trunc extract isfinite make_date make_time make_timestamp make_timestamptz now
-  timezone to_timestamp transaction_timestamp
+  timezone to_timestamp transaction_timestamp to_char to_date
   array_append array_cat array_length array_position array_prepend array_to_string
   to_json row_to_json array_to_json json_array_length
   gen_random_uuid uuidv4 uuidv7

@@ -66,8 +66,8 @@ export const REFUSED_ENGINE_FUNCTIONS: ReadonlyArray<{ why: string; names: strin
   {
     why: 'it answers otherwise than PostgreSQL does, or is PostgreSQL syntax rather than a function (GREATEST, NULLIF, ROW)',
     names: `
-    cardinality date_add decode encode format generate_subscripts greatest json_each json_extract_path
-    json_extract_path_text json_tree least nullif range regexp_matches row sha256 split to_hex trim
+    cardinality date_add generate_subscripts greatest json_each json_extract_path
+    json_extract_path_text json_tree least nullif range regexp_matches row sha256 split trim
   `,
   },
   {
