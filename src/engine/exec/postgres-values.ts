@@ -1,0 +1,263 @@
+/**
+ * PostgreSQL's values in the engine: casts (exact numeric literals, text read as PostgreSQL
+ * reads it, varchar(n), arrays and booleans written as text) and values written as text the way
+ * PostgreSQL writes them. Used by engine-dialect.ts's rewrite.
+ */
+import { badRequest } from '../../errors.js';
+import { fieldNames, isObject, type Json } from '../front/ast.js';
+import {
+  asVarchar,
+  call,
+  int,
+  isVolatile,
+  literalText,
+  notAsPostgres,
+  op,
+  stringConst,
+  TYPE_NAMES_OF_FLOATS,
+  typeIs,
+  written,
+} from './syntax-nodes.js';
+
+/** The exact DECIMAL(p, s) of a number written as text, or null when it is not a plain number. */
+function decimalOf(text: string): { precision: number; scale: number } | null {
+  const match = /^\s*[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/.exec(text);
+  if (!match || (!match[1] && !match[2])) return null;
+  const exponent = Number(match[3] ?? 0);
+  const digits = `${match[1] ?? ''}${match[2] ?? ''}`;
+  const scale = Math.max(0, (match[2] ?? '').length - exponent);
+  const integerDigits = Math.max(0, digits.replace(/^0+/, '').length - (match[2] ?? '').length + exponent);
+  // At least one integer digit: the engine writes DECIMAL(5,5) as '.09561'.
+  return { precision: Math.max(1, integerDigits) + scale, scale };
+}
+
+export const typeNameOf = (typeName: unknown): string =>
+  isObject(typeName)
+    ? fieldNames(typeName.names)
+        .filter((part) => part !== 'pg_catalog')
+        .join('.')
+        .toLowerCase()
+    : '';
+
+/**
+ * Text the engine reads as another value than PostgreSQL does (dates in other orders, numbers
+ * with exponents as integers): only the forms both read alike pass, as literals and as text
+ * cast while the statement runs. The patterns are whole-text regular expressions of both sides.
+ */
+const TEXT_INPUT: Array<{ types: ReadonlySet<string>; pattern: RegExp; why: string; hint: string }> = [
+  {
+    types: new Set(['date', 'timestamp', 'timestamptz']),
+    pattern: /^\s*(\d{4,}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|[+-]\d{1,2}(:?\d{2})?)?|[+-]?infinity)\s*$/,
+    why: 'only ISO 8601 forms are read as PostgreSQL reads them',
+    hint: "write dates as 'YYYY-MM-DD', e.g. DATE '1999-01-08'.",
+  },
+  {
+    types: new Set(['time', 'timetz']),
+    pattern: /^\s*\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\s*(Z|[+-]\d{1,2}(:?\d{2})?)?\s*$/,
+    why: 'only ISO 8601 forms are read as PostgreSQL reads them',
+    hint: "write times as 'HH:MM:SS'.",
+  },
+  {
+    types: new Set(['int2', 'int4', 'int8']),
+    pattern: /^\s*[+-]?\d+\s*$/,
+    why: 'PostgreSQL reads only digits as an integer',
+    hint: 'cast to numeric first for other forms, e.g. CAST(CAST(x AS numeric(20, 0)) AS bigint).',
+  },
+];
+/** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
+export function checkedCast(cast: Json): Json | null {
+  const type = typeNameOf(cast.typeName);
+  const typmods = isObject(cast.typeName) ? cast.typeName.typmods : undefined;
+  const arrayBounds = isObject(cast.typeName) ? cast.typeName.arrayBounds : undefined;
+  const literal = literalText(cast.arg);
+  if (type === 'numeric' && !typmods && !arrayBounds) {
+    const exact = literal === null ? null : decimalOf(literal);
+    if (!exact || exact.precision > 38) {
+      throw notAsPostgres(
+        'numeric without precision and scale over an expression (the engine would round it to 3 decimals)',
+        'Give the precision and scale, e.g. CAST(x AS numeric(20, 6)), or cast to double precision.',
+      );
+    }
+    return {
+      TypeCast: {
+        ...cast,
+        typeName: { ...(cast.typeName as Json), typmods: [int(exact.precision), int(exact.scale)] },
+      },
+    };
+  }
+  if (arrayBounds && literal !== null && isObject(cast.arg) && isObject(cast.arg.A_Const) && isObject(cast.arg.A_Const.sval)) {
+    return arrayLiteral(literal, cast);
+  }
+  if (type === 'bpchar' && !arrayBounds) {
+    throw notAsPostgres('char(n) (PostgreSQL pads it with spaces and ignores them in comparisons)', 'Use varchar(n) or text.');
+  }
+  if (type === 'varchar' && Array.isArray(typmods) && typmods.length === 1 && !arrayBounds) {
+    // An explicit cast to varchar(n) cuts the text to n characters in PostgreSQL.
+    return { TypeCast: { arg: call('left', [asVarchar(cast.arg), typmods[0]]), typeName: cast.typeName } };
+  }
+  if (
+    type === 'bool' &&
+    literal !== null &&
+    !arrayBounds &&
+    isObject(cast.arg) &&
+    isObject(cast.arg.A_Const) &&
+    isObject(cast.arg.A_Const.sval)
+  ) {
+    const value = booleanOf(literal);
+    if (value === null) throw badRequest(`invalid input syntax for type boolean: "${literal}"`, 'Use true/false, yes/no, on/off or 1/0.');
+    return { TypeCast: { arg: stringConst(String(value)), typeName: cast.typeName } };
+  }
+  if (TEXT_TYPES.has(type) && !typmods && !arrayBounds && literal === null) {
+    const written = postgresText(cast.arg, 'true');
+    if (written) return { TypeCast: { arg: written, typeName: cast.typeName } };
+  }
+  const input = arrayBounds ? undefined : TEXT_INPUT.find((rule) => rule.types.has(type));
+  if (!input) return null;
+  const text = isObject(cast.arg) && isObject(cast.arg.A_Const) && isObject(cast.arg.A_Const.sval) ? literal : null;
+  if (text !== null) {
+    if (!input.pattern.test(text)) throw notAsPostgres(`The ${type} input '${text}' (${input.why})`, input.hint);
+    return null;
+  }
+  if (literal !== null || isVolatile(cast.arg)) return null;
+  // Text that reaches the cast while the statement runs is checked the same way, in the engine.
+  const wrong = {
+    BoolExpr: {
+      boolop: 'AND_EXPR',
+      args: [
+        typeIs(cast.arg, ['VARCHAR']),
+        { BoolExpr: { boolop: 'NOT_EXPR', args: [call('regexp_full_match', [asVarchar(cast.arg), stringConst(input.pattern.source)])] } },
+      ],
+    },
+  };
+  const failure = call('error', [stringConst(`${type} input not read as PostgreSQL reads it (${input.why}); ${input.hint}`)]);
+  const checked = { ...cast };
+  written.add(checked);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: wrong, result: failure } }], defresult: { TypeCast: checked } } };
+}
+
+/**
+ * `value` as text the way PostgreSQL writes it, where the engine writes it otherwise: floats
+ * without the engine's ".0" (2, not 2.0) and NaN/Infinity spelled out; bytea as \x hex;
+ * intervals with "mon(s)"; booleans as t/f where PostgreSQL uses the type's output (concat);
+ * arrays refused (PostgreSQL writes {1,2}). Decided
+ * by the value's type in the engine; null when `value` cannot be duplicated.
+ */
+export function postgresText(value: unknown, booleans: 'true' | 't'): Json | null {
+  if (isVolatile(value)) return null;
+  const float = { TypeCast: { arg: asVarchar(value), typeName: { names: [{ String: { sval: 'double' } }] } } };
+  const floatText = {
+    CaseExpr: {
+      args: [
+        { CaseWhen: { expr: call('isnan', [float]), result: stringConst('NaN') } },
+        { CaseWhen: { expr: op('=', float, stringConst('inf')), result: stringConst('Infinity') } },
+        { CaseWhen: { expr: op('=', float, stringConst('-inf')), result: stringConst('-Infinity') } },
+        {
+          CaseWhen: {
+            expr: {
+              BoolExpr: {
+                boolop: 'AND_EXPR',
+                args: [op('=', float, call('trunc', [float])), op('<', call('abs', [float]), { A_Const: { fval: { fval: '1e15' } } })],
+              },
+            },
+            result: asVarchar({ TypeCast: { arg: float, typeName: { names: [{ String: { sval: 'bigint' } }] } } }),
+          },
+        },
+      ],
+      defresult: asVarchar(float),
+    },
+  };
+  const cases: unknown[] = [
+    { CaseWhen: { expr: typeIs(value, TYPE_NAMES_OF_FLOATS), result: floatText } },
+    {
+      CaseWhen: {
+        expr: op('~~', call('typeof', [value]), stringConst('%[]')),
+        result: call('error', [
+          stringConst("arrays as text are not supported by vdb's engine (PostgreSQL writes them as {1,2}); use array_to_string"),
+        ]),
+      },
+    },
+  ];
+  // bytea in PostgreSQL's hex output; intervals with its month unit spelling (1 mon, 9 mons).
+  const bytes = { TypeCast: { arg: asVarchar(value), typeName: { names: [{ String: { sval: 'blob' } }] } } };
+  cases.push({ CaseWhen: { expr: typeIs(value, ['BLOB']), result: op('||', stringConst('\\x'), call('lower', [call('hex', [bytes])])) } });
+  const months = call('regexp_replace', [
+    call('replace', [
+      call('replace', [asVarchar(value), stringConst(' months'), stringConst(' mons')]),
+      stringConst(' month'),
+      stringConst(' mon'),
+    ]),
+    stringConst(INTERVAL_MINUS_ONE.pattern),
+    stringConst(INTERVAL_MINUS_ONE.replacement),
+    stringConst('g'),
+  ]);
+  cases.push({ CaseWhen: { expr: typeIs(value, ['INTERVAL']), result: months } });
+  if (booleans === 't') cases.push({ CaseWhen: { expr: typeIs(value, ['BOOLEAN']), result: call('left', [asVarchar(value), int(1)]) } });
+  return { CaseExpr: { args: cases, defresult: asVarchar(value) } };
+}
+
+const TEXT_TYPES = new Set(['text', 'varchar']);
+
+/** PostgreSQL writes a unit of -1 in the plural (-1 days); the engine in the singular. */
+const INTERVAL_MINUS_ONE = { pattern: '(^|\\s)-1 (year|mon|day)(\\s|$)', replacement: '\\1-1 \\2s\\3' };
+
+/**
+ * A one-dimensional array written as PostgreSQL text ('{1,2,NULL}', '{"a b",c}') as an ARRAY of
+ * casts of its elements; other forms (nested, with bounds) are refused.
+ */
+function arrayLiteral(text: string, cast: Json): Json {
+  const refuse = () =>
+    notAsPostgres(`The array input '${text}' in this form`, "Write a one-dimensional array such as '{1,2,3}', or ARRAY[1, 2, 3].");
+  const body = /^\s*\{(.*)\}\s*$/s.exec(text)?.[1];
+  if (body === undefined || /[{}]/.test(body)) throw refuse();
+  const elements: Array<string | null> = [];
+  const item = /\s*(?:"((?:[^"\\]|\\.)*)"|([^,"]*?))\s*(,|$)/gy;
+  if (body.trim() !== '') {
+    for (let match = item.exec(body); match; match = item.exec(body)) {
+      if (match[1] !== undefined) elements.push(match[1].replace(/\\(.)/g, '$1'));
+      else elements.push(match[2]!.toUpperCase() === 'NULL' ? null : match[2]!);
+      if (match[3] === '') break;
+    }
+    if (item.lastIndex !== body.length && item.lastIndex !== 0) throw refuse();
+  }
+  const typeName = cast.typeName as Json;
+  const elementType = { ...typeName, arrayBounds: undefined };
+  const items = elements.map((element) =>
+    element === null
+      ? { TypeCast: { arg: { A_Const: { isnull: true } }, typeName: elementType } }
+      : { TypeCast: { arg: stringConst(element), typeName: elementType } },
+  );
+  return { TypeCast: { arg: { A_ArrayExpr: items.length ? { elements: items } : {} }, typeName } };
+}
+
+/** PostgreSQL's boolean input: true/false, yes/no, on/off, 1/0 and unique prefixes, any case. */
+function booleanOf(text: string): boolean | null {
+  const word = text.trim().toLowerCase();
+  if (!word) return null;
+  if (word === '1' || ['true', 'yes'].some((w) => w.startsWith(word)) || (word.length > 1 && 'on'.startsWith(word))) return true;
+  if (word === '0' || ['false', 'no'].some((w) => w.startsWith(word)) || (word.length > 1 && 'off'.startsWith(word))) return false;
+  return null;
+}
+
+/** quote_literal's text: in quotes, quotes doubled; with backslashes, PostgreSQL's E'' form. */
+export function quotedLiteral(text: unknown): Json {
+  const doubled = call('replace', [text, stringConst("'"), stringConst("''")]);
+  const escaped = call('replace', [doubled, stringConst('\\'), stringConst('\\\\')]);
+  const hasBackslash = op('>', call('strpos', [text, stringConst('\\')]), int(0));
+  return {
+    CaseExpr: {
+      // || keeps a NULL NULL (concat would make it '').
+      args: [{ CaseWhen: { expr: hasBackslash, result: op('||', op('||', stringConst("E'"), escaped), stringConst("'")) } }],
+      defresult: op('||', op('||', stringConst("'"), doubled), stringConst("'")),
+    },
+  };
+}
+
+/** A value as format('%s') and quote_literal see it: PostgreSQL's text of the value. */
+export function textOf(value: unknown, booleans: 'true' | 't'): unknown {
+  if (isObject(value) && isObject(value.A_Const)) {
+    const constant = value.A_Const;
+    if (isObject(constant.boolval)) return stringConst(constant.boolval.boolval ? booleans : booleans === 't' ? 'f' : 'false');
+    return isObject(constant.sval) ? value : asVarchar(value);
+  }
+  return postgresText(value, booleans) ?? asVarchar(value);
+}
