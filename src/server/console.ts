@@ -57,6 +57,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
     // One route per built file, found now: no catch-all that could shadow an API path.
     wildcard: false,
     index: ['index.html'],
+    cacheControl: false,
     // Hashed asset names may be cached for good; index.html must be fetched again after an upgrade.
     setHeaders: (res, filePath) => {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);

@@ -1,0 +1,121 @@
+/** The console's pure logic: CSV, row counting, paging, EXPLAIN trees, source forms, tabs, charts. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { csvLine } from '../../web/src/lib/csv.js';
+import { countRows } from '../../web/src/lib/count.js';
+import { PagedRows } from '../../web/src/lib/pages.js';
+import { planTree } from '../../web/src/lib/explain.js';
+import { KINDS, missingFields, sourceSpec } from '../../web/src/lib/props.js';
+import { closeTab, loadTabs, saveTabs } from '../../web/src/lib/tabs.js';
+import { chartGeometry } from '../../web/src/lib/chart.js';
+import { cellText, count, isNumericColumn, rowText } from '../../web/src/lib/format.js';
+import { callProcedure } from '../../web/src/lib/sql.js';
+import { parseTypes } from '../../web/src/lib/api.js';
+
+describe('console: front-end logic', () => {
+  it('writes CSV as RFC 4180 does, NULL as an empty field', () => {
+    assert.equal(csvLine(['a', 'b,c', 'say "hi"', null, 1.5, true, { k: [1] }]), 'a,"b,c","say ""hi""",,1.5,true,"{""k"":[1]}"\r\n');
+    assert.equal(csvLine(['line\nbreak']), '"line\nbreak"\r\n');
+  });
+
+  it('finds a cursor row count with few reads', async () => {
+    for (const n of [1, 2, 499, 500, 501, 1000, 100_000, 1_000_003]) {
+      let reads = 0;
+      const found = await countRows(Math.min(n, 500), async (i) => (reads++, i < n));
+      assert.equal(found, n);
+      assert.ok(reads <= 2 * Math.log2(n) + 4, `${reads} reads for ${n}`);
+    }
+  });
+
+  it('loads pages once, on demand, and forgets the least recently used', async () => {
+    const loads: number[] = [];
+    const pages = new PagedRows(
+      async (offset, limit) => (loads.push(offset), Array.from({ length: limit }, (_, i) => [offset + i])),
+      10,
+      [[0]],
+      3,
+    );
+    await Promise.all([pages.ensure(10, 25), pages.ensure(20, 21)]);
+    assert.deepEqual(loads, [10, 20]);
+    assert.deepEqual(pages.get(25), [25]);
+    await pages.ensure(30, 39);
+    assert.equal(pages.loadedPages, 3);
+    assert.equal(pages.get(0), undefined, 'page 0 was the least recently used');
+  });
+
+  it('turns EXPLAIN rows into a tree under the engine step', () => {
+    const tree = planTree({
+      columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
+      types: [],
+      rows: [
+        [1, 'pg', 'source query', 'pg.t -> __vdb_rows_1', 'columns', 'SELECT a FROM t'],
+        [2, 'vdb engine', 'execute', 'statement over the source results', null, 'SELECT a FROM __vdb_rows_1'],
+      ],
+    });
+    assert.equal(tree.length, 1);
+    assert.equal(tree[0]!.operation, 'execute');
+    assert.equal(tree[0]!.children[0]!.sql, 'SELECT a FROM t');
+    assert.equal(tree[0]!.pushed, null);
+  });
+
+  it('builds a source description from a form, escaping property values', () => {
+    const pg = KINDS.find((k) => k.template === 'postgresql')!;
+    assert.deepEqual(missingFields(pg, { host: 'h' }), ['User']);
+    assert.deepEqual(
+      sourceSpec(' sales ', pg, { host: 'db', port: '5432', 'user-name': 'u', password: 'a,b=c', 'importer.schemaPattern': 'public' }),
+      {
+        name: 'sales',
+        template: 'postgresql',
+        connectionProps: 'host=db,port=5432,user-name=u',
+        modelProps: 'importer.schemaPattern=public',
+        encryptedProperties: 'password=a\\,b\\=c',
+      },
+    );
+  });
+
+  it('keeps tabs per user and always one open', () => {
+    const store = new Map<string, string>();
+    const kv = { getItem: (k: string) => store.get(k) ?? null, setItem: (k: string, v: string) => void store.set(k, v) };
+    const first = loadTabs(kv, 'ann');
+    assert.equal(first.tabs.length, 1);
+    const two = { tabs: [...first.tabs, { id: 'x', title: 'Query 2', sql: 'SELECT 2' }], active: 'x' };
+    saveTabs(kv, 'ann', two);
+    assert.deepEqual(loadTabs(kv, 'ann'), two);
+    assert.equal(loadTabs(kv, 'bob').tabs[0]!.sql, first.tabs[0]!.sql);
+    assert.equal(closeTab(two, 'x').active, first.tabs[0]!.id);
+    assert.equal(closeTab(closeTab(two, 'x'), first.tabs[0]!.id).tabs.length, 1);
+    store.set('vdb.console.tabs.ann', '{broken');
+    assert.equal(loadTabs(kv, 'ann').tabs.length, 1);
+  });
+
+  it('formats values, counts and SQL', () => {
+    assert.equal(cellText(null), 'NULL');
+    assert.equal(cellText({ a: 1 }), '{"a":1}');
+    assert.equal(rowText([1, null, 'a\tb']), '1\tNULL\ta b');
+    assert.equal(count(1234567), '1,234,567');
+    assert.equal(isNumericColumn('DECIMAL(10,2)', []), true);
+    assert.equal(isNumericColumn(undefined, [1, null, 2]), true);
+    assert.equal(isNumericColumn('VARCHAR', [1]), false);
+    assert.equal(callProcedure('addUser', "o'neil", 'pw'), "CALL SYSADMIN.addUser('o''neil', 'pw')");
+    assert.deepEqual(parseTypes('["INTEGER","DECIMAL(10,2)"]', 2), ['INTEGER', 'DECIMAL(10,2)']);
+    assert.deepEqual(parseTypes('["INTEGER"]', 2), []);
+    assert.deepEqual(parseTypes(null, 1), []);
+  });
+
+  it('charts negative and positive values around zero', () => {
+    const g = chartGeometry(
+      [
+        ['a', -2],
+        ['b', 4],
+        ['c', null],
+      ],
+      0,
+      1,
+    );
+    assert.equal(g.bars.length, 2);
+    assert.equal(g.min, -2);
+    assert.equal(g.max, 4);
+    assert.ok(g.bars[0]!.height > 0 && g.bars[1]!.height > g.bars[0]!.height);
+    assert.match(g.line, /^M[\d.]+,[\d.]+ L/);
+  });
+});

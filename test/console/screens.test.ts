@@ -1,0 +1,177 @@
+/** The console's other screens in a browser: sources, preferences and API keys, administration and invitations. */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { ADMIN_PASSWORD } from '../helpers/server.js';
+import { noBrowser, screenshot, signIn, startConsole, type ConsoleHarness } from './browser.js';
+
+describe('console: sources, preferences, administration', { skip: noBrowser }, () => {
+  let h: ConsoleHarness;
+  let page: Page;
+  before(async () => {
+    h = await startConsole();
+    ({ page } = await h.newPage());
+    page.on('dialog', (d) => void d.accept());
+    await signIn(page);
+  });
+  after(async () => h?.close());
+
+  it('adds a file source after testing the connection, browses and previews it', async () => {
+    const folder = path.join(h.server.dataDir, 'files', 'console_cities');
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, 'cities.csv'), 'name,country,population\nBerlin,DE,3850809\nParis,FR,2102650\nRome,IT,\n');
+    await page.getByRole('link', { name: 'Sources' }).click();
+    await page.getByTestId('add-source').click();
+    await page.getByLabel('Name', { exact: true }).fill('cities');
+    await page.getByLabel('Kind').selectOption('file');
+    await page.getByLabel('Folder *').fill(folder);
+    await page.getByTestId('test-connection').click();
+    await page.getByTestId('test-status').filter({ hasText: 'Connection works: 1 table(s) found.' }).waitFor();
+    await page.getByTestId('save-source').click();
+    await page.getByText('Source cities added.').waitFor();
+    const row = page.locator('tr[data-source="cities"]');
+    await row.getByText('reachable').waitFor();
+    // The test connection left no source behind.
+    assert.equal(await page.locator('tr[data-source^="console_test_"]').count(), 0);
+    await row.getByRole('button', { name: 'cities', exact: true }).click();
+    await page.getByRole('list', { name: 'Tables' }).getByRole('button', { name: 'cities' }).click();
+    const columns = page.locator('table', { has: page.locator('caption', { hasText: 'Columns' }) });
+    await columns.waitFor();
+    assert.match(await columns.innerText(), /population\s+BIGINT/);
+    await page.getByTestId('preview').click();
+    const preview = page.locator('table', { has: page.locator('caption', { hasText: 'First 3 rows' }) });
+    await preview.waitFor();
+    assert.match(await preview.innerText(), /Berlin\s+DE\s+3850809/);
+    assert.match(await preview.innerText(), /Rome\s+IT\s+NULL/);
+    await screenshot(page, 'sources');
+  });
+
+  it('shows the API error of a source that cannot be added', async () => {
+    await page.getByLabel('Name', { exact: true }).waitFor({ state: 'detached' });
+    await page.getByTestId('add-source').click();
+    await page.getByLabel('Name', { exact: true }).fill('nowhere');
+    await page.getByLabel('Kind').selectOption('file');
+    await page.getByLabel('Folder *').fill(path.join(h.server.dataDir, 'files', 'missing'));
+    await page.getByTestId('test-connection').click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.match(await alert.innerText(), /Data source unavailable/);
+    await page.getByTestId('add-source').click();
+  });
+
+  it('switches REST on; the copied link works with fetch', async () => {
+    await page.getByRole('link', { name: 'Preferences' }).click();
+    const rest = page.getByTestId('rest-switch');
+    await rest.waitFor();
+    assert.equal(await rest.isChecked(), false);
+    await rest.check();
+    await page.getByText('The hosted link is on').waitFor();
+    await page.getByTestId('copy-link').click();
+    const link = await page.evaluate(() => navigator.clipboard.readText());
+    assert.match(link, /^http:\/\/127\.0\.0\.1:\d+\/[\w-]+\/rest$/);
+    const user = await page.getByTestId('db-username').inputValue();
+    const res = await fetch(`${link}/api/query`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Basic ${Buffer.from(`${user}:${ADMIN_PASSWORD}`).toString('base64')}`,
+      },
+      body: JSON.stringify({ sql: 'SELECT 40 + 2 AS answer' }),
+    });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), [[42]]);
+  });
+
+  it('creates an API key, shown once, and revokes it', async () => {
+    await page.getByTestId('key-name').fill('reporting');
+    await page.getByTestId('create-key').click();
+    const key = await page.getByLabel('New API key').inputValue();
+    assert.match(key, /^vdb_[0-9a-f]{16}_/);
+    await screenshot(page, 'preferences');
+    const use = () => fetch(`${h.server.url}/rest/api/status/`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal((await use()).status, 200);
+    await page.getByRole('button', { name: 'Done' }).click();
+    assert.equal(await page.getByLabel('New API key').count(), 0);
+    await page.getByRole('button', { name: 'Revoke reporting' }).click();
+    await page.getByRole('button', { name: 'Revoke reporting' }).waitFor({ state: 'detached' });
+    assert.equal((await use()).status, 401);
+  });
+
+  it('invites a user; the invited person accepts and signs in, and sees no administration', async () => {
+    await page.getByRole('link', { name: 'Administration' }).click();
+    await page.getByTestId('invite-name').fill('erin');
+    await page.getByTestId('invite').click();
+    const link = await page.getByTestId('invite-link').inputValue();
+    assert.match(link, /#\/invite\//);
+    await screenshot(page, 'administration');
+
+    const { page: erin } = await h.newPage();
+    await erin.goto(link);
+    await erin.getByLabel('Password', { exact: true }).fill('erin-pass-1');
+    await erin.getByLabel('Repeat password').fill('erin-pass-1');
+    await erin.getByRole('button', { name: 'Create my user' }).click();
+    await erin.getByText('Welcome, erin').waitFor();
+    await erin.getByTestId('to-signin').click();
+    assert.equal(await erin.getByLabel('Username').inputValue(), 'erin');
+    await signIn(erin, 'erin', 'erin-pass-1');
+    await erin.getByRole('link', { name: 'Preferences' }).waitFor();
+    assert.equal(await erin.getByRole('link', { name: 'Administration' }).count(), 0);
+    await erin.goto(`${h.server.url}/#/admin`);
+    await erin.getByTestId('sql-editor').waitFor();
+    assert.equal(await erin.getByRole('heading', { name: 'Administration' }).count(), 0);
+
+    // The admin sees erin, and the audit log has the acceptance.
+    await page.getByRole('tab', { name: 'Users' }).click();
+    await page
+      .locator('td', { hasText: /^erin$/ })
+      .first()
+      .waitFor({ timeout: 5000 })
+      .catch(async () => {
+        await page.reload();
+        await page
+          .locator('td', { hasText: /^erin$/ })
+          .first()
+          .waitFor();
+      });
+    await page.getByRole('tab', { name: 'Audit log' }).click();
+    await page.locator('td', { hasText: 'accept invitation' }).first().waitFor();
+  });
+
+  it('sets a permission with a row condition', async () => {
+    await page.getByRole('tab', { name: 'Roles' }).click();
+    await page.getByLabel('Name').fill('readers');
+    await page.getByRole('button', { name: 'Add role' }).click();
+    await page.getByText('Role readers added.').waitFor();
+    await page.getByRole('tab', { name: 'Permissions' }).click();
+    await page.getByLabel('Role').fill('readers');
+    await page.getByLabel('Resource').fill('cities.cities');
+    await page.getByLabel('Letters').fill('R');
+    await page.getByLabel('Row condition').fill("country = 'DE'");
+    await page.getByRole('button', { name: 'Set', exact: true }).click();
+    await page.getByText('Permissions of readers on cities.cities set.').waitFor();
+    const entry = page.locator('tr', { hasText: "country = 'DE'" });
+    await entry.waitFor();
+    assert.match(await entry.innerText(), /readers\s+cities\.cities\s+R\s+country = 'DE'/);
+  });
+
+  it('tells an external-identity user why the console refuses them', async () => {
+    await h.server.request('/rest/api/query', { body: { sql: "CALL SYSADMIN.addExternalUser('dan', 'azure-ad')" } });
+    const { page: dan } = await h.newPage();
+    await dan.getByLabel('Username').fill('dan');
+    await dan.getByLabel('Password').fill('whatever-1');
+    await dan.getByRole('button', { name: 'Sign in' }).click();
+    const alert = dan.getByRole('alert');
+    await alert.waitFor();
+    assert.match(await alert.innerText(), /Login failed[\s\S]*external identity provider[\s\S]*REST interface does not support/);
+  });
+
+  it('fits a narrow window', async () => {
+    const { page: narrow } = await h.newPage({ width: 390, height: 800 });
+    await signIn(narrow);
+    const overflow = await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 1, `page is ${overflow}px wider than the window`);
+    await screenshot(narrow, 'narrow');
+  });
+});
