@@ -289,7 +289,7 @@ test('a source that is down cannot be added: 503 naming the source, nothing kept
   });
   await assert.rejects(attempt, (err) => assertApiError(err, 503, 'pg_down'));
   assert.equal(server.services.registry.findSource('pg_down'), undefined);
-  const body = await expectError(await query('SELECT 1 FROM pg_down.x'), 404, 'unknown schema');
+  const body = await expectError(await query('SELECT 1 FROM pg_down.x'), 400, 'unknown schema');
   assert.match(body.description, /pg_down/);
 });
 

@@ -213,7 +213,7 @@ describe('creating and reading views', () => {
   });
 
   test('a SELECT that fails stores nothing', async () => {
-    await fails(admin, 'CREATE VIEW views.broken AS SELECT * FROM pg.nosuch', 404);
+    await fails(admin, 'CREATE VIEW views.broken AS SELECT * FROM pg.nosuch', 400);
     await fails(admin, 'CREATE VIEW views.broken AS SELECT nosuch FROM pg.items', 400);
     await fails(admin, 'CREATE VIEW views.broken AS SELEC 1', 400);
     assert.deepEqual(await views('views'), ['cheap', 'labels']);
@@ -257,7 +257,7 @@ describe('where views may live', () => {
     assert.ok(!(await schemaNames()).includes('scratch'));
     assert.ok(!(await restSchemas()).includes('scratch'));
     await assertApiError(await admin('/rest/api/source/scratch'), 404, 'the schema is gone');
-    await fails(admin, 'SELECT * FROM scratch.one', 404);
+    await fails(admin, 'SELECT * FROM scratch.one', 400);
   });
 });
 
@@ -301,12 +301,12 @@ describe('views over views', () => {
     assert.deepEqual(await rows(admin, 'SELECT fruit FROM views.fruit_names ORDER BY 1'), [['APPLE'], ['AVOCADO']]);
   });
 
-  test('DROP VIEW: 409 while another view reads it; IF EXISTS; 404 and 400', async () => {
+  test('DROP VIEW: 409 while another view reads it; IF EXISTS; unknown views and bad names 400', async () => {
     const conflict = await fails(admin, 'DROP VIEW views.fruit', 409);
     assert.match(conflict.description, /views\.fruit_names/);
     const base = await fails(admin, 'DROP VIEW views.cheap', 409);
     assert.match(base.description, /views\.fruit\b/);
-    await fails(admin, 'DROP VIEW views.nosuch', 404);
+    await fails(admin, 'DROP VIEW views.nosuch', 400);
     assert.deepEqual(await rows(admin, 'DROP VIEW IF EXISTS views.nosuch'), []);
     await fails(admin, 'DROP VIEW nosuch', 400);
     await rows(admin, 'CREATE VIEW views.temp AS SELECT 1 AS n');
@@ -318,8 +318,8 @@ describe('views over views', () => {
     await rows(admin, 'CREATE VIEW several.a AS SELECT 1 AS n');
     await rows(admin, 'CREATE VIEW several.b AS SELECT n FROM several.a');
     await rows(admin, 'CREATE VIEW several.c AS SELECT 2 AS n');
-    // An unknown view in the list: 404, and the statement should have no effect.
-    await fails(admin, 'DROP VIEW several.c, several.nosuch', 404);
+    // An unknown view in the list: 400, and the statement should have no effect.
+    await fails(admin, 'DROP VIEW several.c, several.nosuch', 400);
     const afterFailure = await views('several');
     await rows(admin, 'DROP VIEW IF EXISTS several.c, several.nosuch');
     assert.deepEqual(await views('several'), ['a', 'b']);
@@ -329,7 +329,7 @@ describe('views over views', () => {
     ]);
     assert.deepEqual(await views('several'), []);
     assert.ok(!(await schemaNames()).includes('several'));
-    assert.deepEqual(afterFailure, ['a', 'b', 'c'], 'a DROP VIEW that failed (404) dropped nothing');
+    assert.deepEqual(afterFailure, ['a', 'b', 'c'], 'a DROP VIEW that failed (400) dropped nothing');
   });
 });
 

@@ -166,7 +166,7 @@ after(async () => vdb?.close());
 // ---------------------------------------------------------------------------------------------
 
 /** What one user must get: 200 (with these rows where given) or an error status and description. */
-type Outcome = { status: 200; rows?: unknown[] } | { status: 403 | 404; description: string | RegExp };
+type Outcome = { status: 200; rows?: unknown[] } | { status: 400 | 403; description: string | RegExp };
 
 const ok = (rows?: unknown[]): Outcome => ({ status: 200, rows });
 const no =
@@ -179,7 +179,7 @@ const readOnlySystemTable = (table: string): Outcome => ({
 });
 /** The parser lower-cases unquoted names, so the message may spell the name in lower case. */
 const noProcedure = (name: string): Outcome => ({
-  status: 404,
+  status: 400,
   description: new RegExp(`^Procedure "${name.replace('.', '\\.')}" does not exist\\.$`, 'i'),
 });
 
@@ -471,18 +471,18 @@ describe('SYSADMIN.setPermissions', () => {
     assert.deepEqual(await entriesOf('sp'), []);
   });
 
-  test('an unknown role is 404, the admin role 400', async () => {
-    const unknown = await assertApiError(await call("'no_such_role', 'shop', 'R'"), 404, 'unknown role');
-    assert.equal(unknown.title, 'Unknown role');
+  test('an unknown role and the admin role are 400', async () => {
+    const unknown = await assertApiError(await call("'no_such_role', 'shop', 'R'"), 400, 'unknown role');
+    assert.equal(unknown.title, 'Invalid query');
     assert.match(unknown.description, /no_such_role/);
     const adminRole = await assertApiError(await call("'admin', 'shop', 'R'"), 400, 'admin role');
     assert.match(adminRole.description, /admin role/);
     assert.deepEqual(await vdb.admin(`SELECT count(*) FROM SYSADMIN.Permissions WHERE "RoleName" IN ('admin', 'no_such_role')`), [[0]]);
   });
 
-  test('an unknown schema, table, column or procedure is 404', async () => {
+  test('an unknown schema, table, column or procedure is 400', async () => {
     for (const resource of ['nowhere', 'nowhere.customers', 'shop.nothing', 'shop.customers.nothing', 'SYSADMIN.noSuchProcedure']) {
-      await assertApiError(await call(`'sp', ${lit(resource)}, 'R'`), 404, resource);
+      await assertApiError(await call(`'sp', ${lit(resource)}, 'R'`), 400, resource);
     }
     assert.deepEqual(await entriesOf('sp'), []);
   });
@@ -525,7 +525,7 @@ describe('SYSADMIN.setPermissions', () => {
   test('a condition may read other tables, which must exist and not be views', async () => {
     await assertApiError(
       await call("'sp', 'shop.customers', 'R', 'id IN (SELECT customer_id FROM shop.nosuch)'"),
-      404,
+      400,
       'unknown table in a condition',
     );
     await vdb.admin('CREATE VIEW condviews.de AS SELECT id FROM shop.customers');
@@ -1463,16 +1463,17 @@ describe('entries go with their object (own server)', () => {
 
 // Uses the users of the blocks above (custonly: READ on shop.customers only).
 describe('source listing and source endpoints', () => {
-  test('GET /rest/api/source lists the system schemas and the sources the user sees', async () => {
-    assert.deepEqual(await sourceList(vdb, 'nobody'), SYSTEM_SCHEMAS);
-    assert.deepEqual(await sourceList(vdb, 'reader'), [...SYSTEM_SCHEMAS, 'shop']);
-    assert.deepEqual(await sourceList(vdb, 'writer'), [...SYSTEM_SCHEMAS, 'shop']);
-    assert.deepEqual(await sourceList(vdb, 'executor'), [...SYSTEM_SCHEMAS, 'shop']);
+  test('GET /rest/api/source lists the sources the user sees (the system schemas are not sources)', async () => {
+    assert.deepEqual(await sourceList(vdb, 'nobody'), []);
+    assert.deepEqual(await sourceList(vdb, 'reader'), ['shop']);
+    assert.deepEqual(await sourceList(vdb, 'writer'), ['shop']);
+    assert.deepEqual(await sourceList(vdb, 'executor'), ['shop']);
     const adminList = await sourceList(vdb, 'admin');
     assert.ok(
-      ['SYS', 'SYSADMIN', 'SYSLOG', 'shop', 'files'].every((name) => adminList.includes(name)),
+      ['shop', 'files'].every((name) => adminList.includes(name)),
       adminList.join(),
     );
+    assert.ok(!adminList.some((name) => SYSTEM_SCHEMAS.includes(name)), adminList.join());
   });
 
   test('GET /rest/api/source/{s}: 403 for a schema the user sees nothing of; only readable tables', async () => {
@@ -1572,7 +1573,7 @@ describe('views', () => {
     const q = `SELECT count(*) FROM SYS.Tables WHERE "SchemaName" = 'pv' AND "Name" = 'people'`;
     assert.deepEqual(await vdb.rows('view_reader', q), [[1]]);
     assert.deepEqual(await vdb.rows('reader', q), [[0]]);
-    assert.deepEqual(await sourceList(vdb, 'view_reader'), [...SYSTEM_SCHEMAS, 'pv']);
+    assert.deepEqual(await sourceList(vdb, 'view_reader'), ['pv']);
   });
 
   test('a read-only API key cannot create or drop a view, even an administrator’s', async () => {

@@ -68,7 +68,7 @@ test('removing a user voids their credentials, tokens, link and cursors', async 
   assert.equal((await withToken(token)).status, 401);
   const basic = await server.request('/rest/api/status', { headers: { authorization: auth } });
   assert.equal(basic.status, 401);
-  assert.equal((await sql("CALL SYSADMIN.removeUser('dave')")).status, 404);
+  assert.equal((await sql("CALL SYSADMIN.removeUser('dave')")).status, 400);
   assert.equal((await sql("CALL SYSADMIN.removeUser('admin')")).status, 400, 'nobody removes themselves');
 });
 
@@ -106,7 +106,7 @@ test('roles: added, given to users (admin makes another administrator), listed, 
   assert.equal((await sql("CALL SYSADMIN.addRole('analyst')")).status, 400);
   await sql("CALL SYSADMIN.addUser('hank', 'hank-password')");
   assert.deepEqual((await sql("CALL SYSADMIN.addUserRole('analyst', 'hank')")).body, [['analyst', 'hank', 'granted']]);
-  assert.equal((await sql("CALL SYSADMIN.addUserRole('nosuch', 'hank')")).status, 404);
+  assert.equal((await sql("CALL SYSADMIN.addUserRole('nosuch', 'hank')")).status, 400);
   // The admin role makes an administrator: hank may now manage users.
   assert.equal((await sql("CALL SYSADMIN.addRole('x_role')", server.basic('hank', 'hank-password'))).status, 403);
   await sql("CALL SYSADMIN.addUserRole('admin', 'hank')");
