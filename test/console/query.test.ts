@@ -117,12 +117,16 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
   it('explains a statement as a tree with the SQL each step runs', async () => {
     await setSql(
       page,
-      'SELECT t."Name", count(*) FROM SYS.Tables t JOIN SYS.Columns c ON c."TableName" = t."Name" WHERE t."SchemaName" = \'SYS\' GROUP BY 1',
+      "SELECT r.region, count(*) AS orders, round(sum(o.amount), 2) AS revenue FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id JOIN files.regions r ON r.country_code = c.country WHERE o.status <> 'cancelled' GROUP BY r.region ORDER BY revenue DESC",
     );
+    await page.keyboard.press('Escape'); // the completion list
     await page.keyboard.press('Control+Shift+Enter');
     const plan = page.getByTestId('plan');
     await plan.waitFor();
-    assert.match(await plan.innerText(), /vdb engine · execute/);
+    const text = await plan.innerText();
+    assert.match(text, /vdb engine · execute/);
+    // The SQL that the SQLite source receives is shown under the engine's step.
+    assert.match(text, /shop · source query/);
     assert.ok((await plan.locator('pre.sql').count()) >= 1);
     await screenshot(page, 'explain');
   });
