@@ -62,6 +62,10 @@ export interface Config {
   tls: { certFile: string; keyFile: string } | null;
   /** Push projections and conditions down to the sources; off reads whole tables (for diagnosis). */
   pushdown: boolean;
+  /** Serve GET /metrics on this port of its own instead of the main port (null: the main port). */
+  metricsPort: number | null;
+  /** On SIGTERM: how long running statements may finish before they are cancelled at their sources. */
+  shutdownGraceMs: number;
   /**
    * Data sources to create at start when the catalog lacks them (the body of POST
    * /rest/api/source). String values may use ${env:NAME} to take a secret from the environment.
@@ -139,12 +143,20 @@ function validate(config: Config): void {
   for (const [name, value] of [
     ['queryTimeoutMs', config.queryTimeoutMs],
     ['connectTimeoutMs', config.connectTimeoutMs],
+    ['shutdownGraceMs', config.shutdownGraceMs],
   ] as const) {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) {
       throw new Error(`configuration ${name} must be an integer from 1 to ${MAX_TIMER_MS}, got ${JSON.stringify(value)}`);
     }
   }
   if (config.port > 65535) throw new Error(`configuration port must be at most 65535, got ${config.port}`);
+  const metricsPort = config.metricsPort;
+  if (
+    metricsPort !== null &&
+    (typeof metricsPort !== 'number' || !Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)
+  ) {
+    throw new Error(`configuration metricsPort must be a port from 0 to 65535 or null, got ${JSON.stringify(metricsPort)}`);
+  }
   for (const [name, value] of [
     ['host', config.host],
     ['vdbName', config.vdbName],
@@ -196,6 +208,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     engineMemoryLimit: env.VDB_ENGINE_MEMORY_LIMIT,
     logLevel: env.VDB_LOG_LEVEL,
     pushdown: bool(env.VDB_PUSHDOWN),
+    metricsPort: int(env.VDB_METRICS_PORT, 'VDB_METRICS_PORT'),
+    shutdownGraceMs: int(env.VDB_SHUTDOWN_GRACE_MS, 'VDB_SHUTDOWN_GRACE_MS'),
   });
   const pagingEnv = defined({
     defaultLimit: int(env.VDB_PAGE_DEFAULT_LIMIT, 'VDB_PAGE_DEFAULT_LIMIT'),
@@ -228,6 +242,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     engineMemoryLimit: merged.engineMemoryLimit ?? null,
     logLevel: merged.logLevel ?? 'info',
     pushdown: merged.pushdown ?? true,
+    metricsPort: merged.metricsPort ?? null,
+    shutdownGraceMs: merged.shutdownGraceMs ?? 10_000,
     tls: env.VDB_TLS_CERT || env.VDB_TLS_KEY ? { certFile: env.VDB_TLS_CERT ?? '', keyFile: env.VDB_TLS_KEY ?? '' } : (merged.tls ?? null),
     dependentJoin: {
       maxKeys: 100_000,

@@ -16,6 +16,8 @@ import { Engine } from './engine/engine.js';
 import { initParser } from './engine/front/parse.js';
 import { QueryLog } from './catalog/query-log.js';
 import { CURSOR_SCHEMA, CursorStore } from './results/cursors.js';
+import { Lifecycle } from './operations/lifecycle.js';
+import { Metrics } from './operations/metrics.js';
 import { openSecret, sealSecret } from './security/secret-box.js';
 import { loadOrCreateServerSecrets } from './security/server-secrets.js';
 import { rotateExposedSecrets } from './security/rotation.js';
@@ -36,6 +38,10 @@ export interface Services {
   cursors: CursorStore;
   queryLog: QueryLog;
   auditLog: AuditLog;
+  /** Prometheus metrics (GET /metrics). */
+  metrics: Metrics;
+  /** Stopping or not, and the statements in flight (graceful shutdown). */
+  lifecycle: Lifecycle;
   throttle: SignInThrottle;
   apiKeys: ApiKeyService;
   invites: InviteService;
@@ -79,7 +85,14 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     memoryLimit: config.engineMemoryLimit,
   });
   const auditLog = new AuditLog(config.queryLog.maxEntries);
-  const queryLog = new QueryLog({ maxEntries: config.queryLog.maxEntries, maxAgeMs: config.queryLog.maxAgeMs });
+  // Counted as they are recorded; the cursors' gauges are read when scraped.
+  let cursorStats = () => ({ count: 0, rows: 0 });
+  const metrics = new Metrics({ cursors: () => cursorStats() });
+  const queryLog = new QueryLog({
+    maxEntries: config.queryLog.maxEntries,
+    maxAgeMs: config.queryLog.maxAgeMs,
+    onRecord: (entry) => metrics.observeStatement(entry, entry.sources ?? []),
+  });
   const registry = new SourceRegistry(
     store,
     runtime,
@@ -126,6 +139,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     idleMs: config.pagination.cursorIdleMs,
     maxCursors: config.pagination.maxCursors,
   });
+  cursorStats = () => cursors.stats();
   return {
     config,
     version: appVersion(),
@@ -142,6 +156,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     cursors,
     queryLog,
     auditLog,
+    metrics,
+    lifecycle: new Lifecycle(),
     throttle: new SignInThrottle(config.throttle),
     apiKeys: new ApiKeyService(store),
     invites,

@@ -20,11 +20,15 @@ export interface QueryLogEntry {
    * may not see (keys of a dependent join), so SYSLOG.QueryLog shows them to administrators only.
    */
   narrowed?: boolean;
+  /** The sources the statement asked (for the metrics). */
+  sources?: string[];
 }
 
 export interface QueryLogOptions {
   maxEntries: number;
   maxAgeMs: number;
+  /** Told of every statement recorded (the metrics count them). */
+  onRecord?: (entry: QueryLogEntry) => void;
 }
 
 export class QueryLog {
@@ -43,15 +47,17 @@ export class QueryLog {
     return (outcome) => {
       if (recorded) return;
       recorded = true;
-      this.entries.push({
+      const entry: QueryLogEntry = {
         id: this.nextId++,
         user,
         statement: redactSecrets(statement),
         start: new Date(started).toISOString(),
         durationMs: this.now() - started,
         ...outcome,
-      });
+      };
+      this.entries.push(entry);
       this.trim();
+      this.options.onRecord?.(entry);
     };
   }
 

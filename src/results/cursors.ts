@@ -57,6 +57,13 @@ export class CursorStore {
     return this.cursors.size;
   }
 
+  /** Open cursors and the rows they hold (for the metrics). */
+  stats(): { count: number; rows: number } {
+    let rows = 0;
+    for (const cursor of this.cursors.values()) rows += cursor.rowCount;
+    return { count: this.cursors.size, rows };
+  }
+
   /** Materialises the execution's whole result as a new cursor of `owner`. */
   async create(execution: MaterializableResult, owner: string, resource: string): Promise<Cursor> {
     const id = randomBytes(16).toString('hex');

@@ -14,6 +14,7 @@ import { preferencesRoutes } from './routes/preferences.js';
 import { queryRoutes } from './routes/query.js';
 import { sourceRoutes } from './routes/source.js';
 import { statusRoutes } from './routes/status.js';
+import { healthRoutes, metricsRoutes } from './routes/operations.js';
 import { badRequest } from '../errors.js';
 import { consoleRoutes } from './console.js';
 
@@ -95,6 +96,16 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     (request as { params: unknown }).params = link ? { linkToken: link } : {};
     return authenticate(request, services);
   });
+  // While stopping, each answer ends its connection, so that closing the server waits for nothing more.
+  app.addHook('onSend', async (_request, reply) => {
+    if (services.lifecycle.stopping) reply.header('connection', 'close');
+  });
+  // Requests by route pattern (never the raw path: a hosted link token is a credential).
+  app.addHook('onResponse', async (request, reply) => {
+    services.metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+  });
+  healthRoutes(app, services);
+  if (services.config.metricsPort === null) metricsRoutes(app, services);
   // In a plugin of its own, so that it is registered after swagger, which describes it.
   void app.register(async (instance) => loginRoutes(instance, services));
 

@@ -27,8 +27,12 @@ function setWarnings(reply: FastifyReply, warnings: readonly string[]): void {
 const setColumnTypes = (reply: FastifyReply, columns: readonly ResultColumn[]) =>
   reply.header('SQL-Column-Types', headerText(JSON.stringify(columns.map((c) => c.type.toString()))));
 
-const sourceQueriesText = (execution?: Execution) =>
-  execution && execution.sourceQueries.length > 0 ? execution.sourceQueries.map((q) => `${q.source}: ${q.sql}`).join('\n') : null;
+/** What the query log keeps of the sources' queries: their text, and which sources were asked. */
+const sourceQueriesOf = (execution?: Execution) => ({
+  sourceQueries:
+    execution && execution.sourceQueries.length > 0 ? execution.sourceQueries.map((q) => `${q.source}: ${q.sql}`).join('\n') : null,
+  sources: execution?.sourceQueries.map((q) => q.source) ?? [],
+});
 
 /** The resource a cursor belongs to: the path after any hosted-link prefix, without query. */
 const resourceOf = (request: FastifyRequest) => (request.url.split('?')[0] ?? '').replace(/^.*?(\/rest\/api\/)/, '$1').replace(/\/+$/, '');
@@ -99,6 +103,7 @@ export async function sendResult(
   if (params.pagination && params.limit === 0) throw badRequest('With pagination, "limit" must be at least 1.', null, 'Invalid parameter');
 
   const cancel = new AbortController();
+  const finished = services.lifecycle.begin(cancel);
   const timer = setTimeout(() => cancel.abort(timeoutError(params.timeoutMs)), params.timeoutMs);
   const onClose = () => {
     if (!reply.raw.writableFinished) cancel.abort(new ApiError(499, 'Client closed request', 'The client went away.'));
@@ -107,6 +112,7 @@ export async function sendResult(
   const done = () => {
     clearTimeout(timer);
     reply.raw.off('close', onClose);
+    finished();
   };
 
   const failed = (err: unknown, execution?: Execution) => {
@@ -115,7 +121,7 @@ export async function sendResult(
       rows: null,
       status: cancelled ? 'cancelled' : 'error',
       error: err instanceof ApiError ? err.description : err instanceof Error ? err.message : String(err),
-      sourceQueries: sourceQueriesText(execution),
+      ...sourceQueriesOf(execution),
       narrowed: execution?.narrowed,
     });
   };
@@ -147,7 +153,7 @@ export async function sendResult(
         rows: cursor.rowCount,
         status: 'ok',
         error: null,
-        sourceQueries: sourceQueriesText(execution),
+        ...sourceQueriesOf(execution),
         narrowed: execution.narrowed,
       });
     } catch (err) {
@@ -174,7 +180,7 @@ export async function sendResult(
   let error: unknown = null;
   const finish = () => {
     if (error === null && !cancel.signal.aborted)
-      record({ rows: sent, status: 'ok', error: null, sourceQueries: sourceQueriesText(execution), narrowed: execution.narrowed });
+      record({ rows: sent, status: 'ok', error: null, ...sourceQueriesOf(execution), narrowed: execution.narrowed });
     else failed(error ?? cancel.signal.reason, execution);
     execution.close();
     done();

@@ -1,10 +1,36 @@
-/** Starts the HTTP server: services, app, listen, and a clean shutdown on SIGINT/SIGTERM. */
+/**
+ * Starts the HTTP server: services, app, listen (and the metrics port when configured), and a
+ * graceful shutdown on SIGINT/SIGTERM: readiness turns false, new statements are refused,
+ * running ones get `shutdownGraceMs` to finish and are then cancelled at their sources.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { loadConfig, type ConfigOverrides } from '../config.js';
-import { createServices } from '../services.js';
+import { createServices, type Services } from '../services.js';
 import { buildApp } from './app.js';
+import { metricsRoutes } from './routes/operations.js';
 
-export async function startServer(overrides: ConfigOverrides = {}): Promise<{ url: string; stop: () => Promise<void> }> {
+export interface RunningServer {
+  url: string;
+  /** Where GET /metrics answers when `metricsPort` is set. */
+  metricsUrl: string | null;
+  stop: () => Promise<void>;
+}
+
+/** Stops taking statements, lets running ones finish within the grace period, then cancels them. */
+export async function shutDown(services: Services, servers: readonly FastifyInstance[]): Promise<void> {
+  services.lifecycle.beginStopping();
+  const deadline = setTimeout(() => services.lifecycle.cancelRunning(), services.config.shutdownGraceMs);
+  try {
+    // Stops accepting connections and waits for the requests under way.
+    await Promise.all(servers.map((server) => server.close()));
+  } finally {
+    clearTimeout(deadline);
+  }
+  await services.close();
+}
+
+export async function startServer(overrides: ConfigOverrides = {}): Promise<RunningServer> {
   const config = loadConfig(process.env, overrides);
   const log = pino({ level: config.logLevel });
   const services = await createServices(config, log);
@@ -17,14 +43,24 @@ export async function startServer(overrides: ConfigOverrides = {}): Promise<{ ur
   }
   const app = buildApp(services);
   const url = await app.listen({ host: config.host, port: config.port });
+  const servers: FastifyInstance[] = [app];
+  let metricsUrl: string | null = null;
+  if (config.metricsPort !== null) {
+    const metricsApp = Fastify({ logger: false });
+    metricsRoutes(metricsApp, services);
+    metricsUrl = await metricsApp.listen({ host: config.host, port: config.metricsPort });
+    servers.push(metricsApp);
+  }
   let stopping: Promise<void> | null = null;
   const stop = () => {
-    stopping ??= (async () => {
-      await app.close();
-      await services.close();
-    })();
+    stopping ??= shutDown(services, servers);
     return stopping;
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop().then(() => process.exit(0)));
-  return { url, stop };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log.info({ signal, running: services.lifecycle.inFlight, graceMs: config.shutdownGraceMs }, 'shutting down');
+      void stop().then(() => process.exit(0));
+    });
+  }
+  return { url, metricsUrl, stop };
 }

@@ -1,0 +1,104 @@
+/**
+ * Prometheus metrics of one vdb process (GET /metrics, prom-client): HTTP requests by route
+ * pattern and status with their latency, statements by outcome with their duration and rows,
+ * source queries, open cursors, and Node's own process metrics. Route patterns, never raw
+ * paths: a hosted link token is a credential and must not become a label.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { QueryLogEntry } from '../catalog/query-log.js';
+
+/** Seconds: from a point lookup (a few ms) to a long federated statement. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export interface MetricsSources {
+  /** Open cursors (paginated results) and the rows they hold. */
+  cursors: () => { count: number; rows: number };
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly latency: Histogram<'method' | 'route'>;
+  private readonly statements: Counter<'status'>;
+  private readonly statementSeconds: Histogram<'status'>;
+  private readonly rows: Counter;
+  private readonly sourceQueries: Counter<'source'>;
+
+  constructor(sources: MetricsSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'vdb_' });
+    this.requests = new Counter({
+      name: 'vdb_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status code',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.latency = new Histogram({
+      name: 'vdb_http_request_duration_seconds',
+      help: 'Time from request to the end of the response, by method and route pattern',
+      labelNames: ['method', 'route'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.statements = new Counter({
+      name: 'vdb_statements_total',
+      help: 'SQL statements run, by outcome (ok, error, cancelled)',
+      labelNames: ['status'],
+      registers,
+    });
+    this.statementSeconds = new Histogram({
+      name: 'vdb_statement_duration_seconds',
+      help: 'Time a statement ran, by outcome',
+      labelNames: ['status'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.rows = new Counter({ name: 'vdb_statement_rows_total', help: 'Rows returned by statements', registers });
+    this.sourceQueries = new Counter({
+      name: 'vdb_source_queries_total',
+      help: 'Queries sent to data sources, by source',
+      labelNames: ['source'],
+      registers,
+    });
+    // Read when scraped, so the numbers are never stale.
+    new Gauge({
+      name: 'vdb_cursors_open',
+      help: 'Paginated results kept for requestId',
+      registers,
+      collect() {
+        this.set(sources.cursors().count);
+      },
+    });
+    new Gauge({
+      name: 'vdb_cursor_rows',
+      help: 'Rows held by the open paginated results',
+      registers,
+      collect() {
+        this.set(sources.cursors().rows);
+      },
+    });
+  }
+
+  /** One answered HTTP request; `route` is the pattern (/rest/api/source/:name), or 'unmatched'. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.requests.inc({ method, route, status: String(status) });
+    this.latency.observe({ method, route }, seconds);
+  }
+
+  /** One statement as the query log records it. */
+  observeStatement(entry: QueryLogEntry, sources: readonly string[]): void {
+    this.statements.inc({ status: entry.status });
+    this.statementSeconds.observe({ status: entry.status }, entry.durationMs / 1000);
+    if (entry.rows !== null) this.rows.inc(entry.rows);
+    for (const source of sources) this.sourceQueries.inc({ source });
+  }
+
+  /** The text exposition format that Prometheus scrapes. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * For operators and load balancers, without authentication: GET /healthz (the process answers),
+ * GET /readyz (the catalog, the engine and the cursor store are usable and the process is not
+ * stopping) and GET /metrics (Prometheus; on the main port unless metricsPort moves it).
+ */
+import fs from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../services.js';
+import { messageOf } from '../../errors.js';
+
+/** How long the engine may take to answer SELECT 1 before it counts as not usable. */
+const ENGINE_CHECK_MS = 2000;
+
+type Check = 'ok' | string;
+
+async function readiness(services: Services): Promise<Record<string, Check>> {
+  const checks: Record<string, Check> = {};
+  checks.lifecycle = services.lifecycle.stopping ? 'stopping' : 'ok';
+  try {
+    fs.accessSync(services.config.dataDir, fs.constants.W_OK);
+    checks.catalog = services.store.current ? 'ok' : 'not loaded';
+  } catch (err) {
+    checks.catalog = messageOf(err);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      services.runtime.withConnection((connection) => connection.run('SELECT 1')),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ENGINE_CHECK_MS} ms`)), ENGINE_CHECK_MS);
+      }),
+    ]);
+    checks.engine = 'ok';
+  } catch (err) {
+    checks.engine = messageOf(err);
+  } finally {
+    clearTimeout(timer);
+  }
+  // Cursors live in this process's engine (no shared store configured).
+  checks.cursors = checks.engine;
+  return checks;
+}
+
+export function healthRoutes(app: FastifyInstance, services: Services): void {
+  const hide = { schema: { hide: true } };
+  app.get('/healthz', hide, async () => ({ status: 'ok' }));
+  app.get('/readyz', hide, async (_request, reply) => {
+    const checks = await readiness(services);
+    const failing = Object.entries(checks).filter(([, state]) => state !== 'ok');
+    if (failing.length === 0) return { status: 'ready', checks };
+    return reply.code(503).send({
+      title: 'Not ready',
+      description: `This instance cannot take requests now: ${failing.map(([name, state]) => `${name}: ${state}`).join('; ')}.`,
+      hint: 'A load balancer sends requests to another instance; this one answers /readyz with 200 again once it recovers.',
+    });
+  });
+}
+
+export function metricsRoutes(app: FastifyInstance, services: Services): void {
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type(services.metrics.contentType).send(await services.metrics.text()),
+  );
+}
