@@ -653,7 +653,8 @@ describe('errors', () => {
       ['GET', '/rest/api/nope'],
       ['POST', '/rest/api/queries'],
       ['GET', '/rest/api/source/shop/customers/extra/deep'],
-      ['GET', '/'],
+      // GET / is the web console (docs/console.md); a file it does not have is still the API's 404.
+      ['GET', '/console.html'],
     ] as const) {
       await assertApiError(await req(p, { method, ...(method === 'POST' ? { body: { sql: 'SELECT 1' } } : {}) }), 404, `${method} ${p}`);
     }
