@@ -1,4 +1,5 @@
 /** The engine's front: SQL text in, an open execution out (parse -> bind -> execute). */
+import { bindParameters, type ParamValue } from './front/params.js';
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, forbidden } from '../errors.js';
@@ -46,8 +47,15 @@ export class Engine {
   ) {}
 
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
-  async open(sql: string, user: UserDef, signal: AbortSignal, access: { readOnly?: boolean; apiKey?: boolean } = {}): Promise<Execution> {
+  async open(
+    sql: string,
+    user: UserDef,
+    signal: AbortSignal,
+    access: { readOnly?: boolean; apiKey?: boolean; params?: readonly ParamValue[] } = {},
+  ): Promise<Execution> {
     const tree = parseStatement(sql);
+    // $1, $2, ... become the values given with the statement (params.ts).
+    if (access.params) bindParameters(tree, access.params);
     // Only what vdb lists may be called, whatever the statement's kind (allow-list.ts).
     checkAllowed(tree);
     requireFaithful(tree);

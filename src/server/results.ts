@@ -12,6 +12,7 @@ import { headerRow, type ResultColumn, type RowShape } from '../results/json.js'
 import type { Services } from '../services.js';
 import { parseStatement } from '../engine/front/parse.js';
 import { originOf } from './errors.js';
+import type { ParamValue } from '../engine/front/params.js';
 import type { ResultParams } from './params.js';
 
 export type Endpoint = 'query' | 'source';
@@ -70,8 +71,8 @@ export function statementError(err: unknown, sql: string): unknown {
     if (numbers.length === 0) return err;
     const names = numbers.map((n) => `$${n}`);
     return badRequest(
-      `The statement has the parameter ${names.join(', ')}, and vdb takes no parameter values: ${names.length === 1 ? 'it has' : 'they have'} no value.`,
-      "Write each value into the statement as a literal (quote text as 'text', with '' for a quote inside).",
+      `The statement has the parameter ${names.join(', ')}, and no "params" were sent: ${names.length === 1 ? 'it has' : 'they have'} no value.`,
+      'Send the values with the statement: {"sql": "... $1 ...", "params": [value1, ...]}.',
       'Invalid query',
     );
   }
@@ -90,6 +91,8 @@ export async function sendResult(
   params: ResultParams,
   sql: string | undefined,
   endpoint: Endpoint,
+  /** Values of the statement's $1, $2, ... (the body's "params"). */
+  values?: readonly ParamValue[],
 ): Promise<FastifyReply> {
   const shape: RowShape = params.array ? 'array' : 'object';
   const resource = resourceOf(request);
@@ -131,6 +134,7 @@ export async function sendResult(
     execution = await services.engine.open(sql, user, cancel.signal, {
       readOnly: request.apiKey?.readOnly,
       apiKey: request.apiKey !== null,
+      params: values,
     });
   } catch (err) {
     done();

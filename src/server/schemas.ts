@@ -30,7 +30,18 @@ export const ResultQuery = Type.Object(
 export type ResultQuery = Static<typeof ResultQuery>;
 
 export const QueryBody = Type.Union(
-  [Type.Object({ sql: Type.Optional(Type.String({ description: 'One SQL statement in PostgreSQL grammar.' })) }), Type.Null()],
+  [
+    Type.Object({
+      sql: Type.Optional(Type.String({ description: 'One SQL statement in PostgreSQL grammar.' })),
+      params: Type.Optional(
+        Type.Array(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), {
+          maxItems: 65535,
+          description: 'Values of the placeholders $1, $2, ... of the statement, in order.',
+        }),
+      ),
+    }),
+    Type.Null(),
+  ],
   { description: 'Optional for the later pages of a paginated result (requestId).' },
 );
 export type QueryBody = Static<typeof QueryBody>;

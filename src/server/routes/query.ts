@@ -24,7 +24,7 @@ export function queryRoutes(fastify: FastifyInstance, services: Services): void 
         if (invalidField(request) === 'sql') throw badRequest('"sql" must be a string.', null, 'Missing SQL');
         throw badRequest('The body must be a JSON object.', 'Example: {"sql": "SELECT 1"}');
       }
-      return sendResult(services, request, reply, request.user!, params, request.body?.sql, 'query');
+      return sendResult(services, request, reply, request.user!, params, request.body?.sql, 'query', request.body?.params);
     },
   );
 
