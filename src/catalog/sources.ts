@@ -104,6 +104,11 @@ export class SourceRegistry {
     await this.writeSystemTables(engine);
   }
 
+  /** Changes with every change to the catalog (sources, views, users, grants): cached plans key on it. */
+  get generation(): number {
+    return this.store.generation;
+  }
+
   get sources(): readonly SourceDef[] {
     return this.store.current.sources;
   }

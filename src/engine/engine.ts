@@ -10,7 +10,8 @@ import { asKind, fieldNames, nodeKind, statementOf, walk } from './front/ast.js'
 import { bindStatement, type BoundStatement } from './front/bind.js';
 import type { DuckRuntime } from '../runtime/duckdb.js';
 import { openExecution, openStaticExecution, type Execution } from './exec/execute.js';
-import { openSourceSelectExecution, openWholeExecution } from './exec/source-execution.js';
+import { openSourceSelectExecution, openWholeExecution, type WholeColumns } from './exec/source-execution.js';
+import { BoundedCache, shapeOf } from './exec/statement-cache.js';
 import { chooseRoute } from './plan/route.js';
 import { parseStatement, requireFaithful } from './front/parse.js';
 import type { CallStmt, Node, ParseResult } from '@pgsql/types';
@@ -32,6 +33,9 @@ interface StatementContext {
 }
 
 export class Engine {
+  /** Result columns of whole statements, by shape: described once, not per request. */
+  private readonly wholeColumns = new BoundedCache<WholeColumns | null>(1000);
+
   constructor(
     readonly registry: SourceRegistry,
     readonly runtime: DuckRuntime,
@@ -217,7 +221,10 @@ export class Engine {
     // A narrower route may still decline once it meets the source: then the statement runs federated.
     const execution =
       route.kind === 'whole'
-        ? await openWholeExecution(route.plan, this.runtime, signal)
+        ? await openWholeExecution(route.plan, this.runtime, signal, {
+            cache: this.wholeColumns,
+            key: `${route.plan.source.oid}:${this.registry.generation}:${shapeOf(bound.ast)}`,
+          })
         : route.kind === 'source-select'
           ? await openSourceSelectExecution(bound, route.plan, this.runtime, signal)
           : null;

@@ -16,6 +16,7 @@ import type { SourceQuery } from './load.js';
 import { loadBatches, tryCast } from './load.js';
 import type { SourceSelectPlan } from '../plan/route.js';
 import type { WholePlan } from '../plan/whole.js';
+import type { BoundedCache } from './statement-cache.js';
 
 /**
  * Opens a statement that a MySQL/MariaDB or SQLite source runs whole: its rows are loaded into
@@ -96,26 +97,49 @@ const engineTypeName = (type: ResultColumn['type']) => (type.alias === 'JSON' ? 
 /** Errors of PostgreSQL that say the statement is not valid there (then the engine runs it). */
 const NOT_VALID_THERE = /^(42|0A)/;
 
+/** A whole statement's result columns: as the source describes them, and in the engine's types. */
+export interface WholeColumns {
+  described: StatementColumn[];
+  columns: ResultColumn[];
+}
+
+/** Asks the source for the statement's result columns; null when the statement is not valid there. */
+async function describeWhole(plan: WholePlan, runtime: DuckRuntime, signal: AbortSignal): Promise<WholeColumns | null> {
+  let described: StatementColumn[];
+  try {
+    described = await plan.connector.describeStatement(plan.sql);
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? '';
+    if (NOT_VALID_THERE.test(code)) return null;
+    throw sourceError(plan.source.name, err, signal);
+  }
+  const types = await runtime.withConnection((connection) =>
+    describe(connection, `SELECT ${described.map((c, i) => `CAST(NULL AS ${c.type}) AS c${i}`).join(', ') || '1'}`),
+  );
+  return { described, columns: described.map((c, i) => ({ name: c.name, type: types[i]!.type })) };
+}
+
 /**
  * Opens a statement that a source runs whole. Returns null when the source refuses the
  * statement as such (unknown function, syntax): the caller then runs it in the engine.
  */
-export async function openWholeExecution(plan: WholePlan, runtime: DuckRuntime, signal: AbortSignal): Promise<Execution | null> {
+export async function openWholeExecution(
+  plan: WholePlan,
+  runtime: DuckRuntime,
+  signal: AbortSignal,
+  /** The result columns of statements of a shape, as the source described them (null: not valid there). */
+  learned?: { cache: BoundedCache<WholeColumns | null>; key: string },
+): Promise<Execution | null> {
   const { connector, source, sql } = plan;
-  let described: StatementColumn[];
-  try {
-    described = await connector.describeStatement(sql);
-  } catch (err) {
-    const code = (err as { code?: string }).code ?? '';
-    if (NOT_VALID_THERE.test(code)) return null;
-    throw sourceError(source.name, err, signal);
+  let known = learned?.cache.get(learned.key);
+  if (known === undefined) {
+    known = await describeWhole(plan, runtime, signal);
+    learned?.cache.set(learned.key, known);
   }
+  if (known === null) return null;
+  const { described, columns } = known;
   const engine = runtime.current;
-  const types = await engine.withConnection((connection) =>
-    describe(connection, `SELECT ${described.map((c, i) => `CAST(NULL AS ${c.type}) AS c${i}`).join(', ') || '1'}`),
-  );
   engine.hold();
-  const columns = described.map((c, i) => ({ name: c.name, type: types[i]!.type }));
   const sourceQueries: SourceQuery[] = [{ source: source.name, sql: connector.statementJsonSql(sql, described, 'array', {}) }];
   return {
     columns,

@@ -1,0 +1,45 @@
+/**
+ * What vdb learns about a statement once instead of per request: a bounded map, least recently
+ * used out first, keyed by the statement's shape (its tree with the constants' values masked, so
+ * `WHERE id = 1` and `WHERE id = 2` share an entry) and by the catalog's generation, so that any
+ * change to sources, views or permissions makes every older entry unreachable.
+ */
+import { isObject } from '../front/ast.js';
+
+export class BoundedCache<V> {
+  private readonly entries = new Map<string, V>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(key: string): V | undefined {
+    const value = this.entries.get(key);
+    if (value === undefined) return undefined;
+    // Most recently used last: Map keeps insertion order.
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    return value;
+  }
+
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/**
+ * The shape of a statement tree: its JSON with every constant's value replaced by its kind
+ * (`ival`, `sval`, ...) and source positions left out. Statements of one shape have the same
+ * result columns: a constant's kind, not its value, decides a column's type and name.
+ */
+export function shapeOf(tree: unknown): string {
+  return JSON.stringify(tree, (key, value: unknown) => {
+    if (key === 'location' || key === 'stmt_location' || key === 'stmt_len') return undefined;
+    if (key === 'A_Const' && isObject(value)) return Object.keys(value).filter((k) => k !== 'location');
+    return value;
+  });
+}

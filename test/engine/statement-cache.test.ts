@@ -1,0 +1,92 @@
+/**
+ * Statements learned once: the result columns of a whole statement at PostgreSQL are described
+ * once per shape (constants' values aside), and a change to the catalog is seen by the next
+ * request.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type pg from 'pg';
+import { initParser, parseStatement } from '../../src/engine/front/parse.js';
+import { BoundedCache, shapeOf } from '../../src/engine/exec/statement-cache.js';
+import type { WholeStatementConnector } from '../../src/connectors/types.js';
+import { pgClient } from '../connectors/db.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+let server: TestServer;
+let postgres: pg.Client;
+let describes = 0;
+
+before(async () => {
+  await initParser();
+  server = await startTestServer();
+  postgres = await pgClient();
+  await postgres.query('DROP TABLE IF EXISTS cache_items');
+  await postgres.query("CREATE TABLE cache_items AS SELECT g AS id, 'item ' || g AS name FROM generate_series(1, 100) g");
+  const added = await server.request('/rest/api/source', {
+    body: {
+      name: 'pgc',
+      template: 'postgresql',
+      translator: 'postgresql',
+      connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres',
+    },
+  });
+  assert.equal(added.status, 201, await added.text());
+  // Counts the questions to PostgreSQL about a statement's columns.
+  const connector = server.services.registry.connectorOf(server.services.registry.findSource('pgc')!) as WholeStatementConnector;
+  const original = connector.describeStatement.bind(connector);
+  connector.describeStatement = (sql: string) => {
+    describes++;
+    return original(sql);
+  };
+});
+after(async () => {
+  await postgres?.query('DROP TABLE IF EXISTS cache_items');
+  await postgres?.end();
+  await server?.close();
+});
+
+const rows = async (sql: string) => {
+  const response = await server.request('/rest/api/query', { body: { sql } });
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  return JSON.parse(text) as unknown[][];
+};
+
+test('constants of another value share a shape; another kind of constant does not', () => {
+  const shape = (sql: string) => shapeOf(parseStatement(sql));
+  assert.equal(shape('SELECT * FROM t WHERE id = 1'), shape('SELECT  *  FROM t WHERE id = 42'));
+  assert.notEqual(shape('SELECT * FROM t WHERE id = 1'), shape("SELECT * FROM t WHERE id = '1'"));
+  assert.notEqual(shape('SELECT * FROM t WHERE id = 1'), shape('SELECT * FROM t WHERE id = 1.5'));
+  assert.notEqual(shape('SELECT a FROM t'), shape('SELECT b FROM t'));
+});
+
+test('the bounded cache drops the least recently used entry', () => {
+  const cache = new BoundedCache<number>(2);
+  cache.set('a', 1);
+  cache.set('b', 2);
+  assert.equal(cache.get('a'), 1);
+  cache.set('c', 3);
+  assert.equal(cache.get('b'), undefined);
+  assert.equal(cache.get('a'), 1);
+  assert.equal(cache.size, 2);
+});
+
+test('point lookups of one shape ask PostgreSQL for the columns once', async () => {
+  const before = describes;
+  for (const id of [1, 2, 3, 50, 99])
+    assert.deepEqual(await rows(`SELECT id, name FROM pgc.cache_items WHERE id = ${id}`), [[id, `item ${id}`]]);
+  assert.equal(describes - before, 1);
+  assert.deepEqual(await rows("SELECT id FROM pgc.cache_items WHERE name = 'item 7'"), [[7]]);
+  assert.equal(describes - before, 2, 'another shape is described');
+});
+
+test('a change to the catalog is seen by the next request: a refreshed source is described again', async () => {
+  await rows('SELECT * FROM pgc.cache_items WHERE id = 1');
+  await postgres.query('ALTER TABLE cache_items ADD COLUMN price int DEFAULT 5');
+  const refreshed = await server.request('/rest/api/query', { body: { sql: "CALL SYSADMIN.refreshDataSource('pgc')" } });
+  assert.equal(refreshed.status, 200, await refreshed.text());
+  const before = describes;
+  const response = await server.request('/rest/api/query?array=false', { body: { sql: 'SELECT * FROM pgc.cache_items WHERE id = 2' } });
+  assert.deepEqual(await response.json(), [{ id: 2, name: 'item 2', price: 5 }]);
+  assert.equal(describes - before, 1);
+});
