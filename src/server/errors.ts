@@ -236,6 +236,11 @@ export function registerErrorHandling(app: FastifyInstance, authenticateUnknown?
       if (api.status >= 500) request.log.warn({ status: api.status, err: api.message }, 'request failed');
       return json(reply, api);
     }
+    // A client that left while its rows were sent: nothing went wrong here, nobody to answer.
+    if ((err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE' && reply.raw.destroyed) {
+      request.log.debug('client closed the connection during the response');
+      return reply;
+    }
     request.log.error({ err }, 'unexpected error');
     return reply.code(500).type('application/json; charset=utf-8').send({
       title: 'Internal error',

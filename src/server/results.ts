@@ -262,6 +262,20 @@ async function sendRows(
     finish();
     throw translateError(err);
   }
+  // The rows hold a source's connection or the engine's: let go of them when the response ends,
+  // also when the client left before the body was ever read (then the body never starts).
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    try {
+      await rows.return(undefined);
+    } finally {
+      finish();
+    }
+  };
+  if (reply.raw.closed || reply.raw.destroyed) void release().catch(() => undefined);
+  else reply.raw.once('close', () => void release().catch(() => undefined));
   async function* body(): AsyncGenerator<string> {
     try {
       let separate = header !== undefined;
@@ -280,8 +294,7 @@ async function sendRows(
       translateError(err);
       throw err;
     } finally {
-      await rows.return(undefined);
-      finish();
+      await release();
     }
   }
   return reply.type('application/json; charset=utf-8').send(Readable.from(body(), { objectMode: false }));

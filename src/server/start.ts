@@ -21,14 +21,22 @@ export interface RunningServer {
 export async function shutDown(services: Services, servers: readonly FastifyInstance[]): Promise<void> {
   services.lifecycle.beginStopping();
   const deadline = setTimeout(() => services.lifecycle.cancelRunning(), services.config.shutdownGraceMs);
+  // A response that still does not end once its statement is cancelled does not hold the exit.
+  const lastResort = setTimeout(() => {
+    for (const server of servers) server.server.closeAllConnections();
+  }, services.config.shutdownGraceMs + FORCE_CLOSE_AFTER_MS);
   try {
     // Stops accepting connections and waits for the requests under way.
     await Promise.all(servers.map((server) => server.close()));
   } finally {
     clearTimeout(deadline);
+    clearTimeout(lastResort);
   }
   await services.close();
 }
+
+/** After the grace period and the cancellations: how long before connections are cut. */
+const FORCE_CLOSE_AFTER_MS = 5000;
 
 export async function startServer(overrides: ConfigOverrides = {}): Promise<RunningServer> {
   const config = loadConfig(process.env, overrides);

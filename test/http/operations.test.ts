@@ -6,9 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { buildApp } from '../../src/server/app.js';
@@ -16,6 +18,7 @@ import { shutDown, startServer } from '../../src/server/start.js';
 import { createServices } from '../../src/services.js';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.js';
 import { assertApiError } from './util.js';
+import { pgClient } from '../connectors/db.js';
 
 /** A statement the engine needs seconds for. */
 const LONG_STATEMENT = 'SELECT count(*) FROM generate_series(1, 3000000000) a(x) WHERE x % 7 = 3';
@@ -142,5 +145,54 @@ test('metricsPort serves /metrics on a port of its own, and the main port no lon
   } finally {
     await running.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+let probe: pg.Client;
+before(async () => {
+  probe = await pgClient();
+  await probe.query('DROP TABLE IF EXISTS pg_hang_probe');
+  await probe.query('CREATE TABLE pg_hang_probe AS SELECT g FROM generate_series(1, 3000) g');
+});
+after(async () => {
+  await probe?.query('DROP TABLE IF EXISTS pg_hang_probe');
+  await probe?.end();
+});
+
+test('clients that hang up mid-request give their source connections back: the next statement is served', async () => {
+  const server = await startTestServer();
+  try {
+    const added = await server.request('/rest/api/source', {
+      body: {
+        name: 'pgh',
+        template: 'postgresql',
+        translator: 'postgresql',
+        connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres',
+        modelProps: 'maxConnections=2',
+      },
+    });
+    assert.equal(added.status, 201, await added.text());
+    const { port } = new URL(server.url);
+    // Whole at PostgreSQL; the clients leave at once, at every stage of their statements.
+    const body = JSON.stringify({ sql: 'SELECT * FROM pgh.pg_hang_probe' });
+    // Each client sends its statement and leaves without reading the answer.
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) => {
+        const socket = net.connect(Number(port), '127.0.0.1');
+        socket.on('error', () => undefined);
+        return new Promise<void>((resolve) => {
+          socket.write(
+            `POST /rest/api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: ${server.basic()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+            () => setTimeout(() => (socket.destroy(), resolve()), i % 8),
+          );
+        });
+      }),
+    );
+    const answer = await server.request('/rest/api/query?timeout=20000', { body: { sql: 'SELECT count(*) FROM pgh.pg_hang_probe' } });
+    assert.equal(answer.status, 200, await answer.clone().text());
+    for (let i = 0; i < 100 && server.services.lifecycle.inFlight > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(server.services.lifecycle.inFlight, 0, 'every statement of a departed client ended');
+  } finally {
+    await server.close();
   }
 });

@@ -185,12 +185,16 @@ export class PostgresConnector implements RowConnector {
    */
   private async *copyOut(copySql: string, signal: AbortSignal): AsyncGenerator<Buffer> {
     const lease = await this.acquire(signal);
+    let complete = false;
     try {
       yield* lease.client.query(copyTo(copySql)) as AsyncIterable<Buffer>;
+      complete = true;
     } catch (err) {
       lease.broken = true;
       throw toSourceError(err);
     } finally {
+      // A COPY left before its end (the reader stopped) leaves the connection mid-protocol.
+      if (!complete) lease.broken = true;
       lease.release();
     }
   }
@@ -339,11 +343,20 @@ export class PostgresConnector implements RowConnector {
   }
 
   /** Cancels the statement of a backend (used on timeout and client disconnect). */
+  /**
+   * Cancels the statement of backend `pid` over a connection of its own: the pool's may all be
+   * busy with the very statements being cancelled, and a cancel waiting for one of them would
+   * wait for ever.
+   */
   private async cancelBackend(pid: number): Promise<void> {
+    const client = new pg.Client(this.pool.options);
     try {
-      await this.pool.query('SELECT pg_cancel_backend($1)', [pid]);
+      await client.connect();
+      await client.query('SELECT pg_cancel_backend($1)', [pid]);
     } catch {
-      // The statement may already be over; nothing to cancel.
+      // The statement may already be over, or the database away; nothing to cancel.
+    } finally {
+      await client.end().catch(() => undefined);
     }
   }
 
