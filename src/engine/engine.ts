@@ -1,4 +1,5 @@
 /** The engine's front: SQL text in, an open execution out (parse -> bind -> execute). */
+import type { ResultColumn } from '../results/json.js';
 import { bindParameters, type ParamValue } from './front/params.js';
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { UserDef } from '../catalog/types.js';
@@ -35,6 +36,8 @@ interface StatementContext {
 export class Engine {
   /** Result columns of whole statements, by shape: described once, not per request. */
   private readonly wholeColumns = new BoundedCache<WholeColumns | null>(1000);
+  /** The engine's result columns of statements that read no source (by text) or one MySQL/SQLite source (by shape). */
+  private readonly learnedColumns = new BoundedCache<ResultColumn[]>(1000);
 
   constructor(
     readonly registry: SourceRegistry,
@@ -226,10 +229,13 @@ export class Engine {
             key: `${route.plan.source.oid}:${this.registry.generation}:${shapeOf(bound.ast)}`,
           })
         : route.kind === 'source-select'
-          ? await openSourceSelectExecution(bound, route.plan, this.runtime, signal)
+          ? await openSourceSelectExecution(bound, route.plan, this.runtime, signal, {
+              cache: this.learnedColumns,
+              key: `${route.plan.source.oid}:${this.registry.generation}:${shapeOf(bound.ast)}`,
+            })
           : null;
     if (execution) return execution;
-    return openExecution(bound, this.registry, this.runtime, { signal, user, ...this.options });
+    return openExecution(bound, this.registry, this.runtime, { signal, user, ...this.options, learned: this.learnedColumns });
   }
 }
 

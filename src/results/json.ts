@@ -11,7 +11,7 @@
  *  - everything else (varchar, uuid, time, interval, enum, ...): its text
  */
 import { DuckDBConnection, DuckDBTypeId, type DuckDBType } from '@duckdb/node-api';
-import { quoteIdent, sqlLiteral } from '../runtime/duckdb.js';
+import { quoteIdent, sqlLiteral, streamStatement } from '../runtime/duckdb.js';
 
 export interface ResultColumn {
   name: string;
@@ -122,7 +122,7 @@ export interface StreamOptions {
 
 export async function* streamJsonRows(connection: DuckDBConnection, sql: string, options: StreamOptions = {}): AsyncGenerator<string> {
   const { cancelled = () => false, onRows } = options;
-  const result = await connection.stream(`SELECT * FROM (${sql}) UNION ALL SELECT '${END_OF_ROWS}'`);
+  const result = await streamStatement(connection, `SELECT * FROM (${sql}) UNION ALL SELECT '${END_OF_ROWS}'`);
   let sent = false;
   for (;;) {
     const chunk = await result.fetchChunk();

@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DuckDBConnection, DuckDBInstance, type DuckDBType } from '@duckdb/node-api';
+import { DuckDBConnection, DuckDBInstance, type DuckDBPreparedStatement, type DuckDBResult, type DuckDBType } from '@duckdb/node-api';
 
 export interface DuckRuntimeOptions {
   spillDir: string;
@@ -25,11 +25,15 @@ export const sqlLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`;
 /** DuckDB / PostgreSQL quoted identifier. */
 export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
+/** Idle connections kept for reuse by statements that leave nothing behind on them. */
+const MAX_IDLE_CONNECTIONS = 16;
+
 /** One DuckDB instance, with the folders it was allowed to read. */
 export class EngineGeneration {
   private retired = false;
   private closed = false;
   private holds = 0;
+  private readonly idle: DuckDBConnection[] = [];
 
   constructor(
     private readonly instance: DuckDBInstance,
@@ -39,6 +43,20 @@ export class EngineGeneration {
 
   connect(): Promise<DuckDBConnection> {
     return this.instance.connect();
+  }
+
+  /** A connection for one statement: an idle one when there is one (no round trip), else a new one. */
+  async acquire(): Promise<DuckDBConnection> {
+    return this.idle.pop() ?? this.instance.connect();
+  }
+
+  /**
+   * Gives a statement's connection back. Only a connection that holds nothing of the statement
+   * (no temporary tables or views, no interrupt under way) is kept for the next one.
+   */
+  releaseConnection(connection: DuckDBConnection, reusable: boolean): void {
+    if (reusable && !this.closed && this.idle.length < MAX_IDLE_CONNECTIONS) this.idle.push(connection);
+    else connection.closeSync();
   }
 
   /** Runs `work` on a fresh connection that is closed afterwards (temp objects vanish). */
@@ -81,6 +99,7 @@ export class EngineGeneration {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    for (const connection of this.idle.splice(0)) connection.closeSync();
     this.instance.closeSync();
   }
 }
@@ -174,6 +193,33 @@ export class DuckRuntime {
   close(): void {
     this.engine.close();
   }
+}
+
+/** Prepared statements kept per connection (pooled connections serve the same statements again). */
+const PREPARED_PER_CONNECTION = 64;
+const preparedByConnection = new WeakMap<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
+
+/**
+ * Starts streaming the result of one statement. Prepared once per connection and text, then
+ * executed: two trips to the engine's threads fewer than `connection.stream`, which extracts and
+ * prepares the text each time. DuckDB re-binds a prepared statement whose tables changed.
+ */
+export async function streamStatement(connection: DuckDBConnection, sql: string): Promise<DuckDBResult> {
+  let cache = preparedByConnection.get(connection);
+  if (!cache) preparedByConnection.set(connection, (cache = new Map()));
+  let prepared = cache.get(sql);
+  if (prepared) {
+    cache.delete(sql);
+  } else {
+    prepared = await connection.prepare(sql);
+    if (cache.size >= PREPARED_PER_CONNECTION) {
+      const [oldest, statement] = cache.entries().next().value!;
+      cache.delete(oldest);
+      statement.destroySync();
+    }
+  }
+  cache.set(sql, prepared);
+  return prepared.stream();
 }
 
 /** The result columns of `sql` (names and types), from preparing it without running it. */

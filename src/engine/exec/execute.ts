@@ -9,6 +9,7 @@ import type { UserDef } from '../../catalog/types.js';
 import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../../results/json.js';
 import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { describe, quoteIdent, type DuckRuntime, type EngineGeneration } from '../../runtime/duckdb.js';
+import type { BoundedCache } from './statement-cache.js';
 import { engineSql, filteredSql } from './engine-dialect.js';
 import { engineError, isInterrupt } from './errors.js';
 import { dependentKeys, dropLoad, estimate, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
@@ -116,6 +117,8 @@ export interface ExecuteOptions {
   pushdown: boolean;
   /** Dependent joins: most distinct keys sent to another source, and keys per statement. */
   dependentJoin: DependentJoinLimits;
+  /** Result columns of statements that read no source, learned once (statement-cache.ts). */
+  learned?: BoundedCache<ResultColumn[]>;
 }
 
 /** Loads what a plan reads from sources (joins at a source, then scans); returns the relations it made. */
@@ -198,7 +201,8 @@ export async function openExecution(
 ): Promise<Execution> {
   await registry.ensureSystemTables();
   for (const { resolved } of bound.tables) if (resolved.kind === 'native') await registry.ensurePublished(resolved.source);
-  const { connection, engine, close } = await statementConnection(runtime, options.signal);
+  const held = await statementConnection(runtime, options.signal);
+  const { connection, engine, close } = held;
   const rename = renamer(bound.tables);
   const translateError = (err: unknown): unknown => {
     if (options.signal.aborted && (isInterrupt(err) || err === options.signal.reason)) return options.signal.reason;
@@ -233,7 +237,17 @@ export async function openExecution(
     const planned = planStatement(statement, registry, options.pushdown);
     await loadPlanned(connection, registry, planned, options, warnings, sourceQueries);
     const sql = engineSql(planned.ast);
-    const columns = await describe(connection, sql);
+    // Nothing of the statement stays on the connection when it loaded nothing (no source rows,
+    // narrowed copies or logs): the connection serves the next statement.
+    held.reusable = statement === bound && bound.tables.every((t) => !t.loadName);
+    // Statements over no data, or over the system tables only, have the same columns until the
+    // catalog changes: described once.
+    const key = held.reusable && bound.tables.every((t) => t.resolved.kind === 'system') ? `${registry.generation}\u0000${sql}` : null;
+    let columns = key ? options.learned?.get(key) : undefined;
+    if (!columns) {
+      columns = await describe(connection, sql);
+      if (key) options.learned?.set(key, columns);
+    }
     return engineExecution(connection, sql, columns, { warnings, sourceQueries, translateError, close, engine });
   } catch (err) {
     close();
@@ -259,34 +273,46 @@ export async function openStaticExecution(
   }
 }
 
+/** A statement's own engine connection; `close` gives it back (for reuse only if `reusable` was set). */
+export interface StatementConnection {
+  connection: DuckDBConnection;
+  engine: EngineGeneration;
+  /** Set when the statement leaves nothing on the connection (no temporary tables or views). */
+  reusable: boolean;
+  close: () => void;
+}
+
 /**
  * A connection of its own for one statement, interrupted when `signal` aborts; `close` ends both.
  * Its engine generation stays open until then, even when a newer one takes over.
  */
-export async function statementConnection(
-  runtime: DuckRuntime,
-  signal: AbortSignal,
-): Promise<{ connection: DuckDBConnection; engine: EngineGeneration; close: () => void }> {
+export async function statementConnection(runtime: DuckRuntime, signal: AbortSignal): Promise<StatementConnection> {
   const engine = runtime.current;
   engine.hold();
   let connection: DuckDBConnection;
   try {
-    connection = await engine.connect();
+    connection = await engine.acquire();
   } catch (err) {
     engine.release();
     throw err;
   }
   const { onAbort, stop } = interruptOnAbort(connection, signal);
-  return {
+  let closed = false;
+  const statement: StatementConnection = {
     connection,
     engine,
+    reusable: false,
     close: () => {
+      if (closed) return;
+      closed = true;
       stop();
       signal.removeEventListener('abort', onAbort);
-      connection.closeSync();
+      // An interrupted connection is not handed on: the interrupt could reach the next statement.
+      engine.releaseConnection(connection, statement.reusable && !signal.aborted);
       engine.release();
     },
   };
+  return statement;
 }
 
 /**

@@ -4,6 +4,7 @@
  * the statements that mean the same there, and their rows are loaded into the engine, which
  * only encodes them.
  */
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { SourceUnreachableError, type StatementColumn } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import type { ResultColumn } from '../../results/json.js';
@@ -29,17 +30,17 @@ export async function openSourceSelectExecution(
   planned: SourceSelectPlan,
   runtime: DuckRuntime,
   signal: AbortSignal,
+  /** The engine's result columns of statements of a shape (statement-cache.ts). */
+  learned?: { cache: BoundedCache<ResultColumn[]>; key: string },
 ): Promise<Execution | null> {
   const { source, connector, pushed } = planned;
   const { connection, engine, close } = await statementConnection(runtime, signal);
   try {
-    // The engine's own result columns for the statement, over empty stand-ins of the tables.
-    for (const { loadName, resolved } of bound.tables) {
-      const list = resolved.table.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
-      await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${list || 'NULL AS none'} WHERE FALSE`);
+    let columns = learned?.cache.get(learned.key);
+    if (!columns) {
+      columns = await standInColumns(connection, bound);
+      learned?.cache.set(learned.key, columns);
     }
-    const columns = await describe(connection, engineSql(bound.ast));
-    for (const { loadName } of bound.tables) await connection.run(`DROP VIEW ${loadName}`);
     if (columns.length !== pushed.raws.length) {
       close();
       return null;
@@ -89,6 +90,17 @@ export async function openSourceSelectExecution(
     close();
     throw err;
   }
+}
+
+/** The engine's own result columns for the statement, over empty stand-ins of its tables. */
+async function standInColumns(connection: DuckDBConnection, bound: BoundStatement): Promise<ResultColumn[]> {
+  for (const { loadName, resolved } of bound.tables) {
+    const list = resolved.table.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
+    await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${list || 'NULL AS none'} WHERE FALSE`);
+  }
+  const columns = await describe(connection, engineSql(bound.ast));
+  for (const { loadName } of bound.tables) await connection.run(`DROP VIEW ${loadName}`);
+  return columns;
 }
 
 /** A result column's type as the engine spells it in a cast (JSON is an alias of VARCHAR). */

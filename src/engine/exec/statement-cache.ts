@@ -34,12 +34,18 @@ export class BoundedCache<V> {
 /**
  * The shape of a statement tree: its JSON with every constant's value replaced by its kind
  * (`ival`, `sval`, ...) and source positions left out. Statements of one shape have the same
- * result columns: a constant's kind, not its value, decides a column's type and name.
+ * result columns: a constant's kind, not its value, decides a column's type and name, except for
+ * decimal literals, whose digits before and after the point the engine types them by (1.5 is a
+ * DECIMAL(2,1), 12.25 a DECIMAL(4,2)): their digit counts are part of the shape.
  */
 export function shapeOf(tree: unknown): string {
   return JSON.stringify(tree, (key, value: unknown) => {
     if (key === 'location' || key === 'stmt_location' || key === 'stmt_len') return undefined;
-    if (key === 'A_Const' && isObject(value)) return Object.keys(value).filter((k) => k !== 'location');
+    if (key === 'A_Const' && isObject(value)) {
+      const fval = isObject(value.fval) ? String(value.fval.fval) : null;
+      if (fval !== null) return `fval ${fval.replace(/\d+/g, (digits) => String(digits.length))}`;
+      return Object.keys(value).filter((k) => k !== 'location');
+    }
     return value;
   });
 }
