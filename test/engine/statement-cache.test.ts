@@ -90,3 +90,30 @@ test('a change to the catalog is seen by the next request: a refreshed source is
   assert.deepEqual(await response.json(), [{ id: 2, name: 'item 2', price: 5 }]);
   assert.equal(describes - before, 1);
 });
+
+test('cached statements never outlive a permission: a row condition and a revoked grant are seen by the next request', async () => {
+  const admin = async (sql: string) => {
+    const response = await server.request('/rest/api/query', { body: { sql } });
+    assert.ok(response.status < 300, `${sql}: ${await response.text()}`);
+  };
+  await admin("CALL SYSADMIN.addRole('cachers')");
+  await admin("CALL SYSADMIN.setPermissions('cachers', 'pgc.cache_items', 'R')");
+  await admin("CALL SYSADMIN.addUser('carla', 'carla-password-1')");
+  await admin("CALL SYSADMIN.addUserRole('cachers', 'carla')");
+  const asCarla = (sql: string) =>
+    server.request('/rest/api/query', { body: { sql }, headers: { authorization: server.basic('carla', 'carla-password-1') } });
+  const count = async () => {
+    const response = await asCarla('SELECT count(*) FROM pgc.cache_items WHERE id > 0');
+    return { status: response.status, body: await response.text() };
+  };
+  assert.deepEqual(await count(), { status: 200, body: '[[100]]' });
+  assert.deepEqual(await count(), { status: 200, body: '[[100]]' }, 'the same statement again, from the cache');
+
+  await admin("CALL SYSADMIN.setPermissions('cachers', 'pgc.cache_items', 'R', 'id <= 10')");
+  assert.deepEqual(await count(), { status: 200, body: '[[10]]' }, 'the new row condition applies at once');
+
+  await admin("CALL SYSADMIN.setPermissions('cachers', 'pgc.cache_items', NULL)");
+  assert.equal((await count()).status, 403, 'the revoked grant applies at once');
+  // The administrator's own cached statement of the same text still answers for the administrator.
+  assert.deepEqual(await rows('SELECT count(*) FROM pgc.cache_items WHERE id > 0'), [[100]]);
+});
