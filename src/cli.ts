@@ -61,15 +61,31 @@ async function main(argv: string[]): Promise<number> {
     const url = new URL('/rest/api/query', base);
     if (values.objects) url.searchParams.set('array', 'false');
     if (values.headers) url.searchParams.set('headers', 'true');
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
-      },
-      body: JSON.stringify({ sql }),
-    });
+    if (!password) {
+      throw new Error(`vdb query needs the password of "${user}": give --password, or set VDB_PASSWORD (and VDB_USER for another user)`);
+    }
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+        },
+        body: JSON.stringify({ sql }),
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new Error(
+        `no vdb server answered at ${base} (${cause?.code ?? cause?.message ?? (err as Error).message}): start one with "vdb serve", or give its address with --url or VDB_URL`,
+      );
+    }
     const text = await response.text();
+    if (response.status === 401) {
+      throw new Error(
+        `the server at ${base} refused the user "${user}" and this password (401): check --user/VDB_USER and --password/VDB_PASSWORD`,
+      );
+    }
     process.stdout.write(`${text}\n`);
     const warnings = response.headers.get('sql-warnings');
     if (warnings) process.stderr.write(`warnings: ${warnings}\n`);
