@@ -1,4 +1,5 @@
 /** The engine's front: SQL text in, an open execution out (parse -> bind -> execute). */
+import { constantExecution, constantSelect } from './exec/constant-result.js';
 import type { ResultColumn } from '../results/json.js';
 import { bindParameters, type ParamValue } from './front/params.js';
 import type { SourceRegistry } from '../catalog/sources.js';
@@ -220,6 +221,9 @@ export class Engine {
   }
 
   private async openBound(bound: BoundStatement, user: UserDef, signal: AbortSignal): Promise<Execution> {
+    // SELECT 1 and its kind: no source, no engine.
+    const constants = constantSelect(bound);
+    if (constants) return constantExecution(constants, this.runtime);
     const route = await chooseRoute(bound, this.registry, this.options);
     // A narrower route may still decline once it meets the source: then the statement runs federated.
     const execution =

@@ -259,11 +259,20 @@ async function sendRows(
   translateError: (err: unknown) => unknown,
 ): Promise<FastifyReply> {
   let first: IteratorResult<string>;
+  let second: IteratorResult<string> | null = null;
   try {
     first = await rows.next();
+    // A result of one chunk (a point lookup, SELECT 1) is sent as one string, not as a stream.
+    if (!first.done) second = await rows.next();
   } catch (err) {
     finish();
     throw translateError(err);
+  }
+  if (first.done || second?.done) {
+    finish();
+    const rowsText = first.done ? '' : (first.value ?? '');
+    const opening = header !== undefined ? `[${header}${rowsText ? ',' : ''}` : '[';
+    return reply.type('application/json; charset=utf-8').send(`${opening}${rowsText}]`);
   }
   // The rows hold a source's connection or the engine's: let go of them when the response ends,
   // also when the client left before the body was ever read (then the body never starts).
@@ -285,6 +294,7 @@ async function sendRows(
       // Written in pieces of at least WRITE_BYTES: a small result is one write to the socket.
       let pending = `[${header ?? ''}`;
       let next = first;
+      const queued: Array<IteratorResult<string>> = [second!];
       while (!next.done) {
         if (next.value) {
           pending += separate ? `,${next.value}` : next.value;
@@ -294,7 +304,7 @@ async function sendRows(
           yield pending;
           pending = '';
         }
-        next = await rows.next();
+        next = queued.shift() ?? (await rows.next());
       }
       yield `${pending}]`;
     } catch (err) {
