@@ -142,8 +142,10 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
   it('keeps several tabs and their statements across a reload', async () => {
     await page.getByTestId('new-tab').click();
     await setSql(page, 'SELECT 42 AS answer');
+    await page.waitForFunction(() => Object.values(localStorage).some((value) => value.includes('SELECT 42 AS answer')));
     await page.reload();
     await page.getByTestId('user').waitFor();
+    await page.getByTestId('sql-editor').filter({ hasText: 'SELECT 42 AS answer' }).waitFor();
     const tabs = await page.getByRole('tab').allInnerTexts();
     assert.ok(tabs.length >= 2, `tabs: ${tabs.join(', ')}`);
     assert.equal(await page.getByRole('tab', { selected: true }).innerText(), tabs[tabs.length - 1]);

@@ -50,7 +50,13 @@ export function QueryScreen({ api, user, open }: { api: Api; user: string; open:
   }, [run?.kind]);
 
   const setRun = (id: string, value: RunState) => setRuns((m) => new Map(m).set(id, value));
-  const setSql = (sql: string) => setState((s) => ({ ...s, tabs: s.tabs.map((t) => (t.id === s.active ? { ...t, sql } : t)) }));
+  // Saved at once as well as after the render: a reload right after typing keeps the statement.
+  const setSql = (sql: string) =>
+    setState((s) => {
+      const next = { ...s, tabs: s.tabs.map((t) => (t.id === s.active ? { ...t, sql } : t)) };
+      saveTabs(localStorage, user, next);
+      return next;
+    });
 
   const execute = async (what: 'run' | 'explain', sqlText = tab.sql, id = tab.id) => {
     const text = sqlText.trim();
