@@ -151,7 +151,11 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     assert.equal(await page.getByRole('tab', { selected: true }).innerText(), tabs[tabs.length - 1]);
     assert.match(await page.getByTestId('sql-editor').innerText(), /SELECT 42 AS answer/);
     await page.getByRole('tab').first().click();
-    assert.match(await page.getByTestId('sql-editor').innerText(), /SELECT \* FROM SYS.Tab/);
+    // The editor shows the tab's statement once it has rendered the switch.
+    await page
+      .getByTestId('sql-editor')
+      .filter({ hasText: /SELECT \* FROM SYS.Tab/ })
+      .waitFor({ timeout: 5000 });
   });
 
   it('shows the query history and re-runs a statement', async () => {
