@@ -327,12 +327,16 @@ test('a source whose database goes away fails with 502/503 naming it, others kee
   }
 });
 
-/** Statements of this run's COPY on `relation` that PostgreSQL is still running. */
+/**
+ * Statements of this run's COPY on `relation` that PostgreSQL is still running: the scans name it
+ * quoted ("tag"."big"), whole statements as written (tag.big); both count.
+ */
 const activeCopies = async (relation: string) => {
   const { rows: found } = await admin.query<{ n: string }>(
     `SELECT count(*) AS n FROM pg_stat_activity
-      WHERE query LIKE 'COPY%' || $1 || '%' AND state = 'active' AND pid <> pg_backend_pid()`,
-    [`"${tag}"."${relation}"`],
+      WHERE query LIKE 'COPY%' AND query ~ ('"?' || $1 || '"?\\."?' || $2 || '"?([^A-Za-z0-9_]|$)')
+        AND state = 'active' AND pid <> pg_backend_pid()`,
+    [tag, relation],
   );
   return Number(found[0]?.n);
 };
@@ -353,6 +357,16 @@ test('timeout while PostgreSQL is still computing: the backend is cancelled (pg_
   await response.text();
   assert.ok(response.status >= 400, `an error, got ${response.status}`);
   assert.ok(await waitUntil(async () => (await activeCopies('slow')) === 0, 2000), 'the COPY of slow was cancelled');
+});
+
+test('timeout of a statement PostgreSQL runs whole: its COPY is cancelled too', async () => {
+  // No random() here: the whole statement goes to PostgreSQL, which names the view unquoted.
+  const pending = query('SELECT count(*) FROM pg.slow', '?timeout=300');
+  assert.ok(await waitUntil(async () => (await activeCopies('slow')) === 1, 2000), 'the whole statement runs at PostgreSQL');
+  const response = await pending;
+  await response.text();
+  assert.equal(response.status, 504);
+  assert.ok(await waitUntil(async () => (await activeCopies('slow')) === 0, 2000), 'and was cancelled there');
 });
 
 test('timeout while PostgreSQL is still computing answers 504, not 500', async () => {
