@@ -138,6 +138,11 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   const cursors = new CursorStore({
     idleMs: config.pagination.cursorIdleMs,
     maxCursors: config.pagination.maxCursors,
+    accessOf: (owner) => {
+      const roles = [...(store.current.users.find((u) => u.name === owner)?.roles ?? [])].sort();
+      const grants = (store.current.permissions ?? []).filter((p) => roles.includes(p.role));
+      return JSON.stringify([roles, grants]);
+    },
   });
   cursorStats = () => cursors.stats();
   return {

@@ -21,6 +21,8 @@ export interface Cursor {
   readonly table: string;
   /** The engine generation that holds the table (kept open while the cursor lives). */
   readonly engine: EngineGeneration;
+  /** The owner's access (roles and their grants) when the result was computed. */
+  readonly access: string;
 }
 
 /** A result the store can keep: an open statement of the engine, seen from here. */
@@ -36,6 +38,11 @@ export interface MaterializableResult {
 export interface CursorStoreOptions {
   idleMs: number;
   maxCursors: number;
+  /**
+   * A user's access as it is now (their roles and those roles' grants, conditions and masks): a
+   * cursor whose owner's access changed since it was computed is dropped, not read.
+   */
+  accessOf?: (owner: string) => string;
 }
 
 /** Created in every engine generation (see services.ts). */
@@ -84,6 +91,7 @@ export class CursorStore {
     const cursor: Cursor = {
       id,
       engine,
+      access: this.options.accessOf?.(owner) ?? '',
       owner,
       resource,
       table,
@@ -100,6 +108,15 @@ export class CursorStore {
   /** The cursor `id` of `owner` for `resource`; unknown, expired, other users' ones: all 404. */
   get(id: string, owner: string, resource: string): Cursor {
     const cursor = this.cursors.get(id);
+    if (cursor && cursor.owner === owner && this.options.accessOf && this.options.accessOf(owner) !== cursor.access) {
+      // Computed under grants the owner no longer has (or other ones): never served again.
+      void this.drop(cursor).catch(() => undefined);
+      throw notFound(
+        `The result with requestId "${id}" was computed under permissions that have changed since.`,
+        'Run the query again with pagination=true: the new result follows the permissions as they are now.',
+        'Unknown requestId',
+      );
+    }
     if (!cursor || cursor.owner !== owner || cursor.resource !== resource || this.isIdle(cursor)) {
       throw notFound(
         `No result with requestId "${id}" exists for this user; it may have expired.`,

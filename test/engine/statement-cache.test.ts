@@ -117,3 +117,30 @@ test('cached statements never outlive a permission: a row condition and a revoke
   // The administrator's own cached statement of the same text still answers for the administrator.
   assert.deepEqual(await rows('SELECT count(*) FROM pgc.cache_items WHERE id > 0'), [[100]]);
 });
+
+test("a paginated result is not served once its owner's grants change", async () => {
+  const admin = async (sql: string) => {
+    const response = await server.request('/rest/api/query', { body: { sql } });
+    assert.ok(response.status < 300, `${sql}: ${await response.text()}`);
+  };
+  await admin("CALL SYSADMIN.addRole('pagers')");
+  await admin("CALL SYSADMIN.setPermissions('pagers', 'pgc.cache_items', 'R')");
+  await admin("CALL SYSADMIN.addUser('paula', 'paula-password-1')");
+  await admin("CALL SYSADMIN.addUserRole('pagers', 'paula')");
+  const auth = { authorization: server.basic('paula', 'paula-password-1') };
+  const first = await server.request('/rest/api/query?pagination=true&limit=10', {
+    body: { sql: 'SELECT id FROM pgc.cache_items ORDER BY id' },
+    headers: auth,
+  });
+  assert.equal(first.status, 200, await first.clone().text());
+  const requestId = first.headers.get('requestId')!;
+  const page = (offset: number) =>
+    server.request(`/rest/api/query?requestId=${requestId}&limit=10&offset=${offset}`, { method: 'POST', headers: auth });
+  assert.equal((await page(10)).status, 200, 'paging while the grant holds');
+
+  await admin("CALL SYSADMIN.setPermissions('pagers', 'pgc.cache_items', 'R', 'id <= 5')");
+  const after = await page(20);
+  assert.equal(after.status, 404);
+  assert.match(((await after.json()) as { description: string }).description, /permissions that have changed/);
+  assert.equal((await page(30)).status, 404, 'and it is gone for good');
+});
