@@ -44,6 +44,29 @@ const AS_IS = new Set<DuckDBTypeId>([
   DuckDBTypeId.VARCHAR,
 ]);
 
+/**
+ * How PostgreSQL writes an interval where the engine's text differs: the month unit (1 mon,
+ * 9 mons) and a unit of -1 in the plural (-1 days); the rest reads the same. Used for JSON here
+ * and for casts to text in the engine (postgres-values.ts).
+ */
+export const POSTGRES_INTERVAL_TEXT = {
+  replacements: [
+    [' months', ' mons'],
+    [' month', ' mon'],
+  ],
+  minusOne: { pattern: '(^|\\s)-1 (year|mon|day)(\\s|$)', replacement: '\\1-1 \\2s\\3' },
+} as const;
+
+/** `text` (the engine's text of an interval) as PostgreSQL writes it, in the engine's SQL. */
+function postgresIntervalSql(text: string): string {
+  const replaced = POSTGRES_INTERVAL_TEXT.replacements.reduce(
+    (sql, [from, to]) => `replace(${sql}, ${sqlLiteral(from)}, ${sqlLiteral(to)})`,
+    text,
+  );
+  const { pattern, replacement } = POSTGRES_INTERVAL_TEXT.minusOne;
+  return `regexp_replace(${replaced}, ${sqlLiteral(pattern)}, ${sqlLiteral(replacement)}, 'g')`;
+}
+
 /** The expression that gives the JSON value of one column. */
 export function jsonValueSql(column: string, type: DuckDBType): string {
   const c = quoteIdent(column);
@@ -68,8 +91,7 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
     case DuckDBTypeId.BLOB:
       return `to_base64(${c})`;
     case DuckDBTypeId.INTERVAL:
-      // PostgreSQL's spelling of the month unit (1 mon, 9 mons); the rest reads the same.
-      return `regexp_replace(replace(replace(${c}::VARCHAR, ' months', ' mons'), ' month', ' mon'), '(^|\\s)-1 (year|mon|day)(\\s|$)', '\\1-1 \\2s\\3', 'g')`;
+      return postgresIntervalSql(`${c}::VARCHAR`);
     case DuckDBTypeId.DECIMAL: {
       // Decimals of 16+ digits are written from their digits, scale kept (1.50); the engine
       // writes narrower ones through a double, dropping trailing zeros, so they are widened.

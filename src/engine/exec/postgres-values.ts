@@ -4,6 +4,7 @@
  * PostgreSQL writes them. Used by engine-dialect.ts's rewrite.
  */
 import { badRequest } from '../../errors.js';
+import { POSTGRES_INTERVAL_TEXT } from '../../results/json.js';
 import { fieldNames, isObject, type Json } from '../front/ast.js';
 import {
   asVarchar,
@@ -180,25 +181,18 @@ export function postgresText(value: unknown, booleans: 'true' | 't'): Json | nul
   // bytea in PostgreSQL's hex output; intervals with its month unit spelling (1 mon, 9 mons).
   const bytes = { TypeCast: { arg: asVarchar(value), typeName: { names: [{ String: { sval: 'blob' } }] } } };
   cases.push({ CaseWhen: { expr: typeIs(value, ['BLOB']), result: op('||', stringConst('\\x'), call('lower', [call('hex', [bytes])])) } });
-  const months = call('regexp_replace', [
-    call('replace', [
-      call('replace', [asVarchar(value), stringConst(' months'), stringConst(' mons')]),
-      stringConst(' month'),
-      stringConst(' mon'),
-    ]),
-    stringConst(INTERVAL_MINUS_ONE.pattern),
-    stringConst(INTERVAL_MINUS_ONE.replacement),
-    stringConst('g'),
-  ]);
+  const replaced = POSTGRES_INTERVAL_TEXT.replacements.reduce<unknown>(
+    (text, [from, to]) => call('replace', [text, stringConst(from), stringConst(to)]),
+    asVarchar(value),
+  );
+  const { pattern, replacement } = POSTGRES_INTERVAL_TEXT.minusOne;
+  const months = call('regexp_replace', [replaced, stringConst(pattern), stringConst(replacement), stringConst('g')]);
   cases.push({ CaseWhen: { expr: typeIs(value, ['INTERVAL']), result: months } });
   if (booleans === 't') cases.push({ CaseWhen: { expr: typeIs(value, ['BOOLEAN']), result: call('left', [asVarchar(value), int(1)]) } });
   return { CaseExpr: { args: cases, defresult: asVarchar(value) } };
 }
 
 const TEXT_TYPES = new Set(['text', 'varchar']);
-
-/** PostgreSQL writes a unit of -1 in the plural (-1 days); the engine in the singular. */
-const INTERVAL_MINUS_ONE = { pattern: '(^|\\s)-1 (year|mon|day)(\\s|$)', replacement: '\\1-1 \\2s\\3' };
 
 /**
  * A one-dimensional array written as PostgreSQL text ('{1,2,NULL}', '{"a b",c}') as an ARRAY of
