@@ -22,6 +22,8 @@ function useHash(): string {
   useEffect(() => {
     const on = () => setHash(location.hash);
     addEventListener('hashchange', on);
+    // The hash may have changed between the first render and this effect (a link opened at once).
+    on();
     return () => removeEventListener('hashchange', on);
   }, []);
   return hash;
