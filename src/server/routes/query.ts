@@ -7,7 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiError, badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { parseResultParams } from '../params.js';
-import { sendResult } from '../results.js';
+import { sendResult } from '../result-delivery.js';
 import { invalidBody, invalidField, QueryBody, ResultQuery } from '../schemas.js';
 
 export function queryRoutes(fastify: FastifyInstance, services: Services): void {

@@ -11,7 +11,7 @@ import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { accessOf, requireWritable } from '../auth.js';
 import { parseResultParams } from '../params.js';
-import { sendResult } from '../results.js';
+import { sendResult } from '../result-delivery.js';
 import { invalidBody, ResultQuery, SchemaParams, SourceBody, TableParams, type ResultQuery as ResultQueryType } from '../schemas.js';
 
 /** One object per data source and virtual schema (spec 4.4); the system schemas stay in SYS.Schemas. */
