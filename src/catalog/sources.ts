@@ -358,6 +358,7 @@ export class SourceRegistry {
 
   /** A source as shown to clients: never its secrets, only which secret keys are set. */
   describe(source: SourceDef): Record<string, unknown> {
+    const warnings = importWarnings(source);
     return {
       name: source.name,
       template: source.kind,
@@ -369,6 +370,7 @@ export class SourceRegistry {
       readOnly: source.readOnly,
       tables: source.tables.map((t) => t.name),
       createdAt: source.createdAt,
+      ...(warnings.length > 0 ? { warnings } : {}),
     };
   }
 
@@ -532,4 +534,16 @@ export function literalOf(value: string | number | boolean | null): string {
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'NULL';
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
   return sqlLiteral(value);
+}
+
+/**
+ * What a user should hear about a source just added or refreshed: a source without tables is
+ * almost always a wrong database, schema pattern or missing privilege, not an empty database.
+ */
+export function importWarnings(source: SourceDef): string[] {
+  if (source.tables.length > 0) return [];
+  const where = source.model['importer.schemaPattern'] ? ` matching importer.schemaPattern=${source.model['importer.schemaPattern']}` : '';
+  return [
+    `No tables were found in data source "${source.name}"${where}: check the database or folder, the schema pattern and the user's privileges, then CALL SYSADMIN.refreshDataSource('${source.name}').`,
+  ];
 }

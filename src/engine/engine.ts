@@ -153,7 +153,9 @@ export class Engine {
       probe: async (sql) => (await this.openTree(parseStatement(sql), user, signal)).close(),
       viaApiKey,
     });
-    return openStaticExecution(this.runtime, staticResultSql(result), signal);
+    const execution = await openStaticExecution(this.runtime, staticResultSql(result), signal);
+    execution.warnings.push(...(result.warnings ?? []));
+    return execution;
   }
 
   private async explainStatement({ tree, statement, user, signal, policy }: StatementContext): Promise<Execution> {

@@ -108,6 +108,7 @@ test('POST /rest/api/source with the DV body creates a PostgreSQL source: 201, p
   assert.equal(body.template, 'postgresql');
   assert.ok(!String(body.connectionProps).includes('password='), 'no password in connectionProps');
   assert.deepEqual((body.tables as string[]).slice().sort(), ['items', 'items_v', 'we"ird']);
+  assert.equal(body.warnings, undefined, 'a source with tables has no warnings');
   // Live at once.
   assert.deepEqual(await rows('SELECT count(*) FROM pgrest.items'), [[ITEMS]]);
   // No system table shows the secret either.
@@ -128,6 +129,21 @@ test('the password is stored sealed in catalog.json', async () => {
   assert.match(source.secrets.password ?? '', /^v1:/);
   assert.equal(source.connection.password, undefined);
   assert.equal(source.connection['user-name'], 'postgres');
+});
+
+test('a source added or refreshed without tables is added with a warning that says what to check', async () => {
+  const response = await post(dvBody('pgempty', { modelProps: `importer.schemaPattern=${tag}_nothing` }));
+  const text = await response.text();
+  assert.equal(response.status, 201, text);
+  const body = JSON.parse(text) as { tables: string[]; warnings?: string[] };
+  assert.deepEqual(body.tables, []);
+  assert.equal(body.warnings?.length, 1, text);
+  assert.match(body.warnings![0]!, /No tables were found in data source "pgempty" matching importer\.schemaPattern=.*refreshDataSource\('pgempty'\)/);
+  // The same through SQL: the procedure's result carries it in SQL-Warnings.
+  const refreshed = await server.request('/rest/api/query', { body: { sql: "CALL SYSADMIN.refreshDataSource('pgempty')" } });
+  assert.equal(refreshed.status, 200);
+  assert.match(refreshed.headers.get('sql-warnings') ?? '', /No tables were found in data source "pgempty"/);
+  assert.equal((await del('pgempty')).status, 204);
 });
 
 test('GET /rest/api/source lists the new source; GET /rest/api/source/{name} lists its tables', async () => {

@@ -10,7 +10,7 @@
  *
  * Arguments are positional or named (name => 'x'); props are `key=value,key=value` strings.
  */
-import type { SourceRegistry } from '../../catalog/sources.js';
+import { importWarnings, type SourceRegistry } from '../../catalog/sources.js';
 import { parseProps, sourceFromSpec } from '../../catalog/source-spec.js';
 import type { UserDef } from '../../catalog/types.js';
 import { ApiError, badRequest, notFound } from '../../errors.js';
@@ -263,7 +263,7 @@ const PROCEDURES: Record<string, Procedure> = {
         translator: parseProps(args.translatorProperties ?? '', 'translatorProperties'),
         readOnly: /^(true|1|yes)$/i.test(model.readOnly ?? ''),
       });
-      return sourceRow(source.name, source.kind, source.tables.length);
+      return { ...sourceRow(source.name, source.kind, source.tables.length), warnings: importWarnings(source) };
     },
   },
   'sysadmin.removedatasource': {
@@ -281,7 +281,7 @@ const PROCEDURES: Record<string, Procedure> = {
     access: (args) => [args.name ?? ''],
     async run(args, { registry }) {
       const source = await registry.refreshSource(args.name ?? '');
-      return sourceRow(source.name, source.kind, source.tables.length);
+      return { ...sourceRow(source.name, source.kind, source.tables.length), warnings: importWarnings(source) };
     },
   },
   'sysadmin.removeconnection': {

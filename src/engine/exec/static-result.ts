@@ -9,6 +9,8 @@ export type StaticValue = string | number | boolean | null;
 export interface StaticResult {
   columns: string[];
   rows: StaticValue[][];
+  /** Sent with the result (the SQL-Warnings header). */
+  warnings?: string[];
 }
 
 const valueSql = (value: StaticValue) =>

@@ -65,6 +65,7 @@ export function sourceRoutes(fastify: FastifyInstance, services: Services): void
     }
     const source = await services.registry.addSource(sourceFromSpec(body as SourceSpec));
     request.log.info({ source: source.name, kind: source.kind }, 'data source added');
+    if (source.tables.length === 0) request.log.warn({ source: source.name }, 'data source added without tables');
     services.auditLog.record({
       user: request.user!.name,
       action: 'add data source',
