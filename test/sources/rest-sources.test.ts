@@ -138,7 +138,10 @@ test('a source added or refreshed without tables is added with a warning that sa
   const body = JSON.parse(text) as { tables: string[]; warnings?: string[] };
   assert.deepEqual(body.tables, []);
   assert.equal(body.warnings?.length, 1, text);
-  assert.match(body.warnings![0]!, /No tables were found in data source "pgempty" matching importer\.schemaPattern=.*refreshDataSource\('pgempty'\)/);
+  assert.match(
+    body.warnings![0]!,
+    /No tables were found in data source "pgempty" matching importer\.schemaPattern=.*refreshDataSource\('pgempty'\)/,
+  );
   // The same through SQL: the procedure's result carries it in SQL-Warnings.
   const refreshed = await server.request('/rest/api/query', { body: { sql: "CALL SYSADMIN.refreshDataSource('pgempty')" } });
   assert.equal(refreshed.status, 200);
