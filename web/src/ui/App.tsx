@@ -119,7 +119,7 @@ export function App() {
         </span>
       </header>
       <main id="main" tabIndex={-1}>
-        {screen.path === 'query' && <QueryScreen api={api} user={session.username} open={open} />}
+        {screen.path === 'query' && <QueryScreen api={api} user={session.username} open={open} onOpened={() => setOpen(null)} />}
         {screen.path === 'sources' && <Sources api={api} openInEditor={openInEditor} />}
         {screen.path === 'history' && <History api={api} openInEditor={openInEditor} />}
         {screen.path === 'preferences' && <Preferences api={api} />}

@@ -2,7 +2,7 @@
  * Sources: the list with each source's health, adding one (a form per kind, tested first),
  * refreshing and removing, and browsing schemas, tables, columns and rows.
  */
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import type { Api, Result } from '../lib/api.js';
 import { consoleSql } from '../lib/catalog.js';
 import { KINDS, missingFields, sourceSpec } from '../lib/props.js';
@@ -182,28 +182,34 @@ function Browse({ api, schema, openInEditor }: { api: Api; schema: string; openI
   const [columns, setColumns] = useState<Result | null>(null);
   const [preview, setPreview] = useState<Result | null>(null);
   const [error, setError] = useState<unknown>(null);
+  // Answers can arrive out of order: only the newest request's answer is shown, so the columns or
+  // rows of one table never appear under another's name.
+  const latest = useRef(0);
   const open = async (name: string) => {
+    const request = ++latest.current;
     setTable(name);
+    setColumns(null);
     setPreview(null);
     setError(null);
     try {
-      setColumns(
-        await api.query(
-          consoleSql(
-            `SELECT "Name", "DataType", "NullType", "IsPrimaryKey" FROM SYS.Columns WHERE "SchemaName" = ${sqlLiteral(schema)} AND "TableName" = ${sqlLiteral(name)} ORDER BY "Position"`,
-          ),
+      const answer = await api.query(
+        consoleSql(
+          `SELECT "Name", "DataType", "NullType", "IsPrimaryKey" FROM SYS.Columns WHERE "SchemaName" = ${sqlLiteral(schema)} AND "TableName" = ${sqlLiteral(name)} ORDER BY "Position"`,
         ),
       );
+      if (request === latest.current) setColumns(answer);
     } catch (err) {
-      setError(err);
+      if (request === latest.current) setError(err);
     }
   };
   const show = async () => {
+    const request = ++latest.current;
     setError(null);
     try {
-      setPreview(await api.preview(schema, table!, 100));
+      const answer = await api.preview(schema, table!, 100);
+      if (request === latest.current) setPreview(answer);
     } catch (err) {
-      setError(err);
+      if (request === latest.current) setError(err);
     }
   };
   return (
