@@ -99,7 +99,15 @@ export function App() {
 
   return (
     <div class="app">
-      <a class="skip" href="#main">
+      {/* The hash names the screen, so the link moves the focus itself instead of setting #main. */}
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">

@@ -40,6 +40,8 @@ export function Sources({ api, openInEditor }: { api: Api; openInEditor: (sql: s
   const [adding, setAdding] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [message, setMessage] = useState<string | null>(null);
+  // Bumped by every change (refresh, removal): the browser below then reads the tables again.
+  const [generation, setGeneration] = useState(0);
 
   const list = useLoad(async () => {
     const [schemas, info] = await Promise.all([
@@ -69,6 +71,7 @@ export function Sources({ api, openInEditor }: { api: Api; openInEditor: (sql: s
     setMessage(null);
     try {
       setMessage(await what());
+      setGeneration((g) => g + 1);
       list.reload();
     } catch (err) {
       setError(err);
@@ -169,7 +172,7 @@ export function Sources({ api, openInEditor }: { api: Api; openInEditor: (sql: s
             })}
           </tbody>
         </table>
-        {selected && <Browse key={selected} api={api} schema={selected} openInEditor={openInEditor} />}
+        {selected && <Browse key={`${selected}:${generation}`} api={api} schema={selected} openInEditor={openInEditor} />}
       </div>
     </div>
   );
