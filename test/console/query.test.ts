@@ -78,6 +78,18 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     await page.keyboard.press('Control+Shift+C');
     await page.getByText('Row copied').waitFor();
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '50002\t100004\tNULL');
+    // Scrolled through 45 other pages, the selected row's page is forgotten; Copy reads it again.
+    for (let p = 0; p < 45; p++) {
+      await grid.evaluate((el, top) => (el.scrollTop = top), p * 500 * 26);
+      await page.waitForFunction(
+        (row) => document.querySelector(`[data-row="${row}"] [role=gridcell]`)?.textContent === String(row + 1),
+        p * 500,
+      );
+    }
+    await page.evaluate(() => navigator.clipboard.writeText(''));
+    await page.getByRole('button', { name: 'Copy row' }).click();
+    await page.getByText('Row copied').waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '50002\t100004\tNULL');
   });
 
   it('downloads the result as CSV and charts it', async () => {
@@ -244,6 +256,16 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     await page.getByTestId('sql-editor').waitFor();
     assert.equal(await page.getByRole('tab').count(), tabs);
     assert.equal(await page.getByTestId('run-status').innerText(), '');
+  });
+
+  it('returns to the sign-in screen, saying why, when the token is revoked', async () => {
+    const revoked = await h.server.request('/rest/api/query', { body: { sql: "CALL SYSADMIN.revokeTokens('admin')" } });
+    assert.equal(revoked.status, 200, await revoked.clone().text());
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.getByRole('heading', { name: 'Sign in to vdb' }).waitFor();
+    await page.getByText('Your sign-in expired or was revoked. Sign in again.').waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('vdb.console.session')), null);
+    await signIn(page);
   });
 
   it('signs out and forgets the token', async () => {

@@ -62,16 +62,22 @@ export function App() {
   // Administration is shown to the admin role only; the API refuses the rest anyway.
   useEffect(() => {
     if (!session) return;
+    // An answer for an earlier sign-in (signed out and in as someone else meanwhile) is dropped.
+    let live = true;
     api
       .query(consoleSql(`SELECT "Roles" FROM SYSADMIN.Users WHERE "Name" = CURRENT_USER`))
       .then((r) =>
         setAdmin(
-          String(r.rows[0]?.[0] ?? '')
-            .split(',')
-            .includes('admin'),
+          live &&
+            String(r.rows[0]?.[0] ?? '')
+              .split(',')
+              .includes('admin'),
         ),
       )
-      .catch(() => setAdmin(false));
+      .catch(() => live && setAdmin(false));
+    return () => {
+      live = false;
+    };
   }, [api, session]);
 
   const invite = /^#\/invite\/([^/?]+)/.exec(hash)?.[1];
