@@ -158,7 +158,17 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     assert.match(text, /vdb engine · execute/);
     // The SQL that the SQLite source receives is shown under the engine's step.
     assert.match(text, /shop · source query/);
-    assert.ok((await plan.locator('pre.sql').count()) >= 1);
+    // A tree: the SQLite source's step is a child of the engine's, with the SQL it receives.
+    const engine = plan.locator(':scope > ul > li').first();
+    assert.match(await engine.locator('summary').first().innerText(), /vdb engine · execute/);
+    const source = engine.locator('ul li', { hasText: 'shop · source query' }).first();
+    assert.match(await source.locator('pre.sql').first().innerText(), /SELECT[\s\S]*orders/i);
+    // Steps fold and unfold from the keyboard.
+    await engine.locator('summary').first().focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await engine.locator('details').first().getAttribute('open'), null);
+    await page.keyboard.press('Enter');
+    assert.equal(await engine.locator('details').first().getAttribute('open'), '');
     await screenshot(page, 'explain');
   });
 

@@ -27,6 +27,7 @@ describe('console: sources, preferences, administration', { skip: noBrowser }, (
   after(async () => {
     await h?.close();
     await postgres?.query(`DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`);
+    await postgres?.query(`DROP SCHEMA IF EXISTS ${pgSchema}_moved CASCADE`);
     await postgres?.end();
   });
 
@@ -127,6 +128,14 @@ describe('console: sources, preferences, administration', { skip: noBrowser }, (
     const columns = page.locator('table', { has: page.locator('caption', { hasText: 'Columns' }) });
     await columns.waitFor();
     assert.match(await columns.innerText(), /price\s+DECIMAL\(8,2\)/);
+
+    // A source that fails is listed with the source's error instead of "reachable".
+    await postgres.query(`ALTER SCHEMA ${pgSchema} RENAME TO ${pgSchema}_moved`);
+    await page.getByRole('button', { name: 'Reload', exact: true }).click();
+    const failed = row.locator('td.health.failed');
+    await failed.waitFor();
+    assert.match(await failed.innerText(), new RegExp(`^✕ .*${pgSchema}`));
+    await postgres.query(`ALTER SCHEMA ${pgSchema}_moved RENAME TO ${pgSchema}`);
 
     await row.getByRole('button', { name: `Remove ${pgSchema}` }).click();
     await page.getByText(`Source ${pgSchema} removed.`).waitFor();
@@ -260,6 +269,18 @@ describe('console: sources, preferences, administration', { skip: noBrowser }, (
     });
     assert.equal(asFrank.status, 200, await asFrank.clone().text());
     assert.deepEqual(await asFrank.json(), [['Berlin', 0]]);
+
+    // Taking the role away takes frank's access with it.
+    await page.getByRole('tab', { name: 'Roles' }).click();
+    await give.getByLabel('Role').selectOption('readers');
+    await give.getByLabel('User').fill('frank');
+    await give.getByRole('button', { name: 'Take away' }).click();
+    await page.getByText('frank no longer has readers.').waitFor();
+    const withoutRole = await h.server.request('/rest/api/query', {
+      body: { sql: 'SELECT name FROM cities.cities' },
+      headers: { authorization: h.server.basic('frank', 'frank-pass-1') },
+    });
+    assert.equal(withoutRole.status, 403, await withoutRole.clone().text());
 
     await page.getByRole('tab', { name: 'Users' }).click();
     await page.getByRole('button', { name: 'Remove user frank' }).click();

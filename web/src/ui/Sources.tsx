@@ -120,58 +120,61 @@ export function Sources({ api, openInEditor }: { api: Api; openInEditor: (sql: s
       )}
       <ErrorBox error={error ?? list.error} />
       <div class="split">
-        <table class="data sources-list" aria-label="Data sources">
-          <thead>
-            <tr>
-              <th scope="col">Schema</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Tables</th>
-              <th scope="col">Health</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(list.value ?? []).map((s) => {
-              const h = health.get(s.name);
-              const own = !['system', 'views'].includes(s.kind);
-              return (
-                <tr key={s.name} data-source={s.name} class={selected === s.name ? 'selected' : undefined}>
-                  <th scope="row">
-                    <button
-                      type="button"
-                      class="link"
-                      onClick={() => setSelected(s.name)}
-                      aria-pressed={selected === s.name}
-                      title={s.description ?? s.connection}
-                    >
-                      {s.name}
-                    </button>
-                  </th>
-                  <td>{s.kind}</td>
-                  <td class="num">{own ? s.tables : ''}</td>
-                  <td class={`health ${h?.state ?? ''}`} title={h?.state === 'failed' ? h.message : undefined}>
-                    {h?.state === 'ok' && '● reachable'}
-                    {h?.state === 'checking' && '… checking'}
-                    {h?.state === 'empty' && '○ no tables'}
-                    {h?.state === 'failed' && `✕ ${h.message}`}
-                  </td>
-                  <td class="actions">
-                    {own && (
-                      <>
-                        <button type="button" onClick={() => refresh(s.name)}>
-                          Refresh
-                        </button>
-                        <button type="button" class="danger" onClick={() => remove(s.name)} aria-label={`Remove ${s.name}`}>
-                          Remove
-                        </button>
-                      </>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        {/* Its own scroll box: a long error in Health must not push the table under the browser beside it. */}
+        <div class="table-wrap">
+          <table class="data sources-list" aria-label="Data sources">
+            <thead>
+              <tr>
+                <th scope="col">Schema</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Tables</th>
+                <th scope="col">Health</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(list.value ?? []).map((s) => {
+                const h = health.get(s.name);
+                const own = !['system', 'views'].includes(s.kind);
+                return (
+                  <tr key={s.name} data-source={s.name} class={selected === s.name ? 'selected' : undefined}>
+                    <th scope="row">
+                      <button
+                        type="button"
+                        class="link"
+                        onClick={() => setSelected(s.name)}
+                        aria-pressed={selected === s.name}
+                        title={s.description ?? s.connection}
+                      >
+                        {s.name}
+                      </button>
+                    </th>
+                    <td>{s.kind}</td>
+                    <td class="num">{own ? s.tables : ''}</td>
+                    <td class={`health ${h?.state ?? ''}`} title={h?.state === 'failed' ? h.message : undefined}>
+                      {h?.state === 'ok' && '● reachable'}
+                      {h?.state === 'checking' && '… checking'}
+                      {h?.state === 'empty' && '○ no tables'}
+                      {h?.state === 'failed' && `✕ ${h.message}`}
+                    </td>
+                    <td class="actions">
+                      {own && (
+                        <>
+                          <button type="button" onClick={() => refresh(s.name)}>
+                            Refresh
+                          </button>
+                          <button type="button" class="danger" onClick={() => remove(s.name)} aria-label={`Remove ${s.name}`}>
+                            Remove
+                          </button>
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
         {selected && <Browse key={`${selected}:${generation}`} api={api} schema={selected} openInEditor={openInEditor} />}
       </div>
     </div>
