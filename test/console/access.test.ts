@@ -71,8 +71,17 @@ describe('console: network, keyboard, layout', { skip: noBrowser }, () => {
     const elsewhere = requests.filter((url) => !url.startsWith(`${h.server.url}/`) && !/^(data|blob):/.test(url));
     assert.deepEqual(elsewhere, []);
     assert.ok(requests.length > 10, `${requests.length} requests seen`);
-    // No web font is declared, so none can be fetched: text is set in the system's fonts.
-    assert.equal(await page.evaluate(() => document.fonts.size), 0);
+    // The fonts are bundled: loaded, and from vdb (the check above covers every request).
+    await page.evaluate(() => document.fonts.ready);
+    const loaded = await page.evaluate(() =>
+      [...document.fonts].filter((f) => f.status === 'loaded').map((f) => f.family.replace(/["']/g, '')),
+    );
+    assert.ok(loaded.includes('Inter'), `Inter loaded: ${loaded.join(', ')}`);
+    assert.ok(loaded.includes('JetBrains Mono'), `JetBrains Mono loaded: ${loaded.join(', ')}`);
+    assert.ok(
+      requests.some((url) => url.startsWith(`${h.server.url}/`) && url.endsWith('.woff2')),
+      'font files came from vdb',
+    );
   });
 
   it('names every control on every screen', async () => {
