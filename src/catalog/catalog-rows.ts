@@ -50,13 +50,13 @@ export function rowsOf(catalog: CatalogData): Map<string, CatalogRow> {
   return rows;
 }
 
-/** The catalog made of stored rows (any order) and the state row's scalars. */
-export function catalogOf(rows: Iterable<{ kind: string; position: number; data: unknown }>, scalars: CatalogScalars): CatalogData {
+/** The catalog made of stored rows (any order; `data` as JSON text) and the state row's scalars. */
+export function catalogOf(rows: Iterable<{ kind: string; position: number; data: string }>, scalars: CatalogScalars): CatalogData {
   const lists = new Map<RowKind, Array<{ position: number; data: unknown }>>();
   for (const row of rows) {
     if (!(ROW_KINDS as string[]).includes(row.kind)) throw new Error(`the catalog database holds rows of an unknown kind "${row.kind}"`);
     const list = lists.get(row.kind as RowKind) ?? [];
-    list.push({ position: row.position, data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data });
+    list.push({ position: row.position, data: JSON.parse(row.data) as unknown });
     lists.set(row.kind as RowKind, list);
   }
   const catalog: CatalogData = { formatVersion: 1, sources: [], users: [], nextOid: scalars.nextOid };

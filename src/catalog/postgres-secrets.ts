@@ -15,7 +15,7 @@ export class PostgresSecretsStore implements SecretsStore {
   private readonly s: string;
 
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly pool: pg.Pool | pg.ClientBase,
     schema: string,
   ) {
     this.s = quoteIdent(schema);
@@ -47,10 +47,10 @@ export class PostgresSecretsStore implements SecretsStore {
     );
   }
 
-  /** Writes `stored` as the row (in `client`'s transaction when given). */
-  async upsert(stored: StoredSecrets, onConflict: string, client: pg.ClientBase | pg.Pool = this.pool): Promise<void> {
+  /** Writes `stored` as the row (a client in a transaction writes in that transaction). */
+  async upsert(stored: StoredSecrets, onConflict: string): Promise<void> {
     const encoded = encodeStored(stored);
-    await client.query(
+    await this.pool.query(
       `INSERT INTO ${this.s}.secrets (id, server_secret, encryption_key, security_epoch, rotating_to, previous_encryption_key)
        VALUES (1, $1, $2, $3, $4, $5) ON CONFLICT (id) ${onConflict}`,
       [

@@ -206,8 +206,8 @@ export class PostgresCatalogStore implements CatalogStore {
   }
 
   private async readCatalog(client: pg.ClientBase, state: StateRow): Promise<CatalogData> {
-    const { rows } = await client.query<{ kind: string; position: number; data: unknown }>(
-      `SELECT kind, position, data FROM ${this.s}.entries`,
+    const { rows } = await client.query<{ kind: string; position: number; data: string }>(
+      `SELECT kind, position, data::text AS data FROM ${this.s}.entries`,
     );
     const scalars: CatalogScalars = { nextOid: Number(state.next_oid), initialized: state.initialized };
     return catalogOf(rows, scalars);

@@ -258,8 +258,13 @@ export class SourceRegistry {
 
   connectorOf(source: SourceDef): Connector {
     const connector = this.connectors.get(source.name);
-    if (!connector) throw new Error(`no connector for source ${source.name}`);
-    return connector;
+    if (connector) return connector;
+    if (this.findSource(source.name) !== source) throw new Error(`no connector for source ${source.name}`);
+    // A source another instance has just added, asked for before following the catalog reached it.
+    const created = createConnector(source, this.context);
+    this.setConnector(source, created);
+    if (created.delivery === 'engine') this.unpublished.add(source.name);
+    return created;
   }
 
   /** Resolves `schema.table` (or a bare table name that is unique across schemas). */
