@@ -135,7 +135,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   const invites = new InviteService(store, users);
   // The demo is attached once, on the first start that completes; a failed attempt is retried.
   if (!store.current.initialized) {
-    if (config.demo) await installDemo(config, registry, log);
+    // Not with a shared catalog: the demo's files would be in this instance's data directory only.
+    if (config.demo && config.catalog.url === null) await installDemo(config, registry, log);
     await store.update((catalog) => {
       catalog.initialized = true;
     });
