@@ -33,6 +33,8 @@ export async function migrateCatalog(dataDir: string, url: string, schema: strin
     );
   }
   const client = new pg.Client({ connectionString: url, application_name: 'vdb migrate-catalog' });
+  // A connection ended by the server fails the statement under way; the event itself is not news.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     await migrate(client, schema);

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { messageOf } from '../errors.js';
 import type { AuditEntry } from '../security/audit-log.js';
-import { quoteIdent } from './postgres-schema.js';
+import { checkout, quoteIdent } from './postgres-schema.js';
 import type { QueryLogEntry } from './query-log.js';
 
 const FLUSH_MS = 200;
@@ -85,7 +85,7 @@ export class PostgresLogWriter {
   }
 
   private async write(audits: AuditEntry[], queries: QueryLogEntry[]): Promise<void> {
-    const client = await this.pool.connect();
+    const client = await checkout(this.pool);
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
@@ -148,7 +148,7 @@ export class PostgresLogWriter {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
-      client.release(broken);
+      client.done(broken);
     }
   }
 

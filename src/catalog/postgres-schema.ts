@@ -9,6 +9,23 @@ export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
+/**
+ * A connection of `pool` for a few statements. The server ending it between two statements
+ * (pg_terminate_backend, a restart) is an 'error' event that, unheard, would end the process:
+ * it is heard here, and the next statement fails instead.
+ */
+export async function checkout(pool: pg.Pool): Promise<pg.PoolClient & { done(broken?: Error): void }> {
+  const client = await pool.connect();
+  const ignore = () => undefined;
+  client.on('error', ignore);
+  return Object.assign(client, {
+    done(broken?: Error) {
+      client.removeListener('error', ignore);
+      client.release(broken);
+    },
+  });
+}
+
 interface Migration {
   version: number;
   name: string;

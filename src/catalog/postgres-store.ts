@@ -13,7 +13,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { messageOf } from '../errors.js';
 import { catalogOf, diffRows, type CatalogScalars } from './catalog-rows.js';
-import { migrate, quoteIdent } from './postgres-schema.js';
+import { checkout, migrate, quoteIdent } from './postgres-schema.js';
 import { catalogUnavailable, type CatalogChange, type CatalogStore } from './store.js';
 import type { CatalogData } from './types.js';
 
@@ -86,12 +86,12 @@ export class PostgresCatalogStore implements CatalogStore {
   static async open(options: PostgresCatalogOptions): Promise<PostgresCatalogStore> {
     const store = new PostgresCatalogStore(options);
     try {
-      const client = await store.pool.connect();
+      const client = await checkout(store.pool);
       try {
         const applied = await migrate(client, options.schema);
         if (applied.length > 0) options.log.info({ schema: options.schema, applied }, 'catalog database migrated');
       } finally {
-        client.release();
+        client.done();
       }
       // Listening before loading: a change committed in between is announced, not missed.
       await store.listen();
@@ -186,13 +186,13 @@ export class PostgresCatalogStore implements CatalogStore {
       broken = err as Error;
       throw catalogUnavailable(messageOf(err));
     } finally {
-      client.release(broken);
+      client.done(broken);
     }
   }
 
-  private async connect(): Promise<pg.PoolClient> {
+  private async connect(): ReturnType<typeof checkout> {
     try {
-      return await this.pool.connect();
+      return await checkout(this.pool);
     } catch (err) {
       throw catalogUnavailable(messageOf(err));
     }
@@ -215,7 +215,7 @@ export class PostgresCatalogStore implements CatalogStore {
 
   /** Loads the catalog when the database has a newer version than this instance. */
   private async reload(): Promise<void> {
-    const client = await this.pool.connect();
+    const client = await checkout(this.pool);
     let broken: Error | undefined;
     try {
       // One snapshot: the state row and the entries agree.
@@ -232,7 +232,7 @@ export class PostgresCatalogStore implements CatalogStore {
       broken = err as Error;
       throw err;
     } finally {
-      client.release(broken);
+      client.done(broken);
     }
   }
 

@@ -5,8 +5,12 @@
  * both unready with 503s, and everything recovers when it returns.
  */
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type pg from 'pg';
+import type { ApiError } from '../../src/errors.js';
 import { pgClient, uniqueTag } from '../connectors/db.js';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.js';
 import { assertApiError, assertUnauthorizedPage, basicOf, okJson } from '../http/util.js';
@@ -126,6 +130,9 @@ test('the audit log and the query log of both instances reach the catalog databa
 });
 
 test('the catalog database going away: unready, 503 with a JSON body, and a full recovery', async () => {
+  // Changes under way when it goes: each is either committed (and kept) or refused with a 503.
+  const roles = Array.from({ length: 30 }, (_, i) => `during${i}`);
+  const writes = Promise.allSettled(roles.map((role) => a.services.users.addRole(role)));
   await db.block();
   try {
     for (const server of [a, b]) {
@@ -146,7 +153,30 @@ test('the catalog database going away: unready, 503 with a JSON body, and a full
       await okJson(await server.request('/readyz', { headers: { authorization: '' } }));
     });
   }
+  const outcomes = await writes;
+  const kept = roles.filter((_, i) => outcomes[i]!.status === 'fulfilled');
+  for (const outcome of outcomes) {
+    if (outcome.status === 'rejected') assert.equal((outcome.reason as ApiError).status, 503, String(outcome.reason));
+  }
+  for (const role of kept) assert.ok(b.services.users.roles().includes(role), `${role} was committed on a but is missing on b`);
   await a.services.users.addRole('after_outage');
   await seenWithin(1000, 'a change after the outage on b', async () => assert.ok(b.services.users.roles().includes('after_outage')));
   assert.deepEqual(await okJson(await sql(b, `SELECT count(*) FROM ${SOURCE}.items`)), [[2]]);
+});
+
+test('a source removed on one instance is gone on the other within a second', async () => {
+  const removed = await b.request(`/rest/api/source/${SOURCE}`, { method: 'DELETE' });
+  assert.ok(removed.status === 200 || removed.status === 204, await removed.text());
+  await seenWithin(1000, 'the removal on a', async () => {
+    await assertApiError(await sql(a, `SELECT name FROM ${SOURCE}.items`), 400, 'unknown schema');
+  });
+});
+
+test('a catalog database that cannot be reached at start stops the start, saying so', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-no-catalog-'));
+  after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  await assert.rejects(
+    startTestServer({ dataDir, demo: false, catalog: { url: `${db.url}_missing` } }),
+    /the catalog database \(catalog\.url\) cannot be used: .*does not exist/,
+  );
 });
