@@ -22,6 +22,7 @@ let db: CatalogDatabase;
 let pgAdmin: pg.Client;
 let a: TestServer;
 let b: TestServer;
+let sharedFiles: string;
 
 before(async () => {
   db = await createCatalogDatabase();
@@ -29,7 +30,9 @@ before(async () => {
   await pgAdmin.query(
     `CREATE SCHEMA ${tag}; CREATE TABLE ${tag}.items (id int PRIMARY KEY, name text); INSERT INTO ${tag}.items VALUES (1, 'one'), (2, 'two')`,
   );
-  const shared = { demo: false, catalog: { url: db.url, schema: 'vdb' } };
+  // A folder both instances read at the same path (a shared mount in production).
+  sharedFiles = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-shared-files-'));
+  const shared = { demo: false, catalog: { url: db.url, schema: 'vdb' }, fileRoots: [sharedFiles] };
   a = await startTestServer(shared);
   b = await startTestServer(shared);
 });
@@ -40,6 +43,7 @@ after(async () => {
   await db?.drop();
   await pgAdmin?.query(`DROP SCHEMA IF EXISTS ${tag} CASCADE`);
   await pgAdmin?.end();
+  if (sharedFiles) fs.rmSync(sharedFiles, { recursive: true, force: true });
 });
 
 const sql = (server: TestServer, statement: string, authorization = basicOf('admin', ADMIN_PASSWORD)) =>
@@ -69,6 +73,19 @@ test('a source added on one instance is queried on the other within a second', a
   assert.equal(added.status, 201, await added.text());
   await seenWithin(1000, 'the source on b', async () => {
     assert.deepEqual(await okJson(await sql(b, `SELECT name FROM ${SOURCE}.items ORDER BY id`)), [['one'], ['two']]);
+  });
+});
+
+test('a file source (read by the engine) added on one instance is queried on the other within a second', async () => {
+  const folder = path.join(sharedFiles, 'csv');
+  fs.mkdirSync(folder);
+  fs.writeFileSync(path.join(folder, 'nums.csv'), 'n,label\n1,one\n2,two\n');
+  const added = await a.request('/rest/api/source', {
+    body: { name: `${tag}_files`, template: 'file', translator: 'file', connectionProps: `ParentDirectory=${folder}` },
+  });
+  assert.equal(added.status, 201, await added.text());
+  await seenWithin(1000, 'the file source on b', async () => {
+    assert.deepEqual(await okJson(await sql(b, `SELECT label FROM ${tag}_files.nums ORDER BY n`)), [['one'], ['two']]);
   });
 });
 
@@ -162,6 +179,18 @@ test('the catalog database going away: unready, 503 with a JSON body, and a full
   await a.services.users.addRole('after_outage');
   await seenWithin(1000, 'a change after the outage on b', async () => assert.ok(b.services.users.roles().includes('after_outage')));
   assert.deepEqual(await okJson(await sql(b, `SELECT count(*) FROM ${SOURCE}.items`)), [[2]]);
+});
+
+test('sources refreshed on one instance show their new tables on the other within a second', async () => {
+  await pgAdmin.query(`CREATE TABLE ${tag}.extra (v text); INSERT INTO ${tag}.extra VALUES ('new')`);
+  fs.writeFileSync(path.join(sharedFiles, 'csv', 'more.csv'), 'v\nmore\n');
+  for (const source of [SOURCE, `${tag}_files`]) {
+    await okJson(await sql(a, `CALL SYSADMIN.refreshDataSource('${source}')`), `refresh ${source} on a`);
+  }
+  await seenWithin(1000, 'the new tables on b', async () => {
+    assert.deepEqual(await okJson(await sql(b, `SELECT v FROM ${SOURCE}.extra`)), [['new']]);
+    assert.deepEqual(await okJson(await sql(b, `SELECT v FROM ${tag}_files.more`)), [['more']]);
+  });
 });
 
 test('a source removed on one instance is gone on the other within a second', async () => {
