@@ -133,10 +133,11 @@ async function replaceCatalogFile(dataDir: string, content: string): Promise<voi
   // The current file becomes the previous copy (a hard link: no copying), atomically replaced.
   const previousTmp = `${path.join(dataDir, PREVIOUS_FILE)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    await fs.promises.link(file, previousTmp);
+    await keepAs(file, previousTmp);
     await fs.promises.rename(previousTmp, path.join(dataDir, PREVIOUS_FILE));
   } catch (err) {
     await fs.promises.rm(previousTmp, { force: true });
+    // No catalog yet (the first write) has no previous copy; anything else stops the write.
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
       await fs.promises.rm(tmp, { force: true });
       throw err;
@@ -144,6 +145,16 @@ async function replaceCatalogFile(dataDir: string, content: string): Promise<voi
   }
   await fs.promises.rename(tmp, file);
   await syncFolder(dataDir);
+}
+
+/** `target` becomes a hard link to `file`, or a copy where the file system has no hard links. */
+async function keepAs(file: string, target: string): Promise<void> {
+  try {
+    await fs.promises.link(file, target);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
+    await fs.promises.copyFile(file, target, fs.constants.COPYFILE_EXCL);
+  }
 }
 
 /** Writes `content` next to `file` under a temporary name, synced to disk; returns that name. */
