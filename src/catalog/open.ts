@@ -32,6 +32,9 @@ export async function openCatalog(config: Config, log: Logger): Promise<OpenedCa
     return { store, secrets: new FileSecretsStore(config.dataDir), logs: null };
   }
   const store = await PostgresCatalogStore.open({ url: config.catalog.url, schema: config.catalog.schema, log });
+  // The URL may hold a password: only where, not how.
+  const { host, port, pathname } = new URL(config.catalog.url);
+  log.info({ host, port, database: pathname.slice(1), schema: store.schema }, 'catalog in the catalog database (shared)');
   return {
     store,
     secrets: new PostgresSecretsStore(store.pool, store.schema),
