@@ -157,7 +157,9 @@ test('the catalog database going away: unready, 503 with a JSON body, and a full
         const body = await assertApiError(await server.request('/readyz', { headers: { authorization: '' } }), 503, 'readyz');
         assert.match(body.description, /catalog/);
       });
-      const refused = await assertApiError(await sql(server, 'SELECT 1'), 503, 'a statement');
+      const response = await sql(server, 'SELECT 1');
+      assert.equal(response.headers.get('retry-after'), '1');
+      const refused = await assertApiError(response, 503, 'a statement');
       assert.equal(refused.title, 'Catalog unavailable');
       assert.ok(refused.hint);
       await okJson(await server.request('/healthz', { headers: { authorization: '' } }), 'healthz');
