@@ -6,7 +6,7 @@
  * latency percentiles, the ratios to the reference, the machine's load and the loader's CPU
  * share (a loader near 100% of a core measures itself, not the server).
  *
- * Usage: npm run build && node dist/bench/point-lookup.js   (BENCH_SECONDS=10, BENCH_CONNECTIONS=50)
+ * Usage: npm run build && node dist/bench/point-lookup.js   (BENCH_SECONDS=10, BENCH_CONNECTIONS=50, BENCH_ONLY=<row>)
  */
 import { spawn } from 'node:child_process';
 import os from 'node:os';
@@ -118,12 +118,16 @@ try {
   ];
   const results = new Map<string, LoadResult>();
   const rows: string[][] = [];
-  for (const [name, reference, run] of runs) {
+  // BENCH_ONLY=<text>: only the rows whose name contains it (and their references), e.g. for a profile.
+  const only = process.env.BENCH_ONLY;
+  const chosen = only ? runs.filter(([name]) => name.includes(only)) : runs;
+  for (const [name, reference, run] of chosen) {
     log(`${name}: ${SECONDS} s, ${CONNECTIONS} connections...`);
     const loadBefore = os.loadavg()[0]!;
     const result = await run();
     results.set(name, result);
-    const ratio = reference ? (result.requestsPerSecond / results.get(reference)!.requestsPerSecond).toFixed(2) : '';
+    const ratio =
+      reference && results.has(reference) ? (result.requestsPerSecond / results.get(reference)!.requestsPerSecond).toFixed(2) : '';
     rows.push([
       name,
       result.requestsPerSecond.toFixed(0),
