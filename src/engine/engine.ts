@@ -48,6 +48,8 @@ export class Engine {
    * null: the shape has no template (not whole at a source, or not fillable).
    */
   private readonly wholeTemplates = new BoundedCache<WholeTemplate | null>(1000);
+  /** Statements answered from a template since the start (for the tests and operators). */
+  templated = 0;
 
   constructor(
     readonly registry: SourceRegistry,
@@ -226,7 +228,10 @@ export class Engine {
     const template = key ? this.wholeTemplates.get(key) : undefined;
     if (template && constants) {
       const execution = await this.openTemplate(template, constants, user, signal);
-      if (execution) return execution;
+      if (execution) {
+        this.templated++;
+        return execution;
+      }
     }
     // A first statement of its shape: a copy before binding rewrites it, to learn the template from.
     const pristine = key && template === undefined ? structuredClone(tree) : null;
