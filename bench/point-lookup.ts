@@ -8,66 +8,15 @@
  *
  * Usage: npm run build && node dist/bench/point-lookup.js   (BENCH_SECONDS=10, BENCH_CONNECTIONS=50, BENCH_ONLY=<row>)
  */
-import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { table } from './measure.js';
-import type { LoadResult, LoadSpec } from './load.js';
+import type { LoadResult } from './load.js';
+import { child, CONNECTIONS, ensureTable, load, log, ROWS, SECONDS } from './lookup-setup.js';
 import { BASIC, expectStatus, request, startVdb, text } from './vdb-server.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROWS = 1_000_000;
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const log = (line: string) => process.stderr.write(`${line}\n`);
-
-/** The table both sides read: created once (1M rows, primary key), kept for later runs. */
-async function ensureTable(): Promise<void> {
-  const client = new pg.Client({ host: '127.0.0.1', user: 'postgres', database: 'test' });
-  await client.connect();
-  try {
-    const exists = await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_tables WHERE tablename = 'bench_lookup'");
-    if (exists.rows[0]?.n === '1') {
-      const count = await client.query<{ n: string }>('SELECT count(*) AS n FROM bench_lookup');
-      if (Number(count.rows[0]?.n) === ROWS) return;
-      await client.query('DROP TABLE bench_lookup');
-    }
-    log(`creating bench_lookup (${ROWS} rows)...`);
-    await client.query(`CREATE TABLE bench_lookup AS
-      SELECT g::bigint AS id, (g % 100000)::int AS customer_id, round((g % 10000) * 1.37, 2)::numeric(12,2) AS amount,
-             (ARRAY['open','paid','void'])[1 + g % 3] AS status, timestamp '2025-01-01' + g * interval '1 minute' AS created
-      FROM generate_series(1, ${ROWS}) g`);
-    await client.query('ALTER TABLE bench_lookup ADD PRIMARY KEY (id)');
-    await client.query('ANALYZE bench_lookup');
-  } finally {
-    await client.end();
-  }
-}
-
-/** Runs a child process until it prints a line matching `ready` (servers) or exits (loads). */
-function child(args: string[], ready?: RegExp): Promise<{ line: string; stop: () => void }> {
-  return new Promise((resolve, reject) => {
-    const process_ = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let output = '';
-    process_.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      const match = ready?.exec(output);
-      if (match) resolve({ line: match[0], stop: () => process_.kill('SIGTERM') });
-    });
-    process_.once('exit', (code) => {
-      if (ready) reject(new Error(`${args[0]} exited with ${code}: ${output}`));
-      else if (code === 0) resolve({ line: output.trim().split('\n').pop() ?? '', stop: () => undefined });
-      else reject(new Error(`${args[0]} exited with ${code}: ${output}`));
-    });
-  });
-}
-
-async function load(spec: Omit<LoadSpec, 'connections' | 'seconds'>): Promise<LoadResult> {
-  const { line } = await child([path.join(HERE, 'load.js'), JSON.stringify({ ...spec, connections: CONNECTIONS, seconds: SECONDS })]);
-  return JSON.parse(line) as LoadResult;
-}
 
 await ensureTable();
 const vdb = await startVdb({ demo: false });
