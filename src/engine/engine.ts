@@ -16,7 +16,7 @@ import { openSourceSelectExecution, openWholeExecution, type WholeColumns } from
 import { BoundedCache, shapeOf } from './exec/statement-cache.js';
 import { chooseRoute, type Route } from './plan/route.js';
 import { planWhole } from './plan/whole.js';
-import { constantTexts, fill, markedTree, templateOf, type WholeTemplate } from './plan/whole-template.js';
+import { constantTexts, fill, markedTree, parameterized, templateOf, type WholeTemplate } from './plan/whole-template.js';
 import { parseStatement, requireFaithful } from './front/parse.js';
 import type { CallStmt, Node, ParseResult } from '@pgsql/types';
 import { executeDml, isDml } from './exec/dml.js';
@@ -262,9 +262,10 @@ export class Engine {
 
   /** Plans the statement again with markers for its constants; the template when it is faithful. */
   private async learnTemplate(pristine: ParseResult, constants: string[], sql: string, policy: AccessPolicy) {
-    const marked = bindStatement(markedTree(pristine), this.registry, this.vdbName, policy);
-    const plan = await planWhole(marked, this.registry);
-    return plan ? templateOf(plan.sql, constants, sql) : null;
+    const { tree, parameters } = markedTree(pristine);
+    const plan = await planWhole(bindStatement(tree, this.registry, this.vdbName, policy), this.registry);
+    const template = plan ? templateOf(plan.sql, constants, sql) : null;
+    return template ? { ...template, parameters } : null;
   }
 
   /**
@@ -274,7 +275,7 @@ export class Engine {
   private async openTemplate(template: WholeTemplate, constants: string[], user: UserDef, signal: AbortSignal): Promise<Execution | null> {
     const plan = { ...template.plan, sql: fill(template, constants) };
     const learned = { cache: this.wholeColumns, key: template.columnsKey };
-    const opening = openWholeExecution(plan, this.runtime, signal, learned);
+    const opening = openWholeExecution(plan, this.runtime, signal, learned, parameterized(template, constants));
     const opened = await guarded(
       opening.then((execution) => ({ execution: execution! })),
       template.narrowed,

@@ -15,6 +15,9 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 let server: TestServer;
 let postgres: pg.Client;
 let describes = 0;
+/** Statements read through a prepared statement at PostgreSQL, and those too large for it. */
+let prepared = 0;
+let preparedTooLarge = 0;
 
 before(async () => {
   await initParser();
@@ -37,6 +40,13 @@ before(async () => {
   connector.describeStatement = (sql: string) => {
     describes++;
     return original(sql);
+  };
+  const originalPrepared = connector.preparedStatementJson!.bind(connector);
+  connector.preparedStatementJson = async (...args) => {
+    prepared++;
+    const rows = await originalPrepared(...args);
+    if (rows === null) preparedTooLarge++;
+    return rows;
   };
 });
 after(async () => {
@@ -239,6 +249,56 @@ test('a second statement of a shape is answered from its template, with its own 
   // Negative numbers too.
   assert.deepEqual(await query('SELECT label FROM pgc.cache_types WHERE id = -1 OR id = 2'), { status: 200, body: '[["name 2"]]' });
   await postgres.query('DROP TABLE cache_types');
+});
+
+test('constants sent as parameters of a prepared statement answer byte for byte as written out', async () => {
+  await postgres.query('DROP TABLE IF EXISTS cache_numbers');
+  await postgres.query(`CREATE TABLE cache_numbers AS SELECT g AS id, g::bigint * 3000000019 AS big, (g / 7.0)::numeric(14,4) AS ratio,
+      g % 3 = 0 AS third, date '2024-01-01' + g AS day FROM generate_series(1, 3000) g`);
+  await adminCall("CALL SYSADMIN.refreshDataSource('pgc')");
+  const statements: Array<[string, unknown[][]]> = [
+    ['SELECT * FROM pgc.cache_numbers WHERE id = $1', [[3], [2999], [4000]]],
+    [
+      'SELECT id, big * $1, ratio + $2, round(ratio, $3) FROM pgc.cache_numbers WHERE third = $4 AND id < $5',
+      [
+        [2, 1.5, 2, true, 10],
+        [3, 2.25, 1, false, 9],
+      ],
+    ],
+    [
+      'SELECT id, big FROM pgc.cache_numbers WHERE big > $1 AND big < $2 ORDER BY 2 DESC LIMIT $3',
+      [
+        [3000000019, 30000000190, 3],
+        [6000000038, 9000000057, 2],
+      ],
+    ],
+    ['SELECT third, count(*), sum(ratio) FROM pgc.cache_numbers WHERE id <= $1 GROUP BY 1 ORDER BY 1', [[10], [20]]],
+    [
+      'SELECT CAST(ratio * $1 AS numeric(10,1)), day + $2 FROM pgc.cache_numbers WHERE id = $3',
+      [
+        [10, 1, 7],
+        [100, 30, 8],
+      ],
+    ],
+    ['SELECT id, 1 AS one, 2.50 AS two FROM pgc.cache_numbers WHERE id >= $1 ORDER BY id', [[1], [2], [2999]]],
+    ['SELECT id / $1 FROM pgc.cache_numbers WHERE id = 1', [[1], [0], [2]]],
+  ];
+  for (const [sql, paramSets] of statements) {
+    await touchCatalog();
+    await query(sql, { params: paramSets[0] });
+    const answers = [];
+    for (const params of paramSets.slice(1)) answers.push(await query(sql, { params }));
+    for (const [i, params] of paramSets.slice(1).entries()) {
+      await touchCatalog();
+      assert.deepEqual(await query(sql, { params }), answers[i], `${sql} ${JSON.stringify(params)}`);
+    }
+  }
+  // Results of more rows than a prepared statement reads were streamed with COPY instead.
+  assert.ok(prepared >= 10, `prepared statements used: ${prepared}`);
+  assert.ok(preparedTooLarge >= 1, 'a large result went to COPY');
+  const large = await query('SELECT id, 1 AS one, 2.50 AS two FROM pgc.cache_numbers WHERE id >= $1 ORDER BY id', { params: [5] });
+  assert.equal((JSON.parse(large.body) as unknown[]).length, 2996);
+  await postgres.query('DROP TABLE cache_numbers');
 });
 
 test("a template is one user's: another user's row condition and grants apply to the same statement", async () => {

@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ParseResult } from '@pgsql/types';
 import type { HiddenColumns } from '../access/access.js';
-import { walk } from '../front/ast.js';
+import { isObject, walk } from '../front/ast.js';
 import type { WholePlan } from './whole.js';
 
 export interface WholeTemplate {
@@ -22,6 +22,11 @@ export interface WholeTemplate {
   parts: string[];
   /** Which constant (in walk order) fills each hole. */
   holes: number[];
+  /**
+   * Per constant: whether it may be sent as a parameter. Not where PostgreSQL reads a constant
+   * as something else: a position in ORDER BY, GROUP BY or DISTINCT ON, a type's modifier.
+   */
+  parameters: boolean[];
   plan: Omit<WholePlan, 'sql'>;
   /** The key of the statement's result columns (engine.ts). */
   columnsKey: string;
@@ -63,19 +68,52 @@ function constantText(constant: Record<string, unknown>): string | null {
   return null;
 }
 
+/** The constants of every type modifier (`numeric(10, 2)`), wherever a type name stands. */
+function collectTypeModifiers(value: unknown, into: Set<unknown>): void {
+  if (Array.isArray(value)) for (const item of value) collectTypeModifiers(item, into);
+  else if (isObject(value)) {
+    for (const [key, child] of Object.entries(value)) {
+      if (key === 'typmods') walk(child, (kind, node) => void (kind === 'A_Const' && into.add(node)));
+      else collectTypeModifiers(child, into);
+    }
+  }
+}
+
 const nonNegative = (number: string) => (number.startsWith('-') ? null : number);
 
-/** A copy of `tree` with each non-null constant replaced by a marked string constant. */
-export function markedTree(tree: ParseResult): ParseResult {
+/**
+ * A copy of `tree` with each non-null constant replaced by a marked string constant, and which
+ * of the constants may be parameters.
+ */
+export function markedTree(tree: ParseResult): { tree: ParseResult; parameters: boolean[] } {
   const copy = structuredClone(tree);
-  let n = 0;
+  // Constants that stand for something other than their value (or in syntax that takes only constants).
+  const literalOnly = new Set<unknown>();
+  const constantOf = (node: unknown) => (isObject(node) && isObject(node.A_Const) ? node.A_Const : undefined);
+  collectTypeModifiers(copy, literalOnly);
+  // Every constant of an ORDER BY, GROUP BY (grouping sets too) or DISTINCT ON item, not only
+  // the positions themselves: simpler to see right, and such statements merely skip preparing.
+  const constantsBelow = (value: unknown) => walk(value, (kind, node) => void (kind === 'A_Const' && literalOnly.add(node)));
+  walk(copy, (kind, node) => {
+    if (kind === 'SortBy') {
+      literalOnly.add(constantOf(node.node));
+      constantsBelow(node.node);
+    } else if (kind === 'SelectStmt') {
+      for (const item of [...(node.groupClause ?? []), ...(node.distinctClause ?? [])]) {
+        literalOnly.add(constantOf(item));
+        constantsBelow(item);
+      }
+    }
+  });
+  const parameters: boolean[] = [];
   walk(copy, (kind, node) => {
     if (kind !== 'A_Const' || node.isnull) return;
     const body = node as Record<string, unknown>;
+    parameters.push(!literalOnly.has(node));
     for (const key of Object.keys(body)) if (key !== 'location') delete body[key];
-    body.sval = { sval: `${MARKER}${n++}` };
+    body.sval = { sval: `${MARKER}${parameters.length - 1}` };
   });
-  return copy;
+  return { tree: copy, parameters };
 }
 
 /** The template of `markedSql`, when filling it with `constants` gives `expectedSql`; else null. */
@@ -105,4 +143,41 @@ export function fill(template: Pick<WholeTemplate, 'parts' | 'holes'>, constants
   let sql = template.parts[0]!;
   for (let i = 0; i < template.holes.length; i++) sql += constants[template.holes[i]!]! + template.parts[i + 1]!;
   return sql;
+}
+
+const INT4_MAX = 2_147_483_647n;
+const INT8_MAX = 9_223_372_036_854_775_807n;
+
+/** The type PostgreSQL gives a constant written this way; null for strings (typed by where they stand). */
+function parameterType(text: string): string | null {
+  if (text === 'true' || text === 'false') return 'bool';
+  if (/^\d+$/.test(text)) return BigInt(text) <= INT4_MAX ? 'int4' : BigInt(text) <= INT8_MAX ? 'int8' : 'numeric';
+  if (/^[\d.eE+-]+$/.test(text)) return 'numeric';
+  return null;
+}
+
+/**
+ * The statement with its constants as typed parameters ($1::int4, ...), each of the type
+ * PostgreSQL gives the constant itself, and their values; null when a constant must stay
+ * written out (a string, whose type comes from where it stands, or a constant that is not a value).
+ */
+export function parameterized(
+  template: Pick<WholeTemplate, 'parts' | 'holes' | 'parameters'>,
+  constants: readonly string[],
+): { sql: string; values: string[] } | null {
+  const numbers = new Map<number, number>();
+  const values: string[] = [];
+  let sql = template.parts[0]!;
+  for (let i = 0; i < template.holes.length; i++) {
+    const constant = template.holes[i]!;
+    const type = template.parameters[constant] ? parameterType(constants[constant]!) : null;
+    if (!type) return null;
+    let number = numbers.get(constant);
+    if (number === undefined) {
+      values.push(constants[constant]!);
+      numbers.set(constant, (number = values.length));
+    }
+    sql += `$${number}::${type}` + template.parts[i + 1]!;
+  }
+  return { sql, values };
 }
