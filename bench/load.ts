@@ -23,6 +23,8 @@ export interface LoadSpec {
 
 export interface LoadResult {
   requestsPerSecond: number;
+  /** Requests answered in all. */
+  requests: number;
   p50: number;
   p99: number;
   errors: number;
@@ -56,6 +58,7 @@ const used = process.cpuUsage(cpu);
 const wallMicros = Number(process.hrtime.bigint() - started) / 1000;
 const out: LoadResult = {
   requestsPerSecond: result.requests.average,
+  requests: result.requests.total,
   p50: result.latency.p50,
   p99: result.latency.p99,
   errors: result.errors + result.timeouts,

@@ -3,6 +3,7 @@
  * PostgreSQL table both read, child processes, and the load generator run in a process of its own.
  */
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -38,18 +39,18 @@ export async function ensureTable(): Promise<void> {
 }
 
 /** Runs a child process until it prints a line matching `ready` (servers) or exits (loads). */
-export function child(args: string[], ready?: RegExp): Promise<{ line: string; stop: () => void }> {
+export function child(args: string[], ready?: RegExp): Promise<{ line: string; pid: number; stop: () => void }> {
   return new Promise((resolve, reject) => {
     const process_ = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let output = '';
     process_.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString('utf8');
       const match = ready?.exec(output);
-      if (match) resolve({ line: match[0], stop: () => process_.kill('SIGTERM') });
+      if (match) resolve({ line: match[0], pid: process_.pid!, stop: () => process_.kill('SIGTERM') });
     });
     process_.once('exit', (code) => {
       if (ready) reject(new Error(`${args[0]} exited with ${code}: ${output}`));
-      else if (code === 0) resolve({ line: output.trim().split('\n').pop() ?? '', stop: () => undefined });
+      else if (code === 0) resolve({ line: output.trim().split('\n').pop() ?? '', pid: 0, stop: () => undefined });
       else reject(new Error(`${args[0]} exited with ${code}: ${output}`));
     });
   });
@@ -59,3 +60,18 @@ export async function load(spec: Omit<LoadSpec, 'connections' | 'seconds'>): Pro
   const { line } = await child([path.join(HERE, 'load.js'), JSON.stringify({ ...spec, connections: CONNECTIONS, seconds: SECONDS })]);
   return JSON.parse(line) as LoadResult;
 }
+
+/**
+ * CPU time (user + system, ms) a process has used so far, from /proc (Linux; 0 elsewhere).
+ * Per request, it tells what a server costs whatever else the machine runs at the time.
+ */
+export function cpuMs(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ", in clock ticks.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+const TICKS_PER_SECOND = 100;

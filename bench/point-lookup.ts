@@ -4,7 +4,9 @@
  * authentication, against a bare fastify + pg handler doing the same (baseline-server.ts).
  * 50 connections; the load comes from a process of its own (load.ts). Prints requests/s,
  * latency percentiles, the ratios to the reference, the machine's load and the loader's CPU
- * share (a loader near 100% of a core measures itself, not the server).
+ * share (a loader near 100% of a core measures itself, not the server), and the server process's
+ * CPU time per request (what a request costs the server, however busy the machine is; the
+ * PostgreSQL backends' own time is not in it).
  *
  * Usage: npm run build && node dist/bench/point-lookup.js   (BENCH_SECONDS=10, BENCH_CONNECTIONS=50, BENCH_ONLY=<row>)
  */
@@ -13,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { table } from './measure.js';
 import type { LoadResult } from './load.js';
-import { child, CONNECTIONS, ensureTable, load, log, ROWS, SECONDS } from './lookup-setup.js';
+import { child, CONNECTIONS, cpuMs, ensureTable, load, log, ROWS, SECONDS } from './lookup-setup.js';
 import { BASIC, expectStatus, request, startVdb, text } from './vdb-server.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -73,7 +75,10 @@ try {
   for (const [name, reference, run] of chosen) {
     log(`${name}: ${SECONDS} s, ${CONNECTIONS} connections...`);
     const loadBefore = os.loadavg()[0]!;
+    const server = name.startsWith('vdb') ? vdb.pid : baseline.pid;
+    const cpuBefore = cpuMs(server);
     const result = await run();
+    const serverCpu = (cpuMs(server) - cpuBefore) / Math.max(1, result.requests);
     results.set(name, result);
     const ratio =
       reference && results.has(reference) ? (result.requestsPerSecond / results.get(reference)!.requestsPerSecond).toFixed(2) : '';
@@ -84,12 +89,15 @@ try {
       String(result.p99),
       String(result.errors + result.non2xx),
       `${(result.loaderCpuShare * 100).toFixed(0)}%`,
+      (serverCpu * 1000).toFixed(0),
       loadBefore.toFixed(2),
       ratio ? `${ratio}x` : '',
     ]);
   }
   process.stdout.write(`\n${os.cpus().length} cores, Node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s per row\n\n`);
-  process.stdout.write(`${table(['run', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'loader CPU', 'load avg', '÷ reference'], rows)}\n`);
+  process.stdout.write(
+    `${table(['run', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'loader CPU', 'server CPU µs/req', 'load avg', '÷ reference'], rows)}\n`,
+  );
 } finally {
   baseline.stop();
   await vdb.stop();

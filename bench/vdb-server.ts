@@ -68,6 +68,8 @@ export function expectStatus(answer: HttpAnswer, status: number, what: string): 
 export interface VdbServer {
   url: string;
   dataDir: string;
+  /** The server's process id (for its CPU time, lookup-setup.ts). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -149,7 +151,7 @@ export async function startVdb(options: { demo: boolean } = { demo: true }): Pro
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    return { url, dataDir, stop };
+    return { url, dataDir, pid: child.pid!, stop };
   } catch (err) {
     await stop();
     throw err;
