@@ -200,7 +200,8 @@ const PREPARED_ROWS = 1000;
 
 /**
  * A small result from the source's prepared statement in one round trip; a larger one (more
- * than PREPARED_ROWS rows) streamed with COPY, as any other.
+ * than PREPARED_ROWS rows), or one the source refuses with parameters, streamed with COPY as
+ * written out, as any other.
  */
 async function* preparedOrStreamed(
   connector: WholeStatementConnector,
@@ -210,7 +211,11 @@ async function* preparedOrStreamed(
   signal: AbortSignal,
   onRows?: (count: number) => void,
 ): AsyncGenerator<string> {
-  const rows = await connector.preparedStatementJson!(select, values, PREPARED_ROWS, signal);
+  const rows = await connector.preparedStatementJson!(select, values, PREPARED_ROWS, signal).catch((err: unknown) => {
+    // Refused as written with parameters (a place PostgreSQL takes only a constant): as written out, then.
+    if (NOT_VALID_THERE.test((err as { code?: string }).code ?? '') && !signal.aborted) return null;
+    throw err;
+  });
   if (rows === null) {
     yield* connector.streamStatementJson(copySql, signal, onRows);
     return;
