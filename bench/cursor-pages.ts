@@ -2,7 +2,8 @@
  * Pages of a paginated result (issue 11): a cursor over the 1M rows of `pg.bench_lookup`
  * (lookup-setup.ts), then pages read with `requestId`: one client at offsets 0, 500k and 999k
  * (latency percentiles of 1,000-row and 25-row pages), and 50 clients reading 25-row pages at
- * random offsets at once (pages/s, from a load process of its own). It measures and prints;
+ * random offsets at once (pages/s, from a load process of its own), with the server process's
+ * CPU time per page (all its threads: the engine's too). It measures and prints;
  * it asserts nothing.
  *
  * Usage: npm run build && node dist/bench/cursor-pages.js   (BENCH_SECONDS=10, BENCH_CONNECTIONS=50, BENCH_PAGES=200)
@@ -10,7 +11,7 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { median, table } from './measure.js';
-import { CONNECTIONS, ensureTable, load, log, ROWS, SECONDS } from './lookup-setup.js';
+import { CONNECTIONS, cpuMs, ensureTable, load, log, ROWS, SECONDS } from './lookup-setup.js';
 import { BASIC, expectStatus, login, request, startVdb, text } from './vdb-server.js';
 
 const PAGES = Number(process.env.BENCH_PAGES ?? 200);
@@ -44,6 +45,7 @@ try {
   for (const limit of [1000, 25]) {
     for (const offset of [0, 500_000, ROWS - limit]) {
       const times: number[] = [];
+      const cpuBefore = cpuMs(vdb.pid);
       for (let i = 0; i < PAGES; i++) {
         const t = performance.now();
         const answer = await request(`${vdb.url}${page(offset, limit)}`, 'GET', token);
@@ -65,6 +67,7 @@ try {
 
   log(`${CONNECTIONS} clients paging, ${SECONDS} s...`);
   const loadBefore = os.loadavg()[0]!;
+  const cpuBefore = cpuMs(vdb.pid);
   const paging = await load({
     url: vdb.url,
     method: 'GET',
@@ -73,14 +76,15 @@ try {
     bodyTemplate: '',
     maxId: ROWS - 26,
   });
+  const pagingCpu = ((cpuMs(vdb.pid) - cpuBefore) / Math.max(1, paging.requests)) * 1000;
 
   process.stdout.write(
     `\n${os.cpus().length} cores, Node ${process.version}; cursor of ${ROWS} rows created in ${createMs.toFixed(0)} ms\n\n`,
   );
-  process.stdout.write(`${table(['one client, GET requestId', 'p50 ms', 'p99 ms', 'load avg'], rows)}\n\n`);
+  process.stdout.write(`${table(['one client, GET requestId', 'p50 ms', 'p99 ms', 'server CPU µs/page', 'load avg'], rows)}\n\n`);
   process.stdout.write(
     `${table(
-      ['concurrent pages', 'pages/s', 'p50 ms', 'p99 ms', 'errors', 'loader CPU', 'load avg'],
+      ['concurrent pages', 'pages/s', 'p50 ms', 'p99 ms', 'errors', 'loader CPU', 'server CPU µs/page', 'load avg'],
       [
         [
           `${CONNECTIONS} clients, 25 rows, random offsets`,
@@ -89,6 +93,7 @@ try {
           String(paging.p99),
           String(paging.errors + paging.non2xx),
           `${(paging.loaderCpuShare * 100).toFixed(0)}%`,
+          pagingCpu.toFixed(0),
           loadBefore.toFixed(2),
         ],
       ],
