@@ -238,7 +238,7 @@ export class Engine {
 
     const bound = bindStatement(tree, this.registry, this.vdbName, policy);
     const narrowed = bound.narrowed.size > 0 || bound.hiddenColumns.size > 0 || bound.readsViews;
-    const opened = await guarded(this.openBound(bound, user, signal), narrowed, bound.hiddenColumns, user);
+    const opened = await guarded(this.openBound(bound, user, signal), (o) => o.execution, narrowed, bound.hiddenColumns, user);
     if (key && pristine && constants) {
       const learned =
         opened.route?.kind === 'whole' && opened.columnsKey
@@ -276,13 +276,7 @@ export class Engine {
     const plan = { ...template.plan, sql: fill(template, constants) };
     const learned = { cache: this.wholeColumns, key: template.columnsKey };
     const opening = openWholeExecution(plan, this.runtime, signal, learned, parameterized(template, constants));
-    const opened = await guarded(
-      opening.then((execution) => ({ execution: execution! })),
-      template.narrowed,
-      template.hiddenColumns,
-      user,
-    );
-    return opened.execution ?? null;
+    return guarded(opening, (execution) => execution, template.narrowed, template.hiddenColumns, user);
   }
 
   private async openBound(bound: BoundStatement, user: UserDef, signal: AbortSignal): Promise<Opened> {
@@ -317,11 +311,17 @@ interface Opened {
  * The errors of a statement over narrowed data: a hidden column named is a 403, and what the
  * statement meets while it runs is withheld (access-errors.ts).
  */
-async function guarded(opening: Promise<Opened>, narrowed: boolean, hiddenColumns: HiddenColumns, user: UserDef): Promise<Opened> {
+async function guarded<T>(
+  opening: Promise<T>,
+  executionOf: (opened: T) => Execution | null,
+  narrowed: boolean,
+  hiddenColumns: HiddenColumns,
+  user: UserDef,
+): Promise<T> {
   try {
     const opened = await opening;
-    if (!narrowed || !opened.execution) return opened;
-    const { execution } = opened;
+    const execution = executionOf(opened);
+    if (!narrowed || !execution) return opened;
     const translate = execution.translateError.bind(execution);
     Object.assign(execution, { narrowed, translateError: (err: unknown) => withholdDataErrors(translate(err)) });
     return opened;
