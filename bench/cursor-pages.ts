@@ -60,6 +60,7 @@ try {
         `${limit} rows at offset ${offset}`,
         median(times).toFixed(2),
         percentile(times, 0.99).toFixed(2),
+        (((cpuMs(vdb.pid) - cpuBefore) / PAGES) * 1000).toFixed(0),
         os.loadavg()[0]!.toFixed(2),
       ]);
     }
