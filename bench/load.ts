@@ -12,6 +12,10 @@ export interface LoadSpec {
   headers: Record<string, string>;
   /** Request bodies: `{ID}` in the template is replaced by a random key from 1 to maxId. */
   bodyTemplate: string;
+  /** GET instead of POST (no body); default POST. */
+  method?: 'GET' | 'POST';
+  /** The URL's path and query, with `{ID}` replaced as in the body; default the URL's own. */
+  pathTemplate?: string;
   maxId: number;
   connections: number;
   seconds: number;
@@ -19,6 +23,8 @@ export interface LoadSpec {
 
 export interface LoadResult {
   requestsPerSecond: number;
+  /** Requests answered in all. */
+  requests: number;
   p50: number;
   p99: number;
   errors: number;
@@ -31,16 +37,20 @@ const cpu = process.cpuUsage();
 const started = process.hrtime.bigint();
 const result = await autocannon({
   url: spec.url,
-  method: 'POST',
-  headers: { 'content-type': 'application/json', ...spec.headers },
+  method: spec.method ?? 'POST',
+  headers: spec.method === 'GET' ? spec.headers : { 'content-type': 'application/json', ...spec.headers },
   connections: spec.connections,
   duration: spec.seconds,
   requests: [
     {
-      setupRequest: (request) => ({
-        ...request,
-        body: spec.bodyTemplate.replace('{ID}', String(1 + Math.floor(Math.random() * spec.maxId))),
-      }),
+      setupRequest: (request) => {
+        const id = String(1 + Math.floor(Math.random() * spec.maxId));
+        return {
+          ...request,
+          ...(spec.pathTemplate ? { path: spec.pathTemplate.replace('{ID}', id) } : {}),
+          ...(spec.method === 'GET' ? {} : { body: spec.bodyTemplate.replace('{ID}', id) }),
+        };
+      },
     },
   ],
 });
@@ -48,6 +58,7 @@ const used = process.cpuUsage(cpu);
 const wallMicros = Number(process.hrtime.bigint() - started) / 1000;
 const out: LoadResult = {
   requestsPerSecond: result.requests.average,
+  requests: result.requests.total,
   p50: result.latency.p50,
   p99: result.latency.p99,
   errors: result.errors + result.timeouts,

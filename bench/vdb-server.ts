@@ -68,6 +68,8 @@ export function expectStatus(answer: HttpAnswer, status: number, what: string): 
 export interface VdbServer {
   url: string;
   dataDir: string;
+  /** The server's process id (for its CPU time, lookup-setup.ts). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -85,7 +87,9 @@ export async function startVdb(options: { demo: boolean } = { demo: true }): Pro
     VDB_ADMIN_PASSWORD: PASSWORD,
     VDB_LOG_LEVEL: 'warn',
   });
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_NODE_OPTIONS: flags for the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+  const nodeFlags = (process.env.BENCH_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const alive = () => child.exitCode === null && child.signalCode === null;
@@ -147,7 +151,7 @@ export async function startVdb(options: { demo: boolean } = { demo: true }): Pro
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    return { url, dataDir, stop };
+    return { url, dataDir, pid: child.pid!, stop };
   } catch (err) {
     await stop();
     throw err;

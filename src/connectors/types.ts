@@ -124,6 +124,18 @@ export interface WholeStatementConnector extends RowConnector {
     shape: 'array' | 'object',
     window: { limit?: number; offset?: number },
   ): string;
+  /** The SELECT inside `statementJsonSql`, for `preparedStatementJson`. */
+  statementJsonSelect?(
+    sql: string,
+    columns: readonly StatementColumn[],
+    shape: 'array' | 'object',
+    window: { limit?: number; offset?: number },
+  ): string;
+  /**
+   * The JSON texts of a `statementJsonSelect` whose constants are parameters ($1, ... as text),
+   * prepared once per connection; null when it has more than `cap` rows.
+   */
+  preparedStatementJson?(jsonSelect: string, values: readonly string[], cap: number, signal: AbortSignal): Promise<string[] | null>;
   /** The JSON texts of the rows of a `statementJsonSql` statement, as they arrive. */
   streamStatementJson(jsonSql: string, signal: AbortSignal, onRows?: (count: number) => void): AsyncGenerator<string>;
   /** The raw class of a result column's values in `statementRows`. */

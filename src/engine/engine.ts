@@ -14,7 +14,9 @@ import type { DuckRuntime } from '../runtime/duckdb.js';
 import { openExecution, openStaticExecution, type Execution } from './exec/execute.js';
 import { openSourceSelectExecution, openWholeExecution, type WholeColumns } from './exec/source-execution.js';
 import { BoundedCache, shapeOf } from './exec/statement-cache.js';
-import { chooseRoute } from './plan/route.js';
+import { chooseRoute, type Route } from './plan/route.js';
+import { planWhole } from './plan/whole.js';
+import { constantTexts, fill, markedTree, parameterized, templateOf, type WholeTemplate } from './plan/whole-template.js';
 import { parseStatement, requireFaithful } from './front/parse.js';
 import type { CallStmt, Node, ParseResult } from '@pgsql/types';
 import { executeDml, isDml } from './exec/dml.js';
@@ -22,6 +24,7 @@ import { explain, explainWhole } from './plan/explain.js';
 import { callProcedure, type ProcedureCall, type ProcedureContext } from './exec/procedures.js';
 import { staticResultSql } from './exec/static-result.js';
 import { createView, dropViews } from './access/views.js';
+import type { HiddenColumns } from './access/access.js';
 
 /** What every statement handler gets. */
 interface StatementContext {
@@ -39,6 +42,14 @@ export class Engine {
   private readonly wholeColumns = new BoundedCache<WholeColumns | null>(1000);
   /** The engine's result columns of statements that read no source (by text) or one MySQL/SQLite source (by shape). */
   private readonly learnedColumns = new BoundedCache<ResultColumn[]>(1000);
+  /**
+   * Whole statements planned once (whole-template.ts), by catalog generation, user, roles and
+   * shape: any change to sources, views, users, roles or grants makes older entries unreachable.
+   * null: the shape has no template (not whole at a source, or not fillable).
+   */
+  private readonly wholeTemplates = new BoundedCache<WholeTemplate | null>(1000);
+  /** Statements answered from a template since the start (for the tests and operators). */
+  templated = 0;
 
   constructor(
     readonly registry: SourceRegistry,
@@ -208,40 +219,115 @@ export class Engine {
     return openStaticExecution(this.runtime, staticResultSql(result), signal, result.sourceQueries);
   }
 
-  private async selectStatement({ tree, user, signal, policy }: StatementContext): Promise<Execution> {
+  private async selectStatement({ tree, user, signal, policy, viaApiKey }: StatementContext): Promise<Execution> {
+    // The same shape planned before for this user under this catalog: fill in the constants.
+    const constants = constantTexts(tree);
+    const key = constants
+      ? `${this.registry.generation}\u0000${user.name}\u0000${user.roles.join('\u0001')}\u0000${viaApiKey}\u0000${shapeOf(tree)}`
+      : null;
+    const template = key ? this.wholeTemplates.get(key) : undefined;
+    if (template && constants) {
+      const execution = await this.openTemplate(template, constants, user, signal);
+      if (execution) {
+        this.templated++;
+        return execution;
+      }
+    }
+    // A first statement of its shape: a copy before binding rewrites it, to learn the template from.
+    const pristine = key && template === undefined ? structuredClone(tree) : null;
+
     const bound = bindStatement(tree, this.registry, this.vdbName, policy);
     const narrowed = bound.narrowed.size > 0 || bound.hiddenColumns.size > 0 || bound.readsViews;
-    try {
-      const execution = await this.openBound(bound, user, signal);
-      if (!narrowed) return execution;
-      const translate = execution.translateError.bind(execution);
-      return Object.assign(execution, { narrowed, translateError: (err: unknown) => withholdDataErrors(translate(err)) });
-    } catch (err) {
-      const explained = explainHiddenColumn(err, bound.hiddenColumns, user.name);
-      throw narrowed ? withholdDataErrors(explained) : explained;
+    const opened = await guarded(this.openBound(bound, user, signal), (o) => o.execution, narrowed, bound.hiddenColumns, user);
+    if (key && pristine && constants) {
+      const learned =
+        opened.route?.kind === 'whole' && opened.columnsKey
+          ? await this.learnTemplate(pristine, constants, opened.route.plan.sql, policy).catch(() => null)
+          : null;
+      this.wholeTemplates.set(
+        key,
+        learned && opened.route?.kind === 'whole'
+          ? {
+              ...learned,
+              plan: { source: opened.route.plan.source, connector: opened.route.plan.connector },
+              columnsKey: opened.columnsKey!,
+              narrowed,
+              hiddenColumns: bound.hiddenColumns,
+            }
+          : null,
+      );
     }
+    return opened.execution;
   }
 
-  private async openBound(bound: BoundStatement, user: UserDef, signal: AbortSignal): Promise<Execution> {
+  /** Plans the statement again with markers for its constants; the template when it is faithful. */
+  private async learnTemplate(pristine: ParseResult, constants: string[], sql: string, policy: AccessPolicy) {
+    const { tree, parameters } = markedTree(pristine);
+    const plan = await planWhole(bindStatement(tree, this.registry, this.vdbName, policy), this.registry);
+    const template = plan ? templateOf(plan.sql, constants, sql) : null;
+    return template ? { ...template, parameters } : null;
+  }
+
+  /**
+   * A statement of a known shape: the source's text filled in, its columns known. Null when the
+   * source now refuses the statement as such: then the ordinary path decides.
+   */
+  private async openTemplate(template: WholeTemplate, constants: string[], user: UserDef, signal: AbortSignal): Promise<Execution | null> {
+    const plan = { ...template.plan, sql: fill(template, constants) };
+    const learned = { cache: this.wholeColumns, key: template.columnsKey };
+    const opening = openWholeExecution(plan, this.runtime, signal, learned, parameterized(template, constants));
+    return guarded(opening, (execution) => execution, template.narrowed, template.hiddenColumns, user);
+  }
+
+  private async openBound(bound: BoundStatement, user: UserDef, signal: AbortSignal): Promise<Opened> {
     // SELECT 1 and its kind: no source, no engine.
     const constants = constantSelect(bound);
-    if (constants) return constantExecution(constants, this.runtime);
+    if (constants) return { execution: await constantExecution(constants, this.runtime) };
     const route = await chooseRoute(bound, this.registry, this.options);
+    const columnsKey =
+      route.kind === 'federated' ? undefined : `${route.plan.source.oid}:${this.registry.generation}:${shapeOf(bound.ast)}`;
     // A narrower route may still decline once it meets the source: then the statement runs federated.
     const execution =
       route.kind === 'whole'
-        ? await openWholeExecution(route.plan, this.runtime, signal, {
-            cache: this.wholeColumns,
-            key: `${route.plan.source.oid}:${this.registry.generation}:${shapeOf(bound.ast)}`,
-          })
+        ? await openWholeExecution(route.plan, this.runtime, signal, { cache: this.wholeColumns, key: columnsKey! })
         : route.kind === 'source-select'
-          ? await openSourceSelectExecution(bound, route.plan, this.runtime, signal, {
-              cache: this.learnedColumns,
-              key: `${route.plan.source.oid}:${this.registry.generation}:${shapeOf(bound.ast)}`,
-            })
+          ? await openSourceSelectExecution(bound, route.plan, this.runtime, signal, { cache: this.learnedColumns, key: columnsKey! })
           : null;
-    if (execution) return execution;
-    return openExecution(bound, this.registry, this.runtime, { signal, user, ...this.options, learned: this.learnedColumns });
+    if (execution) return { execution, route, columnsKey };
+    return {
+      execution: await openExecution(bound, this.registry, this.runtime, { signal, user, ...this.options, learned: this.learnedColumns }),
+    };
+  }
+}
+
+/** An opened SELECT, and the route it took when a source runs it whole. */
+interface Opened {
+  execution: Execution;
+  route?: Route;
+  columnsKey?: string;
+}
+
+/**
+ * The errors of a statement over narrowed data: a hidden column named is a 403, and what the
+ * statement meets while it runs is withheld (access-errors.ts).
+ */
+async function guarded<T>(
+  opening: Promise<T>,
+  executionOf: (opened: T) => Execution | null,
+  narrowed: boolean,
+  hiddenColumns: HiddenColumns,
+  user: UserDef,
+): Promise<T> {
+  try {
+    const opened = await opening;
+    const execution = executionOf(opened);
+    if (!narrowed || !execution) return opened;
+    const translate = execution.translateError.bind(execution);
+    Object.assign(execution, { narrowed, translateError: (err: unknown) => withholdDataErrors(translate(err)) });
+    return opened;
+  } catch (err) {
+    const explained = explainHiddenColumn(err, hiddenColumns, user.name);
+    throw narrowed ? withholdDataErrors(explained) : explained;
   }
 }
 

@@ -63,3 +63,30 @@ export function verifyToken(
     return null;
   }
 }
+
+/**
+ * Tokens verified before, so that a client sending the same token on every request pays the
+ * two HMACs once: remembered with the user's secret they were signed with, so a rotated secret
+ * (new password, revoked tokens) or a deleted user voids them as it voids the token itself.
+ * Bounded; the oldest entry goes first.
+ */
+export class VerifiedTokens {
+  private readonly entries = new Map<string, { username: string; userSecret: string; expiresAt: number }>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  /** The username of a token verified before and still valid, or undefined (verify it then). */
+  lookup(token: string, userSecretOf: (username: string) => string | undefined, now: number): string | undefined {
+    const entry = this.entries.get(token);
+    if (!entry) return undefined;
+    if (entry.expiresAt > now && userSecretOf(entry.username) === entry.userSecret) return entry.username;
+    this.entries.delete(token);
+    return undefined;
+  }
+
+  remember(token: string, username: string, userSecret: string): void {
+    const expiresAt = Number(token.slice(token.lastIndexOf(':', token.lastIndexOf(':') - 1) + 1, token.lastIndexOf(':')));
+    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(token, { username, userSecret, expiresAt });
+  }
+}

@@ -8,7 +8,7 @@ import type { PermissionDef, UserDef } from '../catalog/types.js';
 import { badRequest, notFound } from '../errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { randomToken, safeEqual } from './random.js';
-import { signToken, TOKEN_LIFETIME_MS, verifyToken } from './tokens.js';
+import { signToken, TOKEN_LIFETIME_MS, VerifiedTokens, verifyToken } from './tokens.js';
 
 export const ADMIN_USER = 'admin';
 /** The built-in role that may do everything. */
@@ -59,6 +59,8 @@ class VerifiedPasswords {
 
 export class UserService {
   private readonly verified = new VerifiedPasswords();
+  /** Login tokens verified before: checked against the user's current secret, not signed again. */
+  private readonly verifiedTokens = new VerifiedTokens();
 
   constructor(
     private readonly store: CatalogStore,
@@ -257,8 +259,14 @@ export class UserService {
 
   /** The user a login token belongs to, or null for a missing, forged or expired token. */
   userOfToken(token: string): UserDef | null {
-    const name = verifyToken(token, this.signingKey, (n) => this.find(n)?.tokenSecret, this.now());
-    return name ? (this.find(name) ?? null) : null;
+    const secretOf = (n: string) => this.find(n)?.tokenSecret;
+    const now = this.now();
+    const known = this.verifiedTokens.lookup(token, secretOf, now);
+    if (known !== undefined) return this.find(known) ?? null;
+    const name = verifyToken(token, this.signingKey, secretOf, now);
+    const user = name ? this.find(name) : undefined;
+    if (user) this.verifiedTokens.remember(token, user.name, user.tokenSecret);
+    return user ?? null;
   }
 
   /** The user whose hosted link token this is (compared in constant time), REST on or off. */

@@ -15,6 +15,9 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 let server: TestServer;
 let postgres: pg.Client;
 let describes = 0;
+/** Statements read through a prepared statement at PostgreSQL, and those too large for it. */
+let prepared = 0;
+let preparedTooLarge = 0;
 
 before(async () => {
   await initParser();
@@ -37,6 +40,13 @@ before(async () => {
   connector.describeStatement = (sql: string) => {
     describes++;
     return original(sql);
+  };
+  const originalPrepared = connector.preparedStatementJson!.bind(connector);
+  connector.preparedStatementJson = async (...args) => {
+    prepared++;
+    const rows = await originalPrepared(...args);
+    if (rows === null) preparedTooLarge++;
+    return rows;
   };
 });
 after(async () => {
@@ -143,4 +153,190 @@ test("a paginated result is not served once its owner's grants change", async ()
   assert.equal(after.status, 404);
   assert.match(((await after.json()) as { description: string }).description, /permissions that have changed/);
   assert.equal((await page(30)).status, 404, 'and it is gone for good');
+});
+
+/** Statements planned once per shape (plan/whole-template.ts): used, and only where they hold. */
+const templated = () => server.services.engine.templated;
+const query = async (sql: string, init: { params?: unknown[]; headers?: Record<string, string>; objects?: boolean } = {}) => {
+  const response = await server.request(`/rest/api/query${init.objects ? '?array=false' : ''}`, {
+    body: init.params ? { sql, params: init.params } : { sql },
+    headers: init.headers,
+  });
+  return { status: response.status, body: await response.text() };
+};
+const adminCall = async (sql: string) => {
+  const response = await server.request('/rest/api/query', { body: { sql } });
+  assert.ok(response.status < 300, `${sql}: ${await response.text()}`);
+};
+/** Any committed catalog change: every template of older generations is out of reach. */
+const touchCatalog = () => adminCall("CALL SYSADMIN.setPermissions('odd-jobs', 'pgc', NULL)");
+
+test('a second statement of a shape is answered from its template, with its own constants', async () => {
+  await adminCall("CALL SYSADMIN.addRole('odd-jobs')");
+  await postgres.query('DROP TABLE IF EXISTS cache_types');
+  await postgres.query(`CREATE TABLE cache_types AS SELECT g AS id, g::bigint * 1000000007 AS big, (g * 1.25)::numeric(12,3) AS amount,
+      'name ' || g AS label, date '2024-02-28' + g AS day, timestamp '2024-01-01 10:00:00.123456' + g * interval '1 hour' AS at,
+      g % 2 = 0 AS even, NULL::text AS nothing FROM generate_series(1, 50) g`);
+  await adminCall("CALL SYSADMIN.refreshDataSource('pgc')");
+  const statements: Array<[string, unknown[][]]> = [
+    ['SELECT * FROM pgc.cache_types WHERE id = $1', [[3], [4], [49]]],
+    [
+      'SELECT id, amount * $1 AS scaled, label FROM pgc.cache_types WHERE id BETWEEN $2 AND $3 ORDER BY id',
+      [
+        [2, 1, 3],
+        [3, 10, 12],
+      ],
+    ],
+    [
+      'SELECT day, at, even FROM pgc.cache_types WHERE label = $1 OR big = $2',
+      [
+        ['name 7', 8000000056],
+        ['name 9', 9000000063],
+        ['x', 7000000049],
+      ],
+    ],
+    [
+      'SELECT id, big FROM pgc.cache_types WHERE big = $1 OR big > $2 ORDER BY id',
+      [
+        ['8000000056', '49000000343'],
+        ['9007199254740993', '50000000000'],
+        ['9000000063', '1'],
+      ],
+    ],
+    [
+      'SELECT count(*), sum(amount), max(day) FROM pgc.cache_types WHERE day > $1 AND even = $2',
+      [
+        ['2024-03-10', true],
+        ['2024-03-30', false],
+      ],
+    ],
+  ];
+  for (const [sql, paramSets] of statements) {
+    for (const objects of [false, true]) {
+      // The first of a shape takes the ordinary path, the others the template.
+      await touchCatalog();
+      await query(sql, { params: paramSets[0], objects });
+      const answers: string[] = [];
+      for (const params of paramSets.slice(1)) {
+        const before = templated();
+        const answer = await query(sql, { params, objects });
+        assert.equal(answer.status, 200, answer.body);
+        assert.equal(templated() - before, 1, `${sql} ${JSON.stringify(params)}: from the template`);
+        answers.push(answer.body);
+      }
+      // The same statements, each the first of its shape again: byte for byte the same answers.
+      for (const [i, params] of paramSets.slice(1).entries()) {
+        await touchCatalog();
+        const before = templated();
+        assert.equal((await query(sql, { params, objects })).body, answers[i], `${sql} ${JSON.stringify(params)}`);
+        assert.equal(templated(), before, 'the ordinary path');
+      }
+    }
+  }
+  // Literal constants share the template of their shape as parameters do.
+  await query('SELECT label FROM pgc.cache_types WHERE id = 1');
+  const before = templated();
+  assert.deepEqual(await query('SELECT label FROM pgc.cache_types WHERE id = 12'), { status: 200, body: '[["name 12"]]' });
+  assert.equal(templated() - before, 1);
+  // A constant that would need escaping takes the ordinary path, and means what it says.
+  assert.deepEqual(await query("SELECT id FROM pgc.cache_types WHERE label = 'it''s'"), { status: 200, body: '[]' });
+  assert.deepEqual(await query('SELECT id FROM pgc.cache_types WHERE label = $1', { params: ["name 5' OR '1'='1"] }), {
+    status: 200,
+    body: '[]',
+  });
+  assert.deepEqual(await query('SELECT id FROM pgc.cache_types WHERE label = $1', { params: ['name 5'] }), { status: 200, body: '[[5]]' });
+  assert.equal(templated() - before, 1, 'strings with quotes are never filled in');
+  // Negative numbers too.
+  assert.deepEqual(await query('SELECT label FROM pgc.cache_types WHERE id = -1 OR id = 2'), { status: 200, body: '[["name 2"]]' });
+  await postgres.query('DROP TABLE cache_types');
+});
+
+test('constants sent as parameters of a prepared statement answer byte for byte as written out', async () => {
+  await postgres.query('DROP TABLE IF EXISTS cache_numbers');
+  await postgres.query(`CREATE TABLE cache_numbers AS SELECT g AS id, g::bigint * 3000000019 AS big, (g / 7.0)::numeric(14,4) AS ratio,
+      g % 3 = 0 AS third, date '2024-01-01' + g AS day FROM generate_series(1, 3000) g`);
+  await adminCall("CALL SYSADMIN.refreshDataSource('pgc')");
+  const statements: Array<[string, unknown[][]]> = [
+    ['SELECT * FROM pgc.cache_numbers WHERE id = $1', [[3], [2999], [4000]]],
+    [
+      'SELECT id, big * $1, ratio + $2, round(ratio, $3) FROM pgc.cache_numbers WHERE third = $4 AND id < $5',
+      [
+        [2, 1.5, 2, true, 10],
+        [3, 2.25, 1, false, 9],
+      ],
+    ],
+    [
+      'SELECT id, big FROM pgc.cache_numbers WHERE big > $1 AND big < $2 ORDER BY 2 DESC LIMIT $3',
+      [
+        [3000000019, 30000000190, 3],
+        [6000000038, 9000000057, 2],
+      ],
+    ],
+    ['SELECT third, count(*), sum(ratio) FROM pgc.cache_numbers WHERE id <= $1 GROUP BY 1 ORDER BY 1', [[10], [20]]],
+    [
+      'SELECT CAST(ratio * $1 AS numeric(10,1)), day + $2 FROM pgc.cache_numbers WHERE id = $3',
+      [
+        [10, 1, 7],
+        [100, 30, 8],
+      ],
+    ],
+    ['SELECT id, 1 AS one, 2.50 AS two FROM pgc.cache_numbers WHERE id >= $1 ORDER BY id', [[1], [2], [2999]]],
+    ['SELECT id / $1 FROM pgc.cache_numbers WHERE id = 1', [[1], [0], [2]]],
+  ];
+  for (const [sql, paramSets] of statements) {
+    await touchCatalog();
+    await query(sql, { params: paramSets[0] });
+    const answers = [];
+    for (const params of paramSets.slice(1)) answers.push(await query(sql, { params }));
+    for (const [i, params] of paramSets.slice(1).entries()) {
+      await touchCatalog();
+      assert.deepEqual(await query(sql, { params }), answers[i], `${sql} ${JSON.stringify(params)}`);
+    }
+  }
+  // Results of more rows than a prepared statement reads were streamed with COPY instead.
+  assert.ok(prepared >= 10, `prepared statements used: ${prepared}`);
+  assert.ok(preparedTooLarge >= 1, 'a large result went to COPY');
+  const large = await query('SELECT id, 1 AS one, 2.50 AS two FROM pgc.cache_numbers WHERE id >= $1 ORDER BY id', { params: [5] });
+  assert.equal((JSON.parse(large.body) as unknown[]).length, 2996);
+  await postgres.query('DROP TABLE cache_numbers');
+});
+
+test("a template is one user's: another user's row condition and grants apply to the same statement", async () => {
+  await adminCall("CALL SYSADMIN.addRole('narrow')");
+  await adminCall("CALL SYSADMIN.setPermissions('narrow', 'pgc.cache_items', 'R', 'id <= 3')");
+  await adminCall("CALL SYSADMIN.addUser('nina', 'nina-password-1')");
+  await adminCall("CALL SYSADMIN.addUserRole('narrow', 'nina')");
+  const nina = { authorization: server.basic('nina', 'nina-password-1') };
+  const sql = 'SELECT count(*) FROM pgc.cache_items WHERE id < $1';
+  // The administrator's template exists...
+  await query(sql, { params: [50] });
+  const before = templated();
+  assert.deepEqual(await query(sql, { params: [60] }), { status: 200, body: '[[59]]' });
+  assert.equal(templated() - before, 1);
+  // ...and never answers for nina, whose own statements see her rows only, from her own template.
+  assert.deepEqual(await query(sql, { params: [60], headers: nina }), { status: 200, body: '[[3]]' });
+  assert.deepEqual(await query(sql, { params: [2], headers: nina }), { status: 200, body: '[[1]]' });
+  assert.equal(templated() - before, 2, "nina's second statement used her own template");
+  // A role taken away is seen by the next request.
+  await adminCall("CALL SYSADMIN.removeUserRole('narrow', 'nina')");
+  assert.equal((await query(sql, { params: [60], headers: nina })).status, 403);
+});
+
+test('a replaced view and a removed source are seen by the very next request', async () => {
+  await adminCall('CREATE VIEW views.small_items AS SELECT id, name FROM pgc.cache_items WHERE id <= 5');
+  const sql = 'SELECT * FROM views.small_items WHERE id >= $1 ORDER BY id';
+  assert.equal((await query(sql, { params: [4] })).body, '[[4,"item 4"],[5,"item 5"]]');
+  const before = templated();
+  assert.equal((await query(sql, { params: [5] })).body, '[[5,"item 5"]]');
+  assert.equal(templated() - before, 1, 'the view is read through its template');
+  await adminCall('CREATE OR REPLACE VIEW views.small_items AS SELECT id, upper(name) AS name FROM pgc.cache_items WHERE id <= 6');
+  assert.equal((await query(sql, { params: [5] })).body, '[[5,"ITEM 5"],[6,"ITEM 6"]]');
+  await adminCall('DROP VIEW views.small_items');
+
+  await query('SELECT name FROM pgc.cache_items WHERE id = $1', { params: [1] });
+  assert.equal((await query('SELECT name FROM pgc.cache_items WHERE id = $1', { params: [2] })).body, '[["item 2"]]');
+  await adminCall("CALL SYSADMIN.removeDataSource('pgc')");
+  const gone = await query('SELECT name FROM pgc.cache_items WHERE id = $1', { params: [3] });
+  assert.ok(gone.status === 404 || gone.status === 400, `${gone.status} ${gone.body}`);
+  assert.match(gone.body, /pgc/);
 });

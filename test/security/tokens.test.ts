@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { deriveSigningKey, signToken, verifyToken, TOKEN_LIFETIME_MS } from '../../src/security/tokens.js';
+import { deriveSigningKey, signToken, verifyToken, TOKEN_LIFETIME_MS, VerifiedTokens } from '../../src/security/tokens.js';
 
 const serverSecret = randomBytes(32);
 const key = deriveSigningKey(serverSecret, '1.0.0');
@@ -133,4 +133,50 @@ test('a throwing user lookup yields null', () => {
 test('signToken rejects a non-integer expiry', () => {
   assert.throws(() => signToken('alice', Number.NaN, 'sa', key));
   assert.throws(() => signToken('alice', 1.5, 'sa', key));
+});
+
+test("a remembered token is valid while its secret is the user's and until it expires; bounded", () => {
+  const remembered = new VerifiedTokens(2);
+  const token = `a:b:${1000}:sig`;
+  remembered.remember(token, 'a:b', 'secret-1');
+  const secrets: Record<string, string> = { 'a:b': 'secret-1' };
+  assert.equal(
+    remembered.lookup(token, (n) => secrets[n], 999),
+    'a:b',
+  );
+  assert.equal(
+    remembered.lookup(token, (n) => secrets[n], 1000),
+    undefined,
+    'expired',
+  );
+  remembered.remember(token, 'a:b', 'secret-1');
+  secrets['a:b'] = 'secret-2';
+  assert.equal(
+    remembered.lookup(token, (n) => secrets[n], 1),
+    undefined,
+    'the secret was rotated',
+  );
+  secrets['a:b'] = 'secret-1';
+  assert.equal(
+    remembered.lookup(token, (n) => secrets[n], 1),
+    undefined,
+    'and forgotten for good',
+  );
+  remembered.remember('x:5:s', 'x', 'secret-1');
+  remembered.remember('y:5:s', 'y', 'secret-1');
+  remembered.remember('z:5:s', 'z', 'secret-1');
+  assert.equal(
+    remembered.lookup('x:5:s', () => 'secret-1', 1),
+    undefined,
+    'the oldest went first',
+  );
+  assert.equal(
+    remembered.lookup('z:5:s', () => 'secret-1', 1),
+    'z',
+  );
+  assert.equal(
+    remembered.lookup('z:5:s', () => undefined, 1),
+    undefined,
+    'a removed user',
+  );
 });

@@ -46,6 +46,8 @@ test('a user changes their own password; the old password and old tokens stop wo
 test('revokeTokens voids every token of the user', async () => {
   await sql("CALL SYSADMIN.addUser('carol', 'carol-password')");
   const token = (await login('carol', 'carol-password')).body.token!;
+  // Used first: a token verified before (and remembered) is voided all the same.
+  assert.equal((await withToken(token)).status, 200);
   assert.deepEqual((await sql("CALL SYSADMIN.revokeTokens('carol')")).body, [['carol', 'tokens revoked']]);
   assert.equal((await withToken(token)).status, 401);
   assert.equal((await withToken((await login('carol', 'carol-password')).body.token!)).status, 200);
@@ -55,6 +57,7 @@ test('removing a user voids their credentials, tokens, link and cursors', async 
   await sql("CALL SYSADMIN.addUser('dave', 'dave-password')");
   const auth = server.basic('dave', 'dave-password');
   const token = (await login('dave', 'dave-password')).body.token!;
+  assert.equal((await withToken(token)).status, 200);
   const page = await server.request('/rest/api/query?pagination=true&limit=1', {
     body: { sql: 'SELECT 1 UNION ALL SELECT 2' },
     headers: { authorization: auth },
@@ -69,6 +72,9 @@ test('removing a user voids their credentials, tokens, link and cursors', async 
   const basic = await server.request('/rest/api/status', { headers: { authorization: auth } });
   assert.equal(basic.status, 401);
   assert.equal((await sql("CALL SYSADMIN.removeUser('dave')")).status, 400);
+  // A user of the same name added again does not inherit the old tokens.
+  assert.equal((await sql("CALL SYSADMIN.addUser('dave', 'dave-password')")).status, 200);
+  assert.equal((await withToken(token)).status, 401);
   assert.equal((await sql("CALL SYSADMIN.removeUser('admin')")).status, 400, 'nobody removes themselves');
 });
 

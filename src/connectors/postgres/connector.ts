@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
@@ -22,6 +23,21 @@ export function toSourceError(err: unknown): Error {
   const message = err instanceof Error ? err.message : String(err);
   if (CONNECT_TIMEOUT.test(message)) return new SourceUnreachableError(`no connection within the connect timeout (${message})`);
   return code && UNREACHABLE.has(code) ? new SourceUnreachableError(message) : err instanceof Error ? err : new Error(message);
+}
+
+/** Statements prepared on each connection, by text: a bounded number, then unnamed ones. */
+const prepared = new WeakMap<pg.PoolClient, Set<string>>();
+const MAX_PREPARED_PER_CONNECTION = 200;
+
+/** The name of `text`'s prepared statement on `client`, or undefined (unnamed) once it holds enough. */
+function preparedName(client: pg.PoolClient, text: string): string | undefined {
+  const name = `vdb_${createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
+  let names = prepared.get(client);
+  if (!names) prepared.set(client, (names = new Set()));
+  if (names.has(name)) return name;
+  if (names.size >= MAX_PREPARED_PER_CONNECTION) return undefined;
+  names.add(name);
+  return name;
 }
 
 /**
@@ -265,10 +281,45 @@ export class PostgresConnector implements RowConnector {
     shape: 'array' | 'object',
     window: { limit?: number; offset?: number },
   ): string {
+    return `COPY (${this.statementJsonSelect(sql, columns, shape, window)}) TO STDOUT`;
+  }
+
+  /** The SELECT of `statementJsonSql`: one JSON text per row. */
+  statementJsonSelect(
+    sql: string,
+    columns: readonly StatementColumn[],
+    shape: 'array' | 'object',
+    window: { limit?: number; offset?: number },
+  ): string {
     let select = `SELECT ${jsonRowSql(columns, shape)} FROM (${sql}) AS q(${columns.map((_, i) => `c${i}`).join(', ')})`;
     if (window.limit !== undefined) select += ` LIMIT ${window.limit}`;
     if (window.offset !== undefined) select += ` OFFSET ${window.offset}`;
-    return `COPY (${select}) TO STDOUT`;
+    return select;
+  }
+
+  /**
+   * The JSON texts of a `statementJsonSelect` whose constants are parameters ($1, ...), from a
+   * statement PostgreSQL prepares once per connection: at most `cap` rows, read in one round
+   * trip. Null when the result has more rows: those are streamed with COPY instead, so that no
+   * large result is held here.
+   */
+  async preparedStatementJson(jsonSelect: string, values: readonly string[], cap: number, signal: AbortSignal): Promise<string[] | null> {
+    const text = `SELECT * FROM (${jsonSelect}) AS r LIMIT ${cap + 1}`;
+    const lease = await this.acquire(signal);
+    try {
+      const result = await lease.client.query<[string]>({
+        name: preparedName(lease.client, text),
+        text,
+        values: [...values],
+        rowMode: 'array',
+      });
+      return result.rows.length > cap ? null : result.rows.map((row) => row[0]);
+    } catch (err) {
+      lease.broken = true;
+      throw toSourceError(err);
+    } finally {
+      lease.release();
+    }
   }
 
   /** Streams a statement's rows as JSON texts, chunk by chunk, as PostgreSQL writes them. */

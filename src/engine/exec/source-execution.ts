@@ -5,7 +5,7 @@
  * only encodes them.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { SourceUnreachableError, type StatementColumn } from '../../connectors/types.js';
+import { SourceUnreachableError, type StatementColumn, type WholeStatementConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import type { ResultColumn } from '../../results/json.js';
 import type { BoundStatement } from '../front/bind.js';
@@ -141,6 +141,8 @@ export async function openWholeExecution(
   signal: AbortSignal,
   /** The result columns of statements of a shape, as the source described them (null: not valid there). */
   learned?: { cache: BoundedCache<WholeColumns | null>; key: string },
+  /** The same statement with its constants as parameters (whole-template.ts), for a prepared statement. */
+  parameterized?: { sql: string; values: string[] } | null,
 ): Promise<Execution | null> {
   const { connector, source, sql } = plan;
   let known = learned?.cache.get(learned.key);
@@ -160,6 +162,10 @@ export async function openWholeExecution(
     stream(shape, window, options) {
       const copySql = connector.statementJsonSql(sql, described, shape, window);
       sourceQueries[0] = { source: source.name, sql: copySql };
+      if (parameterized && connector.preparedStatementJson && connector.statementJsonSelect) {
+        const select = connector.statementJsonSelect(parameterized.sql, described, shape, window);
+        return preparedOrStreamed(connector, select, parameterized.values, copySql, signal, options.onRows);
+      }
       return connector.streamStatementJson(copySql, signal, options.onRows);
     },
     engine,
@@ -187,6 +193,35 @@ export async function openWholeExecution(
     translateError: (err) => (err instanceof ApiError ? err : sourceError(source.name, err, signal)),
     close: () => engine.release(),
   };
+}
+
+/** Most rows read through a prepared statement; a result with more is streamed with COPY. */
+const PREPARED_ROWS = 1000;
+
+/**
+ * A small result from the source's prepared statement in one round trip; a larger one (more
+ * than PREPARED_ROWS rows), or one the source refuses with parameters, streamed with COPY as
+ * written out, as any other.
+ */
+async function* preparedOrStreamed(
+  connector: WholeStatementConnector,
+  select: string,
+  values: string[],
+  copySql: string,
+  signal: AbortSignal,
+  onRows?: (count: number) => void,
+): AsyncGenerator<string> {
+  const rows = await connector.preparedStatementJson!(select, values, PREPARED_ROWS, signal).catch((err: unknown) => {
+    // Refused as written with parameters (a place PostgreSQL takes only a constant): as written out, then.
+    if (NOT_VALID_THERE.test((err as { code?: string }).code ?? '') && !signal.aborted) return null;
+    throw err;
+  });
+  if (rows === null) {
+    yield* connector.streamStatementJson(copySql, signal, onRows);
+    return;
+  }
+  onRows?.(rows.length);
+  if (rows.length > 0) yield rows.join(',');
 }
 
 /** A source's failure as an API error: the statement's fault (400), cancelled, or the source's (502/503). */
