@@ -351,8 +351,9 @@ test('timeout on a long scan: 504, and PostgreSQL stops the COPY', async () => {
 
 test('timeout while PostgreSQL is still computing: the backend is cancelled (pg_cancel_backend)', async () => {
   // slow takes 10 s at the source and sends nothing before; only a cancel ends it early.
-  const pending = query('SELECT count(*) FROM pg.slow WHERE random() >= 0', '?timeout=300');
-  assert.ok(await waitUntil(async () => (await activeCopies('slow')) === 1, 2000), 'the COPY of slow runs');
+  // The timeout leaves the COPY running long enough to be seen, even on a loaded machine.
+  const pending = query('SELECT count(*) FROM pg.slow WHERE random() >= 0', '?timeout=2000');
+  assert.ok(await waitUntil(async () => (await activeCopies('slow')) === 1, 2000, 25), 'the COPY of slow runs');
   const response = await pending;
   await response.text();
   assert.ok(response.status >= 400, `an error, got ${response.status}`);
@@ -361,8 +362,8 @@ test('timeout while PostgreSQL is still computing: the backend is cancelled (pg_
 
 test('timeout of a statement PostgreSQL runs whole: its COPY is cancelled too', async () => {
   // No random() here: the whole statement goes to PostgreSQL, which names the view unquoted.
-  const pending = query('SELECT count(*) FROM pg.slow', '?timeout=300');
-  assert.ok(await waitUntil(async () => (await activeCopies('slow')) === 1, 2000), 'the whole statement runs at PostgreSQL');
+  const pending = query('SELECT count(*) FROM pg.slow', '?timeout=2000');
+  assert.ok(await waitUntil(async () => (await activeCopies('slow')) === 1, 2000, 25), 'the whole statement runs at PostgreSQL');
   const response = await pending;
   await response.text();
   assert.equal(response.status, 504);
