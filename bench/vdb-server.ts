@@ -72,7 +72,7 @@ export interface VdbServer {
 }
 
 /** Starts `node dist/src/cli.js serve` on an ephemeral port over a fresh data directory. */
-export async function startVdb(options: { demo: boolean } = { demo: true }): Promise<VdbServer> {
+export async function startVdb(options: { demo: boolean; env?: Record<string, string> } = { demo: true }): Promise<VdbServer> {
   if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm run bench does).`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-bench-'));
   const env: NodeJS.ProcessEnv = {};
@@ -84,6 +84,7 @@ export async function startVdb(options: { demo: boolean } = { demo: true }): Pro
     ...(options.demo ? {} : { VDB_DEMO: 'false' }),
     VDB_ADMIN_PASSWORD: PASSWORD,
     VDB_LOG_LEVEL: 'warn',
+    ...options.env,
   });
   const child: ChildProcess = spawn(process.execPath, [CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

@@ -338,7 +338,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       keyPrefix: 'vdb:',
       maxBytes: 1024 * 1024 * 1024,
       ...fromFile.cursors,
-      ...defined({ redisUrl: env.VDB_REDIS_URL }),
+      ...defined({ redisUrl: env.VDB_REDIS_URL, keyPrefix: env.VDB_REDIS_KEY_PREFIX }),
       ...defined(overrides.cursors ?? {}),
     },
     roleLimits: merged.roleLimits ?? {},

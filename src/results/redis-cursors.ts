@@ -124,21 +124,22 @@ export class RedisCursorStore implements CursorStore {
 
   async get(id: string, owner: string, resource: string): Promise<Cursor> {
     if (!/^[0-9a-f]{32}$/.test(id)) throw cursorExpired(id);
-    const text = await withRedis(WHAT, () => this.redis.get(this.metaKey(id)));
-    const stored = text === null ? undefined : (JSON.parse(text) as Cursor);
     const now = this.now();
-    // Redis expires idle cursors by itself: a cursor it still has is not idle.
-    if (stored) stored.lastUsed = now;
-    const cursor = checkCursor(stored, id, owner, resource, this.options, now, () => void this.forget(id).catch(() => undefined));
-    await withRedis(WHAT, () =>
+    // One round trip: read and renew together (renewing a cursor that is then refused costs nothing).
+    const answers = await withRedis(WHAT, () =>
       this.redis
         .multi()
+        .get(this.metaKey(id))
         .pexpire(this.metaKey(id), this.options.idleMs)
         .pexpire(this.rowsKey(id), this.options.idleMs)
         .zadd(this.key('cursors'), 'XX', now, id)
         .exec(),
     );
-    return cursor;
+    const text = answers?.[0]?.[1];
+    const stored = typeof text === 'string' ? (JSON.parse(text) as Cursor) : undefined;
+    // Redis expires idle cursors by itself: a cursor it still has is not idle.
+    if (stored) stored.lastUsed = now;
+    return checkCursor(stored, id, owner, resource, this.options, now, () => void this.forget(id).catch(() => undefined));
   }
 
   page(cursor: Cursor, offset: number, limit: number, shape: RowShape): AsyncGenerator<string> {
