@@ -14,6 +14,7 @@ import {
   cursorExpired,
   cutPage,
   encodeCursor,
+  newCursorId,
   resultTooLarge,
   type Cursor,
   type CursorPolicy,
@@ -95,7 +96,7 @@ export class RedisCursorStore implements CursorStore {
         async (index, chunk) => {
           bytes += Buffer.byteLength(chunk);
           if (bytes > this.options.maxBytes) throw resultTooLarge(this.options.maxBytes, 'cursors.maxBytes');
-          rowsKey ??= this.key(`cursor:pending:${owner.length}:${Math.random().toString(36).slice(2)}`);
+          rowsKey ??= this.key(`cursor:pending:${newCursorId()}`);
           await withRedis(WHAT, () =>
             this.redis.multi().hset(rowsKey!, String(index), chunk).pexpire(rowsKey!, this.options.idleMs).exec(),
           );
