@@ -110,10 +110,15 @@ export async function sendResult(
   const limits = limitsOf(user, services.config.roleLimits);
   const roleCapsTime = limits.statementTimeoutMs !== null && limits.statementTimeoutMs < params.timeoutMs;
   const timeoutMs = roleCapsTime ? limits.statementTimeoutMs! : params.timeoutMs;
-  const released =
-    limits.maxConcurrentStatements === null
-      ? () => undefined
-      : await services.statements.acquire(user.name, limits.maxConcurrentStatements, Date.now() + timeoutMs);
+  let released = () => undefined as void;
+  if (limits.maxConcurrentStatements !== null) {
+    try {
+      released = await services.statements.acquire(user.name, limits.maxConcurrentStatements, Date.now() + timeoutMs);
+    } catch (err) {
+      record({ rows: null, status: 'error', error: err instanceof ApiError ? err.description : String(err), ...sourceQueriesOf() });
+      throw err;
+    }
+  }
   const cancel = new AbortController();
   const finished = services.lifecycle.begin(cancel);
   const timer = setTimeout(() => cancel.abort(roleCapsTime ? roleTimeout(user.name, timeoutMs) : timeoutError(timeoutMs)), timeoutMs);
