@@ -158,7 +158,16 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       runtime,
       config.vdbName,
       { pushdown: config.pushdown, dependentJoin: config.dependentJoin },
-      { users, invites, auditLog, dropCursors: (owner) => cursors.dropOwner(owner) },
+      {
+        users,
+        invites,
+        auditLog,
+        // The user is gone already; cursors Redis cannot drop now expire on their own.
+        dropCursors: (owner) =>
+          cursors
+            .dropOwner(owner)
+            .catch((err: unknown) => log.warn({ owner, err: messageOf(err) }, 'cursors of a removed user not dropped')),
+      },
     ),
     cursors,
     queryLog,

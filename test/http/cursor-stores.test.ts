@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { loadConfig } from '../../src/config.js';
 import { LocalCursorStore } from '../../src/results/local-cursors.js';
 import { whenReady } from '../../src/runtime/redis.js';
 import { REDIS_URL, startTestServer, type TestServer } from '../helpers/server.js';
@@ -111,6 +112,19 @@ describe('local cursors', () => {
     // Older cursors may have made room before the result proved too large; the refused one left no file.
     assert.ok((server.services.cursors as LocalCursorStore).usage().disk <= 1024 * 1024);
     assert.ok(fs.readdirSync(path.join(server.dataDir, 'cursors')).length <= server.services.cursors.stats().count);
+  });
+
+  test('no file root may lie in the spill folder, which the engine must not read', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-roots-'));
+    try {
+      assert.throws(
+        () => loadConfig({}, { dataDir, fileRoots: [path.join(dataDir, 'cursors', 'x')] }),
+        /lies in the cursors' spill folder/,
+      );
+      assert.doesNotThrow(() => loadConfig({}, { dataDir, fileRoots: [path.join(dataDir, 'files')] }));
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   test('idle cursors are swept, by the store clock', async () => {
