@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import type { UserDef } from '../../src/catalog/types.js';
+import { connectRedis, whenReady } from '../../src/runtime/redis.js';
 import { limitsOf } from '../../src/security/statement-limits.js';
 import { REDIS_URL, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -56,7 +57,14 @@ before(async () => {
   const config = { roleLimits: ROLE_LIMITS, cursors: { redisUrl: REDIS_URL, keyPrefix: prefix } };
   [one, two] = await Promise.all([startTestServer(config), startTestServer(config)]);
 });
-after(async () => Promise.all([one.close(), two.close()]));
+after(async () => {
+  await Promise.all([one.close(), two.close()]);
+  const redis = connectRedis(REDIS_URL);
+  await whenReady(redis, 5000);
+  const left = await redis.keys(`${prefix}*`);
+  if (left.length > 0) await redis.del(...left);
+  redis.disconnect();
+});
 
 test("a user's limit is the largest of their roles', none when one of their roles sets none; admin has none", () => {
   const user = (roles: string[]) => ({ roles }) as unknown as UserDef;
