@@ -74,7 +74,7 @@ export interface VdbServer {
 }
 
 /** Starts `node dist/src/cli.js serve` on an ephemeral port over a fresh data directory. */
-export async function startVdb(options: { demo: boolean } = { demo: true }): Promise<VdbServer> {
+export async function startVdb(options: { demo: boolean; env?: Record<string, string> } = { demo: true }): Promise<VdbServer> {
   if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm run bench does).`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-bench-'));
   const env: NodeJS.ProcessEnv = {};
@@ -86,6 +86,7 @@ export async function startVdb(options: { demo: boolean } = { demo: true }): Pro
     ...(options.demo ? {} : { VDB_DEMO: 'false' }),
     VDB_ADMIN_PASSWORD: PASSWORD,
     VDB_LOG_LEVEL: 'warn',
+    ...options.env,
   });
   // BENCH_NODE_OPTIONS: flags for the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeFlags = (process.env.BENCH_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { LIMIT_NAMES, type RoleLimits } from './security/statement-limits.js';
 
 export interface Config {
   host: string;
@@ -33,7 +34,22 @@ export interface Config {
     cursorIdleMs: number;
     /** Most cursors kept at once; the least recently used is dropped beyond it. */
     maxCursors: number;
+    /** Local cursors: bytes of results kept in memory; beyond it they go to the spill folder. */
+    memoryBytes: number;
+    /** Local cursors: bytes of results in the spill folder; the least recently used go first beyond it. */
+    diskBytes: number;
   };
+  /** Shared cursors (and sign-in throttling and statement counts) in Redis, for several instances. */
+  cursors: {
+    /** redis://host:port/db; null: this process keeps them (pagination.memoryBytes, diskBytes). */
+    redisUrl: string | null;
+    /** Prefix of every key vdb writes; instances that share state use the same one. */
+    keyPrefix: string;
+    /** Bytes of results in Redis, all instances together; the least recently read go first beyond it. */
+    maxBytes: number;
+  };
+  /** Statement limits per role (security/statement-limits.ts); "*" applies to roles not listed. */
+  roleLimits: Record<string, RoleLimits>;
   /** Honour X-Forwarded-Proto/Host when building absolute links (only behind a trusted proxy). */
   trustProxy: boolean;
   /** DuckDB memory limit, e.g. "4GB"; results beyond it spill to the data directory. */
@@ -80,8 +96,9 @@ export interface Config {
   };
 }
 
-export type ConfigOverrides = Partial<Omit<Config, 'pagination' | 'queryLog' | 'dependentJoin' | 'throttle' | 'catalog'>> & {
+export type ConfigOverrides = Partial<Omit<Config, 'pagination' | 'queryLog' | 'dependentJoin' | 'throttle' | 'catalog' | 'cursors'>> & {
   catalog?: Partial<Config['catalog']>;
+  cursors?: Partial<Config['cursors']>;
   throttle?: Partial<Config['throttle']>;
   dependentJoin?: Partial<Config['dependentJoin']>;
   pagination?: Partial<Config['pagination']>;
@@ -107,9 +124,12 @@ export const MAX_TIMER_MS = 2_147_483_647;
 /** The default folder of file sources: a folder of its own inside the data directory, where the demo data goes. */
 export const defaultFileRoot = (dataDir: string) => path.join(dataDir, 'files');
 
+/** Where local cursors spill: in the data directory, never inside a file root (checkFileRoots). */
+export const cursorSpillDir = (dataDir: string) => path.join(dataDir, 'cursors');
+
 /**
  * The engine may read the file roots: none may be the data directory or a folder above it,
- * which holds the secrets and the catalog.
+ * which holds the secrets and the catalog, nor the cursors' spill folder or a folder in it.
  */
 function checkFileRoots(config: Config): void {
   // Real paths where they exist, so that a symbolic link cannot hide the data directory.
@@ -119,6 +139,12 @@ function checkFileRoots(config: Config): void {
     if (relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))) {
       throw new Error(
         `configuration fileRoots: ${root} holds the data directory ${config.dataDir} (its secrets and catalog); use a folder inside it, such as ${defaultFileRoot(config.dataDir)}, or elsewhere`,
+      );
+    }
+    const spill = path.relative(real(cursorSpillDir(config.dataDir)), real(root));
+    if (spill === '' || (!spill.startsWith('..') && !path.isAbsolute(spill))) {
+      throw new Error(
+        `configuration fileRoots: ${root} lies in the cursors' spill folder ${cursorSpillDir(config.dataDir)}, which the engine must not read; use a folder elsewhere`,
       );
     }
   }
@@ -140,6 +166,9 @@ function validate(config: Config): void {
     ['throttle.lockMs', config.throttle.lockMs],
     ['dependentJoin.batchSize', config.dependentJoin.batchSize],
     ['queryLog.maxAgeMs', config.queryLog.maxAgeMs],
+    ['pagination.memoryBytes', config.pagination.memoryBytes],
+    ['pagination.diskBytes', config.pagination.diskBytes],
+    ['cursors.maxBytes', config.cursors.maxBytes],
   ];
   for (const [name, value] of positive) {
     const allowZero = name === 'port';
@@ -179,9 +208,32 @@ function validate(config: Config): void {
     throw new Error(
       `configuration catalog.schema must be a lower-case identifier (letters, digits, _), got ${JSON.stringify(config.catalog.schema)}`,
     );
+  validateRoleLimits(config.roleLimits);
+  if (config.cursors.redisUrl !== null && !/^rediss?:\/\//.test(config.cursors.redisUrl)) {
+    throw new Error(`configuration cursors.redisUrl must be a redis:// or rediss:// URL, got ${JSON.stringify(config.cursors.redisUrl)}`);
+  }
   if (config.tls) {
     for (const file of [config.tls.certFile, config.tls.keyFile]) {
       if (!file || !fs.existsSync(file)) throw new Error(`TLS needs both a certificate and a key file; "${file}" does not exist`);
+    }
+  }
+}
+
+/** roleLimits: an object of roles, each with some of the known limits as positive integers. */
+function validateRoleLimits(roleLimits: unknown): void {
+  if (typeof roleLimits !== 'object' || roleLimits === null || Array.isArray(roleLimits)) {
+    throw new Error('configuration roleLimits must be an object of roles');
+  }
+  for (const [role, limits] of Object.entries(roleLimits as Record<string, unknown>)) {
+    if (typeof limits !== 'object' || limits === null) throw new Error(`configuration roleLimits.${role} must be an object`);
+    for (const [name, value] of Object.entries(limits)) {
+      if (!(LIMIT_NAMES as readonly string[]).includes(name)) {
+        throw new Error(`configuration roleLimits.${role}.${name} is not a limit; the limits are ${LIMIT_NAMES.join(', ')}`);
+      }
+      const most = name === 'statementTimeoutMs' ? MAX_TIMER_MS : Number.MAX_SAFE_INTEGER;
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > most) {
+        throw new Error(`configuration roleLimits.${role}.${name} must be an integer from 1 to ${most}, got ${JSON.stringify(value)}`);
+      }
     }
   }
 }
@@ -230,6 +282,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     maxLimit: int(env.VDB_PAGE_MAX_LIMIT, 'VDB_PAGE_MAX_LIMIT'),
     cursorIdleMs: int(env.VDB_CURSOR_IDLE_MS, 'VDB_CURSOR_IDLE_MS'),
     maxCursors: int(env.VDB_MAX_CURSORS, 'VDB_MAX_CURSORS'),
+    memoryBytes: int(env.VDB_CURSOR_MEMORY_BYTES, 'VDB_CURSOR_MEMORY_BYTES'),
+    diskBytes: int(env.VDB_CURSOR_DISK_BYTES, 'VDB_CURSOR_DISK_BYTES'),
   });
   const merged = { ...fromFile, ...fromEnv, ...defined(overrides) };
   const config: Config = {
@@ -248,6 +302,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       maxLimit: 100_000,
       cursorIdleMs: 10 * 60_000,
       maxCursors: 1000,
+      memoryBytes: 256 * 1024 * 1024,
+      diskBytes: 10 * 1024 * 1024 * 1024,
       ...fromFile.pagination,
       ...pagingEnv,
       ...defined(overrides.pagination ?? {}),
@@ -291,6 +347,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       }),
       ...defined(overrides.queryLog ?? {}),
     },
+    cursors: {
+      redisUrl: null,
+      keyPrefix: 'vdb:',
+      maxBytes: 1024 * 1024 * 1024,
+      ...fromFile.cursors,
+      ...defined({ redisUrl: env.VDB_REDIS_URL, keyPrefix: env.VDB_REDIS_KEY_PREFIX }),
+      ...defined(overrides.cursors ?? {}),
+    },
+    roleLimits: merged.roleLimits ?? {},
     sources: (merged.sources ?? []).map((spec) => substituteEnv(spec, env)),
     catalog: {
       url: null,

@@ -16,7 +16,7 @@ import { DuckRuntime, sqlLiteral } from './runtime/duckdb.js';
 import { Engine } from './engine/engine.js';
 import { initParser } from './engine/front/parse.js';
 import { QueryLog } from './catalog/query-log.js';
-import { CURSOR_SCHEMA, CursorStore } from './results/cursors.js';
+import { CURSOR_SCHEMA, type CursorStore } from './results/cursors.js';
 import { Lifecycle } from './operations/lifecycle.js';
 import { Metrics } from './operations/metrics.js';
 import { openSecret, sealSecret } from './security/secret-box.js';
@@ -25,7 +25,9 @@ import { rotateExposedSecrets } from './security/rotation.js';
 import { ApiKeyService } from './security/api-keys.js';
 import { AuditLog } from './security/audit-log.js';
 import { InviteService } from './security/invites.js';
-import { SignInThrottle } from './security/throttle.js';
+import type { SignInThrottle } from './security/throttle.js';
+import { createSharedStores } from './operations/shared-stores.js';
+import type { StatementGate } from './security/statement-limits.js';
 import { deriveSigningKey } from './security/tokens.js';
 import { UserService } from './security/users.js';
 
@@ -44,6 +46,8 @@ export interface Services {
   /** Stopping or not, and the statements in flight (graceful shutdown). */
   lifecycle: Lifecycle;
   throttle: SignInThrottle;
+  /** Running statements per user, for the roles' maxConcurrentStatements. */
+  statements: StatementGate;
   apiKeys: ApiKeyService;
   invites: InviteService;
   users: UserService;
@@ -89,7 +93,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   });
   const auditLog = new AuditLog(config.queryLog.maxEntries, Date.now, (entry) => catalog.logs?.audit(entry));
   // Counted as they are recorded; the cursors' gauges are read when scraped.
-  let cursorStats = () => ({ count: 0, rows: 0 });
+  let cursorStats = () => ({ count: 0, rows: 0, bytes: 0 });
   const metrics = new Metrics({ cursors: () => cursorStats() });
   const queryLog = new QueryLog({
     maxEntries: config.queryLog.maxEntries,
@@ -142,15 +146,13 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     });
   }
   await createConfiguredSources(config, registry, log);
-  const cursors = new CursorStore({
-    idleMs: config.pagination.cursorIdleMs,
-    maxCursors: config.pagination.maxCursors,
-    accessOf: (owner) => {
-      const roles = [...(store.current.users.find((u) => u.name === owner)?.roles ?? [])].sort();
-      const grants = (store.current.permissions ?? []).filter((p) => roles.includes(p.role));
-      return JSON.stringify([roles, grants]);
-    },
+  // Cursors, sign-in failures and running statements: in Redis when configured, else here.
+  const shared = await createSharedStores(config, (owner) => {
+    const roles = [...(store.current.users.find((u) => u.name === owner)?.roles ?? [])].sort();
+    const grants = (store.current.permissions ?? []).filter((p) => roles.includes(p.role));
+    return JSON.stringify([roles, grants]);
   });
+  const { cursors } = shared;
   cursorStats = () => cursors.stats();
   return {
     config,
@@ -163,20 +165,30 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       runtime,
       config.vdbName,
       { pushdown: config.pushdown, dependentJoin: config.dependentJoin },
-      { users, invites, auditLog, dropCursors: (owner) => cursors.dropOwner(owner) },
+      {
+        users,
+        invites,
+        auditLog,
+        // The user is gone already; cursors Redis cannot drop now expire on their own.
+        dropCursors: (owner) =>
+          cursors
+            .dropOwner(owner)
+            .catch((err: unknown) => log.warn({ owner, err: messageOf(err) }, 'cursors of a removed user not dropped')),
+      },
     ),
     cursors,
     queryLog,
     auditLog,
     metrics,
     lifecycle: new Lifecycle(),
-    throttle: new SignInThrottle(config.throttle),
+    throttle: shared.throttle,
+    statements: shared.statements,
     apiKeys: new ApiKeyService(store),
     invites,
     users,
     generatedAdminPassword,
     async close() {
-      cursors.close();
+      await shared.close();
       await registry.close();
       runtime.close();
       await catalog.logs?.close();

@@ -11,8 +11,8 @@ import type { QueryLogEntry } from '../catalog/query-log.js';
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 export interface MetricsSources {
-  /** Open cursors (paginated results) and the rows they hold. */
-  cursors: () => { count: number; rows: number };
+  /** Open cursors (paginated results), the rows and bytes they hold. */
+  cursors: () => { count: number; rows: number; bytes: number };
 }
 
 export class Metrics {
@@ -75,6 +75,14 @@ export class Metrics {
       registers,
       collect() {
         this.set(sources.cursors().rows);
+      },
+    });
+    new Gauge({
+      name: 'vdb_cursor_bytes',
+      help: 'Bytes held by the open paginated results (memory, spill folder or Redis)',
+      registers,
+      collect() {
+        this.set(sources.cursors().bytes);
       },
     });
   }

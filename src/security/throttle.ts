@@ -2,8 +2,32 @@
  * Throttling of failed sign-ins (HTTP Basic, login), per user name and per client address:
  * after `maxFailures` failures within `windowMs`, further attempts are refused for `lockMs`
  * (429 with Retry-After) without checking the password at all. A success clears the name.
+ * Counted in this process here; across instances in Redis (redis-throttle.ts).
  */
 import { ApiError } from '../errors.js';
+
+/** The throttle's face: the sign-in paths see only this. */
+export interface SignInThrottle {
+  /** Throws 429 when any of `keys` is locked. */
+  check(keys: readonly string[]): Promise<void>;
+  /** Records a failure for each key; locks a key that reached the limit. */
+  fail(keys: readonly string[]): Promise<void>;
+  succeed(key: string): Promise<void>;
+}
+
+/** Keys for a sign-in attempt: the user name and the client address. */
+export const signInKeys = (name: string, address: string): string[] => [`user:${name}`, `address:${address}`];
+
+export const throttled = (untilMs: number, now: number) => {
+  const seconds = Math.max(1, Math.ceil((untilMs - now) / 1000));
+  return new ApiError(
+    429,
+    'Too many failed sign-ins',
+    'Too many failed sign-ins for this user or from this address; try again later.',
+    `Wait ${seconds} s.`,
+    { 'Retry-After': String(seconds) },
+  );
+};
 
 export interface ThrottleOptions {
   maxFailures: number;
@@ -16,7 +40,7 @@ interface Entry {
   lockedUntil: number;
 }
 
-export class SignInThrottle {
+export class MemoryThrottle implements SignInThrottle {
   private readonly entries = new Map<string, Entry>();
 
   constructor(
@@ -24,24 +48,13 @@ export class SignInThrottle {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Throws 429 when any of `keys` is locked. */
-  check(keys: readonly string[]): void {
+  async check(keys: readonly string[]): Promise<void> {
     const now = this.now();
     const until = Math.max(0, ...keys.map((k) => this.entries.get(k)?.lockedUntil ?? 0));
-    if (until > now) {
-      const seconds = Math.ceil((until - now) / 1000);
-      throw new ApiError(
-        429,
-        'Too many failed sign-ins',
-        'Too many failed sign-ins for this user or from this address; try again later.',
-        `Wait ${seconds} s.`,
-        { 'Retry-After': String(seconds) },
-      );
-    }
+    if (until > now) throw throttled(until, now);
   }
 
-  /** Records a failure for each key; locks a key that reached the limit. */
-  fail(keys: readonly string[]): void {
+  async fail(keys: readonly string[]): Promise<void> {
     const now = this.now();
     for (const key of keys) {
       const entry = this.entries.get(key) ?? { failures: [], lockedUntil: 0 };
@@ -55,13 +68,8 @@ export class SignInThrottle {
     if (this.entries.size > 100_000) this.prune(now);
   }
 
-  succeed(key: string): void {
+  async succeed(key: string): Promise<void> {
     this.entries.delete(key);
-  }
-
-  /** Keys for a sign-in attempt: the user name and the client address. */
-  static keys(name: string, address: string): string[] {
-    return [`user:${name}`, `address:${address}`];
   }
 
   private prune(now: number): void {

@@ -9,7 +9,7 @@ import type { ApiKeyService } from '../security/api-keys.js';
 import { AccessPolicy } from '../security/permissions.js';
 import type { Services } from '../services.js';
 import type { AuditLog } from '../security/audit-log.js';
-import { SignInThrottle } from '../security/throttle.js';
+import { signInKeys, type SignInThrottle } from '../security/throttle.js';
 import type { UserService } from '../security/users.js';
 import { safeEqual } from '../security/random.js';
 import { ApiError } from '../errors.js';
@@ -49,17 +49,17 @@ export async function checkPasswordThrottled(
   password: string,
   audit?: AuditLog,
 ): Promise<UserDef | null> {
-  const keys = SignInThrottle.keys(name, request.ip);
+  const keys = signInKeys(name, request.ip);
   try {
-    throttle.check(keys);
+    await throttle.check(keys);
   } catch (err) {
     audit?.record({ user: name, action: 'sign-in', target: null, outcome: 'refused', address: request.ip });
     throw err;
   }
   const user = await users.checkPassword(name, password);
-  if (user) throttle.succeed(keys[0]!);
+  if (user) await throttle.succeed(keys[0]!);
   else {
-    throttle.fail(keys);
+    await throttle.fail(keys);
     audit?.record({ user: name, action: 'sign-in', target: null, outcome: 'failed', address: request.ip });
     request.log.warn({ user: name, address: request.ip }, 'failed sign-in');
   }

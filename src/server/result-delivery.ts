@@ -7,8 +7,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, timeoutError } from '../errors.js';
 import type { Execution } from '../engine/exec/execute.js';
-import type { Cursor } from '../results/cursors.js';
-import { headerRow, type ResultColumn, type RowShape } from '../results/json.js';
+import { cursorHeaderRow, type Cursor } from '../results/cursors.js';
+import { headerRow, type RowShape } from '../results/json.js';
+import { limitsOf, roleTimeout, tooManyRows } from '../security/statement-limits.js';
 import type { Services } from '../services.js';
 import { parseStatement } from '../engine/front/parse.js';
 import { originOf } from './errors.js';
@@ -25,7 +26,7 @@ function setWarnings(reply: FastifyReply, warnings: readonly string[]): void {
 }
 
 /** The result's SQL types, a JSON array in column order: rows carry JSON values only (the console shows them). */
-const setColumnTypes = (reply: FastifyReply, columns: readonly ResultColumn[]) =>
+const setColumnTypes = (reply: FastifyReply, columns: ReadonlyArray<{ type: { toString(): string } }>) =>
   reply.header('SQL-Column-Types', headerText(JSON.stringify(columns.map((c) => c.type.toString()))));
 
 /** What the query log keeps of the sources' queries: their text, and which sources were asked. */
@@ -97,7 +98,7 @@ export async function sendResult(
   const shape: RowShape = params.array ? 'array' : 'object';
   const resource = resourceOf(request);
   if (params.requestId !== undefined) {
-    return sendPage(services, request, reply, services.cursors.get(params.requestId, user.name, resource), params, endpoint);
+    return sendPage(services, request, reply, await services.cursors.get(params.requestId, user.name, resource), params, endpoint);
   }
   if (sql === undefined) {
     throw badRequest('The body must be a JSON object with a "sql" string.', 'Example: {"sql": "SELECT 1"}', 'Missing SQL');
@@ -105,9 +106,22 @@ export async function sendResult(
   const record = services.queryLog.begin(user.name, sql);
   if (params.pagination && params.limit === 0) throw badRequest('With pagination, "limit" must be at least 1.', null, 'Invalid parameter');
 
+  // The roles' limits (configuration roleLimits): a shorter timeout, fewer rows, fewer at once.
+  const limits = limitsOf(user, services.config.roleLimits);
+  const roleCapsTime = limits.statementTimeoutMs !== null && limits.statementTimeoutMs < params.timeoutMs;
+  const timeoutMs = roleCapsTime ? limits.statementTimeoutMs! : params.timeoutMs;
+  let released = () => undefined as void;
+  if (limits.maxConcurrentStatements !== null) {
+    try {
+      released = await services.statements.acquire(user.name, limits.maxConcurrentStatements, Date.now() + timeoutMs);
+    } catch (err) {
+      record({ rows: null, status: 'error', error: err instanceof ApiError ? err.description : String(err), ...sourceQueriesOf() });
+      throw err;
+    }
+  }
   const cancel = new AbortController();
   const finished = services.lifecycle.begin(cancel);
-  const timer = setTimeout(() => cancel.abort(timeoutError(params.timeoutMs)), params.timeoutMs);
+  const timer = setTimeout(() => cancel.abort(roleCapsTime ? roleTimeout(user.name, timeoutMs) : timeoutError(timeoutMs)), timeoutMs);
   const onClose = () => {
     if (!reply.raw.writableFinished) cancel.abort(new ApiError(499, 'Client closed request', 'The client went away.'));
   };
@@ -116,6 +130,7 @@ export async function sendResult(
     clearTimeout(timer);
     reply.raw.off('close', onClose);
     finished();
+    released();
   };
 
   const failed = (err: unknown, execution?: Execution) => {
@@ -153,6 +168,10 @@ export async function sendResult(
     let cursor: Cursor;
     try {
       cursor = await services.cursors.create(execution, user.name, resource);
+      if (limits.maxRowsPerStatement !== null && cursor.rowCount > limits.maxRowsPerStatement) {
+        await services.cursors.remove(cursor.id);
+        throw tooManyRows(user.name, limits.maxRowsPerStatement);
+      }
       record({
         rows: cursor.rowCount,
         status: 'ok',
@@ -173,14 +192,18 @@ export async function sendResult(
 
   const header = shape === 'array' && params.headers ? headerRow(execution.columns) : undefined;
   let sent = 0;
-  const rows = execution.stream(
+  const maxRows = limits.maxRowsPerStatement;
+  // With a row limit, one row more than allowed is asked for: its arrival is the refusal.
+  const limit = maxRows === null || (params.limit !== undefined && params.limit <= maxRows) ? params.limit : maxRows + 1;
+  const streamed = execution.stream(
     shape,
-    { limit: params.limit, offset: params.offset },
+    { limit, offset: params.offset },
     {
       cancelled: () => cancel.signal.aborted,
       onRows: (count) => (sent += count),
     },
   );
+  const rows = maxRows === null ? streamed : refuseBeyond(streamed, () => sent, maxRows, user.name);
   let error: unknown = null;
   const finish = () => {
     if (error === null && !cancel.signal.aborted)
@@ -233,14 +256,28 @@ async function sendPage(
   setWarnings(reply, cursor.warnings);
   setColumnTypes(reply, cursor.columns);
   const shape: RowShape = params.array ? 'array' : 'object';
-  const header = shape === 'array' && params.headers ? headerRow(cursor.columns) : undefined;
   return sendRows(
     reply,
     services.cursors.page(cursor, offset, limit, shape),
-    header,
+    shape === 'array' && params.headers ? cursorHeaderRow(cursor) : undefined,
     () => undefined,
     (e) => e,
   );
+}
+
+/**
+ * Passes rows on while at most `max` were produced; the piece that goes beyond is never sent:
+ * a 400 when it comes before the response started, else the response is cut short.
+ */
+async function* refuseBeyond(rows: AsyncGenerator<string>, produced: () => number, max: number, user: string): AsyncGenerator<string> {
+  try {
+    for await (const piece of rows) {
+      if (produced() > max) throw tooManyRows(user, max);
+      yield piece;
+    }
+  } finally {
+    await rows.return(undefined);
+  }
 }
 
 /**

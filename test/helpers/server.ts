@@ -13,6 +13,9 @@ import { createServices, type Services } from '../../src/services.js';
 
 export const ADMIN_PASSWORD = 'admin-secret-1';
 
+/** The Redis of the tests (shared with other test runs: every test uses a key prefix of its own). */
+export const REDIS_URL = process.env.VDB_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+
 export interface TestServer {
   url: string;
   services: Services;

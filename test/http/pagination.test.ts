@@ -66,7 +66,7 @@ describe('query endpoint', () => {
   });
 
   test('pagination=true with limit walks forward through nextPage to the end; the chunks make the whole result', async () => {
-    const cursorsBefore = server.services.cursors.size;
+    const cursorsBefore = server.services.cursors.stats().count;
     let chunk = await chunkOf<[number, string]>(await query(server, token, '?pagination=true&limit=30', CUSTOMERS), 'first');
     const requestId = chunk.headers.requestId;
     assert.ok(requestId && /^[\w-]{16,}$/.test(requestId), `requestId ${requestId}`);
@@ -101,7 +101,7 @@ describe('query endpoint', () => {
     assert.equal(chunk.rows.length, 20, 'the last chunk holds the rest');
     assert.equal(chunk.headers.nextPage, null, 'the last chunk has no nextPage');
     assert.deepEqual(seen, all);
-    assert.equal(server.services.cursors.size, cursorsBefore + 1, 'one cursor for the whole walk');
+    assert.equal(server.services.cursors.stats().count, cursorsBefore + 1, 'one cursor for the whole walk');
   });
 
   test('...and back through prevPage to the start; the first chunk points to offset=0', async () => {
@@ -243,7 +243,7 @@ describe('query endpoint', () => {
 
   test('later requests are served from the cache: no new cursor, no new query', async () => {
     const first = await chunkOf(await query(server, token, '?pagination=true&limit=50', CUSTOMERS), 'first');
-    const size = server.services.cursors.size;
+    const size = server.services.cursors.stats().count;
     const id = first.headers.requestId!;
     for (const offset of [50, 100, 150, 0, 100]) {
       const chunk = await chunkOf(
@@ -255,7 +255,7 @@ describe('query endpoint', () => {
       );
       assert.deepEqual(chunk.rows, all.slice(offset, offset + 50));
     }
-    assert.equal(server.services.cursors.size, size);
+    assert.equal(server.services.cursors.stats().count, size);
     // A broken statement in the body does not matter either: only requestId is used.
     const ignored = await chunkOf(
       await call(`${server.url}/rest/api/query?requestId=${id}&limit=1&offset=0`, token, {
@@ -281,7 +281,7 @@ describe('query endpoint', () => {
         first.rows.map((r) => r[0]),
         [1, 2, 3, 4],
       );
-      const size = small.services.cursors.size;
+      const size = small.services.cursors.stats().count;
       db.exec("DELETE FROM items WHERE id > 2; UPDATE items SET label = 'changed'");
       assert.deepEqual(
         await okJson(await query(small, smallToken, '', sql)),
@@ -310,7 +310,7 @@ describe('query endpoint', () => {
         again.rows,
         [1, 2, 3, 4].map((i) => [i, `item ${i}`]),
       );
-      assert.equal(small.services.cursors.size, size);
+      assert.equal(small.services.cursors.stats().count, size);
     } finally {
       db.close();
     }
@@ -434,12 +434,12 @@ describe('query endpoint', () => {
   });
 
   test('a failing paginated statement creates no cursor', async () => {
-    const size = server.services.cursors.size;
+    const size = server.services.cursors.stats().count;
     await assertApiError(await query(server, token, '?pagination=true&limit=5', 'SELECT * FROM shop.nope'), 400, 'unknown table');
     await assertApiError(await query(server, token, '?pagination=true&limit=5', 'SELEC 1'), 400, 'syntax');
     await assertApiError(await query(server, token, '?pagination=true&limit=5', "SELECT 'x'::integer"), 400, 'conversion');
     await assertApiError(await query(server, token, '?pagination=true&limit=5'), 400, 'no body and no requestId');
-    assert.equal(server.services.cursors.size, size);
+    assert.equal(server.services.cursors.stats().count, size);
   });
 
   test('a page link is followed with a plain GET; GET without requestId and other methods are 405 with Allow', async () => {

@@ -1,18 +1,22 @@
 /** Failed sign-ins are throttled per user name and per client address. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { SignInThrottle } from '../../src/security/throttle.js';
-import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.js';
+import { randomUUID } from 'node:crypto';
+import { connectRedis, whenReady } from '../../src/runtime/redis.js';
+import { RedisThrottle } from '../../src/security/redis-throttle.js';
+import { MemoryThrottle, signInKeys, type SignInThrottle } from '../../src/security/throttle.js';
+import { ADMIN_PASSWORD, REDIS_URL, startTestServer, type TestServer } from '../helpers/server.js';
 
-test('a name or address is locked after too many failures, for the lock time', () => {
+/** The same rule, whichever store counts: this process, or Redis shared by every instance. */
+async function lockRule(make: (now: () => number) => SignInThrottle): Promise<void> {
   let now = 1_000_000;
-  const throttle = new SignInThrottle({ maxFailures: 3, windowMs: 10_000, lockMs: 5_000 }, () => now);
-  const keys = SignInThrottle.keys('bob', '10.0.0.1');
-  throttle.fail(keys);
-  throttle.fail(keys);
-  throttle.check(keys); // two failures: still allowed
-  throttle.fail(keys);
-  assert.throws(
+  const throttle = make(() => now);
+  const keys = signInKeys(`bob-${randomUUID()}`, `10.0.0.${Math.floor(Math.random() * 250)}`);
+  await throttle.fail(keys);
+  await throttle.fail(keys);
+  await throttle.check(keys); // two failures: still allowed
+  await throttle.fail(keys);
+  await assert.rejects(
     () => throttle.check(keys),
     (err: { status: number; headers: Record<string, string> }) => {
       assert.equal(err.status, 429);
@@ -21,15 +25,46 @@ test('a name or address is locked after too many failures, for the lock time', (
     },
   );
   // The address alone locks another name too.
-  assert.throws(() => throttle.check(SignInThrottle.keys('carol', '10.0.0.1')));
+  await assert.rejects(() => throttle.check(signInKeys('carol', keys[1]!.slice('address:'.length))));
   now += 5_001;
-  throttle.check(keys);
+  await throttle.check(keys);
   // Failures outside the window do not add up.
-  throttle.fail(keys);
+  await throttle.fail(keys);
   now += 10_001;
-  throttle.fail(keys);
-  throttle.fail(keys);
-  throttle.check(keys);
+  await throttle.fail(keys);
+  await throttle.fail(keys);
+  await throttle.check(keys);
+}
+
+const OPTIONS = { maxFailures: 3, windowMs: 10_000, lockMs: 5_000 };
+
+test('a name or address is locked after too many failures, for the lock time', async () => {
+  await lockRule((now) => new MemoryThrottle(OPTIONS, now));
+});
+
+test('in Redis: the same rule, and failures on one instance count on another', async () => {
+  const redis = connectRedis(REDIS_URL);
+  const other = connectRedis(REDIS_URL);
+  const prefix = `vdb-test-${randomUUID()}:`;
+  await Promise.all([whenReady(redis, 5000), whenReady(other, 5000)]);
+  try {
+    // Redis expires the keys by its own clock: the test's clock starts at Redis' time.
+    const [seconds] = await redis.time();
+    const start = Number(seconds) * 1000;
+    await lockRule((now) => new RedisThrottle(redis, OPTIONS, prefix, () => start + now() - 1_000_000));
+    const keys = signInKeys(`dave-${randomUUID()}`, '10.1.1.1');
+    const one = new RedisThrottle(redis, OPTIONS, prefix);
+    const two = new RedisThrottle(other, OPTIONS, prefix);
+    await one.fail(keys);
+    await two.fail(keys);
+    await one.fail(keys);
+    await assert.rejects(() => two.check(keys), { status: 429 });
+  } finally {
+    const left = await redis.keys(`${prefix}*`);
+    if (left.length > 0) await redis.del(...left);
+    redis.disconnect();
+    other.disconnect();
+  }
 });
 
 let server: TestServer;

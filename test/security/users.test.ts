@@ -65,9 +65,9 @@ test('removing a user voids their credentials, tokens, link and cursors', async 
   await page.text();
   const requestId = page.headers.get('requestid')!;
   assert.ok(requestId);
-  const before = server.services.cursors.size;
+  const before = server.services.cursors.stats().count;
   assert.equal((await sql("CALL SYSADMIN.removeUser('dave')")).status, 200);
-  assert.equal(server.services.cursors.size, before - 1, 'the cursor is gone');
+  assert.equal(server.services.cursors.stats().count, before - 1, 'the cursor is gone');
   assert.equal((await withToken(token)).status, 401);
   const basic = await server.request('/rest/api/status', { headers: { authorization: auth } });
   assert.equal(basic.status, 401);

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiError, badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { SignInThrottle } from '../../security/throttle.js';
+import { signInKeys } from '../../security/throttle.js';
 import { checkPasswordThrottled } from '../auth.js';
 import { InviteAcceptBody, invalidBody, LoginBody } from '../schemas.js';
 
@@ -18,7 +18,7 @@ export function loginRoutes(fastify: FastifyInstance, services: Services): void 
       }
       const { body } = request;
       try {
-        services.throttle.check(SignInThrottle.keys(body.username, request.ip));
+        await services.throttle.check(signInKeys(body.username, request.ip));
       } catch (err) {
         services.auditLog.record({ user: body.username, action: 'login', target: null, outcome: 'refused', address: request.ip });
         throw err;

@@ -36,8 +36,9 @@ async function readiness(services: Services): Promise<Record<string, Check>> {
   } finally {
     clearTimeout(timer);
   }
-  // Cursors live in this process's engine (no shared store configured).
-  checks.cursors = checks.engine;
+  // Cursors are computed in the engine and kept in the cursor store (Redis when configured).
+  const store = await services.cursors.check();
+  checks.cursors = checks.engine === 'ok' ? store : checks.engine;
   return checks;
 }
 
