@@ -81,7 +81,7 @@ export function estimate(plan: ScanPlan): number {
 
 /**
  * Dependent join: when a table joins (equi-join) a table already loaded whose distinct keys are
- * few enough, the scan asks only for those keys, `key IN (...)` in batches. Returns the
+ * few enough, the scan asks only for those keys (the dialect's keyFilters). Returns the
  * filters of the batches (one scan each), or null to scan without.
  */
 export async function dependentKeys(
@@ -96,11 +96,13 @@ export async function dependentKeys(
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   if (!connector.capabilities.filters) return null;
   let best: string[] | null = null;
+  let bestKeys = 0;
   for (const dependency of plan.dependencies) {
     if (!loaded.has(dependency.from)) continue;
     const column = quoteIdent(dependency.fromColumn.name);
+    // In the column's own order (numbers as numbers), so that the SQL sent reads naturally.
     const reader = await connection.runAndReadAll(
-      `SELECT DISTINCT CAST(${column} AS VARCHAR) AS k FROM ${dependency.from} WHERE ${column} IS NOT NULL ORDER BY k LIMIT ${limits.maxKeys + 1}`,
+      `SELECT CAST(k AS VARCHAR) FROM (SELECT DISTINCT ${column} AS k FROM ${dependency.from} WHERE ${column} IS NOT NULL) ORDER BY k LIMIT ${limits.maxKeys + 1}`,
     );
     const keys = reader.getRows().map((row) => String(row[0]));
     if (keys.length > limits.maxKeys) continue;
@@ -108,14 +110,11 @@ export async function dependentKeys(
     // case-insensitive IN), two batches could return the same row twice. Then: one batch only.
     const loose = connector.dialect.matchesKeysLoosely(dependency.column);
     if (loose && keys.length > limits.batchSize) continue;
-    const batches: string[] = [];
-    for (let i = 0; i < Math.max(keys.length, 1); i += limits.batchSize) {
-      const filter = connector.dialect.keyInList(dependency.column, keys.slice(i, i + limits.batchSize));
-      if (filter === null) break;
-      batches.push(filter);
+    const filters = connector.dialect.keyFilters(dependency.column, keys, limits.batchSize);
+    if (filters !== null && (best === null || keys.length < bestKeys)) {
+      best = filters;
+      bestKeys = keys.length;
     }
-    if (batches.length === Math.max(1, Math.ceil(keys.length / limits.batchSize)) && (best === null || keys.length < best.length))
-      best = batches;
   }
   return best;
 }
