@@ -3,12 +3,13 @@
  * statement it receives) and what the engine runs over the results. Nothing is executed.
  */
 import { engineSql } from '../exec/engine-dialect.js';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { RowConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../front/bind.js';
 import { planStatement } from './planner.js';
 import type { StaticResult } from '../exec/static-result.js';
 import type { WholePlan } from './whole.js';
+import type { ShippingPlan } from './ship.js';
 
 export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean): StaticResult {
   const rows: StaticResult['rows'] = [];
@@ -76,5 +77,34 @@ export function explainWhole(plan: Pick<WholePlan, 'source' | 'sql'>): StaticRes
   return {
     columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
     rows: [[1, plan.source.name, 'source statement', 'the whole statement', 'everything', plan.sql]],
+  };
+}
+
+/** The plan of a join whose small side goes to PostgreSQL as arrays (ship.ts), with the estimates it was chosen on. */
+export function explainShipped(
+  plan: ShippingPlan,
+  whole: Pick<WholePlan, 'sql'>,
+  registry: SourceRegistry,
+  maxShippedRows: number,
+): StaticResult {
+  const resolved = plan.shipped.resolved as Extract<ResolvedTable, { kind: 'rows' }>; // planShipping ships row sources only
+  const connector = registry.connectorOf(resolved.source) as RowConnector;
+  const scanSql = connector.scanSql({ table: resolved.table, columns: plan.scan.columns, filter: plan.scan.filter ?? undefined });
+  const names = plan.scan.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
+  const { shippedRows, targetRows } = plan.estimates;
+  const choice = `shipped to PostgreSQL: ${shippedRows} rows (estimate) against ${targetRows} rows there; federated instead if more than ${maxShippedRows} rows load`;
+  return {
+    columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
+    rows: [
+      [1, resolved.source.name, 'source query', `${resolved.schema}.${resolved.table.name}`, choice, scanSql],
+      [
+        2,
+        plan.target.name,
+        'source statement',
+        'the whole statement, with the rows of step 1 as arrays',
+        'everything',
+        whole.sql.split(plan.placeholder).join(`(SELECT * FROM unnest(<the columns of step 1 as arrays>) AS shipped(${names}))`),
+      ],
+    ],
   };
 }
