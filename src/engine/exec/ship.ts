@@ -6,6 +6,7 @@
  * table turns out bigger than the limit, a value cannot go as text (a NUL character, a date
  * PostgreSQL writes differently), or PostgreSQL refuses the statement as such.
  */
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
@@ -17,43 +18,43 @@ import { loadRows } from './load.js';
 import { statementConnection, type Execution } from './execute.js';
 import { openWholeExecution, type WholeColumns } from './source-execution.js';
 
-/** Text PostgreSQL's input functions read back as the value the engine wrote. */
-const EXACT_TEXT: Record<string, RegExp> = {
-  date: /^\d{4}-\d{2}-\d{2}$/,
-  bool: /^(true|false)$/,
+/** Text PostgreSQL's input functions read back as the value the engine wrote (other types: any text). */
+const EXACT_TEXT: Record<string, string> = {
+  date: '\\d{4}-\\d{2}-\\d{2}',
+  bool: 'true|false',
 };
 
-/** An array literal of `type` with these elements (null: NULL), as a SQL string with its cast. */
-export function arrayLiteral(values: ReadonlyArray<string | null>, type: string): string | null {
-  const exact = EXACT_TEXT[type.replace(/\(.*$/, '')];
-  const elements: string[] = [];
-  for (const value of values) {
-    if (value === null) elements.push('NULL');
-    else if (value.includes('\u0000') || (exact && !exact.test(value))) return null;
-    else elements.push(`"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`);
-  }
-  return `'{${elements.join(',').replace(/'/g, "''")}}'::${type}[]`;
-}
-
-/** The shipped table's rows as one array literal per column; null when they cannot all go. */
+/**
+ * The shipped table's rows as one array literal per column, with its cast; null when there are
+ * more than `maxRows` or a value cannot go as text (a NUL character, text PostgreSQL would read
+ * differently). The engine writes the literals itself (one row back): each element quoted, `\`
+ * and `"` escaped, NULL unquoted; every column in the same row order (ordered by all columns:
+ * rows that tie are equal), so that unnest puts each row back together.
+ */
 async function shippedArrays(
-  connection: Awaited<ReturnType<typeof statementConnection>>['connection'],
+  connection: DuckDBConnection,
   loadName: string,
   columns: readonly ColumnDef[],
   maxRows: number,
 ): Promise<string[] | null> {
-  const list = columns.map((c) => `CAST(${quoteIdent(c.name)} AS VARCHAR)`).join(', ');
-  const reader = await connection.runAndReadAll(`SELECT ${list} FROM ${loadName} LIMIT ${maxRows + 1}`);
-  const rows = reader.getRows() as Array<Array<string | null>>;
-  if (rows.length > maxRows) return null;
+  const text = columns.map((c) => `CAST(${quoteIdent(c.name)} AS VARCHAR)`);
+  const order = columns.map((c) => quoteIdent(c.name)).join(', ');
+  const parts = columns.flatMap((column, i) => {
+    const value = text[i]!;
+    const exact = EXACT_TEXT[shippedType(column)!.replace(/\(.*$/, '')];
+    const element = `CASE WHEN ${value} IS NULL THEN 'NULL' ELSE '"' || replace(replace(${value}, '\\', '\\\\'), '"', '\\"') || '"' END`;
+    return [
+      `coalesce(string_agg(${element}, ',' ORDER BY ${order}), '')`,
+      `coalesce(bool_or(strpos(${value}, chr(0)) > 0${exact ? ` OR NOT regexp_full_match(${value}, '${exact}')` : ''}), false)`,
+    ];
+  });
+  const reader = await connection.runAndReadAll(`SELECT count(*), ${parts.join(', ')} FROM ${loadName}`);
+  const row = reader.getRows()[0]!;
+  if (Number(row[0]) > maxRows) return null;
   const arrays: string[] = [];
   for (const [i, column] of columns.entries()) {
-    const literal = arrayLiteral(
-      rows.map((row) => row[i] ?? null),
-      shippedType(column)!,
-    );
-    if (literal === null) return null;
-    arrays.push(literal);
+    if (row[2 + 2 * i] === true) return null;
+    arrays.push(`'{${String(row[1 + 2 * i]).replace(/'/g, "''")}}'::${shippedType(column)!}[]`);
   }
   return arrays;
 }
