@@ -7,6 +7,7 @@ import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { RowConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../front/bind.js';
 import { planStatement } from './planner.js';
+import { estimate } from '../exec/load.js';
 import type { StaticResult } from '../exec/static-result.js';
 import type { WholePlan } from './whole.js';
 import type { ShippingPlan } from './ship.js';
@@ -21,7 +22,10 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
     const tables = group.members.map((m) => names.get(m) ?? m).join(' + ');
     rows.push([step++, group.source.name, 'source query', `${tables} -> ${group.loadName}`, 'join, conditions, columns', group.sql]);
   }
-  for (const [loadName, plan] of planned.scans) {
+  // In the order execution loads them (load-planned.ts): fewer estimated rows first.
+  const order = [...planned.scans.entries()].sort(([, a], [, b]) => estimate(a) - estimate(b));
+  const position = new Map(order.map(([loadName], i) => [loadName, i]));
+  for (const [loadName, plan] of order) {
     const resolved = plan.bound.resolved;
     if (resolved.kind !== 'rows') continue;
     const connector = registry.connectorOf(resolved.source) as RowConnector;
@@ -33,15 +37,18 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
       orderBy: plan.orderBy,
       limit: plan.limit,
     });
-    const dependent = plan.dependencies.map(
-      (d) => `keys of ${names.get(d.from) ?? d.from}.${d.fromColumn.name} (dependent join, when few enough)`,
-    );
+    // Loads with fewer estimated rows go first; a bigger one takes their keys (dependent join).
+    const dependent = plan.dependencies
+      .filter((d) => (position.get(d.from) ?? Infinity) < position.get(loadName)!)
+      .map((d) => `keys of ${names.get(d.from) ?? d.from}.${d.fromColumn.name} (dependent join, when few enough)`);
+    const rowsEstimate = resolved.table.cardinality === null ? 'unknown' : String(resolved.table.cardinality);
     const pushed = [
       plan.filter ? 'conditions' : null,
       plan.columns.length < resolved.table.columns.length ? 'columns' : null,
       plan.aggregates ? 'partial aggregation' : null,
       plan.limit !== undefined ? 'order and limit' : null,
       ...dependent,
+      `estimate ${rowsEstimate} rows`,
     ]
       .filter(Boolean)
       .join(', ');
