@@ -128,6 +128,23 @@ test('a small side above maxShippedRows runs federated, with the same answer', a
   assert.ok(a.sourceSql.every((q) => !q.includes('unnest(')));
 });
 
+test('maxShippedRows 0: never shipped; EXPLAIN shows the estimates and which side takes whose keys', async () => {
+  const never = new Engine(services.registry, services.runtime, 'vdb', {
+    pushdown: true,
+    dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 },
+  });
+  const sql = CASES[0]!;
+  const a = await rows(never, sql);
+  assert.equal(sorted(a.json), sorted((await rows(local, sql)).json));
+  assert.ok(a.sourceSql.every((q) => !q.includes('unnest(')));
+  const plan = JSON.parse((await rows(never, `EXPLAIN ${sql}`)).json) as string[][];
+  const my = plan.find((row) => row[1] === 'my')!;
+  const pgStep = plan.find((row) => row[1] === 'pg')!;
+  assert.match(String(my[4]), /estimate 600 rows/);
+  assert.doesNotMatch(String(my[4]), /keys of/, 'the smaller side loads first, without keys');
+  assert.match(String(pgStep[4]), /keys of my\.customers\.id .*estimate 20000 rows/);
+});
+
 test('EXPLAIN shows the choice and its estimates', async () => {
   const plan = await rows(pushed, `EXPLAIN ${CASES[0]}`);
   assert.match(plan.json, /shipped to PostgreSQL/);
