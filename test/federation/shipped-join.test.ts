@@ -121,6 +121,15 @@ for (const sql of CASES) {
   });
 }
 
+test('a statement PostgreSQL refuses (a quoted name in other letter case) runs federated, every time', async () => {
+  const sql = 'SELECT c."NAME", count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c."NAME"';
+  for (let i = 0; i < 2; i++) {
+    const a = await rows(pushed, sql);
+    assert.equal(sorted(a.json), sorted((await rows(local, sql)).json));
+    assert.ok(a.sourceSql.every((q) => !q.includes('unnest(')));
+  }
+});
+
 test('a small side above maxShippedRows runs federated, with the same answer', async () => {
   const sql = CASES[0]!;
   const a = await rows(small, sql);

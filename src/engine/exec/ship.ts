@@ -73,6 +73,8 @@ export async function openShippedExecution(
   runtime: DuckRuntime,
   options: ShipOptions,
 ): Promise<Execution | null> {
+  // PostgreSQL refused statements of this shape before: not worth loading the small side for.
+  if (options.learned?.cache.get(options.learned.key) === null) return null;
   const whole = await planWhole({ ...bound, ast: plan.ast, tables: plan.targetTables }, registry);
   if (!whole) return null;
   const held = await statementConnection(runtime, options.signal);
