@@ -24,7 +24,6 @@ import pg from 'pg';
 import pino from 'pino';
 import { to as copyTo } from 'pg-copy-streams';
 import { loadConfig } from '../src/config.js';
-import { Engine } from '../src/engine/engine.js';
 import { createServices } from '../src/services.js';
 import { setUpData } from './federation-data.js';
 import { median, table } from './measure.js';
