@@ -73,6 +73,8 @@ export interface Config {
     maxKeys: number;
     /** Keys per statement (IN list); more keys make more statements. */
     batchSize: number;
+    /** Most rows of a small table sent to PostgreSQL as arrays so that it runs the join whole; 0: never. */
+    maxShippedRows: number;
   };
   /** Serve HTTPS with this certificate and key (PEM files) instead of plain HTTP; null: HTTP. */
   tls: { certFile: string; keyFile: string } | null;
@@ -318,10 +320,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     dependentJoin: {
       maxKeys: 100_000,
       batchSize: 50_000,
+      maxShippedRows: 100_000,
       ...fromFile.dependentJoin,
       ...defined({
         maxKeys: int(env.VDB_DEPENDENT_JOIN_MAX_KEYS, 'VDB_DEPENDENT_JOIN_MAX_KEYS'),
         batchSize: int(env.VDB_DEPENDENT_JOIN_BATCH_SIZE, 'VDB_DEPENDENT_JOIN_BATCH_SIZE'),
+        maxShippedRows: int(env.VDB_DEPENDENT_JOIN_MAX_SHIPPED_ROWS, 'VDB_DEPENDENT_JOIN_MAX_SHIPPED_ROWS'),
       }),
       ...defined(overrides.dependentJoin ?? {}),
     },

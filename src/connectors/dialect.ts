@@ -82,6 +82,21 @@ export abstract class SourceDialect {
   }
 
   /**
+   * The conditions that ask a scan for only these dependent-join keys (values as text), one per
+   * statement: `column IN (...)` in batches of `batchSize`. Null when the keys cannot be written
+   * safely.
+   */
+  keyFilters(column: ColumnDef, keys: readonly string[], batchSize: number): string[] | null {
+    const filters: string[] = [];
+    for (let i = 0; i < Math.max(keys.length, 1); i += batchSize) {
+      const filter = this.keyInList(column, keys.slice(i, i + batchSize));
+      if (filter === null) return null;
+      filters.push(filter);
+    }
+    return filters;
+  }
+
+  /**
    * `column IN (v1, v2, ...)` for a dependent join: the values (as text) written as literals of
    * the column's type. Null when the type cannot be written safely.
    */

@@ -15,14 +15,16 @@ import { openExecution, openStaticExecution, type Execution } from './exec/execu
 import { openSourceSelectExecution, openWholeExecution, type WholeColumns } from './exec/source-execution.js';
 import { BoundedCache, shapeOf } from './exec/statement-cache.js';
 import { chooseRoute, type Route } from './plan/route.js';
-import { planWhole } from './plan/whole.js';
 import { constantTexts, fill, markedTree, parameterized, templateOf, type WholeTemplate } from './plan/whole-template.js';
+import { planShipping, DEFAULT_MAX_SHIPPED_ROWS } from './plan/ship.js';
+import { openShippedExecution } from './exec/ship.js';
 import { parseStatement, requireFaithful } from './front/parse.js';
 import type { CallStmt, Node, ParseResult } from '@pgsql/types';
 import { executeDml, isDml } from './exec/dml.js';
-import { explain, explainWhole } from './plan/explain.js';
+import { explain, explainShipped, explainWhole } from './plan/explain.js';
+import { planWhole } from './plan/whole.js';
 import { callProcedure, type ProcedureCall, type ProcedureContext } from './exec/procedures.js';
-import { staticResultSql } from './exec/static-result.js';
+import { staticResultSql, type StaticResult } from './exec/static-result.js';
 import { createView, dropViews } from './access/views.js';
 import type { HiddenColumns } from './access/access.js';
 
@@ -59,7 +61,7 @@ export class Engine {
       pushdown: boolean;
       /** Send statements of one PostgreSQL source whole (default true; off for diagnosis). */
       wholeStatements?: boolean;
-      dependentJoin: { maxKeys: number; batchSize: number };
+      dependentJoin: { maxKeys: number; batchSize: number; maxShippedRows?: number };
     },
     /** Users and cursors, for the user procedures (absent: those procedures are unavailable). */
     private readonly accounts?: Pick<ProcedureContext, 'users' | 'invites' | 'auditLog' | 'dropCursors'>,
@@ -211,7 +213,21 @@ export class Engine {
         : route.kind === 'source-select'
           ? explainWhole({ source: route.plan.source, sql: route.plan.pushed.sql })
           : null;
-    return openStaticExecution(this.runtime, staticResultSql(plan ?? explain(bound, this.registry, this.options.pushdown)), signal);
+    const shipped = route.kind === 'federated' ? await this.shippingPlan(bound) : null;
+    return openStaticExecution(
+      this.runtime,
+      staticResultSql(plan ?? shipped ?? explain(bound, this.registry, this.options.pushdown)),
+      signal,
+    );
+  }
+
+  /** EXPLAIN of a join whose small side would go to PostgreSQL as arrays; null when that plan is not chosen. */
+  private async shippingPlan(bound: BoundStatement): Promise<StaticResult | null> {
+    if (!this.options.pushdown || this.options.wholeStatements === false) return null;
+    const maxShippedRows = this.options.dependentJoin.maxShippedRows ?? DEFAULT_MAX_SHIPPED_ROWS;
+    const plan = planShipping(bound, this.registry, maxShippedRows);
+    const whole = plan && (await planWhole({ ...bound, ast: plan.ast, tables: plan.targetTables }, this.registry));
+    return plan && whole ? explainShipped(plan, whole, this.registry, maxShippedRows) : null;
   }
 
   private async writeStatement({ tree, user, signal, policy }: StatementContext): Promise<Execution> {
@@ -294,9 +310,24 @@ export class Engine {
           ? await openSourceSelectExecution(bound, route.plan, this.runtime, signal, { cache: this.learnedColumns, key: columnsKey! })
           : null;
     if (execution) return { execution, route, columnsKey };
+    const shipped = await this.openShipped(bound, signal);
+    if (shipped) return { execution: shipped };
     return {
       execution: await openExecution(bound, this.registry, this.runtime, { signal, user, ...this.options, learned: this.learnedColumns }),
     };
+  }
+
+  /** A join whose small side goes to PostgreSQL as arrays (plan/ship.ts), where that plan is chosen. */
+  private async openShipped(bound: BoundStatement, signal: AbortSignal): Promise<Execution | null> {
+    if (!this.options.pushdown || this.options.wholeStatements === false) return null;
+    const maxShippedRows = this.options.dependentJoin.maxShippedRows ?? DEFAULT_MAX_SHIPPED_ROWS;
+    const plan = planShipping(bound, this.registry, maxShippedRows);
+    if (!plan) return null;
+    return openShippedExecution(bound, plan, this.registry, this.runtime, {
+      signal,
+      maxShippedRows,
+      learned: { cache: this.wholeColumns, key: `shipped:${plan.target.oid}:${this.registry.generation}:${shapeOf(bound.ast)}` },
+    });
   }
 }
 

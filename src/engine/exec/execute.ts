@@ -12,9 +12,10 @@ import { describe, quoteIdent, type DuckRuntime, type EngineGeneration } from '.
 import type { BoundedCache } from './statement-cache.js';
 import { engineSql, filteredSql } from './engine-dialect.js';
 import { engineError, isInterrupt } from './errors.js';
-import { dependentKeys, dropLoad, estimate, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
+import { dropLoad, type DependentJoinLimits, type SourceQuery } from './load.js';
+import { loadPlanned } from './load-planned.js';
 import { narrowingQuery } from '../plan/narrowing.js';
-import { planStatement, type StatementPlan } from '../plan/planner.js';
+import { planStatement } from '../plan/planner.js';
 import type { Node, ParseResult } from '@pgsql/types';
 import { asKind, becomes, isNode, walk } from '../front/ast.js';
 
@@ -119,34 +120,6 @@ export interface ExecuteOptions {
   dependentJoin: DependentJoinLimits;
   /** Result columns of statements that read no source, learned once (statement-cache.ts). */
   learned?: BoundedCache<ResultColumn[]>;
-}
-
-/** Loads what a plan reads from sources (joins at a source, then scans); returns the relations it made. */
-async function loadPlanned(
-  connection: DuckDBConnection,
-  registry: SourceRegistry,
-  planned: StatementPlan,
-  options: ExecuteOptions,
-  warnings: string[],
-  sourceQueries: SourceQuery[],
-): Promise<string[]> {
-  // Joins among one source's own tables: one query to that source each.
-  for (const group of planned.joins) {
-    warnings.push(...(await loadJoinGroup(connection, group, options.signal)));
-    sourceQueries.push({ source: group.source.name, sql: group.sql });
-  }
-  const loaded = new Set<string>();
-  // Smaller tables first, so that their keys can narrow the bigger ones (dependent join).
-  const order = [...planned.scans.entries()].sort(([, a], [, b]) => estimate(a) - estimate(b));
-  for (const [loadName, plan] of order) {
-    const keyFilters = options.pushdown ? await dependentKeys(connection, registry, plan, loaded, options.dependentJoin) : null;
-    const result = await loadRows(connection, registry, plan, loadName, options.signal, keyFilters);
-    loaded.add(loadName);
-    warnings.push(...result.warnings);
-    sourceQueries.push(result.query);
-  }
-  options.signal.throwIfAborted();
-  return [...planned.joins.map((g) => g.loadName), ...loaded];
 }
 
 /**

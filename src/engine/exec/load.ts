@@ -12,6 +12,7 @@ import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import type { Node } from '@pgsql/types';
 import { quoteIdent } from '../../runtime/duckdb.js';
 import { filteredSql } from './engine-dialect.js';
+import { exclusive } from './connection-lock.js';
 import type { JoinGroup } from '../plan/join-pushdown.js';
 import type { ScanPlan } from '../plan/scans.js';
 
@@ -81,7 +82,7 @@ export function estimate(plan: ScanPlan): number {
 
 /**
  * Dependent join: when a table joins (equi-join) a table already loaded whose distinct keys are
- * few enough, the scan asks only for those keys, `key IN (...)` in batches. Returns the
+ * few enough, the scan asks only for those keys (the dialect's keyFilters). Returns the
  * filters of the batches (one scan each), or null to scan without.
  */
 export async function dependentKeys(
@@ -96,11 +97,15 @@ export async function dependentKeys(
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   if (!connector.capabilities.filters) return null;
   let best: string[] | null = null;
+  let bestKeys = 0;
   for (const dependency of plan.dependencies) {
     if (!loaded.has(dependency.from)) continue;
     const column = quoteIdent(dependency.fromColumn.name);
-    const reader = await connection.runAndReadAll(
-      `SELECT DISTINCT CAST(${column} AS VARCHAR) AS k FROM ${dependency.from} WHERE ${column} IS NOT NULL ORDER BY k LIMIT ${limits.maxKeys + 1}`,
+    // In the column's own order (numbers as numbers), so that the SQL sent reads naturally.
+    const reader = await exclusive(connection, () =>
+      connection.runAndReadAll(
+        `SELECT CAST(k AS VARCHAR) FROM (SELECT DISTINCT ${column} AS k FROM ${dependency.from} WHERE ${column} IS NOT NULL) ORDER BY k LIMIT ${limits.maxKeys + 1}`,
+      ),
     );
     const keys = reader.getRows().map((row) => String(row[0]));
     if (keys.length > limits.maxKeys) continue;
@@ -108,14 +113,11 @@ export async function dependentKeys(
     // case-insensitive IN), two batches could return the same row twice. Then: one batch only.
     const loose = connector.dialect.matchesKeysLoosely(dependency.column);
     if (loose && keys.length > limits.batchSize) continue;
-    const batches: string[] = [];
-    for (let i = 0; i < Math.max(keys.length, 1); i += limits.batchSize) {
-      const filter = connector.dialect.keyInList(dependency.column, keys.slice(i, i + limits.batchSize));
-      if (filter === null) break;
-      batches.push(filter);
+    const filters = connector.dialect.keyFilters(dependency.column, keys, limits.batchSize);
+    if (filters !== null && (best === null || keys.length < bestKeys)) {
+      best = filters;
+      bestKeys = keys.length;
     }
-    if (batches.length === Math.max(1, Math.ceil(keys.length / limits.batchSize)) && (best === null || keys.length < best.length))
-      best = batches;
   }
   return best;
 }
@@ -202,10 +204,12 @@ async function narrowLoad(
   tableName: string,
   condition: Node,
 ): Promise<void> {
-  await connection.run(`CREATE TEMP TABLE ${loadName}_narrowed AS ${filteredSql({ name: loadName }, tableName, condition)}`);
-  await connection.run(`DROP VIEW ${loadName}`);
-  await connection.run(`DROP TABLE ${rawName}`);
-  await connection.run(`ALTER TABLE ${loadName}_narrowed RENAME TO ${loadName}`);
+  await exclusive(connection, () =>
+    connection.run(`CREATE TEMP TABLE ${loadName}_narrowed AS ${filteredSql({ name: loadName }, tableName, condition)}`),
+  );
+  await exclusive(connection, () => connection.run(`DROP VIEW ${loadName}`));
+  await exclusive(connection, () => connection.run(`DROP TABLE ${rawName}`));
+  await exclusive(connection, () => connection.run(`ALTER TABLE ${loadName}_narrowed RENAME TO ${loadName}`));
 }
 
 /**
@@ -213,10 +217,12 @@ async function narrowLoad(
  * condition narrowed it (narrowLoad). The view goes first, since it depends on the raw rows.
  */
 export async function dropLoad(connection: DuckDBConnection, loadName: string): Promise<void> {
-  const reader = await connection.runAndReadAll(`SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = '${loadName}'`);
+  const reader = await exclusive(connection, () =>
+    connection.runAndReadAll(`SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = '${loadName}'`),
+  );
   const isView = Number(reader.getRows()[0]?.[0] ?? 0) > 0;
-  await connection.run(isView ? `DROP VIEW ${loadName}` : `DROP TABLE ${loadName}`);
-  await connection.run(`DROP TABLE IF EXISTS ${loadName}_raw`);
+  await exclusive(connection, () => connection.run(isView ? `DROP VIEW ${loadName}` : `DROP TABLE ${loadName}`));
+  await exclusive(connection, () => connection.run(`DROP TABLE IF EXISTS ${loadName}_raw`));
 }
 
 interface Loaded {
@@ -241,23 +247,26 @@ export async function loadBatches(
 ): Promise<Loaded> {
   const rawName = `${loadName}_raw`;
   const rawColumns = columns.map((c, i) => `c${i} ${c.raw}`).join(', ');
-  await connection.run(`CREATE TEMP TABLE ${rawName} (${rawColumns || 'c0 INTEGER'})`);
-  const appender = await connection.createAppender(rawName, 'main', 'temp');
+  await exclusive(connection, () => connection.run(`CREATE TEMP TABLE ${rawName} (${rawColumns || 'c0 INTEGER'})`));
+  const appender = await exclusive(connection, () => connection.createAppender(rawName, 'main', 'temp'));
   const lossy = new Array<number>(columns.length).fill(0);
   for await (const batch of batches) {
     signal.throwIfAborted();
-    for (const row of batch) {
-      for (let i = 0; i < columns.length; i++) {
-        if (!appendValue(appender, columns[i]!.raw, row[i])) lossy[i]! += 1;
+    // A batch's appends may flush into the table: not while another load's statement runs.
+    await exclusive(connection, () => {
+      for (const row of batch) {
+        for (let i = 0; i < columns.length; i++) {
+          if (!appendValue(appender, columns[i]!.raw, row[i])) lossy[i]! += 1;
+        }
+        appender.endRow();
       }
-      appender.endRow();
-    }
+    });
   }
-  appender.closeSync();
+  await exclusive(connection, () => appender.closeSync());
   const select = columns
     .map((c, i) => `${c.raw !== c.type ? tryCast(`c${i}`, c.type) : `c${i}`} AS ${quoteIdent(c.name ?? `c${i}`)}`)
     .join(', ');
-  await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${select || 'NULL AS none'} FROM ${rawName}`);
+  await exclusive(connection, () => connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${select || 'NULL AS none'} FROM ${rawName}`));
   return { view: loadName, rawName, lossy };
 }
 
@@ -278,7 +287,7 @@ async function castWarnings(
   const cast = columns.map((c, i) => ({ c, i })).filter(({ c, i }) => needsCast(c, rawTypes[i]) && (connector.castMayFail?.(c) ?? true));
   if (cast.length === 0) return [];
   const counts = cast.map(({ c, i }) => `count(*) FILTER (WHERE c${i} IS NOT NULL AND ${tryCast(`c${i}`, c.type)} IS NULL)`).join(', ');
-  const reader = await connection.runAndReadAll(`SELECT ${counts} FROM ${rawName}`);
+  const reader = await exclusive(connection, () => connection.runAndReadAll(`SELECT ${counts} FROM ${rawName}`));
   const row = reader.getRows()[0] ?? [];
   return cast
     .map(({ c }, k) => ({ c, n: Number(row[k] ?? 0) }))

@@ -3,12 +3,14 @@
  * statement it receives) and what the engine runs over the results. Nothing is executed.
  */
 import { engineSql } from '../exec/engine-dialect.js';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { RowConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../front/bind.js';
 import { planStatement } from './planner.js';
+import { estimate } from '../exec/load.js';
 import type { StaticResult } from '../exec/static-result.js';
 import type { WholePlan } from './whole.js';
+import type { ShippingPlan } from './ship.js';
 
 export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean): StaticResult {
   const rows: StaticResult['rows'] = [];
@@ -20,7 +22,10 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
     const tables = group.members.map((m) => names.get(m) ?? m).join(' + ');
     rows.push([step++, group.source.name, 'source query', `${tables} -> ${group.loadName}`, 'join, conditions, columns', group.sql]);
   }
-  for (const [loadName, plan] of planned.scans) {
+  // In the order execution loads them (load-planned.ts): fewer estimated rows first.
+  const order = [...planned.scans.entries()].sort(([, a], [, b]) => estimate(a) - estimate(b));
+  const position = new Map(order.map(([loadName], i) => [loadName, i]));
+  for (const [loadName, plan] of order) {
     const resolved = plan.bound.resolved;
     if (resolved.kind !== 'rows') continue;
     const connector = registry.connectorOf(resolved.source) as RowConnector;
@@ -32,15 +37,18 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
       orderBy: plan.orderBy,
       limit: plan.limit,
     });
-    const dependent = plan.dependencies.map(
-      (d) => `keys of ${names.get(d.from) ?? d.from}.${d.fromColumn.name} (dependent join, when few enough)`,
-    );
+    // Loads with fewer estimated rows go first; a bigger one takes their keys (dependent join).
+    const dependent = plan.dependencies
+      .filter((d) => (position.get(d.from) ?? Infinity) < position.get(loadName)!)
+      .map((d) => `keys of ${names.get(d.from) ?? d.from}.${d.fromColumn.name} (dependent join, when few enough)`);
+    const rowsEstimate = resolved.table.cardinality === null ? 'unknown' : String(resolved.table.cardinality);
     const pushed = [
       plan.filter ? 'conditions' : null,
       plan.columns.length < resolved.table.columns.length ? 'columns' : null,
       plan.aggregates ? 'partial aggregation' : null,
       plan.limit !== undefined ? 'order and limit' : null,
       ...dependent,
+      `estimate ${rowsEstimate} rows`,
     ]
       .filter(Boolean)
       .join(', ');
@@ -76,5 +84,34 @@ export function explainWhole(plan: Pick<WholePlan, 'source' | 'sql'>): StaticRes
   return {
     columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
     rows: [[1, plan.source.name, 'source statement', 'the whole statement', 'everything', plan.sql]],
+  };
+}
+
+/** The plan of a join whose small side goes to PostgreSQL as arrays (ship.ts), with the estimates it was chosen on. */
+export function explainShipped(
+  plan: ShippingPlan,
+  whole: Pick<WholePlan, 'sql'>,
+  registry: SourceRegistry,
+  maxShippedRows: number,
+): StaticResult {
+  const resolved = plan.shipped.resolved as Extract<ResolvedTable, { kind: 'rows' }>; // planShipping ships row sources only
+  const connector = registry.connectorOf(resolved.source) as RowConnector;
+  const scanSql = connector.scanSql({ table: resolved.table, columns: plan.scan.columns, filter: plan.scan.filter ?? undefined });
+  const names = plan.scan.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
+  const { shippedRows, targetRows } = plan.estimates;
+  const choice = `shipped to PostgreSQL: ${shippedRows} rows (estimate) against ${targetRows} rows there; federated instead if more than ${maxShippedRows} rows load`;
+  return {
+    columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
+    rows: [
+      [1, resolved.source.name, 'source query', `${resolved.schema}.${resolved.table.name}`, choice, scanSql],
+      [
+        2,
+        plan.target.name,
+        'source statement',
+        'the whole statement, with the rows of step 1 as arrays',
+        'everything',
+        whole.sql.split(plan.placeholder).join(`(SELECT * FROM unnest(<the columns of step 1 as arrays>) AS shipped(${names}))`),
+      ],
+    ],
   };
 }

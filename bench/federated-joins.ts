@@ -1,0 +1,223 @@
+/**
+ * Benchmark (issue 12): federated joins against the floor, PostgreSQL's own scan of orders.
+ *
+ *   npm run build && node dist/bench/federated-joins.js
+ *   BENCH_RUNS=7 node dist/bench/federated-joins.js   (timed runs, default 5, after 1 warm-up)
+ *
+ * Joins of PostgreSQL `bench_orders` (1M rows) with MariaDB `bench_customers` (100k rows), the
+ * data of federation-data.ts: broad (25k enterprise customers), selective (818 of them, in DE)
+ * and a three-source join adding a CSV file of regions. vdb's engine runs in this process (no
+ * HTTP: the plan is measured, not the transport). Each is printed against:
+ *   floor     `SELECT count(*), sum(amount) FROM bench_orders WHERE created >= ...` in PostgreSQL,
+ *             the scan any plan that reads PostgreSQL must do;
+ *   mysql_fdw the same join in PostgreSQL over a mysql_fdw foreign table, when installed.
+ * and split by step: vdb's MariaDB query and its PostgreSQL statement, each run alone with the
+ * same client, and the rest (loading, arrays, the engine). Never asserts on timings; the machine's
+ * load average is printed with the figures.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import pino from 'pino';
+import { to as copyTo } from 'pg-copy-streams';
+import { loadConfig } from '../src/config.js';
+import { createServices } from '../src/services.js';
+import { setUpData } from './federation-data.js';
+import { median, table } from './measure.js';
+
+const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5) || 5);
+const CREATED = "o.created >= DATE '2025-01-01'";
+const FLOOR = `SELECT count(*), sum(amount) FROM bench_orders o WHERE ${CREATED}`;
+const join = (customers: string, extra = '') =>
+  `SELECT c.country, count(*), sum(o.amount) FROM pg.bench_orders o JOIN ${customers} c ON c.id = o.customer_id WHERE c.segment = 'enterprise' AND ${CREATED}${extra} GROUP BY c.country`;
+/** The swapped sizes: the same shape with MariaDB holding the 1M orders, PostgreSQL the 100k customers. */
+const SWAPPED = `SELECT c.country, count(*), sum(o.amount) FROM my.bench_orders_my o JOIN pg.bench_customers_pg c ON c.id = o.customer_id WHERE c.segment = 'enterprise' AND ${CREATED} GROUP BY c.country`;
+const SWAPPED_FLOOR = `SELECT count(*), sum(amount) FROM bench_orders_my o WHERE ${CREATED}`;
+
+const CASES: Array<{ name: string; sql: string; swapped?: boolean }> = [
+  { name: 'broad', sql: join('my.bench_customers') },
+  { name: 'selective', sql: join('my.bench_customers', " AND c.country = 'DE'") },
+  { name: 'swapped sizes (MariaDB 1M orders)', sql: SWAPPED, swapped: true },
+  {
+    name: 'three sources (+ CSV)',
+    sql: `SELECT r.region, count(*), sum(o.amount) FROM pg.bench_orders o JOIN my.bench_customers c ON c.id = o.customer_id JOIN files.regions r ON r.country = c.country WHERE c.segment = 'enterprise' AND ${CREATED} GROUP BY r.region`,
+  },
+];
+
+const log = (message: string) => process.stderr.write(`${message}\n`);
+
+/** Creates the swapped tables on the first run (MariaDB's sequence engine, PostgreSQL's generate_series). */
+async function setUpSwapped(client: pg.Client, my: mysql.Connection): Promise<void> {
+  const [found] = (await my.query(
+    `SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'bench_orders_my'`,
+  )) as unknown as [Array<{ n: number }>];
+  if (Number(found[0]!.n) === 0) {
+    log('creating MariaDB bench_orders_my (1M rows) ...');
+    await my.query(
+      'CREATE TABLE bench_orders_my (id int PRIMARY KEY, customer_id int NOT NULL, amount decimal(12,2) NOT NULL, created date NOT NULL)',
+    );
+    await my.query(
+      `INSERT INTO bench_orders_my SELECT seq, seq % 100000 + 1, (seq % 100000) / 100, DATE '2024-01-01' + INTERVAL (seq % 730) DAY FROM seq_1_to_1000000`,
+    );
+    await my.query('ANALYZE TABLE bench_orders_my');
+  }
+  await client.query(
+    `CREATE TABLE IF NOT EXISTS bench_customers_pg AS SELECT i AS id, (ARRAY['US','DE','FR','GB','JP','BR','IN','CA','AU','NL'])[i % 10 + 1] AS country,
+       CASE WHEN i % 4 = 0 THEN 'enterprise' ELSE 'smb' END AS segment FROM generate_series(1, 100000) i`,
+  );
+  await client.query('ANALYZE bench_customers_pg');
+  const server = await client.query(`SELECT 1 FROM pg_foreign_server WHERE srvname = 'bench_mysql'`);
+  if ((server.rowCount ?? 0) > 0) {
+    await client.query(
+      `CREATE FOREIGN TABLE IF NOT EXISTS bench_fdw.bench_orders_my (id int, customer_id int, amount numeric(12,2), created date)
+         SERVER bench_mysql OPTIONS (dbname '${my.config.database ?? 'test'}', table_name 'bench_orders_my')`,
+    );
+  }
+}
+
+async function timed(run: () => Promise<unknown>): Promise<number> {
+  await run(); // warm-up
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const start = performance.now();
+    await run();
+    times.push(performance.now() - start);
+  }
+  return median(times);
+}
+
+async function main(): Promise<void> {
+  const data = await setUpData();
+  const client = new pg.Client({ ...data.pg });
+  await client.connect();
+  const my = await mysql.createConnection({ ...data.my });
+  await setUpSwapped(client, my);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-joins-bench-'));
+  const filesDir = path.join(dataDir, 'files');
+  fs.mkdirSync(filesDir);
+  const countries = (
+    await my.query({ sql: 'SELECT DISTINCT country FROM bench_customers ORDER BY 1', rowsAsArray: true })
+  )[0] as string[][];
+  fs.writeFileSync(
+    path.join(filesDir, 'regions.csv'),
+    ['country,region', ...countries.map(([c], i) => `${c},region ${i % 5}`)].join('\n') + '\n',
+  );
+  const services = await createServices(
+    loadConfig({}, { dataDir, adminPassword: 'bench-joins-pw', demo: false }),
+    pino({ level: 'silent' }),
+  );
+  try {
+    await services.registry.addSource({
+      name: 'pg',
+      kind: 'postgresql',
+      connection: {
+        host: data.pg.host,
+        port: String(data.pg.port),
+        db: data.pg.database,
+        'user-name': data.pg.user,
+        password: data.pg.password ?? '',
+      },
+      model: { 'importer.schemaPattern': 'public' },
+    });
+    await services.registry.addSource({
+      name: 'my',
+      kind: 'mysql',
+      connection: {
+        host: data.my.host,
+        port: String(data.my.port),
+        db: data.my.database,
+        'user-name': data.my.user,
+        password: data.my.password,
+      },
+    });
+    await services.registry.addSource({ name: 'files', kind: 'file', connection: { ParentDirectory: filesDir } });
+    const engine = services.engine;
+    const admin = services.users.find('admin')!;
+    const vdb = async (sql: string) => {
+      const execution = await engine.open(sql, admin, new AbortController().signal);
+      try {
+        const parts: string[] = [];
+        for await (const part of execution.stream('array', {}, {})) parts.push(part);
+        return { json: parts.join(','), queries: execution.sourceQueries };
+      } finally {
+        execution.close();
+      }
+    };
+    const copy = (sql: string) =>
+      new Promise<void>((resolve, reject) => {
+        const stream = client.query(copyTo(sql.startsWith('COPY') ? sql : `COPY (${sql}) TO STDOUT`));
+        stream.on('data', () => undefined);
+        stream.on('end', () => resolve());
+        stream.on('error', reject);
+      });
+    const fdw = await client
+      .query(`SELECT 1 FROM pg_foreign_table t JOIN pg_class c ON c.oid = t.ftrelid WHERE c.relname = 'bench_customers'`)
+      .then((r) => (r.rowCount ?? 0) > 0);
+    if (!fdw)
+      log('mysql_fdw: no foreign table bench_fdw.bench_customers (node dist/bench/federation.js sets it up when mysql_fdw is installed)');
+
+    log('floors ...');
+    const pgFloor = await timed(() => copy(FLOOR));
+    const myFloor = await timed(() => my.query({ sql: SWAPPED_FLOOR, rowsAsArray: true }));
+    const rows: string[][] = [];
+    for (const { name, sql, swapped } of CASES) {
+      log(`${name} ...`);
+      const floor = swapped ? myFloor : pgFloor;
+      const total = await timed(() => vdb(sql));
+      const { queries } = await vdb(sql);
+      const pgQuery = queries.find((q) => q.source === 'pg')?.sql ?? '';
+      const myQuery = queries.find((q) => q.source === 'my')?.sql ?? '';
+      const pgMs = pgQuery ? await timed(() => copy(pgQuery)) : 0;
+      const myMs = myQuery ? await timed(() => my.query({ sql: myQuery, rowsAsArray: true })) : 0;
+      const fdwMs =
+        fdw && !sql.includes('files.')
+          ? await timed(() =>
+              client.query(
+                sql
+                  .replace('pg.bench_orders', 'public.bench_orders')
+                  .replace('pg.bench_customers_pg', 'public.bench_customers_pg')
+                  .replace('my.bench_orders_my', 'bench_fdw.bench_orders_my')
+                  .replace(/my\.bench_customers/g, 'bench_fdw.bench_customers'),
+              ),
+            )
+          : null;
+      const sent = queries.map((q) => q.sql).join('\n');
+      const plan = sent.includes('unnest(') ? 'shipped' : /= ANY\(|IN \(/.test(sent) ? 'dependent' : 'parallel';
+      rows.push([
+        name,
+        plan,
+        total.toFixed(0),
+        (total / floor).toFixed(2),
+        fdwMs === null ? '-' : (total / fdwMs).toFixed(2),
+        myMs.toFixed(0),
+        pgMs.toFixed(0),
+        Math.max(0, total - myMs - pgMs).toFixed(0),
+      ]);
+    }
+    console.log(
+      `load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}, ${os.cpus().length} cores; median of ${RUNS} runs`,
+    );
+    console.log(
+      `floor: PostgreSQL's scan of its 1M orders alone ${pgFloor.toFixed(0)} ms; for the swapped sizes, MariaDB's scan of its 1M orders ${myFloor.toFixed(0)} ms\n`,
+    );
+    console.log(
+      table(['join', 'plan', 'vdb ms', '÷ floor', '÷ mysql_fdw', 'MariaDB query ms', 'PostgreSQL statement ms', 'rest ms'], rows, 2),
+    );
+  } finally {
+    await services.close();
+    await client.end();
+    await my.end();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,65 @@
+/**
+ * Loads what a plan reads from sources, each source query as soon as what it needs is loaded:
+ * joins at a source and scans that depend on no other load start at once and run at the same
+ * time (their rows appended into the engine while they arrive); a scan that can take the keys of
+ * a smaller load (dependent join) starts when that load is done. One failing load cancels the
+ * others, and its error is the statement's.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { SourceRegistry } from '../../catalog/sources.js';
+import type { StatementPlan } from '../plan/planner.js';
+import { dependentKeys, estimate, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
+
+export interface LoadOptions {
+  signal: AbortSignal;
+  pushdown: boolean;
+  dependentJoin: DependentJoinLimits;
+}
+
+/** Loads the plan's joins and scans; returns the relations made, warnings and queries in plan order. */
+export async function loadPlanned(
+  connection: DuckDBConnection,
+  registry: SourceRegistry,
+  planned: StatementPlan,
+  options: LoadOptions,
+  warnings: string[],
+  sourceQueries: SourceQuery[],
+): Promise<string[]> {
+  const stop = new AbortController();
+  const signal = AbortSignal.any([options.signal, stop.signal]);
+  // Smaller tables first, so that their keys can narrow the bigger ones (dependent join).
+  const order = [...planned.scans.entries()].sort(([, a], [, b]) => estimate(a) - estimate(b));
+  const done = new Map<string, Promise<unknown>>();
+  const steps: Array<Promise<{ warnings: string[]; query: SourceQuery }>> = [];
+  const failed = (err: unknown) => {
+    if (!stop.signal.aborted) stop.abort(err);
+    throw err;
+  };
+  for (const group of planned.joins) {
+    steps.push(
+      loadJoinGroup(connection, group, signal).then((w) => ({ warnings: w, query: { source: group.source.name, sql: group.sql } }), failed),
+    );
+  }
+  for (const [loadName, plan] of order) {
+    // The smaller loads this one may take keys from (started before it): wait for them only.
+    const smaller = options.pushdown ? plan.dependencies.map((d) => d.from).filter((from) => done.has(from)) : [];
+    const step = Promise.allSettled(smaller.map((from) => done.get(from))).then(async () => {
+      signal.throwIfAborted();
+      const keyFilters =
+        smaller.length > 0 ? await dependentKeys(connection, registry, plan, new Set(smaller), options.dependentJoin) : null;
+      return loadRows(connection, registry, plan, loadName, signal, keyFilters);
+    });
+    const settled = step.catch(failed);
+    done.set(loadName, settled);
+    steps.push(settled);
+  }
+  const results = await Promise.allSettled(steps);
+  options.signal.throwIfAborted();
+  if (stop.signal.aborted) throw stop.signal.reason;
+  for (const result of results) {
+    if (result.status !== 'fulfilled') throw result.reason;
+    warnings.push(...result.value.warnings);
+    sourceQueries.push(result.value.query);
+  }
+  return [...planned.joins.map((g) => g.loadName), ...order.map(([loadName]) => loadName)];
+}

@@ -1,0 +1,161 @@
+/**
+ * The small side shipped to PostgreSQL as arrays (plan/ship.ts): the answers are those of local
+ * evaluation, with the text traps of a case-insensitive, space-padding MariaDB collation, array
+ * literal syntax in the values (quotes, backslashes, braces, commas, the word NULL) and NULLs;
+ * and the plan is left for the federated one where it must be.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import pino from 'pino';
+import type { UserDef } from '../../src/catalog/types.js';
+import { loadConfig } from '../../src/config.js';
+import { Engine } from '../../src/engine/engine.js';
+import { createServices, type Services } from '../../src/services.js';
+
+const PG = { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' };
+const MY = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
+const tag = `vdbt_${randomBytes(4).toString('hex')}`;
+const NAMES = ['Alice', 'alice', 'ALICE', 'Bob ', 'bob', 'a"b', 'c\\d', '{x,y}', 'NULL', '', "O'Neil", 'Zoë', null];
+let services: Services;
+let dataDir: string;
+let pushed: Engine;
+let small: Engine;
+let local: Engine;
+let admin: UserDef;
+
+before(async () => {
+  const client = new pg.Client(PG);
+  await client.connect();
+  await client.query(`CREATE SCHEMA ${tag}`);
+  await client.query(`CREATE TABLE ${tag}.orders (id int, customer_id int, amount numeric(12,2), created date, label text)`);
+  await client.query(
+    `INSERT INTO ${tag}.orders SELECT i, i % 700, (i % 997) / 4.0, DATE '2025-01-01' + (i % 300), CASE WHEN i % 5 = 0 THEN NULL ELSE 'l' || (i % 13) END FROM generate_series(1, 20000) i`,
+  );
+  await client.query(`ANALYZE ${tag}.orders`);
+  await client.end();
+  const my = await mysql.createConnection(MY);
+  await my.query(`CREATE DATABASE ${tag} CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci`);
+  await my.query(`CREATE TABLE ${tag}.customers (id int PRIMARY KEY, name varchar(20), score decimal(8,2), since date, tag varchar(5))`);
+  const rows = Array.from({ length: 600 }, (_, i) => [
+    i,
+    NAMES[i % NAMES.length],
+    i % 7 === 0 ? null : `${(i % 50) - 10}.${String(i % 100).padStart(2, '0')}`,
+    i % 11 === 0 ? null : `2024-${String((i % 12) + 1).padStart(2, '0')}-15`,
+    `l${i % 17}`,
+  ]);
+  await my.query(`INSERT INTO ${tag}.customers VALUES ?`, [rows]);
+  await my.query(`ANALYZE TABLE ${tag}.customers`);
+  await my.end();
+
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-ship-'));
+  services = await createServices(loadConfig({}, { dataDir, adminPassword: 'ship-test-pw', demo: false }), pino({ level: 'silent' }));
+  await services.registry.addSource({
+    name: 'pg',
+    kind: 'postgresql',
+    connection: { host: '127.0.0.1', port: '5432', db: 'test', 'user-name': 'postgres' },
+    model: { 'importer.schemaPattern': tag },
+  });
+  await services.registry.addSource({
+    name: 'my',
+    kind: 'mysql',
+    connection: { host: '127.0.0.1', port: '3306', db: tag, 'user-name': 'root' },
+  });
+  const { registry, runtime } = services;
+  pushed = new Engine(registry, runtime, 'vdb', { pushdown: true, dependentJoin: { maxKeys: 100_000, batchSize: 50_000 } });
+  small = new Engine(registry, runtime, 'vdb', {
+    pushdown: true,
+    dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 10 },
+  });
+  local = new Engine(registry, runtime, 'vdb', { pushdown: false, dependentJoin: { maxKeys: 100_000, batchSize: 50_000 } });
+  admin = services.users.find('admin')!;
+});
+
+after(async () => {
+  await services?.close();
+  const client = new pg.Client(PG);
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS ${tag} CASCADE`);
+  await client.end();
+  const my = await mysql.createConnection(MY);
+  await my.query(`DROP DATABASE IF EXISTS ${tag}`);
+  await my.end();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function rows(engine: Engine, sql: string): Promise<{ json: string; sourceSql: string[] }> {
+  const execution = await engine.open(sql, admin, new AbortController().signal);
+  try {
+    const parts: string[] = [];
+    for await (const part of execution.stream('array', {}, {})) parts.push(part);
+    return { json: `[${parts.join(',')}]`, sourceSql: execution.sourceQueries.map((q) => q.sql) };
+  } finally {
+    execution.close();
+  }
+}
+
+const sorted = (json: string) => JSON.stringify((JSON.parse(json) as unknown[]).map((r) => JSON.stringify(r)).sort());
+
+const CASES = [
+  'SELECT c.name, count(*), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c.name',
+  "SELECT c.name, c.score, c.since, o.id FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.name = 'alice' AND o.id < 3000",
+  "SELECT c.name, count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.name IN ('Bob', 'NULL', '', 'a\"b', 'c\\d', '{x,y}') GROUP BY c.name",
+  'SELECT c.tag, count(*), min(o.created), max(c.score) FROM pg.orders o JOIN my.customers c ON c.tag = o.label GROUP BY c.tag',
+  'SELECT count(*), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.since = o.created - 365 WHERE c.score > 5',
+  'SELECT c.name IS NULL, count(*) FROM pg.orders o LEFT JOIN my.customers c ON c.id = o.customer_id GROUP BY 1',
+];
+
+for (const sql of CASES) {
+  test(`shipped to PostgreSQL: ${sql}`, async () => {
+    const a = await rows(pushed, sql);
+    const b = await rows(local, sql);
+    assert.notEqual(b.json, '[]');
+    assert.equal(sorted(a.json), sorted(b.json));
+    assert.match(a.sourceSql[0] ?? '', /unnest\('\{/, 'the small side went to PostgreSQL');
+    assert.equal(a.sourceSql.length, 2, 'MariaDB once, PostgreSQL once');
+  });
+}
+
+test('a statement PostgreSQL refuses (a quoted name in other letter case) runs federated, every time', async () => {
+  const sql = 'SELECT c."NAME", count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c."NAME"';
+  for (let i = 0; i < 2; i++) {
+    const a = await rows(pushed, sql);
+    assert.equal(sorted(a.json), sorted((await rows(local, sql)).json));
+    assert.ok(a.sourceSql.every((q) => !q.includes('unnest(')));
+  }
+});
+
+test('a small side above maxShippedRows runs federated, with the same answer', async () => {
+  const sql = CASES[0]!;
+  const a = await rows(small, sql);
+  assert.equal(sorted(a.json), sorted((await rows(local, sql)).json));
+  assert.ok(a.sourceSql.every((q) => !q.includes('unnest(')));
+});
+
+test('maxShippedRows 0: never shipped; EXPLAIN shows the estimates and which side takes whose keys', async () => {
+  const never = new Engine(services.registry, services.runtime, 'vdb', {
+    pushdown: true,
+    dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 },
+  });
+  const sql = CASES[0]!;
+  const a = await rows(never, sql);
+  assert.equal(sorted(a.json), sorted((await rows(local, sql)).json));
+  assert.ok(a.sourceSql.every((q) => !q.includes('unnest(')));
+  const plan = JSON.parse((await rows(never, `EXPLAIN ${sql}`)).json) as string[][];
+  const my = plan.find((row) => row[1] === 'my')!;
+  const pgStep = plan.find((row) => row[1] === 'pg')!;
+  assert.match(String(my[4]), /estimate 600 rows/);
+  assert.doesNotMatch(String(my[4]), /keys of/, 'the smaller side loads first, without keys');
+  assert.match(String(pgStep[4]), /keys of my\.customers\.id .*estimate 20000 rows/);
+});
+
+test('EXPLAIN shows the choice and its estimates', async () => {
+  const plan = await rows(pushed, `EXPLAIN ${CASES[0]}`);
+  assert.match(plan.json, /shipped to PostgreSQL/);
+  assert.match(plan.json, /600 rows .* 20000 rows/);
+});
