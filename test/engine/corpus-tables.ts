@@ -9,7 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { mysqlConnection, pgClient, uniqueTag } from '../connectors/db.js';
 
-/** id, i int, b bigint, n numeric(10,2), f float8, t text, v varchar(20), d date, ts timestamp, flag boolean */
+/** id bigint, i bigint (SQLite's integers are 64-bit), b bigint, n numeric(10,2), f float8, t text, v varchar(20), d date, ts timestamp, flag boolean */
 export const VALS: ReadonlyArray<readonly unknown[]> = [
   [1, 1, 10000000000, '1.50', 0.5, 'apple', 'Alpha', '2024-01-31', '2024-01-31 10:00:00', true],
   [2, -7, -3, '-2.25', -1.25, 'Banana', 'beta', '2023-12-01', '2023-12-01 00:00:00', false],
@@ -22,8 +22,11 @@ export const VALS: ReadonlyArray<readonly unknown[]> = [
 const COLUMNS = ['id', 'i', 'b', 'n', 'f', 't', 'v', 'd', 'ts', 'flag'];
 
 export interface CorpusTables {
-  /** The table in PostgreSQL, as the oracle names it. */
-  pgTable: string;
+  /**
+   * The table in PostgreSQL as the oracle names it, per source: PostgreSQL holding the same data
+   * with the types vdb reads from that source (MariaDB's boolean is tinyint(1), so smallint).
+   */
+  oracleTables: Record<string, string>;
   /** Source descriptions for POST /rest/api/source, by source name. */
   sources: Array<{ name: string; body: Record<string, string> }>;
   cleanup(): Promise<void>;
@@ -34,9 +37,13 @@ export async function createCorpusTables(fileRoot: string): Promise<CorpusTables
   const postgres = await pgClient();
   await postgres.query(`CREATE SCHEMA ${tag}`);
   await postgres.query(
-    `CREATE TABLE ${tag}.vals (id int PRIMARY KEY, i int, b bigint, n numeric(10,2), f float8, t text, v varchar(20), d date, ts timestamp, flag boolean)`,
+    `CREATE TABLE ${tag}.vals (id bigint PRIMARY KEY, i bigint, b bigint, n numeric(10,2), f float8, t text, v varchar(20), d date, ts timestamp, flag boolean)`,
   );
   for (const row of VALS) await postgres.query(`INSERT INTO ${tag}.vals VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(',')})`, [...row]);
+  // The oracle of MariaDB's table: integers of MariaDB's widths, the boolean as MariaDB's tinyint(1).
+  await postgres.query(
+    `CREATE TABLE ${tag}.vals_my AS SELECT id::int AS id, i::int AS i, b, n, f, t, v, d, ts, flag::int::smallint AS flag FROM ${tag}.vals`,
+  );
   await postgres.end();
 
   const my = await mysqlConnection();
@@ -64,8 +71,8 @@ export async function createCorpusTables(fileRoot: string): Promise<CorpusTables
     path.join(folder, 'vals.schema.json'),
     JSON.stringify({
       columns: {
-        id: 'int',
-        i: 'int',
+        id: 'bigint',
+        i: 'bigint',
         b: 'bigint',
         n: 'numeric(10,2)',
         f: 'float8',
@@ -79,7 +86,7 @@ export async function createCorpusTables(fileRoot: string): Promise<CorpusTables
   );
 
   return {
-    pgTable: `${tag}.vals`,
+    oracleTables: { pg: `${tag}.vals`, my: `${tag}.vals_my`, lite: `${tag}.vals`, csv: `${tag}.vals` },
     sources: [
       {
         name: 'pg',

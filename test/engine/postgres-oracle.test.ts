@@ -132,7 +132,7 @@ test(`over constants: ${EXPRESSIONS.length} expressions and ${STATEMENTS.length}
 for (const source of ['pg', 'my', 'lite', 'csv']) {
   test(`over the table held in source ${source}: ${TABLE_STATEMENTS.length} statements as PostgreSQL answers them`, async () => {
     const run = newRun(source);
-    for (const template of TABLE_STATEMENTS) await judge(run, template.replaceAll('{t}', `${source}.vals`), template.replaceAll('{t}', tables.pgTable));
+    for (const template of TABLE_STATEMENTS) await judge(run, template.replaceAll('{t}', `${source}.vals`), template.replaceAll('{t}', tables.oracleTables[source]!));
     check(run);
   });
 }
