@@ -39,7 +39,8 @@ export async function createCorpusTables(fileRoot: string): Promise<CorpusTables
   await postgres.query(
     `CREATE TABLE ${tag}.vals (id bigint PRIMARY KEY, i bigint, b bigint, n numeric(10,2), f float8, t text, v varchar(20), d date, ts timestamp, flag boolean)`,
   );
-  for (const row of VALS) await postgres.query(`INSERT INTO ${tag}.vals VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(',')})`, [...row]);
+  for (const row of VALS)
+    await postgres.query(`INSERT INTO ${tag}.vals VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(',')})`, [...row]);
   // The oracle of MariaDB's table: integers of MariaDB's widths, the boolean as MariaDB's tinyint(1).
   await postgres.query(
     `CREATE TABLE ${tag}.vals_my AS SELECT id::int AS id, i::int AS i, b, n, f, t, v, d, ts, flag::int::smallint AS flag FROM ${tag}.vals`,

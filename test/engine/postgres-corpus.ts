@@ -769,7 +769,7 @@ export const TABLE_STATEMENTS: readonly string[] = [
   "SELECT id FROM {t} WHERE d = '2024-02-29' ORDER BY id",
   "SELECT id FROM {t} WHERE ts < timestamp '2001-01-01' ORDER BY id",
   "SELECT id FROM {t} WHERE ts BETWEEN '2023-01-01' AND '2024-12-31' ORDER BY id",
-  'SELECT id, d + 1, d - 1, d - date \'2000-01-01\' FROM {t} ORDER BY id',
+  "SELECT id, d + 1, d - 1, d - date '2000-01-01' FROM {t} ORDER BY id",
   "SELECT id, d + interval '1 month', ts + interval '1 day 2 hours', ts - interval '30 minutes' FROM {t} ORDER BY id",
   "SELECT id, extract(year from d), extract(month from ts), extract(dow from d), date_part('doy', d) FROM {t} ORDER BY id",
   "SELECT id, date_trunc('month', ts), date_trunc('year', ts), date_trunc('hour', ts) FROM {t} ORDER BY id",

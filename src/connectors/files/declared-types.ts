@@ -78,7 +78,8 @@ export function declaredTypes(folder: string, file: string): Record<string, stri
   }
   const types: Record<string, string> = {};
   for (const [name, declared] of Object.entries(columns as Record<string, unknown>)) {
-    if (typeof declared !== 'string') throw new SourceUnreachableError(`${stem}${SCHEMA_FILE_SUFFIX}: the type of "${name}" is not a string`);
+    if (typeof declared !== 'string')
+      throw new SourceUnreachableError(`${stem}${SCHEMA_FILE_SUFFIX}: the type of "${name}" is not a string`);
     types[name] = engineTypeOf(declared, `${stem}${SCHEMA_FILE_SUFFIX}, column "${name}"`);
   }
   return types;

@@ -209,9 +209,84 @@ function textFunction(name: string, args: unknown[]): Json | null {
 
 const TEXT_FUNCTIONS = new Set(['format', 'quote_literal', 'to_hex', 'encode', 'decode', 'overlay']);
 
-/** Calls rewritten for PostgreSQL's meaning (null: as written). */
+/** PostgreSQL's result type of functions whose engine namesake answers another type (BIGINT for int4, ...). */
+const RESULT_TYPES: Record<string, { type: string; typmods?: number[] }> = {
+  length: { type: 'int4' },
+  char_length: { type: 'int4' },
+  character_length: { type: 'int4' },
+  octet_length: { type: 'int4' },
+  bit_length: { type: 'int4' },
+  strpos: { type: 'int4' },
+  position: { type: 'int4' },
+  array_length: { type: 'int4' },
+  array_position: { type: 'int4' },
+  json_array_length: { type: 'int4' },
+  ntile: { type: 'int4' },
+  ascii: { type: 'int4' },
+  date_part: { type: 'float8' },
+  to_json: { type: 'json' },
+  array_to_json: { type: 'json' },
+  row_to_json: { type: 'json' },
+  json_agg: { type: 'json' },
+  json_build_object: { type: 'json' },
+  json_build_array: { type: 'json' },
+};
+
+/** Fields whose EXTRACT is a whole number; PostgreSQL answers numeric (scale 0). */
+const WHOLE_FIELDS = new Set([
+  'year',
+  'month',
+  'day',
+  'hour',
+  'minute',
+  'dow',
+  'isodow',
+  'doy',
+  'week',
+  'quarter',
+  'century',
+  'decade',
+  'millennium',
+  'isoyear',
+  'microseconds',
+  'timezone',
+  'timezone_hour',
+  'timezone_minute',
+]);
+
+/** EXTRACT's numeric type: scale 0 for whole fields, 6 for seconds, 3 for milliseconds; other fields are refused. */
+function extractType(args: unknown[]): { type: string; typmods: number[] } {
+  const field = literalText(args[0])?.toLowerCase() ?? '';
+  if (WHOLE_FIELDS.has(field)) return { type: 'numeric', typmods: [38, 0] };
+  if (field === 'second') return { type: 'numeric', typmods: [38, 6] };
+  if (field === 'milliseconds') return { type: 'numeric', typmods: [38, 3] };
+  throw notAsPostgres(
+    `EXTRACT(${field || 'a field given by an expression'} FROM ...)`,
+    "Use date_part('epoch', x), which answers double precision as in PostgreSQL, or one of the calendar and clock fields.",
+  );
+}
+
+/** Calls rewritten for PostgreSQL's meaning and result type (null: as written). */
 export function postgresCall(fc: Json): Json | null {
   if (written.has(fc)) return null;
+  const name = fieldNames(fc.funcname).join('.').toLowerCase();
+  const args = Array.isArray(fc.args) ? (fc.args as unknown[]) : [];
+  const result = name === 'extract' && args.length === 2 ? extractType(args) : RESULT_TYPES[name];
+  const translated = translatedCall(fc);
+  if (!result) return translated;
+  let value: unknown = translated;
+  if (!value) {
+    const same = { ...fc };
+    written.add(same);
+    value = { FuncCall: same };
+  }
+  // Marked as vdb's own cast, so that the cast's checks (postgres-values.ts) leave it alone.
+  const typed = { arg: value, typeName: { names: [{ String: { sval: result.type } }], typmods: result.typmods?.map(int) } };
+  written.add(typed);
+  return { TypeCast: typed };
+}
+
+function translatedCall(fc: Json): Json | null {
   const name = fieldNames(fc.funcname).join('.').toLowerCase();
   const args = Array.isArray(fc.args) ? (fc.args as unknown[]) : [];
   if (name === 'round' && args.length === 1 && !fc.over) return roundCall(args);
