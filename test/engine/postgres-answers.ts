@@ -42,7 +42,8 @@ const ENGINE_TYPES: Record<string, RegExp> = {
 
 export function sameType(postgresType: string, engineType: string): boolean {
   if (postgresType.startsWith('_')) {
-    const element = /^(.*)\[\]$/.exec(engineType);
+    // PostgreSQL's array types hold any number of dimensions; the engine nests lists.
+    const element = /^(.*?)(\[\])+$/.exec(engineType);
     return element !== null && sameType(postgresType.slice(1), element[1]!);
   }
   return ENGINE_TYPES[postgresType]?.test(engineType) ?? false;

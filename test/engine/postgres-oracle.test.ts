@@ -65,7 +65,8 @@ async function oracle(sql: string): Promise<Answer> {
   return { names, types, rows: json.rows.map((row: Array<string | null>) => `[${row.map((v) => v ?? 'null').join(',')}]`) };
 }
 
-type Verdict = 'same' | 'refused' | 'error' | 'silent';
+/** beyond: PostgreSQL refuses the statement (over MariaDB's types, say) and vdb answers it. */
+type Verdict = 'same' | 'refused' | 'error' | 'silent' | 'beyond';
 
 async function vdb(sql: string): Promise<{ status: number; answer?: Answer; body: string }> {
   const response = await server.request('/rest/api/query?headers=true', { body: { sql } });
@@ -84,6 +85,7 @@ interface Run {
   counts: Record<Verdict, number>;
   silent: string[];
   errors: string[];
+  beyond: string[];
 }
 
 async function judge(run: Run, sql: string, pgSql: string = sql): Promise<void> {
@@ -93,7 +95,7 @@ async function judge(run: Run, sql: string, pgSql: string = sql): Promise<void> 
   let why = '';
   if (expected instanceof Error) {
     // PostgreSQL refuses it (over MariaDB's types, say): vdb must refuse it too.
-    verdict = actual.status === 400 ? 'refused' : actual.answer ? 'silent' : 'error';
+    verdict = actual.status === 400 ? 'refused' : actual.answer ? 'beyond' : 'error';
     why = `PostgreSQL: ${expected.message}; vdb: ${actual.status} ${actual.body.slice(0, 200)}`;
   } else if (actual.status === 400 && isRefusal(actual.body)) verdict = 'refused';
   else if (!actual.answer) {
@@ -107,17 +109,25 @@ async function judge(run: Run, sql: string, pgSql: string = sql): Promise<void> 
   run.counts[verdict]++;
   if (verdict === 'silent') run.silent.push(`${sql}\n    ${why}`);
   if (verdict === 'error') run.errors.push(`${sql}\n    ${why}`);
+  if (verdict === 'beyond') run.beyond.push(`${sql}\n    ${why}`);
 }
 
-const newRun = (name: string): Run => ({ name, counts: { same: 0, refused: 0, error: 0, silent: 0 }, silent: [], errors: [] });
+const newRun = (name: string): Run => ({
+  name,
+  counts: { same: 0, refused: 0, error: 0, silent: 0, beyond: 0 },
+  silent: [],
+  errors: [],
+  beyond: [],
+});
 
 function report(run: Run): string {
   const total = Object.values(run.counts).reduce((a, b) => a + b, 0);
   const share = (n: number) => `${((100 * n) / total).toFixed(1)}%`;
-  const { same, refused, error, silent } = run.counts;
+  const { same, refused, error, silent, beyond } = run.counts;
   return [
-    `${run.name}: ${total} statements; same ${same} (${share(same)}), refused ${refused} (${share(refused)}), error ${error} (${share(error)}), SILENT DIFFERENCE ${silent}`,
+    `${run.name}: ${total} statements; same ${same} (${share(same)}), refused ${refused} (${share(refused)}), error ${error} (${share(error)}), answered where PostgreSQL refuses ${beyond}, SILENT DIFFERENCE ${silent}`,
     ...run.errors.map((e) => `  error: ${e}`),
+    ...run.beyond.map((e) => `  beyond: ${e}`),
     ...run.silent.map((e) => `  SILENT: ${e}`),
   ].join('\n');
 }

@@ -22,6 +22,7 @@ import type { ParseResult } from '@pgsql/types';
 import { fieldNames, isObject, type Json } from '../front/ast.js';
 import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from './postgres-functions.js';
 import { checkedCast } from './postgres-values.js';
+import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { call, int, op, stringConst, written } from './syntax-nodes.js';
 
 const LIKE_FUNCTIONS: Record<string, string> = {
@@ -81,7 +82,10 @@ function checkedDivision(expr: Json): Json | null {
     FuncCall: { funcname: [{ String: { sval: 'error' } }], args: [stringConst('division by zero')], funcformat: 'COERCE_EXPLICIT_CALL' },
   };
   const isZero = { A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '=' } }], lexpr: divisor, rexpr: zero } };
-  const guarded = { CaseExpr: { args: [{ CaseWhen: { expr: isZero, result: failure } }], defresult: divisor } };
+  const whens: unknown[] = [{ CaseWhen: { expr: isZero, result: failure } }];
+  const numeric = op === '/' ? numericDivisionRefused(expr.lexpr, divisor) : null;
+  if (numeric) whens.push({ CaseWhen: { expr: numeric.condition, result: numeric.failure } });
+  const guarded = { CaseExpr: { args: whens, defresult: divisor } };
   return { A_Expr: { ...expr, rexpr: guarded } };
 }
 
@@ -100,6 +104,29 @@ function substrCall(fc: Json): Json | null {
   return call('substr', [text, from, { CaseExpr: { args: [{ CaseWhen: { expr: negative, result: failure } }], defresult: kept } }]);
 }
 
+/**
+ * `generate_series(1, 3) AS x` in FROM, over integer literals: PostgreSQL's series is integer
+ * (int4), the engine's bigint; written as a subquery that casts it.
+ */
+function integerSeries(rangeFunction: Json): Json | null {
+  if (rangeFunction.ordinality || rangeFunction.is_rowsfrom || rangeFunction.lateral) return null;
+  const items = Array.isArray(rangeFunction.functions) ? rangeFunction.functions : [];
+  const first = items.length === 1 && isObject(items[0]) && isObject(items[0].List) ? items[0].List.items : null;
+  const fn = Array.isArray(first) && first.length >= 1 && isObject(first[0]) && isObject(first[0].FuncCall) ? first[0].FuncCall : null;
+  if (!fn || fieldNames(fn.funcname).join('.').toLowerCase() !== 'generate_series') return null;
+  const args = Array.isArray(fn.args) ? fn.args : [];
+  if (!args.every((arg) => isObject(arg) && isObject(arg.A_Const) && isObject(arg.A_Const.ival))) return null;
+  const alias = isObject(rangeFunction.alias) ? rangeFunction.alias : { aliasname: 'generate_series' };
+  const names = Array.isArray(alias.colnames) && alias.colnames.length > 0 ? alias.colnames : [{ String: { sval: alias.aliasname } }];
+  if (names.length !== 1) return null;
+  const rows = { ...fn };
+  written.add(rows);
+  const value = { TypeCast: { arg: call('unnest', [{ FuncCall: rows }]), typeName: { names: [{ String: { sval: 'int4' } }] } } };
+  written.add(value.TypeCast);
+  const select = { SelectStmt: { targetList: [{ ResTarget: { val: value } }], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' } };
+  return { RangeSubselect: { subquery: select, alias: { ...alias, colnames: names } } };
+}
+
 function rewrite(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewrite);
   if (!isObject(value)) return value;
@@ -113,6 +140,8 @@ function rewrite(value: unknown): unknown {
     walkCalls(value.RangeFunction.functions, (fc) => {
       if (fieldNames(fc.funcname).join('.').toLowerCase() === 'generate_series') written.add(fc);
     });
+    const series = integerSeries(value.RangeFunction);
+    if (series) return rewrite(series);
     const named = namedFunctionColumn(value.RangeFunction);
     if (named) return { RangeFunction: rewrite(named) };
   }
@@ -151,10 +180,66 @@ function rewrite(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewrite(v)]));
 }
 
+const mapValues = (node: Json, map: (v: unknown) => unknown): Json => {
+  let changed = false;
+  const entries = Object.entries(node).map(([k, v]) => {
+    const mapped = map(v);
+    changed ||= mapped !== v;
+    return [k, mapped];
+  });
+  return changed ? Object.fromEntries(entries) : node;
+};
+
+/**
+ * The user's COALESCE, GREATEST/LEAST and CASE over numeric values of different scales, refused
+ * (numeric-scales.ts). A pass of its own before the rewrite, which writes CASEs of its own.
+ */
+function guardScales(value: unknown, inInsert = false): unknown {
+  if (Array.isArray(value)) {
+    const mapped = value.map((v) => guardScales(v));
+    return mapped.some((v, i) => v !== value[i]) ? mapped : value;
+  }
+  if (!isObject(value)) return value;
+  if (isObject(value.InsertStmt) && isObject(value.InsertStmt.selectStmt)) {
+    // An INSERT's VALUES take the column's type: their scales are the column's.
+    const selectStmt = guardScales(value.InsertStmt.selectStmt, true);
+    const node = mapValues({ ...value.InsertStmt, selectStmt: null }, (v) => guardScales(v));
+    return { InsertStmt: { ...node, selectStmt } };
+  }
+  const node =
+    inInsert && isObject(value.SelectStmt)
+      ? { SelectStmt: mapValues(value.SelectStmt, (v) => guardScales(v)) }
+      : mapValues(value, (v) => guardScales(v));
+  if (inInsert) return node;
+  if (isObject(node.CoalesceExpr) && Array.isArray(node.CoalesceExpr.args))
+    return sameScaleOrRefused(node, node.CoalesceExpr.args, 'COALESCE');
+  if (isObject(node.MinMaxExpr) && Array.isArray(node.MinMaxExpr.args))
+    return sameScaleOrRefused(node, node.MinMaxExpr.args, node.MinMaxExpr.op === 'IS_GREATEST' ? 'GREATEST' : 'LEAST');
+  if (isObject(node.SelectStmt) && Array.isArray(node.SelectStmt.valuesLists) && node.SelectStmt.valuesLists.length > 1) {
+    // A VALUES column of numbers of different scales: the first row's value carries the check.
+    const rows = node.SelectStmt.valuesLists.map((row) =>
+      isObject(row) && isObject(row.List) && Array.isArray(row.List.items) ? row.List.items : [],
+    );
+    const firstRow = rows[0]!.map((item, i) =>
+      sameScaleOrRefused(
+        item as Json,
+        rows.map((row) => row[i]),
+        'A VALUES column',
+      ),
+    );
+    return { SelectStmt: { ...node.SelectStmt, valuesLists: [{ List: { items: firstRow } }, ...node.SelectStmt.valuesLists.slice(1)] } };
+  }
+  if (isObject(node.CaseExpr) && Array.isArray(node.CaseExpr.args)) {
+    const results = node.CaseExpr.args.map((when) => (isObject(when) && isObject(when.CaseWhen) ? when.CaseWhen.result : null));
+    return sameScaleOrRefused(node, [...results, node.CaseExpr.defresult ?? { A_Const: { isnull: true } }], 'CASE');
+  }
+  return node;
+}
+
 /** The engine's SQL for a bound statement tree (which is left unchanged). */
 export function engineSql(tree: ParseResult): string {
   // The deparser keeps a trailing ';', which must not end up inside the wrapping queries.
-  return deparseSync(rewrite(tree) as ParseResult).replace(/;\s*$/, '');
+  return deparseSync(rewrite(guardScales(tree)) as ParseResult).replace(/;\s*$/, '');
 }
 
 /** `SELECT * FROM [schema.]relation AS alias WHERE condition`, in the engine's SQL. */

@@ -6,10 +6,12 @@
 import { badRequest } from '../../errors.js';
 import { fieldNames, isObject, type Json } from '../front/ast.js';
 import { dateTimeParse, dateTimeText } from './datetime-format.js';
+import { EXACT_AVERAGES, floatOnlyArgument, NUMERIC_MATH, numericArgumentsRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { postgresText, quotedLiteral, textOf } from './postgres-values.js';
 import {
   asVarchar,
   call,
+  cast,
   engineCall,
   int,
   isVolatile,
@@ -56,7 +58,7 @@ function withDefaultType(fc: Json): Json {
   };
   const typed = { ...fc, args: [common, offset, fallback] };
   written.add(typed);
-  return { FuncCall: typed };
+  return sameScaleOrRefused({ FuncCall: typed }, [value, fallback], `${fieldNames(fc.funcname).join('.')} with a default`);
 }
 
 /** Calls `visit` with every FuncCall body directly in `items` (the functions of a RangeFunction). */
@@ -87,6 +89,14 @@ export function namedFunctionColumn(rangeFunction: Json): Json | null {
 export function postgresOperator(expr: Json): Json | null {
   const name = fieldNames(expr.name).join('');
   if (expr.kind === 'AEXPR_OP' && name === '#' && expr.lexpr) return call('xor', [expr.lexpr, expr.rexpr]);
+  // PostgreSQL reads a NULL beside || as text; the engine as an integer.
+  const isNull = (node: unknown) => isObject(node) && isObject(node.A_Const) && node.A_Const.isnull === true;
+  if (expr.kind === 'AEXPR_OP' && name === '||' && (isNull(expr.lexpr) || isNull(expr.rexpr))) {
+    const text = (node: unknown) => (isNull(node) ? asVarchar(node) : node);
+    const made = { A_Expr: { ...expr, lexpr: text(expr.lexpr), rexpr: text(expr.rexpr) } };
+    written.add(made.A_Expr);
+    return made;
+  }
   if (expr.kind === 'AEXPR_OP' && !expr.lexpr && (name === '|/' || name === '||/'))
     return call(name === '|/' ? 'sqrt' : 'cbrt', [expr.rexpr]);
   const symmetric = expr.kind === 'AEXPR_BETWEEN_SYM' || expr.kind === 'AEXPR_NOT_BETWEEN_SYM';
@@ -224,6 +234,7 @@ const RESULT_TYPES: Record<string, { type: string; typmods?: number[] }> = {
   ntile: { type: 'int4' },
   ascii: { type: 'int4' },
   date_part: { type: 'float8' },
+  factorial: { type: 'numeric', typmods: [38, 0] },
   to_json: { type: 'json' },
   array_to_json: { type: 'json' },
   row_to_json: { type: 'json' },
@@ -231,6 +242,9 @@ const RESULT_TYPES: Record<string, { type: string; typmods?: number[] }> = {
   json_build_object: { type: 'json' },
   json_build_array: { type: 'json' },
 };
+
+/** Functions whose result is int4 when their arguments are (known here for integer literals). */
+const INT4_OF_INT4_ARGUMENTS = new Set(['gcd', 'lcm']);
 
 /** Fields whose EXTRACT is a whole number; PostgreSQL answers numeric (scale 0). */
 const WHOLE_FIELDS = new Set([
@@ -271,7 +285,13 @@ export function postgresCall(fc: Json): Json | null {
   if (written.has(fc)) return null;
   const name = fieldNames(fc.funcname).join('.').toLowerCase();
   const args = Array.isArray(fc.args) ? (fc.args as unknown[]) : [];
-  const result = name === 'extract' && args.length === 2 ? extractType(args) : RESULT_TYPES[name];
+  const intLiterals = args.length > 0 && args.every((arg) => isObject(arg) && isObject(arg.A_Const) && isObject(arg.A_Const.ival));
+  const result =
+    name === 'extract' && args.length === 2
+      ? extractType(args)
+      : INT4_OF_INT4_ARGUMENTS.has(name) && intLiterals
+        ? { type: 'int4' }
+        : RESULT_TYPES[name];
   const translated = translatedCall(fc);
   if (!result) return translated;
   let value: unknown = translated;
@@ -290,6 +310,28 @@ function translatedCall(fc: Json): Json | null {
   const name = fieldNames(fc.funcname).join('.').toLowerCase();
   const args = Array.isArray(fc.args) ? (fc.args as unknown[]) : [];
   if (name === 'round' && args.length === 1 && !fc.over) return roundCall(args);
+  if (NUMERIC_MATH.has(name) && args.length > 0 && !fc.over) {
+    const guarded = numericArgumentsRefused(name, args);
+    if (guarded) {
+      const same = { ...fc, args: guarded };
+      written.add(same);
+      return { FuncCall: same };
+    }
+  }
+  if (EXACT_AVERAGES.has(name) && args.length === 1) {
+    const checked = { ...fc, args: [floatOnlyArgument(name, args[0])] };
+    written.add(checked);
+    return { FuncCall: checked };
+  }
+  if (name === 'percentile_cont' && fc.agg_within_group && Array.isArray(fc.agg_order)) {
+    // PostgreSQL interpolates in double precision whatever the ordered values' type.
+    const order = fc.agg_order.map((item) =>
+      isObject(item) && isObject(item.SortBy) ? { SortBy: { ...item.SortBy, node: cast(item.SortBy.node, 'float8') } } : item,
+    );
+    const made = { ...fc, agg_order: order };
+    written.add(made);
+    return { FuncCall: made };
+  }
   if ((name === 'lag' || name === 'lead') && args.length === 3 && fc.over) return withDefaultType(fc);
   if (CAST_FUNCTIONS.has(name) && args.length === 1)
     return { TypeCast: { arg: args[0], typeName: { names: [{ String: { sval: name } }] } } };
@@ -311,6 +353,17 @@ function translatedCall(fc: Json): Json | null {
       CaseExpr: {
         args: [
           { CaseWhen: { expr: typeIs(value, ['TIMESTAMP']), result: engineCall('to_json', [iso]) } },
+          // The engine's JSON values hold numbers as doubles: 1.50 would become 1.5.
+          {
+            CaseWhen: {
+              expr: call('starts_with', [call('typeof', [value]), stringConst('DECIMAL')]),
+              result: call('error', [
+                stringConst(
+                  "to_json() of a numeric value is not supported by vdb's engine (its JSON would drop the scale); select the value itself",
+                ),
+              ]),
+            },
+          },
           {
             CaseWhen: {
               expr: typeIs(value, ['TIMESTAMP WITH TIME ZONE']),
@@ -351,7 +404,10 @@ function translatedCall(fc: Json): Json | null {
   if (name === 'generate_series' && !fc.over) {
     const series = { ...fc };
     written.add(series);
-    return call('unnest', [{ FuncCall: series }]);
+    const rows = call('unnest', [{ FuncCall: series }]);
+    // PostgreSQL's series of integers is integer (int4) when its bounds are; the engine's bigint.
+    const int4 = args.every((arg) => isObject(arg) && isObject(arg.A_Const) && isObject(arg.A_Const.ival));
+    return int4 ? cast(rows, 'int4') : rows;
   }
   const text = textFunction(name, args);
   if (text) return text;
