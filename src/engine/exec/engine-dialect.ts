@@ -21,9 +21,9 @@ import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
 import { fieldNames, isObject, type Json } from '../front/ast.js';
 import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from './postgres-functions.js';
-import { checkedCast } from './postgres-values.js';
+import { checkedCast, typeNameOf } from './postgres-values.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
-import { call, int, op, stringConst, written } from './syntax-nodes.js';
+import { asVarchar, call, int, notAsPostgres, op, stringConst, written } from './syntax-nodes.js';
 
 const LIKE_FUNCTIONS: Record<string, string> = {
   '~~': 'like_escape',
@@ -127,9 +127,33 @@ function integerSeries(rangeFunction: Json): Json | null {
   return { RangeSubselect: { subquery: select, alias: { ...alias, colnames: names } } };
 }
 
+/** generate_series of dates in FROM: PostgreSQL's rows are timestamp with time zone there, the engine's timestamp. */
+function refuseDateSeries(rangeFunction: Json): void {
+  walkCalls(rangeFunction.functions, (fc) => {
+    const args = Array.isArray(fc.args) ? fc.args : [];
+    if (fieldNames(fc.funcname).join('.').toLowerCase() !== 'generate_series' || args.length === 0) return;
+    const date = isObject(args[0]) && isObject(args[0].TypeCast) && typeNameOf(args[0].TypeCast.typeName) === 'date';
+    if (date) {
+      throw notAsPostgres(
+        'generate_series() of dates',
+        'PostgreSQL answers timestamp with time zone there, the engine timestamp; cast the bounds: generate_series(x::timestamp, y::timestamp, interval)',
+      );
+    }
+  });
+}
+
+/** grouping(): PostgreSQL's is an integer (int4), the engine's a bigint. */
+const groupingCalls = new WeakSet<object>();
+
 function rewrite(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewrite);
   if (!isObject(value)) return value;
+  if (isObject(value.GroupingFunc) && !groupingCalls.has(value.GroupingFunc)) {
+    groupingCalls.add(value.GroupingFunc);
+    const typed = { arg: value, typeName: { names: [{ String: { sval: 'int4' } }] } };
+    written.add(typed);
+    return { TypeCast: { ...typed, arg: rewrite(value) } };
+  }
   if (isObject(value.TypeCast) && !written.has(value.TypeCast)) {
     const cast = checkedCast(value.TypeCast);
     if (cast && isObject(cast.TypeCast)) return { TypeCast: { ...cast.TypeCast, arg: rewrite(cast.TypeCast.arg) } };
@@ -140,6 +164,7 @@ function rewrite(value: unknown): unknown {
     walkCalls(value.RangeFunction.functions, (fc) => {
       if (fieldNames(fc.funcname).join('.').toLowerCase() === 'generate_series') written.add(fc);
     });
+    refuseDateSeries(value.RangeFunction);
     const series = integerSeries(value.RangeFunction);
     if (series) return rewrite(series);
     const named = namedFunctionColumn(value.RangeFunction);
@@ -231,6 +256,9 @@ function guardScales(value: unknown, inInsert = false): unknown {
   }
   if (isObject(node.CaseExpr) && Array.isArray(node.CaseExpr.args)) {
     const results = node.CaseExpr.args.map((when) => (isObject(when) && isObject(when.CaseWhen) ? when.CaseWhen.result : null));
+    // Only NULLs: PostgreSQL's CASE is text then, the engine's an integer.
+    const isNull = (v: unknown) => v === undefined || (isObject(v) && isObject(v.A_Const) && v.A_Const.isnull === true);
+    if (results.every(isNull) && isNull(node.CaseExpr.defresult)) return asVarchar(node);
     return sameScaleOrRefused(node, [...results, node.CaseExpr.defresult ?? { A_Const: { isnull: true } }], 'CASE');
   }
   return node;

@@ -108,7 +108,9 @@ export const NUMERIC_MATH = new Set(['power', 'pow', 'log', 'log10', 'ln', 'exp'
 /** The arguments of `name`, the first refused when a numeric one (and no float) is among them; null when volatile. */
 export function numericArgumentsRefused(name: string, args: unknown[]): unknown[] | null {
   if (isVolatile(args)) return null;
-  const condition = and([or(args.map(isDecimal)), not(or(args.map(isFloat)))]);
+  // log(b, x) has no double precision form in PostgreSQL: numeric unless a float is among them.
+  const exact = name === 'log' && args.length === 2 ? or(args.map(isExact)) : or(args.map(isDecimal));
+  const condition = and([exact, not(or(args.map(isFloat)))]);
   const failure = refusal(
     `${name}() of numeric values`,
     `PostgreSQL answers numeric with a scale of its own choosing, the engine a double; cast the argument to float8: ${name}(x::float8).`,

@@ -43,7 +43,9 @@ function roundCall(args: unknown[]): Json {
   const evenBelow = op('=', call('mod', [truncated, int(2)]), int(0));
   const correction = {
     CaseExpr: {
-      args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'AND_EXPR', args: [isFloat, half, evenBelow] } }, result: call('sign', [value]) } }],
+      args: [
+        { CaseWhen: { expr: { BoolExpr: { boolop: 'AND_EXPR', args: [isFloat, half, evenBelow] } }, result: engineCall('sign', [value]) } },
+      ],
       defresult: int(0),
     },
   };
@@ -91,11 +93,11 @@ export function postgresOperator(expr: Json): Json | null {
   if (expr.kind === 'AEXPR_OP' && name === '#' && expr.lexpr) return call('xor', [expr.lexpr, expr.rexpr]);
   // PostgreSQL reads a NULL beside || as text; the engine as an integer.
   const isNull = (node: unknown) => isObject(node) && isObject(node.A_Const) && node.A_Const.isnull === true;
-  if (expr.kind === 'AEXPR_OP' && name === '||' && (isNull(expr.lexpr) || isNull(expr.rexpr))) {
+  const isText = (node: unknown) => isNull(node) || (isObject(node) && isObject(node.A_Const) && isObject(node.A_Const.sval));
+  if (expr.kind === 'AEXPR_OP' && name === '||' && (isNull(expr.lexpr) || isNull(expr.rexpr)) && isText(expr.lexpr) && isText(expr.rexpr)) {
+    // The engine folds 'x' || NULL to a NULL it types as an integer: the result is cast back.
     const text = (node: unknown) => (isNull(node) ? asVarchar(node) : node);
-    const made = { A_Expr: { ...expr, lexpr: text(expr.lexpr), rexpr: text(expr.rexpr) } };
-    written.add(made.A_Expr);
-    return made;
+    return asVarchar({ A_Expr: { ...expr, lexpr: text(expr.lexpr), rexpr: text(expr.rexpr) } });
   }
   if (expr.kind === 'AEXPR_OP' && !expr.lexpr && (name === '|/' || name === '||/'))
     return call(name === '|/' ? 'sqrt' : 'cbrt', [expr.rexpr]);
@@ -274,10 +276,31 @@ function extractType(args: unknown[]): { type: string; typmods: number[] } {
   if (WHOLE_FIELDS.has(field)) return { type: 'numeric', typmods: [38, 0] };
   if (field === 'second') return { type: 'numeric', typmods: [38, 6] };
   if (field === 'milliseconds') return { type: 'numeric', typmods: [38, 3] };
+  if (field === 'epoch') return { type: 'numeric', typmods: [38, 6] };
   throw notAsPostgres(
     `EXTRACT(${field || 'a field given by an expression'} FROM ...)`,
     "Use date_part('epoch', x), which answers double precision as in PostgreSQL, or one of the calendar and clock fields.",
   );
+}
+
+/** EXTRACT(epoch FROM x) of a timestamp, exact to the microsecond; refused for other types (PostgreSQL's scale differs). */
+function epochOf(value: unknown): Json {
+  const micros = cast(engineCall('epoch_us', [value]), 'numeric');
+  (micros.TypeCast.typeName as Json).typmods = [int(38), int(0)];
+  const unit = cast({ A_Const: { fval: { fval: '0.000001' } } }, 'numeric');
+  (unit.TypeCast.typeName as Json).typmods = [int(7), int(6)];
+  written.add(micros.TypeCast);
+  written.add(unit.TypeCast);
+  const timestamp = typeIs(value, ['TIMESTAMP', 'TIMESTAMP WITH TIME ZONE']);
+  const failure = call('error', [
+    stringConst("EXTRACT(epoch FROM ...) of a date or interval is not supported by vdb's engine; use date_part('epoch', x)"),
+  ]);
+  return {
+    CaseExpr: {
+      args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [timestamp] } }, result: failure } }],
+      defresult: op('*', micros, unit),
+    },
+  };
 }
 
 /** Calls rewritten for PostgreSQL's meaning and result type (null: as written). */
@@ -292,7 +315,7 @@ export function postgresCall(fc: Json): Json | null {
       : INT4_OF_INT4_ARGUMENTS.has(name) && intLiterals
         ? { type: 'int4' }
         : RESULT_TYPES[name];
-  const translated = translatedCall(fc);
+  const translated = name === 'extract' && literalText(args[0])?.toLowerCase() === 'epoch' ? epochOf(args[1]) : translatedCall(fc);
   if (!result) return translated;
   let value: unknown = translated;
   if (!value) {
@@ -317,6 +340,18 @@ function translatedCall(fc: Json): Json | null {
       written.add(same);
       return { FuncCall: same };
     }
+  }
+  if (name === 'sign' && args.length === 1 && !isVolatile(args[0])) {
+    // PostgreSQL's sign is double precision of integers and floats, numeric of numeric; the engine's a tinyint.
+    const same = { ...fc };
+    written.add(same);
+    const double = cast({ FuncCall: same }, 'float8');
+    written.add(double.TypeCast);
+    const failure = call('error', [
+      stringConst("sign() of a numeric value is not supported by vdb's engine; cast it to float8: sign(x::float8)"),
+    ]);
+    const numeric = call('starts_with', [call('typeof', [args[0]]), stringConst('DECIMAL')]);
+    return { CaseExpr: { args: [{ CaseWhen: { expr: numeric, result: failure } }], defresult: double } };
   }
   if (EXACT_AVERAGES.has(name) && args.length === 1) {
     const checked = { ...fc, args: [floatOnlyArgument(name, args[0])] };
@@ -404,7 +439,7 @@ function translatedCall(fc: Json): Json | null {
   if (name === 'generate_series' && !fc.over) {
     const series = { ...fc };
     written.add(series);
-    const rows = call('unnest', [{ FuncCall: series }]);
+    const rows = refusedForDates(args[0], call('unnest', [{ FuncCall: series }]), 'generate_series() of dates');
     // PostgreSQL's series of integers is integer (int4) when its bounds are; the engine's bigint.
     const int4 = args.every((arg) => isObject(arg) && isObject(arg.A_Const) && isObject(arg.A_Const.ival));
     return int4 ? cast(rows, 'int4') : rows;
@@ -434,6 +469,55 @@ function translatedCall(fc: Json): Json | null {
         "Truncate to 'year', 'decade', 'quarter', 'month', 'week', 'day', 'hour', 'minute' or 'second', written as a constant.",
       );
     }
+    const same = { ...fc };
+    written.add(same);
+    return refusedForDates(args[1], { FuncCall: same }, 'date_trunc() of a date');
+  }
+  if (name === 'div' && args.length === 2 && !isVolatile(args)) {
+    // PostgreSQL's div: the quotient truncated toward zero, as numeric; the engine's // truncates too.
+    const [dividend, divisor] = args;
+    const zero = {
+      CaseExpr: {
+        args: [{ CaseWhen: { expr: op('=', divisor, int(0)), result: call('error', [stringConst('division by zero')]) } }],
+        defresult: divisor,
+      },
+    };
+    const quotient = cast(op('//', integersOnly('div', dividend, divisor), zero), 'numeric');
+    (quotient.TypeCast.typeName as Json).typmods = [int(38), int(0)];
+    written.add(quotient.TypeCast);
+    return quotient;
+  }
+  if (name === 'cardinality' && args.length === 1 && !isVolatile(args[0])) {
+    const [list] = args;
+    const nested = op('~~', call('typeof', [list]), stringConst('%[][]'));
+    const failure = call('error', [stringConst("cardinality() of a multidimensional array is not supported by vdb's engine")]);
+    const count = cast(call('len', [list]), 'int4');
+    written.add(count.TypeCast);
+    return { CaseExpr: { args: [{ CaseWhen: { expr: nested, result: failure } }], defresult: count } };
   }
   return null;
+}
+
+/** `value` when it is not a date; PostgreSQL reads a date there as timestamp with time zone, the engine as timestamp. */
+function refusedForDates(date: unknown, value: Json, what: string): Json {
+  if (isVolatile(date)) return value;
+  const failure = call('error', [
+    stringConst(
+      `${what} is not supported by vdb's engine (PostgreSQL answers timestamp with time zone, the engine timestamp); cast the date: x::timestamp`,
+    ),
+  ]);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(date, ['DATE']), result: failure } }], defresult: value } };
+}
+
+/** `dividend`, refused unless both values are integers. */
+function integersOnly(name: string, dividend: unknown, divisor: unknown): Json {
+  const integers = ['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT'];
+  const notIntegers = {
+    BoolExpr: {
+      boolop: 'NOT_EXPR',
+      args: [{ BoolExpr: { boolop: 'AND_EXPR', args: [typeIs(dividend, integers), typeIs(divisor, integers)] } }],
+    },
+  };
+  const failure = call('error', [stringConst(`${name}() of numeric values is not supported by vdb's engine; it takes integers`)]);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: notIntegers, result: failure } }], defresult: dividend } };
 }

@@ -65,6 +65,33 @@ const TEXT_INPUT: Array<{ types: ReadonlySet<string>; pattern: RegExp; why: stri
     hint: 'cast to numeric first for other forms, e.g. CAST(CAST(x AS numeric(20, 0)) AS bigint).',
   },
 ];
+/**
+ * `x::numeric` of an expression: integers and numeric keep their value and scale (added to a
+ * numeric of scale 0); other values (floats, text) would need a scale per value and are refused.
+ */
+function numericOfExpression(value: unknown): Json {
+  const exact = {
+    BoolExpr: {
+      boolop: 'OR_EXPR',
+      args: [
+        call('starts_with', [call('typeof', [value]), stringConst('DECIMAL')]),
+        typeIs(value, ['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT']),
+      ],
+    },
+  };
+  const failure = call('error', [
+    stringConst(
+      "numeric without precision and scale over a float or text value is not supported by vdb's engine (PostgreSQL keeps a scale per value); give the precision and scale, e.g. CAST(x AS numeric(20, 6))",
+    ),
+  ]);
+  const checked = {
+    CaseExpr: { args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [exact] } }, result: failure } }], defresult: value },
+  };
+  const zero = { arg: int(0), typeName: { names: [{ String: { sval: 'numeric' } }], typmods: [int(38), int(0)] } };
+  written.add(zero);
+  return op('+', checked, { TypeCast: zero });
+}
+
 /** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
 export function checkedCast(cast: Json): Json | null {
   const type = typeNameOf(cast.typeName);
@@ -73,6 +100,7 @@ export function checkedCast(cast: Json): Json | null {
   const literal = literalText(cast.arg);
   if (type === 'numeric' && !typmods && !arrayBounds) {
     const exact = literal === null ? null : decimalOf(literal);
+    if (literal === null && !isVolatile(cast.arg)) return numericOfExpression(cast.arg);
     if (!exact || exact.precision > 38) {
       throw notAsPostgres(
         'numeric without precision and scale over an expression (the engine would round it to 3 decimals)',

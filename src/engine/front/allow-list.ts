@@ -25,7 +25,7 @@ export const SCALAR_FUNCTIONS = words(`
   format quote_literal to_hex encode decode overlay
   age date_part date_trunc extract isfinite make_date make_time make_timestamp make_timestamptz now
   timezone to_timestamp transaction_timestamp to_char to_date
-  array_append array_cat array_length array_position array_prepend array_to_string
+  array_append array_cat array_length array_position array_prepend array_to_string cardinality div
   to_json row_to_json array_to_json json_array_length
   gen_random_uuid uuidv4 uuidv7
   float8 float4 int2 int4 int8 text bool date
@@ -34,8 +34,8 @@ export const SCALAR_FUNCTIONS = words(`
 /** Aggregates with PostgreSQL's name and meaning (also usable as window functions). */
 export const AGGREGATE_FUNCTIONS = words(`
   avg bit_and bit_or bit_xor bool_and bool_or count max min sum string_agg array_agg
-  stddev stddev_pop stddev_samp variance var_pop var_samp corr covar_pop covar_samp
-  regr_avgx regr_avgy regr_count regr_intercept regr_r2 regr_slope regr_sxx regr_sxy regr_syy
+  stddev stddev_pop stddev_samp variance var_pop var_samp covar_pop covar_samp
+  regr_avgx regr_avgy regr_count
   mode percentile_cont percentile_disc
 `);
 
