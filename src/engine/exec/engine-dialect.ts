@@ -215,51 +215,50 @@ const mapValues = (node: Json, map: (v: unknown) => unknown): Json => {
   return changed ? Object.fromEntries(entries) : node;
 };
 
+/** A VALUES list whose column mixes numeric scales, refused (the first row's value carries the check). */
+function guardValues(subquery: unknown): unknown {
+  const select = isObject(subquery) && isObject(subquery.SelectStmt) ? subquery.SelectStmt : null;
+  if (!select || !Array.isArray(select.valuesLists) || select.valuesLists.length < 2) return subquery;
+  const rows = select.valuesLists.map((row) =>
+    isObject(row) && isObject(row.List) && Array.isArray(row.List.items) ? row.List.items : [],
+  );
+  const firstRow = rows[0]!.map((item, i) =>
+    sameScaleOrRefused(
+      item as Json,
+      rows.map((row) => row[i]),
+      'A VALUES column',
+    ),
+  );
+  return { SelectStmt: { ...select, valuesLists: [{ List: { items: firstRow } }, ...select.valuesLists.slice(1)] } };
+}
+
 /**
- * The user's COALESCE, GREATEST/LEAST and CASE over numeric values of different scales, refused
- * (numeric-scales.ts). A pass of its own before the rewrite, which writes CASEs of its own.
+ * The user's COALESCE, GREATEST/LEAST and VALUES lists in FROM or WITH over numeric values of
+ * different scales, refused (numeric-scales.ts); a CASE of NULLs only typed as text. A pass of
+ * its own before the rewrite, which writes COALESCEs and CASEs of its own. (CASE itself is not
+ * checked: vdb's column masks are CASEs over the masked column and its replacement.)
  */
-function guardScales(value: unknown, inInsert = false): unknown {
+function guardScales(value: unknown): unknown {
   if (Array.isArray(value)) {
-    const mapped = value.map((v) => guardScales(v));
+    const mapped = value.map(guardScales);
     return mapped.some((v, i) => v !== value[i]) ? mapped : value;
   }
   if (!isObject(value)) return value;
-  if (isObject(value.InsertStmt) && isObject(value.InsertStmt.selectStmt)) {
-    // An INSERT's VALUES take the column's type: their scales are the column's.
-    const selectStmt = guardScales(value.InsertStmt.selectStmt, true);
-    const node = mapValues({ ...value.InsertStmt, selectStmt: null }, (v) => guardScales(v));
-    return { InsertStmt: { ...node, selectStmt } };
-  }
-  const node =
-    inInsert && isObject(value.SelectStmt)
-      ? { SelectStmt: mapValues(value.SelectStmt, (v) => guardScales(v)) }
-      : mapValues(value, (v) => guardScales(v));
-  if (inInsert) return node;
+  const node = mapValues(value, guardScales);
   if (isObject(node.CoalesceExpr) && Array.isArray(node.CoalesceExpr.args))
     return sameScaleOrRefused(node, node.CoalesceExpr.args, 'COALESCE');
   if (isObject(node.MinMaxExpr) && Array.isArray(node.MinMaxExpr.args))
     return sameScaleOrRefused(node, node.MinMaxExpr.args, node.MinMaxExpr.op === 'IS_GREATEST' ? 'GREATEST' : 'LEAST');
-  if (isObject(node.SelectStmt) && Array.isArray(node.SelectStmt.valuesLists) && node.SelectStmt.valuesLists.length > 1) {
-    // A VALUES column of numbers of different scales: the first row's value carries the check.
-    const rows = node.SelectStmt.valuesLists.map((row) =>
-      isObject(row) && isObject(row.List) && Array.isArray(row.List.items) ? row.List.items : [],
-    );
-    const firstRow = rows[0]!.map((item, i) =>
-      sameScaleOrRefused(
-        item as Json,
-        rows.map((row) => row[i]),
-        'A VALUES column',
-      ),
-    );
-    return { SelectStmt: { ...node.SelectStmt, valuesLists: [{ List: { items: firstRow } }, ...node.SelectStmt.valuesLists.slice(1)] } };
-  }
+  // VALUES in FROM or WITH only: an INSERT's VALUES take the column's type (and scale).
+  if (isObject(node.RangeSubselect))
+    return { RangeSubselect: { ...node.RangeSubselect, subquery: guardValues(node.RangeSubselect.subquery) } };
+  if (isObject(node.CommonTableExpr))
+    return { CommonTableExpr: { ...node.CommonTableExpr, ctequery: guardValues(node.CommonTableExpr.ctequery) } };
   if (isObject(node.CaseExpr) && Array.isArray(node.CaseExpr.args)) {
     const results = node.CaseExpr.args.map((when) => (isObject(when) && isObject(when.CaseWhen) ? when.CaseWhen.result : null));
     // Only NULLs: PostgreSQL's CASE is text then, the engine's an integer.
     const isNull = (v: unknown) => v === undefined || (isObject(v) && isObject(v.A_Const) && v.A_Const.isnull === true);
     if (results.every(isNull) && isNull(node.CaseExpr.defresult)) return asVarchar(node);
-    return sameScaleOrRefused(node, [...results, node.CaseExpr.defresult ?? { A_Const: { isnull: true } }], 'CASE');
   }
   return node;
 }

@@ -5,6 +5,7 @@
  */
 import { badRequest } from '../../errors.js';
 import { POSTGRES_INTERVAL_TEXT } from '../../results/json.js';
+import { INTERVAL_FIELDS } from '../front/allow-list.js';
 import { fieldNames, isObject, type Json } from '../front/ast.js';
 import {
   asVarchar,
@@ -113,6 +114,17 @@ export function checkedCast(cast: Json): Json | null {
         typeName: { ...(cast.typeName as Json), typmods: [int(exact.precision), int(exact.scale)] },
       },
     };
+  }
+  if (type === 'interval' && Array.isArray(typmods) && typmods.length === 1) {
+    // interval '2' hour: a whole number of the one field (other forms are refused).
+    const unit = INTERVAL_FIELDS[Number(literalText(typmods[0]))];
+    if (!unit || literal === null || !/^\s*[+-]?\d+\s*$/.test(literal)) {
+      throw notAsPostgres(
+        'An interval restricted to a field (INTERVAL ... YEAR) over anything but a whole number literal',
+        "Write the unit inside the literal: interval '1 year'.",
+      );
+    }
+    return { TypeCast: { arg: stringConst(`${literal.trim()} ${unit}`), typeName: { ...(cast.typeName as Json), typmods: undefined } } };
   }
   if (arrayBounds && literal !== null && isObject(cast.arg) && isObject(cast.arg.A_Const) && isObject(cast.arg.A_Const.sval)) {
     return arrayLiteral(literal, cast);

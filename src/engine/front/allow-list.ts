@@ -10,7 +10,7 @@
  */
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeName } from '@pgsql/types';
-import { fieldNames, isObject, type KindAndNode } from './ast.js';
+import { asKind, fieldNames, isObject, type KindAndNode } from './ast.js';
 import { refusalReason } from './refused-functions.js';
 
 const words = (text: string): ReadonlySet<string> => new Set(text.trim().split(/\s+/));
@@ -173,11 +173,29 @@ function checkType(typeName: TypeName): void {
   if (name === null || !TYPES.has(name.toLowerCase()) || typeName.setof || typeName.pct_type) {
     throw refuse(`Type "${written}"`, `Types: ${[...TYPES].join(', ')} (and arrays of them).`);
   }
-  // `interval '1' year` restricts the fields of an interval: the engine reads it otherwise.
+  // `interval '1' year` restricts the fields of an interval: one field over a whole number is
+  // translated (postgres-values.ts), the engine reads the other forms otherwise.
   if (name.toLowerCase() === 'interval' && Array.isArray(typeName.typmods) && typeName.typmods.length > 0) {
-    throw refuse('An interval with fields or precision (INTERVAL ... YEAR)', "Write the unit inside the literal: interval '1 year'.");
+    const [mask] = typeName.typmods;
+    const field = typeName.typmods.length === 1 ? INTERVAL_FIELDS[Number(asKind(mask, 'A_Const')?.ival?.ival)] : undefined;
+    if (!field) {
+      throw refuse(
+        'An interval with several fields or a precision (INTERVAL ... DAY TO HOUR)',
+        "Write the units inside the literal: interval '1 day 2 hours'.",
+      );
+    }
   }
 }
+
+/** The one-field restrictions of an interval (PostgreSQL's INTERVAL_MASK bits) and their units. */
+export const INTERVAL_FIELDS: Readonly<Record<number, string>> = {
+  [1 << 1]: 'month',
+  [1 << 2]: 'year',
+  [1 << 3]: 'day',
+  [1 << 10]: 'hour',
+  [1 << 11]: 'minute',
+  [1 << 12]: 'second',
+};
 
 /**
  * Refuses (400) anything in `tree` that is not on the lists: call it on every statement a
