@@ -689,6 +689,16 @@ export const STATEMENTS: readonly string[] = [
   'SELECT x FROM (VALUES (1), (2), (3)) v(x) ORDER BY x % 2, x',
   'SELECT x AS y FROM (VALUES (2), (1)) v(x) ORDER BY y',
   'SELECT x FROM (VALUES (2), (1)) v(x) ORDER BY 1',
+  'SELECT FROM (VALUES (1), (2)) v(x)',
+  'SELECT count(*) FROM generate_series(1, 3) a, generate_series(1, 3) b WHERE a < b',
+  'SELECT rank(2) WITHIN GROUP (ORDER BY x) FROM (VALUES (1), (2), (3)) v(x)',
+  "SELECT concat_ws(',', VARIADIC ARRAY['a', 'b'])",
+  "SELECT * FROM regexp_matches('foobarbequebaz', 'ba.', 'g') m",
+  'SELECT x, (SELECT count(*) FROM (VALUES (1), (2)) w(y) WHERE y <= x) FROM (VALUES (1), (2)) v(x) ORDER BY x',
+  'SELECT (SELECT sum(x)) FROM (VALUES (1), (2)) v(x)',
+  "SELECT btrim('  x  '), btrim('xyxtrimyyx', 'xy')",
+  'SELECT to_hex(255), to_hex(-1), upper(to_hex(4095))',
+  'SELECT 2 ^ 0.5, |/ 2.0, @ -5.5',
 ];
 
 /** Statements PostgreSQL refuses: vdb must refuse them too (a 4xx, never rows). */

@@ -31,6 +31,8 @@ export const KNOWN_SILENT: Record<string, readonly string[]> = {
     'SELECT x, generate_series(1, x) FROM (VALUES (1), (2)) v(x)',
     // types: HUGEINT for int8
     'SELECT sum(x) FILTER (WHERE x > 1) FROM (VALUES (1), (2), (3)) v(x)',
+    // types: HUGEINT for int8
+    'SELECT (SELECT sum(x)) FROM (VALUES (1), (2)) v(x)',
     // types: BIGINT for int4
     "SELECT max(x) - min(x) FROM (VALUES (date '2024-01-01'), (date '2024-03-01')) v(x)",
     // row 1: ["{\\"b\\":\\"c\\"}"], PostgreSQL ["{\\"b\\": \\"c\\"}"]

@@ -148,6 +148,10 @@ const groupingCalls = new WeakSet<object>();
 function rewrite(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewrite);
   if (!isObject(value)) return value;
+  const select = isObject(value.SelectStmt) ? value.SelectStmt : null;
+  if (select && select.op === 'SETOP_NONE' && !select.valuesLists && !(Array.isArray(select.targetList) && select.targetList.length > 0)) {
+    throw notAsPostgres('A select list without columns (SELECT FROM ...)', 'Select at least one column, e.g. SELECT 1 FROM ...');
+  }
   if (isObject(value.GroupingFunc) && !groupingCalls.has(value.GroupingFunc)) {
     groupingCalls.add(value.GroupingFunc);
     const typed = { arg: value, typeName: { names: [{ String: { sval: 'int4' } }] } };
