@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 /**
  * The vdb command line: `vdb serve` starts the server; `vdb query "<sql>"` sends a statement to a
- * running server and prints the rows.
+ * running server and prints the rows; `vdb migrate-catalog` copies a data directory's catalog
+ * into a catalog database.
  */
 import { parseArgs } from 'node:util';
+import { migrateCatalog } from './catalog/migrate.js';
+import { loadConfig } from './config.js';
 import { startServer } from './server/start.js';
 
 const HELP = `vdb - one virtual database over SQLite, files, PostgreSQL and MariaDB, queried by SQL over REST
@@ -20,9 +23,18 @@ Usage:
       --objects   rows as objects keyed by column name instead of arrays
       --headers   first row lists the column names
 
+  vdb migrate-catalog [--data-dir DIR] [--catalog-url URL] [--catalog-schema NAME]
+      Copy a data directory's catalog and secrets into a PostgreSQL catalog database, for
+      instances started with catalog.url (defaults: $VDB_CATALOG_URL, schema vdb). Run it with
+      vdb stopped; it refuses a schema that already holds a catalog.
+
   vdb --help      Show this help.
 
 Configuration: see docs/configuration.md.`;
+
+/** The object without its undefined values (options not given leave the configuration's). */
+const defined = <T extends object>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -38,6 +50,8 @@ async function main(argv: string[]): Promise<number> {
       password: { type: 'string' },
       objects: { type: 'boolean' },
       headers: { type: 'boolean' },
+      'catalog-url': { type: 'string' },
+      'catalog-schema': { type: 'string' },
     },
   });
   const [command, ...rest] = positionals;
@@ -51,6 +65,25 @@ async function main(argv: string[]): Promise<number> {
     const { url } = await startServer({ port, host: values.host, dataDir: values['data-dir'] });
     process.stdout.write(`vdb listening on ${url}\n`);
     return -1; // keep running
+  }
+  if (command === 'migrate-catalog') {
+    const config = loadConfig(process.env, {
+      dataDir: values['data-dir'],
+      catalog: defined({ url: values['catalog-url'], schema: values['catalog-schema'] }),
+    });
+    if (config.catalog.url === null)
+      throw new Error('vdb migrate-catalog needs the catalog database: give --catalog-url or set VDB_CATALOG_URL');
+    const report = await migrateCatalog(config.dataDir, config.catalog.url, config.catalog.schema);
+    process.stdout.write(
+      `copied the catalog of ${config.dataDir} into schema "${config.catalog.schema}": ${report.users} users, ${report.sources} sources, ` +
+        `${report.views} views, ${report.permissions} permission entries, and the server secrets\n`,
+    );
+    if (report.localFiles.length > 0) {
+      process.stderr.write(
+        `warning: sources ${report.localFiles.join(', ')} read files inside ${config.dataDir}; every instance must find them at the same path (a shared folder)\n`,
+      );
+    }
+    return 0;
   }
   if (command === 'query') {
     const sql = rest.join(' ');

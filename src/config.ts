@@ -71,9 +71,17 @@ export interface Config {
    * /rest/api/source). String values may use ${env:NAME} to take a secret from the environment.
    */
   sources: Array<Record<string, unknown>>;
+  /** The shared catalog (docs/deploy.md): a PostgreSQL database instead of the data directory's files. */
+  catalog: {
+    /** postgres:// URL of the catalog database; null: catalog.json and secrets.json in the data directory. */
+    url: string | null;
+    /** The schema of that database the catalog lives in. */
+    schema: string;
+  };
 }
 
-export type ConfigOverrides = Partial<Omit<Config, 'pagination' | 'queryLog' | 'dependentJoin' | 'throttle'>> & {
+export type ConfigOverrides = Partial<Omit<Config, 'pagination' | 'queryLog' | 'dependentJoin' | 'throttle' | 'catalog'>> & {
+  catalog?: Partial<Config['catalog']>;
   throttle?: Partial<Config['throttle']>;
   dependentJoin?: Partial<Config['dependentJoin']>;
   pagination?: Partial<Config['pagination']>;
@@ -165,6 +173,12 @@ function validate(config: Config): void {
     if (typeof value !== 'string' || value === '') throw new Error(`configuration ${name} must be a non-empty string`);
   }
   if (!Array.isArray(config.sources)) throw new Error('configuration sources must be a list');
+  if (config.catalog.url !== null && (typeof config.catalog.url !== 'string' || !/^postgres(ql)?:\/\//.test(config.catalog.url)))
+    throw new Error('configuration catalog.url must be a postgres:// or postgresql:// URL, or null');
+  if (typeof config.catalog.schema !== 'string' || !/^[a-z_][a-z0-9_]{0,62}$/.test(config.catalog.schema))
+    throw new Error(
+      `configuration catalog.schema must be a lower-case identifier (letters, digits, _), got ${JSON.stringify(config.catalog.schema)}`,
+    );
   if (config.tls) {
     for (const file of [config.tls.certFile, config.tls.keyFile]) {
       if (!file || !fs.existsSync(file)) throw new Error(`TLS needs both a certificate and a key file; "${file}" does not exist`);
@@ -278,6 +292,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       ...defined(overrides.queryLog ?? {}),
     },
     sources: (merged.sources ?? []).map((spec) => substituteEnv(spec, env)),
+    catalog: {
+      url: null,
+      schema: 'vdb',
+      ...fromFile.catalog,
+      ...defined({ url: env.VDB_CATALOG_URL || undefined, schema: env.VDB_CATALOG_SCHEMA || undefined }),
+      ...defined(overrides.catalog ?? {}),
+    },
   };
   validate(config);
   return config;

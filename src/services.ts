@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
 import { sourceFromSpec } from './catalog/source-spec.js';
 import { SourceRegistry, SYSTEM_ENGINE_SCHEMA } from './catalog/sources.js';
 import { messageOf } from './errors.js';
-import { CatalogStore } from './catalog/store.js';
+import type { CatalogStore } from './catalog/store.js';
+import { openCatalog } from './catalog/open.js';
 import { defaultFileRoot, type Config } from './config.js';
 import { DuckRuntime, sqlLiteral } from './runtime/duckdb.js';
 import { Engine } from './engine/engine.js';
@@ -19,7 +20,7 @@ import { CURSOR_SCHEMA, CursorStore } from './results/cursors.js';
 import { Lifecycle } from './operations/lifecycle.js';
 import { Metrics } from './operations/metrics.js';
 import { openSecret, sealSecret } from './security/secret-box.js';
-import { loadOrCreateServerSecrets } from './security/server-secrets.js';
+import { withEnvKey } from './security/server-secrets.js';
 import { rotateExposedSecrets } from './security/rotation.js';
 import { ApiKeyService } from './security/api-keys.js';
 import { AuditLog } from './security/audit-log.js';
@@ -73,10 +74,12 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // The default file root holds the demo data; the engine may read it, never the data directory itself.
   fs.mkdirSync(defaultFileRoot(config.dataDir), { recursive: true, mode: 0o700 });
-  const loadedSecrets = loadOrCreateServerSecrets(config.dataDir);
-  const store = new CatalogStore(config.dataDir);
+  // The catalog and the server secrets: in the data directory, or in the catalog database (catalog.url).
+  const catalog = await openCatalog(config, log);
+  const { store } = catalog;
+  const loadedSecrets = withEnvKey(await catalog.secrets.loadOrCreate());
   // Once per data directory: replaces the secrets that versions before 0.2.0 exposed.
-  const secrets = await rotateExposedSecrets(config.dataDir, loadedSecrets, store, log);
+  const secrets = await rotateExposedSecrets(catalog.secrets, loadedSecrets, store, log);
   await moveDemoIntoFileRoot(config, store, log);
   await initParser();
   const runtime = await DuckRuntime.create({
@@ -84,14 +87,17 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     spillDir: path.join(config.dataDir, 'spill'),
     memoryLimit: config.engineMemoryLimit,
   });
-  const auditLog = new AuditLog(config.queryLog.maxEntries);
+  const auditLog = new AuditLog(config.queryLog.maxEntries, Date.now, (entry) => catalog.logs?.audit(entry));
   // Counted as they are recorded; the cursors' gauges are read when scraped.
   let cursorStats = () => ({ count: 0, rows: 0 });
   const metrics = new Metrics({ cursors: () => cursorStats() });
   const queryLog = new QueryLog({
     maxEntries: config.queryLog.maxEntries,
     maxAgeMs: config.queryLog.maxAgeMs,
-    onRecord: (entry) => metrics.observeStatement(entry, entry.sources ?? []),
+    onRecord: (entry) => {
+      metrics.observeStatement(entry, entry.sources ?? []);
+      catalog.logs?.query(entry);
+    },
   });
   const registry = new SourceRegistry(
     store,
@@ -129,7 +135,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   const invites = new InviteService(store, users);
   // The demo is attached once, on the first start that completes; a failed attempt is retried.
   if (!store.current.initialized) {
-    if (config.demo) await installDemo(config, registry, log);
+    // Not with a shared catalog: the demo's files would be in this instance's data directory only.
+    if (config.demo && config.catalog.url === null) await installDemo(config, registry, log);
     await store.update((catalog) => {
       catalog.initialized = true;
     });
@@ -172,6 +179,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       cursors.close();
       await registry.close();
       runtime.close();
+      await catalog.logs?.close();
+      await store.close();
     },
   };
 }

@@ -55,6 +55,11 @@ export class SourceRegistry {
   /** The catalog generation each engine generation's system tables were written at. */
   private readonly systemWritten = new WeakMap<EngineGeneration, number>();
   private systemRefresh: Promise<void> | null = null;
+  /** The source definition each connector was built from (a change made elsewhere replaces the connector). */
+  private readonly builtFrom = new Map<string, SourceDef>();
+  /** Sources this instance is adding, removing or refreshing: following other instances leaves them alone. */
+  private readonly changing = new Set<string>();
+  private following: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: CatalogStore,
@@ -71,8 +76,62 @@ export class SourceRegistry {
    * fails keeps its schema; queries on it fail.
    */
   async start(): Promise<void> {
-    for (const source of this.store.current.sources) this.connectors.set(source.name, createConnector(source, this.context));
+    for (const source of this.store.current.sources) this.setConnector(source, createConnector(source, this.context));
     if (!(await this.confine())) await this.prepare(this.runtime.current);
+    // A shared catalog changed by another instance: its sources come and go here too.
+    this.store.onChange((change) => {
+      if (change.remote) this.followCatalog();
+    });
+  }
+
+  private setConnector(source: SourceDef, connector: Connector): void {
+    this.connectors.set(source.name, connector);
+    this.builtFrom.set(source.name, source);
+  }
+
+  /** Brings connectors and published tables in line with the catalog after another instance changed it. */
+  followCatalog(): Promise<void> {
+    this.following = this.following
+      .then(() => this.follow())
+      .catch((err: unknown) => this.log.error({ err: messageOf(err) }, 'sources not brought in line with the shared catalog'));
+    return this.following;
+  }
+
+  private async follow(): Promise<void> {
+    const current = new Map(this.store.current.sources.map((s) => [s.name, s]));
+    const fresh: SourceDef[] = [];
+    let engineSources = false;
+    for (const [name, connector] of [...this.connectors]) {
+      const was = this.builtFrom.get(name);
+      const now = current.get(name);
+      if (this.changing.has(name) || (now && was && JSON.stringify(now) === JSON.stringify(was))) continue;
+      this.connectors.delete(name);
+      this.builtFrom.delete(name);
+      this.unpublished.delete(name);
+      await connector.close();
+      if (was) await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(was))} CASCADE`]);
+      engineSources ||= connector.delivery === 'engine';
+    }
+    for (const source of current.values()) {
+      if (this.connectors.has(source.name) || this.changing.has(source.name)) continue;
+      const connector = createConnector(source, this.context);
+      this.setConnector(source, connector);
+      engineSources ||= connector.delivery === 'engine';
+      fresh.push(source);
+    }
+    if (!engineSources) return;
+    // A new engine generation when the readable folders changed (publishing everything), else the new ones here.
+    if (await this.confine()) return;
+    for (const source of fresh) {
+      const connector = this.connectors.get(source.name);
+      if (connector?.delivery !== 'engine') continue;
+      try {
+        await this.publish(source, connector);
+      } catch (err) {
+        this.unpublished.add(source.name);
+        this.log.warn({ source: source.name, err: messageOf(err) }, 'data source not available');
+      }
+    }
   }
 
   /**
@@ -199,8 +258,13 @@ export class SourceRegistry {
 
   connectorOf(source: SourceDef): Connector {
     const connector = this.connectors.get(source.name);
-    if (!connector) throw new Error(`no connector for source ${source.name}`);
-    return connector;
+    if (connector) return connector;
+    if (this.findSource(source.name) !== source) throw new Error(`no connector for source ${source.name}`);
+    // A source another instance has just added, asked for before following the catalog reached it.
+    const created = createConnector(source, this.context);
+    this.setConnector(source, created);
+    if (created.delivery === 'engine') this.unpublished.add(source.name);
+    return created;
   }
 
   /** Resolves `schema.table` (or a bare table name that is unique across schemas). */
@@ -303,6 +367,15 @@ export class SourceRegistry {
       oid: 0,
     };
     const connector = createConnector(draft, this.context);
+    this.changing.add(input.name);
+    try {
+      return await this.importAndSave(input, draft, connector);
+    } finally {
+      this.changing.delete(input.name);
+    }
+  }
+
+  private async importAndSave(input: NewSource, draft: SourceDef, connector: Connector): Promise<SourceDef> {
     let imported: ImportedTable[];
     try {
       // The engine reads a new file source's folder from the start (to learn its tables).
@@ -325,7 +398,7 @@ export class SourceRegistry {
     // The connector was built from the draft; rebuild it from the saved definition.
     await connector.close();
     const live = createConnector(saved, this.context);
-    this.connectors.set(saved.name, live);
+    this.setConnector(saved, live);
     await this.publish(saved, live);
     return saved;
   }
@@ -378,6 +451,15 @@ export class SourceRegistry {
   async removeSource(name: string): Promise<SourceDef> {
     const source = this.findSource(name);
     if (!source) throw notFound(`Data source "${name}" does not exist.`, 'GET /rest/api/source lists the sources.', 'Unknown source');
+    this.changing.add(source.name);
+    try {
+      return await this.removeKnownSource(source);
+    } finally {
+      this.changing.delete(source.name);
+    }
+  }
+
+  private async removeKnownSource(source: SourceDef): Promise<SourceDef> {
     await this.store.update((catalog) => {
       catalog.sources = catalog.sources.filter((s) => s.name !== source.name);
       // Its permission entries go with it: a new source of that name starts without grants.
@@ -385,6 +467,7 @@ export class SourceRegistry {
     });
     const connector = this.connectors.get(source.name);
     this.connectors.delete(source.name);
+    this.builtFrom.delete(source.name);
     await connector?.close();
     await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(source))} CASCADE`]);
     // Its folder is no longer readable by the engine (unless another source shares it).
@@ -396,6 +479,15 @@ export class SourceRegistry {
   async refreshSource(name: string): Promise<SourceDef> {
     const source = this.findSource(name);
     if (!source) throw notFound(`Data source "${name}" does not exist.`, 'GET /rest/api/source lists the sources.', 'Unknown source');
+    this.changing.add(source.name);
+    try {
+      return await this.reimport(source, name);
+    } finally {
+      this.changing.delete(source.name);
+    }
+  }
+
+  private async reimport(source: SourceDef, name: string): Promise<SourceDef> {
     const connector = this.connectorOf(source);
     let imported: ImportedTable[];
     try {
@@ -415,6 +507,7 @@ export class SourceRegistry {
       });
       return structuredClone(target);
     });
+    this.builtFrom.set(saved.name, saved);
     await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(saved))} CASCADE`]);
     await this.publish(saved, connector);
     return saved;

@@ -1,71 +1,42 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { CatalogData, emptyCatalog } from './types.js';
-
 /**
- * Persists the catalog as one JSON file in the data directory. Writes are atomic (temp file,
- * fsync, rename) and serialised, so a crash leaves either the old or the new catalog, never a
- * half-written one. Callers mutate through `update`, which only publishes the new state after
- * it is safely on disk.
+ * The catalog store: where the catalog (sources, views, users, roles, grants, API keys,
+ * invitations, preferences) is kept. Two implementations, chosen at start (catalog/open.ts):
+ * one JSON file in the data directory (file-store.ts, the default) and a schema of a PostgreSQL
+ * database shared by several instances (postgres-store.ts). The rest of vdb sees only this.
  */
-export class CatalogStore {
-  private data: CatalogData;
-  private readonly file: string;
-  private writing: Promise<void> = Promise.resolve();
-  private listeners: Array<() => void> = [];
-  /** Bumped on every committed change; lets caches (system tables) know they are stale. */
-  generation = 0;
+import { ApiError } from '../errors.js';
+import type { CatalogData } from './types.js';
 
-  constructor(dataDir: string) {
-    this.file = path.join(dataDir, 'catalog.json');
-    this.data = fs.existsSync(this.file) ? CatalogStore.read(this.file) : emptyCatalog();
-  }
+/** What listeners hear: `remote` when the change came from another instance (or was found on reload). */
+export interface CatalogChange {
+  remote: boolean;
+}
 
-  private static read(file: string): CatalogData {
-    const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as CatalogData;
-    if (parsed.formatVersion !== 1) throw new Error(`unsupported catalog format in ${file}`);
-    return parsed;
-  }
-
-  get current(): Readonly<CatalogData> {
-    return this.data;
-  }
-
-  onChange(listener: () => void): void {
-    this.listeners.push(listener);
-  }
-
+export interface CatalogStore {
+  /** The catalog as last committed (read synchronously everywhere; refreshed on remote changes). */
+  readonly current: Readonly<CatalogData>;
+  /** Bumped on every change seen by this instance; lets caches (system tables, plans) know they are stale. */
+  readonly generation: number;
+  /** Whether the store can be used now (false while a shared catalog database is unreachable). */
+  readonly available: boolean;
+  /** Why it is not available, for /readyz. */
+  readonly unavailableReason: string | null;
+  onChange(listener: (change: CatalogChange) => void): void;
   /**
-   * Applies `change` to a deep copy of the catalog, writes it, then makes it current.
-   * If `change` throws or the write fails, nothing changes.
+   * Applies `change` to a copy of the latest catalog, commits it, then makes it current.
+   * If `change` throws or the commit fails, nothing changes. `change` may run more than once
+   * only in that it sees the latest state; its result is what the committed run returned.
    */
-  update<T>(change: (draft: CatalogData) => T): Promise<T> {
-    const run = async (): Promise<T> => {
-      const draft = structuredClone(this.data);
-      const result = change(draft);
-      await writeFileAtomic(this.file, JSON.stringify(draft, null, 2));
-      this.data = draft;
-      this.generation++;
-      for (const listener of this.listeners) listener();
-      return result;
-    };
-    const next = this.writing.then(run, run);
-    this.writing = next.then(
-      () => undefined,
-      () => undefined,
-    );
-    return next;
-  }
+  update<T>(change: (draft: CatalogData) => T): Promise<T>;
+  close(): Promise<void>;
 }
 
-export async function writeFileAtomic(file: string, content: string, mode = 0o600): Promise<void> {
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  const handle = await fs.promises.open(tmp, 'w', mode);
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await fs.promises.rename(tmp, file);
-}
+/** 503 for requests that need the catalog while its database cannot be reached. */
+export const catalogUnavailable = (reason: string | null) =>
+  new ApiError(
+    503,
+    'Catalog unavailable',
+    `The catalog database cannot be reached${reason ? ` (${reason})` : ''}, so this instance cannot check users, grants or sources now.`,
+    'Try again shortly; the instance recovers by itself once the catalog database answers again.',
+    { 'retry-after': '1' },
+  );

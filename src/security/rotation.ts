@@ -4,7 +4,7 @@
  * below SECURITY_EPOCH replaces the server secret, every user's token secret and link token, and
  * the encryption key (re-sealing every source secret under the new one), then records the epoch.
  *
- * Crash safety, over two files that are each replaced atomically:
+ * Crash safety, over two stores that are each replaced atomically (files, or rows of the catalog database):
  *  1. secrets.json gets the new keys, the previous encryption key and `rotatingTo` (with
  *     VDB_ENCRYPTION_KEY set: only the new server secret, the sealed values stay as they are);
  *  2. catalog.json gets the new user secrets and every sealed value re-sealed under the new key
@@ -21,13 +21,12 @@ import { randomToken } from './random.js';
 import { isSealed, openSecret, sealSecret } from './secret-box.js';
 import {
   encryptionKeyFromEnv,
-  loadOrCreateServerSecrets,
-  readStoredSecrets,
   SECRET_BYTES,
   SECURITY_EPOCH,
+  type SecretsStore,
   type ServerSecrets,
   type StoredSecrets,
-  writeStoredSecrets,
+  withEnvKey,
 } from './server-secrets.js';
 
 /** Where the reasons and the steps for users are written down. */
@@ -46,12 +45,12 @@ interface CatalogRotation {
  * anything uses the secrets or the catalog.
  */
 export async function rotateExposedSecrets(
-  dataDir: string,
+  secretsStore: SecretsStore,
   loaded: ServerSecrets,
   store: CatalogStore,
   log: Logger,
 ): Promise<ServerSecrets> {
-  const stored = readStoredSecrets(dataDir);
+  const stored = await secretsStore.loadOrCreate();
   if (stored.rotatingTo === undefined && stored.securityEpoch >= SECURITY_EPOCH) return loaded;
   const envKey = encryptionKeyFromEnv();
 
@@ -74,7 +73,7 @@ export async function rotateExposedSecrets(
       'secrets.json: an interrupted rotation is re-sealing source secrets under the key in this file; start vdb once without VDB_ENCRYPTION_KEY to complete it',
     );
   }
-  if (pending !== stored) writeStoredSecrets(dataDir, pending);
+  if (pending !== stored) await secretsStore.write(pending);
 
   // Step 2. With VDB_ENCRYPTION_KEY the sealed values are under that key: they stay as they are.
   const keys =
@@ -82,7 +81,7 @@ export async function rotateExposedSecrets(
   const done = await store.update((catalog) => rotateCatalog(catalog, keys));
 
   // Step 3.
-  writeStoredSecrets(dataDir, { serverSecret: pending.serverSecret, encryptionKey: pending.encryptionKey, securityEpoch: SECURITY_EPOCH });
+  await secretsStore.write({ serverSecret: pending.serverSecret, encryptionKey: pending.encryptionKey, securityEpoch: SECURITY_EPOCH });
 
   const replaced =
     keys === null
@@ -107,7 +106,7 @@ export async function rotateExposedSecrets(
       'security upgrade: these sealed values open with neither the previous nor the new encryption key (sealed under another key, such as an earlier VDB_ENCRYPTION_KEY) and were left as they are',
     );
   }
-  return loadOrCreateServerSecrets(dataDir);
+  return withEnvKey(await secretsStore.loadOrCreate());
 }
 
 /** Step 2 on a draft of the catalog; `keys` null leaves the sealed values alone. */

@@ -48,32 +48,68 @@ function decodeEpoch(value: unknown, what: string): number {
 function readSecretsFile(path: string): StoredSecrets {
   const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
   if (typeof parsed !== 'object' || parsed === null) throw new Error(`${path} is malformed`);
-  const obj = parsed as Record<string, unknown>;
+  return decodeStored(parsed as Record<string, unknown>, path);
+}
+
+/** Secrets as stored (base64 keys), checked strictly; `where` names the place in errors. */
+export function decodeStored(obj: Record<string, unknown>, where: string): StoredSecrets {
+  const present = (value: unknown) => value !== undefined && value !== null;
   const stored: StoredSecrets = {
-    serverSecret: decodeKey(obj.serverSecret, `${path} serverSecret`),
-    encryptionKey: decodeKey(obj.encryptionKey, `${path} encryptionKey`),
-    securityEpoch: obj.securityEpoch === undefined ? 1 : decodeEpoch(obj.securityEpoch, `${path} securityEpoch`),
+    serverSecret: decodeKey(obj.serverSecret, `${where} serverSecret`),
+    encryptionKey: decodeKey(obj.encryptionKey, `${where} encryptionKey`),
+    securityEpoch: present(obj.securityEpoch) ? decodeEpoch(obj.securityEpoch, `${where} securityEpoch`) : 1,
   };
-  if (obj.rotatingTo !== undefined) stored.rotatingTo = decodeEpoch(obj.rotatingTo, `${path} rotatingTo`);
-  if (obj.previousEncryptionKey !== undefined)
-    stored.previousEncryptionKey = decodeKey(obj.previousEncryptionKey, `${path} previousEncryptionKey`);
+  if (present(obj.rotatingTo)) stored.rotatingTo = decodeEpoch(obj.rotatingTo, `${where} rotatingTo`);
+  if (present(obj.previousEncryptionKey))
+    stored.previousEncryptionKey = decodeKey(obj.previousEncryptionKey, `${where} previousEncryptionKey`);
   return stored;
 }
 
+/** The stored form of `stored`: keys in base64, absent fields undefined. */
+export function encodeStored(stored: StoredSecrets): Record<string, string | number | undefined> {
+  return {
+    serverSecret: stored.serverSecret.toString('base64'),
+    encryptionKey: stored.encryptionKey.toString('base64'),
+    securityEpoch: stored.securityEpoch,
+    rotatingTo: stored.rotatingTo,
+    previousEncryptionKey: stored.previousEncryptionKey?.toString('base64'),
+  };
+}
+
 function serialize(stored: StoredSecrets): string {
-  return (
-    JSON.stringify(
-      {
-        serverSecret: stored.serverSecret.toString('base64'),
-        encryptionKey: stored.encryptionKey.toString('base64'),
-        securityEpoch: stored.securityEpoch,
-        rotatingTo: stored.rotatingTo,
-        previousEncryptionKey: stored.previousEncryptionKey?.toString('base64'),
-      },
-      null,
-      2,
-    ) + '\n'
-  );
+  return JSON.stringify(encodeStored(stored), null, 2) + '\n';
+}
+
+/** New secrets were never exposed: they are born at the current epoch. */
+export function newStoredSecrets(): StoredSecrets {
+  return { serverSecret: randomBytes(SECRET_BYTES), encryptionKey: randomBytes(SECRET_BYTES), securityEpoch: SECURITY_EPOCH };
+}
+
+/** The secrets to run with: the stored ones, with VDB_ENCRYPTION_KEY in place of the encryption key when set. */
+export function withEnvKey(stored: ServerSecrets): ServerSecrets {
+  return { serverSecret: stored.serverSecret, encryptionKey: encryptionKeyFromEnv() ?? stored.encryptionKey };
+}
+
+/** Where the server secrets are kept: secrets.json in the data directory, or the catalog database. */
+export interface SecretsStore {
+  /** The stored secrets, created at the current epoch when there are none yet. */
+  loadOrCreate(): Promise<StoredSecrets>;
+  /** Replaces them atomically (rotation.ts). */
+  write(stored: StoredSecrets): Promise<void>;
+}
+
+/** secrets.json in the data directory. */
+export class FileSecretsStore implements SecretsStore {
+  constructor(private readonly dataDir: string) {}
+
+  async loadOrCreate(): Promise<StoredSecrets> {
+    loadOrCreateServerSecrets(this.dataDir);
+    return readStoredSecrets(this.dataDir);
+  }
+
+  async write(stored: StoredSecrets): Promise<void> {
+    writeStoredSecrets(this.dataDir, stored);
+  }
 }
 
 // Write via temp file + fsync + rename so a crash never leaves a half-written
@@ -128,17 +164,12 @@ export function loadOrCreateServerSecrets(dataDir: string): ServerSecrets {
     // Only a missing file means "first start"; a corrupt one must not be replaced.
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     // New secrets were never exposed: the file is born at the current epoch.
-    const created: StoredSecrets = {
-      serverSecret: randomBytes(SECRET_BYTES),
-      encryptionKey: randomBytes(SECRET_BYTES),
-      securityEpoch: SECURITY_EPOCH,
-    };
+    const created = newStoredSecrets();
     writeAtomically(dataDir, path, serialize(created));
     secrets = created;
   }
 
-  const envKey = encryptionKeyFromEnv();
-  return { serverSecret: secrets.serverSecret, encryptionKey: envKey ?? secrets.encryptionKey };
+  return withEnvKey(secrets);
 }
 
 /** The key in VDB_ENCRYPTION_KEY, or null when it is not set. */

@@ -77,7 +77,13 @@ export class UserService {
   async ensureAdmin(configuredPassword: string | null): Promise<string | null> {
     if (this.find(ADMIN_USER)) return null;
     const password = configuredPassword ?? randomToken(18);
-    await this.addPasswordUser(ADMIN_USER, password, ['admin']);
+    try {
+      await this.addPasswordUser(ADMIN_USER, password, ['admin']);
+    } catch (err) {
+      // Another instance sharing the catalog created it first.
+      if (this.find(ADMIN_USER)) return null;
+      throw err;
+    }
     return configuredPassword ? null : password;
   }
 

@@ -2,6 +2,7 @@
  * The HTTP application: fastify with JSON-only bodies, the error mapping, the login route, and
  * the /rest/api routes mounted twice: on-premise (/rest/api) and hosted (/{linkToken}/rest/api).
  */
+import { catalogUnavailable } from '../catalog/store.js';
 import fs from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -106,13 +107,21 @@ export function buildApp(services: Services, logger: boolean | object = true): F
   });
   healthRoutes(app, services);
   if (services.config.metricsPort === null) metricsRoutes(app, services);
+  // Users, grants and sources come from the catalog: without its database nothing can be checked (503).
+  const requireCatalog = async () => {
+    if (!services.store.available) throw catalogUnavailable(services.store.unavailableReason);
+  };
   // In a plugin of its own, so that it is registered after swagger, which describes it.
-  void app.register(async (instance) => loginRoutes(instance, services));
+  void app.register(async (instance) => {
+    instance.addHook('onRequest', requireCatalog);
+    loginRoutes(instance, services);
+  });
 
   for (const prefix of ['/rest/api', '/:linkToken/rest/api']) {
     void app.register(
       async (rest) => {
         rest.addHook('onRequest', async (request) => {
+          await requireCatalog();
           await authenticate(request, services);
         });
         statusRoutes(rest);

@@ -68,12 +68,36 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '100002');
     await page.getByRole('button', { name: 'Copy row' }).click();
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '50001\t100002\t50001');
+    // The same from the keyboard, in the grid: Ctrl+C the cell, Ctrl+Shift+C the row.
+    await grid.focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('Control+c');
+    await page.getByText('Cell copied').waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'NULL');
+    await page.keyboard.press('Control+Shift+C');
+    await page.getByText('Row copied').waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '50002\t100004\tNULL');
+    // Scrolled through 45 other pages, the selected row's page is forgotten; Copy reads it again.
+    for (let p = 0; p < 45; p++) {
+      await grid.evaluate((el, top) => (el.scrollTop = top), p * 500 * 26);
+      await page.waitForFunction(
+        (row) => document.querySelector(`[data-row="${row}"] [role=gridcell]`)?.textContent === String(row + 1),
+        p * 500,
+      );
+    }
+    await page.evaluate(() => navigator.clipboard.writeText(''));
+    await page.getByRole('button', { name: 'Copy row' }).click();
+    await page.getByText('Row copied').waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '50002\t100004\tNULL');
   });
 
   it('downloads the result as CSV and charts it', async () => {
     await setSql(page, "SELECT * FROM (VALUES ('a', 3), ('b, c', 5), (NULL, 1)) v(label, amount)");
     await page.getByTestId('run').click();
     await page.getByTestId('row-count').filter({ hasText: '3 rows' }).waitFor();
+    // The row count and the time the statement took.
+    assert.match(await page.getByTestId('row-count').innerText(), /^3 rows · \d+(\.\d+)? m?s$/);
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('csv').click()]);
     const stream = await download.createReadStream();
     let text = '';
@@ -82,6 +106,12 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     await page.getByTestId('chart-toggle').click();
     assert.equal(await page.locator('[data-testid=chart] rect.bar').count(), 3);
     await screenshot(page, 'chart');
+    // A line instead of bars through amounts 3, 5, 1: 5 at the top of the plot (y 8), 0 at its bottom (y 236).
+    await page.getByLabel('Line').check();
+    const line = page.locator('[data-testid=chart] path.line');
+    await line.waitFor();
+    assert.equal(await page.locator('[data-testid=chart] rect.bar').count(), 0);
+    assert.equal(await line.getAttribute('d'), 'M152.0,99.2 L344.0,8.0 L536.0,190.4');
   });
 
   it('shows an API error with title, description and hint', async () => {
@@ -99,7 +129,8 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     await setSql(page, 'SELECT count(*) FROM generate_series(1, 1000000) a, generate_series(1, 1000000) b');
     await page.getByTestId('run').click();
     await page.getByTestId('run-status').filter({ hasText: 'Running' }).waitFor();
-    await new Promise((r) => setTimeout(r, 500));
+    // Cancel once vdb runs the statement, not before the request has arrived.
+    while (h.server.services.lifecycle.inFlight === 0) await new Promise((r) => setTimeout(r, 20));
     await page.getByTestId('cancel').click();
     await page.getByTestId('run-status').filter({ hasText: 'Cancelled' }).waitFor();
     // The query log records the cancellation once the server has noticed the closed request.
@@ -127,19 +158,67 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     assert.match(text, /vdb engine · execute/);
     // The SQL that the SQLite source receives is shown under the engine's step.
     assert.match(text, /shop · source query/);
-    assert.ok((await plan.locator('pre.sql').count()) >= 1);
+    // A tree: the SQLite source's step is a child of the engine's, with the SQL it receives.
+    const engine = plan.locator(':scope > ul > li').first();
+    assert.match(await engine.locator('summary').first().innerText(), /vdb engine · execute/);
+    const source = engine.locator('ul li', { hasText: 'shop · source query' }).first();
+    assert.match(await source.locator('pre.sql').first().innerText(), /SELECT[\s\S]*orders/i);
+    // Steps fold and unfold from the keyboard.
+    await engine.locator('summary').first().focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await engine.locator('details').first().getAttribute('open'), null);
+    await page.keyboard.press('Enter');
+    assert.equal(await engine.locator('details').first().getAttribute('open'), '');
     await screenshot(page, 'explain');
   });
 
-  it('completes table and column names from the catalog', async () => {
-    await setSql(page, 'SELECT * FROM SYS.Tab');
-    await page.keyboard.press('Control+Space');
-    const option = page.locator('.cm-tooltip-autocomplete li', { hasText: 'Tables' });
-    await option.first().waitFor();
+  it('highlights SQL: keywords, names and strings each in their own colour', async () => {
+    // A tab of its own for this test and the next: the first tab keeps its statement for later tests.
+    await page.getByTestId('new-tab').click();
+    await setSql(page, "SELECT name FROM shop.customers WHERE country = 'DE'");
+    const colours = await page.evaluate(() => {
+      const line = document.querySelector('[data-testid=sql-editor] .cm-line')!;
+      const colourOf = (text: string) => {
+        const span = Array.from(line.querySelectorAll('span')).find((s) => s.textContent === text);
+        return span ? getComputedStyle(span).color : null;
+      };
+      return { keyword: colourOf('SELECT'), string: colourOf("'DE'"), plain: getComputedStyle(line).color };
+    });
+    assert.ok(colours.keyword && colours.string, JSON.stringify(colours));
+    assert.notEqual(colours.keyword, colours.plain);
+    assert.notEqual(colours.string, colours.plain);
+    assert.notEqual(colours.keyword, colours.string);
+  });
+
+  it('completes schema, table and column names from the catalog, with column types', async () => {
+    const options = page.locator('.cm-tooltip-autocomplete li');
+    const complete = async (sql: string, label: string) => {
+      await setSql(page, sql);
+      await page.keyboard.press('Control+Space');
+      const option = options.filter({ has: page.locator('.cm-completionLabel', { hasText: new RegExp(`^${label}$`) }) });
+      await option.first().waitFor();
+      return option.first();
+    };
+    await complete('SELECT * FROM sho', 'shop');
     await page.keyboard.press('Escape');
+    await complete('SELECT * FROM SYS.Tab', 'Tables');
+    await page.keyboard.press('Escape');
+    const column = await complete('SELECT shop.orders.amo', 'amount');
+    assert.match(await column.locator('.cm-completionDetail').innerText(), /DECIMAL|DOUBLE|NUMERIC/);
+    // Enter takes the option into the statement. CodeMirror ignores Enter for 75 ms after the list
+    // opens (its interactionDelay, so that a fast typist's Enter is a new line): wait beyond that.
+    await page.waitForTimeout(200);
+    await page.keyboard.press('Enter');
+    await page.getByTestId('sql-editor').filter({ hasText: 'SELECT shop.orders.amount' }).waitFor();
+    const own = await page.getByRole('tab', { selected: true }).innerText();
+    await page.getByRole('button', { name: `Close ${own}` }).click();
+    await page.getByRole('tab', { name: own }).waitFor({ state: 'detached' });
   });
 
   it('keeps several tabs and their statements across a reload', async () => {
+    // The first tab's statement, from its tooltip.
+    const firstSql = ((await page.getByRole('tab').first().getAttribute('title')) ?? '').slice(0, 40);
+    assert.ok(firstSql.length > 10, firstSql);
     await page.getByTestId('new-tab').click();
     await setSql(page, 'SELECT 42 AS answer');
     await page.waitForFunction(() => Object.values(localStorage).some((value) => value.includes('SELECT 42 AS answer')));
@@ -152,10 +231,24 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     assert.match(await page.getByTestId('sql-editor').innerText(), /SELECT 42 AS answer/);
     await page.getByRole('tab').first().click();
     // The editor shows the tab's statement once it has rendered the switch.
-    await page
-      .getByTestId('sql-editor')
-      .filter({ hasText: /SELECT \* FROM SYS.Tab/ })
-      .waitFor({ timeout: 5000 });
+    await page.getByTestId('sql-editor').filter({ hasText: firstSql }).waitFor({ timeout: 5000 });
+  });
+
+  it('moves between tabs with the arrow keys', async () => {
+    const tabs = page.getByRole('tablist', { name: 'Statements' }).getByRole('tab');
+    const count = await tabs.count();
+    assert.ok(count >= 2);
+    await tabs.first().focus();
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await tabs.nth(1).getAttribute('aria-selected'), 'true');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('role')), 'tab');
+    await page.keyboard.press('End');
+    assert.equal(await tabs.nth(count - 1).getAttribute('aria-selected'), 'true');
+    await page.getByTestId('sql-editor').filter({ hasText: 'SELECT 42 AS answer' }).waitFor();
+    await page.keyboard.press('Home');
+    assert.equal(await tabs.first().getAttribute('aria-selected'), 'true');
+    // Only the selected tab is in the Tab order: Tab leaves the list for its close button.
+    assert.deepEqual(await tabs.evaluateAll((all) => all.map((t) => (t as HTMLElement).tabIndex)), [0, ...Array(count - 1).fill(-1)]);
   });
 
   it('shows the query history and re-runs a statement', async () => {
@@ -165,6 +258,24 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     await screenshot(page, 'history');
     await row.getByRole('button', { name: 'Re-run' }).click();
     await page.getByTestId('row-count').filter({ hasText: '100,000 rows' }).waitFor();
+    // Coming back to the SQL screen later neither opens nor runs it again.
+    const tabs = await page.getByRole('tab').count();
+    await page.getByRole('link', { name: 'Sources' }).click();
+    await page.getByRole('heading', { name: 'Sources' }).waitFor();
+    await page.getByRole('link', { name: 'SQL' }).click();
+    await page.getByTestId('sql-editor').waitFor();
+    assert.equal(await page.getByRole('tab').count(), tabs);
+    assert.equal(await page.getByTestId('run-status').innerText(), '');
+  });
+
+  it('returns to the sign-in screen, saying why, when the token is revoked', async () => {
+    const revoked = await h.server.request('/rest/api/query', { body: { sql: "CALL SYSADMIN.revokeTokens('admin')" } });
+    assert.equal(revoked.status, 200, await revoked.clone().text());
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.getByRole('heading', { name: 'Sign in to vdb' }).waitFor();
+    await page.getByText('Your sign-in expired or was revoked. Sign in again.').waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('vdb.console.session')), null);
+    await signIn(page);
   });
 
   it('signs out and forgets the token', async () => {

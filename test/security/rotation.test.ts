@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
-import { CatalogStore } from '../../src/catalog/store.js';
+import { FileCatalogStore } from '../../src/catalog/file-store.js';
 import type { CatalogData } from '../../src/catalog/types.js';
 import { rotateExposedSecrets } from '../../src/security/rotation.js';
 import { openSecret, sealSecret } from '../../src/security/secret-box.js';
-import { loadOrCreateServerSecrets, type ServerSecrets } from '../../src/security/server-secrets.js';
+import { FileSecretsStore, loadOrCreateServerSecrets, type ServerSecrets } from '../../src/security/server-secrets.js';
 import { deriveSigningKey } from '../../src/security/tokens.js';
 import { UserService } from '../../src/security/users.js';
 import { ADMIN_PASSWORD, startTestServer } from '../helpers/server.js';
@@ -94,18 +94,18 @@ function oldDataDir(sealingKey?: Buffer): { old: ServerSecrets; catalog: Catalog
 }
 
 /** What a start does: load the secrets, open the catalog, rotate. */
-async function start(log = capture().log, store = new CatalogStore(dir)): Promise<ServerSecrets> {
-  return rotateExposedSecrets(dir, loadOrCreateServerSecrets(dir), store, log);
+async function start(log = capture().log, store = new FileCatalogStore(dir)): Promise<ServerSecrets> {
+  return rotateExposedSecrets(new FileSecretsStore(dir), loadOrCreateServerSecrets(dir), store, log);
 }
 
 function tokenFor(secrets: ServerSecrets): string {
-  const store = new CatalogStore(dir);
+  const store = new FileCatalogStore(dir);
   const users = new UserService(store, deriveSigningKey(secrets.serverSecret, VERSION));
   return users.issueToken(users.find('alice')!);
 }
 
 function userOfToken(secrets: ServerSecrets, token: string): string | null {
-  return new UserService(new CatalogStore(dir), deriveSigningKey(secrets.serverSecret, VERSION)).userOfToken(token)?.name ?? null;
+  return new UserService(new FileCatalogStore(dir), deriveSigningKey(secrets.serverSecret, VERSION)).userOfToken(token)?.name ?? null;
 }
 
 test('an old data directory is rotated: new keys, re-sealed secrets, ended tokens and links, one warning', async () => {
@@ -164,14 +164,14 @@ test('a fresh data directory is born rotated', async () => {
   const { log, lines } = capture();
   const loaded = loadOrCreateServerSecrets(dir);
   assert.equal(readJson(secretsFile()).securityEpoch, 2);
-  const secrets = await rotateExposedSecrets(dir, loaded, new CatalogStore(dir), log);
+  const secrets = await rotateExposedSecrets(new FileSecretsStore(dir), loaded, new FileCatalogStore(dir), log);
   assert.deepEqual(secrets, loaded);
   assert.deepEqual(lines, []);
   assert.deepEqual(fs.readdirSync(dir), ['secrets.json']);
 });
 
 /** A store that "crashes": before writing (crashAfterWrite false) or right after. */
-class CrashingStore extends CatalogStore {
+class CrashingStore extends FileCatalogStore {
   constructor(
     dataDir: string,
     private readonly crashAfterWrite: boolean,

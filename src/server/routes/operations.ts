@@ -18,7 +18,7 @@ async function readiness(services: Services): Promise<Record<string, Check>> {
   checks.lifecycle = services.lifecycle.stopping ? 'stopping' : 'ok';
   try {
     fs.accessSync(services.config.dataDir, fs.constants.W_OK);
-    checks.catalog = services.store.current ? 'ok' : 'not loaded';
+    checks.catalog = services.store.available ? 'ok' : `catalog database unreachable (${services.store.unavailableReason})`;
   } catch (err) {
     checks.catalog = messageOf(err);
   }

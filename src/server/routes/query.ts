@@ -22,6 +22,12 @@ export function queryRoutes(fastify: FastifyInstance, services: Services): void 
       // requestId is checked all the same, though its statement is not run again.
       if (invalidBody(request) && request.body !== undefined) {
         if (invalidField(request) === 'sql') throw badRequest('"sql" must be a string.', null, 'Missing SQL');
+        if (invalidField(request) === 'params') {
+          throw badRequest(
+            '"params" must be a list of strings, numbers, true, false or null.',
+            'Example: {"sql": "SELECT $1", "params": [42]}',
+          );
+        }
         throw badRequest('The body must be a JSON object.', 'Example: {"sql": "SELECT 1"}');
       }
       return sendResult(services, request, reply, request.user!, params, request.body?.sql, 'query', request.body?.params);

@@ -133,6 +133,10 @@ export class Api {
       headers,
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       signal: options.signal,
+      // The API's 401 carries WWW-Authenticate: Basic. With credentials the browser would answer it
+      // with its own password prompt (and the request would wait for it); without, the console
+      // sees the 401 and returns to its sign-in screen. The token goes in a header anyway.
+      credentials: 'omit',
     });
     if (!response.ok) {
       const error = await errorOf(response);

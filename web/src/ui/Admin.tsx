@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import type { Api, Result } from '../lib/api.js';
 import { consoleSql } from '../lib/catalog.js';
 import { callProcedure, sqlLiteral } from '../lib/sql.js';
-import { CopyButton, DataTable, ErrorBox, useLoad } from './common.js';
+import { CopyButton, DataTable, ErrorBox, onTablistKey, useLoad } from './common.js';
 
 const PANES = ['Users', 'Roles', 'Permissions', 'Audit log'] as const;
 type Pane = (typeof PANES)[number];
@@ -39,19 +39,31 @@ function useAction(after: () => void) {
   return { run, feedback };
 }
 
+const paneId = (pane: Pane, part: 'tab' | 'panel') => `admin-${part}-${pane.replace(/\W/g, '-').toLowerCase()}`;
+
 export function Admin({ api, user }: { api: Api; user: string }) {
   const [pane, setPane] = useState<Pane>('Users');
   return (
     <div class="admin">
       <h1>Administration</h1>
-      <div class="tabs" role="tablist" aria-label="Administration">
+      <div class="tabs" role="tablist" aria-label="Administration" onKeyDown={onTablistKey}>
         {PANES.map((p) => (
-          <button type="button" role="tab" key={p} aria-selected={pane === p} onClick={() => setPane(p)} class="tab-button">
+          <button
+            type="button"
+            role="tab"
+            key={p}
+            id={paneId(p, 'tab')}
+            aria-selected={pane === p}
+            aria-controls={paneId(p, 'panel')}
+            tabIndex={pane === p ? 0 : -1}
+            onClick={() => setPane(p)}
+            class="tab-button"
+          >
             {p}
           </button>
         ))}
       </div>
-      <div role="tabpanel" aria-label={pane}>
+      <div role="tabpanel" id={paneId(pane, 'panel')} aria-labelledby={paneId(pane, 'tab')}>
         {pane === 'Users' && <Users api={api} user={user} />}
         {pane === 'Roles' && <Roles api={api} />}
         {pane === 'Permissions' && <Permissions api={api} />}
@@ -155,6 +167,9 @@ function Users({ api, user }: { api: Api; user: string }) {
         </div>
       )}
       <ErrorBox error={users.error} />
+      <button type="button" onClick={users.reload} data-testid="reload-users">
+        Reload
+      </button>
       {users.value && (
         <DataTable
           result={users.value}

@@ -62,16 +62,22 @@ export function App() {
   // Administration is shown to the admin role only; the API refuses the rest anyway.
   useEffect(() => {
     if (!session) return;
+    // An answer for an earlier sign-in (signed out and in as someone else meanwhile) is dropped.
+    let live = true;
     api
       .query(consoleSql(`SELECT "Roles" FROM SYSADMIN.Users WHERE "Name" = CURRENT_USER`))
       .then((r) =>
         setAdmin(
-          String(r.rows[0]?.[0] ?? '')
-            .split(',')
-            .includes('admin'),
+          live &&
+            String(r.rows[0]?.[0] ?? '')
+              .split(',')
+              .includes('admin'),
         ),
       )
-      .catch(() => setAdmin(false));
+      .catch(() => live && setAdmin(false));
+    return () => {
+      live = false;
+    };
   }, [api, session]);
 
   const invite = /^#\/invite\/([^/?]+)/.exec(hash)?.[1];
@@ -99,7 +105,15 @@ export function App() {
 
   return (
     <div class="app">
-      <a class="skip" href="#main">
+      {/* The hash names the screen, so the link moves the focus itself instead of setting #main. */}
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">
@@ -119,7 +133,7 @@ export function App() {
         </span>
       </header>
       <main id="main" tabIndex={-1}>
-        {screen.path === 'query' && <QueryScreen api={api} user={session.username} open={open} />}
+        {screen.path === 'query' && <QueryScreen api={api} user={session.username} open={open} onOpened={() => setOpen(null)} />}
         {screen.path === 'sources' && <Sources api={api} openInEditor={openInEditor} />}
         {screen.path === 'history' && <History api={api} openInEditor={openInEditor} />}
         {screen.path === 'preferences' && <Preferences api={api} />}

@@ -88,7 +88,8 @@ export function Editor(props: EditorProps) {
     states.current.set(shown.current, v.state);
     v.setState(stateFor(props.tabId, props.doc));
     shown.current = props.tabId;
-    v.focus();
+    // Focus follows to the text, except from the tab list, where the arrow keys go on to other tabs.
+    if (document.activeElement?.getAttribute('role') !== 'tab') v.focus();
   }, [props.tabId]);
 
   // The catalog arrives after the editor: completion is reconfigured, the text kept.

@@ -35,48 +35,50 @@ export function History({ api, openInEditor }: { api: Api; openInEditor: (sql: s
         </button>
       </div>
       <ErrorBox error={log.error} />
-      <table class="data" aria-label="Statements">
-        <thead>
-          <tr>
-            <th scope="col">Started</th>
-            <th scope="col">User</th>
-            <th scope="col">Statement</th>
-            <th scope="col">Status</th>
-            <th scope="col">Rows</th>
-            <th scope="col">Time</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(log.value?.rows ?? []).map(([id, user, start, ms, rows, status, error, statement]) => {
-            const sql = String(statement ?? '');
-            // Secrets are stored as *** (docs/sql.md#syslogquerylog): such a statement cannot run as it is.
-            const redacted = sql.includes("'***'") || sql.includes('=***');
-            return (
-              <tr key={String(id)}>
-                <td class="nowrap">{cellText(start)}</td>
-                <td>{cellText(user)}</td>
-                <td>
-                  <pre class="sql inline-sql">{sql}</pre>
-                  {error !== null && <div class="error-text">{cellText(error)}</div>}
-                </td>
-                <td class={`status ${String(status)}`}>{cellText(status)}</td>
-                <td class="num">{cellText(rows)}</td>
-                <td class="num nowrap">{typeof ms === 'number' ? duration(ms) : cellText(ms)}</td>
-                <td class="actions">
-                  <button
-                    type="button"
-                    onClick={() => openInEditor(sql, !redacted)}
-                    title={redacted ? 'Secrets were redacted: edit before running' : undefined}
-                  >
-                    {redacted ? 'Edit' : 'Re-run'}
-                  </button>
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <div class="table-wrap">
+        <table class="data" aria-label="Statements">
+          <thead>
+            <tr>
+              <th scope="col">Started</th>
+              <th scope="col">User</th>
+              <th scope="col">Statement</th>
+              <th scope="col">Status</th>
+              <th scope="col">Rows</th>
+              <th scope="col">Time</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(log.value?.rows ?? []).map(([id, user, start, ms, rows, status, error, statement]) => {
+              const sql = String(statement ?? '');
+              // Secrets are stored as *** (docs/sql.md#syslogquerylog): such a statement cannot run as it is.
+              const redacted = sql.includes("'***'") || sql.includes('=***');
+              return (
+                <tr key={String(id)}>
+                  <td class="nowrap">{cellText(start)}</td>
+                  <td>{cellText(user)}</td>
+                  <td>
+                    <pre class="sql inline-sql">{sql}</pre>
+                    {error !== null && <div class="error-text">{cellText(error)}</div>}
+                  </td>
+                  <td class={`status ${String(status)}`}>{cellText(status)}</td>
+                  <td class="num">{cellText(rows)}</td>
+                  <td class="num nowrap">{typeof ms === 'number' ? duration(ms) : cellText(ms)}</td>
+                  <td class="actions">
+                    <button
+                      type="button"
+                      onClick={() => openInEditor(sql, !redacted)}
+                      title={redacted ? 'Secrets were redacted: edit before running' : undefined}
+                    >
+                      {redacted ? 'Edit' : 'Re-run'}
+                    </button>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
       {log.value?.rows.length === 0 && <p class="muted">No statements yet.</p>}
     </div>
   );

@@ -128,34 +128,36 @@ function ApiKeys({ api }: { api: Api }) {
           </span>
         </div>
       )}
-      <table class="data" aria-label="Your API keys">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Id</th>
-            <th scope="col">Access</th>
-            <th scope="col">Created</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(keys.value ?? []).map((k) => (
-            <tr key={k.id}>
-              <td>{k.name}</td>
-              <td class="mono">{k.id}</td>
-              <td>{k.readOnly ? 'read-only' : 'read-write'}</td>
-              <td class="nowrap">{k.createdAt}</td>
-              <td class="nowrap">{k.expiresAt ?? 'never'}</td>
-              <td class="actions">
-                <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Revoke ${k.name}`}>
-                  Revoke
-                </button>
-              </td>
+      <div class="table-wrap">
+        <table class="data" aria-label="Your API keys">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Id</th>
+              <th scope="col">Access</th>
+              <th scope="col">Created</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Actions</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {(keys.value ?? []).map((k) => (
+              <tr key={k.id}>
+                <td>{k.name}</td>
+                <td class="mono">{k.id}</td>
+                <td>{k.readOnly ? 'read-only' : 'read-write'}</td>
+                <td class="nowrap">{k.createdAt}</td>
+                <td class="nowrap">{k.expiresAt ?? 'never'}</td>
+                <td class="actions">
+                  <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Revoke ${k.name}`}>
+                    Revoke
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       {keys.value?.length === 0 && <p class="muted">No keys.</p>}
     </section>
   );

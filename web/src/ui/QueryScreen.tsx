@@ -15,7 +15,7 @@ import type { OpenStatement } from './App.js';
 import { Editor } from './Editor.js';
 import { PlanTree } from './PlanTree.js';
 import { ResultView, type RowsResult } from './ResultView.js';
-import { ErrorBox } from './common.js';
+import { ErrorBox, onTablistKey } from './common.js';
 
 const PAGE_SIZE = 500;
 const PLAN_COLUMNS = 'step,location,operation,object,pushed,sql';
@@ -27,7 +27,18 @@ type RunState =
   | { kind: 'error'; error: unknown }
   | { kind: 'cancelled'; afterMs: number };
 
-export function QueryScreen({ api, user, open }: { api: Api; user: string; open: OpenStatement | null }) {
+export function QueryScreen({
+  api,
+  user,
+  open,
+  onOpened,
+}: {
+  api: Api;
+  user: string;
+  /** A statement from another screen, opened once: onOpened tells the sender it was taken. */
+  open: OpenStatement | null;
+  onOpened: () => void;
+}) {
   const [state, setState] = useState<TabState>(() => loadTabs(localStorage, user));
   const [runs, setRuns] = useState(new Map<string, RunState>());
   const [catalog, setCatalog] = useState<Catalog | null>(null);
@@ -106,6 +117,8 @@ export function QueryScreen({ api, user, open }: { api: Api; user: string; open:
     const fresh = newTab(state.tabs.length + 1, open.sql);
     setState((s) => ({ tabs: [...s.tabs, fresh], active: fresh.id }));
     if (open.run) void execute('run', open.sql, fresh.id);
+    // Taken: coming back to this screen later must not open (and run) it again.
+    onOpened();
   }, [open?.seq]);
 
   const addTab = () => {
@@ -120,13 +133,16 @@ export function QueryScreen({ api, user, open }: { api: Api; user: string; open:
 
   return (
     <div class="query-screen">
-      <div class="tabs" role="tablist" aria-label="Statements">
+      <div class="tabs" role="tablist" aria-label="Statements" onKeyDown={onTablistKey}>
         {state.tabs.map((t) => (
           <span class="tab" key={t.id}>
             <button
               type="button"
               role="tab"
+              id={`tab-${t.id}`}
               aria-selected={t.id === tab.id}
+              aria-controls="statement-panel"
+              tabIndex={t.id === tab.id ? 0 : -1}
               onClick={() => setState((s) => ({ ...s, active: t.id }))}
               title={t.sql.slice(0, 200)}
             >
@@ -142,7 +158,7 @@ export function QueryScreen({ api, user, open }: { api: Api; user: string; open:
           +
         </button>
       </div>
-      <div role="tabpanel" aria-label={tab.title} class="tab-panel">
+      <div role="tabpanel" id="statement-panel" aria-labelledby={`tab-${tab.id}`} class="tab-panel">
         <Editor
           tabId={tab.id}
           doc={tab.sql}

@@ -50,9 +50,13 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
     setTimeout(() => setNote(null), 2000);
   };
   const copy = async (what: 'cell' | 'row') => {
-    const row = result.pages.get(active.row);
-    if (!row) return;
+    if (rowCount === 0) return;
     try {
+      // The selected row's page may have been forgotten after scrolling far away: read it again,
+      // rather than leave the clipboard holding what it held before.
+      await result.pages.ensure(active.row, active.row);
+      const row = result.pages.get(active.row);
+      if (!row) throw new Error(`Row ${active.row + 1} could not be read.`);
       await copyText(what === 'cell' ? cellText(row[active.col]) : rowText(row));
       flash(what === 'cell' ? 'Cell copied' : 'Row copied');
     } catch (err) {

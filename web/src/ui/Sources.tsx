@@ -2,7 +2,7 @@
  * Sources: the list with each source's health, adding one (a form per kind, tested first),
  * refreshing and removing, and browsing schemas, tables, columns and rows.
  */
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import type { Api, Result } from '../lib/api.js';
 import { consoleSql } from '../lib/catalog.js';
 import { KINDS, missingFields, sourceSpec } from '../lib/props.js';
@@ -40,6 +40,8 @@ export function Sources({ api, openInEditor }: { api: Api; openInEditor: (sql: s
   const [adding, setAdding] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [message, setMessage] = useState<string | null>(null);
+  // Bumped by every change (refresh, removal): the browser below then reads the tables again.
+  const [generation, setGeneration] = useState(0);
 
   const list = useLoad(async () => {
     const [schemas, info] = await Promise.all([
@@ -69,6 +71,7 @@ export function Sources({ api, openInEditor }: { api: Api; openInEditor: (sql: s
     setMessage(null);
     try {
       setMessage(await what());
+      setGeneration((g) => g + 1);
       list.reload();
     } catch (err) {
       setError(err);
@@ -117,59 +120,62 @@ export function Sources({ api, openInEditor }: { api: Api; openInEditor: (sql: s
       )}
       <ErrorBox error={error ?? list.error} />
       <div class="split">
-        <table class="data sources-list" aria-label="Data sources">
-          <thead>
-            <tr>
-              <th scope="col">Schema</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Tables</th>
-              <th scope="col">Health</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(list.value ?? []).map((s) => {
-              const h = health.get(s.name);
-              const own = !['system', 'views'].includes(s.kind);
-              return (
-                <tr key={s.name} data-source={s.name} class={selected === s.name ? 'selected' : undefined}>
-                  <th scope="row">
-                    <button
-                      type="button"
-                      class="link"
-                      onClick={() => setSelected(s.name)}
-                      aria-pressed={selected === s.name}
-                      title={s.description ?? s.connection}
-                    >
-                      {s.name}
-                    </button>
-                  </th>
-                  <td>{s.kind}</td>
-                  <td class="num">{own ? s.tables : ''}</td>
-                  <td class={`health ${h?.state ?? ''}`} title={h?.state === 'failed' ? h.message : undefined}>
-                    {h?.state === 'ok' && '● reachable'}
-                    {h?.state === 'checking' && '… checking'}
-                    {h?.state === 'empty' && '○ no tables'}
-                    {h?.state === 'failed' && `✕ ${h.message}`}
-                  </td>
-                  <td class="actions">
-                    {own && (
-                      <>
-                        <button type="button" onClick={() => refresh(s.name)}>
-                          Refresh
-                        </button>
-                        <button type="button" class="danger" onClick={() => remove(s.name)} aria-label={`Remove ${s.name}`}>
-                          Remove
-                        </button>
-                      </>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-        {selected && <Browse key={selected} api={api} schema={selected} openInEditor={openInEditor} />}
+        {/* Its own scroll box: a long error in Health must not push the table under the browser beside it. */}
+        <div class="table-wrap">
+          <table class="data sources-list" aria-label="Data sources">
+            <thead>
+              <tr>
+                <th scope="col">Schema</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Tables</th>
+                <th scope="col">Health</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(list.value ?? []).map((s) => {
+                const h = health.get(s.name);
+                const own = !['system', 'views'].includes(s.kind);
+                return (
+                  <tr key={s.name} data-source={s.name} class={selected === s.name ? 'selected' : undefined}>
+                    <th scope="row">
+                      <button
+                        type="button"
+                        class="link"
+                        onClick={() => setSelected(s.name)}
+                        aria-pressed={selected === s.name}
+                        title={s.description ?? s.connection}
+                      >
+                        {s.name}
+                      </button>
+                    </th>
+                    <td>{s.kind}</td>
+                    <td class="num">{own ? s.tables : ''}</td>
+                    <td class={`health ${h?.state ?? ''}`} title={h?.state === 'failed' ? h.message : undefined}>
+                      {h?.state === 'ok' && '● reachable'}
+                      {h?.state === 'checking' && '… checking'}
+                      {h?.state === 'empty' && '○ no tables'}
+                      {h?.state === 'failed' && `✕ ${h.message}`}
+                    </td>
+                    <td class="actions">
+                      {own && (
+                        <>
+                          <button type="button" onClick={() => refresh(s.name)}>
+                            Refresh
+                          </button>
+                          <button type="button" class="danger" onClick={() => remove(s.name)} aria-label={`Remove ${s.name}`}>
+                            Remove
+                          </button>
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+        {selected && <Browse key={`${selected}:${generation}`} api={api} schema={selected} openInEditor={openInEditor} />}
       </div>
     </div>
   );
@@ -182,28 +188,34 @@ function Browse({ api, schema, openInEditor }: { api: Api; schema: string; openI
   const [columns, setColumns] = useState<Result | null>(null);
   const [preview, setPreview] = useState<Result | null>(null);
   const [error, setError] = useState<unknown>(null);
+  // Answers can arrive out of order: only the newest request's answer is shown, so the columns or
+  // rows of one table never appear under another's name.
+  const latest = useRef(0);
   const open = async (name: string) => {
+    const request = ++latest.current;
     setTable(name);
+    setColumns(null);
     setPreview(null);
     setError(null);
     try {
-      setColumns(
-        await api.query(
-          consoleSql(
-            `SELECT "Name", "DataType", "NullType", "IsPrimaryKey" FROM SYS.Columns WHERE "SchemaName" = ${sqlLiteral(schema)} AND "TableName" = ${sqlLiteral(name)} ORDER BY "Position"`,
-          ),
+      const answer = await api.query(
+        consoleSql(
+          `SELECT "Name", "DataType", "NullType", "IsPrimaryKey" FROM SYS.Columns WHERE "SchemaName" = ${sqlLiteral(schema)} AND "TableName" = ${sqlLiteral(name)} ORDER BY "Position"`,
         ),
       );
+      if (request === latest.current) setColumns(answer);
     } catch (err) {
-      setError(err);
+      if (request === latest.current) setError(err);
     }
   };
   const show = async () => {
+    const request = ++latest.current;
     setError(null);
     try {
-      setPreview(await api.preview(schema, table!, 100));
+      const answer = await api.preview(schema, table!, 100);
+      if (request === latest.current) setPreview(answer);
     } catch (err) {
-      setError(err);
+      if (request === latest.current) setError(err);
     }
   };
   return (

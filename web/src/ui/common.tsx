@@ -115,3 +115,20 @@ export function useLoad<T>(
   }, [...deps, round]);
   return { value, error, busy, reload: () => setRound((r) => r + 1) };
 }
+
+/**
+ * Arrow keys, Home and End in a tablist (WAI-ARIA tabs): move to the neighbouring tab and select
+ * it. Only the selected tab is in the Tab order (roving tabindex), so Tab leaves the list.
+ */
+export function onTablistKey(event: KeyboardEvent): void {
+  const list = event.currentTarget as HTMLElement;
+  const tabs = Array.from(list.querySelectorAll<HTMLElement>('[role=tab]'));
+  const index = tabs.indexOf(document.activeElement as HTMLElement);
+  if (index < 0) return;
+  const target = { ArrowRight: index + 1, ArrowLeft: index - 1, Home: 0, End: tabs.length - 1 }[event.key];
+  if (target === undefined) return;
+  event.preventDefault();
+  const tab = tabs[(target + tabs.length) % tabs.length]!;
+  tab.focus();
+  tab.click();
+}
