@@ -44,7 +44,7 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     const head = await grid.locator('[role=columnheader]').allInnerTexts();
     assert.deepEqual(
       head.map((t) => t.replace(/\s+/g, ' ').trim()),
-      ['#', 'n BIGINT', 'twice BIGINT', 'odd VARCHAR'],
+      ['#', 'n INTEGER', 'twice INTEGER', 'odd VARCHAR'],
     );
     assert.equal(await grid.locator('[data-row="1"] [role=gridcell]').nth(2).innerText(), 'NULL');
     await screenshot(page, 'sql-editor');

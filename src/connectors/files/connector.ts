@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { SourceDef, TableDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, EngineNativeConnector, ImportedTable } from '../types.js';
+import { declaredTypes, SCHEMA_FILE_SUFFIX } from './declared-types.js';
 import { confineFile, confineFolder } from './paths.js';
 
 /** Column names and types of a DuckDB relation; given by the engine, which owns DuckDB. */
@@ -78,7 +79,7 @@ export class FileConnector implements EngineNativeConnector {
     const taken = new Set<string>();
     const found: Array<{ name: string; file: string; format: FileFormat }> = [];
     for (const entry of fs.readdirSync(folder).sort()) {
-      const format = formatOf(entry);
+      const format = entry.toLowerCase().endsWith(SCHEMA_FILE_SUFFIX) ? null : formatOf(entry);
       const file = format && confineFile(path.join(folder, entry), folder);
       if (!format || !file) continue;
       // regions.csv is table "regions"; when two files share a stem the later keeps its extension.
@@ -118,13 +119,20 @@ export class FileConnector implements EngineNativeConnector {
   private relationFor(file: string, format: FileFormat): string {
     const full = confineFile(path.join(this.folder(), file), this.folder());
     if (!full) throw new SourceUnreachableError(`file ${file} is missing or outside its folder`);
+    const declared = format === 'parquet' ? null : declaredTypes(this.folder(), file);
+    // Declared columns keep their types; the others are inferred (docs/sources.md).
+    const types = declared
+      ? `, ${format === 'csv' ? 'types' : 'columns'} = {${Object.entries(declared)
+          .map(([name, type]) => `${sqlLiteral(name)}: ${sqlLiteral(type)}`)
+          .join(', ')}}`
+      : '';
     switch (format) {
       case 'csv':
-        return `read_csv(${sqlLiteral(full)}, header = true, auto_detect = true)`;
+        return `read_csv(${sqlLiteral(full)}, header = true, auto_detect = true${types})`;
       case 'parquet':
         return `read_parquet(${sqlLiteral(full)})`;
       case 'json':
-        return `read_json_auto(${sqlLiteral(full)})`;
+        return `read_json_auto(${sqlLiteral(full)}${types})`;
     }
   }
 

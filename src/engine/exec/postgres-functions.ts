@@ -6,10 +6,12 @@
 import { badRequest } from '../../errors.js';
 import { fieldNames, isObject, type Json } from '../front/ast.js';
 import { dateTimeParse, dateTimeText } from './datetime-format.js';
+import { EXACT_AVERAGES, floatOnlyArgument, NUMERIC_MATH, numericArgumentsRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { postgresText, quotedLiteral, textOf } from './postgres-values.js';
 import {
   asVarchar,
   call,
+  cast,
   engineCall,
   int,
   isVolatile,
@@ -41,7 +43,9 @@ function roundCall(args: unknown[]): Json {
   const evenBelow = op('=', call('mod', [truncated, int(2)]), int(0));
   const correction = {
     CaseExpr: {
-      args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'AND_EXPR', args: [isFloat, half, evenBelow] } }, result: call('sign', [value]) } }],
+      args: [
+        { CaseWhen: { expr: { BoolExpr: { boolop: 'AND_EXPR', args: [isFloat, half, evenBelow] } }, result: engineCall('sign', [value]) } },
+      ],
       defresult: int(0),
     },
   };
@@ -56,7 +60,7 @@ function withDefaultType(fc: Json): Json {
   };
   const typed = { ...fc, args: [common, offset, fallback] };
   written.add(typed);
-  return { FuncCall: typed };
+  return sameScaleOrRefused({ FuncCall: typed }, [value, fallback], `${fieldNames(fc.funcname).join('.')} with a default`);
 }
 
 /** Calls `visit` with every FuncCall body directly in `items` (the functions of a RangeFunction). */
@@ -87,6 +91,14 @@ export function namedFunctionColumn(rangeFunction: Json): Json | null {
 export function postgresOperator(expr: Json): Json | null {
   const name = fieldNames(expr.name).join('');
   if (expr.kind === 'AEXPR_OP' && name === '#' && expr.lexpr) return call('xor', [expr.lexpr, expr.rexpr]);
+  // PostgreSQL reads a NULL beside || as text; the engine as an integer.
+  const isNull = (node: unknown) => isObject(node) && isObject(node.A_Const) && node.A_Const.isnull === true;
+  const isText = (node: unknown) => isNull(node) || (isObject(node) && isObject(node.A_Const) && isObject(node.A_Const.sval));
+  if (expr.kind === 'AEXPR_OP' && name === '||' && (isNull(expr.lexpr) || isNull(expr.rexpr)) && isText(expr.lexpr) && isText(expr.rexpr)) {
+    // The engine folds 'x' || NULL to a NULL it types as an integer: the result is cast back.
+    const text = (node: unknown) => (isNull(node) ? asVarchar(node) : node);
+    return asVarchar({ A_Expr: { ...expr, lexpr: text(expr.lexpr), rexpr: text(expr.rexpr) } });
+  }
   if (expr.kind === 'AEXPR_OP' && !expr.lexpr && (name === '|/' || name === '||/'))
     return call(name === '|/' ? 'sqrt' : 'cbrt', [expr.rexpr]);
   const symmetric = expr.kind === 'AEXPR_BETWEEN_SYM' || expr.kind === 'AEXPR_NOT_BETWEEN_SYM';
@@ -209,12 +221,152 @@ function textFunction(name: string, args: unknown[]): Json | null {
 
 const TEXT_FUNCTIONS = new Set(['format', 'quote_literal', 'to_hex', 'encode', 'decode', 'overlay']);
 
-/** Calls rewritten for PostgreSQL's meaning (null: as written). */
+/** PostgreSQL's result type of functions whose engine namesake answers another type (BIGINT for int4, ...). */
+const RESULT_TYPES: Record<string, { type: string; typmods?: number[] }> = {
+  length: { type: 'int4' },
+  char_length: { type: 'int4' },
+  character_length: { type: 'int4' },
+  octet_length: { type: 'int4' },
+  bit_length: { type: 'int4' },
+  strpos: { type: 'int4' },
+  position: { type: 'int4' },
+  array_length: { type: 'int4' },
+  array_position: { type: 'int4' },
+  json_array_length: { type: 'int4' },
+  ntile: { type: 'int4' },
+  ascii: { type: 'int4' },
+  date_part: { type: 'float8' },
+  factorial: { type: 'numeric', typmods: [38, 0] },
+  to_json: { type: 'json' },
+  array_to_json: { type: 'json' },
+  row_to_json: { type: 'json' },
+  json_agg: { type: 'json' },
+  json_build_object: { type: 'json' },
+  json_build_array: { type: 'json' },
+};
+
+/** Functions whose result is int4 when their arguments are (known here for integer literals). */
+const INT4_OF_INT4_ARGUMENTS = new Set(['gcd', 'lcm']);
+
+/** Fields whose EXTRACT is a whole number; PostgreSQL answers numeric (scale 0). */
+const WHOLE_FIELDS = new Set([
+  'year',
+  'month',
+  'day',
+  'hour',
+  'minute',
+  'dow',
+  'isodow',
+  'doy',
+  'week',
+  'quarter',
+  'century',
+  'decade',
+  'millennium',
+  'isoyear',
+  'microseconds',
+  'timezone',
+  'timezone_hour',
+  'timezone_minute',
+]);
+
+/** EXTRACT's numeric type: scale 0 for whole fields, 6 for seconds, 3 for milliseconds; other fields are refused. */
+function extractType(args: unknown[]): { type: string; typmods: number[] } {
+  const field = literalText(args[0])?.toLowerCase() ?? '';
+  if (WHOLE_FIELDS.has(field)) return { type: 'numeric', typmods: [38, 0] };
+  if (field === 'second') return { type: 'numeric', typmods: [38, 6] };
+  if (field === 'milliseconds') return { type: 'numeric', typmods: [38, 3] };
+  if (field === 'epoch') return { type: 'numeric', typmods: [38, 6] };
+  throw notAsPostgres(
+    `EXTRACT(${field || 'a field given by an expression'} FROM ...)`,
+    "Use date_part('epoch', x), which answers double precision as in PostgreSQL, or one of the calendar and clock fields.",
+  );
+}
+
+/** EXTRACT(epoch FROM x) of a timestamp, exact to the microsecond; refused for other types (PostgreSQL's scale differs). */
+function epochOf(value: unknown): Json {
+  const micros = cast(engineCall('epoch_us', [value]), 'numeric');
+  (micros.TypeCast.typeName as Json).typmods = [int(38), int(0)];
+  const unit = cast({ A_Const: { fval: { fval: '0.000001' } } }, 'numeric');
+  (unit.TypeCast.typeName as Json).typmods = [int(7), int(6)];
+  written.add(micros.TypeCast);
+  written.add(unit.TypeCast);
+  const timestamp = typeIs(value, ['TIMESTAMP', 'TIMESTAMP WITH TIME ZONE']);
+  const failure = call('error', [
+    stringConst("EXTRACT(epoch FROM ...) of a date or interval is not supported by vdb's engine; use date_part('epoch', x)"),
+  ]);
+  return {
+    CaseExpr: {
+      args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [timestamp] } }, result: failure } }],
+      defresult: op('*', micros, unit),
+    },
+  };
+}
+
+/** Calls rewritten for PostgreSQL's meaning and result type (null: as written). */
 export function postgresCall(fc: Json): Json | null {
   if (written.has(fc)) return null;
   const name = fieldNames(fc.funcname).join('.').toLowerCase();
   const args = Array.isArray(fc.args) ? (fc.args as unknown[]) : [];
+  const intLiterals = args.length > 0 && args.every((arg) => isObject(arg) && isObject(arg.A_Const) && isObject(arg.A_Const.ival));
+  const result =
+    name === 'extract' && args.length === 2
+      ? extractType(args)
+      : INT4_OF_INT4_ARGUMENTS.has(name) && intLiterals
+        ? { type: 'int4' }
+        : RESULT_TYPES[name];
+  const translated = name === 'extract' && literalText(args[0])?.toLowerCase() === 'epoch' ? epochOf(args[1]) : translatedCall(fc);
+  if (!result) return translated;
+  let value: unknown = translated;
+  if (!value) {
+    const same = { ...fc };
+    written.add(same);
+    value = { FuncCall: same };
+  }
+  // Marked as vdb's own cast, so that the cast's checks (postgres-values.ts) leave it alone.
+  const typed = { arg: value, typeName: { names: [{ String: { sval: result.type } }], typmods: result.typmods?.map(int) } };
+  written.add(typed);
+  return { TypeCast: typed };
+}
+
+function translatedCall(fc: Json): Json | null {
+  const name = fieldNames(fc.funcname).join('.').toLowerCase();
+  const args = Array.isArray(fc.args) ? (fc.args as unknown[]) : [];
   if (name === 'round' && args.length === 1 && !fc.over) return roundCall(args);
+  if (NUMERIC_MATH.has(name) && args.length > 0 && !fc.over) {
+    const guarded = numericArgumentsRefused(name, args);
+    if (guarded) {
+      const same = { ...fc, args: guarded };
+      written.add(same);
+      return { FuncCall: same };
+    }
+  }
+  if (name === 'sign' && args.length === 1 && !isVolatile(args[0])) {
+    // PostgreSQL's sign is double precision of integers and floats, numeric of numeric; the engine's a tinyint.
+    const same = { ...fc };
+    written.add(same);
+    const double = cast({ FuncCall: same }, 'float8');
+    written.add(double.TypeCast);
+    const failure = call('error', [
+      stringConst("sign() of a numeric value is not supported by vdb's engine; cast it to float8: sign(x::float8)"),
+    ]);
+    const numeric = call('starts_with', [call('typeof', [args[0]]), stringConst('DECIMAL')]);
+    return { CaseExpr: { args: [{ CaseWhen: { expr: numeric, result: failure } }], defresult: double } };
+  }
+  if (EXACT_AVERAGES.has(name) && args.length === 1) {
+    const checked = { ...fc, args: [floatOnlyArgument(name, args[0])] };
+    written.add(checked);
+    return { FuncCall: checked };
+  }
+  if (name === 'percentile_cont' && fc.agg_within_group && Array.isArray(fc.agg_order)) {
+    // PostgreSQL interpolates in double precision whatever the ordered values' type.
+    const order = fc.agg_order.map((item) =>
+      isObject(item) && isObject(item.SortBy) ? { SortBy: { ...item.SortBy, node: cast(item.SortBy.node, 'float8') } } : item,
+    );
+    const made = { ...fc, agg_order: order };
+    written.add(made);
+    return { FuncCall: made };
+  }
   if ((name === 'lag' || name === 'lead') && args.length === 3 && fc.over) return withDefaultType(fc);
   if (CAST_FUNCTIONS.has(name) && args.length === 1)
     return { TypeCast: { arg: args[0], typeName: { names: [{ String: { sval: name } }] } } };
@@ -236,6 +388,17 @@ export function postgresCall(fc: Json): Json | null {
       CaseExpr: {
         args: [
           { CaseWhen: { expr: typeIs(value, ['TIMESTAMP']), result: engineCall('to_json', [iso]) } },
+          // The engine's JSON values hold numbers as doubles: 1.50 would become 1.5.
+          {
+            CaseWhen: {
+              expr: call('starts_with', [call('typeof', [value]), stringConst('DECIMAL')]),
+              result: call('error', [
+                stringConst(
+                  "to_json() of a numeric value is not supported by vdb's engine (its JSON would drop the scale); select the value itself",
+                ),
+              ]),
+            },
+          },
           {
             CaseWhen: {
               expr: typeIs(value, ['TIMESTAMP WITH TIME ZONE']),
@@ -276,7 +439,10 @@ export function postgresCall(fc: Json): Json | null {
   if (name === 'generate_series' && !fc.over) {
     const series = { ...fc };
     written.add(series);
-    return call('unnest', [{ FuncCall: series }]);
+    const rows = refusedForDates(args[0], call('unnest', [{ FuncCall: series }]), 'generate_series() of dates');
+    // PostgreSQL's series of integers is integer (int4) when its bounds are; the engine's bigint.
+    const int4 = args.every((arg) => isObject(arg) && isObject(arg.A_Const) && isObject(arg.A_Const.ival));
+    return int4 ? cast(rows, 'int4') : rows;
   }
   const text = textFunction(name, args);
   if (text) return text;
@@ -303,6 +469,55 @@ export function postgresCall(fc: Json): Json | null {
         "Truncate to 'year', 'decade', 'quarter', 'month', 'week', 'day', 'hour', 'minute' or 'second', written as a constant.",
       );
     }
+    const same = { ...fc };
+    written.add(same);
+    return refusedForDates(args[1], { FuncCall: same }, 'date_trunc() of a date');
+  }
+  if (name === 'div' && args.length === 2 && !isVolatile(args)) {
+    // PostgreSQL's div: the quotient truncated toward zero, as numeric; the engine's // truncates too.
+    const [dividend, divisor] = args;
+    const zero = {
+      CaseExpr: {
+        args: [{ CaseWhen: { expr: op('=', divisor, int(0)), result: call('error', [stringConst('division by zero')]) } }],
+        defresult: divisor,
+      },
+    };
+    const quotient = cast(op('//', integersOnly('div', dividend, divisor), zero), 'numeric');
+    (quotient.TypeCast.typeName as Json).typmods = [int(38), int(0)];
+    written.add(quotient.TypeCast);
+    return quotient;
+  }
+  if (name === 'cardinality' && args.length === 1 && !isVolatile(args[0])) {
+    const [list] = args;
+    const nested = op('~~', call('typeof', [list]), stringConst('%[][]'));
+    const failure = call('error', [stringConst("cardinality() of a multidimensional array is not supported by vdb's engine")]);
+    const count = cast(call('len', [list]), 'int4');
+    written.add(count.TypeCast);
+    return { CaseExpr: { args: [{ CaseWhen: { expr: nested, result: failure } }], defresult: count } };
   }
   return null;
+}
+
+/** `value` when it is not a date; PostgreSQL reads a date there as timestamp with time zone, the engine as timestamp. */
+function refusedForDates(date: unknown, value: Json, what: string): Json {
+  if (isVolatile(date)) return value;
+  const failure = call('error', [
+    stringConst(
+      `${what} is not supported by vdb's engine (PostgreSQL answers timestamp with time zone, the engine timestamp); cast the date: x::timestamp`,
+    ),
+  ]);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(date, ['DATE']), result: failure } }], defresult: value } };
+}
+
+/** `dividend`, refused unless both values are integers. */
+function integersOnly(name: string, dividend: unknown, divisor: unknown): Json {
+  const integers = ['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT'];
+  const notIntegers = {
+    BoolExpr: {
+      boolop: 'NOT_EXPR',
+      args: [{ BoolExpr: { boolop: 'AND_EXPR', args: [typeIs(dividend, integers), typeIs(divisor, integers)] } }],
+    },
+  };
+  const failure = call('error', [stringConst(`${name}() of numeric values is not supported by vdb's engine; it takes integers`)]);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: notIntegers, result: failure } }], defresult: dividend } };
 }

@@ -5,6 +5,7 @@
  */
 import { badRequest } from '../../errors.js';
 import { POSTGRES_INTERVAL_TEXT } from '../../results/json.js';
+import { INTERVAL_FIELDS } from '../front/allow-list.js';
 import { fieldNames, isObject, type Json } from '../front/ast.js';
 import {
   asVarchar,
@@ -65,6 +66,33 @@ const TEXT_INPUT: Array<{ types: ReadonlySet<string>; pattern: RegExp; why: stri
     hint: 'cast to numeric first for other forms, e.g. CAST(CAST(x AS numeric(20, 0)) AS bigint).',
   },
 ];
+/**
+ * `x::numeric` of an expression: integers and numeric keep their value and scale (added to a
+ * numeric of scale 0); other values (floats, text) would need a scale per value and are refused.
+ */
+function numericOfExpression(value: unknown): Json {
+  const exact = {
+    BoolExpr: {
+      boolop: 'OR_EXPR',
+      args: [
+        call('starts_with', [call('typeof', [value]), stringConst('DECIMAL')]),
+        typeIs(value, ['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT']),
+      ],
+    },
+  };
+  const failure = call('error', [
+    stringConst(
+      "numeric without precision and scale over a float or text value is not supported by vdb's engine (PostgreSQL keeps a scale per value); give the precision and scale, e.g. CAST(x AS numeric(20, 6))",
+    ),
+  ]);
+  const checked = {
+    CaseExpr: { args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [exact] } }, result: failure } }], defresult: value },
+  };
+  const zero = { arg: int(0), typeName: { names: [{ String: { sval: 'numeric' } }], typmods: [int(38), int(0)] } };
+  written.add(zero);
+  return op('+', checked, { TypeCast: zero });
+}
+
 /** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
 export function checkedCast(cast: Json): Json | null {
   const type = typeNameOf(cast.typeName);
@@ -73,6 +101,7 @@ export function checkedCast(cast: Json): Json | null {
   const literal = literalText(cast.arg);
   if (type === 'numeric' && !typmods && !arrayBounds) {
     const exact = literal === null ? null : decimalOf(literal);
+    if (literal === null && !isVolatile(cast.arg)) return numericOfExpression(cast.arg);
     if (!exact || exact.precision > 38) {
       throw notAsPostgres(
         'numeric without precision and scale over an expression (the engine would round it to 3 decimals)',
@@ -85,6 +114,17 @@ export function checkedCast(cast: Json): Json | null {
         typeName: { ...(cast.typeName as Json), typmods: [int(exact.precision), int(exact.scale)] },
       },
     };
+  }
+  if (type === 'interval' && Array.isArray(typmods) && typmods.length === 1) {
+    // interval '2' hour: a whole number of the one field (other forms are refused).
+    const unit = INTERVAL_FIELDS[Number(literalText(typmods[0]))];
+    if (!unit || literal === null || !/^\s*[+-]?\d+\s*$/.test(literal)) {
+      throw notAsPostgres(
+        'An interval restricted to a field (INTERVAL ... YEAR) over anything but a whole number literal',
+        "Write the unit inside the literal: interval '1 year'.",
+      );
+    }
+    return { TypeCast: { arg: stringConst(`${literal.trim()} ${unit}`), typeName: { ...(cast.typeName as Json), typmods: undefined } } };
   }
   if (arrayBounds && literal !== null && isObject(cast.arg) && isObject(cast.arg.A_Const) && isObject(cast.arg.A_Const.sval)) {
     return arrayLiteral(literal, cast);

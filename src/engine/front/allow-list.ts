@@ -10,7 +10,7 @@
  */
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeName } from '@pgsql/types';
-import { fieldNames, isObject, type KindAndNode } from './ast.js';
+import { asKind, fieldNames, isObject, type KindAndNode } from './ast.js';
 import { refusalReason } from './refused-functions.js';
 
 const words = (text: string): ReadonlySet<string> => new Set(text.trim().split(/\s+/));
@@ -25,7 +25,7 @@ export const SCALAR_FUNCTIONS = words(`
   format quote_literal to_hex encode decode overlay
   age date_part date_trunc extract isfinite make_date make_time make_timestamp make_timestamptz now
   timezone to_timestamp transaction_timestamp to_char to_date
-  array_append array_cat array_length array_position array_prepend array_to_string
+  array_append array_cat array_length array_position array_prepend array_to_string cardinality div
   to_json row_to_json array_to_json json_array_length
   gen_random_uuid uuidv4 uuidv7
   float8 float4 int2 int4 int8 text bool date
@@ -34,8 +34,8 @@ export const SCALAR_FUNCTIONS = words(`
 /** Aggregates with PostgreSQL's name and meaning (also usable as window functions). */
 export const AGGREGATE_FUNCTIONS = words(`
   avg bit_and bit_or bit_xor bool_and bool_or count max min sum string_agg array_agg
-  stddev stddev_pop stddev_samp variance var_pop var_samp corr covar_pop covar_samp
-  regr_avgx regr_avgy regr_count regr_intercept regr_r2 regr_slope regr_sxx regr_sxy regr_syy
+  stddev stddev_pop stddev_samp variance var_pop var_samp covar_pop covar_samp
+  regr_avgx regr_avgy regr_count
   mode percentile_cont percentile_disc
 `);
 
@@ -173,11 +173,29 @@ function checkType(typeName: TypeName): void {
   if (name === null || !TYPES.has(name.toLowerCase()) || typeName.setof || typeName.pct_type) {
     throw refuse(`Type "${written}"`, `Types: ${[...TYPES].join(', ')} (and arrays of them).`);
   }
-  // `interval '1' year` restricts the fields of an interval: the engine reads it otherwise.
+  // `interval '1' year` restricts the fields of an interval: one field over a whole number is
+  // translated (postgres-values.ts), the engine reads the other forms otherwise.
   if (name.toLowerCase() === 'interval' && Array.isArray(typeName.typmods) && typeName.typmods.length > 0) {
-    throw refuse('An interval with fields or precision (INTERVAL ... YEAR)', "Write the unit inside the literal: interval '1 year'.");
+    const [mask] = typeName.typmods;
+    const field = typeName.typmods.length === 1 ? INTERVAL_FIELDS[Number(asKind(mask, 'A_Const')?.ival?.ival)] : undefined;
+    if (!field) {
+      throw refuse(
+        'An interval with several fields or a precision (INTERVAL ... DAY TO HOUR)',
+        "Write the units inside the literal: interval '1 day 2 hours'.",
+      );
+    }
   }
 }
+
+/** The one-field restrictions of an interval (PostgreSQL's INTERVAL_MASK bits) and their units. */
+export const INTERVAL_FIELDS: Readonly<Record<number, string>> = {
+  [1 << 1]: 'month',
+  [1 << 2]: 'year',
+  [1 << 3]: 'day',
+  [1 << 10]: 'hour',
+  [1 << 11]: 'minute',
+  [1 << 12]: 'second',
+};
 
 /**
  * Refuses (400) anything in `tree` that is not on the lists: call it on every statement a

@@ -60,6 +60,9 @@ function aliasesIn(node: Node | undefined): Set<string> {
   return aliases;
 }
 
+/** `CAST(expr AS type)`. */
+const typed = (expr: Node, type: string): Node => ({ TypeCast: { arg: expr, typeName: { names: [nameNode(type)] } } });
+
 function sumType(column: ColumnDef): string {
   const decimal = /^DECIMAL\((\d+),\s*(\d+)\)$/i.exec(column.type);
   if (decimal) return `DECIMAL(38,${decimal[2]})`;
@@ -212,8 +215,8 @@ function rewrite(
   const call = (fn: string, args: Node[]): Node => ({
     FuncCall: { funcname: [nameNode(fn)], args, funcformat: 'COERCE_EXPLICIT_CALL' },
   });
-  // A sum of counts over no rows is NULL where the count was 0.
-  const coalesceZero = (expr: Node): Node => ({ CoalesceExpr: { args: [expr, { A_Const: { ival: { ival: 0 } } }] } });
+  // A sum of counts over no rows is NULL where the count was 0; a bigint, as a count of rows is.
+  const coalesceZero = (expr: Node): Node => typed({ CoalesceExpr: { args: [expr, { A_Const: { ival: { ival: 0 } } }] } }, 'bigint');
   const partial = (fn: PartialAggregate['fn'], column: ColumnDef | null, type: string) => {
     const alias = `__agg_${aggregates.length}`;
     aggregates.push({ fn, column, alias, type });
@@ -242,7 +245,11 @@ function rewrite(
           return value;
         }
         if (name === 'count') return coalesceZero(call('sum', [partial('count', column, 'BIGINT')]));
-        if (name === 'sum') return call('sum', [partial('sum', column, sumType(column))]);
+        if (name === 'sum') {
+          // The type the engine gives the sum of the column itself: the same answer on both plans.
+          const sum = call('sum', [partial('sum', column, sumType(column))]);
+          return /^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT)/.test(column.type) ? typed(sum, 'hugeint') : sum;
+        }
         // min/max of text depend on collation: numbers and dates only.
         if (!/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL|FLOAT|DOUBLE|DATE|TIMESTAMP)/.test(column.type)) throw new Abort();
         return call(name, [partial(name as 'min' | 'max', column, column.type)]);
