@@ -66,7 +66,7 @@ describe('two instances behind nginx', { skip: noNginx }, () => {
     config = {
       trustProxy: true,
       catalog: { url: `postgres://postgres@127.0.0.1:5432/${tag}_catalog` },
-      cursors: { redisUrl: 'redis://127.0.0.1:6379', redisPrefix: `${tag}:` },
+      cursors: { redisUrl: 'redis://127.0.0.1:6379', keyPrefix: `${tag}:` },
     };
     // The first start creates the catalog (and admin); the second finds it.
     a = await startInstance('a', dir, config, PASSWORD);
