@@ -47,6 +47,8 @@ export interface Config {
     keyPrefix: string;
     /** Bytes of results in Redis, all instances together; the least recently read go first beyond it. */
     maxBytes: number;
+    /** Bytes of chunks each instance keeps of what it read from Redis (a cursor's chunks never change). */
+    cacheBytes: number;
   };
   /** Statement limits per role (security/statement-limits.ts); "*" applies to roles not listed. */
   roleLimits: Record<string, RoleLimits>;
@@ -171,6 +173,7 @@ function validate(config: Config): void {
     ['pagination.memoryBytes', config.pagination.memoryBytes],
     ['pagination.diskBytes', config.pagination.diskBytes],
     ['cursors.maxBytes', config.cursors.maxBytes],
+    ['cursors.cacheBytes', config.cursors.cacheBytes],
   ];
   for (const [name, value] of positive) {
     const allowZero = name === 'port';
@@ -355,6 +358,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       redisUrl: null,
       keyPrefix: 'vdb:',
       maxBytes: 1024 * 1024 * 1024,
+      cacheBytes: 64 * 1024 * 1024,
       ...fromFile.cursors,
       ...defined({ redisUrl: env.VDB_REDIS_URL, keyPrefix: env.VDB_REDIS_KEY_PREFIX }),
       ...defined(overrides.cursors ?? {}),

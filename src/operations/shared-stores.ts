@@ -23,7 +23,7 @@ export interface SharedStores {
 const CONNECT_WAIT_MS = 5000;
 
 export async function createSharedStores(config: Config, accessOf: (owner: string) => string): Promise<SharedStores> {
-  const { redisUrl, keyPrefix, maxBytes } = config.cursors;
+  const { redisUrl, keyPrefix, maxBytes, cacheBytes } = config.cursors;
   const idleMs = config.pagination.cursorIdleMs;
   if (redisUrl === null) {
     const cursors = new LocalCursorStore({
@@ -38,7 +38,7 @@ export async function createSharedStores(config: Config, accessOf: (owner: strin
   }
   const redis: Redis = connectRedis(redisUrl);
   await whenReady(redis, CONNECT_WAIT_MS);
-  const cursors = new RedisCursorStore(redis, { idleMs, accessOf, maxBytes, prefix: keyPrefix });
+  const cursors = new RedisCursorStore(redis, { idleMs, accessOf, maxBytes, cacheBytes, prefix: keyPrefix });
   return {
     cursors,
     throttle: new RedisThrottle(redis, config.throttle, keyPrefix),

@@ -30,6 +30,8 @@ export interface RedisCursorOptions extends CursorPolicy {
   maxBytes: number;
   /** Prepended to every key (instances that share cursors use the same one). */
   prefix: string;
+  /** Bytes of chunks this instance keeps of what it read (ChunkCache). */
+  cacheBytes: number;
 }
 
 /** Chunks fetched per Redis round trip while a page is read. */
@@ -55,15 +57,63 @@ redis.call('DEL', KEYS[5], KEYS[6])
 return bytes
 `;
 
+/**
+ * The chunks this instance read last, least recently used dropped first beyond a byte budget. A
+ * cursor's chunks never change once written and its id is never reused, so a cached chunk is
+ * always right; whether the cursor still exists and who may read it is asked of Redis on every
+ * page (get), before any chunk is cut.
+ */
+export class ChunkCache {
+  private readonly entries = new Map<string, string>();
+  private bytes = 0;
+  hits = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get(key: string): string | undefined {
+    const text = this.entries.get(key);
+    if (text === undefined) return undefined;
+    this.hits++;
+    // Map order is insertion order: moved to the end, it is the most recently used.
+    this.entries.delete(key);
+    this.entries.set(key, text);
+    return text;
+  }
+
+  set(key: string, text: string): void {
+    // UTF-16 in memory: two bytes a character.
+    const size = text.length * 2;
+    if (size > this.maxBytes || this.entries.has(key)) return;
+    for (const [oldest, old] of this.entries) {
+      if (this.bytes + size <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= old.length * 2;
+    }
+    this.entries.set(key, text);
+    this.bytes += size;
+  }
+
+  /** Drops a cursor's chunks (it was forgotten): memory back at once instead of when they age out. */
+  dropCursor(id: string): void {
+    for (const [key, text] of this.entries) {
+      if (!key.startsWith(`${id}:`)) continue;
+      this.entries.delete(key);
+      this.bytes -= text.length * 2;
+    }
+  }
+}
+
 export class RedisCursorStore implements CursorStore {
   private readonly sweeper: NodeJS.Timeout;
   private cached: CursorStats = { count: 0, rows: 0, bytes: 0 };
+  readonly chunks: ChunkCache;
 
   constructor(
     private readonly redis: Redis,
     private readonly options: RedisCursorOptions,
     private readonly now: () => number = Date.now,
   ) {
+    this.chunks = new ChunkCache(options.cacheBytes);
     this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), Math.max(1000, Math.min(options.idleMs / 4, 60_000)));
     this.sweeper.unref();
   }
@@ -145,12 +195,21 @@ export class RedisCursorStore implements CursorStore {
 
   page(cursor: Cursor, offset: number, limit: number, shape: RowShape): AsyncGenerator<string> {
     const redis = this.redis;
+    const chunks = this.chunks;
     const rowsKey = this.rowsKey(cursor.id);
+    const cacheKey = (index: number) => `${cursor.id}:${index}`;
     return cutPage(cursor, offset, limit, shape, async function* (indexes) {
       for (let i = 0; i < indexes.length; i += CHUNKS_PER_READ) {
-        const batch = indexes.slice(i, i + CHUNKS_PER_READ).map(String);
-        const texts = await withRedis(WHAT, () => redis.hmget(rowsKey, ...batch));
-        yield* texts;
+        const batch = indexes.slice(i, i + CHUNKS_PER_READ);
+        const known = batch.map((index) => chunks.get(cacheKey(index)));
+        const missing = batch.filter((_, k) => known[k] === undefined);
+        const read = missing.length > 0 ? await withRedis(WHAT, () => redis.hmget(rowsKey, ...missing.map(String))) : [];
+        for (const [k, index] of missing.entries()) {
+          const text = read[k];
+          if (typeof text === 'string') chunks.set(cacheKey(index), text);
+        }
+        let next = 0;
+        for (const text of known) yield text ?? read[next++] ?? null;
       }
     });
   }
@@ -182,6 +241,7 @@ export class RedisCursorStore implements CursorStore {
   }
 
   private async forget(id: string): Promise<void> {
+    this.chunks.dropCursor(id);
     await withRedis(WHAT, () =>
       this.redis.eval(
         FORGET,

@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config.js';
 import { LocalCursorStore } from '../../src/results/local-cursors.js';
+import type { RedisCursorStore } from '../../src/results/redis-cursors.js';
 import { whenReady } from '../../src/runtime/redis.js';
 import { REDIS_URL, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -214,6 +215,23 @@ describe('cursors in Redis', () => {
     // Expired by Redis: a 404, the same as unknown.
     await redis.del(`${prefix}cursor:${page.requestId}`);
     assert.equal((await follow(one, page.requestId!, 'limit=10')).status, 404);
+  });
+
+  test('chunks read once are cut again from memory; an expired cursor is never served from it', async () => {
+    const first = await paginate(one, EVENTS, 'limit=10');
+    assert.equal(first.status, 200, first.body);
+    const store = two.services.cursors as RedisCursorStore;
+    const before = store.chunks.hits;
+    const a = await follow(two, first.requestId!, 'limit=10&offset=100');
+    const b = await follow(two, first.requestId!, 'limit=10&offset=110');
+    assert.equal(a.status, 200, a.body);
+    assert.equal(b.status, 200, b.body);
+    assert.ok(store.chunks.hits > before, 'the second page came from the chunk cache');
+    // The same bytes as a page cut from Redis by the other instance.
+    assert.equal((await follow(one, first.requestId!, 'limit=10&offset=110')).body, b.body);
+    // Expired in Redis: 404 on the instance that holds its chunks too.
+    await redis.del(`${prefix}cursor:${first.requestId}`);
+    assert.equal((await follow(two, first.requestId!, 'limit=10&offset=110')).status, 404);
   });
 
   test('a too large result is refused with 413 and leaves no keys', async () => {
