@@ -30,13 +30,23 @@ export const notFound = (description: string, hint: string | null = null, title 
 export const forbidden = (description: string, hint: string | null = null) => new ApiError(403, 'Forbidden', description, hint);
 
 /** A data source failed (502) or could not be reached (503); the message names the source. */
-export const sourceFailed = (source: string, detail: string, unreachable: boolean) =>
-  new ApiError(
-    unreachable ? 503 : 502,
-    unreachable ? 'Data source unavailable' : 'Data source error',
-    `Data source "${source}" ${unreachable ? 'cannot be reached' : 'failed'}: ${detail}`,
-    unreachable ? 'Check that the source is running and reachable; a defined source is tried again on the next query.' : null,
-  );
+/** A data source failed or could not be reached: the error names it (the metrics count it by source). */
+export class SourceFailure extends ApiError {
+  constructor(
+    readonly source: string,
+    detail: string,
+    unreachable: boolean,
+  ) {
+    super(
+      unreachable ? 503 : 502,
+      unreachable ? 'Data source unavailable' : 'Data source error',
+      `Data source "${source}" ${unreachable ? 'cannot be reached' : 'failed'}: ${detail}`,
+      unreachable ? 'Check that the source is running and reachable; a defined source is tried again on the next query.' : null,
+    );
+  }
+}
+
+export const sourceFailed = (source: string, detail: string, unreachable: boolean) => new SourceFailure(source, detail, unreachable);
 
 export const timeoutError = (ms: number) =>
   new ApiError(

@@ -17,6 +17,7 @@ import { Engine } from './engine/engine.js';
 import { initParser } from './engine/front/parse.js';
 import { QueryLog } from './catalog/query-log.js';
 import { CURSOR_SCHEMA, type CursorStore } from './results/cursors.js';
+import { RedisCursorStore } from './results/redis-cursors.js';
 import { Lifecycle } from './operations/lifecycle.js';
 import { Metrics } from './operations/metrics.js';
 import { openSecret, sealSecret } from './security/secret-box.js';
@@ -94,7 +95,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   const auditLog = new AuditLog(config.queryLog.maxEntries, Date.now, (entry) => catalog.logs?.audit(entry));
   // Counted as they are recorded; the cursors' gauges are read when scraped.
   let cursorStats = () => ({ count: 0, rows: 0, bytes: 0 });
-  const metrics = new Metrics({ cursors: () => cursorStats() });
+  let cacheHits = (): Record<string, number> => ({});
+  const metrics = new Metrics({ cursors: () => cursorStats(), cacheHits: () => cacheHits() });
   const queryLog = new QueryLog({
     maxEntries: config.queryLog.maxEntries,
     maxAgeMs: config.queryLog.maxAgeMs,
@@ -154,28 +156,32 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   });
   const { cursors } = shared;
   cursorStats = () => cursors.stats();
+  const engine = new Engine(
+    registry,
+    runtime,
+    config.vdbName,
+    { pushdown: config.pushdown, dependentJoin: config.dependentJoin },
+    {
+      users,
+      invites,
+      auditLog,
+      // The user is gone already; cursors Redis cannot drop now expire on their own.
+      dropCursors: (owner) =>
+        cursors.dropOwner(owner).catch((err: unknown) => log.warn({ owner, err: messageOf(err) }, 'cursors of a removed user not dropped')),
+    },
+  );
+  cacheHits = () => ({
+    ...engine.cacheHits(),
+    'login-tokens': users.tokenCacheHits,
+    ...(cursors instanceof RedisCursorStore ? { 'cursor-chunks': cursors.chunks.hits } : {}),
+  });
   return {
     config,
     version: appVersion(),
     store,
     runtime,
     registry,
-    engine: new Engine(
-      registry,
-      runtime,
-      config.vdbName,
-      { pushdown: config.pushdown, dependentJoin: config.dependentJoin },
-      {
-        users,
-        invites,
-        auditLog,
-        // The user is gone already; cursors Redis cannot drop now expire on their own.
-        dropCursors: (owner) =>
-          cursors
-            .dropOwner(owner)
-            .catch((err: unknown) => log.warn({ owner, err: messageOf(err) }, 'cursors of a removed user not dropped')),
-      },
-    ),
+    engine,
     cursors,
     queryLog,
     auditLog,

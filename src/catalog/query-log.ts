@@ -22,6 +22,10 @@ export interface QueryLogEntry {
   narrowed?: boolean;
   /** The sources the statement asked (for the metrics). */
   sources?: string[];
+  /** How a SELECT was answered (for the metrics). */
+  route?: string;
+  /** The source whose failure ended the statement (for the metrics). */
+  failedSource?: string;
 }
 
 export interface QueryLogOptions {

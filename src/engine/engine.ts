@@ -11,7 +11,7 @@ import { checkAllowed } from './front/allow-list.js';
 import { asKind, fieldNames, nodeKind, statementOf, walk } from './front/ast.js';
 import { bindStatement, type BoundStatement } from './front/bind.js';
 import type { DuckRuntime } from '../runtime/duckdb.js';
-import { openExecution, openStaticExecution, type Execution } from './exec/execute.js';
+import { openExecution, openStaticExecution, type Execution, type StatementRoute } from './exec/execute.js';
 import { openSourceSelectExecution, openWholeExecution, type WholeColumns } from './exec/source-execution.js';
 import { BoundedCache, shapeOf } from './exec/statement-cache.js';
 import { chooseRoute, type Route } from './plan/route.js';
@@ -52,6 +52,15 @@ export class Engine {
   private readonly wholeTemplates = new BoundedCache<WholeTemplate | null>(1000);
   /** Statements answered from a template since the start (for the tests and operators). */
   templated = 0;
+
+  /** Hits of the engine's caches since the start, by cache (GET /metrics). */
+  cacheHits(): Record<string, number> {
+    return {
+      'statement-templates': this.wholeTemplates.hits,
+      'source-result-columns': this.wholeColumns.hits,
+      'engine-result-columns': this.learnedColumns.hits,
+    };
+  }
 
   constructor(
     readonly registry: SourceRegistry,
@@ -246,7 +255,7 @@ export class Engine {
       const execution = await this.openTemplate(template, constants, user, signal);
       if (execution) {
         this.templated++;
-        return execution;
+        return routed(execution, 'whole');
       }
     }
     // A first statement of its shape: a copy before binding rewrites it, to learn the template from.
@@ -298,7 +307,7 @@ export class Engine {
   private async openBound(bound: BoundStatement, user: UserDef, signal: AbortSignal): Promise<Opened> {
     // SELECT 1 and its kind: no source, no engine.
     const constants = constantSelect(bound);
-    if (constants) return { execution: await constantExecution(constants, this.runtime) };
+    if (constants) return { execution: routed(await constantExecution(constants, this.runtime), 'constant') };
     const route = await chooseRoute(bound, this.registry, this.options);
     const columnsKey =
       route.kind === 'federated' ? undefined : `${route.plan.source.oid}:${this.registry.generation}:${shapeOf(bound.ast)}`;
@@ -309,12 +318,16 @@ export class Engine {
         : route.kind === 'source-select'
           ? await openSourceSelectExecution(bound, route.plan, this.runtime, signal, { cache: this.learnedColumns, key: columnsKey! })
           : null;
-    if (execution) return { execution, route, columnsKey };
+    if (execution) return { execution: routed(execution, route.kind === 'whole' ? 'whole' : 'source-select'), route, columnsKey };
     const shipped = await this.openShipped(bound, signal);
-    if (shipped) return { execution: shipped };
-    return {
-      execution: await openExecution(bound, this.registry, this.runtime, { signal, user, ...this.options, learned: this.learnedColumns }),
-    };
+    if (shipped) return { execution: routed(shipped, 'shipped') };
+    const federated = await openExecution(bound, this.registry, this.runtime, {
+      signal,
+      user,
+      ...this.options,
+      learned: this.learnedColumns,
+    });
+    return { execution: routed(federated, 'federated') };
   }
 
   /** A join whose small side goes to PostgreSQL as arrays (plan/ship.ts), where that plan is chosen. */
@@ -329,6 +342,12 @@ export class Engine {
       learned: { cache: this.wholeColumns, key: `shipped:${plan.target.oid}:${this.registry.generation}:${shapeOf(bound.ast)}` },
     });
   }
+}
+
+/** Marks how a SELECT was answered (metrics). */
+function routed(execution: Execution, route: StatementRoute): Execution {
+  execution.route = route;
+  return execution;
 }
 
 /** An opened SELECT, and the route it took when a source runs it whole. */

@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics of one vdb process (GET /metrics, prom-client): HTTP requests by route
- * pattern and status with their latency, statements by outcome with their duration and rows,
- * source queries, open cursors, and Node's own process metrics. Route patterns, never raw
+ * pattern and status with their latency, statements by outcome and route with their duration,
+ * rows and result bytes, source queries and failures by source, open cursors, cache hits, and
+ * Node's own process metrics. Route patterns, never raw
  * paths: a hosted link token is a credential and must not become a label.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -13,13 +14,17 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 export interface MetricsSources {
   /** Open cursors (paginated results), the rows and bytes they hold. */
   cursors: () => { count: number; rows: number; bytes: number };
+  /** Hits of each cache since the start, by cache name. */
+  cacheHits: () => Record<string, number>;
 }
 
 export class Metrics {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly latency: Histogram<'method' | 'route'>;
-  private readonly statements: Counter<'status'>;
+  private readonly statements: Counter<'status' | 'route'>;
+  private readonly resultBytes: Counter;
+  private readonly sourceErrors: Counter<'source'>;
   private readonly statementSeconds: Histogram<'status'>;
   private readonly rows: Counter;
   private readonly sourceQueries: Counter<'source'>;
@@ -42,9 +47,27 @@ export class Metrics {
     });
     this.statements = new Counter({
       name: 'vdb_statements_total',
-      help: 'SQL statements run, by outcome (ok, error, cancelled)',
-      labelNames: ['status'],
+      help: 'SQL statements run, by outcome (ok, error, cancelled) and how a SELECT was answered (constant, whole, source-select, shipped, federated; other for the rest)',
+      labelNames: ['status', 'route'],
       registers,
+    });
+    this.resultBytes = new Counter({ name: 'vdb_result_bytes_total', help: 'Bytes of JSON results sent (rows and pages)', registers });
+    this.sourceErrors = new Counter({
+      name: 'vdb_source_errors_total',
+      help: 'Statements ended by a data source that failed or could not be reached, by source',
+      labelNames: ['source'],
+      registers,
+    });
+    // Read when scraped: each cache counts its own hits.
+    new Counter({
+      name: 'vdb_cache_hits_total',
+      help: 'Lookups answered from a cache, by cache (statement templates, result columns, login tokens, cursor chunks)',
+      labelNames: ['cache'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [cache, hits] of Object.entries(sources.cacheHits())) this.inc({ cache }, hits);
+      },
     });
     this.statementSeconds = new Histogram({
       name: 'vdb_statement_duration_seconds',
@@ -95,10 +118,16 @@ export class Metrics {
 
   /** One statement as the query log records it. */
   observeStatement(entry: QueryLogEntry, sources: readonly string[]): void {
-    this.statements.inc({ status: entry.status });
+    this.statements.inc({ status: entry.status, route: entry.route ?? 'other' });
+    if (entry.failedSource) this.sourceErrors.inc({ source: entry.failedSource });
     this.statementSeconds.observe({ status: entry.status }, entry.durationMs / 1000);
     if (entry.rows !== null) this.rows.inc(entry.rows);
     for (const source of sources) this.sourceQueries.inc({ source });
+  }
+
+  /** Bytes of a result sent to a client. */
+  countResultBytes(bytes: number): void {
+    this.resultBytes.inc(bytes);
   }
 
   /** The text exposition format that Prometheus scrapes. */

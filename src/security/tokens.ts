@@ -72,6 +72,8 @@ export function verifyToken(
  */
 export class VerifiedTokens {
   private readonly entries = new Map<string, { username: string; userSecret: string; expiresAt: number }>();
+  /** Tokens answered without verifying them again (the metrics show them). */
+  hits = 0;
 
   constructor(private readonly capacity = 10_000) {}
 
@@ -79,7 +81,10 @@ export class VerifiedTokens {
   lookup(token: string, userSecretOf: (username: string) => string | undefined, now: number): string | undefined {
     const entry = this.entries.get(token);
     if (!entry) return undefined;
-    if (entry.expiresAt > now && userSecretOf(entry.username) === entry.userSecret) return entry.username;
+    if (entry.expiresAt > now && userSecretOf(entry.username) === entry.userSecret) {
+      this.hits++;
+      return entry.username;
+    }
     this.entries.delete(token);
     return undefined;
   }

@@ -62,6 +62,11 @@ export class UserService {
   /** Login tokens verified before: checked against the user's current secret, not signed again. */
   private readonly verifiedTokens = new VerifiedTokens();
 
+  /** Login tokens answered from the verified-token cache since the start. */
+  get tokenCacheHits(): number {
+    return this.verifiedTokens.hits;
+  }
+
   constructor(
     private readonly store: CatalogStore,
     private readonly signingKey: Buffer,

@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UserDef } from '../catalog/types.js';
-import { ApiError, badRequest, timeoutError } from '../errors.js';
+import { ApiError, badRequest, SourceFailure, timeoutError } from '../errors.js';
 import type { Execution } from '../engine/exec/execute.js';
 import { cursorHeaderRow, type Cursor } from '../results/cursors.js';
 import { headerRow, type RowShape } from '../results/json.js';
@@ -29,11 +29,12 @@ function setWarnings(reply: FastifyReply, warnings: readonly string[]): void {
 const setColumnTypes = (reply: FastifyReply, columns: ReadonlyArray<{ type: { toString(): string } }>) =>
   reply.header('SQL-Column-Types', headerText(JSON.stringify(columns.map((c) => c.type.toString()))));
 
-/** What the query log keeps of the sources' queries: their text, and which sources were asked. */
+/** What the query log keeps of the sources' queries: their text, which sources were asked, and the statement's route. */
 const sourceQueriesOf = (execution?: Execution) => ({
   sourceQueries:
     execution && execution.sourceQueries.length > 0 ? execution.sourceQueries.map((q) => `${q.source}: ${q.sql}`).join('\n') : null,
   sources: execution?.sourceQueries.map((q) => q.source) ?? [],
+  route: execution?.route,
 });
 
 /** The resource a cursor belongs to: the path after any hosted-link prefix, without query. */
@@ -115,7 +116,13 @@ export async function sendResult(
     try {
       released = await services.statements.acquire(user.name, limits.maxConcurrentStatements, Date.now() + timeoutMs);
     } catch (err) {
-      record({ rows: null, status: 'error', error: err instanceof ApiError ? err.description : String(err), ...sourceQueriesOf() });
+      record({
+        rows: null,
+        status: 'error',
+        error: err instanceof ApiError ? err.description : String(err),
+        ...sourceQueriesOf(),
+        failedSource: err instanceof SourceFailure ? err.source : undefined,
+      });
       throw err;
     }
   }
@@ -140,6 +147,7 @@ export async function sendResult(
       status: cancelled ? 'cancelled' : 'error',
       error: err instanceof ApiError ? err.description : err instanceof Error ? err.message : String(err),
       ...sourceQueriesOf(execution),
+      failedSource: err instanceof SourceFailure ? err.source : undefined,
       narrowed: execution?.narrowed,
     });
   };
@@ -214,7 +222,7 @@ export async function sendResult(
   };
   setWarnings(reply, execution.warnings);
   setColumnTypes(reply, execution.columns);
-  return sendRows(reply, rows, header, finish, (err) => (error = statementError(execution.translateError(err), sql)));
+  return sendRows(reply, rows, header, finish, (err) => (error = statementError(execution.translateError(err), sql)), countBytes(services));
 }
 
 /** Serves one chunk of a cursor with the pagination headers. */
@@ -262,6 +270,7 @@ async function sendPage(
     shape === 'array' && params.headers ? cursorHeaderRow(cursor) : undefined,
     () => undefined,
     (e) => e,
+    countBytes(services),
   );
 }
 
@@ -288,12 +297,16 @@ async function* refuseBeyond(rows: AsyncGenerator<string>, produced: () => numbe
 /** Rows are gathered into writes of about this many characters (fewer system calls, same stream). */
 const WRITE_BYTES = 16 * 1024;
 
+/** Counts the bytes of what is sent (the metrics' result bytes). */
+const countBytes = (services: Services) => (text: string) => services.metrics.countResultBytes(Buffer.byteLength(text));
+
 async function sendRows(
   reply: FastifyReply,
   rows: AsyncGenerator<string>,
   header: string | undefined,
   finish: () => void,
   translateError: (err: unknown) => unknown,
+  counted: (text: string) => void,
 ): Promise<FastifyReply> {
   let first: IteratorResult<string>;
   let second: IteratorResult<string> | null = null;
@@ -309,7 +322,9 @@ async function sendRows(
     finish();
     const rowsText = first.done ? '' : (first.value ?? '');
     const opening = header !== undefined ? `[${header}${rowsText ? ',' : ''}` : '[';
-    return reply.type('application/json; charset=utf-8').send(`${opening}${rowsText}]`);
+    const text = `${opening}${rowsText}]`;
+    counted(text);
+    return reply.type('application/json; charset=utf-8').send(text);
   }
   // The rows hold a source's connection or the engine's: let go of them when the response ends,
   // also when the client left before the body was ever read (then the body never starts).
@@ -338,11 +353,13 @@ async function sendRows(
           separate = true;
         }
         if (pending.length >= WRITE_BYTES) {
+          counted(pending);
           yield pending;
           pending = '';
         }
         next = queued.shift() ?? (await rows.next());
       }
+      counted(`${pending}]`);
       yield `${pending}]`;
     } catch (err) {
       // Too late for a status: the connection is aborted, so the body is visibly incomplete.

@@ -57,14 +57,56 @@ describe('health, readiness and metrics', () => {
     assert.match(text, /vdb_http_requests_total\{method="POST",route="\/rest\/api\/query",status="400"\} [1-9]/);
     // The histogram holds both requests, whatever they took (the +Inf bucket counts every one).
     assert.match(text, /vdb_http_request_duration_seconds_bucket\{le="\+Inf",method="POST",route="\/rest\/api\/query"\} [2-9]/);
-    assert.match(text, /vdb_statements_total\{status="ok"\} [1-9]/);
-    assert.match(text, /vdb_statements_total\{status="error"\} [1-9]/);
+    assert.match(text, /vdb_statements_total\{status="ok",route="[a-z-]+"\} [1-9]/);
+    assert.match(text, /vdb_statements_total\{status="error",route="other"\} [1-9]/);
+    assert.match(text, /vdb_result_bytes_total [1-9]/);
     assert.match(text, /vdb_source_queries_total\{source="shop"\} [1-9]/);
     assert.match(text, /vdb_cursors_open 0/);
     assert.match(text, /vdb_process_resident_memory_bytes \d+/);
     assert.match(text, /vdb_nodejs_heap_size_used_bytes \d+/);
     assert.ok(!text.includes(token), 'the hosted link token is not in the metrics');
     assert.match(text, /route="\/:linkToken\/rest\/api\/status"/);
+  });
+
+  test('/metrics: statements by route, result bytes, cache hits, and failures by source', async () => {
+    const metric = async (pattern: RegExp) => Number(pattern.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1] ?? 0);
+    const constant = /vdb_statements_total\{status="ok",route="constant"\} (\d+)/;
+    const bytes = /vdb_result_bytes_total (\d+)/;
+    const [constantBefore, bytesBefore] = [await metric(constant), await metric(bytes)];
+    const one = await server.request('/rest/api/query', { body: { sql: 'SELECT 1' } });
+    assert.equal(await one.text(), '[[1]]');
+    assert.equal(await metric(constant), constantBefore + 1, 'SELECT 1 counted as answered without a source');
+    assert.equal(await metric(bytes), bytesBefore + '[[1]]'.length, 'its five bytes counted');
+    // A login token used twice: the second is answered from the verified-token cache.
+    const login = await fetch(`${server.url}/api/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }),
+    });
+    const { token } = (await login.json()) as { token: string };
+    const tokenHits = /vdb_cache_hits_total\{cache="login-tokens"\} (\d+)/;
+    const hitsBefore = await metric(tokenHits);
+    for (let i = 0; i < 2; i++)
+      assert.equal((await fetch(`${server.url}/rest/api/status`, { headers: { 'x-auth-token': token } })).status, 200);
+    assert.ok((await metric(tokenHits)) > hitsBefore, 'token cache hits counted');
+    // A PostgreSQL source whose database is then dropped: the statement's failure is counted for it.
+    const pgAdmin = await pgClient();
+    const database = `vdbt_metrics_${process.pid}`;
+    try {
+      await pgAdmin.query(`CREATE DATABASE ${database}`);
+      const added = await server.request('/rest/api/source', {
+        body: { name: 'pgm', template: 'postgresql', connectionProps: `host=127.0.0.1,port=5432,db=${database},user-name=postgres` },
+      });
+      assert.equal(added.status, 201, await added.text());
+      await pgAdmin.query(`DROP DATABASE ${database} WITH (FORCE)`);
+      // Its tables are read again from a database that is gone: a source failure, named pgm.
+      const refreshed = await server.request('/rest/api/query', { body: { sql: "CALL SYSADMIN.refreshDataSource('pgm')" } });
+      assert.ok(refreshed.status >= 500, await refreshed.text());
+      assert.ok((await metric(/vdb_source_errors_total\{source="pgm"\} (\d+)/)) >= 1, 'the failure counted for pgm');
+    } finally {
+      await pgAdmin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await pgAdmin.end();
+    }
   });
 
   test('a paginated result shows in the cursor gauges', async () => {

@@ -25,6 +25,9 @@ export interface ResultWindow {
   offset?: number;
 }
 
+/** How a SELECT is answered: without a source, whole at one, a source SELECT, a join shipped to PostgreSQL, or federated. */
+export type StatementRoute = 'constant' | 'whole' | 'source-select' | 'shipped' | 'federated';
+
 /**
  * An open statement whose result is ready to be read: streamed as JSON, or written whole into
  * an engine table (for pagination). Either the engine computes it, or (whole-statement
@@ -48,6 +51,8 @@ export interface Execution {
   translateError(err: unknown): unknown;
   /** The statement reads data narrowed for its user: its source queries are not shown to them. */
   narrowed?: boolean;
+  /** How a SELECT was answered (the metrics count statements by it); unset for other statements. */
+  route?: StatementRoute;
   /**
    * Every temporary relation the engine holds for this statement, with its rows: what a narrowed
    * user's statement can reach of the engine (the tests prove it holds nothing hidden).

@@ -8,12 +8,15 @@ import { isObject } from '../front/ast.js';
 
 export class BoundedCache<V> {
   private readonly entries = new Map<string, V>();
+  /** Lookups that found their entry (the metrics show them). */
+  hits = 0;
 
   constructor(private readonly capacity: number) {}
 
   get(key: string): V | undefined {
     const value = this.entries.get(key);
     if (value === undefined) return undefined;
+    this.hits++;
     // Most recently used last: Map keeps insertion order.
     this.entries.delete(key);
     this.entries.set(key, value);
