@@ -16,6 +16,7 @@ import type { UserDef } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
 import { Engine } from '../../src/engine/engine.js';
 import { createServices, type Services } from '../../src/services.js';
+import { dropTagged, engineRows } from './fixtures.js';
 
 const PG = { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' };
 const MY = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
@@ -72,26 +73,10 @@ before(async () => {
 
 after(async () => {
   await services?.close();
-  const client = new pg.Client(PG);
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${tag} CASCADE`);
-  await client.end();
-  const my = await mysql.createConnection(MY);
-  await my.query(`DROP DATABASE IF EXISTS ${tag}`);
-  await my.end();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await dropTagged(tag, dataDir);
 });
 
-async function rows(engine: Engine, sql: string): Promise<{ json: string; sourceSql: string[] }> {
-  const execution = await engine.open(sql, admin, new AbortController().signal);
-  try {
-    const parts: string[] = [];
-    for await (const part of execution.stream('array', {}, {})) parts.push(part);
-    return { json: `[${parts.join(',')}]`, sourceSql: execution.sourceQueries.map((q) => q.sql) };
-  } finally {
-    execution.close();
-  }
-}
+const rows = (engine: Engine, sql: string) => engineRows(engine, admin, sql);
 
 const CASES: Array<[string, string]> = [
   ['int4 column, bigint keys beyond its range', 'SELECT f.id, k.n FROM pg.facts f JOIN my.keys k ON k.i = f.id ORDER BY 1, 2'],

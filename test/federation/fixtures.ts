@@ -9,6 +9,8 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
+import type { UserDef } from '../../src/catalog/types.js';
+import type { Engine } from '../../src/engine/engine.js';
 
 export const CUSTOMERS = [
   [1, 'Alice', 'DE', 'enterprise', '10.50', '2025-01-03'],
@@ -135,4 +137,28 @@ export async function createFixture(dir: string): Promise<Fixture> {
       fs.rmSync(filesFolder, { recursive: true, force: true });
     },
   };
+}
+
+/** Drops what a test made under `tag`: its PostgreSQL schema, its MariaDB database, its data directory. */
+export async function dropTagged(tag: string, dataDir: string): Promise<void> {
+  const client = new pg.Client(PG);
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS ${tag} CASCADE`);
+  await client.end();
+  const my = await mysql.createConnection(MY);
+  await my.query(`DROP DATABASE IF EXISTS ${tag}`);
+  await my.end();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+/** A statement run on `engine` as `user`: its rows as one JSON text, and the SQL each source received. */
+export async function engineRows(engine: Engine, user: UserDef, sql: string): Promise<{ json: string; sourceSql: string[] }> {
+  const execution = await engine.open(sql, user, new AbortController().signal);
+  try {
+    const parts: string[] = [];
+    for await (const part of execution.stream('array', {}, {})) parts.push(part);
+    return { json: `[${parts.join(',')}]`, sourceSql: execution.sourceQueries.map((q) => q.sql) };
+  } finally {
+    execution.close();
+  }
 }
