@@ -98,14 +98,17 @@ function numericOfExpression(value: Node): Node {
 
 /** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
 export function checkedCast(cast: TypeCast): Node | null {
+  const arg = cast.arg;
+  // The parser gives every cast an argument.
+  if (!arg) return null;
   const type = typeNameOf(cast.typeName);
   const typmods = cast.typeName?.typmods;
   const arrayBounds = cast.typeName?.arrayBounds;
-  const literal = literalText(cast.arg);
-  const stringLiteral = isStringConst(cast.arg);
+  const literal = literalText(arg);
+  const stringLiteral = isStringConst(arg);
   if (type === 'numeric' && !typmods && !arrayBounds) {
     const exact = literal === null ? null : decimalOf(literal);
-    if (literal === null && !isVolatile(cast.arg)) return numericOfExpression(cast.arg!);
+    if (literal === null && !isVolatile(arg)) return numericOfExpression(arg);
     if (!exact || exact.precision > 38) {
       throw notAsPostgres(
         'numeric without precision and scale over an expression (the engine would round it to 3 decimals)',
@@ -138,7 +141,7 @@ export function checkedCast(cast: TypeCast): Node | null {
   }
   if (type === 'varchar' && Array.isArray(typmods) && typmods.length === 1 && !arrayBounds) {
     // An explicit cast to varchar(n) cuts the text to n characters in PostgreSQL.
-    return { TypeCast: { arg: call('left', [asVarchar(cast.arg!), typmods[0]!]), typeName: cast.typeName } };
+    return { TypeCast: { arg: call('left', [asVarchar(arg), typmods[0]!]), typeName: cast.typeName } };
   }
   if (type === 'bool' && literal !== null && !arrayBounds && stringLiteral) {
     const value = booleanOf(literal);
@@ -146,7 +149,7 @@ export function checkedCast(cast: TypeCast): Node | null {
     return { TypeCast: { arg: stringConst(String(value)), typeName: cast.typeName } };
   }
   if (TEXT_TYPES.has(type) && !typmods && !arrayBounds && literal === null) {
-    const written = postgresText(cast.arg!, 'true');
+    const written = postgresText(arg, 'true');
     if (written) return { TypeCast: { arg: written, typeName: cast.typeName } };
   }
   const input = arrayBounds ? undefined : TEXT_INPUT.find((rule) => rule.types.has(type));
@@ -156,14 +159,14 @@ export function checkedCast(cast: TypeCast): Node | null {
     if (!input.pattern.test(text)) throw notAsPostgres(`The ${type} input '${text}' (${input.why})`, input.hint);
     return null;
   }
-  if (literal !== null || isVolatile(cast.arg)) return null;
+  if (literal !== null || isVolatile(arg)) return null;
   // Text that reaches the cast while the statement runs is checked the same way, in the engine.
   const wrong: Node = {
     BoolExpr: {
       boolop: 'AND_EXPR',
       args: [
-        typeIs(cast.arg!, ['VARCHAR']),
-        { BoolExpr: { boolop: 'NOT_EXPR', args: [call('regexp_full_match', [asVarchar(cast.arg!), stringConst(input.pattern.source)])] } },
+        typeIs(arg, ['VARCHAR']),
+        { BoolExpr: { boolop: 'NOT_EXPR', args: [call('regexp_full_match', [asVarchar(arg), stringConst(input.pattern.source)])] } },
       ],
     },
   };
