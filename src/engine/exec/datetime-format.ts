@@ -5,10 +5,11 @@
  * caller rather than read otherwise. PostgreSQL's documentation, "Template Patterns for
  * Date/Time Formatting", is the reference.
  */
+import type { Node } from '@pgsql/types';
 import { call, cast, int, op, stringConst } from './syntax-nodes.js';
 
 /** How one pattern is written: a strftime format, or an expression over the value. */
-type Piece = { strftime: string } | { build: (value: unknown) => unknown };
+type Piece = { strftime: string } | { build: (value: Node) => Node };
 
 const strf = (format: string): Piece => ({ strftime: format });
 const padded = (format: string, width: number, change?: 'upper' | 'lower'): Piece => ({
@@ -17,7 +18,7 @@ const padded = (format: string, width: number, change?: 'upper' | 'lower'): Piec
 const named = (format: string, change?: 'upper' | 'lower'): Piece => ({
   build: (value) => cased(call('strftime', [value, stringConst(format)]), change),
 });
-const cased = (node: unknown, change?: 'upper' | 'lower') => (change ? call(change, [node]) : node);
+const cased = (node: Node, change?: 'upper' | 'lower'): Node => (change ? call(change, [node]) : node);
 const part = (field: string, width: number): Piece => ({
   build: (value) => call('lpad', [cast(call('date_part', [stringConst(field), value]), 'varchar'), int(width), stringConst('0')]),
 });
@@ -110,10 +111,10 @@ function tokenize(template: string): Token[] | null {
  * to_char(value, template) for a date or timestamp value and a constant template: the text
  * PostgreSQL writes, as one concatenation; null when the template has a pattern not translated.
  */
-export function dateTimeText(value: unknown, template: string): unknown {
+export function dateTimeText(value: Node, template: string): Node | null {
   const tokens = tokenize(template);
   if (!tokens) return null;
-  const pieces: unknown[] = [];
+  const pieces: Node[] = [];
   let format = '';
   const flush = () => {
     if (format) pieces.push(call('strftime', [value, stringConst(format)]));
@@ -141,7 +142,7 @@ export function dateTimeText(value: unknown, template: string): unknown {
   }
   flush();
   if (pieces.length === 0) return stringConst('');
-  return pieces.length === 1 ? pieces[0] : call('concat', pieces);
+  return pieces.length === 1 ? pieces[0]! : call('concat', pieces);
 }
 
 /** strptime's format for to_date/to_timestamp's template, or null when it cannot be read alike. */

@@ -5,45 +5,26 @@
  * a message saying what to write instead: the engine's checks here are constant per statement
  * (they ask the values' types), so they cost nothing per row.
  */
-import { isObject, type Json } from '../front/ast.js';
-import { call, isVolatile, op, stringConst } from './syntax-nodes.js';
+import type { Node } from '@pgsql/types';
+import { call, int, isNullConst, isVolatile, op, stringConst, TYPE_NAMES_OF_FLOATS, typeIs } from './syntax-nodes.js';
 
-const or = (args: unknown[]): unknown => (args.length === 1 ? args[0] : { BoolExpr: { boolop: 'OR_EXPR', args } });
-const and = (args: unknown[]): unknown => ({ BoolExpr: { boolop: 'AND_EXPR', args } });
-const not = (arg: unknown): unknown => ({ BoolExpr: { boolop: 'NOT_EXPR', args: [arg] } });
-const isNullConstant = (node: unknown) => isObject(node) && isObject(node.A_Const) && node.A_Const.isnull === true;
+const or = (args: Node[]): Node => (args.length === 1 ? args[0]! : { BoolExpr: { boolop: 'OR_EXPR', args } });
+const and = (args: Node[]): Node => ({ BoolExpr: { boolop: 'AND_EXPR', args } });
+const not = (arg: Node): Node => ({ BoolExpr: { boolop: 'NOT_EXPR', args: [arg] } });
 
-const typeOf = (value: unknown) => call('typeof', [value]);
-const isDecimal = (value: unknown) => call('starts_with', [typeOf(value), stringConst('DECIMAL')]);
-const isFloat = (value: unknown) => ({
-  A_Expr: {
-    kind: 'AEXPR_IN',
-    name: [{ String: { sval: '=' } }],
-    lexpr: typeOf(value),
-    rexpr: { List: { items: ['DOUBLE', 'FLOAT'].map(stringConst) } },
-  },
-});
+const typeOf = (value: Node) => call('typeof', [value]);
+const isDecimal = (value: Node) => call('starts_with', [typeOf(value), stringConst('DECIMAL')]);
+const isFloat = (value: Node): Node => typeIs(value, TYPE_NAMES_OF_FLOATS);
 const INTEGER_TYPES = ['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT'];
-const isExact = (value: unknown) =>
-  or([
-    isDecimal(value),
-    {
-      A_Expr: {
-        kind: 'AEXPR_IN',
-        name: [{ String: { sval: '=' } }],
-        lexpr: typeOf(value),
-        rexpr: { List: { items: INTEGER_TYPES.map(stringConst) } },
-      },
-    },
-  ]);
+const isExact = (value: Node) => or([isDecimal(value), typeIs(value, INTEGER_TYPES)]);
 /** The scale of a value as PostgreSQL's numeric would hold it: a DECIMAL's own, 0 for integers. */
-const scaleOf = (value: unknown) => ({
+const scaleOf = (value: Node): Node => ({
   CaseExpr: {
     args: [
       {
         CaseWhen: {
           expr: isDecimal(value),
-          result: call('regexp_extract', [typeOf(value), stringConst(',(\\d+)\\)'), { A_Const: { ival: { ival: 1 } } }]),
+          result: call('regexp_extract', [typeOf(value), stringConst(',(\\d+)\\)'), int(1)]),
         },
       },
     ],
@@ -54,7 +35,7 @@ const scaleOf = (value: unknown) => ({
 const refusal = (what: string, hint: string) => call('error', [stringConst(`${what} is not supported by vdb's engine: ${hint}`)]);
 
 /** `CASE WHEN condition THEN error(...) ELSE value END`. */
-const unless = (condition: unknown, failure: unknown, value: unknown): Json => ({
+const unless = (condition: Node, failure: Node, value: Node | undefined): Node => ({
   CaseExpr: { args: [{ CaseWhen: { expr: condition, result: failure } }], defresult: value },
 });
 
@@ -62,8 +43,8 @@ const unless = (condition: unknown, failure: unknown, value: unknown): Json => (
  * True while the statement runs when `values` mix numeric scales (one of them a DECIMAL, none a
  * float, not all of one scale); null when they cannot be told (volatile, fewer than two).
  */
-function mixedScales(values: unknown[]): unknown {
-  const typed = values.filter((v) => !isNullConstant(v));
+function mixedScales(values: Array<Node | undefined>): Node | null {
+  const typed = values.filter((v): v is Node => v !== undefined && !isNullConst(v));
   if (typed.length < 2 || isVolatile(typed)) return null;
   const scales = typed.map(scaleOf);
   return and([or(typed.map(isDecimal)), not(or(typed.map(isFloat))), or(scales.slice(1).map((scale) => op('<>', scales[0], scale)))]);
@@ -73,7 +54,7 @@ const MIXED_HINT =
   'PostgreSQL keeps each numeric value with its own scale, the engine gives them one; write the values with one scale (coalesce(x, 0.00)) or cast them to float8.';
 
 /** `expr` (COALESCE, GREATEST/LEAST, CASE, lag/lead with a default) refused when `values` mix numeric scales. */
-export function sameScaleOrRefused(expr: Json, values: unknown[], what: string): Json {
+export function sameScaleOrRefused(expr: Node, values: Array<Node | undefined>, what: string): Node {
   const condition = mixedScales(values);
   return condition ? unless(condition, refusal(`${what} over numeric values of different scales`, MIXED_HINT), expr) : expr;
 }
@@ -82,7 +63,7 @@ export function sameScaleOrRefused(expr: Json, values: unknown[], what: string):
 export const EXACT_AVERAGES = new Set(['avg', 'stddev', 'stddev_samp', 'stddev_pop', 'variance', 'var_samp', 'var_pop']);
 
 /** The argument of avg(x) and kin, refused when exact (integers, numeric): PostgreSQL answers numeric there. */
-export function floatOnlyArgument(name: string, value: unknown): Json {
+export function floatOnlyArgument(name: string, value: Node): Node {
   const failure = refusal(
     `${name}() of integers or numeric`,
     `PostgreSQL answers numeric with as many as 16 or more digits, the engine a double; write ${name}(x::float8) for a double, or round(${name}(x::float8), n).`,
@@ -91,7 +72,7 @@ export function floatOnlyArgument(name: string, value: unknown): Json {
 }
 
 /** Dividing by `divisor`: refused when numeric division would answer numeric in PostgreSQL (a double in the engine). */
-export function numericDivisionRefused(dividend: unknown, divisor: unknown): { condition: unknown; failure: unknown } | null {
+export function numericDivisionRefused(dividend: Node, divisor: Node): { condition: Node; failure: Node } | null {
   if (isVolatile([dividend, divisor])) return null;
   return {
     condition: and([or([isDecimal(dividend), isDecimal(divisor)]), not(or([isFloat(dividend), isFloat(divisor)]))]),
@@ -106,7 +87,7 @@ export function numericDivisionRefused(dividend: unknown, divisor: unknown): { c
 export const NUMERIC_MATH = new Set(['power', 'pow', 'log', 'log10', 'ln', 'exp', 'sqrt']);
 
 /** The arguments of `name`, the first refused when a numeric one (and no float) is among them; null when volatile. */
-export function numericArgumentsRefused(name: string, args: unknown[]): unknown[] | null {
+export function numericArgumentsRefused(name: string, args: Node[]): Node[] | null {
   if (isVolatile(args)) return null;
   // log(b, x) has no double precision form in PostgreSQL: numeric unless a float is among them.
   const exact = name === 'log' && args.length === 2 ? or(args.map(isExact)) : or(args.map(isDecimal));
@@ -115,5 +96,5 @@ export function numericArgumentsRefused(name: string, args: unknown[]): unknown[
     `${name}() of numeric values`,
     `PostgreSQL answers numeric with a scale of its own choosing, the engine a double; cast the argument to float8: ${name}(x::float8).`,
   );
-  return [unless(condition, failure, args[0]), ...args.slice(1)];
+  return [unless(condition, failure, args[0]!), ...args.slice(1)];
 }

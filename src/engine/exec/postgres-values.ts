@@ -6,11 +6,13 @@
 import { badRequest } from '../../errors.js';
 import { POSTGRES_INTERVAL_TEXT } from '../../results/json.js';
 import { INTERVAL_FIELDS } from '../front/allow-list.js';
-import { fieldNames, isObject, type Json } from '../front/ast.js';
+import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
+import { asKind, fieldNames, nameNode } from '../front/ast.js';
 import {
   asVarchar,
   call,
   int,
+  isStringConst,
   isVolatile,
   literalText,
   notAsPostgres,
@@ -18,6 +20,7 @@ import {
   stringConst,
   TYPE_NAMES_OF_FLOATS,
   typeIs,
+  typeNamed,
   written,
 } from './syntax-nodes.js';
 
@@ -33,8 +36,8 @@ function decimalOf(text: string): { precision: number; scale: number } | null {
   return { precision: Math.max(1, integerDigits) + scale, scale };
 }
 
-export const typeNameOf = (typeName: unknown): string =>
-  isObject(typeName)
+export const typeNameOf = (typeName: TypeName | undefined): string =>
+  typeName
     ? fieldNames(typeName.names)
         .filter((part) => part !== 'pg_catalog')
         .join('.')
@@ -70,8 +73,8 @@ const TEXT_INPUT: Array<{ types: ReadonlySet<string>; pattern: RegExp; why: stri
  * `x::numeric` of an expression: integers and numeric keep their value and scale (added to a
  * numeric of scale 0); other values (floats, text) would need a scale per value and are refused.
  */
-function numericOfExpression(value: unknown): Json {
-  const exact = {
+function numericOfExpression(value: Node): Node {
+  const exact: Node = {
     BoolExpr: {
       boolop: 'OR_EXPR',
       args: [
@@ -85,23 +88,27 @@ function numericOfExpression(value: unknown): Json {
       "numeric without precision and scale over a float or text value is not supported by vdb's engine (PostgreSQL keeps a scale per value); give the precision and scale, e.g. CAST(x AS numeric(20, 6))",
     ),
   ]);
-  const checked = {
+  const checked: Node = {
     CaseExpr: { args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [exact] } }, result: failure } }], defresult: value },
   };
-  const zero = { arg: int(0), typeName: { names: [{ String: { sval: 'numeric' } }], typmods: [int(38), int(0)] } };
+  const zero: TypeCast = { arg: int(0), typeName: { names: [nameNode('numeric')], typmods: [int(38), int(0)] } };
   written.add(zero);
   return op('+', checked, { TypeCast: zero });
 }
 
 /** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
-export function checkedCast(cast: Json): Json | null {
+export function checkedCast(cast: TypeCast): Node | null {
+  const arg = cast.arg;
+  // The parser gives every cast an argument.
+  if (!arg) return null;
   const type = typeNameOf(cast.typeName);
-  const typmods = isObject(cast.typeName) ? cast.typeName.typmods : undefined;
-  const arrayBounds = isObject(cast.typeName) ? cast.typeName.arrayBounds : undefined;
-  const literal = literalText(cast.arg);
+  const typmods = cast.typeName?.typmods;
+  const arrayBounds = cast.typeName?.arrayBounds;
+  const literal = literalText(arg);
+  const stringLiteral = isStringConst(arg);
   if (type === 'numeric' && !typmods && !arrayBounds) {
     const exact = literal === null ? null : decimalOf(literal);
-    if (literal === null && !isVolatile(cast.arg)) return numericOfExpression(cast.arg);
+    if (literal === null && !isVolatile(arg)) return numericOfExpression(arg);
     if (!exact || exact.precision > 38) {
       throw notAsPostgres(
         'numeric without precision and scale over an expression (the engine would round it to 3 decimals)',
@@ -111,7 +118,7 @@ export function checkedCast(cast: Json): Json | null {
     return {
       TypeCast: {
         ...cast,
-        typeName: { ...(cast.typeName as Json), typmods: [int(exact.precision), int(exact.scale)] },
+        typeName: { ...cast.typeName, typmods: [int(exact.precision), int(exact.scale)] },
       },
     };
   }
@@ -124,9 +131,9 @@ export function checkedCast(cast: Json): Json | null {
         "Write the unit inside the literal: interval '1 year'.",
       );
     }
-    return { TypeCast: { arg: stringConst(`${literal.trim()} ${unit}`), typeName: { ...(cast.typeName as Json), typmods: undefined } } };
+    return { TypeCast: { arg: stringConst(`${literal.trim()} ${unit}`), typeName: { ...cast.typeName, typmods: undefined } } };
   }
-  if (arrayBounds && literal !== null && isObject(cast.arg) && isObject(cast.arg.A_Const) && isObject(cast.arg.A_Const.sval)) {
+  if (arrayBounds && literal !== null && stringLiteral) {
     return arrayLiteral(literal, cast);
   }
   if (type === 'bpchar' && !arrayBounds) {
@@ -134,39 +141,32 @@ export function checkedCast(cast: Json): Json | null {
   }
   if (type === 'varchar' && Array.isArray(typmods) && typmods.length === 1 && !arrayBounds) {
     // An explicit cast to varchar(n) cuts the text to n characters in PostgreSQL.
-    return { TypeCast: { arg: call('left', [asVarchar(cast.arg), typmods[0]]), typeName: cast.typeName } };
+    return { TypeCast: { arg: call('left', [asVarchar(arg), typmods[0]!]), typeName: cast.typeName } };
   }
-  if (
-    type === 'bool' &&
-    literal !== null &&
-    !arrayBounds &&
-    isObject(cast.arg) &&
-    isObject(cast.arg.A_Const) &&
-    isObject(cast.arg.A_Const.sval)
-  ) {
+  if (type === 'bool' && literal !== null && !arrayBounds && stringLiteral) {
     const value = booleanOf(literal);
     if (value === null) throw badRequest(`invalid input syntax for type boolean: "${literal}"`, 'Use true/false, yes/no, on/off or 1/0.');
     return { TypeCast: { arg: stringConst(String(value)), typeName: cast.typeName } };
   }
   if (TEXT_TYPES.has(type) && !typmods && !arrayBounds && literal === null) {
-    const written = postgresText(cast.arg, 'true');
+    const written = postgresText(arg, 'true');
     if (written) return { TypeCast: { arg: written, typeName: cast.typeName } };
   }
   const input = arrayBounds ? undefined : TEXT_INPUT.find((rule) => rule.types.has(type));
   if (!input) return null;
-  const text = isObject(cast.arg) && isObject(cast.arg.A_Const) && isObject(cast.arg.A_Const.sval) ? literal : null;
+  const text = stringLiteral ? literal : null;
   if (text !== null) {
     if (!input.pattern.test(text)) throw notAsPostgres(`The ${type} input '${text}' (${input.why})`, input.hint);
     return null;
   }
-  if (literal !== null || isVolatile(cast.arg)) return null;
+  if (literal !== null || isVolatile(arg)) return null;
   // Text that reaches the cast while the statement runs is checked the same way, in the engine.
-  const wrong = {
+  const wrong: Node = {
     BoolExpr: {
       boolop: 'AND_EXPR',
       args: [
-        typeIs(cast.arg, ['VARCHAR']),
-        { BoolExpr: { boolop: 'NOT_EXPR', args: [call('regexp_full_match', [asVarchar(cast.arg), stringConst(input.pattern.source)])] } },
+        typeIs(arg, ['VARCHAR']),
+        { BoolExpr: { boolop: 'NOT_EXPR', args: [call('regexp_full_match', [asVarchar(arg), stringConst(input.pattern.source)])] } },
       ],
     },
   };
@@ -183,10 +183,10 @@ export function checkedCast(cast: Json): Json | null {
  * arrays refused (PostgreSQL writes {1,2}). Decided
  * by the value's type in the engine; null when `value` cannot be duplicated.
  */
-export function postgresText(value: unknown, booleans: 'true' | 't'): Json | null {
+export function postgresText(value: Node, booleans: 'true' | 't'): Node | null {
   if (isVolatile(value)) return null;
-  const float = { TypeCast: { arg: asVarchar(value), typeName: { names: [{ String: { sval: 'double' } }] } } };
-  const floatText = {
+  const float: Node = { TypeCast: { arg: asVarchar(value), typeName: typeNamed('double') } };
+  const floatText: Node = {
     CaseExpr: {
       args: [
         { CaseWhen: { expr: call('isnan', [float]), result: stringConst('NaN') } },
@@ -200,14 +200,14 @@ export function postgresText(value: unknown, booleans: 'true' | 't'): Json | nul
                 args: [op('=', float, call('trunc', [float])), op('<', call('abs', [float]), { A_Const: { fval: { fval: '1e15' } } })],
               },
             },
-            result: asVarchar({ TypeCast: { arg: float, typeName: { names: [{ String: { sval: 'bigint' } }] } } }),
+            result: asVarchar({ TypeCast: { arg: float, typeName: typeNamed('bigint') } }),
           },
         },
       ],
       defresult: asVarchar(float),
     },
   };
-  const cases: unknown[] = [
+  const cases: Node[] = [
     { CaseWhen: { expr: typeIs(value, TYPE_NAMES_OF_FLOATS), result: floatText } },
     {
       CaseWhen: {
@@ -219,9 +219,9 @@ export function postgresText(value: unknown, booleans: 'true' | 't'): Json | nul
     },
   ];
   // bytea in PostgreSQL's hex output; intervals with its month unit spelling (1 mon, 9 mons).
-  const bytes = { TypeCast: { arg: asVarchar(value), typeName: { names: [{ String: { sval: 'blob' } }] } } };
+  const bytes: Node = { TypeCast: { arg: asVarchar(value), typeName: typeNamed('blob') } };
   cases.push({ CaseWhen: { expr: typeIs(value, ['BLOB']), result: op('||', stringConst('\\x'), call('lower', [call('hex', [bytes])])) } });
-  const replaced = POSTGRES_INTERVAL_TEXT.replacements.reduce<unknown>(
+  const replaced = POSTGRES_INTERVAL_TEXT.replacements.reduce<Node>(
     (text, [from, to]) => call('replace', [text, stringConst(from), stringConst(to)]),
     asVarchar(value),
   );
@@ -238,7 +238,7 @@ const TEXT_TYPES = new Set(['text', 'varchar']);
  * A one-dimensional array written as PostgreSQL text ('{1,2,NULL}', '{"a b",c}') as an ARRAY of
  * casts of its elements; other forms (nested, with bounds) are refused.
  */
-function arrayLiteral(text: string, cast: Json): Json {
+function arrayLiteral(text: string, cast: TypeCast): Node {
   const refuse = () =>
     notAsPostgres(`The array input '${text}' in this form`, "Write a one-dimensional array such as '{1,2,3}', or ARRAY[1, 2, 3].");
   const body = /^\s*\{(.*)\}\s*$/s.exec(text)?.[1];
@@ -253,9 +253,9 @@ function arrayLiteral(text: string, cast: Json): Json {
     }
     if (item.lastIndex !== body.length && item.lastIndex !== 0) throw refuse();
   }
-  const typeName = cast.typeName as Json;
-  const elementType = { ...typeName, arrayBounds: undefined };
-  const items = elements.map((element) =>
+  const typeName = cast.typeName;
+  const elementType: TypeName = { ...typeName, arrayBounds: undefined };
+  const items = elements.map((element): Node =>
     element === null
       ? { TypeCast: { arg: { A_Const: { isnull: true } }, typeName: elementType } }
       : { TypeCast: { arg: stringConst(element), typeName: elementType } },
@@ -273,7 +273,7 @@ function booleanOf(text: string): boolean | null {
 }
 
 /** quote_literal's text: in quotes, quotes doubled; with backslashes, PostgreSQL's E'' form. */
-export function quotedLiteral(text: unknown): Json {
+export function quotedLiteral(text: Node): Node {
   const doubled = call('replace', [text, stringConst("'"), stringConst("''")]);
   const escaped = call('replace', [doubled, stringConst('\\'), stringConst('\\\\')]);
   const hasBackslash = op('>', call('strpos', [text, stringConst('\\')]), int(0));
@@ -287,11 +287,11 @@ export function quotedLiteral(text: unknown): Json {
 }
 
 /** A value as format('%s') and quote_literal see it: PostgreSQL's text of the value. */
-export function textOf(value: unknown, booleans: 'true' | 't'): unknown {
-  if (isObject(value) && isObject(value.A_Const)) {
-    const constant = value.A_Const;
-    if (isObject(constant.boolval)) return stringConst(constant.boolval.boolval ? booleans : booleans === 't' ? 'f' : 'false');
-    return isObject(constant.sval) ? value : asVarchar(value);
+export function textOf(value: Node, booleans: 'true' | 't'): Node {
+  const constant: A_Const | undefined = asKind(value, 'A_Const');
+  if (constant) {
+    if (constant.boolval) return stringConst(constant.boolval.boolval ? booleans : booleans === 't' ? 'f' : 'false');
+    return constant.sval ? value : asVarchar(value);
   }
   return postgresText(value, booleans) ?? asVarchar(value);
 }

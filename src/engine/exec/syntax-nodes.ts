@@ -3,22 +3,32 @@
  * postgres-functions.ts): constructors of the parse-tree nodes they write, and what they ask of
  * the nodes they read.
  */
+import type { A_Expr, FuncCall, Node, TypeCast, TypeName } from '@pgsql/types';
 import { badRequest } from '../../errors.js';
-import { fieldNames, isObject } from '../front/ast.js';
+import { asKind, everyNode, fieldNames, nameNode } from '../front/ast.js';
 
-export const stringConst = (text: string) => ({ A_Const: { sval: { sval: text } } });
+export const stringConst = (text: string): Node => ({ A_Const: { sval: { sval: text } } });
 
-export const int = (ival: number) => ({ A_Const: { ival: { ival } } });
+export const int = (ival: number): Node => ({ A_Const: { ival: { ival } } });
 
-export const call = (name: string, args: unknown[]) => ({
-  FuncCall: { funcname: [{ String: { sval: name } }], args, funcformat: 'COERCE_EXPLICIT_CALL' },
+export const call = (name: string, args: Node[]): { FuncCall: FuncCall } => ({
+  FuncCall: { funcname: [nameNode(name)], args, funcformat: 'COERCE_EXPLICIT_CALL' },
 });
 
-export const op = (name: string, lexpr: unknown, rexpr: unknown) => ({
-  A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: name } }], lexpr, rexpr },
+export const op = (name: string, lexpr: Node | undefined, rexpr: Node | undefined): { A_Expr: A_Expr } => ({
+  A_Expr: { kind: 'AEXPR_OP', name: [nameNode(name)], lexpr, rexpr },
 });
 
-export const cast = (arg: unknown, type: string) => ({ TypeCast: { arg, typeName: { names: [{ String: { sval: type } }] } } });
+/** A type name of one part, such as `int4` (the engine reads `pg_catalog.int4` alike). */
+export const typeNamed = (type: string): TypeName => ({ names: [nameNode(type)] });
+
+/** A cast whose type name is there to be changed (`typmods` added) before it is written. */
+export type CastNode = { TypeCast: TypeCast & { typeName: TypeName } };
+
+export const cast = (arg: Node | undefined, type: string): CastNode => ({ TypeCast: { arg, typeName: typeNamed(type) } });
+
+/** The name a call calls, lower case, its parts joined by dots: 'pg_catalog.lower'. */
+export const calledName = (fc: FuncCall): string => fieldNames(fc.funcname).join('.').toLowerCase();
 
 /** Nodes the rewrites wrote, already the engine's own (not to be rewritten again). */
 export const written = new WeakSet<object>();
@@ -26,42 +36,49 @@ export const written = new WeakSet<object>();
 export const notAsPostgres = (what: string, hint: string) => badRequest(`${what} is not supported by vdb's engine.`, hint, 'Not available');
 
 /** The value of a literal (A_Const) as text when it is a number or a string, else null. */
-export function literalText(node: unknown): string | null {
-  const constant = isObject(node) && isObject(node.A_Const) ? node.A_Const : null;
+export function literalText(node: Node | undefined): string | null {
+  const constant = asKind(node, 'A_Const');
   if (!constant) return null;
-  if (isObject(constant.ival)) return String(constant.ival.ival ?? 0);
-  if (isObject(constant.fval)) return String(constant.fval.fval);
-  if (isObject(constant.sval)) return String(constant.sval.sval ?? '');
+  if (constant.ival) return String(constant.ival.ival ?? 0);
+  if (constant.fval) return String(constant.fval.fval);
+  if (constant.sval) return String(constant.sval.sval ?? '');
   return null;
 }
+
+/** Whether a node is a string literal ('text'). */
+export const isStringConst = (node: Node | undefined): boolean => asKind(node, 'A_Const')?.sval !== undefined;
+
+/** Whether a node is an integer literal (1, -3). */
+export const isIntegerConst = (node: Node | undefined): boolean => asKind(node, 'A_Const')?.ival !== undefined;
+
+/** Whether a node is the literal NULL. */
+export const isNullConst = (node: Node | undefined): boolean => asKind(node, 'A_Const')?.isnull === true;
 
 export const TYPE_NAMES_OF_FLOATS = ['DOUBLE', 'FLOAT'];
 
 /** Calls whose value changes from one evaluation to the next: never duplicated by a rewrite. */
 const VOLATILE = new Set(['random', 'gen_random_uuid', 'uuidv4', 'uuidv7']);
-export const isVolatile = (node: unknown): boolean =>
-  Array.isArray(node)
-    ? node.some(isVolatile)
-    : isObject(node) &&
-      ((isObject(node.FuncCall) && VOLATILE.has(fieldNames(node.FuncCall.funcname).join('.').toLowerCase())) ||
-        Object.values(node).some(isVolatile));
+export const isVolatile = (node: Node | Node[] | undefined): boolean =>
+  !everyNode(node, (...[kind, body]) => kind !== 'FuncCall' || !VOLATILE.has(calledName(body)));
 
-export const typeIs = (value: unknown, names: string[]) => ({
+/** `typeof(value) IN (names)`: whether the engine's type of `value` is one of `names`. */
+export const typeIs = (value: Node, names: string[]): Node => ({
   A_Expr: {
     kind: 'AEXPR_IN',
-    name: [{ String: { sval: '=' } }],
+    name: [nameNode('=')],
     lexpr: call('typeof', [value]),
     rexpr: { List: { items: names.map(stringConst) } },
   },
 });
+
 /** The engine's own cast to text (not rewritten again). */
-export const asVarchar = (value: unknown) => {
-  const cast = { arg: value, typeName: { names: [{ String: { sval: 'varchar' } }] } };
+export const asVarchar = (value: Node): Node => {
+  const cast: TypeCast = { arg: value, typeName: typeNamed('varchar') };
   written.add(cast);
   return { TypeCast: cast };
 };
 
-export const engineCall = (name: string, args: unknown[]) => {
+export const engineCall = (name: string, args: Node[]): { FuncCall: FuncCall } => {
   const made = call(name, args);
   written.add(made.FuncCall);
   return made;

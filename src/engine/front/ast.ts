@@ -9,8 +9,8 @@ import type { Node, ParseResult, RangeVar } from '@pgsql/types';
 
 /**
  * Any object of a tree, before it is known which node or field it is. Only for the code that
- * walks every field of a tree whatever it holds (`walk`, `everyNode`, `replaceNodes`, the
- * FROM-scope walk of access.ts) and for the rewriters not yet typed (exec/engine-dialect.ts).
+ * walks every field of a tree whatever it holds: the walkers below (`walk`, `everyNode`,
+ * `replaceNodes`, `mapTree`, `mapChildren`, `mapTreeUp`) and the FROM-scope walk of access.ts.
  */
 export type Json = Record<string, unknown>;
 
@@ -122,6 +122,45 @@ export function replaceNodes(node: Node, replace: (node: Node) => Node | undefin
   if (replaced) return replaced;
   replaceNodesBelow(node, replace);
   return node;
+}
+
+/**
+ * A copy of `value` (a tree, a list, a field of a node) in which each node is `map(node)`; where
+ * `map` answers undefined, the node is copied with its fields copied the same way. What `map`
+ * answers is taken as it is (it maps the children it wants mapped). `value` is left unchanged.
+ */
+export function mapTree<T>(value: T, map: (node: Node) => Node | undefined): T {
+  if (Array.isArray(value)) return value.map((item: unknown) => mapTree(item, map)) as T;
+  if (!isObject(value)) return value;
+  const mapped = isNode(value) ? map(value) : undefined;
+  if (mapped) return mapped as T;
+  return mapChildren(value, map);
+}
+
+/** A copy of `node` (or of any object of a tree) whose fields are copied by `mapTree`; `node` itself is not given to `map`. */
+export function mapChildren<T extends object>(node: T, map: (node: Node) => Node | undefined): T {
+  return Object.fromEntries(Object.entries(node).map(([key, child]) => [key, mapTree(child, map)])) as T;
+}
+
+/**
+ * `value` with each node replaced by `map(node)`, children before their parents (`map` sees the
+ * node with its children already mapped). Copies only what changed: a part in which `map`
+ * changed nothing is the same object. `value` is left unchanged.
+ */
+export function mapTreeUp<T>(value: T, map: (node: Node) => Node): T {
+  if (Array.isArray(value)) {
+    const items = value.map((item: unknown) => mapTreeUp(item, map));
+    return (items.some((item, i) => item !== value[i]) ? items : value) as T;
+  }
+  if (!isObject(value)) return value;
+  let changed = false;
+  const entries = Object.entries(value).map(([key, child]) => {
+    const mapped = mapTreeUp(child, map);
+    changed ||= mapped !== child;
+    return [key, mapped];
+  });
+  const copy = changed ? Object.fromEntries(entries) : value;
+  return (isNode(copy) ? map(copy) : copy) as T;
 }
 
 /** The AND-ed parts of a condition (a condition without AND is its own one part). */
