@@ -135,6 +135,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     () => queryLog.list(),
     () => auditLog.list(),
   );
+  const sharedLogs = catalog.logs;
+  if (sharedLogs) registry.useSharedLogs(() => sharedLogs.recent(config.queryLog.maxEntries));
   await registry.start();
   const users = new UserService(store, deriveSigningKey(secrets.serverSecret, appVersion()));
   const generatedAdminPassword = await users.ensureAdmin(config.adminPassword);

@@ -18,7 +18,13 @@ export interface OpenedCatalog {
   store: CatalogStore;
   secrets: SecretsStore;
   /** Where log entries go besides this process's memory (the catalog database), or null. */
-  logs: { audit(entry: AuditEntry): void; query(entry: QueryLogEntry): void; close(): Promise<void> } | null;
+  logs: {
+    audit(entry: AuditEntry): void;
+    query(entry: QueryLogEntry): void;
+    /** Every instance's latest entries (SYSLOG). */
+    recent(limit: number): Promise<{ queries: QueryLogEntry[]; audits: AuditEntry[] }>;
+    close(): Promise<void>;
+  } | null;
 }
 
 export async function openCatalog(config: Config, log: Logger): Promise<OpenedCatalog> {

@@ -12,6 +12,30 @@ import { checkout, quoteIdent } from './postgres-schema.js';
 import type { QueryLogEntry } from './query-log.js';
 
 const FLUSH_MS = 200;
+
+interface QueryRow {
+  id: string;
+  user_name: string;
+  statement: string;
+  start: Date;
+  duration_ms: string;
+  rows: string | null;
+  status: string;
+  error: string | null;
+  source_queries: string | null;
+  narrowed: boolean;
+  sources: string[];
+}
+
+interface AuditRow {
+  id: string;
+  time: Date;
+  user_name: string | null;
+  action: string;
+  target: string | null;
+  outcome: string;
+  address: string | null;
+}
 const MAX_QUEUED = 10_000;
 
 export interface LogRetention {
@@ -146,6 +170,58 @@ export class PostgresLogWriter {
     } catch (err) {
       broken = err as Error;
       await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.done(broken);
+    }
+  }
+
+  /**
+   * The latest entries of every instance, newest last as in the process's own logs, for
+   * SYSLOG.QueryLog and SYSLOG.AuditLog. What this instance queued is written first, so a
+   * statement just run is there.
+   */
+  async recent(limit: number): Promise<{ queries: QueryLogEntry[]; audits: AuditEntry[] }> {
+    this.flushing = this.flushing.then(() => this.flush());
+    await this.flushing;
+    const client = await checkout(this.pool);
+    let broken: Error | undefined;
+    try {
+      const queries = await client.query<QueryRow>(
+        `SELECT id, user_name, statement, start, duration_ms, rows, status, error, source_queries, narrowed, sources
+         FROM ${this.s}.query_log ORDER BY id DESC LIMIT $1`,
+        [limit],
+      );
+      const audits = await client.query<AuditRow>(
+        `SELECT id, time, user_name, action, target, outcome, address FROM ${this.s}.audit_log ORDER BY id DESC LIMIT $1`,
+        [limit],
+      );
+      return {
+        queries: queries.rows.reverse().map((row) => ({
+          id: Number(row.id),
+          user: row.user_name,
+          statement: row.statement,
+          start: row.start.toISOString(),
+          durationMs: Number(row.duration_ms),
+          rows: row.rows === null ? null : Number(row.rows),
+          status: row.status as QueryLogEntry['status'],
+          error: row.error,
+          sourceQueries: row.source_queries,
+          narrowed: row.narrowed,
+          sources: row.sources,
+        })),
+        audits: audits.rows.reverse().map((row) => ({
+          id: Number(row.id),
+          time: row.time.toISOString(),
+          user: row.user_name,
+          action: row.action,
+          target: row.target,
+          outcome: row.outcome as AuditEntry['outcome'],
+          address: row.address,
+        })),
+      };
+    } catch (err) {
+      broken = err as Error;
       throw err;
     } finally {
       client.done(broken);

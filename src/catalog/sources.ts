@@ -57,6 +57,14 @@ export class SourceRegistry {
   private systemRefresh: Promise<void> | null = null;
   /** The source definition each connector was built from (a change made elsewhere replaces the connector). */
   private readonly builtFrom = new Map<string, SourceDef>();
+  /** Every instance's logs, when they are kept in a shared catalog database (useSharedLogs). */
+  private sharedLogs: (() => Promise<{ queries: readonly QueryLogEntry[]; audits: readonly AuditEntry[] }>) | null = null;
+
+  /** SYSLOG.QueryLog and SYSLOG.AuditLog read from `read` (every instance's entries) instead of this process's logs. */
+  useSharedLogs(read: () => Promise<{ queries: readonly QueryLogEntry[]; audits: readonly AuditEntry[] }>): void {
+    this.sharedLogs = read;
+  }
+
   /** Sources this instance is adding, removing or refreshing: following other instances leaves them alone. */
   private readonly changing = new Set<string>();
   private following: Promise<void> = Promise.resolve();
@@ -565,21 +573,20 @@ export class SourceRegistry {
    * The rows of a volatile system table as `viewer` may see them: administrators everything,
    * other users their own entries (their own statements, their own sign-ins).
    */
-  volatileRows(table: TableDef, viewer: UserDef): SystemValue[][] {
+  async volatileRows(table: TableDef, viewer: UserDef): Promise<SystemValue[][]> {
     const system = SYSTEM_TABLES.find((t) => t.def === table);
     if (!system) return [];
-    const rows = system.rows({ catalog: this.store.current, vdbName: this.vdbName, queryLog: this.queryLog(), auditLog: this.auditLog() });
+    // With a shared catalog the logs are every instance's (the catalog database's), else this process's.
+    const shared = this.sharedLogs ? await this.sharedLogs() : null;
+    const queryLog = shared?.queries ?? this.queryLog();
+    const rows = system.rows({ catalog: this.store.current, vdbName: this.vdbName, queryLog, auditLog: shared?.audits ?? this.auditLog() });
     if (viewer.roles.includes('admin')) return rows;
     const userColumn = table.columns.findIndex((c) => c.name === 'UserName');
     const own = userColumn < 0 ? [] : rows.filter((row) => row[userColumn] === viewer.name);
     // What sources were asked for a statement over narrowed data may name values beyond the user's view.
     const sourceQueries = table.columns.findIndex((c) => c.name === 'SourceQueries');
     if (sourceQueries < 0) return own;
-    const withheld = new Set(
-      this.queryLog()
-        .filter((e) => e.narrowed)
-        .map((e) => e.id),
-    );
+    const withheld = new Set(queryLog.filter((e) => e.narrowed).map((e) => e.id));
     return own.map((row) =>
       withheld.has(Number(row[0]))
         ? row.map((v, i) => (i === sourceQueries && v !== null ? '(withheld: the statement read data narrowed by your permissions)' : v))

@@ -146,6 +146,39 @@ test('the audit log and the query log of both instances reach the catalog databa
   assert.ok(audits.length > 0, 'tina signed in: an audit entry');
 });
 
+test("SYSLOG.QueryLog and SYSLOG.AuditLog show every instance's entries, a statement just run included", async () => {
+  const marker = `${tag}_syslog`;
+  await okJson(await sql(a, `SELECT '${marker}' AS on_a`));
+  const seenOn = async (server: TestServer) =>
+    okJson<unknown[][]>(
+      await sql(
+        server,
+        `SELECT "Statement" FROM SYSLOG.QueryLog WHERE "Statement" LIKE '%${marker}%' AND "Statement" NOT LIKE '%QueryLog%'`,
+      ),
+    );
+  // On the instance that ran it at once (its queue is written before it reads); on the other
+  // once a has written its queue (every 200 ms).
+  assert.equal((await seenOn(a)).length, 1, 'a sees its own statement at once');
+  await seenWithin(1000, 'b sees the statement run on a', async () => assert.equal((await seenOn(b)).length, 1));
+  await okJson(await sql(b, `SELECT '${marker}' AS on_b`));
+  await seenWithin(1000, 'a sees the statement run on b', async () => assert.equal((await seenOn(a)).length, 2));
+  const both = await okJson<unknown[][]>(
+    await sql(
+      a,
+      `SELECT "Statement" FROM SYSLOG.QueryLog WHERE "Statement" LIKE '%${marker}%' AND "Statement" NOT LIKE '%QueryLog%' ORDER BY "ID"`,
+    ),
+  );
+  assert.deepEqual(
+    both.map((r) => String(r[0]).replace(/.* AS /, '')),
+    ['on_a', 'on_b'],
+  );
+  // The audit log too: tina's sign-in (made on one instance) is seen from both.
+  for (const server of [a, b]) {
+    const audits = await okJson<unknown[][]>(await sql(server, `SELECT count(*) FROM SYSLOG.AuditLog WHERE "UserName" = 'tina'`));
+    assert.ok(Number(audits[0]![0]) > 0, 'tina signed in: an audit entry');
+  }
+});
+
 test('the catalog database going away: unready, 503 with a JSON body, and a full recovery', async () => {
   // Changes under way when it goes: each is either committed (and kept) or refused with a 503.
   const roles = Array.from({ length: 30 }, (_, i) => `during${i}`);

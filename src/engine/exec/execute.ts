@@ -203,7 +203,7 @@ export async function openExecution(
       if (resolved.kind !== 'system' || !loadName || rowCondition) continue;
       const columns = resolved.table.columns.map((c) => `${quoteIdent(c.name)} ${c.type}`).join(', ');
       await connection.run(`CREATE TEMP TABLE ${loadName} (${columns})`);
-      const rows = registry.volatileRows(resolved.table, options.user);
+      const rows = await registry.volatileRows(resolved.table, options.user);
       for (let i = 0; i < rows.length; i += 500) {
         const values = rows
           .slice(i, i + 500)
