@@ -88,3 +88,16 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, `${name}.png`) });
 }
+
+/**
+ * Waits until the clipboard holds `text`, and fails saying what it held instead. Headless
+ * Chromium's clipboard may show a write a moment after the page's writeText resolved.
+ */
+export async function clipboardHolds(page: Page, text: string, timeout = 5000): Promise<void> {
+  try {
+    await page.waitForFunction(async (want) => (await navigator.clipboard.readText()) === want, text, { timeout, polling: 50 });
+  } catch {
+    const held = await page.evaluate(() => navigator.clipboard.readText());
+    throw new Error(`the clipboard holds ${JSON.stringify(held)}, not ${JSON.stringify(text)}`);
+  }
+}

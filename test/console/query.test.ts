@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { noBrowser, screenshot, setSql, signIn, startConsole, type ConsoleHarness } from './browser.js';
+import { clipboardHolds, noBrowser, screenshot, setSql, signIn, startConsole, type ConsoleHarness } from './browser.js';
 
 describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
   let h: ConsoleHarness;
@@ -65,19 +65,19 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     // Copy a cell and a row.
     await grid.locator('[data-row="50000"] [role=gridcell]').nth(1).click();
     await page.getByRole('button', { name: 'Copy cell' }).click();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '100002');
+    await clipboardHolds(page, '100002');
     await page.getByRole('button', { name: 'Copy row' }).click();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '50001\t100002\t50001');
+    await clipboardHolds(page, '50001\t100002\t50001');
     // The same from the keyboard, in the grid: Ctrl+C the cell, Ctrl+Shift+C the row.
     await grid.focus();
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowRight');
     await page.keyboard.press('Control+c');
     await page.getByText('Cell copied').waitFor();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'NULL');
+    await clipboardHolds(page, 'NULL');
     await page.keyboard.press('Control+Shift+C');
     await page.getByText('Row copied').waitFor();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '50002\t100004\tNULL');
+    await clipboardHolds(page, '50002\t100004\tNULL');
     // Scrolled through 45 other pages, the selected row's page is forgotten; Copy reads it again.
     for (let p = 0; p < 45; p++) {
       await grid.evaluate((el, top) => (el.scrollTop = top), p * 500 * 26);
@@ -89,7 +89,7 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     await page.evaluate(() => navigator.clipboard.writeText(''));
     await page.getByRole('button', { name: 'Copy row' }).click();
     await page.getByText('Row copied').waitFor();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '50002\t100004\tNULL');
+    await clipboardHolds(page, '50002\t100004\tNULL');
   });
 
   it('downloads the result as CSV and charts it', async () => {

@@ -151,6 +151,8 @@ describe('console: sources, preferences, administration', { skip: noBrowser }, (
     await rest.check();
     await page.getByText('The hosted link is on').waitFor();
     await page.getByTestId('copy-link').click();
+    // Headless Chromium's clipboard may show the write a moment after it resolved.
+    await page.waitForFunction(async () => /\/rest$/.test(await navigator.clipboard.readText()), null, { polling: 50, timeout: 5000 });
     const link = await page.evaluate(() => navigator.clipboard.readText());
     assert.match(link, /^http:\/\/127\.0\.0\.1:\d+\/[\w-]+\/rest$/);
     const user = await page.getByTestId('db-username').inputValue();
