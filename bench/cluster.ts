@@ -18,8 +18,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { table } from './measure.js';
 import type { LoadResult } from './load.js';
-import { CONNECTIONS, ensureTable, load, log, ROWS, SECONDS } from './lookup-setup.js';
-import { BASIC, expectStatus, request, startVdb, text, type VdbServer } from './vdb-server.js';
+import { addLookupSource, CONNECTIONS, ensureTable, load, log, ROWS, SECONDS } from './lookup-setup.js';
+import { expectStatus, request, startVdb, text, type VdbServer } from './vdb-server.js';
 // The cluster test's nginx harness, so that the bench runs exactly the tested configuration.
 import { NGINX, startNginx, type Proxy } from '../test/cluster/cluster.js';
 
@@ -53,14 +53,7 @@ try {
   servers.push(b);
   proxy = await startNginx(nginxDir, [Number(new URL(a.url).port), Number(new URL(b.url).port)]);
 
-  for (const base of [single.url, a.url]) {
-    const added = await request(`${base}/rest/api/source`, 'POST', BASIC, {
-      name: 'pg',
-      template: 'postgresql',
-      connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres',
-    });
-    expectStatus(added, 201, `adding the PostgreSQL source at ${base}`);
-  }
+  for (const base of [single.url, a.url]) await addLookupSource(base);
 
   /** A login token and a 100,000-row cursor made through `base`. */
   async function prepare(base: string): Promise<{ token: Record<string, string>; requestId: string }> {

@@ -11,8 +11,8 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { median, table } from './measure.js';
-import { CONNECTIONS, cpuMs, ensureTable, load, log, ROWS, SECONDS } from './lookup-setup.js';
-import { BASIC, expectStatus, login, request, startVdb, text } from './vdb-server.js';
+import { addLookupSource, CONNECTIONS, cpuMs, ensureTable, load, log, ROWS, SECONDS } from './lookup-setup.js';
+import { expectStatus, login, request, startVdb, text } from './vdb-server.js';
 
 const PAGES = Number(process.env.BENCH_PAGES ?? 200);
 
@@ -22,13 +22,7 @@ const percentile = (values: number[], p: number) =>
 await ensureTable();
 const vdb = await startVdb({ demo: false });
 try {
-  const added = await request(`${vdb.url}/rest/api/source`, 'POST', BASIC, {
-    name: 'pg',
-    template: 'postgresql',
-    translator: 'postgresql',
-    connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres',
-  });
-  expectStatus(added, 201, 'adding the PostgreSQL source');
+  await addLookupSource(vdb.url);
   const token = await login(vdb);
 
   log(`creating the cursor (${ROWS} rows)...`);

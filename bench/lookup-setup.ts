@@ -1,6 +1,7 @@
 /**
- * What the small-request benchmarks share (point-lookup.ts, cursor-pages.ts): the 1M-row
- * PostgreSQL table both read, child processes, and the load generator run in a process of its own.
+ * What the small-request benchmarks share (point-lookup.ts, cursor-pages.ts, cluster.ts): the 1M-row
+ * PostgreSQL table they read, the source `pg` over it, child processes, and the load generator run
+ * in a process of its own.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -8,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { LoadResult, LoadSpec } from './load.js';
+import { BASIC, expectStatus, request } from './vdb-server.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -75,3 +77,13 @@ export function cpuMs(pid: number): number {
   }
 }
 const TICKS_PER_SECOND = 100;
+
+/** Adds the PostgreSQL source `pg` (database test, where the table lives) to the vdb at `url`. */
+export async function addLookupSource(url: string): Promise<void> {
+  const added = await request(`${url}/rest/api/source`, 'POST', BASIC, {
+    name: 'pg',
+    template: 'postgresql',
+    connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres',
+  });
+  expectStatus(added, 201, `adding the PostgreSQL source at ${url}`);
+}

@@ -15,8 +15,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { table } from './measure.js';
 import type { LoadResult } from './load.js';
-import { child, CONNECTIONS, cpuMs, ensureTable, load, log, ROWS, SECONDS } from './lookup-setup.js';
-import { BASIC, expectStatus, request, startVdb, text } from './vdb-server.js';
+import { addLookupSource, child, CONNECTIONS, cpuMs, ensureTable, load, log, ROWS, SECONDS } from './lookup-setup.js';
+import { expectStatus, request, startVdb, text } from './vdb-server.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -25,13 +25,7 @@ const vdb = await startVdb({ demo: false });
 const baseline = await child([path.join(HERE, 'baseline-server.js')], /listening on (http:\/\/\S+)/);
 const baselineUrl = /listening on (http:\/\/\S+)/.exec(baseline.line)![1]!;
 try {
-  const added = await request(`${vdb.url}/rest/api/source`, 'POST', BASIC, {
-    name: 'pg',
-    template: 'postgresql',
-    translator: 'postgresql',
-    connectionProps: 'host=127.0.0.1,port=5432,db=test,user-name=postgres',
-  });
-  expectStatus(added, 201, 'adding the PostgreSQL source');
+  await addLookupSource(vdb.url);
   const login = await request(`${vdb.url}/api/login`, 'POST', {}, { username: 'admin', password: 'bench-admin-password-1' });
   expectStatus(login, 200, 'login');
   const token = { 'x-auth-token': (JSON.parse(text(login)) as { token: string }).token };

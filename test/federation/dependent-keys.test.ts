@@ -11,12 +11,10 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import pino from 'pino';
 import type { UserDef } from '../../src/catalog/types.js';
-import { loadConfig } from '../../src/config.js';
 import { Engine } from '../../src/engine/engine.js';
-import { createServices, type Services } from '../../src/services.js';
-import { dropTagged, engineRows } from './fixtures.js';
+import type { Services } from '../../src/services.js';
+import { dropTagged, engineRows, servicesWithSources } from './fixtures.js';
 
 const PG = { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' };
 const MY = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
@@ -53,18 +51,7 @@ before(async () => {
   await my.end();
 
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-keys-'));
-  services = await createServices(loadConfig({}, { dataDir, adminPassword: 'keys-test-pw', demo: false }), pino({ level: 'silent' }));
-  await services.registry.addSource({
-    name: 'pg',
-    kind: 'postgresql',
-    connection: { host: '127.0.0.1', port: '5432', db: 'test', 'user-name': 'postgres' },
-    model: { 'importer.schemaPattern': tag },
-  });
-  await services.registry.addSource({
-    name: 'my',
-    kind: 'mysql',
-    connection: { host: '127.0.0.1', port: '3306', db: tag, 'user-name': 'root' },
-  });
+  services = await servicesWithSources(tag, dataDir);
   const { registry, runtime } = services;
   pushed = new Engine(registry, runtime, 'vdb', { pushdown: true, dependentJoin: { maxKeys: 1000, batchSize: 40 } });
   local = new Engine(registry, runtime, 'vdb', { pushdown: false, dependentJoin: { maxKeys: 1000, batchSize: 40 } });

@@ -11,6 +11,9 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { UserDef } from '../../src/catalog/types.js';
 import type { Engine } from '../../src/engine/engine.js';
+import pino from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { createServices, type Services } from '../../src/services.js';
 
 export const CUSTOMERS = [
   [1, 'Alice', 'DE', 'enterprise', '10.50', '2025-01-03'],
@@ -161,4 +164,24 @@ export async function engineRows(engine: Engine, user: UserDef, sql: string): Pr
   } finally {
     execution.close();
   }
+}
+
+/**
+ * Services over a fresh data directory with the sources `pg` (PostgreSQL schema `tag` of database
+ * test) and `my` (MariaDB database `tag`), as the dependent-key and shipped-join tests use them.
+ */
+export async function servicesWithSources(tag: string, dataDir: string): Promise<Services> {
+  const services = await createServices(loadConfig({}, { dataDir, adminPassword: `${tag}-pw`, demo: false }), pino({ level: 'silent' }));
+  await services.registry.addSource({
+    name: 'pg',
+    kind: 'postgresql',
+    connection: { host: '127.0.0.1', port: '5432', db: 'test', 'user-name': 'postgres' },
+    model: { 'importer.schemaPattern': tag },
+  });
+  await services.registry.addSource({
+    name: 'my',
+    kind: 'mysql',
+    connection: { host: '127.0.0.1', port: '3306', db: tag, 'user-name': 'root' },
+  });
+  return services;
 }
