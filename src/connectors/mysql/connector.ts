@@ -153,6 +153,7 @@ export class MysqlConnector implements RowConnector {
       patterns,
     );
     const importedDatabases = new Set(rows.map((row) => String(row.db)));
+    const booleans = !/^(false|0|no)$/i.test(this.source.model['importer.tinyint1AsBoolean'] ?? '');
     const tables = new Map<string, ImportedTable>();
     for (const row of rows) {
       const key = `${row.db}.${row.name}`;
@@ -176,7 +177,7 @@ export class MysqlConnector implements RowConnector {
       const column: ColumnDef = {
         name: String(row.col),
         nameInSource: String(row.col),
-        type: jsonColumns.has(`${row.db}.${row.name}.${row.col}`) ? 'JSON' : engineTypeOfMysql(String(row.type)),
+        type: jsonColumns.has(`${row.db}.${row.name}.${row.col}`) ? 'JSON' : engineTypeOfMysql(String(row.type), booleans),
         nullable: row.nullable === 'YES',
         position: Number(row.position),
         description: row.col_description ? String(row.col_description) : null,
