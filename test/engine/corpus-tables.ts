@@ -42,9 +42,7 @@ export async function createCorpusTables(fileRoot: string): Promise<CorpusTables
   for (const row of VALS)
     await postgres.query(`INSERT INTO ${tag}.vals VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(',')})`, [...row]);
   // The oracle of MariaDB's table: integers of MariaDB's widths (its tinyint(1) is read as boolean).
-  await postgres.query(
-    `CREATE TABLE ${tag}.vals_my AS SELECT id::int AS id, i::int AS i, b, n, f, t, v, d, ts, flag FROM ${tag}.vals`,
-  );
+  await postgres.query(`CREATE TABLE ${tag}.vals_my AS SELECT id::int AS id, i::int AS i, b, n, f, t, v, d, ts, flag FROM ${tag}.vals`);
   await postgres.end();
 
   const my = await mysqlConnection();
