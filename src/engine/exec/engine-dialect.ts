@@ -23,6 +23,7 @@ import { asKind, mapChildren, mapTree, mapTreeUp, nameNode } from '../front/ast.
 import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from './postgres-functions.js';
 import { checkedCast, typeNameOf } from './postgres-values.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
+import { typedDifference, typedSum } from './probed-types.js';
 import {
   asVarchar,
   call,
@@ -144,8 +145,11 @@ function refuseDateSeries(rangeFunction: RangeFunction): void {
   });
 }
 
-/** grouping(): PostgreSQL's is an integer (int4), the engine's a bigint. */
-const groupingCalls = new WeakSet<object>();
+/** Whether an operand of `-` may be a date (no number literal): date - date is integer in PostgreSQL. */
+const mayBeDates = (node: Node | undefined): boolean => {
+  const constant = asKind(node, 'A_Const');
+  return node !== undefined && !(constant && (constant.ival || constant.fval || constant.isnull));
+};
 
 /** A copy of `value` in the engine's terms (`rewriteNode` for each node). */
 const rewrite = <T>(value: T): T => mapTree(value, rewriteNode);
@@ -156,12 +160,11 @@ function rewriteNode(node: Node): Node | undefined {
   if (select && select.op === 'SETOP_NONE' && !select.valuesLists && !(select.targetList && select.targetList.length > 0)) {
     throw notAsPostgres('A select list without columns (SELECT FROM ...)', 'Select at least one column, e.g. SELECT 1 FROM ...');
   }
-  const grouping = asKind(node, 'GroupingFunc');
-  if (grouping && !groupingCalls.has(grouping)) {
-    groupingCalls.add(grouping);
-    const typed: TypeCast = { arg: node, typeName: typeNamed('int4') };
+  if (asKind(node, 'GroupingFunc')) {
+    // grouping(): PostgreSQL's is an integer (int4), the engine's a bigint.
+    const typed: TypeCast = { arg: mapChildren(node, rewriteNode), typeName: typeNamed('int4') };
     written.add(typed);
-    return { TypeCast: { ...typed, arg: rewrite(node) } };
+    return { TypeCast: typed };
   }
   const typeCast = asKind(node, 'TypeCast');
   if (typeCast && !written.has(typeCast)) {
@@ -186,6 +189,9 @@ function rewriteNode(node: Node): Node | undefined {
   if (funcCall) {
     const rewritten = postgresCall(funcCall);
     if (rewritten) return mapChildren(rewritten, rewriteNode);
+    if (calledName(funcCall) === 'sum' && funcCall.args?.length === 1 && !funcCall.agg_star && !written.has(funcCall)) {
+      return typedSum(mapChildren({ FuncCall: funcCall }, rewriteNode));
+    }
     const substr = funcCall.over ? null : substrCall(funcCall);
     if (substr) return { FuncCall: { ...substr, args: rewrite(substr.args) } };
     const renamed = RENAMED[calledName(funcCall)];
@@ -201,6 +207,10 @@ function rewriteNode(node: Node): Node | undefined {
     if (translated) return rewrite(translated);
     const division = expr.rexpr ? checkedDivision(expr) : null;
     if (division) return { A_Expr: { ...division, lexpr: rewrite(division.lexpr), rexpr: rewrite(division.rexpr) } };
+    if (expr.kind === 'AEXPR_OP' && operatorName(expr) === '-' && mayBeDates(expr.lexpr) && mayBeDates(expr.rexpr)) {
+      const difference = mapChildren({ A_Expr: expr }, rewriteNode);
+      return typedDifference(difference, difference.A_Expr.lexpr!, difference.A_Expr.rexpr!);
+    }
   }
   return undefined;
 }

@@ -3,6 +3,7 @@
  * meaning, written so that they answer as in PostgreSQL (round, lag/lead defaults, to_char,
  * format, ...), or refused. Used by engine-dialect.ts's rewrite.
  */
+import { narrowIntegers } from './probed-types.js';
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../front/ast.js';
@@ -434,12 +435,12 @@ function translatedCall(fc: FuncCall): Node | null {
     return op('/', micros, int(1_000_000));
   }
   if (name === 'generate_series' && !fc.over) {
-    const series = { ...fc };
+    // PostgreSQL's series of integers is integer (int4) when its bounds are; the engine's bigint.
+    const narrow = args.every(isIntegerConst) || (args.length > 0 && narrowIntegers(args));
+    const series = typeof narrow === 'object' ? { ...fc, args: [{ CaseExpr: { args: [{ CaseWhen: { expr: narrow.probe, result: args[0] } }] } }, ...args.slice(1)] } : { ...fc };
     written.add(series);
     const rows = refusedForDates(args[0]!, call('unnest', [{ FuncCall: series }]), 'generate_series() of dates');
-    // PostgreSQL's series of integers is integer (int4) when its bounds are; the engine's bigint.
-    const int4 = args.every(isIntegerConst);
-    return int4 ? cast(rows, 'int4') : rows;
+    return narrow === true ? cast(rows, 'int4') : rows;
   }
   const text = textFunction(name, args);
   if (text) return text;

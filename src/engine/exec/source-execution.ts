@@ -11,6 +11,7 @@ import type { ResultColumn } from '../../results/json.js';
 import type { BoundStatement } from '../front/bind.js';
 import { describe, quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
 import { engineSql } from './engine-dialect.js';
+import { typedSql } from './probed-types.js';
 import { engineError } from './errors.js';
 import { engineExecution, statementConnection, type Execution } from './execute.js';
 import type { SourceQuery } from './load.js';
@@ -98,7 +99,7 @@ async function standInColumns(connection: DuckDBConnection, bound: BoundStatemen
     const list = resolved.table.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
     await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${list || 'NULL AS none'} WHERE FALSE`);
   }
-  const columns = await describe(connection, engineSql(bound.ast));
+  const columns = await describe(connection, await typedSql(connection, () => engineSql(bound.ast)));
   for (const { loadName } of bound.tables) await connection.run(`DROP VIEW ${loadName}`);
   return columns;
 }

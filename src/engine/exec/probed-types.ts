@@ -1,0 +1,124 @@
+/**
+ * PostgreSQL's result types where they depend on argument types only the engine knows:
+ * sum(int2/int4) is bigint and sum(int8) numeric (the engine's sums of integers are HUGEINT),
+ * sum(float4) is float4 (the engine's DOUBLE), date - date is integer (the engine's BIGINT).
+ *
+ * The statement is written twice. First as a probe: at each such place the arguments are
+ * compared with a new parameter, whose type the engine infers from what it is compared with;
+ * the probe is prepared (never run) and its parameters' types read. Then as the engine runs it,
+ * each place cast to PostgreSQL's type for the types learned. Statements without such a place
+ * are written once.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { FuncCall, Node, TypeCast } from '@pgsql/types';
+import { nameNode } from '../front/ast.js';
+import { int, written } from './syntax-nodes.js';
+
+interface Writing {
+  probing: boolean;
+  /** Parameters handed out so far, by the text of the arguments they stand for. */
+  params: Map<string, number>;
+  /** Per parameter (from 1), the engine's type learned by the probe. */
+  types: ReadonlyArray<string | undefined>;
+}
+
+let current: Writing | null = null;
+
+/** `write()` under a probe or with learned types; `write` must not wait (the state is the module's). */
+function writing<T>(state: Writing, write: () => T): T {
+  const saved = current;
+  current = state;
+  try {
+    return write();
+  } finally {
+    current = saved;
+  }
+}
+
+/**
+ * The place of `values`: while probing, the parameters to compare them with (the same ones for
+ * the same values, so that a GROUP BY expression and its select item stay alike); otherwise the
+ * engine's types of the values, undefined where not known (written without a probe: EXPLAIN).
+ */
+function place(values: Node[]): { params: Node[] } | { types: Array<string | undefined> } {
+  if (!current) return { types: values.map(() => undefined) };
+  const state = current;
+  const numbers = values.map((value) => {
+    const key = JSON.stringify(value);
+    let n = state.params.get(key);
+    if (n === undefined) {
+      n = state.params.size + 1;
+      state.params.set(key, n);
+    }
+    return n;
+  });
+  if (state.probing) return { params: numbers.map((number) => ({ ParamRef: { number } })) };
+  return { types: numbers.map((n) => state.types[n - 1]) };
+}
+
+const equals = (a: Node, b: Node): Node => ({ A_Expr: { kind: 'AEXPR_OP', name: [nameNode('=')], lexpr: a, rexpr: b } });
+
+/** A cast the rewrites leave alone. */
+function typed(value: Node, type: string, typmods?: number[]): Node {
+  const cast: TypeCast = { arg: value, typeName: { names: [nameNode(type)], typmods: typmods?.map(int) } };
+  written.add(cast);
+  return { TypeCast: cast };
+}
+
+/** PostgreSQL's sum type for the engine's type of its argument, where the engine's differs. */
+function sumType(argument: string | undefined): { type: string; typmods?: number[] } | null {
+  if (argument === undefined) return null;
+  if (/^(TINYINT|SMALLINT|INTEGER|UTINYINT|USMALLINT)$/.test(argument)) return { type: 'int8' };
+  if (/^(BIGINT|HUGEINT|UINTEGER|UBIGINT|UHUGEINT)$/.test(argument)) return { type: 'decimal', typmods: [38, 0] };
+  if (argument === 'FLOAT') return { type: 'float4' };
+  return null;
+}
+
+/** sum(x) (its children already written) with PostgreSQL's type. */
+export function typedSum(sum: { FuncCall: FuncCall }): Node {
+  const fc = sum.FuncCall;
+  const argument = fc.args![0]!;
+  const at = place([argument]);
+  if ('params' in at) {
+    const probe = equals(argument, at.params[0]!);
+    const filter = fc.agg_filter ? { BoolExpr: { boolop: 'AND_EXPR' as const, args: [fc.agg_filter, probe] } } : probe;
+    return { FuncCall: { ...fc, agg_filter: filter } };
+  }
+  const type = sumType(at.types[0]);
+  return type ? typed(sum, type.type, type.typmods) : sum;
+}
+
+/** `left - right` (both written) with PostgreSQL's type: integer for two dates. */
+export function typedDifference(difference: Node, left: Node, right: Node): Node {
+  const at = place([left, right]);
+  if ('params' in at) {
+    const both: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [equals(left, at.params[0]!), equals(right, at.params[1]!)] } };
+    return { CaseExpr: { args: [{ CaseWhen: { expr: both, result: difference } }] } };
+  }
+  return at.types.every((t) => t === 'DATE') ? typed(difference, 'int4') : difference;
+}
+
+/** Whether `values` are integers of at most 32 bits (an int4 series): known after a probe. */
+export function narrowIntegers(values: Node[]): { probe: Node } | boolean {
+  const at = place(values);
+  if ('params' in at) return { probe: { BoolExpr: { boolop: 'AND_EXPR', args: values.map((v, i) => equals(v, at.params[i]!)) } } };
+  return at.types.every((t) => t !== undefined && /^(TINYINT|SMALLINT|INTEGER|UTINYINT|USMALLINT)$/.test(t));
+}
+
+/**
+ * The engine's SQL for a statement, written by `write`, with PostgreSQL's types at the places
+ * above (learned by a probe prepared on `connection`, where the statement's tables are).
+ */
+export async function typedSql(connection: DuckDBConnection, write: () => string): Promise<string> {
+  const probe: Writing = { probing: true, params: new Map(), types: [] };
+  const probeSql = writing(probe, write);
+  if (probe.params.size === 0) return probeSql;
+  let types: Array<string | undefined> = [];
+  try {
+    const prepared = await connection.prepare(probeSql);
+    types = Array.from({ length: prepared.parameterCount }, (_, i) => prepared.parameterType(i + 1).toString());
+  } catch {
+    // The statement's own error (if it has one) comes when it is described; no types learned.
+  }
+  return writing({ probing: false, params: new Map(), types }, write);
+}
