@@ -7,13 +7,9 @@
  */
 export const KNOWN_SILENT: Record<string, readonly string[]> = {
   constants: [
-    // row 1: [1e301], PostgreSQL [1e+301]
-    'SELECT 1e300::float8 * 10 AS v ',
     // row 1: ["ẞ"], PostgreSQL ["ß"]
     "SELECT upper('ß') AS v ",
     // row 1: ["{\\"b\\":\\"c\\"}"], PostgreSQL ["{\\"b\\": \\"c\\"}"]
     'SELECT \'{"a": {"b": "c"}}\'::json ->> \'a\'',
-    // row 1: [1e-7,123456789.125,1000000000000000.0], PostgreSQL [1e-07,123456789.125,1e+15]
-    'SELECT 1e-7::float8, 123456789.125::float8, 1e15::float8',
   ],
 };

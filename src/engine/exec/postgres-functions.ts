@@ -436,11 +436,12 @@ function translatedCall(fc: FuncCall): Node | null {
   }
   if (name === 'generate_series' && !fc.over) {
     // PostgreSQL's series of integers is integer (int4) when its bounds are; the engine's bigint.
-    const narrow = args.every(isIntegerConst) || (args.length > 0 && narrowIntegers(args));
-    const series = typeof narrow === 'object' ? { ...fc, args: [{ CaseExpr: { args: [{ CaseWhen: { expr: narrow.probe, result: args[0] } }] } }, ...args.slice(1)] } : { ...fc };
+    const integers = args.every(isIntegerConst) ? { narrow: true } : narrowIntegers(args);
+    const first: Node = integers.probe ? { CaseExpr: { args: [{ CaseWhen: { expr: integers.probe, result: args[0] } }] } } : args[0]!;
+    const series = { ...fc, args: [first, ...args.slice(1)] };
     written.add(series);
     const rows = refusedForDates(args[0]!, call('unnest', [{ FuncCall: series }]), 'generate_series() of dates');
-    return narrow === true ? cast(rows, 'int4') : rows;
+    return integers.narrow ? cast(rows, 'int4') : rows;
   }
   const text = textFunction(name, args);
   if (text) return text;

@@ -18,8 +18,10 @@ interface Writing {
   probing: boolean;
   /** Parameters handed out so far, by the text of the arguments they stand for. */
   params: Map<string, number>;
-  /** Per parameter (from 1), the engine's type learned by the probe. */
+  /** Per parameter (from 1), the engine's type learned by the last probe. */
   types: ReadonlyArray<string | undefined>;
+  /** Set when a place's arguments hold another place (sum(d - date '...')): probed again with the inner types. */
+  nested: boolean;
 }
 
 let current: Writing | null = null;
@@ -35,16 +37,21 @@ function writing<T>(state: Writing, write: () => T): T {
   }
 }
 
+/** The text of a node without its positions in the statement: the same for the same expression. */
+const keyOf = (value: Node): string => JSON.stringify(value, (key, v: unknown) => (key === 'location' ? undefined : v));
+
 /**
- * The place of `values`: while probing, the parameters to compare them with (the same ones for
- * the same values, so that a GROUP BY expression and its select item stay alike); otherwise the
- * engine's types of the values, undefined where not known (written without a probe: EXPLAIN).
+ * The place of `values`: the engine's types of the values learned so far (undefined where not
+ * known, as when written without a probe: EXPLAIN); while probing, also the parameters to
+ * compare them with (the same ones for the same values, so that a GROUP BY expression and its
+ * select item stay alike).
  */
-function place(values: Node[]): { params: Node[] } | { types: Array<string | undefined> } {
+function place(values: Node[]): { params?: Node[]; types: Array<string | undefined> } {
   if (!current) return { types: values.map(() => undefined) };
   const state = current;
   const numbers = values.map((value) => {
-    const key = JSON.stringify(value);
+    const key = keyOf(value);
+    if (state.probing && key.includes('"ParamRef"')) state.nested = true;
     let n = state.params.get(key);
     if (n === undefined) {
       n = state.params.size + 1;
@@ -52,11 +59,12 @@ function place(values: Node[]): { params: Node[] } | { types: Array<string | und
     }
     return n;
   });
-  if (state.probing) return { params: numbers.map((number) => ({ ParamRef: { number } })) };
-  return { types: numbers.map((n) => state.types[n - 1]) };
+  const types = numbers.map((n) => state.types[n - 1]);
+  return state.probing ? { params: numbers.map((number) => ({ ParamRef: { number } })), types } : { types };
 }
 
 const equals = (a: Node, b: Node): Node => ({ A_Expr: { kind: 'AEXPR_OP', name: [nameNode('=')], lexpr: a, rexpr: b } });
+const allOf = (args: Node[]): Node => (args.length === 1 ? args[0]! : { BoolExpr: { boolop: 'AND_EXPR', args } });
 
 /** A cast the rewrites leave alone. */
 function typed(value: Node, type: string, typmods?: number[]): Node {
@@ -65,10 +73,12 @@ function typed(value: Node, type: string, typmods?: number[]): Node {
   return { TypeCast: cast };
 }
 
+const NARROW_INTEGERS = /^(TINYINT|SMALLINT|INTEGER|UTINYINT|USMALLINT)$/;
+
 /** PostgreSQL's sum type for the engine's type of its argument, where the engine's differs. */
 function sumType(argument: string | undefined): { type: string; typmods?: number[] } | null {
   if (argument === undefined) return null;
-  if (/^(TINYINT|SMALLINT|INTEGER|UTINYINT|USMALLINT)$/.test(argument)) return { type: 'int8' };
+  if (NARROW_INTEGERS.test(argument)) return { type: 'int8' };
   if (/^(BIGINT|HUGEINT|UINTEGER|UBIGINT|UHUGEINT)$/.test(argument)) return { type: 'decimal', typmods: [38, 0] };
   if (argument === 'FLOAT') return { type: 'float4' };
   return null;
@@ -79,30 +89,29 @@ export function typedSum(sum: { FuncCall: FuncCall }): Node {
   const fc = sum.FuncCall;
   const argument = fc.args![0]!;
   const at = place([argument]);
-  if ('params' in at) {
+  let written: Node = sum;
+  if (at.params) {
     const probe = equals(argument, at.params[0]!);
-    const filter = fc.agg_filter ? { BoolExpr: { boolop: 'AND_EXPR' as const, args: [fc.agg_filter, probe] } } : probe;
-    return { FuncCall: { ...fc, agg_filter: filter } };
+    written = { FuncCall: { ...fc, agg_filter: fc.agg_filter ? allOf([fc.agg_filter, probe]) : probe } };
   }
   const type = sumType(at.types[0]);
-  return type ? typed(sum, type.type, type.typmods) : sum;
+  return type ? typed(written, type.type, type.typmods) : written;
 }
 
 /** `left - right` (both written) with PostgreSQL's type: integer for two dates. */
 export function typedDifference(difference: Node, left: Node, right: Node): Node {
   const at = place([left, right]);
-  if ('params' in at) {
-    const both: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [equals(left, at.params[0]!), equals(right, at.params[1]!)] } };
-    return { CaseExpr: { args: [{ CaseWhen: { expr: both, result: difference } }] } };
-  }
-  return at.types.every((t) => t === 'DATE') ? typed(difference, 'int4') : difference;
+  const written: Node = at.params
+    ? { CaseExpr: { args: [{ CaseWhen: { expr: allOf([equals(left, at.params[0]!), equals(right, at.params[1]!)]), result: difference } }] } }
+    : difference;
+  return at.types.every((t) => t === 'DATE') ? typed(written, 'int4') : written;
 }
 
-/** Whether `values` are integers of at most 32 bits (an int4 series): known after a probe. */
-export function narrowIntegers(values: Node[]): { probe: Node } | boolean {
+/** Whether `values` are integers of at most 32 bits (an int4 series), and while probing the condition that asks. */
+export function narrowIntegers(values: Node[]): { narrow: boolean; probe?: Node } {
   const at = place(values);
-  if ('params' in at) return { probe: { BoolExpr: { boolop: 'AND_EXPR', args: values.map((v, i) => equals(v, at.params[i]!)) } } };
-  return at.types.every((t) => t !== undefined && /^(TINYINT|SMALLINT|INTEGER|UTINYINT|USMALLINT)$/.test(t));
+  const narrow = at.types.every((t) => t !== undefined && NARROW_INTEGERS.test(t));
+  return at.params ? { narrow, probe: allOf(values.map((v, i) => equals(v, at.params![i]!))) } : { narrow };
 }
 
 /**
@@ -110,15 +119,23 @@ export function narrowIntegers(values: Node[]): { probe: Node } | boolean {
  * above (learned by a probe prepared on `connection`, where the statement's tables are).
  */
 export async function typedSql(connection: DuckDBConnection, write: () => string): Promise<string> {
-  const probe: Writing = { probing: true, params: new Map(), types: [] };
-  const probeSql = writing(probe, write);
-  if (probe.params.size === 0) return probeSql;
   let types: Array<string | undefined> = [];
-  try {
-    const prepared = await connection.prepare(probeSql);
-    types = Array.from({ length: prepared.parameterCount }, (_, i) => prepared.parameterType(i + 1).toString());
-  } catch {
-    // The statement's own error (if it has one) comes when it is described; no types learned.
+  // A place inside another is learned a probe later than the one around it: at most three deep.
+  for (let pass = 0; pass < 3; pass++) {
+    const probe: Writing = { probing: true, params: new Map(), types, nested: false };
+    const probeSql = writing(probe, write);
+    if (probe.params.size === 0) return probeSql;
+    let learned: Array<string | undefined>;
+    try {
+      const prepared = await connection.prepare(probeSql);
+      learned = Array.from({ length: prepared.parameterCount }, (_, i) => prepared.parameterType(i + 1).toString());
+    } catch {
+      // The statement's own error (if it has one) comes when it is described; no types learned.
+      break;
+    }
+    const same = learned.length === types.length && learned.every((t, i) => t === types[i]);
+    types = learned;
+    if (!probe.nested || same) break;
   }
-  return writing({ probing: false, params: new Map(), types }, write);
+  return writing({ probing: false, params: new Map(), types, nested: false }, write);
 }
