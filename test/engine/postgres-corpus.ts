@@ -737,7 +737,7 @@ export const STATEMENTS: readonly string[] = [
   // upper keeps ß; json -> and ->> give the input's text, or are refused where the engine's would differ.
   "SELECT upper('straße'), upper('ǆ'), lower('ẞ'), upper('ı')",
   'SELECT \'{"a":{"b":"c"}}\'::json -> \'a\', \'{"a":[1,2]}\'::json ->> \'a\', \'{"a": "x"}\'::json ->> \'a\'',
-  'SELECT \'[1, [2, 3]]\'::json ->> 1',
+  "SELECT '[1, [2, 3]]'::json ->> 1",
   // Floats in rows (the engine writes the row's JSON).
   "SELECT x, x::float4 FROM (VALUES (1e15::float8), (1e-5), (123456789012345678), (-0.0), (1e6), ('NaN'), ('Infinity'), (NULL)) v(x)",
 ];

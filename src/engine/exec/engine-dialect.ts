@@ -138,7 +138,14 @@ function jsonPartChecked(expr: A_Expr, rewritten: Node): Node | null {
   // The text that counts is the one the chain (x -> 'a' -> 0) starts from.
   let input = asKind(rewritten, 'A_Expr')!.lexpr!;
   for (let inner = asKind(input, 'A_Expr'); inner && isArrow(inner); inner = asKind(input, 'A_Expr')) input = inner.lexpr!;
-  const compound: Node = { A_Expr: { kind: 'AEXPR_IN', name: [nameNode('=')], lexpr: part, rexpr: { List: { items: [stringConst('OBJECT'), stringConst('ARRAY')] } } } };
+  const compound: Node = {
+    A_Expr: {
+      kind: 'AEXPR_IN',
+      name: [nameNode('=')],
+      lexpr: part,
+      rexpr: { List: { items: [stringConst('OBJECT'), stringConst('ARRAY')] } },
+    },
+  };
   const rewrittenText: Node = op('<>', asVarchar(engineCall('json', [input])), asVarchar(input));
   const failure = call('error', [
     stringConst(

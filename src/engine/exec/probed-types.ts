@@ -102,7 +102,11 @@ export function typedSum(sum: { FuncCall: FuncCall }): Node {
 export function typedDifference(difference: Node, left: Node, right: Node): Node {
   const at = place([left, right]);
   const written: Node = at.params
-    ? { CaseExpr: { args: [{ CaseWhen: { expr: allOf([equals(left, at.params[0]!), equals(right, at.params[1]!)]), result: difference } }] } }
+    ? {
+        CaseExpr: {
+          args: [{ CaseWhen: { expr: allOf([equals(left, at.params[0]!), equals(right, at.params[1]!)]), result: difference } }],
+        },
+      }
     : difference;
   return at.types.every((t) => t === 'DATE') ? typed(written, 'int4') : written;
 }
