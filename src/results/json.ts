@@ -122,12 +122,28 @@ export function floatJsonSql(c: string, typeId: DuckDBTypeId.FLOAT | DuckDBTypeI
     ELSE ${text} END`;
 }
 
-const isFloat = (column: ResultColumn) => column.type.typeId === DuckDBTypeId.FLOAT || column.type.typeId === DuckDBTypeId.DOUBLE;
+/**
+ * The JSON text of a column that json_array would write anew, or null: json_array writes
+ * numbers its own way (1e301, 1e-7) and JSON values without their spaces, where PostgreSQL
+ * keeps a json value's text as it is.
+ */
+function ownText(column: ResultColumn, c: string): string | null {
+  const { typeId } = column.type;
+  if (typeId === DuckDBTypeId.FLOAT || typeId === DuckDBTypeId.DOUBLE) return floatJsonSql(c, typeId);
+  if (column.type.alias === 'JSON') return `COALESCE(CAST(${c} AS VARCHAR), 'null')`;
+  if (column.type.typeId === DuckDBTypeId.LIST) {
+    // A list of floats (array_agg(x), ARRAY[...]): its elements as above.
+    const element = column.type.valueType.typeId;
+    if (element !== DuckDBTypeId.FLOAT && element !== DuckDBTypeId.DOUBLE) return null;
+    return `CASE WHEN ${c} IS NULL THEN 'null' ELSE '[' || array_to_string(list_transform(${c}, lambda x: ${floatJsonSql('x', element)}), ',') || ']' END`;
+  }
+  return null;
+}
 
 /**
- * SELECT that turns the rows of `relationSql` (aliased c0..cn) into one JSON text per row. The
- * engine's json_array writes numbers its own way (1e301, 1e-7), so float columns are written as
- * text (floatJsonSql) between the json_array texts of the other columns.
+ * SELECT that turns the rows of `relationSql` (aliased c0..cn) into one JSON text per row:
+ * json_array (json_object) in the engine, the columns of `ownText` written as text between the
+ * json_array texts of the others.
  */
 export function jsonRowsSql(relationSql: string, columns: readonly ResultColumn[], shape: RowShape): string {
   const values = columns.map((col, i) => jsonValueSql(columnAlias(i), col.type));
@@ -135,7 +151,8 @@ export function jsonRowsSql(relationSql: string, columns: readonly ResultColumn[
     shape === 'array'
       ? `json_array(${indexes.map((i) => values[i]).join(', ')})`
       : `json_object(${indexes.map((i) => `${sqlLiteral(columns[i]!.name)}, ${values[i]}`).join(', ')})`;
-  if (!columns.some(isFloat)) return `SELECT ${encode(columns.map((_, i) => i))}::VARCHAR FROM ${relationSql}`;
+  const texts = columns.map((col, i) => ownText(col, quoteIdent(columnAlias(i))));
+  if (texts.every((text) => text === null)) return `SELECT ${encode(columns.map((_, i) => i))}::VARCHAR FROM ${relationSql}`;
   const parts: string[] = [];
   let run: number[] = [];
   const flush = () => {
@@ -143,9 +160,9 @@ export function jsonRowsSql(relationSql: string, columns: readonly ResultColumn[
     run = [];
   };
   columns.forEach((col, i) => {
-    if (!isFloat(col)) return run.push(i);
+    const text = texts[i];
+    if (!text) return run.push(i);
     flush();
-    const text = floatJsonSql(quoteIdent(columnAlias(i)), col.type.typeId as DuckDBTypeId.FLOAT | DuckDBTypeId.DOUBLE);
     parts.push(shape === 'array' ? `(${text})` : `${sqlLiteral(`${JSON.stringify(col.name)}:`)} || (${text})`);
   });
   flush();

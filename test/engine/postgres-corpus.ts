@@ -738,6 +738,10 @@ export const STATEMENTS: readonly string[] = [
   "SELECT upper('straße'), upper('ǆ'), lower('ẞ'), upper('ı')",
   'SELECT \'{"a":{"b":"c"}}\'::json -> \'a\', \'{"a":[1,2]}\'::json ->> \'a\', \'{"a": "x"}\'::json ->> \'a\'',
   "SELECT '[1, [2, 3]]'::json ->> 1",
+  // json values keep their text; lists of floats are written as PostgreSQL writes them.
+  'SELECT \'{"a": 1,  "b": [1, 2]}\'::json, \'[1, {"x": "y"}]\'::json, \'"s"\'::json, \'null\'::json, NULL::json',
+  'SELECT ARRAY[1e-7::float8, NULL, 1e15], ARRAY[1e6::float4, 0.5], ARRAY[]::float8[]',
+  'SELECT array_agg(x ORDER BY x) FROM (VALUES (1e-5::float8), (2.5), (1e16)) v(x)',
   // Floats in rows (the engine writes the row's JSON).
   "SELECT x, x::float4 FROM (VALUES (1e15::float8), (1e-5), (123456789012345678), (-0.0), (1e6), ('NaN'), ('Infinity'), (NULL)) v(x)",
 ];
@@ -869,4 +873,5 @@ export const TABLE_STATEMENTS: readonly string[] = [
   'SELECT sum(i) FILTER (WHERE id > 2), sum(b) FILTER (WHERE id > 2), sum(n) FILTER (WHERE id > 2) FROM {t}',
   "SELECT max(d) - min(d), sum(d - date '2000-01-01') FROM {t}",
   'SELECT id, f * 1e15, f / 1e7, f::float4 * 1e6 FROM {t} ORDER BY id',
+  'SELECT array_agg(f * 1e15 ORDER BY id) FROM {t}',
 ];
