@@ -113,13 +113,14 @@ export function floatJsonSql(c: string, typeId: DuckDBTypeId.FLOAT | DuckDBTypeI
   const exponentFrom = typeId === DuckDBTypeId.FLOAT ? '1e6' : '1e15';
   const digits = `rtrim(regexp_replace(${text}, '[-.]', '', 'g'), '0')`;
   const exponent = `length(split_part(ltrim(${text}, '-'), '.', 1)) - 1`;
+  // Most values take the first branches: whole numbers through BIGINT, others as the engine writes them.
   return `CASE WHEN ${c} IS NULL THEN 'null'
     WHEN NOT isfinite(${c}) THEN CASE WHEN isnan(${c}) THEN '"NaN"' WHEN ${c} > 0 THEN '"Infinity"' ELSE '"-Infinity"' END
-    WHEN abs(${c}) >= ${exponentFrom} AND abs(${c}) < 1e16
-      THEN CASE WHEN ${c} < 0 THEN '-' ELSE '' END || ${digits}[1] || CASE WHEN length(${digits}) > 1 THEN '.' || ${digits}[2:] ELSE '' END
-        || 'e+' || lpad((${exponent})::VARCHAR, 2, '0')
-    WHEN ends_with(${text}, '.0') THEN ${text}[:-3]
-    ELSE ${text} END`;
+    WHEN abs(${c}) < ${exponentFrom} THEN CASE WHEN ${c} <> trunc(${c}) THEN ${text}
+      WHEN ${c} = 0 AND signbit(${c}) THEN '-0' ELSE CAST(CAST(${c} AS BIGINT) AS VARCHAR) END
+    WHEN abs(${c}) >= 1e16 THEN ${text}
+    ELSE CASE WHEN ${c} < 0 THEN '-' ELSE '' END || ${digits}[1] || CASE WHEN length(${digits}) > 1 THEN '.' || ${digits}[2:] ELSE '' END
+      || 'e+' || lpad((${exponent})::VARCHAR, 2, '0') END`;
 }
 
 /**
