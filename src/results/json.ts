@@ -5,7 +5,9 @@
  *
  * The type mapping (documented in docs/sql.md):
  *  - booleans, integers of every width, decimals: JSON numbers, exact
- *  - float/double: JSON numbers; NaN and ±Infinity as the strings "NaN", "Infinity", "-Infinity"
+ *  - float/double: JSON numbers spelled as PostgreSQL spells them (floatJsonSql); NaN and
+ *    ±Infinity as the strings "NaN", "Infinity", "-Infinity"
+ *  - json: its text as it is
  *  - date: "YYYY-MM-DD"; timestamp: "YYYY-MM-DDTHH:MM:SS[.ffffff]"; timestamptz: UTC with "+00:00"
  *  - blob: base64 string; lists and structs: JSON arrays and objects
  *  - everything else (varchar, uuid, time, interval, enum, ...): its text
@@ -73,6 +75,7 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
   switch (type.typeId) {
     case DuckDBTypeId.FLOAT:
     case DuckDBTypeId.DOUBLE:
+      // Rows splice these texts in (jsonRowsSql); as a JSON value the engine would spell it anew.
       return `json(${floatJsonSql(c, type.typeId)})`;
     case DuckDBTypeId.TIMESTAMP:
     case DuckDBTypeId.TIMESTAMP_S:
