@@ -215,13 +215,14 @@ export async function openExecution(
     }
     const planned = planStatement(statement, registry, options.pushdown);
     await loadPlanned(connection, registry, planned, options, warnings, sourceQueries);
-    const sql = await typedSql(connection, () => engineSql(planned.ast));
     // Nothing of the statement stays on the connection when it loaded nothing (no source rows,
     // narrowed copies or logs): the connection serves the next statement.
     held.reusable = statement === bound && bound.tables.every((t) => !t.loadName);
+    const constant = held.reusable && bound.tables.every((t) => t.resolved.kind === 'system');
+    const sql = await typedSql(connection, () => engineSql(planned.ast), { reusable: constant });
     // Statements over no data, or over the system tables only, have the same columns until the
     // catalog changes: described once.
-    const key = held.reusable && bound.tables.every((t) => t.resolved.kind === 'system') ? `${registry.generation}\u0000${sql}` : null;
+    const key = constant ? `${registry.generation}\u0000${sql}` : null;
     let columns = key ? options.learned?.get(key) : undefined;
     if (!columns) {
       columns = await describe(connection, sql);

@@ -13,6 +13,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { FuncCall, Node, TypeCast } from '@pgsql/types';
 import { nameNode } from '../front/ast.js';
 import { int, written } from './syntax-nodes.js';
+import { BoundedCache } from './statement-cache.js';
 
 interface Writing {
   probing: boolean;
@@ -119,23 +120,32 @@ export function narrowIntegers(values: Node[]): { narrow: boolean; probe?: Node 
 }
 
 /**
+ * Types learned by probes of statements that read no table of their own (constants, the system
+ * tables, whose types are vdb's): the same probe text always learns the same types.
+ */
+const LEARNED = new BoundedCache<Array<string | undefined>>(1000);
+
+/**
  * The engine's SQL for a statement, written by `write`, with PostgreSQL's types at the places
  * above (learned by a probe prepared on `connection`, where the statement's tables are).
  */
-export async function typedSql(connection: DuckDBConnection, write: () => string): Promise<string> {
+export async function typedSql(connection: DuckDBConnection, write: () => string, options: { reusable?: boolean } = {}): Promise<string> {
   let types: Array<string | undefined> = [];
   // A place inside another is learned a probe later than the one around it: at most three deep.
   for (let pass = 0; pass < 3; pass++) {
     const probe: Writing = { probing: true, params: new Map(), types, nested: false };
     const probeSql = writing(probe, write);
     if (probe.params.size === 0) return probeSql;
-    let learned: Array<string | undefined>;
-    try {
-      const prepared = await connection.prepare(probeSql);
-      learned = Array.from({ length: prepared.parameterCount }, (_, i) => prepared.parameterType(i + 1).toString());
-    } catch {
-      // The statement's own error (if it has one) comes when it is described; no types learned.
-      break;
+    let learned = options.reusable ? LEARNED.get(probeSql) : undefined;
+    if (!learned) {
+      try {
+        const prepared = await connection.prepare(probeSql);
+        learned = Array.from({ length: prepared.parameterCount }, (_, i) => prepared.parameterType(i + 1).toString());
+      } catch {
+        // The statement's own error (if it has one) comes when it is described; no types learned.
+        break;
+      }
+      if (options.reusable) LEARNED.set(probeSql, learned);
     }
     const same = learned.length === types.length && learned.every((t, i) => t === types[i]);
     types = learned;
