@@ -111,11 +111,12 @@ function substrCall(fc: FuncCall): FuncCall | null {
 /**
  * upper(x): the engine writes ß as ẞ, PostgreSQL keeps it (libc's toupper, under the database's
  * C.UTF-8 collation; every other letter agrees). The ß are set aside around the engine's upper,
- * behind an escape character (\x01, itself escaped) so that no text of the user's can mistake them.
+ * behind an escape character (\x01, itself escaped) so that no text of the user's can mistake them
+ * (the argument is written once: volatile ones too).
  */
 function upperCall(fc: FuncCall): Node | null {
   const args = fc.args ?? [];
-  if (calledName(fc) !== 'upper' || args.length !== 1 || fc.over || isVolatile(args[0])) return null;
+  if (calledName(fc) !== 'upper' || args.length !== 1 || fc.over) return null;
   const replace = (value: Node, from: string, to: string) => engineCall('replace', [value, stringConst(from), stringConst(to)]);
   const escaped = replace(replace(args[0]!, '\x01', '\x01\x02'), '\u00df', '\x01\x03');
   return replace(replace(engineCall('upper', [escaped]), '\x01\x03', '\u00df'), '\x01\x02', '\x01');

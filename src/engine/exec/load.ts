@@ -54,7 +54,8 @@ function loadCast(expr: string, type: string, raw: RawType, column: string): str
   const cast = tryCast(expr, type);
   if (raw !== 'VARCHAR' || !/^DECIMAL/i.test(type)) return cast;
   const message = `A numeric NaN or Infinity (column ${column}) is not supported by vdb's engine: its DECIMAL holds neither; leave such rows out at the source or read the column as float8 there (a view).`;
-  return `CASE WHEN ${cast} IS NULL AND lower(${expr}) IN ${NOT_DECIMAL} THEN error(${sqlLiteral(message)}) ELSE ${cast} END`;
+  // The check runs only for values the cast turned into NULL.
+  return `COALESCE(${cast}, CASE WHEN lower(${expr}) IN ${NOT_DECIMAL} THEN error(${sqlLiteral(message)}) END)`;
 }
 
 /** Values arrive in a raw class; the load casts them to the column's type where they differ. */

@@ -128,6 +128,8 @@ const LEARNED = new BoundedCache<Array<string | undefined>>(1000);
 /**
  * The engine's SQL for a statement, written by `write`, with PostgreSQL's types at the places
  * above (learned by a probe prepared on `connection`, where the statement's tables are).
+ * `reusable`: the statement reads no table loaded for it, so what its probe learns holds for
+ * the next statement of the same text.
  */
 export async function typedSql(connection: DuckDBConnection, write: () => string, options: { reusable?: boolean } = {}): Promise<string> {
   let types: Array<string | undefined> = [];
@@ -141,6 +143,7 @@ export async function typedSql(connection: DuckDBConnection, write: () => string
       try {
         const prepared = await connection.prepare(probeSql);
         learned = Array.from({ length: prepared.parameterCount }, (_, i) => prepared.parameterType(i + 1).toString());
+        prepared.destroySync();
       } catch {
         // The statement's own error (if it has one) comes when it is described; no types learned.
         break;
