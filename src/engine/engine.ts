@@ -12,7 +12,7 @@ import { asKind, fieldNames, nodeKind, statementOf, walk } from './front/ast.js'
 import { bindStatement, type BoundStatement } from './front/bind.js';
 import type { DuckRuntime } from '../runtime/duckdb.js';
 import { openExecution, openStaticExecution, type Execution, type StatementRoute } from './exec/execute.js';
-import { openSourceSelectExecution, openWholeExecution, type WholeColumns } from './exec/source-execution.js';
+import { engineColumnsOf, openSourceSelectExecution, openWholeExecution, type WholeColumns } from './exec/source-execution.js';
 import { BoundedCache, shapeOf } from './exec/statement-cache.js';
 import { chooseRoute, type Route } from './plan/route.js';
 import { constantTexts, fill, markedTree, parameterized, templateOf, type WholeTemplate } from './plan/whole-template.js';
@@ -314,7 +314,9 @@ export class Engine {
     // A narrower route may still decline once it meets the source: then the statement runs federated.
     const execution =
       route.kind === 'whole'
-        ? await openWholeExecution(route.plan, this.runtime, signal, { cache: this.wholeColumns, key: columnsKey! })
+        ? await openWholeExecution(route.plan, this.runtime, signal, { cache: this.wholeColumns, key: columnsKey! }, null, () =>
+            engineColumnsOf(bound, this.runtime, signal),
+          )
         : route.kind === 'source-select'
           ? await openSourceSelectExecution(bound, route.plan, this.runtime, signal, { cache: this.learnedColumns, key: columnsKey! })
           : null;
