@@ -322,6 +322,90 @@ test("a template is one user's: another user's row condition and grants apply to
   assert.equal((await query(sql, { params: [60], headers: nina })).status, 403);
 });
 
+/** Statement texts linked to their templates (statement-text.ts): answered without parsing. */
+test('a known statement text is answered without parsing, with its own values, for its own user only', async () => {
+  const byText = () => server.services.engine.byText;
+  await touchCatalog();
+  // The first of its shape learns the template and links its text to it.
+  await query('SELECT id, name FROM pgc.cache_items WHERE id = 1');
+  const before = byText();
+  for (const id of [3, 47, 100, 101])
+    assert.deepEqual(await query(`SELECT id, name FROM pgc.cache_items WHERE id = ${id}`), {
+      status: 200,
+      body: id <= 100 ? `[[${id},"item ${id}"]]` : '[]',
+    });
+  assert.deepEqual(await query('SELECT id, name FROM pgc.cache_items WHERE id = 2147483648'), { status: 200, body: '[]' });
+  assert.deepEqual(await query("SELECT id FROM pgc.cache_items WHERE name = 'item 9'"), { status: 200, body: '[[9]]' });
+  assert.deepEqual(await query("SELECT id FROM pgc.cache_items WHERE name = 'item 10'"), { status: 200, body: '[[10]]' });
+  assert.deepEqual(await query("SELECT id FROM pgc.cache_items WHERE name = 'item 11'"), { status: 200, body: '[[11]]' });
+  assert.equal(byText() - before, 6, 'four lookups by id (the larger integer is another kind), two by name');
+  // Parameters: one text, the values linked.
+  for (const id of [5, 6, 7]) {
+    assert.deepEqual(await query('SELECT name FROM pgc.cache_items WHERE id = $1 OR id = $2', { params: [id, id + 10] }), {
+      status: 200,
+      body: `[["item ${id}"],["item ${id + 10}"]]`,
+    });
+  }
+  assert.equal(byText() - before, 8);
+  // A constant the grammar makes (FETCH FIRST ROW ONLY is a 1) never follows a literal of the same value:
+  // linked by the second statement (the first's 1 could be either), then used by the third and on.
+  const fetched = byText();
+  for (const from of [1, 3, 5, 1, 8]) {
+    assert.deepEqual(await query(`SELECT id FROM pgc.cache_items WHERE id >= ${from} ORDER BY id FETCH FIRST ROW ONLY`), {
+      status: 200,
+      body: `[[${from}]]`,
+    });
+  }
+  assert.equal(byText() - fetched, 3);
+  // Two literals alike cannot be told apart: linked by the next statement whose literals differ.
+  const pairs = byText();
+  for (const [a, b] of [
+    [1, 1],
+    [2, 3],
+    [4, 4],
+    [5, 6],
+  ]) {
+    assert.deepEqual(await query(`SELECT id FROM pgc.cache_items WHERE id = ${a} OR id = ${b} ORDER BY id`), {
+      status: 200,
+      body: a === b ? `[[${a}]]` : `[[${a}],[${b}]]`,
+    });
+  }
+  assert.equal(byText() - pairs, 2);
+  // Another user's statement of the same text: her own permissions.
+  await adminCall("CALL SYSADMIN.addRole('texts')");
+  await adminCall("CALL SYSADMIN.setPermissions('texts', 'pgc.cache_items', 'R', 'id <= 3')");
+  await adminCall("CALL SYSADMIN.addUser('tess', 'tess-password-1')");
+  await adminCall("CALL SYSADMIN.addUserRole('texts', 'tess')");
+  const tess = { authorization: server.basic('tess', 'tess-password-1') };
+  await query('SELECT id, name FROM pgc.cache_items WHERE id = 1');
+  await query('SELECT id, name FROM pgc.cache_items WHERE id = 2');
+  assert.equal((await query('SELECT id, name FROM pgc.cache_items WHERE id = 50')).body, '[[50,"item 50"]]');
+  for (const id of [50, 2, 60, 3])
+    assert.equal(
+      (await query(`SELECT id, name FROM pgc.cache_items WHERE id = ${id}`, { headers: tess })).body,
+      id <= 3 ? `[[${id},"item ${id}"]]` : '[]',
+    );
+  // A row condition changed and a grant revoked: the next request sees them.
+  await adminCall("CALL SYSADMIN.setPermissions('texts', 'pgc.cache_items', 'R', 'id <= 60')");
+  assert.equal((await query('SELECT id, name FROM pgc.cache_items WHERE id = 60', { headers: tess })).body, '[[60,"item 60"]]');
+  await adminCall("CALL SYSADMIN.setPermissions('texts', 'pgc.cache_items', NULL)");
+  assert.equal((await query('SELECT id, name FROM pgc.cache_items WHERE id = 60', { headers: tess })).status, 403);
+});
+
+test('a constant select is answered from its text', async () => {
+  const byText = () => server.services.engine.byText;
+  await query('SELECT 1');
+  const before = byText();
+  assert.deepEqual(await query('SELECT 1'), { status: 200, body: '[[1]]' });
+  assert.deepEqual(await query('SELECT 2'), { status: 200, body: '[[2]]' });
+  assert.deepEqual(await query("SELECT 'ok' AS status", { objects: true }), { status: 200, body: '[{"status":"ok"}]' });
+  assert.deepEqual(await query("SELECT 'ok' AS status", { objects: true }), { status: 200, body: '[{"status":"ok"}]' });
+  assert.deepEqual(await query('SELECT 2'), { status: 200, body: '[[2]]' });
+  assert.equal(byText() - before, 3);
+  assert.deepEqual(await query('SELECT $1', { params: [5] }), { status: 200, body: '[[5]]' });
+  assert.deepEqual(await query('SELECT $1', { params: [6] }), { status: 200, body: '[[6]]' });
+});
+
 test('a replaced view and a removed source are seen by the very next request', async () => {
   await adminCall('CREATE VIEW views.small_items AS SELECT id, name FROM pgc.cache_items WHERE id <= 5');
   const sql = 'SELECT * FROM views.small_items WHERE id >= $1 ORDER BY id';

@@ -12,7 +12,7 @@ import type { BoundStatement } from '../front/bind.js';
 import { asKind, statementOf } from '../front/ast.js';
 import type { Execution } from './execute.js';
 
-interface Constant {
+export interface Constant {
   column: ResultColumn;
   /** The value as JSON text, and as the engine's SQL (for a cursor's table). */
   json: string;

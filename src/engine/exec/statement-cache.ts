@@ -23,6 +23,11 @@ export class BoundedCache<V> {
     return value;
   }
 
+  /** The entry without counting a hit or refreshing it. */
+  peek(key: string): V | undefined {
+    return this.entries.get(key);
+  }
+
   set(key: string, value: V): void {
     this.entries.delete(key);
     this.entries.set(key, value);

@@ -55,7 +55,7 @@ export function constantTexts(tree: ParseResult): string[] | null {
   return fillable ? texts : null;
 }
 
-function constantText(constant: Record<string, unknown>): string | null {
+export function constantText(constant: Record<string, unknown>): string | null {
   const inner = (key: string) => (constant[key] as Record<string, unknown>)[key];
   // Negative numbers take the ordinary path: the deparser may write them in parentheses.
   if ('ival' in constant) return nonNegative(String(inner('ival') ?? 0));
