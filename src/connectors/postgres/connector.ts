@@ -29,9 +29,23 @@ export function toSourceError(err: unknown): Error {
 const prepared = new WeakMap<pg.PoolClient, Set<string>>();
 const MAX_PREPARED_PER_CONNECTION = 200;
 
+/** Names of statement texts (a hash of the text), kept for the texts seen last: not hashed per request. */
+const hashedNames = new Map<string, string>();
+const MAX_NAMES = 1000;
+
+function nameOf(text: string): string {
+  let name = hashedNames.get(text);
+  if (name === undefined) {
+    name = `vdb_${createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
+    if (hashedNames.size >= MAX_NAMES) hashedNames.delete(hashedNames.keys().next().value!);
+    hashedNames.set(text, name);
+  }
+  return name;
+}
+
 /** The name of `text`'s prepared statement on `client`, or undefined (unnamed) once it holds enough. */
 function preparedName(client: pg.PoolClient, text: string): string | undefined {
-  const name = `vdb_${createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
+  const name = nameOf(text);
   let names = prepared.get(client);
   if (!names) prepared.set(client, (names = new Set()));
   if (names.has(name)) return name;
