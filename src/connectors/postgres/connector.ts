@@ -43,6 +43,18 @@ function nameOf(text: string): string {
   return name;
 }
 
+/** The prepared statements' texts by their SELECT (the same string each time for a known statement): written once. */
+const cappedTexts = new Map<string, { cap: number; text: string }>();
+
+function cappedText(jsonSelect: string, cap: number): string {
+  const known = cappedTexts.get(jsonSelect);
+  if (known?.cap === cap) return known.text;
+  const text = `SELECT * FROM (${jsonSelect}) AS r LIMIT ${cap + 1}`;
+  if (cappedTexts.size >= MAX_NAMES) cappedTexts.delete(cappedTexts.keys().next().value!);
+  cappedTexts.set(jsonSelect, { cap, text });
+  return text;
+}
+
 /** The name of `text`'s prepared statement on `client`, or undefined (unnamed) once it holds enough. */
 function preparedName(client: pg.PoolClient, text: string): string | undefined {
   const name = nameOf(text);
@@ -318,7 +330,7 @@ export class PostgresConnector implements RowConnector {
    * large result is held here.
    */
   async preparedStatementJson(jsonSelect: string, values: readonly string[], cap: number, signal: AbortSignal): Promise<string[] | null> {
-    const text = `SELECT * FROM (${jsonSelect}) AS r LIMIT ${cap + 1}`;
+    const text = cappedText(jsonSelect, cap);
     const lease = await this.acquire(signal);
     try {
       const result = await lease.client.query<[string]>({
