@@ -301,6 +301,38 @@ test('constants sent as parameters of a prepared statement answer byte for byte 
   await postgres.query('DROP TABLE cache_numbers');
 });
 
+test('a result beyond the rows a prepared statement reads is streamed with COPY, the same rows as written out', async () => {
+  await postgres.query('DROP TABLE IF EXISTS cache_spill');
+  await postgres.query(`CREATE TABLE cache_spill AS SELECT g AS id, 'row ' || g AS label, (g * 0.5)::numeric(8,1) AS half
+      FROM generate_series(1, 2500) g`);
+  await adminCall("CALL SYSADMIN.refreshDataSource('pgc')");
+  const sql = 'SELECT id, label, half FROM pgc.cache_spill WHERE id <= $1 ORDER BY id';
+  // numeric(8,1) keeps its scale: 1.0, not 1.
+  const expected = (n: number, objects: boolean) =>
+    `[${Array.from({ length: n }, (_, i) => {
+      const id = i + 1;
+      const half = (id * 0.5).toFixed(1);
+      return objects ? `{"id":${id},"label":"row ${id}","half":${half}}` : `[${id},"row ${id}",${half}]`;
+    }).join(',')}]`;
+  await query(sql, { params: [1] });
+  for (const objects of [false, true]) {
+    // 1,000 rows: read by the prepared statement; 1,001 and 2,500: more than it reads, streamed with COPY.
+    for (const n of [1000, 1001, 2500]) {
+      const [preparedBefore, largeBefore, templatedBefore] = [prepared, preparedTooLarge, templated()];
+      const answer = await query(sql, { params: [n], objects });
+      assert.equal(answer.status, 200, answer.body);
+      assert.ok(answer.body === expected(n, objects), `${n} rows, objects: ${objects}: ${answer.body.slice(0, 200)}`);
+      assert.equal(templated() - templatedBefore, 1, 'from the template');
+      assert.equal(prepared - preparedBefore, 1, 'the prepared statement was tried');
+      assert.equal(preparedTooLarge - largeBefore, n > 1000 ? 1 : 0, `${n} rows: ${n > 1000 ? 'COPY' : 'prepared'}`);
+    }
+  }
+  // A window (limit, offset) of a large result.
+  const response = await server.request('/rest/api/query?limit=3&offset=1200', { body: { sql, params: [2500] } });
+  assert.equal(await response.text(), '[[1201,"row 1201",600.5],[1202,"row 1202",601.0],[1203,"row 1203",601.5]]');
+  await postgres.query('DROP TABLE cache_spill');
+});
+
 test("a template is one user's: another user's row condition and grants apply to the same statement", async () => {
   await adminCall("CALL SYSADMIN.addRole('narrow')");
   await adminCall("CALL SYSADMIN.setPermissions('narrow', 'pgc.cache_items', 'R', 'id <= 3')");
