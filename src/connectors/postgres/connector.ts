@@ -25,6 +25,15 @@ export function toSourceError(err: unknown): Error {
   return code && UNREACHABLE.has(code) ? new SourceUnreachableError(message) : err instanceof Error ? err : new Error(message);
 }
 
+/** `c0, c1, ...` of each described statement's columns (the same list each time for a known statement). */
+const aliasLists = new WeakMap<readonly StatementColumn[], string>();
+
+function aliasList(columns: readonly StatementColumn[]): string {
+  let list = aliasLists.get(columns);
+  if (list === undefined) aliasLists.set(columns, (list = columns.map((_, i) => `c${i}`).join(', ')));
+  return list;
+}
+
 /** Statements prepared on each connection, by text: a bounded number, then unnamed ones. */
 const prepared = new WeakMap<pg.PoolClient, Set<string>>();
 const MAX_PREPARED_PER_CONNECTION = 200;
@@ -317,7 +326,7 @@ export class PostgresConnector implements RowConnector {
     shape: 'array' | 'object',
     window: { limit?: number; offset?: number },
   ): string {
-    let select = `SELECT ${jsonRowSql(columns, shape)} FROM (${sql}) AS q(${columns.map((_, i) => `c${i}`).join(', ')})`;
+    let select = `SELECT ${jsonRowSql(columns, shape)} FROM (${sql}) AS q(${aliasList(columns)})`;
     if (window.limit !== undefined) select += ` LIMIT ${window.limit}`;
     if (window.offset !== undefined) select += ` OFFSET ${window.offset}`;
     return select;
