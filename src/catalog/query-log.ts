@@ -35,6 +35,14 @@ export interface QueryLogOptions {
   onRecord?: (entry: QueryLogEntry) => void;
 }
 
+/** The last time written as ISO text: statements that start in the same millisecond share it. */
+let lastTime = { ms: NaN, iso: '' };
+
+function isoTime(ms: number): string {
+  if (lastTime.ms !== ms) lastTime = { ms, iso: new Date(ms).toISOString() };
+  return lastTime.iso;
+}
+
 /** Entries past their age are dropped when they are this much older still, or when the log is listed. */
 const TRIM_AGE_SLACK_MS = 1000;
 
@@ -60,7 +68,7 @@ export class QueryLog {
         id: this.nextId++,
         user,
         statement: redactSecrets(statement),
-        start: new Date(started).toISOString(),
+        start: isoTime(started),
         durationMs: this.now() - started,
         ...outcome,
       };

@@ -109,7 +109,14 @@ export async function sendResult(
 ): Promise<FastifyReply> {
   const shape: RowShape = params.array ? 'array' : 'object';
   if (params.requestId !== undefined) {
-    return sendPage(services, request, reply, await services.cursors.get(params.requestId, user.name, resourceOf(request)), params, endpoint);
+    return sendPage(
+      services,
+      request,
+      reply,
+      await services.cursors.get(params.requestId, user.name, resourceOf(request)),
+      params,
+      endpoint,
+    );
   }
   if (sql === undefined) {
     throw badRequest('The body must be a JSON object with a "sql" string.', 'Example: {"sql": "SELECT 1"}', 'Missing SQL');
