@@ -149,10 +149,16 @@ export class Engine {
     return execution;
   }
 
-  /** The prefix of the keys of what is learned for `user` under this catalog. */
+  /** The prefix of the keys of what is learned for `user` under this catalog (kept per user object and generation). */
   private userKey(user: UserDef, viaApiKey: boolean): string {
-    return `${this.registry.generation}\u0000${user.name}\u0000${user.roles.join('\u0001')}\u0000${viaApiKey}`;
+    const generation = this.registry.generation;
+    const known = this.userKeys.get(user);
+    if (known?.generation === generation && known.viaApiKey === viaApiKey) return known.key;
+    const key = `${generation}\u0000${user.name}\u0000${user.roles.join('\u0001')}\u0000${viaApiKey}`;
+    this.userKeys.set(user, { generation, viaApiKey, key });
+    return key;
   }
+  private readonly userKeys = new WeakMap<UserDef, { generation: number; viaApiKey: boolean; key: string }>();
 
   /** The statement's text and values, when its literals and parameters can be lifted; else null. */
   private statementText(sql: string, user: UserDef, viaApiKey: boolean, params?: readonly ParamValue[]): StatementText | null {
@@ -484,7 +490,7 @@ export class Engine {
 }
 
 /** Statements longer than this are not looked up by their text (the key holds the text). */
-const MAX_TEXT_LENGTH = 10_000;
+const MAX_TEXT_LENGTH = 4096;
 
 /** Between the user's part of a template's key and the statement's shape. */
 const SHAPE_SEPARATOR = '\u0000';

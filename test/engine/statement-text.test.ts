@@ -25,6 +25,8 @@ test('numbers and plain strings are lifted: one key for other values of the same
   // Names, quoted names and parameters are part of the key.
   assert.notEqual(keyOf('SELECT a1 FROM t'), keyOf('SELECT a2 FROM t'));
   assert.notEqual(keyOf('SELECT "x 1" FROM t'), keyOf('SELECT "x 2" FROM t'));
+  assert.notEqual(keyOf('SELECT $1, $2'), keyOf('SELECT $2, $1'));
+  assert.equal(keyOf("SELECT a FROM t WHERE b = 'x' AND c = 5"), 'SELECT a FROM t WHERE b = \u0001s\u0001 AND c = \u0001i\u0001');
   assert.deepEqual(
     [...liftLiterals('SELECT $1, $2, $1')!.placeholders],
     [

@@ -48,7 +48,9 @@ function integerKind(digits: string): string {
 export function liftLiterals(sql: string): LiftedText | null {
   const literals: LiftedLiteral[] = [];
   const placeholders = new Map<number, number>();
+  // The key: the text up to `copied` with the literals replaced, the rest copied at the end.
   let key = '';
+  let copied = 0;
   let i = 0;
   const n = sql.length;
   /** The last character before `at` that is not white space. */
@@ -60,14 +62,12 @@ export function liftLiterals(sql: string): LiftedText | null {
   while (i < n) {
     const c = sql[i]!;
     if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
-      key += c;
       i++;
     } else if (isWordStart(c)) {
       const start = i;
       while (i < n && isWordPart(sql[i])) i++;
       // E'...', B'...', X'...', N'...', or a word run into a string: not a plain literal.
       if (sql[i] === "'") return null;
-      key += sql.slice(start, i);
     } else if (isDigit(c)) {
       const start = i;
       while (isDigit(sql[i])) i++;
@@ -83,12 +83,10 @@ export function liftLiterals(sql: string): LiftedText | null {
       const text = sql.slice(start, i);
       // 007 parses as 7; and a sign before a number may be folded into it by the parser: kept as written.
       const signed = previousSignificant(start);
-      if ((text.length > 1 && text[0] === '0' && text[1] !== '.') || signed === '-' || signed === '+') {
-        key += text;
-        continue;
-      }
+      if ((text.length > 1 && text[0] === '0' && text[1] !== '.') || signed === '-' || signed === '+') continue;
       literals.push({ text, kind, start, end: i });
-      key += `\u0001${kind}\u0001`;
+      key += `${sql.slice(copied, start)}\u0001${kind}\u0001`;
+      copied = i;
     } else if (c === "'") {
       if (!BEFORE_STRING.has(sql[i - 1])) return null;
       const start = i;
@@ -103,7 +101,8 @@ export function liftLiterals(sql: string): LiftedText | null {
       for (const ch of content) if (ch < ' ' && ch !== '\t' && ch !== '\n' && ch !== '\r') return null;
       i = close + 1;
       literals.push({ text: sql.slice(start, i), kind: 's', start, end: i });
-      key += '\u0001s\u0001';
+      key += `${sql.slice(copied, start)}\u0001s\u0001`;
+      copied = i;
     } else if (c === '"') {
       // A quoted identifier, kept as written ("" inside is a quote).
       let close = i + 1;
@@ -113,9 +112,7 @@ export function liftLiterals(sql: string): LiftedText | null {
         if (sql[close + 1] !== '"') break;
         close += 2;
       }
-      const quoted = sql.slice(i, close + 1);
-      for (const ch of quoted) if (ch < ' ') return null;
-      key += quoted;
+      for (let j = i; j <= close; j++) if (sql[j]! < ' ') return null;
       i = close + 1;
     } else if (c === '$') {
       // $1, $2, ...: a dollar-quoted string ($$, $tag$) is not read here.
@@ -125,17 +122,15 @@ export function liftLiterals(sql: string): LiftedText | null {
       if (i === start || isWordPart(sql[i])) return null;
       const number = Number(sql.slice(start, i));
       placeholders.set(number, (placeholders.get(number) ?? 0) + 1);
-      key += sql.slice(start - 1, i);
     } else if (PUNCTUATION.has(c)) {
       // Comments, and numbers written from the point (.5).
       if ((c === '-' && sql[i + 1] === '-') || (c === '/' && sql[i + 1] === '*') || (c === '.' && isDigit(sql[i + 1]))) return null;
-      key += c;
       i++;
     } else {
       return null;
     }
   }
-  return { key, literals, placeholders };
+  return { key: key + sql.slice(copied), literals, placeholders };
 }
 
 /**
