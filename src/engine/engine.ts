@@ -221,9 +221,12 @@ export class Engine {
       return;
     }
     const template = learned.template;
-    if (!template || !this.wholeTemplates.peek(template.key) || this.statementTexts.peek(text.key) !== undefined) return;
+    const planned = template && this.wholeTemplates.peek(template.key);
+    if (!template || !planned || this.statementTexts.peek(text.key) !== undefined) return;
     const slots = learnSlots(template.constants, text.values, text.occurrences);
-    if (!slots) return;
+    // Values only where a constant is a value (not an ORDER BY position, a type modifier): the
+    // checks a parsed statement gets before its template is used never look at those.
+    if (!slots || slots.some((slot, i) => typeof slot === 'number' && !planned.parameters[i])) return;
     let linked = false;
     try {
       const variants = variantValues(text.kinds, text.values);

@@ -403,6 +403,21 @@ test('a known statement text is answered without parsing, with its own values, f
     });
   }
   assert.equal(byText() - pairs, 2);
+  // A literal that is an ORDER BY position or a type modifier: such texts are parsed each time.
+  const [positions, planned] = [byText(), templated()];
+  for (const [position, scale] of [
+    [1, 1],
+    [2, 2],
+    [1, 3],
+  ]) {
+    const answer = await query(
+      `SELECT CAST(id AS numeric(6, ${scale})) AS n, 10 - id AS m FROM pgc.cache_items WHERE id < 3 ORDER BY ${position}`,
+    );
+    const rows = [`[1.${'0'.repeat(scale)},9]`, `[2.${'0'.repeat(scale)},8]`];
+    assert.equal(answer.body, `[${(position === 1 ? rows : rows.reverse()).join(',')}]`, `ORDER BY ${position}, scale ${scale}`);
+  }
+  assert.equal(byText() - positions, 0);
+  assert.equal(templated() - planned, 2, 'the second and third from the template of their shape, parsed');
   // Another user's statement of the same text: her own permissions.
   await adminCall("CALL SYSADMIN.addRole('texts')");
   await adminCall("CALL SYSADMIN.setPermissions('texts', 'pgc.cache_items', 'R', 'id <= 3')");
