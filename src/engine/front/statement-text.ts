@@ -64,7 +64,6 @@ export function liftLiterals(sql: string): LiftedText | null {
     if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
       i++;
     } else if (isWordStart(c)) {
-      const start = i;
       while (i < n && isWordPart(sql[i])) i++;
       // E'...', B'...', X'...', N'...', or a word run into a string: not a plain literal.
       if (sql[i] === "'") return null;
