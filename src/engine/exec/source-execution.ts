@@ -196,7 +196,7 @@ export async function openWholeExecution(
       const copySql = connector.statementJsonSql(sql, described, shape, window);
       sourceQueries[0] = { source: source.name, sql: copySql };
       if (parameterized && connector.preparedStatementJson && connector.statementJsonSelect) {
-        const select = connector.statementJsonSelect(parameterized.sql, described, shape, window);
+        const select = preparedSelect(connector, parameterized.sql, described, shape, window);
         return preparedOrStreamed(connector, select, parameterized.values, copySql, signal, options.onRows);
       }
       return connector.streamStatementJson(copySql, signal, options.onRows);
@@ -226,6 +226,37 @@ export async function openWholeExecution(
     translateError: (err) => (err instanceof ApiError ? err : sourceError(source.name, err, signal)),
     close: () => engine.release(),
   };
+}
+
+/**
+ * The SELECTs of prepared statements, by the described columns, the parameterized text (the
+ * same string each time, whole-template.ts) and the window: written once, not per request.
+ */
+const preparedSelects = new WeakMap<readonly StatementColumn[], Map<string, Map<string, string>>>();
+const MAX_PREPARED_SELECTS = 1000;
+
+function preparedSelect(
+  connector: WholeStatementConnector,
+  sql: string,
+  described: readonly StatementColumn[],
+  shape: 'array' | 'object',
+  window: { limit?: number; offset?: number },
+): string {
+  let bySql = preparedSelects.get(described);
+  if (!bySql) preparedSelects.set(described, (bySql = new Map()));
+  let byWindow = bySql.get(sql);
+  if (!byWindow) {
+    if (bySql.size >= MAX_PREPARED_SELECTS) bySql.clear();
+    bySql.set(sql, (byWindow = new Map()));
+  }
+  const windowKey = `${shape} ${window.limit ?? ''} ${window.offset ?? ''}`;
+  let select = byWindow.get(windowKey);
+  if (select === undefined) {
+    select = connector.statementJsonSelect!(sql, described, shape, window);
+    if (byWindow.size >= MAX_PREPARED_SELECTS) byWindow.clear();
+    byWindow.set(windowKey, select);
+  }
+  return select;
 }
 
 /** Most rows read through a prepared statement; a result with more is streamed with COPY. */
