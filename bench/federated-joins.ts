@@ -163,7 +163,8 @@ async function main(): Promise<void> {
     const pgFloor = await timed(() => copy(FLOOR));
     const myFloor = await timed(() => my.query({ sql: SWAPPED_FLOOR, rowsAsArray: true }));
     const rows: string[][] = [];
-    for (const { name, sql, swapped } of CASES) {
+    const only = process.env.BENCH_CASES?.split(',');
+    for (const { name, sql, swapped } of CASES.filter((c) => !only || only.some((o) => c.name.startsWith(o)))) {
       log(`${name} ...`);
       const floor = swapped ? myFloor : pgFloor;
       const total = await timed(() => vdb(sql));

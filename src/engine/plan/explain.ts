@@ -110,7 +110,10 @@ export function explainShipped(
         'source statement',
         'the whole statement, with the rows of step 1 as arrays',
         'everything',
-        whole.sql.split(plan.placeholder).join(`(SELECT * FROM unnest(<the columns of step 1 as arrays>) AS shipped(${names}))`),
+        plan.keyed.reduce(
+          (sql, keyed) => sql.split(`'${keyed.placeholder}'`).join(`<the distinct ${plan.scan.columns[keyed.keyIndex]!.name} of step 1 as an array>`),
+          whole.sql.split(plan.placeholder).join(`(SELECT * FROM unnest(<the columns of step 1 as arrays>) AS shipped(${names}))`),
+        ),
       ],
     ],
   };

@@ -15,12 +15,13 @@
  * applied), at most `maxShippedRows` rows (exec/ship.ts counts them). Pure: no I/O.
  */
 import { randomBytes } from 'node:crypto';
-import type { ParseResult } from '@pgsql/types';
+import type { ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { wholeStatementConnector } from '../../connectors/types.js';
 import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { everyNode } from '../front/ast.js';
+import { parseStatement } from '../front/parse.js';
 import { planScans, type ScanPlan } from './scans.js';
 
 /** Rows of the shipped table at most, unless configured (`dependentJoin.maxShippedRows`). */
@@ -59,6 +60,13 @@ export interface ShippingPlan {
   placeholder: string;
   /** The estimates the choice was made on (catalog row counts). */
   estimates: { shippedRows: number; targetRows: number };
+  /**
+   * PostgreSQL tables of an inner equi-join with the shipped table, read through
+   * `(SELECT * FROM t WHERE column = ANY('<placeholder>'))`: the placeholder becomes the shipped
+   * join keys as an array (PostgreSQL then drops the rows that cannot match while it scans, with
+   * a hash of the keys, before the join). `keyIndex` is the key's position among the shipped columns.
+   */
+  keyed: Array<{ placeholder: string; column: ColumnDef; keyIndex: number }>;
 }
 
 export function planShipping(bound: BoundStatement, registry: SourceRegistry, maxShippedRows: number): ShippingPlan | null {
@@ -86,7 +94,7 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     // The limit applies to the rows loaded (its conditions applied), counted when they are.
     if (maxShippedRows === 0 || targetRows < MIN_TARGET_ROWS || shippedRows > targetRows * MAX_SHARE) continue;
     const plan = shippable(bound, registry, shipped!);
-    if (plan) return { ...plan, target, targetTables, estimates: { shippedRows, targetRows } };
+    if (plan) return { ...plan, target, targetTables, estimates: { shippedRows, targetRows }, keyed: keyTargets(plan, targetTables) };
   }
   return null;
 }
@@ -96,9 +104,10 @@ function shippable(
   bound: BoundStatement,
   registry: SourceRegistry,
   shipped: BoundTable,
-): Pick<ShippingPlan, 'shipped' | 'scan' | 'ast' | 'placeholder'> | null {
+): (Pick<ShippingPlan, 'shipped' | 'scan' | 'ast' | 'placeholder'> & { scans: Map<string, ScanPlan> }) | null {
   const loadName = shipped.loadName!;
-  const scan = planScans(bound, registry, { pushdown: true }).get(loadName);
+  const scans = planScans(bound, registry, { pushdown: true });
+  const scan = scans.get(loadName);
   if (!scan || scan.columns.length === 0 || !scan.columns.every((c) => shippedType(c) !== null)) return null;
   const placeholder = `__vdb_shipped_${randomBytes(6).toString('hex')}`;
   const ast = structuredClone(bound.ast) as ParseResult;
@@ -113,5 +122,53 @@ function shippable(
     return true;
   });
   if (references !== 1 || renamed) return null;
-  return { shipped: { ...shipped, loadName }, scan, ast, placeholder };
+  return { shipped: { ...shipped, loadName }, scan, ast, placeholder, scans };
+}
+
+/** Column types whose keys go as an array PostgreSQL reads exactly (connectors/postgres/key-array.ts). */
+const KEYED_TYPES = /^(SMALLINT|INTEGER|BIGINT|DECIMAL\(\d+,\s*\d+\)|DATE|VARCHAR)$/;
+
+/**
+ * Wraps each PostgreSQL table that an inner equi-join ties to the shipped table (a dependency
+ * of its scan in planScans: a row whose key is not among the shipped keys cannot be in the
+ * answer) in a subquery that keeps only the rows whose key is among them. Only tables read
+ * once, under an alias without a column list; mutates `plan.ast`.
+ */
+function keyTargets(
+  plan: Pick<ShippingPlan, 'ast' | 'shipped' | 'scan'> & { scans: Map<string, ScanPlan> },
+  targetTables: BoundTable[],
+): ShippingPlan['keyed'] {
+  const keyed: ShippingPlan['keyed'] = [];
+  for (const table of targetTables) {
+    const dependency = plan.scans
+      .get(table.loadName ?? '')
+      ?.dependencies.find(
+        (d) => d.from === plan.shipped.loadName && KEYED_TYPES.test(d.column.type) && plan.scan.columns.some((c) => c.name === d.fromColumn.name),
+      );
+    if (!dependency) continue;
+    const placeholder = `__vdb_keys_${randomBytes(6).toString('hex')}`;
+    let wrapped = 0;
+    const wrap = (value: unknown): void => {
+      if (Array.isArray(value)) return value.forEach(wrap);
+      if (value === null || typeof value !== 'object') return;
+      const node = value as Record<string, unknown>;
+      const range = node.RangeVar as RangeVar | undefined;
+      if (range && range.relname === table.loadName && range.alias && !range.alias.colnames) {
+        const column = `"${dependency.column.name.replace(/"/g, '""')}"`;
+        const alias = `"${String(range.alias.aliasname).replace(/"/g, '""')}"`;
+        const select = parseStatement(
+          `SELECT * FROM (SELECT * FROM ${table.loadName} WHERE ${column} = ANY('${placeholder}')) AS ${alias}`,
+        );
+        const from = (select.stmts![0]!.stmt as { SelectStmt: SelectStmt }).SelectStmt.fromClause![0]! as Record<string, unknown>;
+        delete node.RangeVar;
+        node.RangeSubselect = from.RangeSubselect;
+        wrapped += 1;
+        return;
+      }
+      Object.values(node).forEach(wrap);
+    };
+    wrap(plan.ast);
+    if (wrapped === 1) keyed.push({ placeholder, column: dependency.column, keyIndex: plan.scan.columns.findIndex((c) => c.name === dependency.fromColumn.name) });
+  }
+  return keyed;
 }
