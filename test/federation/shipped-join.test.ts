@@ -120,7 +120,8 @@ test('inner equi-joins read the PostgreSQL table through the shipped keys; outer
 });
 
 test('an empty small side: empty arrays, empty keys, the same (empty) answer', async () => {
-  const sql = "SELECT c.name, count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.name = 'nobody' GROUP BY c.name";
+  const sql =
+    "SELECT c.name, count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.name = 'nobody' GROUP BY c.name";
   const a = await rows(pushed, sql);
   assert.equal(a.json, '[]');
   assert.equal(sorted(a.json), sorted((await rows(local, sql)).json));
@@ -130,14 +131,18 @@ test('an empty small side: empty arrays, empty keys, the same (empty) answer', a
 });
 
 test('a value the load would change: the arrays come from the engine, with its warning and answer', async () => {
-  const sql = 'SELECT z.id, z.since, count(*) FROM pg.orders o JOIN my.zeroed z ON z.since = o.created OR z.since IS NULL GROUP BY z.id, z.since';
+  const sql =
+    'SELECT z.id, z.since, count(*) FROM pg.orders o JOIN my.zeroed z ON z.since = o.created OR z.since IS NULL GROUP BY z.id, z.since';
   const execution = await pushed.open(sql, admin, new AbortController().signal);
   try {
     const parts: string[] = [];
     for await (const part of execution.stream('array', {}, {})) parts.push(part);
     assert.equal(sorted(`[${parts.join(',')}]`), sorted((await rows(local, sql)).json));
     assert.match(execution.sourceQueries[0]?.sql ?? '', /unnest\('\{/);
-    assert.ok(execution.warnings.some((w) => /since: 1 value\(s\) are not valid DATE/.test(w)), execution.warnings.join('; '));
+    assert.ok(
+      execution.warnings.some((w) => /since: 1 value\(s\) are not valid DATE/.test(w)),
+      execution.warnings.join('; '),
+    );
   } finally {
     execution.close();
   }

@@ -44,7 +44,8 @@ export function elementWriter(column: ColumnDef): ((value: unknown) => string | 
     };
   }
   if (column.type === 'VARCHAR') {
-    return (value) => (value === null || value === undefined ? null : typeof value === 'string' && !value.includes('\0') ? value : undefined);
+    return (value) =>
+      value === null || value === undefined ? null : typeof value === 'string' && !value.includes('\0') ? value : undefined;
   }
   if (column.type === 'DATE') {
     return (value) => (value === null || value === undefined ? null : typeof value === 'string' && validDate(value) ? value : undefined);

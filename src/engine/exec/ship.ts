@@ -122,7 +122,13 @@ async function shipTable(
   const resolved = plan.shipped.resolved as Extract<ResolvedTable, { kind: 'rows' }>; // planShipping ships row sources only
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   const { scan } = plan;
-  const request = { table: resolved.table, columns: scan.columns, filter: scan.filter ?? undefined, orderBy: scan.orderBy, limit: scan.limit };
+  const request = {
+    table: resolved.table,
+    columns: scan.columns,
+    filter: scan.filter ?? undefined,
+    orderBy: scan.orderBy,
+    limit: scan.limit,
+  };
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
   const keyIndexes = plan.keyed.map((k) => k.keyIndex);
@@ -137,7 +143,12 @@ async function shipTable(
       if (next.done) {
         if (builder) {
           const keys = keyIndexes.map((i) => [...builder.keys.get(i)!]);
-          return { arrays: builder.literals(), keys, query: { source: resolved.source.name, sql: connector.scanSql(request) }, warnings: [] };
+          return {
+            arrays: builder.literals(),
+            keys,
+            query: { source: resolved.source.name, sql: connector.scanSql(request) },
+            warnings: [],
+          };
         }
         break;
       }

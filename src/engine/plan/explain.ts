@@ -11,6 +11,7 @@ import { estimate } from '../exec/load.js';
 import type { StaticResult } from '../exec/static-result.js';
 import type { WholePlan } from './whole.js';
 import type { ShippingPlan } from './ship.js';
+import { describeEstimates, distinctOf } from './cost.js';
 
 export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean): StaticResult {
   const rows: StaticResult['rows'] = [];
@@ -40,7 +41,11 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
     // Loads with fewer estimated rows go first; a bigger one takes their keys (dependent join).
     const dependent = plan.dependencies
       .filter((d) => (position.get(d.from) ?? Infinity) < position.get(loadName)!)
-      .map((d) => `keys of ${names.get(d.from) ?? d.from}.${d.fromColumn.name} (dependent join, when few enough)`);
+      .map((d) => {
+        const from = planned.scans.get(d.from)?.bound.resolved.table;
+        const keys = from ? (distinctOf(from, d.fromColumn) ?? from.cardinality) : null;
+        return `keys of ${names.get(d.from) ?? d.from}.${d.fromColumn.name} (dependent join, when few enough; estimate ${keys ?? 'unknown'} keys)`;
+      });
     const rowsEstimate = resolved.table.cardinality === null ? 'unknown' : String(resolved.table.cardinality);
     const pushed = [
       plan.filter ? 'conditions' : null,
@@ -98,8 +103,8 @@ export function explainShipped(
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   const scanSql = connector.scanSql({ table: resolved.table, columns: plan.scan.columns, filter: plan.scan.filter ?? undefined });
   const names = plan.scan.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
-  const { shippedRows, targetRows } = plan.estimates;
-  const choice = `shipped to PostgreSQL: ${shippedRows} rows (estimate) against ${targetRows} rows there; federated instead if more than ${maxShippedRows} rows load`;
+  const { smallRows, bigRows } = plan.estimates;
+  const choice = `shipped to PostgreSQL: ${smallRows} rows (estimate) against ${bigRows} rows there; federated instead if more than ${maxShippedRows} rows load; ${describeEstimates(plan.estimates)}`;
   return {
     columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
     rows: [
@@ -111,7 +116,8 @@ export function explainShipped(
         'the whole statement, with the rows of step 1 as arrays',
         'everything',
         plan.keyed.reduce(
-          (sql, keyed) => sql.split(`'${keyed.placeholder}'`).join(`<the distinct ${plan.scan.columns[keyed.keyIndex]!.name} of step 1 as an array>`),
+          (sql, keyed) =>
+            sql.split(`'${keyed.placeholder}'`).join(`<the distinct ${plan.scan.columns[keyed.keyIndex]!.name} of step 1 as an array>`),
           whole.sql.split(plan.placeholder).join(`(SELECT * FROM unnest(<the columns of step 1 as arrays>) AS shipped(${names}))`),
         ),
       ],

@@ -10,9 +10,10 @@
  *  - the shipped columns are of types whose text form PostgreSQL reads back exactly;
  *  - no row condition, narrowing or view is involved (the user sees every row of every table);
  *  - the shipped table is read once, under its own alias, without a column list.
- * And only where it pays, by the catalog's row counts: the shipped table is at most a quarter of
- * PostgreSQL's side, which is big enough for a plan to matter; and once loaded (its conditions
- * applied), at most `maxShippedRows` rows (exec/ship.ts counts them). Pure: no I/O.
+ * And only where it pays, by the catalog's statistics: the shipped table has fewer rows than
+ * PostgreSQL's side, which is big enough for a plan to matter, and the shipped plan is the
+ * cheapest of the estimates of cost.ts (shipped, dependent, parallel); and once read (its
+ * conditions applied), at most `maxShippedRows` rows (exec/ship.ts counts them). Pure: no I/O.
  */
 import { randomBytes } from 'node:crypto';
 import type { ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
@@ -23,15 +24,13 @@ import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { everyNode } from '../front/ast.js';
 import { parseStatement } from '../front/parse.js';
 import { planScans, type ScanPlan } from './scans.js';
+import { distinctOf, estimateJoin, type JoinEstimates } from './cost.js';
 
 /** Rows of the shipped table at most, unless configured (`dependentJoin.maxShippedRows`). */
 export const DEFAULT_MAX_SHIPPED_ROWS = 100_000;
 
 /** Below this many rows at PostgreSQL every plan takes milliseconds: the dependent join stays. */
 const MIN_TARGET_ROWS = 10_000;
-
-/** The shipped table may be at most this share of PostgreSQL's side. */
-const MAX_SHARE = 0.25;
 
 /** The engine types whose text PostgreSQL reads back as the same value, and their type there. */
 export function shippedType(column: ColumnDef): string | null {
@@ -58,8 +57,8 @@ export interface ShippingPlan {
   /** The statement with the shipped table as the relation `placeholder` (same alias). */
   ast: ParseResult;
   placeholder: string;
-  /** The estimates the choice was made on (catalog row counts). */
-  estimates: { shippedRows: number; targetRows: number };
+  /** The estimates the choice was made on (catalog statistics, cost.ts). */
+  estimates: JoinEstimates;
   /**
    * PostgreSQL tables of an inner equi-join with the shipped table, read through
    * `(SELECT * FROM t WHERE column = ANY('<placeholder>'))`: the placeholder becomes the shipped
@@ -92,11 +91,46 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     const shippedRows = shipped!.resolved.table.cardinality;
     if (shippedRows === null || !Number.isFinite(targetRows)) continue;
     // The limit applies to the rows loaded (its conditions applied), counted when they are.
-    if (maxShippedRows === 0 || targetRows < MIN_TARGET_ROWS || shippedRows > targetRows * MAX_SHARE) continue;
+    if (maxShippedRows === 0 || targetRows < MIN_TARGET_ROWS || shippedRows >= targetRows) continue;
     const plan = shippable(bound, registry, shipped!);
-    if (plan) return { ...plan, target, targetTables, estimates: { shippedRows, targetRows }, keyed: keyTargets(plan, targetTables) };
+    if (!plan) continue;
+    const estimates = estimatePlans(plan, targetTables, shippedRows, targetRows);
+    if (estimates.choice !== 'shipped') continue;
+    return { ...plan, target, targetTables, estimates, keyed: keyTargets(plan, targetTables) };
   }
   return null;
+}
+
+/** The estimates of the shipped, dependent and parallel plans of this join (cost.ts). */
+function estimatePlans(
+  plan: Pick<ShippingPlan, 'shipped' | 'scan'> & { scans: Map<string, ScanPlan> },
+  targetTables: BoundTable[],
+  shippedRows: number,
+  targetRows: number,
+): JoinEstimates {
+  const shippedTable = plan.shipped.resolved.table;
+  // The join key: a target's equi-join with the shipped table (planScans' dependencies).
+  let smallKeyDistinct: number | null = null;
+  let bigKeyDistinct: number | null = null;
+  let bigColumns = 1;
+  for (const table of targetTables) {
+    const scan = plan.scans.get(table.loadName ?? '');
+    if (!scan) continue;
+    bigColumns = Math.max(bigColumns, scan.columns.length);
+    const dependency = scan.dependencies.find((d) => d.from === plan.shipped.loadName);
+    if (dependency && smallKeyDistinct === null) {
+      smallKeyDistinct = distinctOf(shippedTable, dependency.fromColumn);
+      bigKeyDistinct = distinctOf(table.resolved.table, dependency.column);
+    }
+  }
+  return estimateJoin({
+    smallRows: shippedRows,
+    smallColumns: plan.scan.columns.length,
+    smallKeyDistinct,
+    bigRows: targetRows,
+    bigColumns,
+    bigKeyDistinct,
+  });
 }
 
 /** The statement with `shipped` as a placeholder relation, when its columns and references allow. */
@@ -143,7 +177,10 @@ function keyTargets(
     const dependency = plan.scans
       .get(table.loadName ?? '')
       ?.dependencies.find(
-        (d) => d.from === plan.shipped.loadName && KEYED_TYPES.test(d.column.type) && plan.scan.columns.some((c) => c.name === d.fromColumn.name),
+        (d) =>
+          d.from === plan.shipped.loadName &&
+          KEYED_TYPES.test(d.column.type) &&
+          plan.scan.columns.some((c) => c.name === d.fromColumn.name),
       );
     if (!dependency) continue;
     const placeholder = `__vdb_keys_${randomBytes(6).toString('hex')}`;
@@ -168,7 +205,12 @@ function keyTargets(
       Object.values(node).forEach(wrap);
     };
     wrap(plan.ast);
-    if (wrapped === 1) keyed.push({ placeholder, column: dependency.column, keyIndex: plan.scan.columns.findIndex((c) => c.name === dependency.fromColumn.name) });
+    if (wrapped === 1)
+      keyed.push({
+        placeholder,
+        column: dependency.column,
+        keyIndex: plan.scan.columns.findIndex((c) => c.name === dependency.fromColumn.name),
+      });
   }
   return keyed;
 }
