@@ -65,6 +65,14 @@ before(async () => {
 
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-ship-'));
   services = await servicesWithSources(tag, dataDir);
+  // A CSV file of the engine's own: shipped whole along with the MariaDB table.
+  const files = path.join(dataDir, 'files', 'csv');
+  fs.mkdirSync(files, { recursive: true });
+  fs.writeFileSync(
+    path.join(files, 'tags.csv'),
+    'tag,region\n' + Array.from({ length: 17 }, (_, i) => `l${i},"r ${i % 4}${i === 3 ? ' \\ ""q""' : ''}"`).join('\n') + '\nl1,dup\n',
+  );
+  await services.registry.addSource({ name: 'files', kind: 'file', connection: { ParentDirectory: files } });
   const { registry, runtime } = services;
   pushed = new Engine(registry, runtime, 'vdb', { pushdown: true, dependentJoin: { maxKeys: 100_000, batchSize: 50_000 } });
   small = new Engine(registry, runtime, 'vdb', {
@@ -146,6 +154,25 @@ test('a value the load would change: the arrays come from the engine, with its w
   } finally {
     execution.close();
   }
+});
+
+test('three sources: the CSV file is shipped whole too, with the same answer', async () => {
+  const sql =
+    'SELECT t.region, count(*), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id JOIN files.tags t ON t.tag = c.tag GROUP BY t.region';
+  const a = await rows(pushed, sql);
+  const b = await rows(local, sql);
+  assert.notEqual(b.json, '[]');
+  assert.equal(sorted(a.json), sorted(b.json));
+  assert.equal((a.sourceSql[0]!.match(/unnest\('\{/g) ?? []).length, 2, 'both small sides went to PostgreSQL');
+  const plan = JSON.parse((await rows(pushed, `EXPLAIN ${sql}`)).json) as string[][];
+  assert.deepEqual(
+    plan.map((row) => [row[1], row[2]]),
+    [
+      ['my', 'source query'],
+      ['files', 'engine scan'],
+      ['pg', 'source statement'],
+    ],
+  );
 });
 
 test('a statement PostgreSQL refuses (a quoted name in other letter case) runs federated, every time', async () => {

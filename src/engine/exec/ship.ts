@@ -83,13 +83,22 @@ export async function openShippedExecution(
   if (options.learned?.cache.get(options.learned.key) === null) return null;
   const whole = await planWhole({ ...bound, ast: plan.ast, tables: plan.targetTables }, registry);
   if (!whole) return null;
-  const shipped = await shipTable(plan, registry, runtime, options);
-  if (shipped === null) return null;
-  const names = plan.scan.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
-  const relation = `(SELECT * FROM unnest(${shipped.arrays.join(', ')}) AS shipped(${names}))`;
-  const parts = whole.sql.split(plan.placeholder);
-  if (parts.length !== 2) return null;
-  let sql = parts.join(relation);
+  // The engine's tables (files) are read while the other source sends its rows.
+  const [shipped, engineArrays] = await Promise.all([
+    shipTable(plan, registry, runtime, options),
+    shipEngineTables(plan, registry, runtime, options),
+  ]);
+  if (shipped === null || engineArrays === null) return null;
+  let sql = whole.sql;
+  for (const [placeholder, columns, arrays] of [
+    [plan.placeholder, plan.scan.columns, shipped.arrays] as const,
+    ...plan.engineTables.map((t, i) => [t.placeholder, t.table.resolved.table.columns, engineArrays[i]!] as const),
+  ]) {
+    const names = columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
+    const parts = sql.split(placeholder);
+    if (parts.length !== 2) return null;
+    sql = parts.join(`(SELECT * FROM unnest(${arrays.join(', ')}) AS shipped(${names}))`);
+  }
   for (const [i, keyed] of plan.keyed.entries()) {
     const keys = shipped.keys[i];
     const elements = keys && keyArrayElements(keyed.column, keys);
@@ -196,6 +205,31 @@ async function shipTable(
       keys.push(reader.getRows().map((row) => String(row[0])));
     }
     return { arrays, keys, query: loaded.query, warnings: loaded.warnings };
+  } finally {
+    held.close();
+  }
+}
+
+/** The arrays of the engine's tables shipped whole (files); null when one has too many rows or a value cannot go. */
+async function shipEngineTables(
+  plan: ShippingPlan,
+  registry: SourceRegistry,
+  runtime: DuckRuntime,
+  options: ShipOptions,
+): Promise<string[][] | null> {
+  if (plan.engineTables.length === 0) return [];
+  for (const { table } of plan.engineTables) await registry.ensurePublished(table.resolved.source);
+  const held = await statementConnection(runtime, options.signal);
+  try {
+    const all: string[][] = [];
+    for (const { table } of plan.engineTables) {
+      const { engineSchema, engineName } = table.resolved;
+      const relation = `${quoteIdent(engineSchema)}.${quoteIdent(engineName)}`;
+      const arrays = await shippedArrays(held.connection, relation, table.resolved.table.columns, options.maxShippedRows);
+      if (arrays === null) return null;
+      all.push(arrays);
+    }
+    return all;
   } finally {
     held.close();
   }

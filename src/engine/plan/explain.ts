@@ -105,20 +105,38 @@ export function explainShipped(
   const names = plan.scan.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
   const { smallRows, bigRows } = plan.estimates;
   const choice = `shipped to PostgreSQL: ${smallRows} rows (estimate) against ${bigRows} rows there; federated instead if more than ${maxShippedRows} rows load; ${describeEstimates(plan.estimates)}`;
+  const engineSteps: StaticResult['rows'] = plan.engineTables.map(({ table }, i) => {
+    const connector = registry.connectorOf(table.resolved.source);
+    const relation = connector.delivery === 'engine' ? connector.relationSql(table.resolved.table) : table.resolved.engineName;
+    return [
+      2 + i,
+      table.resolved.source.name,
+      'engine scan',
+      `${table.resolved.schema}.${table.resolved.table.name}`,
+      'shipped to PostgreSQL (every row and column)',
+      relation,
+    ];
+  });
+  let sql = whole.sql.split(plan.placeholder).join(`(SELECT * FROM unnest(<the columns of step 1 as arrays>) AS shipped(${names}))`);
+  for (const [i, { table, placeholder }] of plan.engineTables.entries()) {
+    const columns = table.resolved.table.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
+    sql = sql.split(placeholder).join(`(SELECT * FROM unnest(<the columns of step ${2 + i} as arrays>) AS shipped(${columns}))`);
+  }
   return {
     columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
     rows: [
       [1, resolved.source.name, 'source query', `${resolved.schema}.${resolved.table.name}`, choice, scanSql],
+      ...engineSteps,
       [
-        2,
+        2 + plan.engineTables.length,
         plan.target.name,
         'source statement',
-        'the whole statement, with the rows of step 1 as arrays',
+        `the whole statement, with the rows of step${plan.engineTables.length > 0 ? 's' : ''} 1${plan.engineTables.map((_, i) => `, ${2 + i}`).join('')} as arrays`,
         'everything',
         plan.keyed.reduce(
-          (sql, keyed) =>
-            sql.split(`'${keyed.placeholder}'`).join(`<the distinct ${plan.scan.columns[keyed.keyIndex]!.name} of step 1 as an array>`),
-          whole.sql.split(plan.placeholder).join(`(SELECT * FROM unnest(<the columns of step 1 as arrays>) AS shipped(${names}))`),
+          (text, keyed) =>
+            text.split(`'${keyed.placeholder}'`).join(`<the distinct ${plan.scan.columns[keyed.keyIndex]!.name} of step 1 as an array>`),
+          sql,
         ),
       ],
     ],

@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { wholeStatementConnector } from '../../connectors/types.js';
 import type { BoundStatement, BoundTable } from '../front/bind.js';
@@ -66,13 +66,23 @@ export interface ShippingPlan {
    * a hash of the keys, before the join). `keyIndex` is the key's position among the shipped columns.
    */
   keyed: Array<{ placeholder: string; column: ColumnDef; keyIndex: number }>;
+  /**
+   * Tables the engine reads itself (files), shipped whole along with the other: each read by the
+   * engine and written as arrays in place of its `placeholder` relation (all its columns).
+   */
+  engineTables: Array<{ table: BoundTable & { resolved: Extract<ResolvedTable, { kind: 'native' }> }; placeholder: string }>;
 }
 
 export function planShipping(bound: BoundStatement, registry: SourceRegistry, maxShippedRows: number): ShippingPlan | null {
   if (bound.narrowed.size > 0 || bound.hiddenColumns.size > 0 || bound.readsViews) return null;
-  if (bound.tables.some((t) => t.rowCondition || t.resolved.kind !== 'rows' || !t.loadName)) return null;
+  if (bound.tables.some((t) => t.rowCondition)) return null;
+  // Tables the engine reads (files) go whole, each under its own alias, all columns shippable.
+  const natives = bound.tables.filter((t) => t.resolved.kind === 'native');
+  if (!natives.every((t) => t.resolved.table.columns.every((c) => shippedType(c) !== null))) return null;
+  const rowTables = bound.tables.filter((t) => t.resolved.kind !== 'native');
+  if (rowTables.some((t) => t.resolved.kind !== 'rows' || !t.loadName)) return null;
   const sources = new Map<SourceDef, BoundTable[]>();
-  for (const table of bound.tables) {
+  for (const table of rowTables) {
     if (table.resolved.kind !== 'rows') return null;
     const list = sources.get(table.resolved.source) ?? [];
     list.push(table);
@@ -96,7 +106,9 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     if (!plan) continue;
     const estimates = estimatePlans(plan, targetTables, shippedRows, targetRows);
     if (estimates.choice !== 'shipped') continue;
-    return { ...plan, target, targetTables, estimates, keyed: keyTargets(plan, targetTables) };
+    const engineTables = natives.length > 0 ? shipEngineTables(plan.ast, natives) : [];
+    if (engineTables === null) return null;
+    return { ...plan, target, targetTables, estimates, keyed: keyTargets(plan, targetTables), engineTables };
   }
   return null;
 }
@@ -213,4 +225,31 @@ function keyTargets(
       });
   }
   return keyed;
+}
+
+/**
+ * Replaces each engine table's reference by a placeholder relation (the statement then names
+ * PostgreSQL's tables and placeholders only); null when one is named more than once or renames
+ * its columns. Mutates `ast`.
+ */
+function shipEngineTables(ast: ParseResult, natives: BoundTable[]): ShippingPlan['engineTables'] | null {
+  const shipped: ShippingPlan['engineTables'] = [];
+  for (const table of natives) {
+    if (table.resolved.kind !== 'native') return null;
+    const { engineSchema, engineName } = table.resolved;
+    const placeholder = `__vdb_shipped_${randomBytes(6).toString('hex')}`;
+    let references = 0;
+    let renamed = false;
+    everyNode(ast, (key, node) => {
+      if (key !== 'RangeVar' || node.relname !== engineName || node.schemaname !== engineSchema) return true;
+      references += 1;
+      if (node.alias?.colnames || !node.alias) renamed = true;
+      node.relname = placeholder;
+      delete node.schemaname;
+      return true;
+    });
+    if (references !== 1 || renamed) return null;
+    shipped.push({ table: table as ShippingPlan['engineTables'][number]['table'], placeholder });
+  }
+  return shipped;
 }
