@@ -175,6 +175,29 @@ test('three sources: the CSV file is shipped whole too, with the same answer', a
   );
 });
 
+test('a row condition and a mask on the small side: not shipped, and the answer is the restricted one', async () => {
+  for (const call of [
+    "CALL SYSADMIN.addUser('ship_rita', 'ship-rita-pw-1')",
+    "CALL SYSADMIN.addRole('ship_analyst')",
+    "CALL SYSADMIN.addUserRole('ship_analyst', 'ship_rita')",
+    "CALL SYSADMIN.setPermissions('ship_analyst', 'pg', 'R')",
+    "CALL SYSADMIN.setPermissions('ship_analyst', 'my', 'R')",
+    "CALL SYSADMIN.setPermissions('ship_analyst', 'my.customers', 'R', 'id < 300')",
+    "CALL SYSADMIN.setPermissions('ship_analyst', 'my.customers.name', 'R', NULL, '''hidden''')",
+  ])
+    await engineRows(services.engine, admin, call);
+  const rita = services.users.find('ship_rita')!;
+  const sql = 'SELECT c.name, count(*), max(c.id) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c.name';
+  const a = await engineRows(pushed, rita, sql);
+  assert.equal(sorted(a.json), sorted((await engineRows(local, rita, sql)).json));
+  assert.ok(a.sourceSql.every((q) => !q.includes('unnest(')));
+  assert.deepEqual(
+    (JSON.parse(a.json) as Array<[string, number, number]>).map((r) => r[0]),
+    ['hidden'],
+  );
+  assert.ok((JSON.parse(a.json) as Array<[string, number, number]>)[0]![2] < 300);
+});
+
 test('a statement PostgreSQL refuses (a quoted name in other letter case) runs federated, every time', async () => {
   const sql = 'SELECT c."NAME", count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c."NAME"';
   for (let i = 0; i < 2; i++) {
