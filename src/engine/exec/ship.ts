@@ -177,11 +177,23 @@ async function shipTable(
     throw sourceFailed(resolved.source.name, messageOf(err), err instanceof SourceUnreachableError);
   }
   async function* rows(): AsyncIterable<unknown[][]> {
-    yield* read;
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done) return;
-      yield next.value;
+    let finished = false;
+    try {
+      yield* read;
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) {
+          finished = true;
+          return;
+        }
+        yield next.value;
+      }
+    } finally {
+      // The load stopped early (an error): the source's statement is cancelled, its connection dropped.
+      if (!finished) {
+        stop.abort();
+        await iterator.return?.().catch(() => undefined);
+      }
     }
   }
   let held: Awaited<ReturnType<typeof statementConnection>>;
