@@ -149,6 +149,9 @@ export class PostgresConnector implements RowConnector {
                   'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod),
                   'notnull', a.attnotnull, 'position', a.attnum,
                   'description', col_description(c.oid, a.attnum),
+                  'distinct', (SELECT CASE WHEN s.n_distinct < 0 THEN -s.n_distinct * GREATEST(c.reltuples, 0) ELSE s.n_distinct END
+                                 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname
+                                  AND s.attname = a.attname AND NOT s.inherited),
                   'collation', (SELECT co.collname FROM pg_collation co
                                  WHERE co.oid = a.attcollation AND co.collname NOT IN ('default', 'C', 'POSIX', 'ucs_basic')))
                   ORDER BY a.attnum) AS columns,
@@ -179,6 +182,7 @@ export class PostgresConnector implements RowConnector {
         position: col.position,
         description: col.description,
         collation: col.collation,
+        ...(col.distinct === null || col.distinct === undefined ? {} : { distinct: Math.round(Number(col.distinct)) }),
       }));
       // Bare names when one schema is imported; else `public` bare and the others qualified.
       const isDefault = row.schema === 'public' || importedSchemas.size === 1;
@@ -457,6 +461,14 @@ interface PgTableRow {
   kind: string;
   estimate: string | null;
   description: string | null;
-  columns: Array<{ name: string; type: string; notnull: boolean; position: number; description: string | null; collation: string | null }>;
+  columns: Array<{
+    name: string;
+    type: string;
+    notnull: boolean;
+    position: number;
+    description: string | null;
+    collation: string | null;
+    distinct: number | null;
+  }>;
   primary_key: string[] | null;
 }

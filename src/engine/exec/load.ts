@@ -151,6 +151,8 @@ export async function loadRows(
   loadName: string,
   signal: AbortSignal,
   keyFilters: string[] | null = null,
+  /** The rows of the scan, already being read by the caller (exec/ship.ts); without key filters only. */
+  started?: AsyncIterable<unknown[][]>,
 ): Promise<{ warnings: string[]; query: SourceQuery }> {
   const resolved = plan.bound.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
@@ -181,6 +183,7 @@ export async function loadRows(
     sql: requests.length > 1 ? `${first} -- and ${requests.length - 1} more batch(es) of keys` : first,
   };
   async function* scans(): AsyncIterable<unknown[][]> {
+    if (started) return yield* started;
     for (const request of requests) yield* connector.scan({ ...request, signal });
   }
   const rawTypes: RawType[] = [...columns.map((c) => connector.rawType(c)), ...(plan.aggregates ?? []).map((): RawType => 'VARCHAR')];
