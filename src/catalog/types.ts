@@ -25,6 +25,11 @@ export interface ColumnDef {
    * index cardinality, SQLite sqlite_stat1); absent when the source keeps none for the column.
    */
   distinct?: number | null;
+  /**
+   * The share of NULLs among the column's values, from the same statistics (PostgreSQL
+   * pg_stats.null_frac, MariaDB mysql.column_stats.nulls_ratio); absent when not kept.
+   */
+  nullFraction?: number | null;
   description?: string | null;
 }
 

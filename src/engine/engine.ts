@@ -371,7 +371,7 @@ export class Engine {
     const shipped = route.kind === 'federated' ? await this.shippingPlan(bound) : null;
     return openStaticExecution(
       this.runtime,
-      staticResultSql(plan ?? shipped ?? explain(bound, this.registry, this.options.pushdown)),
+      staticResultSql(plan ?? shipped ?? explain(bound, this.registry, this.options.pushdown, this.options.dependentJoin)),
       signal,
     );
   }

@@ -37,6 +37,16 @@ function table(name: string, nameInSource: string, cardinality: number, columns:
   } as TableDef;
 }
 
+/** Statistics of some columns, as an importer leaves them: name -> [distinct, NULL share]. */
+function withStatistics(def: TableDef, stats: Record<string, [number | null, number | null]>): TableDef {
+  for (const c of def.columns) {
+    const [distinct, nulls] = stats[c.name] ?? [null, null];
+    if (distinct !== null) c.distinct = distinct;
+    if (nulls !== null) c.nullFraction = nulls;
+  }
+  return def;
+}
+
 function withSourceTypes(def: TableDef, types: string[]): TableDef {
   def.columns.forEach((c, i) => (c.sourceType = types[i]));
   return def;
@@ -72,18 +82,21 @@ before(async () => {
         'postgresql',
         { host: '127.0.0.1', port: '1', db: 'none', user: 'none' },
         [
-          table(
-            'orders',
-            '"public"."orders"',
-            1_000_000,
-            [
-              ['id', 'BIGINT'],
-              ['customer_id', 'BIGINT'],
-              ['amount', 'DECIMAL(12,2)'],
-              ['status', 'VARCHAR'],
-              ['created', 'DATE'],
-            ],
-            1001,
+          withStatistics(
+            table(
+              'orders',
+              '"public"."orders"',
+              1_000_000,
+              [
+                ['id', 'BIGINT'],
+                ['customer_id', 'BIGINT'],
+                ['amount', 'DECIMAL(12,2)'],
+                ['status', 'VARCHAR'],
+                ['created', 'DATE'],
+              ],
+              1001,
+            ),
+            { customer_id: [100_000, 0], status: [4, 0.2] },
           ),
           table(
             'customers',
@@ -139,6 +152,8 @@ before(async () => {
             ),
             ['INTEGER', 'TEXT', 'DATE'],
           ),
+          // A file never analyzed (no sqlite_stat1): no row estimate.
+          { ...table('unanalyzed', 'unanalyzed', 0, [['id', 'BIGINT']], 1022), cardinality: null },
         ],
         1020,
       ),
@@ -278,6 +293,82 @@ describe('across sources', () => {
       ['count'],
     );
     assert.equal(grouped('my'), undefined);
+  });
+});
+
+describe('estimates (plan/selectivity.ts, plan/cost.ts)', () => {
+  const rowsOf = (sql: string, qualified: string) => planOf(sql).scanOf(qualified).rows;
+
+  test("a table's own conditions: equality 1/n of the non-NULL rows, IN k/n, ranges 1/3, patterns, AND, OR, NOT, NULL tests", () => {
+    const orders = (where: string) => rowsOf(`SELECT id FROM pg.orders WHERE ${where}`, 'pg.orders');
+    // status: 4 distinct values, 20 % NULL.
+    assert.equal(orders("status = 'open'"), 200_000);
+    assert.equal(orders("'open' = status"), 200_000);
+    assert.equal(orders("status IN ('open', 'paid')"), 400_000);
+    assert.equal(orders("status <> 'open'"), 600_000);
+    assert.equal(orders("created >= DATE '2025-01-01'"), 333_333);
+    assert.equal(orders("created BETWEEN DATE '2025-01-01' AND DATE '2025-02-01'"), 111_111);
+    assert.equal(orders("status = 'open' AND created >= DATE '2025-01-01'"), 66_667);
+    assert.equal(orders("(status = 'open' OR created >= DATE '2025-01-01')"), 466_667);
+    assert.equal(orders("NOT (status = 'open')"), 800_000);
+    assert.equal(orders('status IS NULL'), 200_000);
+    assert.equal(orders('status IS NOT NULL'), 800_000);
+    assert.equal(orders("status LIKE 'op%'"), 5_000);
+    // A one-column primary key: as many distinct values as rows.
+    assert.equal(orders('id = 17'), 1);
+    assert.equal(orders('id IN (1, 2, 3)'), 3);
+    // Without conditions: the table's estimate.
+    assert.equal(rowsOf('SELECT id FROM pg.orders', 'pg.orders'), 1_000_000);
+  });
+
+  test('without statistics: the defaults; without a row estimate (SQLite never analyzed): none', () => {
+    // country has no distinct values imported: 0.5 % for equality.
+    assert.equal(rowsOf("SELECT id FROM pg.customers WHERE country = 'DE'", 'pg.customers'), 500);
+    assert.equal(rowsOf('SELECT id FROM pg.customers WHERE country IS NULL', 'pg.customers'), 500);
+    assert.equal(rowsOf('SELECT id FROM lite.unanalyzed WHERE id > 3', 'lite.unanalyzed'), null);
+    // A join with a table of unknown size keeps the dependent join, without estimates.
+    const { scanOf } = planOf('SELECT o.id FROM pg.orders o JOIN lite.unanalyzed u ON u.id = o.customer_id');
+    assert.equal(scanOf('pg.orders').join, undefined);
+    assert.equal(scanOf('pg.orders').dependencies.length, 1);
+  });
+
+  test('dependent or parallel by the estimates; the choice flips when the statistics change', () => {
+    const sql =
+      "SELECT c.country, sum(o.amount) FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id WHERE c.country = 'DE' GROUP BY c.country";
+    const country = services.registry
+      .findSource('my')!
+      .tables.find((t) => t.name === 'customers')!
+      .columns.find((c) => c.name === 'country')!;
+    try {
+      // No statistics for country: 500 customers, 500 keys; PostgreSQL sends 500 groups.
+      const few = planOf(sql).scanOf('pg.orders').join!;
+      assert.equal(few.estimates.smallRows, 500);
+      assert.equal(few.estimates.keys, 500);
+      assert.equal(few.estimates.choice, 'dependent');
+      assert.ok(few.estimates.dependent < few.estimates.parallel);
+      // One country: every customer, every order matches; reading both at once wins.
+      country.distinct = 1;
+      country.nullFraction = 0;
+      const many = planOf(sql).scanOf('pg.orders').join!;
+      assert.equal(many.estimates.smallRows, 100_000);
+      assert.equal(many.estimates.choice, 'parallel');
+      assert.ok(many.estimates.parallel < many.estimates.dependent);
+    } finally {
+      delete country.distinct;
+      delete country.nullFraction;
+    }
+  });
+
+  test('more estimated keys than dependentJoin.maxKeys: parallel at plan time', () => {
+    const policy = new AccessPolicy(services.users.find('admin')!, services.registry.permissions);
+    const sql = "SELECT o.id FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id WHERE c.country = 'DE'";
+    const bound = bindStatement(parseStatement(sql), services.registry, 'vdb', policy);
+    const scan = (maxKeys: number) =>
+      [...planStatement(bound, services.registry, true, { maxKeys, batchSize: 50_000 }).scans.values()].find(
+        (s) => s.bound.resolved.table.name === 'orders',
+      )!;
+    assert.equal(scan(100_000).join?.estimates.choice, 'dependent');
+    assert.equal(scan(100).join?.estimates.choice, 'parallel');
   });
 });
 

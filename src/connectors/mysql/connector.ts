@@ -160,6 +160,28 @@ export class MysqlConnector implements RowConnector {
       patterns,
     ).catch(() => [] as RowDataPacket[]);
     const distinct = new Map(cardinalities.map((c) => [`${c.db}.${c.name}.${c.col}`, Number(c.card)]));
+    // MariaDB's engine-independent statistics (ANALYZE TABLE ... PERSISTENT FOR ...), where kept and
+    // readable: NULLs per column, and rows per distinct value for columns no index leads.
+    const columnStats = await this.query<RowDataPacket[]>(
+      `SELECT db_name AS db, table_name AS name, column_name AS col, nulls_ratio AS nulls, avg_frequency AS frequency FROM mysql.column_stats
+        WHERE ${patterns.map(() => 'db_name LIKE ?').join(' OR ')}`,
+      patterns,
+    ).catch(() => [] as RowDataPacket[]);
+    const nullFractions = new Map<string, number>();
+    const frequencies = new Map<string, number>();
+    for (const c of columnStats) {
+      const key = `${c.db}.${c.name}.${c.col}`;
+      if (c.nulls !== null && Number.isFinite(Number(c.nulls))) nullFractions.set(key, Number(c.nulls));
+      if (c.frequency !== null && Number(c.frequency) > 0) frequencies.set(key, Number(c.frequency));
+    }
+    const statistics = (key: string, rows: number | null): Pick<ColumnDef, 'distinct' | 'nullFraction'> => {
+      const nulls = nullFractions.get(key);
+      const frequency = frequencies.get(key);
+      const fromFrequency =
+        frequency !== undefined && rows !== null && rows > 0 ? Math.max(1, Math.round((rows * (1 - (nulls ?? 0))) / frequency)) : undefined;
+      const count = distinct.get(key) ?? fromFrequency;
+      return { ...(count !== undefined ? { distinct: count } : {}), ...(nulls !== undefined ? { nullFraction: nulls } : {}) };
+    };
     const importedDatabases = new Set(rows.map((row) => String(row.db)));
     const booleans = !/^(false|0|no)$/i.test(this.source.model['importer.tinyint1AsBoolean'] ?? '');
     const tables = new Map<string, ImportedTable>();
@@ -189,7 +211,7 @@ export class MysqlConnector implements RowConnector {
         nullable: row.nullable === 'YES',
         position: Number(row.position),
         description: row.col_description ? String(row.col_description) : null,
-        ...(distinct.has(`${row.db}.${row.name}.${row.col}`) ? { distinct: distinct.get(`${row.db}.${row.name}.${row.col}`) } : {}),
+        ...statistics(`${row.db}.${row.name}.${row.col}`, table.cardinality),
       };
       table.columns.push(column);
     }

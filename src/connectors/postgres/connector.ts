@@ -152,6 +152,8 @@ export class PostgresConnector implements RowConnector {
                   'distinct', (SELECT CASE WHEN s.n_distinct < 0 THEN -s.n_distinct * GREATEST(c.reltuples, 0) ELSE s.n_distinct END
                                  FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname
                                   AND s.attname = a.attname AND NOT s.inherited),
+                  'null_fraction', (SELECT s.null_frac FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname
+                                     AND s.attname = a.attname AND NOT s.inherited),
                   'collation', (SELECT co.collname FROM pg_collation co
                                  WHERE co.oid = a.attcollation AND co.collname NOT IN ('default', 'C', 'POSIX', 'ucs_basic')))
                   ORDER BY a.attnum) AS columns,
@@ -183,6 +185,7 @@ export class PostgresConnector implements RowConnector {
         description: col.description,
         collation: col.collation,
         ...(col.distinct === null || col.distinct === undefined ? {} : { distinct: Math.round(Number(col.distinct)) }),
+        ...(col.null_fraction === null || col.null_fraction === undefined ? {} : { nullFraction: Number(col.null_fraction) }),
       }));
       // Bare names when one schema is imported; else `public` bare and the others qualified.
       const isDefault = row.schema === 'public' || importedSchemas.size === 1;
@@ -469,6 +472,7 @@ interface PgTableRow {
     description: string | null;
     collation: string | null;
     distinct: number | null;
+    null_fraction: number | null;
   }>;
   primary_key: string[] | null;
 }

@@ -152,7 +152,12 @@ async function computeNarrowings(
     const subselect = asKind(entry, 'RangeSubselect')!;
     // The statement's simple conditions on the narrowing filter it at its source too (plan/narrowing.ts).
     const inner: ParseResult = { version: 0, stmts: [{ stmt: narrowingQuery(bound.ast, entry) }] };
-    const planned = planStatement({ ...bound, ast: inner, tables: tablesReadBy(inner, bound.tables) }, registry, options.pushdown);
+    const planned = planStatement(
+      { ...bound, ast: inner, tables: tablesReadBy(inner, bound.tables) },
+      registry,
+      options.pushdown,
+      options.dependentJoin,
+    );
     // Warnings of these loads count values of rows the user may not see: not shown.
     const made = await loadPlanned(connection, registry, planned, options, [], sourceQueries);
     const name = `__vdb_narrowed_${i + 1}`;
@@ -213,7 +218,7 @@ export async function openExecution(
         await connection.run(`INSERT INTO ${loadName} VALUES ${values}`);
       }
     }
-    const planned = planStatement(statement, registry, options.pushdown);
+    const planned = planStatement(statement, registry, options.pushdown, options.dependentJoin);
     await loadPlanned(connection, registry, planned, options, warnings, sourceQueries);
     // Nothing of the statement stays on the connection when it loaded nothing (no source rows,
     // narrowed copies or logs): the connection serves the next statement.

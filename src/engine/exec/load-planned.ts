@@ -2,13 +2,14 @@
  * Loads what a plan reads from sources, each source query as soon as what it needs is loaded:
  * joins at a source and scans that depend on no other load start at once and run at the same
  * time (their rows appended into the engine while they arrive); a scan that can take the keys of
- * a smaller load (dependent join) starts when that load is done. One failing load cancels the
+ * a smaller load (dependent join, where the estimates chose it) starts when that load is done. One failing load cancels the
  * others, and its error is the statement's.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { StatementPlan } from '../plan/planner.js';
-import { dependentKeys, estimate, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
+import { dependentKeys, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
+import { estimatedRows } from '../plan/cost.js';
 
 export interface LoadOptions {
   signal: AbortSignal;
@@ -28,7 +29,7 @@ export async function loadPlanned(
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
   // Smaller tables first, so that their keys can narrow the bigger ones (dependent join).
-  const order = [...planned.scans.entries()].sort(([, a], [, b]) => estimate(a) - estimate(b));
+  const order = [...planned.scans.entries()].sort(([, a], [, b]) => estimatedRows(a) - estimatedRows(b));
   const done = new Map<string, Promise<unknown>>();
   const steps: Array<Promise<{ warnings: string[]; query: SourceQuery }>> = [];
   const failed = (err: unknown) => {
@@ -41,8 +42,10 @@ export async function loadPlanned(
     );
   }
   for (const [loadName, plan] of order) {
-    // The smaller loads this one may take keys from (started before it): wait for them only.
-    const smaller = options.pushdown ? plan.dependencies.map((d) => d.from).filter((from) => done.has(from)) : [];
+    // The smaller loads this one may take keys from (started before it): wait for them only,
+    // unless the estimates chose to read both sides at once (plan/cost.ts).
+    const dependent = options.pushdown && plan.join?.estimates.choice !== 'parallel';
+    const smaller = dependent ? plan.dependencies.map((d) => d.from).filter((from) => done.has(from)) : [];
     const step = Promise.allSettled(smaller.map((from) => done.get(from))).then(async () => {
       signal.throwIfAborted();
       const keyFilters =

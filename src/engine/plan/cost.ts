@@ -1,12 +1,13 @@
 /**
- * Estimates of the plans of a join between a small table of one source and the tables of a
- * PostgreSQL source, from the catalog's statistics (row counts, and distinct values of the join
- * keys where the source keeps them): the time each plan spends per row at the sources, in
- * transfer and in the engine. The figures are rough costs per row and value measured with
- * bench/federated-joins.ts on a 2-core machine; they rank plans, they do not predict times.
- * Pure: no I/O.
+ * Estimates of the plans of a join between a small table of one source and a big side at
+ * another, from the catalog's statistics (row counts, distinct values and NULL shares of
+ * columns, the share of rows each side's own conditions keep: selectivity.ts): the time each
+ * plan spends per row at the sources, in transfer and in the engine. The figures are rough
+ * costs per row and value measured with bench/federated-joins.ts on a 2-core machine; they rank
+ * plans, they do not predict times. Pure: no I/O.
  */
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
+import type { ScanPlan } from './scans.js';
 
 /** Microseconds per row or value, measured (bench/README.md, federated-joins.ts). */
 const COST = {
@@ -26,19 +27,44 @@ const COST = {
   statement: 1000,
 };
 
+/** Below this many rows at the big side every plan takes milliseconds: the dependent join stays. */
+export const MIN_TARGET_ROWS = 10_000;
+
+export type JoinPlan = 'shipped' | 'dependent' | 'parallel';
+
 export interface JoinEstimates {
-  /** Rows of the small side (its table's estimate; its own conditions are not estimated). */
+  /** Rows the small side reads (its table's estimate times the share its conditions keep). */
   smallRows: number;
-  /** Distinct join keys of the small side. */
+  /** Distinct join keys among them. */
   keys: number;
-  /** Rows of PostgreSQL's side, and the share of them whose key is among the small side's. */
+  /** Rows of the big side that its own conditions keep, of `bigTableRows` it scans. */
   bigRows: number;
+  bigTableRows: number;
+  /** The share of the big side's rows whose key is among the small side's keys. */
   matching: number;
-  /** Estimated microseconds of each plan. */
-  shipped: number;
+  /** Estimated microseconds of each plan (null: not a plan of this join). */
+  shipped: number | null;
   dependent: number;
   parallel: number;
-  choice: 'shipped' | 'dependent' | 'parallel';
+  choice: JoinPlan;
+}
+
+export interface JoinInput {
+  smallRows: number;
+  smallColumns: number;
+  smallKeyDistinct: number | null;
+  /** Rows of the big side its conditions keep; `bigTableRows` (default: the same) are scanned. */
+  bigRows: number;
+  bigTableRows?: number;
+  /** Values per row the big side sends to the engine (grouping columns and aggregates, or columns). */
+  bigColumns: number;
+  bigKeyDistinct: number | null;
+  /** Groups of a partial aggregation at the big side over all its rows; absent when it sends rows. */
+  bigGroups?: number | null;
+  /** Keys per statement of the dependent join (each batch scans the big side once more). */
+  batchSize?: number;
+  /** The plans to choose among (all three unless given). */
+  plans?: readonly JoinPlan[];
 }
 
 /** Distinct values of a column: imported, or all rows for a one-column primary key, else unknown. */
@@ -49,55 +75,114 @@ export function distinctOf(table: TableDef, column: ColumnDef): number | null {
 }
 
 /**
- * The three plans of a join of `small` (loaded columns `smallColumns`, key `smallKey`) with
- * PostgreSQL's tables (`bigRows` rows, `bigColumns` values read per row by a plan that loads
- * them, key `bigKey` with `bigDistinct` distinct values when known):
+ * The plans of a join of a small side (`smallRows` rows of `smallColumns` values, join key with
+ * `smallKeyDistinct` distinct values when known) with a big side (`bigTableRows` scanned,
+ * `bigRows` kept by its conditions, key with `bigKeyDistinct` distinct values when known):
  *  - shipped: the small side read, written as arrays; PostgreSQL scans and joins, sends the answer;
- *  - dependent: the small side read and loaded; its keys go to PostgreSQL, which scans, probes
- *    the key array and sends the matching rows, loaded and joined in the engine;
- *  - parallel: both sides read at once and loaded whole; the engine joins.
+ *  - dependent: the small side read and loaded; then its keys go to the big side's source (in
+ *    batches, each a scan), which probes them and sends the matching rows or groups, loaded and
+ *    joined in the engine;
+ *  - parallel: both sides read at once, the big one grouped at its source where a partial
+ *    aggregation is planned, and loaded whole; the engine joins.
  */
-export function estimateJoin(input: {
-  smallRows: number;
-  smallColumns: number;
-  smallKeyDistinct: number | null;
-  bigRows: number;
-  bigColumns: number;
-  bigKeyDistinct: number | null;
-}): JoinEstimates {
+export function estimateJoin(input: JoinInput): JoinEstimates {
   const { smallRows, smallColumns, bigRows, bigColumns } = input;
+  const bigTableRows = Math.max(bigRows, input.bigTableRows ?? bigRows);
   const keys = Math.min(smallRows, input.smallKeyDistinct ?? smallRows);
-  const matching = Math.min(1, keys / Math.max(1, input.bigKeyDistinct ?? bigRows));
+  const matching = Math.min(1, keys / Math.max(1, input.bigKeyDistinct ?? bigTableRows));
+  const groups = input.bigGroups ?? null;
   const readSmall = smallRows * smallColumns * COST.readValue;
-  const scanBig = bigRows * COST.scanRow;
+  const loadSmall = smallRows * smallColumns * COST.loadValue;
+  const scanBig = bigTableRows * COST.scanRow;
+  const transfer = (rows: number) => rows * bigColumns * (COST.sendValue + COST.loadValue);
+  const engineJoin = (rows: number) => (smallRows + rows) * COST.hashRow;
   const shipped =
     readSmall + smallRows * smallColumns * COST.shipValue + scanBig + (smallRows + bigRows * matching) * COST.hashRow + COST.statement * 2;
-  const fetched = bigRows * matching * bigColumns;
+  const batches = Math.max(1, Math.ceil(keys / Math.max(1, input.batchSize ?? Number.POSITIVE_INFINITY)));
+  const fetched = Math.min(bigRows, groups ?? bigRows) * matching;
   const dependent =
     readSmall +
-    smallRows * smallColumns * COST.loadValue +
-    scanBig +
+    loadSmall +
+    batches * scanBig +
     (keys + bigRows) * COST.hashRow +
-    fetched * (COST.sendValue + COST.loadValue) +
-    COST.statement * 2;
-  const small = readSmall + smallRows * smallColumns * COST.loadValue;
-  const big = scanBig + bigRows * bigColumns * (COST.sendValue + COST.loadValue);
-  const parallel = Math.max(small, big) + COST.statement;
-  const ranked = (
-    [
-      ['shipped', shipped],
-      ['dependent', dependent],
-      ['parallel', parallel],
-    ] as const
-  ).reduce((best, next) => (next[1] < best[1] ? next : best));
-  return { smallRows, keys, bigRows, matching, shipped, dependent, parallel, choice: ranked[0] };
+    keys * COST.shipValue +
+    transfer(fetched) +
+    engineJoin(fetched) +
+    COST.statement * (1 + batches);
+  const all = Math.min(bigRows, groups ?? bigRows);
+  const big = scanBig + (groups === null ? 0 : bigRows * COST.hashRow) + transfer(all);
+  const parallel = Math.max(readSmall + loadSmall, big) + engineJoin(all) + COST.statement;
+  const plans = input.plans ?? (['shipped', 'dependent', 'parallel'] as const);
+  const cost: Record<JoinPlan, number> = { shipped, dependent, parallel };
+  const choice = plans.reduce((best, next) => (cost[next] < cost[best] ? next : best));
+  return {
+    smallRows,
+    keys,
+    bigRows,
+    bigTableRows,
+    matching,
+    shipped: plans.includes('shipped') ? shipped : null,
+    dependent,
+    parallel,
+    choice,
+  };
+}
+
+/** Groups of a partial aggregation over `rows` rows by `columns`: the product of their distinct values, at most the rows. */
+export function groupsOf(table: TableDef, columns: readonly ColumnDef[], rows: number): number {
+  let groups = 1;
+  for (const column of columns) groups *= distinctOf(table, column) ?? rows;
+  return Math.max(1, Math.min(rows, groups));
 }
 
 /** The estimates as EXPLAIN shows them. */
 export function describeEstimates(e: JoinEstimates): string {
   const ms = (us: number) => `${(us / 1000).toFixed(us < 10_000 ? 1 : 0)} ms`;
   return (
-    `estimates: ${e.smallRows} rows and ${e.keys} keys against ${e.bigRows} rows (${(e.matching * 100).toFixed(0)} % matching); ` +
-    `shipped ${ms(e.shipped)}, dependent ${ms(e.dependent)}, parallel ${ms(e.parallel)}: ${e.choice}`
+    `estimates: ${e.smallRows} rows and ${e.keys} keys against ${e.bigRows} rows${e.bigRows < e.bigTableRows ? ` of ${e.bigTableRows}` : ''} ` +
+    `(${(e.matching * 100).toFixed(0)} % matching); ` +
+    `${e.shipped === null ? '' : `shipped ${ms(e.shipped)}, `}dependent ${ms(e.dependent)}, parallel ${ms(e.parallel)}: ${e.choice}`
   );
+}
+
+/** Rows a scan is estimated to read, for ordering loads (smaller first); unknown last. */
+export function estimatedRows(plan: ScanPlan): number {
+  return plan.rows ?? Number.MAX_SAFE_INTEGER;
+}
+
+/**
+ * The federated plan of each join between loads: a scan that may take the keys of a smaller
+ * load (its dependencies) gets the estimates of the dependent and the parallel plan, and its
+ * choice (ScanPlan.join). Without row estimates on both sides, or with a small big side, the
+ * dependent join stays (as before estimates). The dependency compared is the one with the
+ * fewest estimated keys, the one execution would take. Mutates `scans`.
+ */
+export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: number; batchSize: number }): void {
+  for (const [loadName, plan] of scans) {
+    const bigTable = plan.bound.resolved.table;
+    let best: { from: string; estimates: JoinEstimates } | null = null;
+    for (const dependency of plan.dependencies) {
+      const small = scans.get(dependency.from);
+      if (!small || small.rows === null || plan.rows === null || bigTable.cardinality === null) continue;
+      if (estimatedRows(small) > estimatedRows(plan)) continue;
+      const estimates = estimateJoin({
+        smallRows: small.rows,
+        smallColumns: small.columns.length + (small.aggregates?.length ?? 0),
+        smallKeyDistinct: distinctOf(small.bound.resolved.table, dependency.fromColumn),
+        bigRows: plan.rows,
+        bigTableRows: bigTable.cardinality,
+        bigColumns: plan.columns.length + (plan.aggregates?.length ?? 0),
+        bigKeyDistinct: distinctOf(bigTable, dependency.column),
+        bigGroups: plan.aggregates ? groupsOf(bigTable, plan.columns, plan.rows) : null,
+        batchSize: limits.batchSize,
+        plans: ['dependent', 'parallel'],
+      });
+      if (best === null || estimates.keys < best.estimates.keys) best = { from: dependency.from, estimates };
+    }
+    if (!best) continue;
+    const { estimates } = best;
+    // More keys than a dependent join may send: it would fall back to a scan after waiting.
+    const parallel = bigTable.cardinality! >= MIN_TARGET_ROWS && (estimates.choice === 'parallel' || estimates.keys > limits.maxKeys);
+    scans.set(loadName, { ...plan, join: { from: best.from, estimates: { ...estimates, choice: parallel ? 'parallel' : 'dependent' } } });
+  }
 }

@@ -6,17 +6,16 @@ import { engineSql } from '../exec/engine-dialect.js';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { RowConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../front/bind.js';
-import { planStatement } from './planner.js';
-import { estimate } from '../exec/load.js';
+import { planStatement, type JoinLimits } from './planner.js';
 import type { StaticResult } from '../exec/static-result.js';
 import type { WholePlan } from './whole.js';
 import type { ShippingPlan } from './ship.js';
-import { describeEstimates, distinctOf } from './cost.js';
+import { describeEstimates, distinctOf, estimatedRows } from './cost.js';
 
-export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean): StaticResult {
+export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean, limits?: JoinLimits): StaticResult {
   const rows: StaticResult['rows'] = [];
   let step = 1;
-  const planned = planStatement(bound, registry, pushdown);
+  const planned = planStatement(bound, registry, pushdown, limits);
   // Load names are the engine's; people know the tables as schema.table.
   const names = new Map(bound.tables.map((t) => [t.loadName, `${t.resolved.schema}.${t.resolved.table.name}`]));
   for (const group of planned.joins) {
@@ -24,7 +23,7 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
     rows.push([step++, group.source.name, 'source query', `${tables} -> ${group.loadName}`, 'join, conditions, columns', group.sql]);
   }
   // In the order execution loads them (load-planned.ts): fewer estimated rows first.
-  const order = [...planned.scans.entries()].sort(([, a], [, b]) => estimate(a) - estimate(b));
+  const order = [...planned.scans.entries()].sort(([, a], [, b]) => estimatedRows(a) - estimatedRows(b));
   const position = new Map(order.map(([loadName], i) => [loadName, i]));
   for (const [loadName, plan] of order) {
     const resolved = plan.bound.resolved;
@@ -38,15 +37,27 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
       orderBy: plan.orderBy,
       limit: plan.limit,
     });
-    // Loads with fewer estimated rows go first; a bigger one takes their keys (dependent join).
+    // Loads with fewer estimated rows go first; a bigger one takes their keys (dependent join)
+    // unless the estimates chose to read both at once (parallel).
+    const parallel = plan.join?.estimates.choice === 'parallel';
     const dependent = plan.dependencies
       .filter((d) => (position.get(d.from) ?? Infinity) < position.get(loadName)!)
+      .filter((d) => !parallel || d.from === plan.join!.from)
       .map((d) => {
+        const name = `${names.get(d.from) ?? d.from}.${d.fromColumn.name}`;
+        if (plan.join?.from === d.from) {
+          const estimates = describeEstimates(plan.join.estimates);
+          return parallel
+            ? `read at the same time as ${names.get(d.from) ?? d.from}, joined in the engine (parallel join; ${estimates})`
+            : `keys of ${name} (dependent join, unless more keys than dependentJoin.maxKeys load; ${estimates})`;
+        }
         const from = planned.scans.get(d.from)?.bound.resolved.table;
         const keys = from ? (distinctOf(from, d.fromColumn) ?? from.cardinality) : null;
-        return `keys of ${names.get(d.from) ?? d.from}.${d.fromColumn.name} (dependent join, when few enough; estimate ${keys ?? 'unknown'} keys)`;
+        return `keys of ${name} (dependent join, when few enough; estimate ${keys ?? 'unknown'} keys)`;
       });
-    const rowsEstimate = resolved.table.cardinality === null ? 'unknown' : String(resolved.table.cardinality);
+    const table = resolved.table.cardinality;
+    const rowsEstimate =
+      plan.rows === null ? 'unknown' : plan.rows === table || table === null ? String(plan.rows) : `${plan.rows} of ${table}`;
     const pushed = [
       plan.filter ? 'conditions' : null,
       plan.columns.length < resolved.table.columns.length ? 'columns' : null,

@@ -10,6 +10,7 @@ import type { BoundStatement } from '../front/bind.js';
 import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';
 import { planScans, type ScanPlan } from './scans.js';
+import { chooseJoins } from './cost.js';
 
 export interface StatementPlan {
   /** Scans of single tables, by load name. */
@@ -20,7 +21,18 @@ export interface StatementPlan {
   ast: ParseResult;
 }
 
-export function planStatement(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean): StatementPlan {
+/** The dependent join's limits (config `dependentJoin`): they enter the estimates of its plan. */
+export interface JoinLimits {
+  maxKeys: number;
+  batchSize: number;
+}
+
+export function planStatement(
+  bound: BoundStatement,
+  registry: SourceRegistry,
+  pushdown: boolean,
+  limits: JoinLimits = { maxKeys: 100_000, batchSize: 50_000 },
+): StatementPlan {
   const scans = planScans(bound, registry, { pushdown });
   const joins = pushdown ? planJoinPushdown(bound, scans, registry) : null;
   if (joins) {
@@ -29,6 +41,7 @@ export function planStatement(bound: BoundStatement, registry: SourceRegistry, p
     // Keys of a table joined at its source are not at hand for dependent joins.
     for (const [loadName, scan] of scans)
       scans.set(loadName, { ...scan, dependencies: scan.dependencies.filter((d) => !members.has(d.from)) });
+    chooseJoins(scans, limits);
     return { scans, joins: joins.groups, ast: joins.ast };
   }
   const partial = pushdown ? planPartialAggregation(bound, scans, registry) : null;
@@ -36,5 +49,6 @@ export function planStatement(bound: BoundStatement, registry: SourceRegistry, p
     const scan = scans.get(partial.loadName)!;
     scans.set(partial.loadName, { ...scan, columns: partial.keys, filter: partial.filter, aggregates: partial.aggregates });
   }
+  if (pushdown) chooseJoins(scans, limits);
   return { scans, joins: [], ast: partial?.ast ?? bound.ast };
 }

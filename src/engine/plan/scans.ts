@@ -15,6 +15,8 @@ import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
 import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
+import { selectivity } from './selectivity.js';
+import type { JoinEstimates } from './cost.js';
 import { asKind, conjuncts, contains, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../front/ast.js';
 
 export interface ScanPlan {
@@ -23,6 +25,11 @@ export interface ScanPlan {
   /** Pushed conditions in the source's dialect, ANDed; null when nothing is pushed. */
   filter: string | null;
   /**
+   * Rows the scan reads, estimated: the table's row estimate times the share its pushed
+   * conditions keep (selectivity.ts); null when the source keeps no row estimate.
+   */
+  rows: number | null;
+  /**
    * Equi-joins that may reduce this table to the keys another load holds (dependent join):
    * rows whose `column` matches no `fromColumn` value of load `from` cannot be in the answer.
    */
@@ -30,6 +37,11 @@ export interface ScanPlan {
   /** Only the first rows, in this order, are needed (a single-table statement with LIMIT). */
   orderBy?: Array<{ column: ColumnDef; descending: boolean; nullsFirst: boolean }>;
   limit?: number;
+  /**
+   * The federated plan of this scan's join with a smaller load (cost.ts chooseJoins): dependent
+   * (wait for its keys) or parallel (read at once); absent: dependent where keys are at hand.
+   */
+  join?: { from: string; estimates: JoinEstimates };
   /** Aggregates the source computes per group of `columns` (partial aggregation below a join). */
   aggregates?: Array<PartialAggregate & { alias: string; type: string }>;
 }
@@ -153,6 +165,8 @@ class ScanPlanner {
   /** Loads whose columns are renamed by an alias list (`t AS x(a, b)`): every column is needed. */
   private readonly renamed = new Set<string>();
   private readonly pushed = new Map<string, string[]>();
+  /** The share of rows the pushed conditions of each load keep (estimated). */
+  private readonly shares = new Map<string, number>();
   private readonly limitPlans = new Map<string, Pick<ScanPlan, 'orderBy' | 'limit'>>();
   private readonly dependencies = new Map<string, ScanPlan['dependencies']>();
 
@@ -268,10 +282,13 @@ class ScanPlanner {
     const plans = new Map<string, ScanPlan>();
     for (const [loadName, table] of this.loads) {
       const filters = this.pushed.get(loadName)!;
+      const cardinality = table.resolved.table.cardinality;
       plans.set(loadName, {
         bound: table,
         columns: columns.get(loadName)!,
         filter: filters.length > 0 ? filters.map((f) => `(${f})`).join(' AND ') : null,
+        rows:
+          cardinality === null ? null : Math.max(filters.length > 0 ? 1 : 0, Math.round(cardinality * (this.shares.get(loadName) ?? 1))),
         dependencies: this.dependencies.get(loadName)!,
         ...this.limitPlans.get(loadName),
       });
@@ -506,24 +523,23 @@ class ScanPlanner {
     const connector = this.registry.connectorOf(bt.resolved.source) as RowConnector;
     if (!connector.capabilities.filters) return;
     const table = bt.resolved.table;
-    const generator = connector.dialect.predicates({
-      column(fields) {
-        const name = lower(fields[fields.length - 1] ?? '');
-        if (fields.length === 2 && lower(fields[0]!) !== target.alias) return undefined;
-        if (fields.length > 2) return undefined;
-        if (fields.length === 1) {
-          // Unqualified: only when no other FROM entry can have such a column.
-          const others = scope.filter((s) => s.alias !== target.alias || s.loadName !== target.loadName);
-          if (others.some((s) => !s.columns || s.columns.has(name))) return undefined;
-        }
-        // Only the columns this FROM entry shows as they are (not a narrowing subquery's computed ones).
-        if (!target.columns?.has(name)) return undefined;
-        return table.columns.find((c) => lower(c.name) === name);
-      },
-      castMayFail: (column) => castMayFail(connector, column),
-    });
+    const column = (fields: string[]): ColumnDef | undefined => {
+      const name = lower(fields[fields.length - 1] ?? '');
+      if (fields.length === 2 && lower(fields[0]!) !== target.alias) return undefined;
+      if (fields.length > 2) return undefined;
+      if (fields.length === 1) {
+        // Unqualified: only when no other FROM entry can have such a column.
+        const others = scope.filter((s) => s.alias !== target.alias || s.loadName !== target.loadName);
+        if (others.some((s) => !s.columns || s.columns.has(name))) return undefined;
+      }
+      // Only the columns this FROM entry shows as they are (not a narrowing subquery's computed ones).
+      if (!target.columns?.has(name)) return undefined;
+      return table.columns.find((c) => lower(c.name) === name);
+    };
+    const generator = connector.dialect.predicates({ column, castMayFail: (c) => castMayFail(connector, c) });
     try {
       this.pushed.get(loadName)!.push(generator.generate(condition).sql);
+      this.shares.set(loadName, (this.shares.get(loadName) ?? 1) * selectivity(table, [condition], column));
     } catch (err) {
       if (!(err instanceof CannotPushDown)) throw err;
     }

@@ -24,13 +24,10 @@ import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { everyNode } from '../front/ast.js';
 import { parseStatement } from '../front/parse.js';
 import { planScans, type ScanPlan } from './scans.js';
-import { distinctOf, estimateJoin, type JoinEstimates } from './cost.js';
+import { distinctOf, estimateJoin, MIN_TARGET_ROWS, type JoinEstimates } from './cost.js';
 
 /** Rows of the shipped table at most, unless configured (`dependentJoin.maxShippedRows`). */
 export const DEFAULT_MAX_SHIPPED_ROWS = 100_000;
-
-/** Below this many rows at PostgreSQL every plan takes milliseconds: the dependent join stays. */
-const MIN_TARGET_ROWS = 10_000;
 
 /** The engine types whose text PostgreSQL reads back as the same value, and their type there. */
 export function shippedType(column: ColumnDef): string | null {
@@ -104,7 +101,7 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     if (maxShippedRows === 0 || targetRows < MIN_TARGET_ROWS || shippedRows >= targetRows) continue;
     const plan = shippable(bound, registry, shipped!);
     if (!plan) continue;
-    const estimates = estimatePlans(plan, targetTables, shippedRows, targetRows);
+    const estimates = estimatePlans(plan, targetTables, targetRows);
     if (estimates.choice !== 'shipped') continue;
     const engineTables = natives.length > 0 ? shipEngineTables(plan.ast, natives) : [];
     if (engineTables === null) return null;
@@ -117,7 +114,6 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
 function estimatePlans(
   plan: Pick<ShippingPlan, 'shipped' | 'scan'> & { scans: Map<string, ScanPlan> },
   targetTables: BoundTable[],
-  shippedRows: number,
   targetRows: number,
 ): JoinEstimates {
   const shippedTable = plan.shipped.resolved.table;
@@ -125,8 +121,11 @@ function estimatePlans(
   let smallKeyDistinct: number | null = null;
   let bigKeyDistinct: number | null = null;
   let bigColumns = 1;
+  // The rows PostgreSQL's tables keep after their own conditions (their scans' estimates).
+  let bigRows = 0;
   for (const table of targetTables) {
     const scan = plan.scans.get(table.loadName ?? '');
+    bigRows += scan?.rows ?? table.resolved.table.cardinality ?? 0;
     if (!scan) continue;
     bigColumns = Math.max(bigColumns, scan.columns.length);
     const dependency = scan.dependencies.find((d) => d.from === plan.shipped.loadName);
@@ -136,10 +135,11 @@ function estimatePlans(
     }
   }
   return estimateJoin({
-    smallRows: shippedRows,
+    smallRows: plan.scan.rows ?? shippedTable.cardinality ?? 0,
     smallColumns: plan.scan.columns.length,
     smallKeyDistinct,
-    bigRows: targetRows,
+    bigRows,
+    bigTableRows: targetRows,
     bigColumns,
     bigKeyDistinct,
   });
