@@ -174,7 +174,8 @@ export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: num
         bigColumns: plan.columns.length + (plan.aggregates?.length ?? 0),
         bigKeyDistinct: distinctOf(bigTable, dependency.column),
         bigGroups: plan.aggregates ? groupsOf(bigTable, plan.columns, plan.rows) : null,
-        batchSize: limits.batchSize,
+        // PostgreSQL takes the keys as one array (one statement); the others in batches.
+        batchSize: plan.bound.resolved.kind === 'rows' && plan.bound.resolved.source.kind === 'postgresql' ? undefined : limits.batchSize,
         plans: ['dependent', 'parallel'],
       });
       if (best === null || estimates.keys < best.estimates.keys) best = { from: dependency.from, estimates };
