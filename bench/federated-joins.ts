@@ -12,8 +12,13 @@
  *             the scan any plan that reads PostgreSQL must do;
  *   mysql_fdw the same join in PostgreSQL over a mysql_fdw foreign table, when installed.
  * and split by step: vdb's MariaDB query and its PostgreSQL statement, each run alone with the
- * same client, and the rest (loading, arrays, the engine). Never asserts on timings; the machine's
- * load average is printed with the figures.
+ * same client, and the rest (loading, arrays, the engine); with the plan chosen and the
+ * estimates it was chosen on (EXPLAIN). Never asserts on timings; the machine's load average is
+ * printed with the figures.
+ *
+ *   BENCH_ANALYZE=1  first collects MariaDB's engine-independent statistics of bench_customers
+ *                    (ANALYZE TABLE ... PERSISTENT FOR ALL: distinct values of segment and
+ *                    country, which no index gives) and removes them at the end.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -96,6 +101,8 @@ async function main(): Promise<void> {
   await client.connect();
   const my = await mysql.createConnection({ ...data.my });
   await setUpSwapped(client, my);
+  const analyze = process.env.BENCH_ANALYZE === '1';
+  if (analyze) await my.query('ANALYZE TABLE bench_customers PERSISTENT FOR ALL');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-joins-bench-'));
   const filesDir = path.join(dataDir, 'files');
   fs.mkdirSync(filesDir);
@@ -136,10 +143,15 @@ async function main(): Promise<void> {
     });
     await services.registry.addSource({ name: 'files', kind: 'file', connection: { ParentDirectory: filesDir } });
     const engine = services.engine;
-    // The same engine without shipping (maxShippedRows 0): the dependent plan, for the alternating comparison.
+    // The same engine without shipping (maxShippedRows 0): dependent or parallel by the estimates;
+    // and with maxKeys 0 too: always parallel. For the alternating comparison.
     const unshipped = new Engine(services.registry, services.runtime, 'vdb', {
       pushdown: true,
       dependentJoin: { ...services.config.dependentJoin, maxShippedRows: 0 },
+    });
+    const parallelOnly = new Engine(services.registry, services.runtime, 'vdb', {
+      pushdown: true,
+      dependentJoin: { ...services.config.dependentJoin, maxShippedRows: 0, maxKeys: 0 },
     });
     const admin = services.users.find('admin')!;
     const vdb = async (sql: string, on: Engine = engine) => {
@@ -169,6 +181,13 @@ async function main(): Promise<void> {
     const pgFloor = await timed(() => copy(FLOOR));
     const myFloor = await timed(() => my.query({ sql: SWAPPED_FLOOR, rowsAsArray: true }));
     const rows: string[][] = [];
+    const estimates: string[][] = [];
+    const planOf = (sent: string) => (sent.includes('unnest(') ? 'shipped' : /= ANY\(|IN \(/.test(sent) ? 'dependent' : 'parallel');
+    /** The estimates EXPLAIN shows for a join, as `rows and keys ...; plan ms, ...: choice`. */
+    const explained = async (sql: string, on: Engine) =>
+      ((await vdb(`EXPLAIN ${sql}`, on)).json.match(/estimates: [^"]*?: (shipped|dependent|parallel)\)?/g) ?? ['none'])
+        .map((e) => e.replace(/^estimates: /, '').replace(/\)$/, ''))
+        .join(' / ');
     const only = process.env.BENCH_CASES?.split(',');
     for (const { name, sql, swapped } of CASES.filter((c) => !only || only.some((o) => c.name.startsWith(o)))) {
       log(`${name} ...`);
@@ -192,7 +211,8 @@ async function main(): Promise<void> {
             )
           : null;
       const sent = queries.map((q) => q.sql).join('\n');
-      const plan = sent.includes('unnest(') ? 'shipped' : /= ANY\(|IN \(/.test(sent) ? 'dependent' : 'parallel';
+      const plan = planOf(sent);
+      estimates.push([name, await explained(sql, engine), await explained(sql, unshipped)]);
       rows.push([
         name,
         plan,
@@ -216,22 +236,38 @@ async function main(): Promise<void> {
     console.log(
       table(['join', 'plan', 'vdb ms', '÷ floor', '÷ mysql_fdw', 'MariaDB query ms', 'PostgreSQL statement ms', 'rest ms'], rows, 2),
     );
+    console.log(`\n${table(['join', 'estimates (default engine)', 'estimates (maxShippedRows 0)'], estimates, 1)}`);
     // Shipped against dependent, alternating run by run in this process (the machine's load moves both alike).
     const alternating: string[][] = [];
     for (const { name, sql } of CASES.filter((c) => !c.swapped && (!only || only.some((o) => c.name.startsWith(o))))) {
-      log(`${name}: shipped / dependent, alternating ...`);
-      const times: [number[], number[]] = [[], []];
+      log(`${name}: default / maxShippedRows 0 / maxKeys 0, alternating ...`);
+      const engines = [engine, unshipped, parallelOnly];
+      const times: number[][] = engines.map(() => []);
+      const plans = engines.map(() => '');
       for (let i = 0; i <= RUNS; i++) {
-        for (const [k, on] of [engine, unshipped].entries()) {
+        for (const [k, on] of engines.entries()) {
           const start = performance.now();
-          await vdb(sql, on);
+          const { queries } = await vdb(sql, on);
           if (i > 0) times[k]!.push(performance.now() - start);
+          plans[k] = planOf(queries.map((q) => q.sql).join('\n'));
         }
       }
-      alternating.push([name, median(times[0]).toFixed(0), median(times[1]).toFixed(0), (median(times[0]) / median(times[1])).toFixed(2)]);
+      const [a, b, c] = times.map((t) => median(t)) as [number, number, number];
+      alternating.push([
+        name,
+        `${plans[0]} ${a.toFixed(0)}`,
+        `${plans[1]} ${b.toFixed(0)}`,
+        `${plans[2]} ${c.toFixed(0)}`,
+        (a / Math.min(b, c)).toFixed(2),
+      ]);
     }
-    console.log(`\n${table(['join', 'shipped ms', 'dependent ms', 'shipped ÷ dependent'], alternating, 1)}`);
+    console.log(
+      `\n${table(['join', 'default: plan ms', 'maxShippedRows 0: plan ms', 'maxKeys 0 too: plan ms', 'default ÷ best other'], alternating, 1)}`,
+    );
   } finally {
+    if (analyze)
+      for (const stats of ['column_stats', 'index_stats', 'table_stats'])
+        await my.query(`DELETE FROM mysql.${stats} WHERE db_name = DATABASE() AND table_name = 'bench_customers'`);
     await services.close();
     await client.end();
     await my.end();

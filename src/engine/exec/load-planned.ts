@@ -9,7 +9,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { StatementPlan } from '../plan/planner.js';
 import { dependentKeys, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
-import { estimatedRows } from '../plan/cost.js';
+import { estimatedRows } from '../plan/join-choice.js';
 
 export interface LoadOptions {
   signal: AbortSignal;

@@ -7,7 +7,6 @@
  * plans, they do not predict times. Pure: no I/O.
  */
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
-import type { ScanPlan } from './scans.js';
 
 /** Microseconds per row or value, measured (bench/README.md, federated-joins.ts). */
 const COST = {
@@ -143,47 +142,4 @@ export function describeEstimates(e: JoinEstimates): string {
     `(${(e.matching * 100).toFixed(0)} % matching); ` +
     `${e.shipped === null ? '' : `shipped ${ms(e.shipped)}, `}dependent ${ms(e.dependent)}, parallel ${ms(e.parallel)}: ${e.choice}`
   );
-}
-
-/** Rows a scan is estimated to read, for ordering loads (smaller first); unknown last. */
-export function estimatedRows(plan: ScanPlan): number {
-  return plan.rows ?? Number.MAX_SAFE_INTEGER;
-}
-
-/**
- * The federated plan of each join between loads: a scan that may take the keys of a smaller
- * load (its dependencies) gets the estimates of the dependent and the parallel plan, and its
- * choice (ScanPlan.join). Without row estimates on both sides, or with a small big side, the
- * dependent join stays (as before estimates). The dependency compared is the one with the
- * fewest estimated keys, the one execution would take. Mutates `scans`.
- */
-export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: number; batchSize: number }): void {
-  for (const [loadName, plan] of scans) {
-    const bigTable = plan.bound.resolved.table;
-    let best: { from: string; estimates: JoinEstimates } | null = null;
-    for (const dependency of plan.dependencies) {
-      const small = scans.get(dependency.from);
-      if (!small || small.rows === null || plan.rows === null || bigTable.cardinality === null) continue;
-      if (estimatedRows(small) > estimatedRows(plan)) continue;
-      const estimates = estimateJoin({
-        smallRows: small.rows,
-        smallColumns: small.columns.length + (small.aggregates?.length ?? 0),
-        smallKeyDistinct: distinctOf(small.bound.resolved.table, dependency.fromColumn),
-        bigRows: plan.rows,
-        bigTableRows: bigTable.cardinality,
-        bigColumns: plan.columns.length + (plan.aggregates?.length ?? 0),
-        bigKeyDistinct: distinctOf(bigTable, dependency.column),
-        bigGroups: plan.aggregates ? groupsOf(bigTable, plan.columns, plan.rows) : null,
-        // PostgreSQL takes the keys as one array (one statement); the others in batches.
-        batchSize: plan.bound.resolved.kind === 'rows' && plan.bound.resolved.source.kind === 'postgresql' ? undefined : limits.batchSize,
-        plans: ['dependent', 'parallel'],
-      });
-      if (best === null || estimates.keys < best.estimates.keys) best = { from: dependency.from, estimates };
-    }
-    if (!best) continue;
-    const { estimates } = best;
-    // More keys than a dependent join may send: it would fall back to a scan after waiting.
-    const parallel = bigTable.cardinality! >= MIN_TARGET_ROWS && (estimates.choice === 'parallel' || estimates.keys > limits.maxKeys);
-    scans.set(loadName, { ...plan, join: { from: best.from, estimates: { ...estimates, choice: parallel ? 'parallel' : 'dependent' } } });
-  }
 }

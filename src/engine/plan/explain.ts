@@ -10,7 +10,8 @@ import { planStatement, type JoinLimits } from './planner.js';
 import type { StaticResult } from '../exec/static-result.js';
 import type { WholePlan } from './whole.js';
 import type { ShippingPlan } from './ship.js';
-import { describeEstimates, distinctOf, estimatedRows } from './cost.js';
+import { describeEstimates, distinctOf } from './cost.js';
+import { estimatedRows } from './join-choice.js';
 
 export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean, limits?: JoinLimits): StaticResult {
   const rows: StaticResult['rows'] = [];

@@ -10,7 +10,7 @@ import type { BoundStatement } from '../front/bind.js';
 import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';
 import { planScans, type ScanPlan } from './scans.js';
-import { chooseJoins } from './cost.js';
+import { chooseJoins } from './join-choice.js';
 
 export interface StatementPlan {
   /** Scans of single tables, by load name. */

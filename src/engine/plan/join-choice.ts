@@ -1,0 +1,50 @@
+/**
+ * The federated plan of each join between loads, chosen when the statement is planned: the
+ * dependent join (the bigger table waits for the smaller one's keys) or parallel (both read at
+ * once), by the estimates of cost.ts. Pure: no I/O.
+ */
+import { distinctOf, estimateJoin, groupsOf, MIN_TARGET_ROWS, type JoinEstimates } from './cost.js';
+import type { ScanPlan } from './scans.js';
+
+/** Rows a scan is estimated to read, for ordering loads (smaller first); unknown last. */
+export function estimatedRows(plan: ScanPlan): number {
+  return plan.rows ?? Number.MAX_SAFE_INTEGER;
+}
+
+/**
+ * The federated plan of each join between loads: a scan that may take the keys of a smaller
+ * load (its dependencies) gets the estimates of the dependent and the parallel plan, and its
+ * choice (ScanPlan.join). Without row estimates on both sides, or with a small big side, the
+ * dependent join stays (as before estimates). The dependency compared is the one with the
+ * fewest estimated keys, the one execution would take. Mutates `scans`.
+ */
+export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: number; batchSize: number }): void {
+  for (const [loadName, plan] of scans) {
+    const bigTable = plan.bound.resolved.table;
+    let best: { from: string; estimates: JoinEstimates } | null = null;
+    for (const dependency of plan.dependencies) {
+      const small = scans.get(dependency.from);
+      if (!small || small.rows === null || plan.rows === null || bigTable.cardinality === null) continue;
+      if (estimatedRows(small) > estimatedRows(plan)) continue;
+      const estimates = estimateJoin({
+        smallRows: small.rows,
+        smallColumns: small.columns.length + (small.aggregates?.length ?? 0),
+        smallKeyDistinct: distinctOf(small.bound.resolved.table, dependency.fromColumn),
+        bigRows: plan.rows,
+        bigTableRows: bigTable.cardinality,
+        bigColumns: plan.columns.length + (plan.aggregates?.length ?? 0),
+        bigKeyDistinct: distinctOf(bigTable, dependency.column),
+        bigGroups: plan.aggregates ? groupsOf(bigTable, plan.columns, plan.rows) : null,
+        // PostgreSQL takes the keys as one array (one statement); the others in batches.
+        batchSize: plan.bound.resolved.kind === 'rows' && plan.bound.resolved.source.kind === 'postgresql' ? undefined : limits.batchSize,
+        plans: ['dependent', 'parallel'],
+      });
+      if (best === null || estimates.keys < best.estimates.keys) best = { from: dependency.from, estimates };
+    }
+    if (!best) continue;
+    const { estimates } = best;
+    // More keys than a dependent join may send: it would fall back to a scan after waiting.
+    const parallel = bigTable.cardinality! >= MIN_TARGET_ROWS && (estimates.choice === 'parallel' || estimates.keys > limits.maxKeys);
+    scans.set(loadName, { ...plan, join: { from: best.from, estimates: { ...estimates, choice: parallel ? 'parallel' : 'dependent' } } });
+  }
+}
