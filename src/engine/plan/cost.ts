@@ -51,6 +51,7 @@ export interface JoinEstimates {
 export interface JoinInput {
   smallRows: number;
   smallColumns: number;
+  /** Distinct values of the small side's join key in its whole table (before its conditions). */
   smallKeyDistinct: number | null;
   /** Rows of the big side its conditions keep; `bigTableRows` (default: the same) are scanned. */
   bigRows: number;
@@ -88,7 +89,8 @@ export function estimateJoin(input: JoinInput): JoinEstimates {
   const { smallRows, smallColumns, bigRows, bigColumns } = input;
   const bigTableRows = Math.max(bigRows, input.bigTableRows ?? bigRows);
   const keys = Math.min(smallRows, input.smallKeyDistinct ?? smallRows);
-  const matching = Math.min(1, keys / Math.max(1, input.bigKeyDistinct ?? bigTableRows));
+  // Unknown distinct keys at the big side: as many as the small table has (a foreign key to it).
+  const matching = Math.min(1, keys / Math.max(1, input.bigKeyDistinct ?? input.smallKeyDistinct ?? bigTableRows));
   const groups = input.bigGroups ?? null;
   const readSmall = smallRows * smallColumns * COST.readValue;
   const loadSmall = smallRows * smallColumns * COST.loadValue;
