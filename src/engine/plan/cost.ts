@@ -24,6 +24,8 @@ const COST = {
   sendValue: 0.5,
   /** A statement's fixed cost (round trip, planning). */
   statement: 1000,
+  /** A step of the engine's own: a load (its table, view and checks) or the statement over the loads (a rough figure, not measured alone). */
+  engineStep: 2000,
 };
 
 /** Below this many rows at the big side every plan takes milliseconds: the dependent join stays. */
@@ -109,10 +111,11 @@ export function estimateJoin(input: JoinInput): JoinEstimates {
     keys * COST.shipValue +
     transfer(fetched) +
     engineJoin(fetched) +
-    COST.statement * (1 + batches);
+    COST.statement * (1 + batches) +
+    COST.engineStep * 3;
   const all = Math.min(bigRows, groups ?? bigRows);
   const big = scanBig + (groups === null ? 0 : bigRows * COST.hashRow) + transfer(all);
-  const parallel = Math.max(readSmall + loadSmall, big) + engineJoin(all) + COST.statement;
+  const parallel = Math.max(readSmall + loadSmall, big) + engineJoin(all) + COST.statement + COST.engineStep * 3;
   const plans = input.plans ?? (['shipped', 'dependent', 'parallel'] as const);
   const cost: Record<JoinPlan, number> = { shipped, dependent, parallel };
   const choice = plans.reduce((best, next) => (cost[next] < cost[best] ? next : best));

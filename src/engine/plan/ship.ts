@@ -24,7 +24,8 @@ import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { everyNode } from '../front/ast.js';
 import { parseStatement } from '../front/parse.js';
 import { planScans, type ScanPlan } from './scans.js';
-import { distinctOf, estimateJoin, MIN_TARGET_ROWS, type JoinEstimates } from './cost.js';
+import { distinctOf, estimateJoin, groupsOf, MIN_TARGET_ROWS, type JoinEstimates } from './cost.js';
+import { planPartialAggregation } from './partial-aggregation.js';
 
 /** Rows of the shipped table at most, unless configured (`dependentJoin.maxShippedRows`). */
 export const DEFAULT_MAX_SHIPPED_ROWS = 100_000;
@@ -101,7 +102,7 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     if (maxShippedRows === 0 || targetRows < MIN_TARGET_ROWS || shippedRows >= targetRows) continue;
     const plan = shippable(bound, registry, shipped!);
     if (!plan) continue;
-    const estimates = estimatePlans(plan, targetTables, targetRows);
+    const estimates = estimatePlans(bound, registry, plan, targetTables, targetRows);
     if (estimates.choice !== 'shipped') continue;
     const engineTables = natives.length > 0 ? shipEngineTables(plan.ast, natives) : [];
     if (engineTables === null) return null;
@@ -112,6 +113,8 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
 
 /** The estimates of the shipped, dependent and parallel plans of this join (cost.ts). */
 function estimatePlans(
+  bound: BoundStatement,
+  registry: SourceRegistry,
   plan: Pick<ShippingPlan, 'shipped' | 'scan'> & { scans: Map<string, ScanPlan> },
   targetTables: BoundTable[],
   targetRows: number,
@@ -121,6 +124,9 @@ function estimatePlans(
   let smallKeyDistinct: number | null = null;
   let bigKeyDistinct: number | null = null;
   let bigColumns = 1;
+  let bigGroups: number | null = null;
+  // The federated plans group a PostgreSQL table at its source where a partial aggregation applies.
+  const partial = planPartialAggregation(bound, plan.scans, registry);
   // The rows PostgreSQL's tables keep after their own conditions (their scans' estimates).
   let bigRows = 0;
   for (const table of targetTables) {
@@ -128,6 +134,10 @@ function estimatePlans(
     bigRows += scan?.rows ?? table.resolved.table.cardinality ?? 0;
     if (!scan) continue;
     bigColumns = Math.max(bigColumns, scan.columns.length);
+    if (partial && partial.loadName === table.loadName) {
+      bigColumns = partial.keys.length + partial.aggregates.length;
+      bigGroups = groupsOf(table.resolved.table, partial.keys, scan.rows ?? table.resolved.table.cardinality ?? 0);
+    }
     const dependency = scan.dependencies.find((d) => d.from === plan.shipped.loadName);
     if (dependency && smallKeyDistinct === null) {
       smallKeyDistinct = distinctOf(shippedTable, dependency.fromColumn);
@@ -142,6 +152,7 @@ function estimatePlans(
     bigTableRows: targetRows,
     bigColumns,
     bigKeyDistinct,
+    bigGroups,
   });
 }
 
