@@ -15,6 +15,7 @@ import { loadConfig } from '../../src/config.js';
 import { bindStatement } from '../../src/engine/front/bind.js';
 import { parseStatement } from '../../src/engine/front/parse.js';
 import { planStatement } from '../../src/engine/plan/planner.js';
+import { explain } from '../../src/engine/plan/explain.js';
 import type { RowConnector } from '../../src/connectors/types.js';
 import { AccessPolicy } from '../../src/security/permissions.js';
 import { createServices, type Services } from '../../src/services.js';
@@ -357,6 +358,24 @@ describe('estimates (plan/selectivity.ts, plan/cost.ts)', () => {
       delete country.distinct;
       delete country.nullFraction;
     }
+  });
+
+  test('EXPLAIN shows the rows a scan reads, both estimates of the join and the choice', () => {
+    const policy = new AccessPolicy(services.users.find('admin')!, services.registry.permissions);
+    const pushed = (sql: string, maxKeys = 100_000) => {
+      const bound = bindStatement(parseStatement(sql), services.registry, 'vdb', policy);
+      return explain(bound, services.registry, true, { maxKeys, batchSize: 50_000 }).rows.map((r) => String(r[4]));
+    };
+    const sql = "SELECT o.id FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id WHERE c.country = 'DE' AND o.status = 'open'";
+    const [customers, orders] = pushed(sql);
+    assert.match(customers!, /conditions, columns, estimate 500 of 100000 rows$/);
+    assert.match(
+      orders!,
+      /keys of my\.customers\.id \(dependent join, unless more keys than dependentJoin\.maxKeys load; estimates: 500 rows and 500 keys against 200000 rows of 1000000 \(1 % matching\); dependent [\d.]+ ms, parallel [\d.]+ ms: dependent\), estimate 200000 of 1000000 rows$/,
+    );
+    const [, parallel] = pushed(sql, 10);
+    assert.match(parallel!, /read at the same time as my\.customers, joined in the engine \(parallel join; estimates: .*: parallel\)/);
+    assert.doesNotMatch(parallel!, /keys of/);
   });
 
   test('more estimated keys than dependentJoin.maxKeys: parallel at plan time', () => {
