@@ -105,9 +105,41 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
   }
 }
 
+/**
+ * PostgreSQL's numeric with a scale per value (engine/exec/numeric-values.ts): a struct holding
+ * the number's text, written into the row as it is (the engine's JSON would reparse it: 1.50
+ * would become 1.5). Its type is shown as NUMERIC.
+ */
+const NUMERIC_TEXT_FIELD = 'pg numeric';
+export const isNumericText = (type: DuckDBType): boolean =>
+  type.typeId === DuckDBTypeId.STRUCT && type.toString() === `STRUCT("${NUMERIC_TEXT_FIELD}" VARCHAR)`;
+
+/** The type name the SQL-Column-Types header shows. */
+export const columnTypeName = (type: DuckDBType): string => (isNumericText(type) ? 'NUMERIC' : type.toString());
+
+/** A column's value as text (for writing it to a source). */
+export const columnText = (column: string, type: DuckDBType): string =>
+  isNumericText(type) ? `struct_extract(${quoteIdent(column)}, ${sqlLiteral(NUMERIC_TEXT_FIELD)})` : `CAST(${quoteIdent(column)} AS VARCHAR)`;
+
+/** Rows with numeric texts: each value's JSON written alone, the numbers' texts as they are, joined. */
+function splicedRowsSql(relationSql: string, columns: readonly ResultColumn[], values: string[], shape: RowShape): string {
+  const inner = (json: string) => `substr(${json}, 2, length(${json}) - 2)`;
+  const parts = columns.map((col, i) => {
+    const text = isNumericText(col.type)
+      ? `coalesce(struct_extract(${quoteIdent(columnAlias(i))}, ${sqlLiteral(NUMERIC_TEXT_FIELD)}), 'null')`
+      : null;
+    if (shape === 'array') return text ?? inner(`json_array(${values[i]})::VARCHAR`);
+    const key = `${JSON.stringify(col.name)}:`;
+    return text ? `${sqlLiteral(key)} || ${text}` : inner(`json_object(${sqlLiteral(col.name)}, ${values[i]})::VARCHAR`);
+  });
+  const [open, close] = shape === 'array' ? ['[', ']'] : ['{', '}'];
+  return `SELECT '${open}' || concat_ws(',', ${parts.join(', ')}) || '${close}' FROM ${relationSql}`;
+}
+
 /** SELECT that turns the rows of `relationSql` (aliased c0..cn) into one JSON text per row. */
 export function jsonRowsSql(relationSql: string, columns: readonly ResultColumn[], shape: RowShape): string {
   const values = columns.map((col, i) => jsonValueSql(columnAlias(i), col.type));
+  if (columns.some((col) => isNumericText(col.type))) return splicedRowsSql(relationSql, columns, values, shape);
   const row =
     shape === 'array'
       ? `json_array(${values.join(', ')})`

@@ -7,8 +7,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, SourceFailure, timeoutError } from '../errors.js';
 import type { Execution } from '../engine/exec/execute.js';
-import { cursorHeaderRow, type Cursor } from '../results/cursors.js';
-import { headerRow, type RowShape } from '../results/json.js';
+import { cursorHeaderRow, type Cursor, type CursorColumn } from '../results/cursors.js';
+import { columnTypeName, headerRow, type ResultColumn, type RowShape } from '../results/json.js';
 import { limitsOf, roleTimeout, tooManyRows } from '../security/statement-limits.js';
 import type { Services } from '../services.js';
 import { parseStatement } from '../engine/front/parse.js';
@@ -26,8 +26,11 @@ function setWarnings(reply: FastifyReply, warnings: readonly string[]): void {
 }
 
 /** The result's SQL types, a JSON array in column order: rows carry JSON values only (the console shows them). */
-const setColumnTypes = (reply: FastifyReply, columns: ReadonlyArray<{ type: { toString(): string } }>) =>
-  reply.header('SQL-Column-Types', headerText(JSON.stringify(columns.map((c) => c.type.toString()))));
+const setColumnTypes = (reply: FastifyReply, columns: ReadonlyArray<ResultColumn | CursorColumn>) =>
+  reply.header(
+    'SQL-Column-Types',
+    headerText(JSON.stringify(columns.map((c) => (typeof c.type === 'string' ? c.type : columnTypeName(c.type))))),
+  );
 
 /** What the query log keeps of the sources' queries: their text, which sources were asked, and the statement's route. */
 const sourceQueriesOf = (execution?: Execution) => ({

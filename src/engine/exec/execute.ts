@@ -6,11 +6,12 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { literalOf, type SourceRegistry } from '../../catalog/sources.js';
 import type { UserDef } from '../../catalog/types.js';
-import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../../results/json.js';
+import { aliasedRelation, columnText, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../../results/json.js';
 import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { describe, quoteIdent, type DuckRuntime, type EngineGeneration } from '../../runtime/duckdb.js';
 import type { BoundedCache } from './statement-cache.js';
 import { engineSql, filteredSql } from './engine-dialect.js';
+import { withNumericValues } from './numeric-values.js';
 import { engineError, isInterrupt } from './errors.js';
 import { dropLoad, type DependentJoinLimits, type SourceQuery } from './load.js';
 import { loadPlanned } from './load-planned.js';
@@ -79,7 +80,7 @@ export function engineExecution(
     },
     async *textRows() {
       // An end row (last column TRUE) tells a complete result from one cut short by an error.
-      const list = columns.map((_, i) => `CAST(c${i} AS VARCHAR)`).join(', ');
+      const list = columns.map((column, i) => columnText(`c${i}`, column.type)).join(', ');
       const nulls = columns.map(() => 'NULL').join(', ');
       const result = await connection.stream(
         `SELECT ${list}${list ? ', ' : ''}FALSE FROM ${aliasedRelation(sql, columns.length)} UNION ALL SELECT ${nulls}${nulls ? ', ' : ''}TRUE`,
@@ -214,7 +215,7 @@ export async function openExecution(
     }
     const planned = planStatement(statement, registry, options.pushdown);
     await loadPlanned(connection, registry, planned, options, warnings, sourceQueries);
-    const sql = engineSql(planned.ast);
+    const sql = engineSql(await withNumericValues(connection, planned.ast, engineSql));
     // Nothing of the statement stays on the connection when it loaded nothing (no source rows,
     // narrowed copies or logs): the connection serves the next statement.
     held.reusable = statement === bound && bound.tables.every((t) => !t.loadName);
