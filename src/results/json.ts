@@ -106,28 +106,35 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
 }
 
 /**
- * PostgreSQL's numeric with a scale per value (engine/exec/numeric-values.ts): a struct holding
- * the number's text, written into the row as it is (the engine's JSON would reparse it: 1.50
- * would become 1.5). Its type is shown as NUMERIC.
+ * Values written as PostgreSQL's text (engine/exec/numeric-values.ts): a numeric with a scale
+ * per value, a json value spaced as PostgreSQL spaces it. A struct of one field holds the
+ * text, written into the row as it is (the engine's JSON would reparse it: 1.50 would become
+ * 1.5); the header shows the type the field names.
  */
-const NUMERIC_TEXT_FIELD = 'pg numeric';
-export const isNumericText = (type: DuckDBType): boolean =>
-  type.typeId === DuckDBTypeId.STRUCT && type.toString() === `STRUCT("${NUMERIC_TEXT_FIELD}" VARCHAR)`;
+const TEXT_FIELDS: Record<string, string> = { 'pg numeric': 'NUMERIC', 'pg json': 'JSON' };
+const textField = (type: DuckDBType): string | undefined =>
+  type.typeId === DuckDBTypeId.STRUCT
+    ? Object.keys(TEXT_FIELDS).find((field) => type.toString() === `STRUCT("${field}" VARCHAR)`)
+    : undefined;
+export const isNumericText = (type: DuckDBType): boolean => textField(type) !== undefined;
 
 /** The type name the SQL-Column-Types header shows. */
-export const columnTypeName = (type: DuckDBType): string => (isNumericText(type) ? 'NUMERIC' : type.toString());
+export const columnTypeName = (type: DuckDBType): string => {
+  const field = textField(type);
+  return field ? TEXT_FIELDS[field]! : type.toString();
+};
 
 /** A column's value as text (for writing it to a source). */
-export const columnText = (column: string, type: DuckDBType): string =>
-  isNumericText(type) ? `struct_extract(${quoteIdent(column)}, ${sqlLiteral(NUMERIC_TEXT_FIELD)})` : `CAST(${quoteIdent(column)} AS VARCHAR)`;
+export const columnText = (column: string, type: DuckDBType): string => {
+  const field = textField(type);
+  return field ? `struct_extract(${quoteIdent(column)}, ${sqlLiteral(field)})` : `CAST(${quoteIdent(column)} AS VARCHAR)`;
+};
 
 /** Rows with numeric texts: each value's JSON written alone, the numbers' texts as they are, joined. */
 function splicedRowsSql(relationSql: string, columns: readonly ResultColumn[], values: string[], shape: RowShape): string {
   const inner = (json: string) => `substr(${json}, 2, length(${json}) - 2)`;
   const parts = columns.map((col, i) => {
-    const text = isNumericText(col.type)
-      ? `coalesce(struct_extract(${quoteIdent(columnAlias(i))}, ${sqlLiteral(NUMERIC_TEXT_FIELD)}), 'null')`
-      : null;
+    const text = isNumericText(col.type) ? `coalesce(${columnText(columnAlias(i), col.type)}, 'null')` : null;
     if (shape === 'array') return text ?? inner(`json_array(${values[i]})::VARCHAR`);
     const key = `${JSON.stringify(col.name)}:`;
     return text ? `${sqlLiteral(key)} || ${text}` : inner(`json_object(${sqlLiteral(col.name)}, ${values[i]})::VARCHAR`);

@@ -85,6 +85,7 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
     `CASE WHEN $p IS NULL THEN NULL WHEN vdb_num_r($p) = 0 THEN CAST(vdb_num_u($p) AS VARCHAR) ELSE (CASE WHEN vdb_num_u($p) < 0 THEN '-' ELSE '' END) || CAST(abs(vdb_num_u($p)) // vdb_pow10(vdb_num_r($p)) AS VARCHAR) || '.' || lpad(CAST(abs(vdb_num_u($p)) % vdb_pow10(vdb_num_r($p)) AS VARCHAR), CAST(vdb_num_r($p) AS INTEGER), '0') END`,
   ],
   ['vdb_num_result(p)', `{'pg numeric': vdb_num_text($p)}`],
+  ['vdb_json_result(j)', `{'pg json': CAST($j AS VARCHAR)}`],
 ];
 
 /**

@@ -238,6 +238,22 @@ const withTargets = (tree: ParseResult, select: SelectStmt, targetList: Node[]):
   stmts: [{ ...tree.stmts![0], stmt: { SelectStmt: { ...select, targetList } } }, ...tree.stmts!.slice(1)],
 });
 
+/** Calls whose JSON text PostgreSQL spaces and spells its own way (1.50, ", "): written as their text. */
+const JSON_TEXTS = new Set(['to_json', 'json_agg']);
+
+/** The select list's to_json and json_agg, marked to be written as their text (the engine's JSON writer would respell it). */
+function withJsonTexts(tree: ParseResult, select: SelectStmt): ParseResult {
+  let changed = false;
+  const targetList = select.targetList!.map((item, i) => {
+    const target = asKind(item, 'ResTarget');
+    const fc = asKind(target?.val, 'FuncCall');
+    if (!target || !fc || !JSON_TEXTS.has(calledName(fc)) || referenced(select, i, target)) return item;
+    changed = true;
+    return { ResTarget: { ...target, name: target.name ?? calledName(fc), val: mark(call('vdb_json_result', [target.val!])) } };
+  });
+  return changed ? withTargets(tree, select, targetList) : tree;
+}
+
 /**
  * The statement with its per-value numeric columns written by the numeric macros, or the tree as
  * it was. `write` turns a tree into the engine's SQL.
@@ -247,8 +263,10 @@ export async function withNumericValues(
   tree: ParseResult,
   write: (tree: ParseResult) => string,
 ): Promise<ParseResult> {
-  const select = outerSelect(tree);
-  if (!select) return tree;
+  const first = outerSelect(tree);
+  if (!first) return tree;
+  tree = withJsonTexts(tree, first);
+  const select = outerSelect(tree)!;
   const targets = select.targetList!.map((item) => asKind(item, 'ResTarget'));
   const candidates = targets.flatMap((target, i) =>
     target?.val && parts(target.val) !== null && !referenced(select, i, target) ? [{ i, target }] : [],

@@ -383,34 +383,17 @@ function translatedCall(fc: FuncCall): Node | null {
       },
     };
   }
-  if (name === 'to_json' && args.length === 1 && !isVolatile(args[0])) {
-    const value = args[0]!;
-    const iso = call('replace', [asVarchar(value), stringConst(' '), stringConst('T')]);
-    return {
-      CaseExpr: {
-        args: [
-          { CaseWhen: { expr: typeIs(value, ['TIMESTAMP']), result: engineCall('to_json', [iso]) } },
-          // The engine's JSON values hold numbers as doubles: 1.50 would become 1.5.
-          {
-            CaseWhen: {
-              expr: call('starts_with', [call('typeof', [value]), stringConst('DECIMAL')]),
-              result: call('error', [
-                stringConst(
-                  "to_json() of a numeric value is not supported by vdb's engine (its JSON would drop the scale); select the value itself",
-                ),
-              ]),
-            },
-          },
-          {
-            CaseWhen: {
-              expr: typeIs(value, ['TIMESTAMP WITH TIME ZONE']),
-              result: engineCall('to_json', [op('||', iso, stringConst(':00'))]),
-            },
-          },
-        ],
-        defresult: engineCall('to_json', [value]),
-      },
+  if (name === 'to_json' && args.length === 1 && !isVolatile(args[0])) return cast(jsonText(args[0]!), 'json');
+  if (name === 'json_agg' && args.length === 1 && !fc.over && !isVolatile(args[0])) {
+    // PostgreSQL's text: elements as to_json writes them, joined by ', ' (scalars only).
+    const elements: FuncCall = {
+      ...fc,
+      funcname: [nameNode('string_agg')],
+      args: [{ CoalesceExpr: { args: [scalarJsonText(args[0]!), stringConst('null')] } }, stringConst(', ')],
     };
+    written.add(elements);
+    const list = op('||', op('||', stringConst('['), { FuncCall: elements }), stringConst(']'));
+    return cast(list, 'json');
   }
   if (name === 'string_to_array' && args.length === 2 && !isVolatile(args[0])) {
     // PostgreSQL: no elements for '', one per character for a NULL delimiter.
@@ -504,6 +487,40 @@ function refusedForDates(date: Node, value: Node, what: string): Node {
     ),
   ]);
   return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(date, ['DATE']), result: failure } }], defresult: value } };
+}
+
+/**
+ * The JSON text PostgreSQL's to_json writes for a scalar value: numbers as written (1.50),
+ * dates and timestamps ISO and quoted, text quoted; other types as the engine writes them.
+ */
+function jsonText(value: Node): Node {
+  const text = asVarchar(value);
+  const quoted = (inner: Node) => op('||', op('||', stringConst('"'), inner), stringConst('"'));
+  const when = (types: string[], result: Node): Node => ({ CaseWhen: { expr: typeIs(value, types), result } });
+  return {
+    CaseExpr: {
+      args: [
+        { CaseWhen: { expr: { NullTest: { arg: value, nulltesttype: 'IS_NULL' } }, result: { A_Const: { isnull: true } } } },
+        when(['VARCHAR'], asVarchar(engineCall('to_json', [value]))),
+        when(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'BOOLEAN'], text),
+        { CaseWhen: { expr: call('starts_with', [call('typeof', [value]), stringConst('DECIMAL')]), result: text } },
+        when(['DATE'], quoted(text)),
+        when(['TIMESTAMP'], quoted(call('replace', [text, stringConst(' '), stringConst('T')]))),
+        when(['TIMESTAMP WITH TIME ZONE'], quoted(op('||', call('replace', [text, stringConst(' '), stringConst('T')]), stringConst(':00')))),
+      ],
+      defresult: asVarchar(engineCall('to_json', [value])),
+    },
+  };
+}
+
+/** jsonText of a scalar: PostgreSQL's json_agg writes rows and arrays on lines of their own. */
+function scalarJsonText(value: Node): Node {
+  const type = call('typeof', [value]);
+  const composite: Node = {
+    BoolExpr: { boolop: 'OR_EXPR', args: [op('~~', type, stringConst('STRUCT%')), op('~~', type, stringConst('%[]'))] },
+  };
+  const failure = call('error', [stringConst("json_agg() of rows or arrays is not supported by vdb's engine; aggregate scalar values")]);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: composite, result: failure } }], defresult: jsonText(value) } };
 }
 
 /** `dividend`, refused unless both values are integers. */

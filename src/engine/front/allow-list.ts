@@ -36,7 +36,7 @@ export const AGGREGATE_FUNCTIONS = words(`
   avg bit_and bit_or bit_xor bool_and bool_or count max min sum string_agg array_agg
   stddev stddev_pop stddev_samp variance var_pop var_samp covar_pop covar_samp
   regr_avgx regr_avgy regr_count
-  mode percentile_cont percentile_disc
+  mode percentile_cont percentile_disc json_agg
 `);
 
 /** Window functions (with OVER). */
