@@ -6,7 +6,8 @@
  * and variances choose the result scale per value by PostgreSQL's rules (at least 16 significant
  * digits, from the operands' weights in base-10000 digits and their scales) and round half away
  * from zero. What does not fit 38 digits fails (an overflow error), never a rounded answer.
- * Used by engine/exec/numeric-values.ts; user SQL cannot call them (allow-list).
+ * Used by engine/exec/numeric-values.ts; a few other PostgreSQL functions the engine lacks are
+ * here too (postgres-functions.ts). User SQL cannot call them (allow-list).
  */
 const MACROS: ReadonlyArray<readonly [string, string]> = [
   ['vdb_pow10(n)', `CAST('1' || repeat('0', CAST($n AS BIGINT)) AS HUGEINT)`],
@@ -86,6 +87,20 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
   ],
   ['vdb_num_result(p)', `{'pg numeric': vdb_num_text($p)}`],
   ['vdb_json_result(j)', `{'pg json': CAST($j AS VARCHAR)}`],
+  // Integer (int4) arithmetic as PostgreSQL's wraps around: the low 32 bits, signed.
+  ['vdb_int4_wrap(v)', `xor($v & 4294967295, 2147483648) - 2147483648`],
+  ['vdb_array_to_string(a, sep, nulls)', `array_to_string(list_transform($a, lambda vdb_x: coalesce(CAST(vdb_x AS VARCHAR), $nulls)), $sep)`],
+  // initcap: the first letter or digit of each run of letters and digits upper case, the rest lower.
+  [
+    'vdb_initcap(s)',
+    `array_to_string(list_transform(range(1, length($s) + 1), lambda vdb_i: CASE WHEN vdb_i = 1 OR NOT regexp_matches(substr($s, vdb_i - 1, 1), '^[[:alnum:]]$') THEN upper(substr($s, vdb_i, 1)) ELSE lower(substr($s, vdb_i, 1)) END), '')`,
+  ],
+  // justify_days: 30 days a month.
+  ['vdb_months(i)', `CAST(datepart('year', $i) * 12 + datepart('month', $i) AS INTEGER)`],
+  [
+    'vdb_justify_days(i)',
+    `CASE WHEN vdb_months($i) < 0 OR datepart('day', $i) < 0 THEN error('justify_days() of a negative interval is not supported by vdb''s engine') ELSE to_months(vdb_months($i) + CAST(datepart('day', $i) // 30 AS INTEGER)) + to_days(CAST(datepart('day', $i) % 30 AS INTEGER)) + ($i - to_months(vdb_months($i)) - to_days(CAST(datepart('day', $i) AS INTEGER))) END`,
+  ],
 ];
 
 /**

@@ -86,6 +86,8 @@ function checkedDivision(expr: A_Expr): A_Expr | null {
   const whens: Node[] = [{ CaseWhen: { expr: op('=', divisor, int(0)), result: failure } }];
   const numeric = operator === '/' ? numericDivisionRefused(expr.lexpr!, divisor) : null;
   if (numeric) whens.push({ CaseWhen: { expr: numeric.condition, result: numeric.failure } });
+  // x % -1 is 0 in PostgreSQL even for the smallest integer (the engine overflows): x % 1 is the same.
+  if (operator === '%') whens.push({ CaseWhen: { expr: op('=', divisor, int(-1)), result: int(1) } });
   return { ...expr, rexpr: { CaseExpr: { args: whens, defresult: divisor } } };
 }
 

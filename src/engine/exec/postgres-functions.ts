@@ -102,6 +102,21 @@ export function postgresOperator(expr: A_Expr): Node | null {
     const text = (node: Node | undefined) => (isNullConst(node) ? asVarchar(node!) : node);
     return asVarchar({ A_Expr: { ...expr, lexpr: text(expr.lexpr), rexpr: text(expr.rexpr) } });
   }
+  if (expr.kind === 'AEXPR_OP' && name === '<<' && !written.has(expr) && expr.lexpr && isIntegerConst(expr.rexpr) && !isVolatile(expr.lexpr)) {
+    // PostgreSQL's integer (int4) shifts wrap around at 32 bits; the engine's fail on overflow.
+    const count = Number(literalText(expr.rexpr));
+    if (count >= 0 && count < 32) {
+      const shifted: A_Expr = { ...expr, lexpr: cast(expr.lexpr, 'int8') };
+      written.add(shifted);
+      const wrapped = call('vdb_int4_wrap', [{ A_Expr: shifted }]);
+      written.add(wrapped.FuncCall);
+      const int4 = cast(wrapped, 'int4');
+      written.add(int4.TypeCast);
+      const same: A_Expr = { ...expr };
+      written.add(same);
+      return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(expr.lexpr, ['INTEGER']), result: int4 } }], defresult: { A_Expr: same } } };
+    }
+  }
   if (expr.kind === 'AEXPR_OP' && !expr.lexpr && (name === '|/' || name === '||/'))
     return call(name === '|/' ? 'sqrt' : 'cbrt', [expr.rexpr!]);
   const symmetric = expr.kind === 'AEXPR_BETWEEN_SYM' || expr.kind === 'AEXPR_NOT_BETWEEN_SYM';
@@ -424,9 +439,53 @@ function translatedCall(fc: FuncCall): Node | null {
     const int4 = args.every(isIntegerConst);
     return int4 ? cast(rows, 'int4') : rows;
   }
+  if (name === 'array_to_string' && args.length === 3 && !isVolatile(args[0])) {
+    // PostgreSQL writes NULL elements as the third argument; the engine has no such argument.
+    return engineCall('vdb_array_to_string', args);
+  }
+  if ((name === 'var_pop' || name === 'var_samp' || name === 'variance' || name === 'stddev' || name === 'stddev_pop' || name === 'stddev_samp') &&
+    args.length === 1 && !fc.over && !fc.agg_distinct && !isVolatile(args[0])) {
+    // PostgreSQL's variance of floats holding an infinity is NaN; the engine fails.
+    const value = args[0]!;
+    const infinite: FuncCall = { ...fc, funcname: [nameNode('bool_or')], args: [engineCall('isinf', [cast(value, 'float8')])] };
+    written.add(infinite);
+    // The engine fails on an infinity even where the NaN is chosen: its infinities are left out.
+    const finite: Node = {
+      CaseExpr: {
+        args: [{ CaseWhen: { expr: engineCall('isinf', [cast(value, 'float8')]), result: int(0) } }],
+        defresult: floatOnlyArgument(name, value),
+      },
+    };
+    const checked: FuncCall = { ...fc, args: [finite] };
+    written.add(checked);
+    const nan = cast(stringConst('NaN'), 'float8');
+    written.add(nan.TypeCast);
+    const float = typeIs(value, TYPE_NAMES_OF_FLOATS);
+    const guard: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [float, { FuncCall: infinite }] } };
+    return { CaseExpr: { args: [{ CaseWhen: { expr: guard, result: nan } }], defresult: { FuncCall: checked } } };
+  }
+  if (name === 'rank' && fc.agg_within_group && fc.agg_order?.length === 1 && args.length === 1 && !isVolatile(args)) {
+    // Hypothetical rank: 1 + the rows ordered before the value (NULLs last ascending, first descending).
+    const sortBy = asKind(fc.agg_order[0], 'SortBy');
+    if (sortBy?.node && (sortBy.sortby_nulls ?? 'SORTBY_NULLS_DEFAULT') === 'SORTBY_NULLS_DEFAULT') {
+      const descending = sortBy.sortby_dir === 'SORTBY_DESC';
+      const before = op(descending ? '>' : '<', sortBy.node, args[0]!);
+      const count: FuncCall = { funcname: [nameNode('count')], agg_star: true, agg_filter: before, funcformat: 'COERCE_EXPLICIT_CALL' };
+      written.add(count);
+      return op('+', { FuncCall: count }, int(1));
+    }
+  }
+  if (name === 'initcap' && args.length === 1) return engineCall('vdb_initcap', args);
+  if (name === 'justify_days' && args.length === 1) return engineCall('vdb_justify_days', args);
   const text = textFunction(name, args);
   if (text) return text;
   if (name === 'to_char' || name === 'to_date' || (name === 'to_timestamp' && args.length === 2)) return dateTimeCall(name, args);
+  const row = args.length === 1 ? asKind(args[0], 'RowExpr') : undefined;
+  if (name === 'row_to_json' && row?.args && row.args.length > 0 && !isVolatile(row.args)) {
+    // PostgreSQL names a ROW(...)'s fields f1, f2, ...
+    const fields = row.args.map((arg, i): Node => ({ NamedArgExpr: { name: `f${i + 1}`, arg, argnumber: -1 } }));
+    return engineCall('to_json', [engineCall('struct_pack', fields)]);
+  }
   if (name === 'row_to_json' && args.some((arg) => asKind(arg, 'RowExpr'))) {
     throw notAsPostgres(
       'row_to_json of a ROW(...) constructor',

@@ -22,8 +22,8 @@ export const SCALAR_FUNCTIONS = words(`
   ascii bit_length btrim char_length character_length chr concat concat_ws left length lower lpad ltrim md5
   octet_length position repeat replace reverse right rpad rtrim split_part starts_with strpos substr
   substring translate upper regexp_replace regexp_split_to_array string_to_array
-  format quote_literal to_hex encode decode overlay
-  age date_part date_trunc extract isfinite make_date make_time make_timestamp make_timestamptz now
+  format quote_literal to_hex encode decode overlay initcap
+  age date_part date_trunc extract isfinite justify_days make_date make_time make_timestamp make_timestamptz now
   timezone to_timestamp transaction_timestamp to_char to_date
   array_append array_cat array_length array_position array_prepend array_to_string cardinality div
   to_json row_to_json array_to_json json_array_length
@@ -36,7 +36,7 @@ export const AGGREGATE_FUNCTIONS = words(`
   avg bit_and bit_or bit_xor bool_and bool_or count max min sum string_agg array_agg
   stddev stddev_pop stddev_samp variance var_pop var_samp covar_pop covar_samp
   regr_avgx regr_avgy regr_count
-  mode percentile_cont percentile_disc json_agg
+  mode percentile_cont percentile_disc json_agg rank
 `);
 
 /** Window functions (with OVER). */
