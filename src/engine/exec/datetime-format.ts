@@ -37,7 +37,9 @@ const PATTERNS: Array<[string, Piece]> = [
   ['am', named('%p', 'lower')],
   ['pm', named('%p', 'lower')],
   ['YYYY', strf('%Y')],
+  ['YYY', { build: (value) => call('right', [call('strftime', [value, stringConst('%Y')]), int(3)]) }],
   ['YY', strf('%y')],
+  ['Y', { build: (value) => call('right', [call('strftime', [value, stringConst('%Y')]), int(1)]) }],
   ['MONTH', padded('%B', 9, 'upper')],
   ['Month', padded('%B', 9)],
   ['month', padded('%B', 9, 'lower')],
@@ -73,7 +75,7 @@ const FILL_MODE_NAMES: Record<string, Piece> = {
 
 /** Patterns PostgreSQL has that are not translated: a template using one is refused. */
 const UNTRANSLATED =
-  /^(Y,YYY|YYY|Y|IYY|IY|I|TZH|TZM|TZ|tz|OF|SSSSS?|FF[1-6]|J|W|WW|RM|rm|BC|bc|B\.C\.|b\.c\.|AD|ad|A\.D\.|a\.d\.|A\.M\.|a\.m\.|P\.M\.|p\.m\.|TH|th|FX|SP|TM)/;
+  /^(Y,YYY|IYY|IY|I|TZH|TZM|TZ|tz|OF|SSSSS?|FF[1-6]|J|W|WW|RM|rm|BC|bc|B\.C\.|b\.c\.|AD|ad|A\.D\.|a\.d\.|A\.M\.|a\.m\.|P\.M\.|p\.m\.|TH|th|FX|SP|TM)/;
 
 type Token = { literal: string } | { pattern: string; fill: boolean };
 

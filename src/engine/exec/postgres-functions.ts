@@ -8,7 +8,7 @@ import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/typ
 import { asKind, fieldNames, nameNode } from '../front/ast.js';
 import { dateTimeParse, dateTimeText } from './datetime-format.js';
 import { EXACT_AVERAGES, floatOnlyArgument, NUMERIC_MATH, numericArgumentsRefused, sameScaleOrRefused } from './numeric-scales.js';
-import { postgresText, quotedLiteral, textOf } from './postgres-values.js';
+import { postgresText, quotedLiteral, textOf, typeNameOf } from './postgres-values.js';
 import {
   asVarchar,
   call,
@@ -169,22 +169,30 @@ function formatCall(args: Node[]): Node | null {
   if (template === null || args.some((arg) => isVolatile(arg))) return null;
   const pieces: Node[] = [];
   let next = 1;
-  const spec = /%(?:(\d+)\$)?([sL%])|%/g;
+  const spec = /%(?:(\d+)\$)?(-)?(\d+)?([sL%])|%/g;
   let last = 0;
   for (let match = spec.exec(template); match; match = spec.exec(template)) {
     if (match.index > last) pieces.push(stringConst(template.slice(last, match.index)));
     last = spec.lastIndex;
-    if (match[2] === '%') {
+    const [, given, left, width, kind] = match;
+    if (kind === '%' && !left && !width) {
       pieces.push(stringConst('%'));
       continue;
     }
-    if (!match[2]) return null; // width, flags or %I: not translated
-    const position = match[1] ? Number(match[1]) : next;
+    if (!kind || kind === '%') return null; // %I, '*' widths: not translated
+    const position = given ? Number(given) : next;
     next = position + 1;
     const value = args[position];
     if (value === undefined) throw badRequest('too few arguments for format()', 'Give one argument per %s or %L.');
-    if (match[2] === 's') pieces.push(textOf(value, 't'));
-    else pieces.push({ CoalesceExpr: { args: [quotedLiteral(textOf(value, 'true')), stringConst('NULL')] } });
+    const text = kind === 's' ? textOf(value, 't') : { CoalesceExpr: { args: [quotedLiteral(textOf(value, 'true')), stringConst('NULL')] } };
+    // A width pads with spaces (on the right with '-'), never cuts; a NULL %s is '' and is padded too.
+    const padded = (node: Node): Node => {
+      const filled = { CoalesceExpr: { args: [node, stringConst('')] } };
+      const pad = call(left ? 'rpad' : 'lpad', [filled, int(Number(width)), stringConst(' ')]);
+      const long = op('>=', call('length', [filled]), int(Number(width)));
+      return { CaseExpr: { args: [{ CaseWhen: { expr: long, result: filled } }], defresult: pad } };
+    };
+    pieces.push(width ? padded(text) : text);
   }
   if (last < template.length) pieces.push(stringConst(template.slice(last)));
   return pieces.length === 0 ? stringConst('') : call('concat', pieces);
@@ -370,6 +378,25 @@ function translatedCall(fc: FuncCall): Node | null {
     const numeric = call('starts_with', [call('typeof', [args[0]!]), stringConst('DECIMAL')]);
     return { CaseExpr: { args: [{ CaseWhen: { expr: numeric, result: failure } }], defresult: double } };
   }
+  if ((name === 'var_pop' || name === 'var_samp' || name === 'variance' || name === 'stddev' || name === 'stddev_pop' || name === 'stddev_samp') &&
+    args.length === 1 && !fc.over && !fc.agg_distinct && !isVolatile(args[0])) {
+    // PostgreSQL's variance of floats holding an infinity is NaN; the engine fails.
+    const value = args[0]!;
+    const infinite: FuncCall = { ...fc, funcname: [nameNode('bool_or')], args: [engineCall('isinf', [cast(value, 'float8')])] };
+    written.add(infinite);
+    // The engine fails on an infinity even where the NaN is chosen: its infinities are left out.
+    const finite: Node = {
+      CaseExpr: {
+        args: [{ CaseWhen: { expr: engineCall('isinf', [cast(value, 'float8')]), result: int(0) } }],
+        defresult: floatOnlyArgument(name, value),
+      },
+    };
+    const checked: FuncCall = { ...fc, args: [finite] };
+    written.add(checked);
+    const nan = cast(stringConst('NaN'), 'float8');
+    written.add(nan.TypeCast);
+    return { CaseExpr: { args: [{ CaseWhen: { expr: { FuncCall: infinite }, result: nan } }], defresult: { FuncCall: checked } } };
+  }
   if (EXACT_AVERAGES.has(name) && args.length === 1) {
     const checked: FuncCall = { ...fc, args: [floatOnlyArgument(name, args[0]!)] };
     written.add(checked);
@@ -418,7 +445,14 @@ function translatedCall(fc: FuncCall): Node | null {
     return { CaseExpr: { args: [{ CaseWhen: { expr: op('=', text, stringConst('')), result: empty } }], defresult: split } };
   }
   if (name === 'array_length' && args.length === 2) {
-    // PostgreSQL has no length for an empty array (NULL), the engine 0.
+    // PostgreSQL has no length for an empty array (NULL), the engine 0. A deeper dimension (2, 3)
+    // is the length of the first element's (PostgreSQL's arrays are rectangular).
+    const dimension = isIntegerConst(args[1]) ? Number(literalText(args[1])) : 1;
+    if (dimension >= 2 && dimension <= 6) {
+      let list: Node = args[0]!;
+      for (let d = 1; d < dimension; d++) list = { A_Indirection: { arg: list, indirection: [{ A_Indices: { uidx: int(1) } }] } };
+      return cast(call('nullif', [engineCall('len', [list]), int(0)]), 'int4');
+    }
     return call('nullif', [engineCall('array_length', args), int(0)]);
   }
   if (
@@ -443,27 +477,6 @@ function translatedCall(fc: FuncCall): Node | null {
     // PostgreSQL writes NULL elements as the third argument; the engine has no such argument.
     return engineCall('vdb_array_to_string', args);
   }
-  if ((name === 'var_pop' || name === 'var_samp' || name === 'variance' || name === 'stddev' || name === 'stddev_pop' || name === 'stddev_samp') &&
-    args.length === 1 && !fc.over && !fc.agg_distinct && !isVolatile(args[0])) {
-    // PostgreSQL's variance of floats holding an infinity is NaN; the engine fails.
-    const value = args[0]!;
-    const infinite: FuncCall = { ...fc, funcname: [nameNode('bool_or')], args: [engineCall('isinf', [cast(value, 'float8')])] };
-    written.add(infinite);
-    // The engine fails on an infinity even where the NaN is chosen: its infinities are left out.
-    const finite: Node = {
-      CaseExpr: {
-        args: [{ CaseWhen: { expr: engineCall('isinf', [cast(value, 'float8')]), result: int(0) } }],
-        defresult: floatOnlyArgument(name, value),
-      },
-    };
-    const checked: FuncCall = { ...fc, args: [finite] };
-    written.add(checked);
-    const nan = cast(stringConst('NaN'), 'float8');
-    written.add(nan.TypeCast);
-    const float = typeIs(value, TYPE_NAMES_OF_FLOATS);
-    const guard: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [float, { FuncCall: infinite }] } };
-    return { CaseExpr: { args: [{ CaseWhen: { expr: guard, result: nan } }], defresult: { FuncCall: checked } } };
-  }
   if (name === 'rank' && fc.agg_within_group && fc.agg_order?.length === 1 && args.length === 1 && !isVolatile(args)) {
     // Hypothetical rank: 1 + the rows ordered before the value (NULLs last ascending, first descending).
     const sortBy = asKind(fc.agg_order[0], 'SortBy');
@@ -476,6 +489,31 @@ function translatedCall(fc: FuncCall): Node | null {
     }
   }
   if (name === 'initcap' && args.length === 1) return engineCall('vdb_initcap', args);
+  if ((name === 'concat_ws' || name === 'concat') && fc.func_variadic && args.length === (name === 'concat' ? 1 : 2)) {
+    // VARIADIC ARRAY[...]: the array's elements are the arguments (NULLs skipped); text arrays only.
+    const list = args[args.length - 1]!;
+    const joined = engineCall('array_to_string', [list, name === 'concat' ? stringConst('') : args[0]!]);
+    const failure = call('error', [stringConst(`${name}(VARIADIC ...) of a non-text array is not supported by vdb's engine`)]);
+    const text = typeIs(list, ['VARCHAR[]']);
+    return { CaseExpr: { args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [text] } }, result: failure } }], defresult: joined } };
+  }
+  if (name === 'make_interval' && args.length > 0 && args.every((arg) => asKind(arg, 'NamedArgExpr'))) {
+    const units: Record<string, (value: Node) => Node> = {
+      years: (v) => engineCall('to_years', [cast(v, 'int4')]),
+      months: (v) => engineCall('to_months', [cast(v, 'int4')]),
+      weeks: (v) => engineCall('to_days', [cast(op('*', v, int(7)), 'int4')]),
+      days: (v) => engineCall('to_days', [cast(v, 'int4')]),
+      hours: (v) => engineCall('to_hours', [cast(v, 'int8')]),
+      mins: (v) => engineCall('to_minutes', [cast(v, 'int8')]),
+    };
+    const parts = args.map((arg) => {
+      const named = asKind(arg, 'NamedArgExpr')!;
+      const unit = units[named.name ?? ''];
+      if (!unit) throw notAsPostgres(`make_interval(${named.name} => ...)`, 'Give years, months, weeks, days, hours or mins.');
+      return unit(named.arg!);
+    });
+    return parts.reduce((sum, piece) => op('+', sum, piece));
+  }
   if (name === 'justify_days' && args.length === 1) return engineCall('vdb_justify_days', args);
   const text = textFunction(name, args);
   if (text) return text;
@@ -500,17 +538,30 @@ function translatedCall(fc: FuncCall): Node | null {
     written.add(made);
     return { FuncCall: made };
   }
-  if (name === 'date_trunc' && args.length >= 2) {
+  if (name === 'date_trunc' && args.length === 2) {
     const field = literalText(args[0])?.toLowerCase() ?? null;
-    if (field === null || field === 'century' || field === 'millennium') {
+    if (field === null) {
       throw notAsPostgres(
-        `date_trunc to ${field ?? 'a field given by an expression'}`,
-        "Truncate to 'year', 'decade', 'quarter', 'month', 'week', 'day', 'hour', 'minute' or 'second', written as a constant.",
+        'date_trunc to a field given by an expression',
+        "Truncate to 'millennium', 'century', 'decade', 'year', 'quarter', 'month', 'week', 'day', 'hour', 'minute' or 'second', written as a constant.",
       );
     }
-    const same = { ...fc };
-    written.add(same);
-    return refusedForDates(args[1]!, { FuncCall: same }, 'date_trunc() of a date');
+    // A date literal is timestamp with time zone to PostgreSQL's date_trunc (midnight UTC here).
+    const dateLiteral = typeNameOf(asKind(args[1], 'TypeCast')?.typeName) === 'date';
+    const value = dateLiteral ? cast(args[1], 'timestamptz') : args[1]!;
+    const unit = { century: 100, millennium: 1000 }[field];
+    let truncated: Node;
+    if (unit && !isVolatile(value)) {
+      // Centuries and millennia begin with their year 1 (2001), the engine's with year 0.
+      const year = engineCall('year', [value]);
+      const back = engineCall('to_years', [cast(op('%', op('-', year, int(1)), int(unit)), 'int4')]);
+      const start = op('-', engineCall('date_trunc', [stringConst('year'), value]), back);
+      const failure = call('error', [stringConst(`date_trunc to ${field} of a year before 1 is not supported by vdb's engine`)]);
+      truncated = { CaseExpr: { args: [{ CaseWhen: { expr: op('<', year, int(1)), result: failure } }], defresult: start } };
+    } else if (unit) {
+      throw notAsPostgres(`date_trunc to ${field} of a volatile value`, 'Truncate a value computed once, in a subquery.');
+    } else truncated = engineCall('date_trunc', [args[0]!, value]);
+    return dateLiteral ? truncated : refusedForDates(args[1]!, truncated, 'date_trunc() of a date');
   }
   if (name === 'div' && args.length === 2 && !isVolatile(args)) {
     // PostgreSQL's div: the quotient truncated toward zero, as numeric; the engine's // truncates too.

@@ -23,7 +23,7 @@ export const SCALAR_FUNCTIONS = words(`
   octet_length position repeat replace reverse right rpad rtrim split_part starts_with strpos substr
   substring translate upper regexp_replace regexp_split_to_array string_to_array
   format quote_literal to_hex encode decode overlay initcap
-  age date_part date_trunc extract isfinite justify_days make_date make_time make_timestamp make_timestamptz now
+  age date_part date_trunc extract isfinite justify_days make_date make_interval make_time make_timestamp make_timestamptz now
   timezone to_timestamp transaction_timestamp to_char to_date
   array_append array_cat array_length array_position array_prepend array_to_string cardinality div
   to_json row_to_json array_to_json json_array_length
