@@ -98,6 +98,10 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
   // justify_days: 30 days a month.
   ['vdb_months(i)', `CAST(datepart('year', $i) * 12 + datepart('month', $i) AS INTEGER)`],
   [
+    'vdb_interval_div(i, f)',
+    `CASE WHEN $f = 0 THEN error('division by zero') WHEN vdb_months($i) <> 0 OR datepart('day', $i) <> 0 THEN error('dividing an interval of months or days is not supported by vdb''s engine') ELSE to_microseconds(CAST(round_even(CAST(datepart('hour', $i) * 3600000000 + datepart('minute', $i) * 60000000 + datepart('microseconds', $i) AS DOUBLE) / $f, 0) AS BIGINT)) END`,
+  ],
+  [
     'vdb_justify_days(i)',
     `CASE WHEN vdb_months($i) < 0 OR datepart('day', $i) < 0 THEN error('justify_days() of a negative interval is not supported by vdb''s engine') ELSE to_months(vdb_months($i) + CAST(datepart('day', $i) // 30 AS INTEGER)) + to_days(CAST(datepart('day', $i) % 30 AS INTEGER)) + ($i - to_months(vdb_months($i)) - to_days(CAST(datepart('day', $i) AS INTEGER))) END`,
   ],

@@ -117,6 +117,9 @@ export function postgresOperator(expr: A_Expr): Node | null {
       return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(expr.lexpr, ['INTEGER']), result: int4 } }], defresult: { A_Expr: same } } };
     }
   }
+  if (expr.kind === 'AEXPR_OP' && name === '/' && expr.lexpr && typeNameOf(asKind(expr.lexpr, 'TypeCast')?.typeName) === 'interval')
+    // An interval literal divided (the engine has no such division): times only, rounded to the microsecond.
+    return engineCall('vdb_interval_div', [expr.lexpr, expr.rexpr!]);
   if (expr.kind === 'AEXPR_OP' && !expr.lexpr && (name === '|/' || name === '||/'))
     return call(name === '|/' ? 'sqrt' : 'cbrt', [expr.rexpr!]);
   const symmetric = expr.kind === 'AEXPR_BETWEEN_SYM' || expr.kind === 'AEXPR_NOT_BETWEEN_SYM';

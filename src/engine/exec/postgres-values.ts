@@ -12,6 +12,8 @@ import {
   asVarchar,
   call,
   int,
+  isIntegerConst,
+  isNullConst,
   isStringConst,
   isVolatile,
   literalText,
@@ -184,6 +186,11 @@ export function checkedCast(cast: TypeCast): Node | null {
     const value = booleanOf(literal);
     if (value === null) throw badRequest(`invalid input syntax for type boolean: "${literal}"`, 'Use true/false, yes/no, on/off or 1/0.');
     return { TypeCast: { arg: stringConst(String(value)), typeName: cast.typeName } };
+  }
+  const elements = asKind(arg, 'A_ArrayExpr')?.elements;
+  if (TEXT_TYPES.has(type) && !typmods && !arrayBounds && elements && elements.every((e) => isIntegerConst(e) || isNullConst(e))) {
+    // ARRAY[1, NULL]::text, written as PostgreSQL writes it: {1,NULL}.
+    return stringConst(`{${elements.map((e) => (isNullConst(e) ? 'NULL' : literalText(e))).join(',')}}`);
   }
   if (TEXT_TYPES.has(type) && !typmods && !arrayBounds && literal === null) {
     const written = postgresText(arg, 'true');

@@ -132,7 +132,9 @@ function functionName(funcname: unknown): { name: string; written: string } {
 function checkCall(call: FuncCall, inFrom: boolean): void {
   if (ownNodes.has(call)) return;
   const { name, written } = functionName(call.funcname);
-  if (call.func_variadic) throw refuse(`VARIADIC in a call of ${written}`, 'Pass the arguments one by one.');
+  // concat and concat_ws take VARIADIC text arrays (translated in postgres-functions.ts).
+  if (call.func_variadic && name !== 'concat' && name !== 'concat_ws')
+    throw refuse(`VARIADIC in a call of ${written}`, 'Pass the arguments one by one.');
   if (inFrom) {
     if (!TABLE_FUNCTIONS.has(name))
       throw refuse(`Table function "${written}"`, `Table functions in FROM: ${[...TABLE_FUNCTIONS].join(', ')}.`, refusalReason(name));
