@@ -10,7 +10,10 @@
  * here too (postgres-functions.ts). User SQL cannot call them (allow-list).
  */
 const MACROS: ReadonlyArray<readonly [string, string]> = [
-  ['vdb_pow10(n)', `CAST('1' || repeat('0', CAST($n AS BIGINT)) AS HUGEINT)`],
+  [
+    'vdb_pow10(n)',
+    `CASE WHEN $n > 38 THEN error('A numeric value of more than 38 digits is not supported by vdb''s engine') ELSE CAST('1' || repeat('0', CAST($n AS BIGINT)) AS HUGEINT) END`,
+  ],
   ['vdb_num(u, r)', `CASE WHEN $u IS NULL THEN NULL ELSE {'u': CAST($u AS HUGEINT), 'r': CAST($r AS INTEGER)} END`],
   // A DECIMAL's digits: its text always shows the type's scale.
   ['vdb_unscaled(x)', `CAST(replace(CAST($x AS VARCHAR), '.', '') AS HUGEINT)`],

@@ -170,7 +170,7 @@ class Translator {
       const folded = pairs.slice(1).reduce((acc, pair) => mark(call(step, [acc, pair])), pairs[0]!);
       return { pair: folded, kind, perValue: perValue || mixed };
     }
-    return { pair: mark(call('coalesce', pairs)), kind, perValue: perValue || mixed };
+    return { pair: { CoalesceExpr: { args: pairs } }, kind, perValue: perValue || mixed };
   }
 
   private average(fc: FuncCall, name: string): Translated {
@@ -247,7 +247,8 @@ function withJsonTexts(tree: ParseResult, select: SelectStmt): ParseResult {
   const targetList = select.targetList!.map((item, i) => {
     const target = asKind(item, 'ResTarget');
     const fc = asKind(target?.val, 'FuncCall');
-    if (!target || !fc || !JSON_TEXTS.has(calledName(fc)) || referenced(select, i, target)) return item;
+    const rowJson = fc && calledName(fc) === 'row_to_json' && asKind(fc.args?.[0], 'RowExpr') !== undefined;
+    if (!target || !fc || !(JSON_TEXTS.has(calledName(fc)) || rowJson) || referenced(select, i, target)) return item;
     changed = true;
     return { ResTarget: { ...target, name: target.name ?? calledName(fc), val: mark(call('vdb_json_result', [target.val!])) } };
   });

@@ -523,9 +523,12 @@ function translatedCall(fc: FuncCall): Node | null {
   if (name === 'to_char' || name === 'to_date' || (name === 'to_timestamp' && args.length === 2)) return dateTimeCall(name, args);
   const row = args.length === 1 ? asKind(args[0], 'RowExpr') : undefined;
   if (name === 'row_to_json' && row?.args && row.args.length > 0 && !isVolatile(row.args)) {
-    // PostgreSQL names a ROW(...)'s fields f1, f2, ...
-    const fields = row.args.map((arg, i): Node => ({ NamedArgExpr: { name: `f${i + 1}`, arg, argnumber: -1 } }));
-    return engineCall('to_json', [engineCall('struct_pack', fields)]);
+    // PostgreSQL names a ROW(...)'s fields f1, f2, ... and writes each value as to_json does.
+    const fields = row.args.map((arg, i): Node => {
+      const value = { CoalesceExpr: { args: [scalarJsonText(arg), stringConst('null')] } };
+      return op('||', stringConst(`${i === 0 ? '{' : ','}"f${i + 1}":`), value);
+    });
+    return cast(op('||', fields.reduce((text, field) => op('||', text, field)), stringConst('}')), 'json');
   }
   if (name === 'row_to_json' && args.some((arg) => asKind(arg, 'RowExpr'))) {
     throw notAsPostgres(
