@@ -24,7 +24,10 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
   ['vdb_num_e(p)', `length(CAST(abs(vdb_num_u($p)) AS VARCHAR)) - 1 - vdb_num_r($p)`],
   ['vdb_floor4(e)', `CASE WHEN $e >= 0 THEN $e // 4 ELSE -((3 - $e) // 4) END`],
   ['vdb_num_weight(p)', `CASE WHEN vdb_num_u($p) = 0 THEN 0 ELSE vdb_floor4(vdb_num_e($p)) END`],
-  ['vdb_num_first_of(p, k)', `CAST(left(rpad(CAST(abs(vdb_num_u($p)) AS VARCHAR), CAST($k AS INTEGER), '0'), CAST($k AS INTEGER)) AS INTEGER)`],
+  [
+    'vdb_num_first_of(p, k)',
+    `CAST(left(rpad(CAST(abs(vdb_num_u($p)) AS VARCHAR), CAST($k AS INTEGER), '0'), CAST($k AS INTEGER)) AS INTEGER)`,
+  ],
   ['vdb_num_first(p)', `CASE WHEN vdb_num_u($p) = 0 THEN 0 ELSE vdb_num_first_of($p, vdb_num_e($p) - 4 * vdb_num_weight($p) + 1) END`],
   [
     'vdb_num_div_scale(a, b)',
@@ -50,8 +53,14 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
   ['vdb_num_sign(p)', `vdb_num(sign(vdb_num_u($p)), 0)`],
   ['vdb_num_cmp(a, b)', `sign(vdb_num_at($a, vdb_num_max_r($a, $b)) - vdb_num_at($b, vdb_num_max_r($a, $b)))`],
   // LEAST/GREATEST as PostgreSQL evaluates them: NULLs skipped, the earlier value kept on ties.
-  ['vdb_num_least2(acc, x)', `CASE WHEN $x IS NULL THEN $acc WHEN $acc IS NULL THEN $x WHEN vdb_num_cmp($x, $acc) < 0 THEN $x ELSE $acc END`],
-  ['vdb_num_greatest2(acc, x)', `CASE WHEN $x IS NULL THEN $acc WHEN $acc IS NULL THEN $x WHEN vdb_num_cmp($x, $acc) > 0 THEN $x ELSE $acc END`],
+  [
+    'vdb_num_least2(acc, x)',
+    `CASE WHEN $x IS NULL THEN $acc WHEN $acc IS NULL THEN $x WHEN vdb_num_cmp($x, $acc) < 0 THEN $x ELSE $acc END`,
+  ],
+  [
+    'vdb_num_greatest2(acc, x)',
+    `CASE WHEN $x IS NULL THEN $acc WHEN $acc IS NULL THEN $x WHEN vdb_num_cmp($x, $acc) > 0 THEN $x ELSE $acc END`,
+  ],
   // round(x, s) and trunc(x, s): scale max(s, 0); a negative s rounds to tens, hundreds, ...
   ['vdb_num_unit(q, s)', `CASE WHEN $s >= 0 THEN vdb_num($q, $s) ELSE vdb_num($q * vdb_pow10(-$s), 0) END`],
   [
@@ -92,7 +101,10 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
   ['vdb_json_result(j)', `{'pg json': CAST($j AS VARCHAR)}`],
   // Integer (int4) arithmetic as PostgreSQL's wraps around: the low 32 bits, signed.
   ['vdb_int4_wrap(v)', `xor($v & 4294967295, 2147483648) - 2147483648`],
-  ['vdb_array_to_string(a, sep, nulls)', `array_to_string(list_transform($a, lambda vdb_x: coalesce(CAST(vdb_x AS VARCHAR), $nulls)), $sep)`],
+  [
+    'vdb_array_to_string(a, sep, nulls)',
+    `array_to_string(list_transform($a, lambda vdb_x: coalesce(CAST(vdb_x AS VARCHAR), $nulls)), $sep)`,
+  ],
   // initcap: the first letter or digit of each run of letters and digits upper case, the rest lower.
   [
     'vdb_initcap(s)',
@@ -115,10 +127,15 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
  * the engine expands macros textually (nested calls would otherwise grow exponentially).
  */
 function macroSql([head, body]: readonly [string, string]): string {
-  const params = /\((.*)\)/.exec(head)![1]!.split(',').map((p) => p.trim()).filter(Boolean);
+  const params = /\((.*)\)/
+    .exec(head)![1]!
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   const placeholder = (p: string) => new RegExp(`\\$${p}(?!\\w)`, 'g');
   const uses = (p: string) => body.match(placeholder(p))?.length ?? 0;
-  if (params.every((p) => uses(p) <= 1)) return `CREATE MACRO ${head} AS ${params.reduce((text, p) => text.replace(placeholder(p), p), body)}`;
+  if (params.every((p) => uses(p) <= 1))
+    return `CREATE MACRO ${head} AS ${params.reduce((text, p) => text.replace(placeholder(p), p), body)}`;
   const bound = params.reduce((text, p) => text.replace(placeholder(p), `struct_extract(vdb_t, '${p}')`), body);
   return `CREATE MACRO ${head} AS list_transform([{${params.map((p) => `'${p}': ${p}`).join(', ')}}], lambda vdb_t: ${bound})[1]`;
 }

@@ -241,7 +241,7 @@ async function postgresAnswer(sql: string): Promise<{ json: string; names: strin
 
 /**
  * Statements whose column types still depend on the plan (the values and their JSON text do not):
- * sent whole to PostgreSQL, a numeric without declared scale is typed DECIMAL(38,10) and sums and
+ * sent whole to PostgreSQL, a numeric without declared scale is typed DECIMAL(38,10) (NUMERIC in the engine) and sums and
  * date differences get PostgreSQL's types (bigint, integer), where the engine says DECIMAL(38,2),
  * HUGEINT and BIGINT. A statement leaves the list when its types agree (the test says so).
  */
@@ -253,6 +253,8 @@ const ROUTE_DEPENDENT_TYPES = new Set([
   'WITH big AS (SELECT customer_id, sum(amount) AS total FROM pg.orders GROUP BY customer_id) SELECT c.name, b.total FROM big b JOIN pg.customers c ON c.id = b.customer_id WHERE b.total > 100 ORDER BY 1',
   "SELECT id, created + 1, created - DATE '2025-01-01' FROM pg.customers WHERE created IS NOT NULL ORDER BY id",
   'SELECT id, round(amount, 1), abs(amount - 50), greatest(qty, 1), nullif(qty, 0) FROM pg.orders ORDER BY id LIMIT 10',
+  // A quotient of numeric values: DECIMAL(38,10) whole at PostgreSQL, NUMERIC (a scale per value) in the engine.
+  'SELECT id, amount / 2, qty / 2 FROM pg.orders WHERE qty / 2 = 0 ORDER BY id',
 ]);
 
 /** The answers of both plans are the same, exactly; either may be a refusal, never another answer. */

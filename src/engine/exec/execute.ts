@@ -6,7 +6,15 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { literalOf, type SourceRegistry } from '../../catalog/sources.js';
 import type { UserDef } from '../../catalog/types.js';
-import { aliasedRelation, columnText, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../../results/json.js';
+import {
+  aliasedRelation,
+  columnText,
+  jsonRowsSql,
+  streamJsonRows,
+  type ResultColumn,
+  type RowShape,
+  type StreamOptions,
+} from '../../results/json.js';
 import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { describe, quoteIdent, type DuckRuntime, type EngineGeneration } from '../../runtime/duckdb.js';
 import type { BoundedCache } from './statement-cache.js';

@@ -48,8 +48,7 @@ function parts(node: Node): Node[] | null {
     if (AVERAGES.has(name) && args.length === 1) return []; // its argument is a leaf of its own
     if (fc.over) return (name === 'lag' || name === 'lead') && args.length === 3 ? [] : null;
     if (fc.agg_filter || fc.agg_distinct) return null;
-    if ((name === 'round' || name === 'trunc') && (args.length === 1 || (args.length === 2 && isIntegerConst(args[1]))))
-      return [args[0]!];
+    if ((name === 'round' || name === 'trunc') && (args.length === 1 || (args.length === 2 && isIntegerConst(args[1])))) return [args[0]!];
     if ((name === 'abs' || name === 'sign') && args.length === 1) return args;
   }
   const minMax = asKind(node, 'MinMaxExpr');
@@ -160,7 +159,8 @@ class Translator {
       return { pair: mark(call(macro, pairs)), kind, perValue: perValue || operator === '/' };
     }
     if (fc) {
-      if (name === 'abs' || name === 'sign') return { pair: mark(call(`vdb_num_${name}`, pairs)), kind, perValue: perValue || name === 'sign' };
+      if (name === 'abs' || name === 'sign')
+        return { pair: mark(call(`vdb_num_${name}`, pairs)), kind, perValue: perValue || name === 'sign' };
       const digits = fc.args!.length === 2 ? Number(literalText(fc.args![1])) : 0;
       return { pair: mark(call(`vdb_num_${name}`, [pairs[0]!, int(digits)])), kind, perValue };
     }
@@ -189,7 +189,12 @@ class Translator {
     let pair: Node;
     if (name === 'avg') pair = mark(call('vdb_num_div', [sum, mark(call('vdb_num', [count, int(0)]))]));
     else {
-      const squares = mark(call('vdb_num', [aggregate('sum', [{ A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '*' } }], lexpr: digits, rexpr: digits } }]), int(2 * scale)]));
+      const squares = mark(
+        call('vdb_num', [
+          aggregate('sum', [{ A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '*' } }], lexpr: digits, rexpr: digits } }]),
+          int(2 * scale),
+        ]),
+      );
       const sample = name !== 'var_pop' && name !== 'stddev_pop';
       const macro = name.startsWith('stddev') ? 'vdb_num_stddev' : 'vdb_num_variance';
       pair = mark(call(macro, [sum, squares, count, { A_Const: { boolval: { boolval: sample } } }]));
@@ -222,10 +227,7 @@ function referenced(select: SelectStmt, i: number, target: ResTarget): boolean {
   if (target.name) names.add(target.name);
   const fc = asKind(target.val, 'FuncCall');
   if (fc) names.add(calledName(fc));
-  const items = [
-    ...(select.sortClause ?? []).map((item) => asKind(item, 'SortBy')?.node),
-    ...(select.groupClause ?? []),
-  ];
+  const items = [...(select.sortClause ?? []).map((item) => asKind(item, 'SortBy')?.node), ...(select.groupClause ?? [])];
   return items.some((item) => {
     if (isIntegerConst(item)) return Number(literalText(item)) === i + 1;
     const ref = asKind(item, 'ColumnRef');

@@ -102,7 +102,14 @@ export function postgresOperator(expr: A_Expr): Node | null {
     const text = (node: Node | undefined) => (isNullConst(node) ? asVarchar(node!) : node);
     return asVarchar({ A_Expr: { ...expr, lexpr: text(expr.lexpr), rexpr: text(expr.rexpr) } });
   }
-  if (expr.kind === 'AEXPR_OP' && name === '<<' && !written.has(expr) && expr.lexpr && isIntegerConst(expr.rexpr) && !isVolatile(expr.lexpr)) {
+  if (
+    expr.kind === 'AEXPR_OP' &&
+    name === '<<' &&
+    !written.has(expr) &&
+    expr.lexpr &&
+    isIntegerConst(expr.rexpr) &&
+    !isVolatile(expr.lexpr)
+  ) {
     // PostgreSQL's integer (int4) shifts wrap around at 32 bits; the engine's fail on overflow.
     const count = Number(literalText(expr.rexpr));
     if (count >= 0 && count < 32) {
@@ -187,7 +194,8 @@ function formatCall(args: Node[]): Node | null {
     next = position + 1;
     const value = args[position];
     if (value === undefined) throw badRequest('too few arguments for format()', 'Give one argument per %s or %L.');
-    const text = kind === 's' ? textOf(value, 't') : { CoalesceExpr: { args: [quotedLiteral(textOf(value, 'true')), stringConst('NULL')] } };
+    const text =
+      kind === 's' ? textOf(value, 't') : { CoalesceExpr: { args: [quotedLiteral(textOf(value, 'true')), stringConst('NULL')] } };
     // A width pads with spaces (on the right with '-'), never cuts; a NULL %s is '' and is padded too.
     const padded = (node: Node): Node => {
       const filled = { CoalesceExpr: { args: [node, stringConst('')] } };
@@ -381,8 +389,18 @@ function translatedCall(fc: FuncCall): Node | null {
     const numeric = call('starts_with', [call('typeof', [args[0]!]), stringConst('DECIMAL')]);
     return { CaseExpr: { args: [{ CaseWhen: { expr: numeric, result: failure } }], defresult: double } };
   }
-  if ((name === 'var_pop' || name === 'var_samp' || name === 'variance' || name === 'stddev' || name === 'stddev_pop' || name === 'stddev_samp') &&
-    args.length === 1 && !fc.over && !fc.agg_distinct && !isVolatile(args[0])) {
+  if (
+    (name === 'var_pop' ||
+      name === 'var_samp' ||
+      name === 'variance' ||
+      name === 'stddev' ||
+      name === 'stddev_pop' ||
+      name === 'stddev_samp') &&
+    args.length === 1 &&
+    !fc.over &&
+    !fc.agg_distinct &&
+    !isVolatile(args[0])
+  ) {
     // PostgreSQL's variance of floats holding an infinity is NaN; the engine fails.
     const value = args[0]!;
     const infinite: FuncCall = { ...fc, funcname: [nameNode('bool_or')], args: [engineCall('isinf', [cast(value, 'float8')])] };
@@ -498,7 +516,9 @@ function translatedCall(fc: FuncCall): Node | null {
     const joined = engineCall('array_to_string', [list, name === 'concat' ? stringConst('') : args[0]!]);
     const failure = call('error', [stringConst(`${name}(VARIADIC ...) of a non-text array is not supported by vdb's engine`)]);
     const text = typeIs(list, ['VARCHAR[]']);
-    return { CaseExpr: { args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [text] } }, result: failure } }], defresult: joined } };
+    return {
+      CaseExpr: { args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [text] } }, result: failure } }], defresult: joined },
+    };
   }
   if (name === 'make_interval' && args.length > 0 && args.every((arg) => asKind(arg, 'NamedArgExpr'))) {
     const units: Record<string, (value: Node) => Node> = {
@@ -528,7 +548,14 @@ function translatedCall(fc: FuncCall): Node | null {
       const value = { CoalesceExpr: { args: [scalarJsonText(arg), stringConst('null')] } };
       return op('||', stringConst(`${i === 0 ? '{' : ','}"f${i + 1}":`), value);
     });
-    return cast(op('||', fields.reduce((text, field) => op('||', text, field)), stringConst('}')), 'json');
+    return cast(
+      op(
+        '||',
+        fields.reduce((text, field) => op('||', text, field)),
+        stringConst('}'),
+      ),
+      'json',
+    );
   }
   if (name === 'row_to_json' && args.some((arg) => asKind(arg, 'RowExpr'))) {
     throw notAsPostgres(
@@ -622,7 +649,10 @@ function jsonText(value: Node): Node {
         { CaseWhen: { expr: call('starts_with', [call('typeof', [value]), stringConst('DECIMAL')]), result: text } },
         when(['DATE'], quoted(text)),
         when(['TIMESTAMP'], quoted(call('replace', [text, stringConst(' '), stringConst('T')]))),
-        when(['TIMESTAMP WITH TIME ZONE'], quoted(op('||', call('replace', [text, stringConst(' '), stringConst('T')]), stringConst(':00')))),
+        when(
+          ['TIMESTAMP WITH TIME ZONE'],
+          quoted(op('||', call('replace', [text, stringConst(' '), stringConst('T')]), stringConst(':00'))),
+        ),
       ],
       defresult: asVarchar(engineCall('to_json', [value])),
     },
