@@ -108,7 +108,7 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
   // initcap: the first letter or digit of each run of letters and digits upper case, the rest lower.
   [
     'vdb_initcap(s)',
-    `array_to_string(list_transform(range(1, length($s) + 1), lambda vdb_i: CASE WHEN vdb_i = 1 OR NOT regexp_matches(substr($s, vdb_i - 1, 1), '^[[:alnum:]]$') THEN upper(substr($s, vdb_i, 1)) ELSE lower(substr($s, vdb_i, 1)) END), '')`,
+    `array_to_string(list_transform(range(1, length($s) + 1), lambda vdb_i: CASE WHEN vdb_i = 1 OR NOT regexp_matches(substr($s, vdb_i - 1, 1), '^[\\pL\\pN]$') THEN upper(substr($s, vdb_i, 1)) ELSE lower(substr($s, vdb_i, 1)) END), '')`,
   ],
   // justify_days: 30 days a month.
   ['vdb_months(i)', `CAST(datepart('year', $i) * 12 + datepart('month', $i) AS INTEGER)`],

@@ -570,6 +570,8 @@ export const EXPRESSIONS: readonly string[] = [
   'make_interval(years => 1, weeks => 2, hours => 3)',
   "concat(VARIADIC ARRAY['a', NULL, 'c'])",
   'array_length(array[[1,2,3],[4,5,6]], 2)',
+  "initcap('äpfel bäume 1st')",
+  "var_samp(x) ;; FROM (VALUES ('inf'::float8)) v(x)",
 ];
 
 /** Whole statements (rows, column names and JSON values are compared). */
@@ -746,6 +748,7 @@ export const STATEMENTS: readonly string[] = [
   'SELECT rank(3) WITHIN GROUP (ORDER BY x DESC), rank(0) WITHIN GROUP (ORDER BY x) FROM (VALUES (1), (2), (3), (4)) v(x)',
   "SELECT * FROM generate_series(date '2024-02-27', date '2024-03-01', interval '1 day') AS d",
   "SELECT var_samp(x), stddev_pop(x) FROM (VALUES ('-inf'::float8), (2)) v(x)",
+  'SELECT rank(2) WITHIN GROUP (ORDER BY x DESC), rank(2) WITHIN GROUP (ORDER BY x) FROM (VALUES (1), (NULL), (3)) v(x)',
 ];
 
 /** Statements PostgreSQL refuses: vdb must refuse them too (a 4xx, never rows). */

@@ -58,6 +58,21 @@ function parts(node: Node): Node[] | null {
   return null;
 }
 
+/**
+ * Whether a target may hold a value whose scale PostgreSQL chooses per value (a division, an
+ * average, a choice among values, sign): only those are probed; sums and products keep the
+ * engine's own DECIMAL, which already answers as PostgreSQL does.
+ */
+function mayChooseScale(node: Node): boolean {
+  const fc = asKind(node, 'FuncCall');
+  const name = fc ? calledName(fc) : '';
+  if (fc && (AVERAGES.has(name) || name === 'lag' || name === 'lead' || name === 'sign')) return true;
+  const expr = asKind(node, 'A_Expr');
+  if (expr && fieldNames(expr.name).join('') === '/') return true;
+  if (asKind(node, 'MinMaxExpr') || asKind(node, 'CoalesceExpr')) return true;
+  return (parts(node) ?? []).some(mayChooseScale);
+}
+
 /** The leaves of a target, with the witnesses that tell their types. */
 function leavesOf(node: Node, leaves: Leaf[]): void {
   const fc = asKind(node, 'FuncCall');
@@ -272,7 +287,7 @@ export async function withNumericValues(
   const select = outerSelect(tree)!;
   const targets = select.targetList!.map((item) => asKind(item, 'ResTarget'));
   const candidates = targets.flatMap((target, i) =>
-    target?.val && parts(target.val) !== null && !referenced(select, i, target) ? [{ i, target }] : [],
+    target?.val && parts(target.val) !== null && mayChooseScale(target.val) && !referenced(select, i, target) ? [{ i, target }] : [],
   );
   if (candidates.length === 0) return tree;
   const leaves = candidates.map(({ target }) => {

@@ -416,7 +416,12 @@ function translatedCall(fc: FuncCall): Node | null {
     written.add(checked);
     const nan = cast(stringConst('NaN'), 'float8');
     written.add(nan.TypeCast);
-    return { CaseExpr: { args: [{ CaseWhen: { expr: { FuncCall: infinite }, result: nan } }], defresult: { FuncCall: checked } } };
+    // A sample's variance of one row is NULL, infinite or not.
+    const counted: FuncCall = { ...fc, funcname: [nameNode('count')], args: [value] };
+    written.add(counted);
+    const enough = op('>', { FuncCall: counted }, int(name === 'var_pop' || name === 'stddev_pop' ? 0 : 1));
+    const guard: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [{ FuncCall: infinite }, enough] } };
+    return { CaseExpr: { args: [{ CaseWhen: { expr: guard, result: nan } }], defresult: { FuncCall: checked } } };
   }
   if (EXACT_AVERAGES.has(name) && args.length === 1) {
     const checked: FuncCall = { ...fc, args: [floatOnlyArgument(name, args[0]!)] };
@@ -498,12 +503,16 @@ function translatedCall(fc: FuncCall): Node | null {
     // PostgreSQL writes NULL elements as the third argument; the engine has no such argument.
     return engineCall('vdb_array_to_string', args);
   }
-  if (name === 'rank' && fc.agg_within_group && fc.agg_order?.length === 1 && args.length === 1 && !isVolatile(args)) {
-    // Hypothetical rank: 1 + the rows ordered before the value (NULLs last ascending, first descending).
+  const constant = asKind(args[0], 'A_Const');
+  if (name === 'rank' && fc.agg_within_group && fc.agg_order?.length === 1 && args.length === 1 && constant && !constant.isnull) {
+    // Hypothetical rank of a constant: 1 + the rows ordered before it (NULLs last ascending, first descending).
     const sortBy = asKind(fc.agg_order[0], 'SortBy');
     if (sortBy?.node && (sortBy.sortby_nulls ?? 'SORTBY_NULLS_DEFAULT') === 'SORTBY_NULLS_DEFAULT') {
       const descending = sortBy.sortby_dir === 'SORTBY_DESC';
-      const before = op(descending ? '>' : '<', sortBy.node, args[0]!);
+      const nulls: Node = { NullTest: { arg: sortBy.node, nulltesttype: 'IS_NULL' } };
+      const before: Node = descending
+        ? { BoolExpr: { boolop: 'OR_EXPR', args: [op('>', sortBy.node, args[0]!), nulls] } }
+        : op('<', sortBy.node, args[0]!);
       const count: FuncCall = { funcname: [nameNode('count')], agg_star: true, agg_filter: before, funcformat: 'COERCE_EXPLICIT_CALL' };
       written.add(count);
       return op('+', { FuncCall: count }, int(1));

@@ -117,12 +117,12 @@ export function dateTimeInput(text: string): string | null {
   }
   const mdy = /^(\d{1,2})\/(\d{1,2})\/(\d{2}|\d{4})$/.exec(trimmed);
   if (mdy) return validDate(fullYear(mdy[3]!), Number(mdy[1]), Number(mdy[2]));
-  const named = /^([A-Za-z]+)\.?\s+(\d{1,2}),?\s+(\d{4})$/.exec(trimmed);
+  const named = /^([A-Za-z]+)\s+(\d{1,2}),?\s+(\d{4})$/.exec(trimmed);
   if (named) {
     const month = MONTHS.indexOf(named[1]!.slice(0, 3).toLowerCase()) + 1;
     const full = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
     const spelled = named[1]!.toLowerCase();
-    if (month === 0 || !(spelled.length === 3 || spelled === full[month - 1] || (spelled === 'sept' && month === 9))) return null;
+    if (month === 0 || !(spelled.length === 3 || spelled === full[month - 1])) return null;
     return validDate(Number(named[3]), month, Number(named[2]));
   }
   return null;
