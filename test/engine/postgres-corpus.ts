@@ -572,6 +572,12 @@ export const EXPRESSIONS: readonly string[] = [
   'array_length(array[[1,2,3],[4,5,6]], 2)',
   "initcap('äpfel bäume 1st')",
   "var_samp(x) ;; FROM (VALUES ('inf'::float8)) v(x)",
+  "interval '1 day 2 hours 3 minutes' day to hour",
+  "interval '2.5' hour",
+  "interval '-1.5' day",
+  "interval '1.5' second",
+  "interval '1 year 2 months 3 days' year to month",
+  "interval '1 day 02:03:04.5' minute to second",
 ];
 
 /** Whole statements (rows, column names and JSON values are compared). */

@@ -5,7 +5,7 @@
  */
 import { badRequest } from '../../errors.js';
 import { POSTGRES_INTERVAL_TEXT } from '../../results/json.js';
-import { INTERVAL_FIELDS } from '../front/allow-list.js';
+import { INTERVAL_FIELDS, intervalTruncation } from '../front/allow-list.js';
 import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../front/ast.js';
 import {
@@ -162,8 +162,23 @@ export function checkedCast(cast: TypeCast): Node | null {
     };
   }
   if (type === 'interval' && Array.isArray(typmods) && typmods.length === 1) {
-    // interval '2' hour: a whole number of the one field (other forms are refused).
-    const unit = INTERVAL_FIELDS[Number(literalText(typmods[0]))];
+    // interval '2' hour: a number of the one field, its fraction dropped as the field's
+    // restriction drops smaller fields ('1.5' day is 1 day), but for seconds.
+    const mask = Number(literalText(typmods[0]));
+    const unit = INTERVAL_FIELDS[mask];
+    const number = literal === null ? null : /^\s*([+-]?\d+)(\.\d*)?\s*$/.exec(literal);
+    if (unit && number && literal !== null) {
+      const value = unit === 'second' ? literal.trim() : String(Number(number[1]));
+      return { TypeCast: { arg: stringConst(`${value} ${unit}`), typeName: { ...cast.typeName, typmods: undefined } } };
+    }
+    // interval '1 day 2 hours' day to hour: the literal read, then its smaller fields dropped.
+    const truncation = intervalTruncation(mask);
+    if (truncation && literal !== null && stringLiteral && !number) {
+      const plain: TypeCast = { arg, typeName: { ...cast.typeName, typmods: undefined } };
+      written.add(plain);
+      // Down to seconds, fractions included: nothing is dropped.
+      return truncation === 'second' ? { TypeCast: plain } : call('date_trunc', [stringConst(truncation), { TypeCast: plain }]);
+    }
     if (!unit || literal === null || !/^\s*[+-]?\d+\s*$/.test(literal)) {
       throw notAsPostgres(
         'An interval restricted to a field (INTERVAL ... YEAR) over anything but a whole number literal',

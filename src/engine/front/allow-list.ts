@@ -179,14 +179,28 @@ function checkType(typeName: TypeName): void {
   // translated (postgres-values.ts), the engine reads the other forms otherwise.
   if (name.toLowerCase() === 'interval' && Array.isArray(typeName.typmods) && typeName.typmods.length > 0) {
     const [mask] = typeName.typmods;
-    const field = typeName.typmods.length === 1 ? INTERVAL_FIELDS[Number(asKind(mask, 'A_Const')?.ival?.ival)] : undefined;
+    const field = typeName.typmods.length === 1 ? intervalTruncation(Number(asKind(mask, 'A_Const')?.ival?.ival)) : undefined;
     if (!field) {
       throw refuse(
-        'An interval with several fields or a precision (INTERVAL ... DAY TO HOUR)',
+        'An interval with a precision (INTERVAL(3)) or fields of another form',
         "Write the units inside the literal: interval '1 day 2 hours'.",
       );
     }
   }
+}
+
+/**
+ * The unit an interval restricted to fields (`YEAR`, `DAY TO HOUR`: PostgreSQL's INTERVAL_MASK
+ * bits) is truncated to: its lowest field. Undefined for other masks.
+ */
+export function intervalTruncation(mask: number): string | undefined {
+  if (!Number.isInteger(mask) || mask <= 0) return undefined;
+  const bits = Object.keys(INTERVAL_FIELDS).map(Number);
+  if ((mask & ~bits.reduce((all, bit) => all | bit, 0)) !== 0) return undefined;
+  const lowest = ['second', 'minute', 'hour', 'day', 'month', 'year'].find((unit) =>
+    bits.some((bit) => (mask & bit) !== 0 && INTERVAL_FIELDS[bit] === unit),
+  );
+  return lowest;
 }
 
 /** The one-field restrictions of an interval (PostgreSQL's INTERVAL_MASK bits) and their units. */
