@@ -576,6 +576,8 @@ export const EXPRESSIONS: readonly string[] = [
   "interval '2.5' hour",
   "interval '-1.5' day",
   "interval '1.5' second",
+  "to_char(date '2024-03-01', 'FMDDth Mon, DDDTH, YYYYth')",
+  "to_char(x, 'DDth') ;; FROM (VALUES (date '2024-03-11'), (date '2024-03-22'), (date '2024-03-23'), (date '2024-03-31')) v(x)",
   "interval '1 year 2 months 3 days' year to month",
   "interval '1 day 02:03:04.5' minute to second",
 ];
