@@ -41,6 +41,12 @@ test('a column the statement sorts by is refused as before (its order would be t
   assert.match(await response.text(), /not supported/);
 });
 
+test('a numeric whose scale per value is not known (DECIMAL(38,10), as a numeric column without scale arrives) stays refused', async () => {
+  const response = await query('SELECT x / 3 FROM (VALUES (1.5::numeric(38,10))) v(x)');
+  assert.equal(response.status, 400);
+  assert.match(await response.text(), /not supported/);
+});
+
 test('a value beyond the 38 digits the engine holds is a 400 that says so, never a rounded answer', async () => {
   // PostgreSQL: 0.70710678118654752440 (a square root at scale 20 needs 40 digits here).
   const response = await query('SELECT stddev(x) FROM (VALUES (5), (6)) v(x)');

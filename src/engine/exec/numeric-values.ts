@@ -13,6 +13,7 @@ import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
 import { DuckDBTypeId } from '@duckdb/node-api';
 import type { FuncCall, Node, ParseResult, ResTarget, SelectStmt } from '@pgsql/types';
 import { describe } from '../../runtime/duckdb.js';
+import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { asKind, fieldNames } from '../front/ast.js';
 import { call, calledName, int, isIntegerConst, literalText, written } from './syntax-nodes.js';
 
@@ -108,6 +109,9 @@ function kindOfType(type: DuckDBType): Kind {
     case DuckDBTypeId.HUGEINT:
       return { kind: 'int' };
     case DuckDBTypeId.DECIMAL:
+      // DECIMAL(38,10) is how a numeric without declared scale arrives (PostgreSQL keeps each
+      // value's own scale there, the engine 10 digits): its PostgreSQL scale is not known.
+      if (type.toString() === UNCONSTRAINED_NUMERIC) return { kind: 'other' };
       return { kind: 'numeric', scale: (type as unknown as { scale: number }).scale };
     case DuckDBTypeId.FLOAT:
     case DuckDBTypeId.DOUBLE:
