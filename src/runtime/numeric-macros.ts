@@ -99,6 +99,13 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
   ],
   ['vdb_num_result(p)', `{'pg numeric': vdb_num_text($p)}`],
   ['vdb_json_result(j)', `{'pg json': CAST($j AS VARCHAR)}`],
+  // A float as PostgreSQL's to_json writes it (from its text t): whole numbers without ".0",
+  // non-finite values as strings; exponent forms (below 1e-4, from 1e15) are refused.
+  ['vdb_float_d(t)', `TRY_CAST($t AS DOUBLE)`],
+  [
+    'vdb_float_json(t)',
+    `CASE WHEN $t IS NULL THEN NULL WHEN isnan(vdb_float_d($t)) THEN '"NaN"' WHEN vdb_float_d($t) = 'inf'::DOUBLE THEN '"Infinity"' WHEN vdb_float_d($t) = '-inf'::DOUBLE THEN '"-Infinity"' WHEN vdb_float_d($t) = 0 THEN CASE WHEN starts_with($t, '-') THEN '-0' ELSE '0' END WHEN abs(vdb_float_d($t)) >= 1e15 OR abs(vdb_float_d($t)) < 1e-4 THEN error('to_json()/json_agg() of a float written with an exponent is not supported by vdb''s engine') WHEN vdb_float_d($t) = trunc(vdb_float_d($t)) THEN CAST(CAST(vdb_float_d($t) AS BIGINT) AS VARCHAR) ELSE CAST(vdb_float_d($t) AS VARCHAR) END`,
+  ],
   // Integer (int4) arithmetic as PostgreSQL's wraps around: the low 32 bits, signed.
   ['vdb_int4_wrap(v)', `xor($v & 4294967295, 2147483648) - 2147483648`],
   [

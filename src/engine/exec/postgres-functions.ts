@@ -662,6 +662,7 @@ function jsonText(value: Node): Node {
           ['TIMESTAMP WITH TIME ZONE'],
           quoted(op('||', call('replace', [text, stringConst(' '), stringConst('T')]), stringConst(':00'))),
         ),
+        when(TYPE_NAMES_OF_FLOATS, engineCall('vdb_float_json', [text])),
       ],
       defresult: asVarchar(engineCall('to_json', [value])),
     },
