@@ -760,6 +760,7 @@ export const STATEMENTS: readonly string[] = [
   "SELECT * FROM generate_series(date '2024-02-27', date '2024-03-01', interval '1 day') AS d",
   "SELECT var_samp(x), stddev_pop(x) FROM (VALUES ('-inf'::float8), (2)) v(x)",
   'SELECT rank(2) WITHIN GROUP (ORDER BY x DESC), rank(2) WITHIN GROUP (ORDER BY x) FROM (VALUES (1), (NULL), (3)) v(x)',
+  'SELECT g, rank(2) WITHIN GROUP (ORDER BY x) FILTER (WHERE x <> 1) FROM (VALUES (1, 1), (1, 0), (2, 3)) v(g, x) GROUP BY g ORDER BY g',
 ];
 
 /** Statements PostgreSQL refuses: vdb must refuse them too (a 4xx, never rows). */

@@ -513,7 +513,15 @@ function translatedCall(fc: FuncCall): Node | null {
       const before: Node = descending
         ? { BoolExpr: { boolop: 'OR_EXPR', args: [op('>', sortBy.node, args[0]!), nulls] } }
         : op('<', sortBy.node, args[0]!);
-      const count: FuncCall = { funcname: [nameNode('count')], agg_star: true, agg_filter: before, funcformat: 'COERCE_EXPLICIT_CALL' };
+      // The call's own FILTER applies too.
+      const filter: Node = fc.agg_filter ? { BoolExpr: { boolop: 'AND_EXPR', args: [fc.agg_filter, before] } } : before;
+      const count: FuncCall = {
+        funcname: [nameNode('count')],
+        agg_star: true,
+        agg_filter: filter,
+        funcformat: 'COERCE_EXPLICIT_CALL',
+        over: fc.over,
+      };
       written.add(count);
       return op('+', { FuncCall: count }, int(1));
     }
