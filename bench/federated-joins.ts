@@ -25,6 +25,7 @@ import pino from 'pino';
 import { to as copyTo } from 'pg-copy-streams';
 import { loadConfig } from '../src/config.js';
 import { createServices } from '../src/services.js';
+import { Engine } from '../src/engine/engine.js';
 import { setUpData } from './federation-data.js';
 import { median, table } from './measure.js';
 
@@ -135,9 +136,14 @@ async function main(): Promise<void> {
     });
     await services.registry.addSource({ name: 'files', kind: 'file', connection: { ParentDirectory: filesDir } });
     const engine = services.engine;
+    // The same engine without shipping (maxShippedRows 0): the dependent plan, for the alternating comparison.
+    const unshipped = new Engine(services.registry, services.runtime, 'vdb', {
+      pushdown: true,
+      dependentJoin: { ...services.config.dependentJoin, maxShippedRows: 0 },
+    });
     const admin = services.users.find('admin')!;
-    const vdb = async (sql: string) => {
-      const execution = await engine.open(sql, admin, new AbortController().signal);
+    const vdb = async (sql: string, on: Engine = engine) => {
+      const execution = await on.open(sql, admin, new AbortController().signal);
       try {
         const parts: string[] = [];
         for await (const part of execution.stream('array', {}, {})) parts.push(part);
@@ -163,7 +169,8 @@ async function main(): Promise<void> {
     const pgFloor = await timed(() => copy(FLOOR));
     const myFloor = await timed(() => my.query({ sql: SWAPPED_FLOOR, rowsAsArray: true }));
     const rows: string[][] = [];
-    for (const { name, sql, swapped } of CASES) {
+    const only = process.env.BENCH_CASES?.split(',');
+    for (const { name, sql, swapped } of CASES.filter((c) => !only || only.some((o) => c.name.startsWith(o)))) {
       log(`${name} ...`);
       const floor = swapped ? myFloor : pgFloor;
       const total = await timed(() => vdb(sql));
@@ -209,6 +216,21 @@ async function main(): Promise<void> {
     console.log(
       table(['join', 'plan', 'vdb ms', '÷ floor', '÷ mysql_fdw', 'MariaDB query ms', 'PostgreSQL statement ms', 'rest ms'], rows, 2),
     );
+    // Shipped against dependent, alternating run by run in this process (the machine's load moves both alike).
+    const alternating: string[][] = [];
+    for (const { name, sql } of CASES.filter((c) => !c.swapped && (!only || only.some((o) => c.name.startsWith(o))))) {
+      log(`${name}: shipped / dependent, alternating ...`);
+      const times: [number[], number[]] = [[], []];
+      for (let i = 0; i <= RUNS; i++) {
+        for (const [k, on] of [engine, unshipped].entries()) {
+          const start = performance.now();
+          await vdb(sql, on);
+          if (i > 0) times[k]!.push(performance.now() - start);
+        }
+      }
+      alternating.push([name, median(times[0]).toFixed(0), median(times[1]).toFixed(0), (median(times[0]) / median(times[1])).toFixed(2)]);
+    }
+    console.log(`\n${table(['join', 'shipped ms', 'dependent ms', 'shipped ÷ dependent'], alternating, 1)}`);
   } finally {
     await services.close();
     await client.end();

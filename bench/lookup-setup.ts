@@ -14,6 +14,8 @@ import { BASIC, expectStatus, request } from './vdb-server.js';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** Seconds of the same load before each measured row, not measured (JIT, pools, prepared statements). */
+export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 2);
 export const log = (line: string) => process.stderr.write(`${line}\n`);
 export const ROWS = 1_000_000;
 
@@ -58,8 +60,8 @@ export function child(args: string[], ready?: RegExp): Promise<{ line: string; p
   });
 }
 
-export async function load(spec: Omit<LoadSpec, 'connections' | 'seconds'>): Promise<LoadResult> {
-  const { line } = await child([path.join(HERE, 'load.js'), JSON.stringify({ ...spec, connections: CONNECTIONS, seconds: SECONDS })]);
+export async function load(spec: Omit<LoadSpec, 'connections' | 'seconds'>, seconds = SECONDS): Promise<LoadResult> {
+  const { line } = await child([path.join(HERE, 'load.js'), JSON.stringify({ ...spec, connections: CONNECTIONS, seconds })]);
   return JSON.parse(line) as LoadResult;
 }
 

@@ -8,14 +8,14 @@
  * CPU time per request (what a request costs the server, however busy the machine is; the
  * PostgreSQL backends' own time is not in it).
  *
- * Usage: npm run build && node dist/bench/point-lookup.js   (BENCH_SECONDS=10, BENCH_CONNECTIONS=50, BENCH_ONLY=<row>)
+ * Usage: npm run build && node dist/bench/point-lookup.js   (BENCH_SECONDS=10, BENCH_WARMUP=2, BENCH_CONNECTIONS=50, BENCH_ONLY=<row>)
  */
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { table } from './measure.js';
 import type { LoadResult } from './load.js';
-import { addLookupSource, child, CONNECTIONS, cpuMs, ensureTable, load, log, ROWS, SECONDS } from './lookup-setup.js';
+import { addLookupSource, child, CONNECTIONS, cpuMs, ensureTable, load, log, ROWS, SECONDS, WARMUP_SECONDS } from './lookup-setup.js';
 import { expectStatus, request, startVdb, text } from './vdb-server.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -30,35 +30,33 @@ try {
   expectStatus(login, 200, 'login');
   const token = { 'x-auth-token': (JSON.parse(text(login)) as { token: string }).token };
 
-  const runs: Array<[string, string, () => Promise<LoadResult>]> = [
-    ['fastify, constant JSON', '', () => load({ url: `${baselineUrl}/constant`, headers: {}, bodyTemplate: '{}', maxId: 1 })],
+  const runs: Array<[string, string, Parameters<typeof load>[0]]> = [
+    ['fastify, constant JSON', '', { url: `${baselineUrl}/constant`, headers: {}, bodyTemplate: '{}', maxId: 1 }],
     [
       'vdb SELECT 1',
       'fastify, constant JSON',
-      () => load({ url: `${vdb.url}/rest/api/query`, headers: token, bodyTemplate: '{"sql":"SELECT 1"}', maxId: 1 }),
+      { url: `${vdb.url}/rest/api/query`, headers: token, bodyTemplate: '{"sql":"SELECT 1"}', maxId: 1 },
     ],
-    ['fastify + pg lookup', '', () => load({ url: `${baselineUrl}/lookup`, headers: {}, bodyTemplate: '{"id":{ID}}', maxId: ROWS })],
+    ['fastify + pg lookup', '', { url: `${baselineUrl}/lookup`, headers: {}, bodyTemplate: '{"id":{ID}}', maxId: ROWS }],
     [
       'vdb lookup (literal)',
       'fastify + pg lookup',
-      () =>
-        load({
-          url: `${vdb.url}/rest/api/query`,
-          headers: token,
-          bodyTemplate: '{"sql":"SELECT * FROM pg.bench_lookup WHERE id = {ID}"}',
-          maxId: ROWS,
-        }),
+      {
+        url: `${vdb.url}/rest/api/query`,
+        headers: token,
+        bodyTemplate: '{"sql":"SELECT * FROM pg.bench_lookup WHERE id = {ID}"}',
+        maxId: ROWS,
+      },
     ],
     [
       'vdb lookup (params)',
       'fastify + pg lookup',
-      () =>
-        load({
-          url: `${vdb.url}/rest/api/query`,
-          headers: token,
-          bodyTemplate: '{"sql":"SELECT * FROM pg.bench_lookup WHERE id = $1","params":[{ID}]}',
-          maxId: ROWS,
-        }),
+      {
+        url: `${vdb.url}/rest/api/query`,
+        headers: token,
+        bodyTemplate: '{"sql":"SELECT * FROM pg.bench_lookup WHERE id = $1","params":[{ID}]}',
+        maxId: ROWS,
+      },
     ],
   ];
   const results = new Map<string, LoadResult>();
@@ -66,12 +64,13 @@ try {
   // BENCH_ONLY=<text>: only the rows whose name contains it (and their references), e.g. for a profile.
   const only = process.env.BENCH_ONLY;
   const chosen = only ? runs.filter(([name]) => name.includes(only)) : runs;
-  for (const [name, reference, run] of chosen) {
-    log(`${name}: ${SECONDS} s, ${CONNECTIONS} connections...`);
+  for (const [name, reference, spec] of chosen) {
+    log(`${name}: ${WARMUP_SECONDS} s warm-up, ${SECONDS} s, ${CONNECTIONS} connections...`);
+    if (WARMUP_SECONDS > 0) await load(spec, WARMUP_SECONDS);
     const loadBefore = os.loadavg()[0]!;
     const server = name.startsWith('vdb') ? vdb.pid : baseline.pid;
     const cpuBefore = cpuMs(server);
-    const result = await run();
+    const result = await load(spec);
     const serverCpu = (cpuMs(server) - cpuBefore) / Math.max(1, result.requests);
     results.set(name, result);
     const ratio =

@@ -35,8 +35,21 @@ export interface QueryLogOptions {
   onRecord?: (entry: QueryLogEntry) => void;
 }
 
+/** The last time written as ISO text: statements that start in the same millisecond share it. */
+let lastTime = { ms: NaN, iso: '' };
+
+function isoTime(ms: number): string {
+  if (lastTime.ms !== ms) lastTime = { ms, iso: new Date(ms).toISOString() };
+  return lastTime.iso;
+}
+
+/** Entries past their age are dropped when they are this much older still, or when the log is listed. */
+const TRIM_AGE_SLACK_MS = 1000;
+
 export class QueryLog {
   private entries: QueryLogEntry[] = [];
+  /** When each entry's statement started (ms), in the entries' order. */
+  private starts: number[] = [];
   private nextId = 1;
 
   constructor(
@@ -55,22 +68,27 @@ export class QueryLog {
         id: this.nextId++,
         user,
         statement: redactSecrets(statement),
-        start: new Date(started).toISOString(),
+        start: isoTime(started),
         durationMs: this.now() - started,
         ...outcome,
       };
       this.entries.push(entry);
-      this.trim();
+      this.starts.push(started);
+      // Trimmed in batches (an eighth of the limit over it), not by copying the list per statement.
+      if (this.entries.length > this.options.maxEntries + Math.max(1, this.options.maxEntries >> 3)) this.trim();
+      else if (this.starts[0]! < this.now() - this.options.maxAgeMs - TRIM_AGE_SLACK_MS) this.trim();
       this.options.onRecord?.(entry);
     };
   }
 
   private trim(): void {
     const oldest = this.now() - this.options.maxAgeMs;
-    const firstKept = this.entries.findIndex((e) => Date.parse(e.start) >= oldest);
-    if (firstKept > 0) this.entries = this.entries.slice(firstKept);
-    else if (firstKept < 0) this.entries = [];
-    if (this.entries.length > this.options.maxEntries) this.entries = this.entries.slice(-this.options.maxEntries);
+    const firstKept = this.starts.findIndex((start) => start >= oldest);
+    const from = Math.max(firstKept < 0 ? this.entries.length : firstKept, this.entries.length - this.options.maxEntries);
+    if (from > 0) {
+      this.entries = this.entries.slice(from);
+      this.starts = this.starts.slice(from);
+    }
   }
 
   list(): readonly QueryLogEntry[] {

@@ -20,6 +20,11 @@ export interface ColumnDef {
   sourceType?: string;
   /** The source's collation of a text column, when it is not bytewise (orders text differently). */
   collation?: string | null;
+  /**
+   * Distinct values, estimated from the source's statistics (PostgreSQL pg_stats, MySQL/MariaDB
+   * index cardinality, SQLite sqlite_stat1); absent when the source keeps none for the column.
+   */
+  distinct?: number | null;
   description?: string | null;
 }
 

@@ -1,7 +1,8 @@
 /** The engine's front: SQL text in, an open execution out (parse -> bind -> execute). */
-import { constantExecution, constantSelect } from './exec/constant-result.js';
+import { constantExecution, constantSelect, type Constant } from './exec/constant-result.js';
 import type { ResultColumn } from '../results/json.js';
-import { bindParameters, type ParamValue } from './front/params.js';
+import { bindParameters, paramConstant, type ParamValue } from './front/params.js';
+import { kindOfText, learnSlots, liftLiterals, slotConstants, variantValues, type LiftedText, type Slot } from './front/statement-text.js';
 import type { SourceRegistry } from '../catalog/sources.js';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, forbidden } from '../errors.js';
@@ -12,10 +13,10 @@ import { asKind, fieldNames, nodeKind, statementOf, walk } from './front/ast.js'
 import { bindStatement, type BoundStatement } from './front/bind.js';
 import type { DuckRuntime } from '../runtime/duckdb.js';
 import { openExecution, openStaticExecution, type Execution, type StatementRoute } from './exec/execute.js';
-import { openSourceSelectExecution, openWholeExecution, type WholeColumns } from './exec/source-execution.js';
+import { engineColumnsOf, openSourceSelectExecution, openWholeExecution, type WholeColumns } from './exec/source-execution.js';
 import { BoundedCache, shapeOf } from './exec/statement-cache.js';
 import { chooseRoute, type Route } from './plan/route.js';
-import { constantTexts, fill, markedTree, parameterized, templateOf, type WholeTemplate } from './plan/whole-template.js';
+import { constantText, constantTexts, fill, markedTree, parameterized, templateOf, type WholeTemplate } from './plan/whole-template.js';
 import { planShipping, DEFAULT_MAX_SHIPPED_ROWS } from './plan/ship.js';
 import { openShippedExecution } from './exec/ship.js';
 import { parseStatement, requireFaithful } from './front/parse.js';
@@ -37,6 +38,34 @@ interface StatementContext {
   signal: AbortSignal;
   policy: AccessPolicy;
   viaApiKey: boolean;
+  /** Filled in by a SELECT: what its text may be linked to (see `learnText`). */
+  learned?: Learned;
+}
+
+/** What a SELECT found out that its text can be linked to. */
+interface Learned {
+  /** The key of its template (whole-template.ts) and its constants in walk order. */
+  template?: { key: string; constants: string[] };
+  /** The result of a constant select. */
+  constants?: Constant[];
+}
+
+/**
+ * What a statement's text (statement-text.ts, literals lifted) is linked to: the key of its
+ * template and where each constant comes from; or, for the very text, a constant select's result.
+ * null: tried, the text cannot be linked (its parsed constants do not follow its literals).
+ */
+type TextEntry = { templateKey: string; slots: Slot[] } | { constants: Constant[] } | null;
+
+/** A statement's text with what its values are: the lifted literals, then the parameters. */
+interface StatementText {
+  lifted: LiftedText;
+  /** The key of the text for this user under this catalog (`statementTexts`). */
+  key: string;
+  values: string[];
+  kinds: string[];
+  /** How often each value occurs in the statement. */
+  occurrences: number[];
 }
 
 export class Engine {
@@ -50,13 +79,22 @@ export class Engine {
    * null: the shape has no template (not whole at a source, or not fillable).
    */
   private readonly wholeTemplates = new BoundedCache<WholeTemplate | null>(1000);
+  /**
+   * Statement texts linked to their templates (or constant results), by catalog generation,
+   * user, roles, the text with its literals lifted and the parameters' kinds: a point lookup
+   * of a known text is answered without parsing it (`openText`).
+   */
+  private readonly statementTexts = new BoundedCache<TextEntry>(1000);
   /** Statements answered from a template since the start (for the tests and operators). */
   templated = 0;
+  /** Statements answered by their text, unparsed, since the start (for the tests). */
+  byText = 0;
 
   /** Hits of the engine's caches since the start, by cache (GET /metrics). */
   cacheHits(): Record<string, number> {
     return {
       'statement-templates': this.wholeTemplates.hits,
+      'statement-texts': this.statementTexts.hits,
       'source-result-columns': this.wholeColumns.hits,
       'engine-result-columns': this.learnedColumns.hits,
     };
@@ -83,6 +121,11 @@ export class Engine {
     signal: AbortSignal,
     access: { readOnly?: boolean; apiKey?: boolean; params?: readonly ParamValue[] } = {},
   ): Promise<Execution> {
+    const text = this.statementText(sql, user, access.apiKey ?? false, access.params);
+    if (text) {
+      const known = await this.openText(text, sql, user, signal);
+      if (known) return known;
+    }
     const tree = parseStatement(sql);
     // $1, $2, ... become the values given with the statement (params.ts).
     if (access.params) bindParameters(tree, access.params);
@@ -100,7 +143,109 @@ export class Engine {
         );
       }
     }
-    return this.openTree(tree, user, signal, access.apiKey ?? false);
+    const learned: Learned = {};
+    const execution = await this.openTree(tree, user, signal, access.apiKey ?? false, learned);
+    if (text) this.learnText(text, sql, learned, access.params);
+    return execution;
+  }
+
+  /** The prefix of the keys of what is learned for `user` under this catalog (kept per user object and generation). */
+  private userKey(user: UserDef, viaApiKey: boolean): string {
+    const generation = this.registry.generation;
+    const known = this.userKeys.get(user);
+    if (known?.generation === generation && known.viaApiKey === viaApiKey) return known.key;
+    const key = `${generation}\u0000${user.name}\u0000${user.roles.join('\u0001')}\u0000${viaApiKey}`;
+    this.userKeys.set(user, { generation, viaApiKey, key });
+    return key;
+  }
+  private readonly userKeys = new WeakMap<UserDef, { generation: number; viaApiKey: boolean; key: string }>();
+
+  /** The statement's text and values, when its literals and parameters can be lifted; else null. */
+  private statementText(sql: string, user: UserDef, viaApiKey: boolean, params?: readonly ParamValue[]): StatementText | null {
+    if (sql.length > MAX_TEXT_LENGTH) return null;
+    const lifted = liftLiterals(sql);
+    if (!lifted) return null;
+    const values = lifted.literals.map((l) => l.text);
+    const kinds = lifted.literals.map((l) => l.kind);
+    const occurrences = values.map(() => 1);
+    let paramKinds = '-';
+    if (params) {
+      paramKinds = '';
+      for (const [i, value] of params.entries()) {
+        if (value === null) {
+          paramKinds += 'n,';
+          continue;
+        }
+        const written = constantText((paramConstant(value) as { A_Const: Record<string, unknown> }).A_Const);
+        const kind = written === null ? null : kindOfText(written);
+        // A value that would need escaping, a negative number: the full path.
+        if (written === null || kind === null) return null;
+        values.push(written);
+        kinds.push(kind);
+        occurrences.push(lifted.placeholders.get(i + 1) ?? 0);
+        paramKinds += `${kind},`;
+      }
+    }
+    return { lifted, key: `${this.userKey(user, viaApiKey)}\u0000${lifted.key}\u0000${paramKinds}`, values, kinds, occurrences };
+  }
+
+  /**
+   * A statement whose text is linked to a template (or is a known constant select): answered
+   * without parsing it. Null when it is not, or the template no longer holds: then the full path.
+   */
+  private async openText(text: StatementText, sql: string, user: UserDef, signal: AbortSignal): Promise<Execution | null> {
+    const entry = this.statementTexts.get(text.key) ?? this.statementTexts.get(`${text.key}\u0000${sql}`);
+    if (!entry) return null;
+    if ('constants' in entry) {
+      this.byText++;
+      return routed(constantExecution(entry.constants, this.runtime), 'constant');
+    }
+    const template = this.wholeTemplates.get(entry.templateKey);
+    if (!template) return null;
+    const execution = await this.openTemplate(template, slotConstants(entry.slots, text.values), user, signal);
+    if (!execution) return null;
+    this.templated++;
+    this.byText++;
+    return routed(execution, 'whole');
+  }
+
+  /**
+   * Links a statement's text to what its first run learned: a constant select's result (for
+   * the very text), or its template, once the statement is seen to take its constants from the
+   * lifted literals and parameters alone: each where the values stand, none from elsewhere, and
+   * the same again when the statement is parsed with other values of the same kinds.
+   */
+  private learnText(text: StatementText, sql: string, learned: Learned, params?: readonly ParamValue[]): void {
+    if (learned.constants && !params) {
+      this.statementTexts.set(`${text.key}\u0000${sql}`, { constants: learned.constants });
+      return;
+    }
+    const template = learned.template;
+    const planned = template && this.wholeTemplates.peek(template.key);
+    if (!template || !planned || this.statementTexts.peek(text.key) !== undefined) return;
+    const slots = learnSlots(template.constants, text.values, text.occurrences);
+    // Values only where a constant is a value (not an ORDER BY position, a type modifier): the
+    // checks a parsed statement gets before its template is used never look at those.
+    if (!slots || slots.some((slot, i) => typeof slot === 'number' && !planned.parameters[i])) return;
+    let linked = false;
+    try {
+      const variants = variantValues(text.kinds, text.values);
+      if (variants) {
+        const { literals } = text.lifted;
+        let variantSql = sql;
+        for (let i = literals.length - 1; i >= 0; i--) {
+          variantSql = variantSql.slice(0, literals[i]!.start) + variants[i] + variantSql.slice(literals[i]!.end);
+        }
+        const tree = parseStatement(variantSql);
+        if (params) bindParameters(tree, variantParams(params, variants.slice(literals.length), text.kinds.slice(literals.length)));
+        const constants = constantTexts(tree);
+        const key = template.key.slice(0, template.key.lastIndexOf(SHAPE_SEPARATOR) + 1) + shapeOf(tree);
+        linked = key === template.key && constants !== null && JSON.stringify(constants) === JSON.stringify(slotConstants(slots, variants));
+      }
+    } catch {
+      linked = false;
+    }
+    this.statementTexts.set(text.key, linked ? { templateKey: template.key, slots } : null);
   }
 
   /** The rows of a SELECT (of an INSERT ... SELECT) as text, for writing them to a source. */
@@ -117,7 +262,7 @@ export class Engine {
     return { columns: execution.columns.length, rows: rows(), close: () => execution.close() };
   }
 
-  private async openTree(tree: ParseResult, user: UserDef, signal: AbortSignal, viaApiKey = false): Promise<Execution> {
+  private async openTree(tree: ParseResult, user: UserDef, signal: AbortSignal, viaApiKey = false, learned?: Learned): Promise<Execution> {
     const statement = statementOf(tree);
     // The user's permissions as they are now, for this statement.
     const context: StatementContext = {
@@ -127,6 +272,7 @@ export class Engine {
       signal,
       policy: new AccessPolicy(user, this.registry.permissions),
       viaApiKey,
+      learned,
     };
     const handler = (statement && this.handlers[nodeKind(statement)]) ?? this.selectStatement;
     return handler.call(this, context);
@@ -244,12 +390,11 @@ export class Engine {
     return openStaticExecution(this.runtime, staticResultSql(result), signal, result.sourceQueries);
   }
 
-  private async selectStatement({ tree, user, signal, policy, viaApiKey }: StatementContext): Promise<Execution> {
+  private async selectStatement({ tree, user, signal, policy, viaApiKey, learned }: StatementContext): Promise<Execution> {
     // The same shape planned before for this user under this catalog: fill in the constants.
     const constants = constantTexts(tree);
-    const key = constants
-      ? `${this.registry.generation}\u0000${user.name}\u0000${user.roles.join('\u0001')}\u0000${viaApiKey}\u0000${shapeOf(tree)}`
-      : null;
+    const key = constants ? `${this.userKey(user, viaApiKey)}${SHAPE_SEPARATOR}${shapeOf(tree)}` : null;
+    if (learned && key && constants) learned.template = { key, constants };
     const template = key ? this.wholeTemplates.get(key) : undefined;
     if (template && constants) {
       const execution = await this.openTemplate(template, constants, user, signal);
@@ -263,7 +408,7 @@ export class Engine {
 
     const bound = bindStatement(tree, this.registry, this.vdbName, policy);
     const narrowed = bound.narrowed.size > 0 || bound.hiddenColumns.size > 0 || bound.readsViews;
-    const opened = await guarded(this.openBound(bound, user, signal), (o) => o.execution, narrowed, bound.hiddenColumns, user);
+    const opened = await guarded(this.openBound(bound, user, signal, learned), (o) => o.execution, narrowed, bound.hiddenColumns, user);
     if (key && pristine && constants) {
       const learned =
         opened.route?.kind === 'whole' && opened.columnsKey
@@ -304,17 +449,22 @@ export class Engine {
     return guarded(opening, (execution) => execution, template.narrowed, template.hiddenColumns, user);
   }
 
-  private async openBound(bound: BoundStatement, user: UserDef, signal: AbortSignal): Promise<Opened> {
+  private async openBound(bound: BoundStatement, user: UserDef, signal: AbortSignal, learned?: Learned): Promise<Opened> {
     // SELECT 1 and its kind: no source, no engine.
     const constants = constantSelect(bound);
-    if (constants) return { execution: routed(await constantExecution(constants, this.runtime), 'constant') };
+    if (constants) {
+      if (learned) learned.constants = constants;
+      return { execution: routed(constantExecution(constants, this.runtime), 'constant') };
+    }
     const route = await chooseRoute(bound, this.registry, this.options);
     const columnsKey =
       route.kind === 'federated' ? undefined : `${route.plan.source.oid}:${this.registry.generation}:${shapeOf(bound.ast)}`;
     // A narrower route may still decline once it meets the source: then the statement runs federated.
     const execution =
       route.kind === 'whole'
-        ? await openWholeExecution(route.plan, this.runtime, signal, { cache: this.wholeColumns, key: columnsKey! })
+        ? await openWholeExecution(route.plan, this.runtime, signal, { cache: this.wholeColumns, key: columnsKey! }, null, () =>
+            engineColumnsOf(bound, this.runtime, signal),
+          )
         : route.kind === 'source-select'
           ? await openSourceSelectExecution(bound, route.plan, this.runtime, signal, { cache: this.learnedColumns, key: columnsKey! })
           : null;
@@ -342,6 +492,25 @@ export class Engine {
       learned: { cache: this.wholeColumns, key: `shipped:${plan.target.oid}:${this.registry.generation}:${shapeOf(bound.ast)}` },
     });
   }
+}
+
+/** Statements longer than this are not looked up by their text (the key holds the text). */
+const MAX_TEXT_LENGTH = 4096;
+
+/** Between the user's part of a template's key and the statement's shape. */
+const SHAPE_SEPARATOR = '\u0000';
+
+/** Parameters of the same kinds as `params`, with the values `texts` (written as the deparser writes them). */
+function variantParams(params: readonly ParamValue[], texts: readonly string[], kinds: readonly string[]): ParamValue[] {
+  let next = 0;
+  return params.map((value) => {
+    if (value === null) return null;
+    const text = texts[next]!;
+    const kind = kinds[next++]!;
+    if (kind === 'b') return text === 'true';
+    if (kind === 's') return text.slice(1, -1);
+    return Number(text);
+  });
 }
 
 /** Marks how a SELECT was answered (metrics). */

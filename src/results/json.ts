@@ -5,7 +5,9 @@
  *
  * The type mapping (documented in docs/sql.md):
  *  - booleans, integers of every width, decimals: JSON numbers, exact
- *  - float/double: JSON numbers; NaN and ±Infinity as the strings "NaN", "Infinity", "-Infinity"
+ *  - float/double: JSON numbers spelled as PostgreSQL spells them (floatJsonSql); NaN and
+ *    ±Infinity as the strings "NaN", "Infinity", "-Infinity"
+ *  - json: its text as it is
  *  - date: "YYYY-MM-DD"; timestamp: "YYYY-MM-DDTHH:MM:SS[.ffffff]"; timestamptz: UTC with "+00:00"
  *  - blob: base64 string; lists and structs: JSON arrays and objects
  *  - everything else (varchar, uuid, time, interval, enum, ...): its text
@@ -73,13 +75,8 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
   switch (type.typeId) {
     case DuckDBTypeId.FLOAT:
     case DuckDBTypeId.DOUBLE:
-      // FLOAT via its shortest text (0.1, not 0.10000000149011612); whole numbers without the
-      // engine's ".0", as PostgreSQL writes them (up to 1e15, where both switch to exponents);
-      // non-finite as strings.
-      return `CASE WHEN ${c} IS NULL THEN NULL
-        WHEN isfinite(${c}) AND ${c} = trunc(${c}) AND abs(${c}) < 1e15 THEN json(CAST(${c} AS BIGINT)::VARCHAR)
-        WHEN isfinite(${c}) THEN json(${c}::VARCHAR)
-        WHEN isnan(${c}) THEN '"NaN"'::JSON WHEN ${c} > 0 THEN '"Infinity"'::JSON ELSE '"-Infinity"'::JSON END`;
+      // Rows splice these texts in (jsonRowsSql); as a JSON value the engine would spell it anew.
+      return `json(${floatJsonSql(c, type.typeId)})`;
     case DuckDBTypeId.TIMESTAMP:
     case DuckDBTypeId.TIMESTAMP_S:
     case DuckDBTypeId.TIMESTAMP_MS:
@@ -106,6 +103,30 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
 }
 
 /**
+ * The JSON text of a float as PostgreSQL writes it (float4out/float8out): the shortest digits
+ * that read back as the same value, in exponent form (1e+15, 1.5e-07: the exponent signed, two
+ * digits at least) when the decimal exponent is below -4 or at least 15 (float4: 6), else
+ * without one, and without a fraction when whole (100, -0); NaN and the infinities as strings.
+ * The engine's text has the same digits and forms except that it writes exponents of up to 15
+ * without one (1000000000000000.0, 1000000.0 for a float4) and whole numbers with ".0".
+ */
+export function floatJsonSql(c: string, typeId: DuckDBTypeId.FLOAT | DuckDBTypeId.DOUBLE): string {
+  const text = `CAST(${c} AS VARCHAR)`;
+  // From where PostgreSQL writes an exponent to where the engine starts to (1e16).
+  const exponentFrom = typeId === DuckDBTypeId.FLOAT ? '1e6' : '1e15';
+  const digits = `rtrim(regexp_replace(${text}, '[-.]', '', 'g'), '0')`;
+  const exponent = `length(split_part(ltrim(${text}, '-'), '.', 1)) - 1`;
+  // Most values take the first branches: whole numbers through BIGINT, others as the engine writes them.
+  return `CASE WHEN ${c} IS NULL THEN 'null'
+    WHEN NOT isfinite(${c}) THEN CASE WHEN isnan(${c}) THEN '"NaN"' WHEN ${c} > 0 THEN '"Infinity"' ELSE '"-Infinity"' END
+    WHEN abs(${c}) < ${exponentFrom} THEN CASE WHEN ${c} <> trunc(${c}) THEN ${text}
+      WHEN ${c} = 0 AND signbit(${c}) THEN '-0' ELSE CAST(CAST(${c} AS BIGINT) AS VARCHAR) END
+    WHEN abs(${c}) >= 1e16 THEN ${text}
+    ELSE CASE WHEN ${c} < 0 THEN '-' ELSE '' END || ${digits}[1] || CASE WHEN length(${digits}) > 1 THEN '.' || ${digits}[2:] ELSE '' END
+      || 'e+' || lpad((${exponent})::VARCHAR, 2, '0') END`;
+}
+
+/**
  * Values written as PostgreSQL's text (engine/exec/numeric-values.ts): a numeric with a scale
  * per value, a json value spaced as PostgreSQL spaces it. A struct of one field holds the
  * text, written into the row as it is (the engine's JSON would reparse it: 1.50 would become
@@ -116,7 +137,6 @@ const textField = (type: DuckDBType): string | undefined =>
   type.typeId === DuckDBTypeId.STRUCT
     ? Object.keys(TEXT_FIELDS).find((field) => type.toString() === `STRUCT("${field}" VARCHAR)`)
     : undefined;
-export const isNumericText = (type: DuckDBType): boolean => textField(type) !== undefined;
 
 /** The type name the SQL-Column-Types header shows. */
 export const columnTypeName = (type: DuckDBType): string => {
@@ -130,28 +150,54 @@ export const columnText = (column: string, type: DuckDBType): string => {
   return field ? `struct_extract(${quoteIdent(column)}, ${sqlLiteral(field)})` : `CAST(${quoteIdent(column)} AS VARCHAR)`;
 };
 
-/** Rows with numeric texts: each value's JSON written alone, the numbers' texts as they are, joined. */
-function splicedRowsSql(relationSql: string, columns: readonly ResultColumn[], values: string[], shape: RowShape): string {
-  const inner = (json: string) => `substr(${json}, 2, length(${json}) - 2)`;
-  const parts = columns.map((col, i) => {
-    const text = isNumericText(col.type) ? `coalesce(${columnText(columnAlias(i), col.type)}, 'null')` : null;
-    if (shape === 'array') return text ?? inner(`json_array(${values[i]})::VARCHAR`);
-    const key = `${JSON.stringify(col.name)}:`;
-    return text ? `${sqlLiteral(key)} || ${text}` : inner(`json_object(${sqlLiteral(col.name)}, ${values[i]})::VARCHAR`);
-  });
-  const [open, close] = shape === 'array' ? ['[', ']'] : ['{', '}'];
-  return `SELECT '${open}' || concat_ws(',', ${parts.join(', ')}) || '${close}' FROM ${relationSql}`;
+/**
+ * The JSON text of a column that json_array would write anew, or null: json_array writes
+ * numbers its own way (1e301, 1e-7) and JSON values without their spaces, where PostgreSQL
+ * keeps a json value's text as it is.
+ */
+function ownText(column: ResultColumn, c: string): string | null {
+  const field = textField(column.type);
+  if (field) return `COALESCE(struct_extract(${c}, ${sqlLiteral(field)}), 'null')`;
+  const { typeId } = column.type;
+  if (typeId === DuckDBTypeId.FLOAT || typeId === DuckDBTypeId.DOUBLE) return floatJsonSql(c, typeId);
+  if (column.type.alias === 'JSON') return `COALESCE(CAST(${c} AS VARCHAR), 'null')`;
+  if (column.type.typeId === DuckDBTypeId.LIST) {
+    // A list of floats (array_agg(x), ARRAY[...]): its elements as above.
+    const element = column.type.valueType.typeId;
+    if (element !== DuckDBTypeId.FLOAT && element !== DuckDBTypeId.DOUBLE) return null;
+    return `CASE WHEN ${c} IS NULL THEN 'null' ELSE '[' || array_to_string(list_transform(${c}, lambda x: ${floatJsonSql('x', element)}), ',') || ']' END`;
+  }
+  return null;
 }
 
-/** SELECT that turns the rows of `relationSql` (aliased c0..cn) into one JSON text per row. */
+/**
+ * SELECT that turns the rows of `relationSql` (aliased c0..cn) into one JSON text per row:
+ * json_array (json_object) in the engine, the columns of `ownText` written as text between the
+ * json_array texts of the others.
+ */
 export function jsonRowsSql(relationSql: string, columns: readonly ResultColumn[], shape: RowShape): string {
   const values = columns.map((col, i) => jsonValueSql(columnAlias(i), col.type));
-  if (columns.some((col) => isNumericText(col.type))) return splicedRowsSql(relationSql, columns, values, shape);
-  const row =
+  const encode = (indexes: number[]) =>
     shape === 'array'
-      ? `json_array(${values.join(', ')})`
-      : `json_object(${columns.map((col, i) => `${sqlLiteral(col.name)}, ${values[i]}`).join(', ')})`;
-  return `SELECT ${row}::VARCHAR FROM ${relationSql}`;
+      ? `json_array(${indexes.map((i) => values[i]).join(', ')})`
+      : `json_object(${indexes.map((i) => `${sqlLiteral(columns[i]!.name)}, ${values[i]}`).join(', ')})`;
+  const texts = columns.map((col, i) => ownText(col, quoteIdent(columnAlias(i))));
+  if (texts.every((text) => text === null)) return `SELECT ${encode(columns.map((_, i) => i))}::VARCHAR FROM ${relationSql}`;
+  const parts: string[] = [];
+  let run: number[] = [];
+  const flush = () => {
+    if (run.length > 0) parts.push(`(${encode(run)}::VARCHAR)[2:-2]`);
+    run = [];
+  };
+  columns.forEach((col, i) => {
+    const text = texts[i];
+    if (!text) return run.push(i);
+    flush();
+    parts.push(shape === 'array' ? `(${text})` : `${sqlLiteral(`${JSON.stringify(col.name)}:`)} || (${text})`);
+  });
+  flush();
+  const [open, close] = shape === 'array' ? ["'['", "']'"] : ["'{'", "'}'"];
+  return `SELECT ${open} || ${parts.join(" || ',' || ")} || ${close} FROM ${relationSql}`;
 }
 
 /** `(sql) AS q(c0, c1, ...)`: a result wrapped so that its columns have unique names. */

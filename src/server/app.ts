@@ -98,12 +98,15 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     return authenticate(request, services);
   });
   // While stopping, each answer ends its connection, so that closing the server waits for nothing more.
-  app.addHook('onSend', async (_request, reply) => {
+  // (Hooks in the callback form: no promise per request.)
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (services.lifecycle.stopping) reply.header('connection', 'close');
+    done(null, payload);
   });
   // Requests by route pattern (never the raw path: a hosted link token is a credential).
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     services.metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
   healthRoutes(app, services);
   if (services.config.metricsPort === null) metricsRoutes(app, services);

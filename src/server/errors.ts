@@ -158,7 +158,7 @@ export function isValidHost(host: string): boolean {
  * before anything else: page links and the hosted link are built from them, so a malformed one
  * never reaches that code. HTTP/1.1 requires Host; HTTP/1.0 may leave it out.
  */
-export async function checkHost(request: FastifyRequest): Promise<void> {
+export function checkHost(request: FastifyRequest): void {
   const raw = request.headers.host;
   if (raw === undefined || raw === '') {
     if (request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor === 0 && !request.headers['x-forwarded-host']) return;
@@ -251,7 +251,16 @@ export function registerErrorHandling(app: FastifyInstance, authenticateUnknown?
 
   const routes = new RouteTable();
   app.addHook('onRoute', (route) => routes.add(route));
-  app.addHook('onRequest', checkHost);
+  // Hooks in the callback form: no promise per request.
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      checkHost(request);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    done();
+  });
 
   app.setNotFoundHandler(async (request, reply) => {
     // Under /rest/api nothing, not even which paths exist, is shown without credentials.

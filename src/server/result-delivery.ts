@@ -25,12 +25,20 @@ function setWarnings(reply: FastifyReply, warnings: readonly string[]): void {
   if (warnings.length > 0) reply.header('SQL-Warnings', headerText(warnings.join('; ')));
 }
 
+type TypedColumns = ReadonlyArray<ResultColumn | CursorColumn>;
+
+/** The header of each list of columns: a known statement's columns are the same list each time. */
+const columnTypeHeaders = new WeakMap<TypedColumns, string>();
+
 /** The result's SQL types, a JSON array in column order: rows carry JSON values only (the console shows them). */
-const setColumnTypes = (reply: FastifyReply, columns: ReadonlyArray<ResultColumn | CursorColumn>) =>
-  reply.header(
-    'SQL-Column-Types',
-    headerText(JSON.stringify(columns.map((c) => (typeof c.type === 'string' ? c.type : columnTypeName(c.type))))),
-  );
+function setColumnTypes(reply: FastifyReply, columns: TypedColumns) {
+  let header = columnTypeHeaders.get(columns);
+  if (header === undefined) {
+    header = headerText(JSON.stringify(columns.map((c) => (typeof c.type === 'string' ? c.type : columnTypeName(c.type)))));
+    columnTypeHeaders.set(columns, header);
+  }
+  reply.header('SQL-Column-Types', header);
+}
 
 /** What the query log keeps of the sources' queries: their text, which sources were asked, and the statement's route. */
 const sourceQueriesOf = (execution?: Execution) => ({
@@ -100,9 +108,15 @@ export async function sendResult(
   values?: readonly ParamValue[],
 ): Promise<FastifyReply> {
   const shape: RowShape = params.array ? 'array' : 'object';
-  const resource = resourceOf(request);
   if (params.requestId !== undefined) {
-    return sendPage(services, request, reply, await services.cursors.get(params.requestId, user.name, resource), params, endpoint);
+    return sendPage(
+      services,
+      request,
+      reply,
+      await services.cursors.get(params.requestId, user.name, resourceOf(request)),
+      params,
+      endpoint,
+    );
   }
   if (sql === undefined) {
     throw badRequest('The body must be a JSON object with a "sql" string.', 'Example: {"sql": "SELECT 1"}', 'Missing SQL');
@@ -178,7 +192,7 @@ export async function sendResult(
   if (params.pagination) {
     let cursor: Cursor;
     try {
-      cursor = await services.cursors.create(execution, user.name, resource);
+      cursor = await services.cursors.create(execution, user.name, resourceOf(request));
       if (limits.maxRowsPerStatement !== null && cursor.rowCount > limits.maxRowsPerStatement) {
         await services.cursors.remove(cursor.id);
         throw tooManyRows(user.name, limits.maxRowsPerStatement);

@@ -61,6 +61,8 @@ before(async () => {
       (4, 0, 7, 1, 1, 0, 0, 0, '2000-01-01', '2000-01-01 00:00:00', '00:00:00', 'abc  ', 'ABC', NULL, NULL, NULL, 'x');
     CREATE TABLE composite (a int, b varchar(10), c int NOT NULL, PRIMARY KEY (b, a)) ENGINE=InnoDB;
     CREATE TABLE bits (id int PRIMARY KEY, bt bit(8), yr year, st set('a','b','c')) ENGINE=InnoDB;
+    CREATE TABLE flags (id int PRIMARY KEY, flag boolean, small tinyint(1) unsigned) ENGINE=InnoDB;
+    INSERT INTO flags VALUES (1, true, 1), (2, false, 0), (3, NULL, NULL), (4, 2, 2), (5, -1, 9);
     INSERT INTO bits VALUES (1, b'00001010', 2024, 'a,c');
     CREATE TABLE \`odd\`\`name\` (\`we\`\`ird\` int, \`select\` varchar(10)) ENGINE=InnoDB;
     INSERT INTO \`odd\`\`name\` VALUES (1, 'one'), (2, 'two');
@@ -69,7 +71,7 @@ before(async () => {
     CREATE VIEW bigv AS SELECT seq AS id FROM seq_1_to_5000000;
     CREATE TABLE ${dbB}.other (x int PRIMARY KEY, y varchar(10)) ENGINE=InnoDB;
     INSERT INTO ${dbB}.other VALUES (1, 'b-one'), (2, 'b-two');
-    ANALYZE TABLE types, composite, bits, \`odd\`\`name\`, ${dbB}.other;`,
+    ANALYZE TABLE types, composite, bits, flags, \`odd\`\`name\`, ${dbB}.other;`,
     [TEXT_1],
   );
   if (zeroDatesAllowed) {
@@ -135,6 +137,46 @@ test('imports tables and views with their columns, engine types, nullability and
   );
   // Only the connection's database.
   assert.ok(!main.tables.some((t) => t.name.includes('other')));
+});
+
+test("MariaDB's BOOLEAN (tinyint(1)) is read as boolean, with MySQL's truth; importer.tinyint1AsBoolean=false keeps it a number", async () => {
+  assert.deepEqual(
+    table(main, 'flags').columns.map((c) => [c.name, c.type]),
+    [
+      ['id', 'INTEGER'],
+      ['flag', 'BOOLEAN'],
+      ['small', 'INTEGER'], // tinyint(1) unsigned is no boolean
+    ],
+  );
+  // MySQL's WHERE flag keeps every value but 0 (and NULL): so do the values read.
+  assert.deepEqual(await rows('SELECT id, flag FROM my.flags ORDER BY id'), [
+    [1, true],
+    [2, false],
+    [3, null],
+    [4, true],
+    [5, true],
+  ]);
+  assert.deepEqual(await rows('SELECT id FROM my.flags WHERE flag ORDER BY id'), [[1], [4], [5]]);
+  assert.deepEqual(await rows('SELECT id FROM my.flags WHERE NOT flag OR flag IS NULL ORDER BY id'), [[2], [3]]);
+  assert.deepEqual(await rows('SELECT bool_and(flag), bool_or(flag), count(*) FILTER (WHERE flag) FROM my.flags'), [[false, true, 3]]);
+  const numbers = await server.services.registry.addSource({
+    name: 'my_numbers',
+    kind: 'mysql',
+    connection: connection(tag),
+    model: { 'importer.tinyint1AsBoolean': 'false' },
+  });
+  try {
+    assert.equal(table(numbers, 'flags').columns.find((c) => c.name === 'flag')?.type, 'SMALLINT');
+    assert.deepEqual(await rows('SELECT id, flag FROM my_numbers.flags ORDER BY id'), [
+      [1, 1],
+      [2, 0],
+      [3, null],
+      [4, 2],
+      [5, -1],
+    ]);
+  } finally {
+    await server.services.registry.removeSource('my_numbers');
+  }
 });
 
 test('composite primary keys keep their key order', () => {

@@ -232,16 +232,44 @@ test('every column of a NULL row is JSON null', async () => {
   assert.equal(text, `[[2,${Array(17).fill('null').join(',')},"x"]]`);
 });
 
-test('numeric NaN cannot be a DECIMAL: NULL plus an SQL-Warnings header naming the column', async () => {
+test("numeric NaN: PostgreSQL's answer on every route where the engine does not read it, else a 400", async () => {
   // PostgreSQL answers NaN itself when it runs the statement whole...
   assert.equal(await expectOkText(await query('SELECT id, n FROM pg.nan_t ORDER BY id')), '[[1,1.5],[2,"NaN"],[3,null]]');
-  // ...the engine cannot (random() keeps the statement from being sent whole).
-  const response = await query('SELECT id, n FROM pg.nan_t WHERE random() >= 0 ORDER BY id');
-  const text = await expectOkText(response);
-  assert.match(text, /^\[\[1,1\.50*\],\[2,null\],\[3,null\]\]$/);
-  const warning = response.headers.get('sql-warnings') ?? '';
-  assert.match(warning, /pg\.nan_t\.n/);
-  assert.match(warning, /\b1 value/);
+  // ...the engine cannot hold it (random() keeps the statement from being sent whole): a 400
+  // naming the column, never NULL.
+  const refused = await query('SELECT id, n FROM pg.nan_t WHERE random() >= 0 ORDER BY id');
+  assert.equal(refused.status, 400);
+  assert.match(await refused.text(), /numeric NaN or Infinity \(column n\) is not supported/);
+  // A NaN row that the statement leaves out does not matter, whether the condition reaches
+  // PostgreSQL (pushdown on) or only the engine (pushdown off), and no warning is given.
+  const local = await startTestServer({ pushdown: false });
+  try {
+    await local.services.registry.addSource({
+      name: 'pg',
+      kind: 'postgresql',
+      connection: connection(),
+      model: { 'importer.schemaPattern': tag },
+    });
+    for (const [name, target] of [
+      ['pushdown on', server],
+      ['pushdown off', local],
+    ] as const) {
+      for (const sql of [
+        'SELECT id, n FROM pg.nan_t WHERE id <> 2 AND random() >= 0 ORDER BY id',
+        'SELECT count(*), max(id) FROM pg.nan_t WHERE random() >= 0',
+      ]) {
+        const response = await target.request('/rest/api/query', { body: { sql } });
+        const text = await expectOkText(response);
+        assert.match(text, sql.startsWith('SELECT id') ? /^\[\[1,1\.50*\],\[3,null\]\]$/ : /^\[\[3,3\]\]$/, `${name}: ${sql}`);
+        assert.equal(response.headers.get('sql-warnings'), null, `${name}: ${sql}`);
+      }
+      const sum = await target.request('/rest/api/query', { body: { sql: 'SELECT sum(n) FROM pg.nan_t WHERE random() >= 0' } });
+      assert.equal(sum.status, 400, `${name}: a sum over the NaN is refused`);
+      await sum.text();
+    }
+  } finally {
+    await local.close();
+  }
   // A table without such values has no header.
   const clean = await query('SELECT id FROM pg.nan_t WHERE id = 1 AND random() >= 0');
   await clean.text();

@@ -24,7 +24,7 @@ const COLUMNS = ['id', 'i', 'b', 'n', 'f', 't', 'v', 'd', 'ts', 'flag'];
 export interface CorpusTables {
   /**
    * The table in PostgreSQL as the oracle names it, per source: PostgreSQL holding the same data
-   * with the types vdb reads from that source (MariaDB's boolean is tinyint(1), so smallint).
+   * with the types vdb reads from that source (MariaDB's integers are int4).
    */
   oracleTables: Record<string, string>;
   /** Source descriptions for POST /rest/api/source, by source name. */
@@ -41,10 +41,8 @@ export async function createCorpusTables(fileRoot: string): Promise<CorpusTables
   );
   for (const row of VALS)
     await postgres.query(`INSERT INTO ${tag}.vals VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(',')})`, [...row]);
-  // The oracle of MariaDB's table: integers of MariaDB's widths, the boolean as MariaDB's tinyint(1).
-  await postgres.query(
-    `CREATE TABLE ${tag}.vals_my AS SELECT id::int AS id, i::int AS i, b, n, f, t, v, d, ts, flag::int::smallint AS flag FROM ${tag}.vals`,
-  );
+  // The oracle of MariaDB's table: integers of MariaDB's widths (its tinyint(1) is read as boolean).
+  await postgres.query(`CREATE TABLE ${tag}.vals_my AS SELECT id::int AS id, i::int AS i, b, n, f, t, v, d, ts, flag FROM ${tag}.vals`);
   await postgres.end();
 
   const my = await mysqlConnection();

@@ -583,6 +583,27 @@ export const EXPRESSIONS: readonly string[] = [
   "to_char(x, 'DDth') ;; FROM (VALUES (date '2024-03-11'), (date '2024-03-22'), (date '2024-03-23'), (date '2024-03-31')) v(x)",
   "interval '1 year 2 months 3 days' year to month",
   "interval '1 day 02:03:04.5' minute to second",
+  // Floats as PostgreSQL writes them: exponents from 1e15 (float4: 1e6) and below 1e-4, -0.
+  '1e15::float8',
+  '1e16::float8',
+  '1234567890123456.8::float8',
+  '999999999999999.9::float8',
+  '1e-4::float8',
+  '1e-5::float8',
+  '-2.5e-10::float8',
+  '123456789012345678::float8',
+  '-0.0::float8',
+  '100::float8',
+  '5e-324::float8',
+  '1e6::float4',
+  '999999::float4',
+  '16777216::float4',
+  '123456789.125::float4',
+  '0.1::float4',
+  "'-0'::float4",
+  "'NaN'::float4",
+  "'-Infinity'::float8",
+  "'Infinity'::float4",
 ];
 
 /** Whole statements (rows, column names and JSON values are compared). */
@@ -761,6 +782,30 @@ export const STATEMENTS: readonly string[] = [
   "SELECT var_samp(x), stddev_pop(x) FROM (VALUES ('-inf'::float8), (2)) v(x)",
   'SELECT rank(2) WITHIN GROUP (ORDER BY x DESC), rank(2) WITHIN GROUP (ORDER BY x) FROM (VALUES (1), (NULL), (3)) v(x)',
   'SELECT g, rank(2) WITHIN GROUP (ORDER BY x) FILTER (WHERE x <> 1) FROM (VALUES (1, 1), (1, 0), (2, 3)) v(g, x) GROUP BY g ORDER BY g',
+  // Sums in PostgreSQL's types: int2/int4 bigint, int8 and numeric numeric, float4 float4.
+  'SELECT sum(a), sum(b), sum(c), sum(d) FROM (VALUES (1::int2, 2::int4, 3::int8, 1.50::numeric), (4::int2, 5::int4, 6::int8, 2.25)) v(a, b, c, d)',
+  'SELECT a, sum(a) OVER (ORDER BY a), sum(b) OVER (), sum(c) OVER (ORDER BY a) FROM (VALUES (1::int2, 2::int4, 3::int8), (4::int2, 5::int4, 6::int8)) v(a, b, c) ORDER BY a',
+  'SELECT sum(c) FILTER (WHERE c > 3), sum(b) FILTER (WHERE b > 3) FROM (VALUES (2::int4, 3::int8), (5::int4, 6::int8)) v(b, c)',
+  'SELECT sum(x) FROM (VALUES (0.5::float4), (0.25::float4)) v(x)',
+  'SELECT sum(c) + 1, sum(b) * 2 FROM (VALUES (2::int4, 3::int8), (5::int4, 6::int8)) v(b, c)',
+  'SELECT sum(DISTINCT x) FROM (VALUES (9223372036854775807::int8), (9223372036854775807::int8), (1::int8)) v(x)',
+  'SELECT sum(x) FROM (VALUES (2147483647), (2147483647)) v(x)',
+  // date - date is integer; with GROUP BY the same expression.
+  "SELECT d - date '2024-01-01' AS days, count(*) FROM (VALUES (date '2024-03-01'), (date '2024-03-01')) v(d) GROUP BY d - date '2024-01-01'",
+  "SELECT sum(d - date '2024-01-01'), (date '2024-03-01' - date '2024-01-01') / 7 FROM (VALUES (date '2024-03-01')) v(d)",
+  "SELECT timestamp '2024-01-02' - timestamp '2024-01-01', date '2024-01-02' - 1, 5 - 2",
+  'SELECT x, generate_series(1, x) FROM (VALUES (1::int8), (2::int8)) v(x)',
+  'SELECT x, generate_series(x, 3) FROM (VALUES (1), (2)) v(x)',
+  // upper keeps ß; json -> and ->> give the input's text, or are refused where the engine's would differ.
+  "SELECT upper('straße'), upper('ǆ'), lower('ẞ'), upper('ı')",
+  'SELECT \'{"a":{"b":"c"}}\'::json -> \'a\', \'{"a":[1,2]}\'::json ->> \'a\', \'{"a": "x"}\'::json ->> \'a\'',
+  "SELECT '[1, [2, 3]]'::json ->> 1",
+  // json values keep their text; lists of floats are written as PostgreSQL writes them.
+  'SELECT \'{"a": 1,  "b": [1, 2]}\'::json, \'[1, {"x": "y"}]\'::json, \'"s"\'::json, \'null\'::json, NULL::json',
+  'SELECT ARRAY[1e-7::float8, NULL, 1e15], ARRAY[1e6::float4, 0.5], ARRAY[]::float8[]',
+  'SELECT array_agg(x ORDER BY x) FROM (VALUES (1e-5::float8), (2.5), (1e16)) v(x)',
+  // Floats in rows (the engine writes the row's JSON).
+  "SELECT x, x::float4 FROM (VALUES (1e15::float8), (1e-5), (123456789012345678), (-0.0), (1e6), ('NaN'), ('Infinity'), (NULL)) v(x)",
 ];
 
 /** Statements PostgreSQL refuses: vdb must refuse them too (a 4xx, never rows). */
@@ -890,4 +935,9 @@ export const TABLE_STATEMENTS: readonly string[] = [
   'SELECT flag, avg(n), stddev_samp(i), avg(b) FROM {t} GROUP BY flag ORDER BY flag NULLS FIRST',
   'SELECT json_agg(n ORDER BY id), json_agg(d ORDER BY id), json_agg(ts ORDER BY id) FROM {t}',
   'SELECT id, greatest(n, 1.5, i), coalesce(n, i), lead(n, 1, 1) OVER (ORDER BY id) FROM {t} ORDER BY id',
+  'SELECT id, sum(i) OVER (ORDER BY id), sum(b) OVER (ORDER BY id), sum(id) OVER () FROM {t} ORDER BY id',
+  'SELECT sum(i) FILTER (WHERE id > 2), sum(b) FILTER (WHERE id > 2), sum(n) FILTER (WHERE id > 2) FROM {t}',
+  "SELECT max(d) - min(d), sum(d - date '2000-01-01') FROM {t}",
+  'SELECT id, f * 1e15, f / 1e7, f::float4 * 1e6 FROM {t} ORDER BY id',
+  'SELECT array_agg(f * 1e15 ORDER BY id) FROM {t}',
 ];

@@ -301,6 +301,38 @@ test('constants sent as parameters of a prepared statement answer byte for byte 
   await postgres.query('DROP TABLE cache_numbers');
 });
 
+test('a result beyond the rows a prepared statement reads is streamed with COPY, the same rows as written out', async () => {
+  await postgres.query('DROP TABLE IF EXISTS cache_spill');
+  await postgres.query(`CREATE TABLE cache_spill AS SELECT g AS id, 'row ' || g AS label, (g * 0.5)::numeric(8,1) AS half
+      FROM generate_series(1, 2500) g`);
+  await adminCall("CALL SYSADMIN.refreshDataSource('pgc')");
+  const sql = 'SELECT id, label, half FROM pgc.cache_spill WHERE id <= $1 ORDER BY id';
+  // numeric(8,1) keeps its scale: 1.0, not 1.
+  const expected = (n: number, objects: boolean) =>
+    `[${Array.from({ length: n }, (_, i) => {
+      const id = i + 1;
+      const half = (id * 0.5).toFixed(1);
+      return objects ? `{"id":${id},"label":"row ${id}","half":${half}}` : `[${id},"row ${id}",${half}]`;
+    }).join(',')}]`;
+  await query(sql, { params: [1] });
+  for (const objects of [false, true]) {
+    // 1,000 rows: read by the prepared statement; 1,001 and 2,500: more than it reads, streamed with COPY.
+    for (const n of [1000, 1001, 2500]) {
+      const [preparedBefore, largeBefore, templatedBefore] = [prepared, preparedTooLarge, templated()];
+      const answer = await query(sql, { params: [n], objects });
+      assert.equal(answer.status, 200, answer.body);
+      assert.ok(answer.body === expected(n, objects), `${n} rows, objects: ${objects}: ${answer.body.slice(0, 200)}`);
+      assert.equal(templated() - templatedBefore, 1, 'from the template');
+      assert.equal(prepared - preparedBefore, 1, 'the prepared statement was tried');
+      assert.equal(preparedTooLarge - largeBefore, n > 1000 ? 1 : 0, `${n} rows: ${n > 1000 ? 'COPY' : 'prepared'}`);
+    }
+  }
+  // A window (limit, offset) of a large result.
+  const response = await server.request('/rest/api/query?limit=3&offset=1200', { body: { sql, params: [2500] } });
+  assert.equal(await response.text(), '[[1201,"row 1201",600.5],[1202,"row 1202",601.0],[1203,"row 1203",601.5]]');
+  await postgres.query('DROP TABLE cache_spill');
+});
+
 test("a template is one user's: another user's row condition and grants apply to the same statement", async () => {
   await adminCall("CALL SYSADMIN.addRole('narrow')");
   await adminCall("CALL SYSADMIN.setPermissions('narrow', 'pgc.cache_items', 'R', 'id <= 3')");
@@ -320,6 +352,105 @@ test("a template is one user's: another user's row condition and grants apply to
   // A role taken away is seen by the next request.
   await adminCall("CALL SYSADMIN.removeUserRole('narrow', 'nina')");
   assert.equal((await query(sql, { params: [60], headers: nina })).status, 403);
+});
+
+/** Statement texts linked to their templates (statement-text.ts): answered without parsing. */
+test('a known statement text is answered without parsing, with its own values, for its own user only', async () => {
+  const byText = () => server.services.engine.byText;
+  await touchCatalog();
+  // The first of its shape learns the template and links its text to it.
+  await query('SELECT id, name FROM pgc.cache_items WHERE id = 1');
+  const before = byText();
+  for (const id of [3, 47, 100, 101])
+    assert.deepEqual(await query(`SELECT id, name FROM pgc.cache_items WHERE id = ${id}`), {
+      status: 200,
+      body: id <= 100 ? `[[${id},"item ${id}"]]` : '[]',
+    });
+  assert.deepEqual(await query('SELECT id, name FROM pgc.cache_items WHERE id = 2147483648'), { status: 200, body: '[]' });
+  assert.deepEqual(await query("SELECT id FROM pgc.cache_items WHERE name = 'item 9'"), { status: 200, body: '[[9]]' });
+  assert.deepEqual(await query("SELECT id FROM pgc.cache_items WHERE name = 'item 10'"), { status: 200, body: '[[10]]' });
+  assert.deepEqual(await query("SELECT id FROM pgc.cache_items WHERE name = 'item 11'"), { status: 200, body: '[[11]]' });
+  assert.equal(byText() - before, 6, 'four lookups by id (the larger integer is another kind), two by name');
+  // Parameters: one text, the values linked.
+  for (const id of [5, 6, 7]) {
+    assert.deepEqual(await query('SELECT name FROM pgc.cache_items WHERE id = $1 OR id = $2', { params: [id, id + 10] }), {
+      status: 200,
+      body: `[["item ${id}"],["item ${id + 10}"]]`,
+    });
+  }
+  assert.equal(byText() - before, 8);
+  // A constant the grammar makes (FETCH FIRST ROW ONLY is a 1) never follows a literal of the same value:
+  // linked by the second statement (the first's 1 could be either), then used by the third and on.
+  const fetched = byText();
+  for (const from of [1, 3, 5, 1, 8]) {
+    assert.deepEqual(await query(`SELECT id FROM pgc.cache_items WHERE id >= ${from} ORDER BY id FETCH FIRST ROW ONLY`), {
+      status: 200,
+      body: `[[${from}]]`,
+    });
+  }
+  assert.equal(byText() - fetched, 3);
+  // Two literals alike cannot be told apart: linked by the next statement whose literals differ.
+  const pairs = byText();
+  for (const [a, b] of [
+    [1, 1],
+    [2, 3],
+    [4, 4],
+    [5, 6],
+  ]) {
+    assert.deepEqual(await query(`SELECT id FROM pgc.cache_items WHERE id = ${a} OR id = ${b} ORDER BY id`), {
+      status: 200,
+      body: a === b ? `[[${a}]]` : `[[${a}],[${b}]]`,
+    });
+  }
+  assert.equal(byText() - pairs, 2);
+  // A literal that is an ORDER BY position or a type modifier: such texts are parsed each time.
+  const [positions, planned] = [byText(), templated()];
+  for (const [position, scale] of [
+    [1, 1],
+    [2, 2],
+    [1, 3],
+  ]) {
+    const answer = await query(
+      `SELECT CAST(id AS numeric(6, ${scale})) AS n, 10 - id AS m FROM pgc.cache_items WHERE id < 3 ORDER BY ${position}`,
+    );
+    const rows = [`[1.${'0'.repeat(scale)},9]`, `[2.${'0'.repeat(scale)},8]`];
+    assert.equal(answer.body, `[${(position === 1 ? rows : rows.reverse()).join(',')}]`, `ORDER BY ${position}, scale ${scale}`);
+  }
+  assert.equal(byText() - positions, 0);
+  assert.equal(templated() - planned, 2, 'the second and third from the template of their shape, parsed');
+  // Another user's statement of the same text: her own permissions.
+  await adminCall("CALL SYSADMIN.addRole('texts')");
+  await adminCall("CALL SYSADMIN.setPermissions('texts', 'pgc.cache_items', 'R', 'id <= 3')");
+  await adminCall("CALL SYSADMIN.addUser('tess', 'tess-password-1')");
+  await adminCall("CALL SYSADMIN.addUserRole('texts', 'tess')");
+  const tess = { authorization: server.basic('tess', 'tess-password-1') };
+  await query('SELECT id, name FROM pgc.cache_items WHERE id = 1');
+  await query('SELECT id, name FROM pgc.cache_items WHERE id = 2');
+  assert.equal((await query('SELECT id, name FROM pgc.cache_items WHERE id = 50')).body, '[[50,"item 50"]]');
+  for (const id of [50, 2, 60, 3])
+    assert.equal(
+      (await query(`SELECT id, name FROM pgc.cache_items WHERE id = ${id}`, { headers: tess })).body,
+      id <= 3 ? `[[${id},"item ${id}"]]` : '[]',
+    );
+  // A row condition changed and a grant revoked: the next request sees them.
+  await adminCall("CALL SYSADMIN.setPermissions('texts', 'pgc.cache_items', 'R', 'id <= 60')");
+  assert.equal((await query('SELECT id, name FROM pgc.cache_items WHERE id = 60', { headers: tess })).body, '[[60,"item 60"]]');
+  await adminCall("CALL SYSADMIN.setPermissions('texts', 'pgc.cache_items', NULL)");
+  assert.equal((await query('SELECT id, name FROM pgc.cache_items WHERE id = 60', { headers: tess })).status, 403);
+});
+
+test('a constant select is answered from its text', async () => {
+  const byText = () => server.services.engine.byText;
+  await query('SELECT 1');
+  const before = byText();
+  assert.deepEqual(await query('SELECT 1'), { status: 200, body: '[[1]]' });
+  assert.deepEqual(await query('SELECT 2'), { status: 200, body: '[[2]]' });
+  assert.deepEqual(await query("SELECT 'ok' AS status", { objects: true }), { status: 200, body: '[{"status":"ok"}]' });
+  assert.deepEqual(await query("SELECT 'ok' AS status", { objects: true }), { status: 200, body: '[{"status":"ok"}]' });
+  assert.deepEqual(await query('SELECT 2'), { status: 200, body: '[[2]]' });
+  assert.equal(byText() - before, 3);
+  assert.deepEqual(await query('SELECT $1', { params: [5] }), { status: 200, body: '[[5]]' });
+  assert.deepEqual(await query('SELECT $1', { params: [6] }), { status: 200, body: '[[6]]' });
 });
 
 test('a replaced view and a removed source are seen by the very next request', async () => {

@@ -36,6 +36,12 @@ before(async () => {
   await client.query(
     `INSERT INTO ${tag}.orders SELECT i, i % 700, (i % 997) / 4.0, DATE '2025-01-01' + (i % 300), CASE WHEN i % 5 = 0 THEN NULL ELSE 'l' || (i % 13) END FROM generate_series(1, 20000) i`,
   );
+  // Text keys with the traps of array syntax and of letter case, some matching a customer's name.
+  await client.query(`ALTER TABLE ${tag}.orders ADD COLUMN who text`);
+  await client.query(`UPDATE ${tag}.orders SET who = ($1::text[])[id % $2 + 1] WHERE id % 3 = 0`, [
+    NAMES.filter((n) => n !== null),
+    NAMES.length - 1,
+  ]);
   await client.query(`ANALYZE ${tag}.orders`);
   await client.end();
   const my = await mysql.createConnection(MY);
@@ -49,11 +55,24 @@ before(async () => {
     `l${i % 17}`,
   ]);
   await my.query(`INSERT INTO ${tag}.customers VALUES ?`, [rows]);
+  // A value the engine's load changes (MariaDB's zero date becomes NULL, with a warning): the
+  // arrays are then written from the engine's load, not straight from the rows.
+  await my.query(`CREATE TABLE ${tag}.zeroed (id int PRIMARY KEY, since date)`);
+  await my.query(`SET SESSION sql_mode = ''`);
+  await my.query(`INSERT INTO ${tag}.zeroed VALUES (1, '2025-01-02'), (2, '0000-00-00'), (3, NULL), (4, '2025-03-01')`);
   await my.query(`ANALYZE TABLE ${tag}.customers`);
   await my.end();
 
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-ship-'));
   services = await servicesWithSources(tag, dataDir);
+  // A CSV file of the engine's own: shipped whole along with the MariaDB table.
+  const files = path.join(dataDir, 'files', 'csv');
+  fs.mkdirSync(files, { recursive: true });
+  fs.writeFileSync(
+    path.join(files, 'tags.csv'),
+    'tag,region\n' + Array.from({ length: 17 }, (_, i) => `l${i},"r ${i % 4}${i === 3 ? ' \\ ""q""' : ''}"`).join('\n') + '\nl1,dup\n',
+  );
+  await services.registry.addSource({ name: 'files', kind: 'file', connection: { ParentDirectory: files } });
   const { registry, runtime } = services;
   pushed = new Engine(registry, runtime, 'vdb', { pushdown: true, dependentJoin: { maxKeys: 100_000, batchSize: 50_000 } });
   small = new Engine(registry, runtime, 'vdb', {
@@ -80,6 +99,12 @@ const CASES = [
   'SELECT c.tag, count(*), min(o.created), max(c.score) FROM pg.orders o JOIN my.customers c ON c.tag = o.label GROUP BY c.tag',
   'SELECT count(*), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.since = o.created - 365 WHERE c.score > 5',
   'SELECT c.name IS NULL, count(*) FROM pg.orders o LEFT JOIN my.customers c ON c.id = o.customer_id GROUP BY 1',
+  // Text keys (quotes, backslashes, braces, the word NULL, unicode, duplicates, NULL) as an array.
+  'SELECT c.name, c.id, count(*) FROM pg.orders o JOIN my.customers c ON c.name = o.who GROUP BY c.name, c.id',
+  // Decimal keys with NULLs and duplicates.
+  'SELECT c.score, count(*) FROM pg.orders o JOIN my.customers c ON o.amount = c.score GROUP BY c.score',
+  // The keys of a small side narrowed by its own conditions; duplicate keys (tags repeat).
+  "SELECT o.label, count(*) FROM pg.orders o JOIN my.customers c ON c.tag = o.label WHERE c.id < 100 AND c.name <> 'bob' GROUP BY o.label",
 ];
 
 for (const sql of CASES) {
@@ -92,6 +117,86 @@ for (const sql of CASES) {
     assert.equal(a.sourceSql.length, 2, 'MariaDB once, PostgreSQL once');
   });
 }
+
+test('inner equi-joins read the PostgreSQL table through the shipped keys; outer joins do not', async () => {
+  const inner = await rows(pushed, CASES[0]!);
+  assert.match(inner.sourceSql[0] ?? '', /customer_id = ANY \('\{/);
+  const text = await rows(pushed, CASES[6]!);
+  assert.match(text.sourceSql[0] ?? '', /who = ANY \('\{/);
+  const outer = await rows(pushed, CASES[5]!);
+  assert.doesNotMatch(outer.sourceSql[0] ?? '', /= ANY \(/);
+});
+
+test('an empty small side: empty arrays, empty keys, the same (empty) answer', async () => {
+  const sql =
+    "SELECT c.name, count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.name = 'nobody' GROUP BY c.name";
+  const a = await rows(pushed, sql);
+  assert.equal(a.json, '[]');
+  assert.equal(sorted(a.json), sorted((await rows(local, sql)).json));
+  assert.match(a.sourceSql[0] ?? '', /unnest\('\{\}'::int4\[\]/);
+  const outer = "SELECT count(*), count(c.id) FROM pg.orders o LEFT JOIN my.customers c ON c.id = o.customer_id AND c.name = 'nobody'";
+  assert.equal((await rows(pushed, outer)).json, (await rows(local, outer)).json);
+});
+
+test('a value the load would change: the arrays come from the engine, with its warning and answer', async () => {
+  const sql =
+    'SELECT z.id, z.since, count(*) FROM pg.orders o JOIN my.zeroed z ON z.since = o.created OR z.since IS NULL GROUP BY z.id, z.since';
+  const execution = await pushed.open(sql, admin, new AbortController().signal);
+  try {
+    const parts: string[] = [];
+    for await (const part of execution.stream('array', {}, {})) parts.push(part);
+    assert.equal(sorted(`[${parts.join(',')}]`), sorted((await rows(local, sql)).json));
+    assert.match(execution.sourceQueries[0]?.sql ?? '', /unnest\('\{/);
+    assert.ok(
+      execution.warnings.some((w) => /since: 1 value\(s\) are not valid DATE/.test(w)),
+      execution.warnings.join('; '),
+    );
+  } finally {
+    execution.close();
+  }
+});
+
+test('three sources: the CSV file is shipped whole too, with the same answer', async () => {
+  const sql =
+    'SELECT t.region, count(*), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id JOIN files.tags t ON t.tag = c.tag GROUP BY t.region';
+  const a = await rows(pushed, sql);
+  const b = await rows(local, sql);
+  assert.notEqual(b.json, '[]');
+  assert.equal(sorted(a.json), sorted(b.json));
+  assert.equal((a.sourceSql[0]!.match(/unnest\('\{/g) ?? []).length, 2, 'both small sides went to PostgreSQL');
+  const plan = JSON.parse((await rows(pushed, `EXPLAIN ${sql}`)).json) as string[][];
+  assert.deepEqual(
+    plan.map((row) => [row[1], row[2]]),
+    [
+      ['my', 'source query'],
+      ['files', 'engine scan'],
+      ['pg', 'source statement'],
+    ],
+  );
+});
+
+test('a row condition and a mask on the small side: not shipped, and the answer is the restricted one', async () => {
+  for (const call of [
+    "CALL SYSADMIN.addUser('ship_rita', 'ship-rita-pw-1')",
+    "CALL SYSADMIN.addRole('ship_analyst')",
+    "CALL SYSADMIN.addUserRole('ship_analyst', 'ship_rita')",
+    "CALL SYSADMIN.setPermissions('ship_analyst', 'pg', 'R')",
+    "CALL SYSADMIN.setPermissions('ship_analyst', 'my', 'R')",
+    "CALL SYSADMIN.setPermissions('ship_analyst', 'my.customers', 'R', 'id < 300')",
+    "CALL SYSADMIN.setPermissions('ship_analyst', 'my.customers.name', 'R', NULL, '''hidden''')",
+  ])
+    await engineRows(services.engine, admin, call);
+  const rita = services.users.find('ship_rita')!;
+  const sql = 'SELECT c.name, count(*), max(c.id) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c.name';
+  const a = await engineRows(pushed, rita, sql);
+  assert.equal(sorted(a.json), sorted((await engineRows(local, rita, sql)).json));
+  assert.ok(a.sourceSql.every((q) => !q.includes('unnest(')));
+  assert.deepEqual(
+    (JSON.parse(a.json) as Array<[string, number, number]>).map((r) => r[0]),
+    ['hidden'],
+  );
+  assert.ok((JSON.parse(a.json) as Array<[string, number, number]>)[0]![2] < 300);
+});
 
 test('a statement PostgreSQL refuses (a quoted name in other letter case) runs federated, every time', async () => {
   const sql = 'SELECT c."NAME", count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c."NAME"';

@@ -152,7 +152,16 @@ export class MysqlConnector implements RowConnector {
         ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`,
       patterns,
     );
+    // Distinct values of a column that leads an index (its cardinality, from the index statistics).
+    const cardinalities = await this.query<RowDataPacket[]>(
+      `SELECT TABLE_SCHEMA AS db, TABLE_NAME AS name, COLUMN_NAME AS col, MAX(CARDINALITY) AS card FROM information_schema.STATISTICS
+        WHERE SEQ_IN_INDEX = 1 AND CARDINALITY IS NOT NULL AND (${patterns.map(() => 'TABLE_SCHEMA LIKE ?').join(' OR ')})
+        GROUP BY TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME`,
+      patterns,
+    ).catch(() => [] as RowDataPacket[]);
+    const distinct = new Map(cardinalities.map((c) => [`${c.db}.${c.name}.${c.col}`, Number(c.card)]));
     const importedDatabases = new Set(rows.map((row) => String(row.db)));
+    const booleans = !/^(false|0|no)$/i.test(this.source.model['importer.tinyint1AsBoolean'] ?? '');
     const tables = new Map<string, ImportedTable>();
     for (const row of rows) {
       const key = `${row.db}.${row.name}`;
@@ -176,10 +185,11 @@ export class MysqlConnector implements RowConnector {
       const column: ColumnDef = {
         name: String(row.col),
         nameInSource: String(row.col),
-        type: jsonColumns.has(`${row.db}.${row.name}.${row.col}`) ? 'JSON' : engineTypeOfMysql(String(row.type)),
+        type: jsonColumns.has(`${row.db}.${row.name}.${row.col}`) ? 'JSON' : engineTypeOfMysql(String(row.type), booleans),
         nullable: row.nullable === 'YES',
         position: Number(row.position),
         description: row.col_description ? String(row.col_description) : null,
+        ...(distinct.has(`${row.db}.${row.name}.${row.col}`) ? { distinct: distinct.get(`${row.db}.${row.name}.${row.col}`) } : {}),
       };
       table.columns.push(column);
     }

@@ -4,8 +4,13 @@
  */
 import type { RawType } from '../types.js';
 
-export function engineTypeOfMysql(columnType: string): string {
+/**
+ * `booleans`: MySQL's BOOLEAN is `tinyint(1)`, so (as its own connectors do) that column type is
+ * read as BOOLEAN, with MySQL's truth: any value but 0 is true. Off, it is a SMALLINT.
+ */
+export function engineTypeOfMysql(columnType: string, booleans = true): string {
   const t = columnType.toLowerCase().trim();
+  if (booleans && t === 'tinyint(1)') return 'BOOLEAN';
   const unsigned = t.includes('unsigned');
   const base = t
     .replace(/\(.*$/, '')
@@ -60,4 +65,6 @@ export function engineTypeOfMysql(columnType: string): string {
   }
 }
 
-export const rawTypeOfMysql = (engineType: string): RawType => (engineType === 'BLOB' ? 'BLOB' : 'VARCHAR');
+/** Booleans are read as their integer, which the load turns into true (not 0) or false (0). */
+export const rawTypeOfMysql = (engineType: string): RawType =>
+  engineType === 'BLOB' ? 'BLOB' : engineType === 'BOOLEAN' ? 'BIGINT' : 'VARCHAR';

@@ -25,13 +25,48 @@ export function toSourceError(err: unknown): Error {
   return code && UNREACHABLE.has(code) ? new SourceUnreachableError(message) : err instanceof Error ? err : new Error(message);
 }
 
+/** `c0, c1, ...` of each described statement's columns (the same list each time for a known statement). */
+const aliasLists = new WeakMap<readonly StatementColumn[], string>();
+
+function aliasList(columns: readonly StatementColumn[]): string {
+  let list = aliasLists.get(columns);
+  if (list === undefined) aliasLists.set(columns, (list = columns.map((_, i) => `c${i}`).join(', ')));
+  return list;
+}
+
 /** Statements prepared on each connection, by text: a bounded number, then unnamed ones. */
 const prepared = new WeakMap<pg.PoolClient, Set<string>>();
 const MAX_PREPARED_PER_CONNECTION = 200;
 
+/** Names of statement texts (a hash of the text), kept for the texts seen last: not hashed per request. */
+const hashedNames = new Map<string, string>();
+const MAX_NAMES = 1000;
+
+function nameOf(text: string): string {
+  let name = hashedNames.get(text);
+  if (name === undefined) {
+    name = `vdb_${createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
+    if (hashedNames.size >= MAX_NAMES) hashedNames.delete(hashedNames.keys().next().value!);
+    hashedNames.set(text, name);
+  }
+  return name;
+}
+
+/** The prepared statements' texts by their SELECT (the same string each time for a known statement): written once. */
+const cappedTexts = new Map<string, { cap: number; text: string }>();
+
+function cappedText(jsonSelect: string, cap: number): string {
+  const known = cappedTexts.get(jsonSelect);
+  if (known?.cap === cap) return known.text;
+  const text = `SELECT * FROM (${jsonSelect}) AS r LIMIT ${cap + 1}`;
+  if (cappedTexts.size >= MAX_NAMES) cappedTexts.delete(cappedTexts.keys().next().value!);
+  cappedTexts.set(jsonSelect, { cap, text });
+  return text;
+}
+
 /** The name of `text`'s prepared statement on `client`, or undefined (unnamed) once it holds enough. */
 function preparedName(client: pg.PoolClient, text: string): string | undefined {
-  const name = `vdb_${createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
+  const name = nameOf(text);
   let names = prepared.get(client);
   if (!names) prepared.set(client, (names = new Set()));
   if (names.has(name)) return name;
@@ -114,6 +149,9 @@ export class PostgresConnector implements RowConnector {
                   'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod),
                   'notnull', a.attnotnull, 'position', a.attnum,
                   'description', col_description(c.oid, a.attnum),
+                  'distinct', (SELECT CASE WHEN s.n_distinct < 0 THEN -s.n_distinct * GREATEST(c.reltuples, 0) ELSE s.n_distinct END
+                                 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname
+                                  AND s.attname = a.attname AND NOT s.inherited),
                   'collation', (SELECT co.collname FROM pg_collation co
                                  WHERE co.oid = a.attcollation AND co.collname NOT IN ('default', 'C', 'POSIX', 'ucs_basic')))
                   ORDER BY a.attnum) AS columns,
@@ -144,6 +182,7 @@ export class PostgresConnector implements RowConnector {
         position: col.position,
         description: col.description,
         collation: col.collation,
+        ...(col.distinct === null || col.distinct === undefined ? {} : { distinct: Math.round(Number(col.distinct)) }),
       }));
       // Bare names when one schema is imported; else `public` bare and the others qualified.
       const isDefault = row.schema === 'public' || importedSchemas.size === 1;
@@ -291,7 +330,7 @@ export class PostgresConnector implements RowConnector {
     shape: 'array' | 'object',
     window: { limit?: number; offset?: number },
   ): string {
-    let select = `SELECT ${jsonRowSql(columns, shape)} FROM (${sql}) AS q(${columns.map((_, i) => `c${i}`).join(', ')})`;
+    let select = `SELECT ${jsonRowSql(columns, shape)} FROM (${sql}) AS q(${aliasList(columns)})`;
     if (window.limit !== undefined) select += ` LIMIT ${window.limit}`;
     if (window.offset !== undefined) select += ` OFFSET ${window.offset}`;
     return select;
@@ -304,7 +343,7 @@ export class PostgresConnector implements RowConnector {
    * large result is held here.
    */
   async preparedStatementJson(jsonSelect: string, values: readonly string[], cap: number, signal: AbortSignal): Promise<string[] | null> {
-    const text = `SELECT * FROM (${jsonSelect}) AS r LIMIT ${cap + 1}`;
+    const text = cappedText(jsonSelect, cap);
     const lease = await this.acquire(signal);
     try {
       const result = await lease.client.query<[string]>({
@@ -422,6 +461,14 @@ interface PgTableRow {
   kind: string;
   estimate: string | null;
   description: string | null;
-  columns: Array<{ name: string; type: string; notnull: boolean; position: number; description: string | null; collation: string | null }>;
+  columns: Array<{
+    name: string;
+    type: string;
+    notnull: boolean;
+    position: number;
+    description: string | null;
+    collation: string | null;
+    distinct: number | null;
+  }>;
   primary_key: string[] | null;
 }

@@ -21,8 +21,17 @@ function jsonValue(column: StatementColumn, i: number): string {
   }
 }
 
+/** Written once per described statement and shape: a known statement's columns are the same list each time. */
+const written = new WeakMap<readonly StatementColumn[], Partial<Record<'array' | 'object', string>>>();
+
 /** The SQL of one row's JSON text: `[v0,v1]` or `{"name":v0}`, compact like the engine's. */
 export function jsonRowSql(columns: readonly StatementColumn[], shape: 'array' | 'object'): string {
+  let byShape = written.get(columns);
+  if (!byShape) written.set(columns, (byShape = {}));
+  return (byShape[shape] ??= writeJsonRowSql(columns, shape));
+}
+
+function writeJsonRowSql(columns: readonly StatementColumn[], shape: 'array' | 'object'): string {
   const values = columns.map((column, i) => `coalesce(${jsonValue(column, i)}::text, 'null')`);
   if (values.length === 0) return shape === 'array' ? `'[]'` : `'{}'`;
   const items = shape === 'array' ? values : values.map((v, i) => `${pgLiteral(`${JSON.stringify(columns[i]!.name)}:`)} || ${v}`);

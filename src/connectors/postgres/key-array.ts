@@ -1,5 +1,6 @@
 /**
- * Dependent-join keys for PostgreSQL as one array value, `column = ANY('{k1,k2,...}')`. The
+ * Dependent-join keys for PostgreSQL as one array value, `column = ANY('{k1,k2,...}')` (numbers,
+ * dates and text; text elements quoted and escaped as array syntax wants). The
  * literal has no type of its own, so PostgreSQL reads it as an array of the column's own type:
  * the comparison is the column's own equality, which PostgreSQL 14+ answers from a hash table
  * built once per statement. A list of 25,000 literals (`IN (...)`) is parsed and planned value by
@@ -38,6 +39,11 @@ export function keyArrayElements(column: ColumnDef, keys: readonly string[]): st
   }
   if (/^DECIMAL\(/.test(column.type)) return keys.every((k) => /^-?\d+(\.\d+)?$/.test(k)) ? [...keys] : null;
   if (column.type === 'DATE') return keys.every((k) => /^\d{4}-\d{2}-\d{2}$/.test(k)) ? [...keys] : null;
+  // Text: each element quoted, `\` and `"` escaped; PostgreSQL text cannot hold NUL.
+  if (column.type === 'VARCHAR') {
+    if (keys.some((k) => k.includes('\0'))) return null;
+    return keys.map((k) => `"${k.replace(/[\\"]/g, (c) => `\\${c}`)}"`);
+  }
   return null;
 }
 
@@ -46,5 +52,10 @@ export function keyArrayFilter(quotedColumn: string, column: ColumnDef, keys: re
   const elements = keyArrayElements(column, keys);
   if (elements === null) return null;
   if (elements.length === 0) return '1 = 0';
-  return `${quotedColumn} = ANY('{${elements.join(',')}}')`;
+  return `${quotedColumn} = ANY(${keyArrayLiteral(elements)})`;
+}
+
+/** The SQL literal of an array of these elements, untyped (read as the column's own array type). */
+export function keyArrayLiteral(elements: readonly string[]): string {
+  return `'{${elements.join(',').replace(/'/g, "''")}}'`;
 }

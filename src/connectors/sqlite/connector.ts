@@ -73,6 +73,7 @@ export class SqliteConnector implements RowConnector {
       )
       .all() as Array<{ name: string; type: 'table' | 'view' }>;
     const estimates = this.rowEstimates(db);
+    const distinct = this.distinctEstimates(db);
     return objects.map(({ name, type }) => {
       const info = db.prepare(`PRAGMA table_info(${this.quote(name)})`).all() as TableInfoRow[];
       const columns: ColumnDef[] = info.map((col) => ({
@@ -82,6 +83,7 @@ export class SqliteConnector implements RowConnector {
         sourceType: col.type,
         nullable: col.notnull === 0 && col.pk === 0,
         position: col.cid + 1,
+        ...(distinct.has(`${name}\u0000${col.name}`) ? { distinct: distinct.get(`${name}\u0000${col.name}`) } : {}),
       }));
       const primaryKey = info
         .filter((col) => col.pk > 0)
@@ -109,6 +111,29 @@ export class SqliteConnector implements RowConnector {
     for (const { tbl, stat } of rows) {
       const count = Number.parseInt(stat.split(' ')[0] ?? '', 10);
       if (Number.isFinite(count)) estimates.set(tbl, Math.max(estimates.get(tbl) ?? 0, count));
+    }
+    return estimates;
+  }
+
+  /**
+   * Distinct values of columns that lead an index, from sqlite_stat1 (written by ANALYZE): its
+   * `stat` is the row count, then the average rows per distinct value of the first column, ...
+   */
+  private distinctEstimates(db: Database.Database): Map<string, number> {
+    const estimates = new Map<string, number>();
+    const hasStats = db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'`).get();
+    if (!hasStats) return estimates;
+    const rows = db.prepare('SELECT tbl, idx, stat FROM sqlite_stat1 WHERE idx IS NOT NULL').all() as Array<{
+      tbl: string;
+      idx: string;
+      stat: string;
+    }>;
+    for (const { tbl, idx, stat } of rows) {
+      const [count, perValue] = stat.split(' ').map((n) => Number.parseInt(n, 10));
+      const first = db.prepare(`PRAGMA index_info(${this.quote(idx)})`).all() as Array<{ seqno: number; name: string | null }>;
+      const column = first.find((c) => c.seqno === 0)?.name;
+      if (column && Number.isFinite(count) && perValue && Number.isFinite(perValue))
+        estimates.set(`${tbl}\u0000${column}`, Math.max(1, Math.round(count! / perValue)));
     }
     return estimates;
   }

@@ -12,7 +12,7 @@ import type { BoundStatement } from '../front/bind.js';
 import { asKind, statementOf } from '../front/ast.js';
 import type { Execution } from './execute.js';
 
-interface Constant {
+export interface Constant {
   column: ResultColumn;
   /** The value as JSON text, and as the engine's SQL (for a cursor's table). */
   json: string;
@@ -71,12 +71,17 @@ export function constantSelect(bound: BoundStatement): Constant[] | null {
   return constants.length > 0 ? constants : null;
 }
 
+/** The columns of each constant select (kept with its text, engine.ts): one list, so its header is written once. */
+const columnLists = new WeakMap<Constant[], ResultColumn[]>();
+
 /** The one row of a constant select, as an execution (stream, cursor, rows as text). */
 export function constantExecution(constants: Constant[], runtime: DuckRuntime): Execution {
   const engine = runtime.current;
   engine.hold();
+  let columns = columnLists.get(constants);
+  if (!columns) columnLists.set(constants, (columns = constants.map((c) => c.column)));
   return {
-    columns: constants.map((c) => c.column),
+    columns,
     warnings: [],
     sourceQueries: [],
     engine,

@@ -23,11 +23,14 @@ import { asKind, mapChildren, mapTree, mapTreeUp, nameNode } from '../front/ast.
 import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from './postgres-functions.js';
 import { checkedCast, typeNameOf } from './postgres-values.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
+import { typedDifference, typedSum } from './probed-types.js';
 import {
   asVarchar,
   call,
   cast,
   calledName,
+  engineCall,
+  isVolatile,
   int,
   isIntegerConst,
   isNullConst,
@@ -109,6 +112,55 @@ function substrCall(fc: FuncCall): FuncCall | null {
 }
 
 /**
+ * upper(x): the engine writes ß as ẞ, PostgreSQL keeps it (libc's toupper, under the database's
+ * C.UTF-8 collation; every other letter agrees). The ß are set aside around the engine's upper,
+ * behind an escape character (\x01, itself escaped) so that no text of the user's can mistake them
+ * (the argument is written once: volatile ones too).
+ */
+function upperCall(fc: FuncCall): Node | null {
+  const args = fc.args ?? [];
+  if (calledName(fc) !== 'upper' || args.length !== 1 || fc.over) return null;
+  const replace = (value: Node, from: string, to: string) => engineCall('replace', [value, stringConst(from), stringConst(to)]);
+  const escaped = replace(replace(args[0]!, '\x01', '\x01\x02'), '\u00df', '\x01\x03');
+  return replace(replace(engineCall('upper', [escaped]), '\x01\x03', '\u00df'), '\x01\x02', '\x01');
+}
+
+/**
+ * `json -> key` and `json ->> key` giving an object or array: PostgreSQL keeps that part of the
+ * input's text as written, the engine writes it anew without spaces; the same text only when
+ * the input is already written so (refused otherwise).
+ */
+const isArrow = (expr: A_Expr) => expr.kind === 'AEXPR_OP' && (operatorName(expr) === '->' || operatorName(expr) === '->>');
+/** Arrows whose result only feeds another arrow: checked there. */
+const innerArrows = new WeakSet<A_Expr>();
+
+function jsonPartChecked(expr: A_Expr, rewritten: Node): Node | null {
+  const operator = operatorName(expr);
+  if (expr.kind !== 'AEXPR_OP' || (operator !== '->' && operator !== '->>') || !expr.lexpr || isVolatile(expr.lexpr)) return null;
+  if (innerArrows.has(expr)) return null;
+  const part = engineCall('json_type', [op('->', asKind(rewritten, 'A_Expr')!.lexpr, asKind(rewritten, 'A_Expr')!.rexpr)]);
+  // The text that counts is the one the chain (x -> 'a' -> 0) starts from.
+  let input = asKind(rewritten, 'A_Expr')!.lexpr!;
+  for (let inner = asKind(input, 'A_Expr'); inner && isArrow(inner); inner = asKind(input, 'A_Expr')) input = inner.lexpr!;
+  const compound: Node = {
+    A_Expr: {
+      kind: 'AEXPR_IN',
+      name: [nameNode('=')],
+      lexpr: part,
+      rexpr: { List: { items: [stringConst('OBJECT'), stringConst('ARRAY')] } },
+    },
+  };
+  const rewrittenText: Node = op('<>', asVarchar(engineCall('json', [input])), asVarchar(input));
+  const failure = call('error', [
+    stringConst(
+      `${operator} giving a JSON object or array of a json value written with spaces is not supported by vdb's engine: PostgreSQL keeps the part's text as written, the engine removes the spaces; cast the part to text in the source, or apply ${operator} to a value written without spaces.`,
+    ),
+  ]);
+  const condition: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [compound, rewrittenText] } };
+  return { CaseExpr: { args: [{ CaseWhen: { expr: condition, result: failure } }], defresult: rewritten } };
+}
+
+/**
  * `generate_series(1, 3) AS x` in FROM, over integer literals: PostgreSQL's series is integer
  * (int4), the engine's bigint; written as a subquery that casts it.
  */
@@ -158,8 +210,11 @@ function dateSeries(rangeFunction: RangeFunction): RangeFunction {
   return functions === rangeFunction.functions ? rangeFunction : { ...rangeFunction, functions };
 }
 
-/** grouping(): PostgreSQL's is an integer (int4), the engine's a bigint. */
-const groupingCalls = new WeakSet<object>();
+/** Whether an operand of `-` may be a date (no number literal): date - date is integer in PostgreSQL. */
+const mayBeDates = (node: Node | undefined): boolean => {
+  const constant = asKind(node, 'A_Const');
+  return node !== undefined && !(constant && (constant.ival || constant.fval || constant.isnull));
+};
 
 /** A copy of `value` in the engine's terms (`rewriteNode` for each node). */
 const rewrite = <T>(value: T): T => mapTree(value, rewriteNode);
@@ -170,12 +225,11 @@ function rewriteNode(node: Node): Node | undefined {
   if (select && select.op === 'SETOP_NONE' && !select.valuesLists && !(select.targetList && select.targetList.length > 0)) {
     throw notAsPostgres('A select list without columns (SELECT FROM ...)', 'Select at least one column, e.g. SELECT 1 FROM ...');
   }
-  const grouping = asKind(node, 'GroupingFunc');
-  if (grouping && !groupingCalls.has(grouping)) {
-    groupingCalls.add(grouping);
-    const typed: TypeCast = { arg: node, typeName: typeNamed('int4') };
+  if (asKind(node, 'GroupingFunc')) {
+    // grouping(): PostgreSQL's is an integer (int4), the engine's a bigint.
+    const typed: TypeCast = { arg: mapChildren(node, rewriteNode), typeName: typeNamed('int4') };
     written.add(typed);
-    return { TypeCast: { ...typed, arg: rewrite(node) } };
+    return { TypeCast: typed };
   }
   const typeCast = asKind(node, 'TypeCast');
   if (typeCast && !written.has(typeCast)) {
@@ -201,6 +255,11 @@ function rewriteNode(node: Node): Node | undefined {
   if (funcCall) {
     const rewritten = postgresCall(funcCall);
     if (rewritten) return mapChildren(rewritten, rewriteNode);
+    if (calledName(funcCall) === 'sum' && funcCall.args?.length === 1 && !funcCall.agg_star && !written.has(funcCall)) {
+      return typedSum(mapChildren({ FuncCall: funcCall }, rewriteNode));
+    }
+    const upper = written.has(funcCall) ? null : upperCall(funcCall);
+    if (upper) return mapChildren(upper, rewriteNode);
     const substr = funcCall.over ? null : substrCall(funcCall);
     if (substr) return { FuncCall: { ...substr, args: rewrite(substr.args) } };
     const renamed = RENAMED[calledName(funcCall)];
@@ -216,6 +275,16 @@ function rewriteNode(node: Node): Node | undefined {
     if (translated) return rewrite(translated);
     const division = expr.rexpr ? checkedDivision(expr) : null;
     if (division) return { A_Expr: { ...division, lexpr: rewrite(division.lexpr), rexpr: rewrite(division.rexpr) } };
+    if (isArrow(expr)) {
+      const inner = asKind(expr.lexpr, 'A_Expr');
+      if (inner && isArrow(inner)) innerArrows.add(inner);
+      const rewritten = mapChildren({ A_Expr: expr }, rewriteNode);
+      return jsonPartChecked(expr, rewritten) ?? rewritten;
+    }
+    if (expr.kind === 'AEXPR_OP' && operatorName(expr) === '-' && mayBeDates(expr.lexpr) && mayBeDates(expr.rexpr)) {
+      const difference = mapChildren({ A_Expr: expr }, rewriteNode);
+      return typedDifference(difference, difference.A_Expr.lexpr!, difference.A_Expr.rexpr!);
+    }
   }
   return undefined;
 }

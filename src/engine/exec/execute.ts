@@ -20,6 +20,7 @@ import { describe, quoteIdent, type DuckRuntime, type EngineGeneration } from '.
 import type { BoundedCache } from './statement-cache.js';
 import { engineSql, filteredSql } from './engine-dialect.js';
 import { withNumericValues } from './numeric-values.js';
+import { typedSql } from './probed-types.js';
 import { engineError, isInterrupt } from './errors.js';
 import { dropLoad, type DependentJoinLimits, type SourceQuery } from './load.js';
 import { loadPlanned } from './load-planned.js';
@@ -164,7 +165,7 @@ async function computeNarrowings(
     // Warnings of these loads count values of rows the user may not see: not shown.
     const made = await loadPlanned(connection, registry, planned, options, [], sourceQueries);
     const name = `__vdb_narrowed_${i + 1}`;
-    await connection.run(`CREATE TEMP TABLE ${name} AS ${engineSql(planned.ast)}`);
+    await connection.run(`CREATE TEMP TABLE ${name} AS ${await typedSql(connection, () => engineSql(planned.ast))}`);
     for (const relation of made) await dropLoad(connection, relation);
     becomes(entry, { RangeVar: { relname: name, inh: true, relpersistence: 'p', alias: subselect.alias } });
   }
@@ -223,13 +224,15 @@ export async function openExecution(
     }
     const planned = planStatement(statement, registry, options.pushdown);
     await loadPlanned(connection, registry, planned, options, warnings, sourceQueries);
-    const sql = engineSql(await withNumericValues(connection, planned.ast, engineSql));
+    const tree = await withNumericValues(connection, planned.ast, engineSql);
     // Nothing of the statement stays on the connection when it loaded nothing (no source rows,
     // narrowed copies or logs): the connection serves the next statement.
     held.reusable = statement === bound && bound.tables.every((t) => !t.loadName);
+    const constant = held.reusable && bound.tables.every((t) => t.resolved.kind === 'system');
+    const sql = await typedSql(connection, () => engineSql(tree), { reusable: constant });
     // Statements over no data, or over the system tables only, have the same columns until the
     // catalog changes: described once.
-    const key = held.reusable && bound.tables.every((t) => t.resolved.kind === 'system') ? `${registry.generation}\u0000${sql}` : null;
+    const key = constant ? `${registry.generation}\u0000${sql}` : null;
     let columns = key ? options.learned?.get(key) : undefined;
     if (!columns) {
       columns = await describe(connection, sql);

@@ -10,7 +10,7 @@ import type { ColumnDef } from '../../catalog/types.js';
 import { SourceUnreachableError, type RawType, type RowConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import type { Node } from '@pgsql/types';
-import { quoteIdent } from '../../runtime/duckdb.js';
+import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
 import { filteredSql } from './engine-dialect.js';
 import { exclusive } from './connection-lock.js';
 import type { JoinGroup } from '../plan/join-pushdown.js';
@@ -39,6 +39,23 @@ export function tryCast(expr: string, type: string): string {
     return `COALESCE(TRY_CAST(${expr} AS DECIMAL(18,${wide[2]})), TRY_CAST(${expr} AS ${type}))::${type}`;
   }
   return `TRY_CAST(${expr} AS ${type})`;
+}
+
+/** Text PostgreSQL's numeric holds (NaN, infinities) and no DECIMAL does (TRY_CAST gives NULL). */
+const NOT_DECIMAL = "('nan', 'infinity', '+infinity', '-infinity', 'inf', '+inf', '-inf')";
+
+/**
+ * The load's cast of a raw value to its column's type. Numeric NaN and infinities fail the
+ * statement when they are read (a refusal; PostgreSQL would answer them): refused at load time,
+ * a row that the statement filters out later would fail it too (conditions reach sources as
+ * supersets), and as NULL the answer would differ from PostgreSQL's.
+ */
+function loadCast(expr: string, type: string, raw: RawType, column: string): string {
+  const cast = tryCast(expr, type);
+  if (raw !== 'VARCHAR' || !/^DECIMAL/i.test(type)) return cast;
+  const message = `A numeric NaN or Infinity (column ${column}) is not supported by vdb's engine: its DECIMAL holds neither; leave such rows out at the source or read the column as float8 there (a view).`;
+  // The check runs only for values the cast turned into NULL.
+  return `COALESCE(${cast}, CASE WHEN lower(${expr}) IN ${NOT_DECIMAL} THEN error(${sqlLiteral(message)}) END)`;
 }
 
 /** Values arrive in a raw class; the load casts them to the column's type where they differ. */
@@ -134,6 +151,8 @@ export async function loadRows(
   loadName: string,
   signal: AbortSignal,
   keyFilters: string[] | null = null,
+  /** The rows of the scan, already being read by the caller (exec/ship.ts); without key filters only. */
+  started?: AsyncIterable<unknown[][]>,
 ): Promise<{ warnings: string[]; query: SourceQuery }> {
   const resolved = plan.bound.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
@@ -164,6 +183,7 @@ export async function loadRows(
     sql: requests.length > 1 ? `${first} -- and ${requests.length - 1} more batch(es) of keys` : first,
   };
   async function* scans(): AsyncIterable<unknown[][]> {
+    if (started) return yield* started;
     for (const request of requests) yield* connector.scan({ ...request, signal });
   }
   const rawTypes: RawType[] = [...columns.map((c) => connector.rawType(c)), ...(plan.aggregates ?? []).map((): RawType => 'VARCHAR')];
@@ -264,7 +284,10 @@ export async function loadBatches(
   }
   await exclusive(connection, () => appender.closeSync());
   const select = columns
-    .map((c, i) => `${c.raw !== c.type ? tryCast(`c${i}`, c.type) : `c${i}`} AS ${quoteIdent(c.name ?? `c${i}`)}`)
+    .map(
+      (c, i) =>
+        `${c.raw !== c.type ? loadCast(`c${i}`, c.type, c.raw, c.name ?? `${i + 1}`) : `c${i}`} AS ${quoteIdent(c.name ?? `c${i}`)}`,
+    )
     .join(', ');
   await exclusive(connection, () => connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${select || 'NULL AS none'} FROM ${rawName}`));
   return { view: loadName, rawName, lossy };
@@ -286,7 +309,13 @@ async function castWarnings(
 ): Promise<string[]> {
   const cast = columns.map((c, i) => ({ c, i })).filter(({ c, i }) => needsCast(c, rawTypes[i]) && (connector.castMayFail?.(c) ?? true));
   if (cast.length === 0) return [];
-  const counts = cast.map(({ c, i }) => `count(*) FILTER (WHERE c${i} IS NOT NULL AND ${tryCast(`c${i}`, c.type)} IS NULL)`).join(', ');
+  // NaN and infinities are not counted: the statement fails where it reads them (loadCast).
+  const counts = cast
+    .map(
+      ({ c, i }) =>
+        `count(*) FILTER (WHERE c${i} IS NOT NULL AND ${tryCast(`c${i}`, c.type)} IS NULL AND lower(c${i}::VARCHAR) NOT IN ${NOT_DECIMAL})`,
+    )
+    .join(', ');
   const reader = await exclusive(connection, () => connection.runAndReadAll(`SELECT ${counts} FROM ${rawName}`));
   const row = reader.getRows()[0] ?? [];
   return cast

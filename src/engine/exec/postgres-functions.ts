@@ -3,6 +3,7 @@
  * meaning, written so that they answer as in PostgreSQL (round, lag/lead defaults, to_char,
  * format, ...), or refused. Used by engine-dialect.ts's rewrite.
  */
+import { narrowIntegers } from './probed-types.js';
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../front/ast.js';
@@ -492,12 +493,13 @@ function translatedCall(fc: FuncCall): Node | null {
     return op('/', micros, int(1_000_000));
   }
   if (name === 'generate_series' && !fc.over) {
-    const series = { ...fc };
+    // PostgreSQL's series of integers is integer (int4) when its bounds are; the engine's bigint.
+    const integers = args.every(isIntegerConst) ? { narrow: true } : narrowIntegers(args);
+    const first: Node = integers.probe ? { CaseExpr: { args: [{ CaseWhen: { expr: integers.probe, result: args[0] } }] } } : args[0]!;
+    const series = { ...fc, args: [first, ...args.slice(1)] };
     written.add(series);
     const rows = refusedForDates(args[0]!, call('unnest', [{ FuncCall: series }]), 'generate_series() of dates');
-    // PostgreSQL's series of integers is integer (int4) when its bounds are; the engine's bigint.
-    const int4 = args.every(isIntegerConst);
-    return int4 ? cast(rows, 'int4') : rows;
+    return integers.narrow ? cast(rows, 'int4') : rows;
   }
   if (name === 'array_to_string' && args.length === 3 && !isVolatile(args[0])) {
     // PostgreSQL writes NULL elements as the third argument; the engine has no such argument.

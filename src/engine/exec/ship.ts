@@ -1,20 +1,26 @@
 /**
- * Runs a shipping plan (plan/ship.ts): the small table is loaded into the engine as any scan is
- * (its source's conditions, the catalog's types, warnings), its columns read back as text and
- * written as array literals of their PostgreSQL types, and the statement, now over PostgreSQL's
- * tables alone, runs whole there. Returns null, so that the statement runs federated, when the
- * table turns out bigger than the limit, a value cannot go as text (a NUL character, a date
+ * Runs a shipping plan (plan/ship.ts): the small table's rows are read from its source (its
+ * pushed conditions) and written as array literals of their PostgreSQL types, and the statement,
+ * now over PostgreSQL's tables alone, runs whole there. The arrays are written straight from the
+ * source's rows where no value could change on its way through the engine (ship-arrays.ts);
+ * otherwise the rows are loaded into the engine as any scan's (the catalog's types, warnings)
+ * and the arrays read back from there. Returns null, so that the statement runs federated, when
+ * the table turns out bigger than the limit, a value cannot go as text (a NUL character, a date
  * PostgreSQL writes differently), or PostgreSQL refuses the statement as such.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef } from '../../catalog/types.js';
+import { SourceUnreachableError, type RowConnector } from '../../connectors/types.js';
+import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import { quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
 import type { BoundedCache } from './statement-cache.js';
 import { planWhole } from '../plan/whole.js';
 import { shippedType, type ShippingPlan } from '../plan/ship.js';
 import type { BoundStatement } from '../front/bind.js';
-import { loadRows } from './load.js';
+import { loadRows, type SourceQuery } from './load.js';
+import { ArrayBuilder } from './ship-arrays.js';
+import { keyArrayElements, keyArrayLiteral } from '../../connectors/postgres/key-array.js';
 import { statementConnection, type Execution } from './execute.js';
 import { openWholeExecution, type WholeColumns } from './source-execution.js';
 
@@ -77,24 +83,166 @@ export async function openShippedExecution(
   if (options.learned?.cache.get(options.learned.key) === null) return null;
   const whole = await planWhole({ ...bound, ast: plan.ast, tables: plan.targetTables }, registry);
   if (!whole) return null;
-  const held = await statementConnection(runtime, options.signal);
-  let loaded: Awaited<ReturnType<typeof loadRows>>;
-  let arrays: string[] | null;
+  // The engine's tables (files) are read while the other source sends its rows.
+  const [shipped, engineArrays] = await Promise.all([
+    shipTable(plan, registry, runtime, options),
+    shipEngineTables(plan, registry, runtime, options),
+  ]);
+  if (shipped === null || engineArrays === null) return null;
+  let sql = whole.sql;
+  for (const [placeholder, columns, arrays] of [
+    [plan.placeholder, plan.scan.columns, shipped.arrays] as const,
+    ...plan.engineTables.map((t, i) => [t.placeholder, t.table.resolved.table.columns, engineArrays[i]!] as const),
+  ]) {
+    const names = columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
+    const parts = sql.split(placeholder);
+    if (parts.length !== 2) return null;
+    sql = parts.join(`(SELECT * FROM unnest(${arrays.join(', ')}) AS shipped(${names}))`);
+  }
+  for (const [i, keyed] of plan.keyed.entries()) {
+    const keys = shipped.keys[i];
+    const elements = keys && keyArrayElements(keyed.column, keys);
+    const split = sql.split(`'${keyed.placeholder}'`);
+    // Keys PostgreSQL would not read as the column's type: the statement runs federated.
+    if (!elements || split.length !== 2) return null;
+    sql = split.join(keyArrayLiteral(elements));
+  }
+  const execution = await openWholeExecution({ ...whole, sql }, runtime, options.signal, options.learned);
+  if (!execution) return null;
+  // Index 0 is PostgreSQL's statement (openWholeExecution rewrites it when streaming).
+  execution.sourceQueries.push(shipped.query);
+  execution.warnings.push(...shipped.warnings);
+  return execution;
+}
+
+/**
+ * Reads the shipped table from its source and writes its arrays: straight from the rows while
+ * every value goes exactly as it came (ship-arrays.ts); from the first value that does not, the
+ * rows are loaded into the engine as any scan's (its casts and warnings) and written from there.
+ * Null when the table has more than `maxShippedRows` rows (the source's statement is then
+ * cancelled at once) or a value cannot go as text.
+ */
+async function shipTable(
+  plan: ShippingPlan,
+  registry: SourceRegistry,
+  runtime: DuckRuntime,
+  options: ShipOptions,
+): Promise<{ arrays: string[]; keys: Array<string[] | undefined>; query: SourceQuery; warnings: string[] } | null> {
+  const resolved = plan.shipped.resolved as Extract<ResolvedTable, { kind: 'rows' }>; // planShipping ships row sources only
+  const connector = registry.connectorOf(resolved.source) as RowConnector;
+  const { scan } = plan;
+  const request = {
+    table: resolved.table,
+    columns: scan.columns,
+    filter: scan.filter ?? undefined,
+    orderBy: scan.orderBy,
+    limit: scan.limit,
+  };
+  const stop = new AbortController();
+  const signal = AbortSignal.any([options.signal, stop.signal]);
+  const keyIndexes = plan.keyed.map((k) => k.keyIndex);
+  const builder = ArrayBuilder.for(scan.columns, keyIndexes);
+  const iterator = connector.scan({ ...request, signal })[Symbol.asyncIterator]();
+  // Every batch read, for the engine's load should a value not go as it came.
+  const read: unknown[][][] = [];
+  let count = 0;
   try {
-    loaded = await loadRows(held.connection, registry, plan.scan, plan.shipped.loadName, options.signal);
-    arrays = await shippedArrays(held.connection, plan.shipped.loadName, plan.scan.columns, options.maxShippedRows);
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) {
+        if (builder) {
+          const keys = keyIndexes.map((i) => [...builder.keys.get(i)!]);
+          return {
+            arrays: builder.literals(),
+            keys,
+            query: { source: resolved.source.name, sql: connector.scanSql(request) },
+            warnings: [],
+          };
+        }
+        break;
+      }
+      count += next.value.length;
+      if (count > options.maxShippedRows) {
+        stop.abort();
+        await iterator.return?.();
+        return null;
+      }
+      read.push(next.value);
+      if (builder && !next.value.every((row) => builder.add(row))) break;
+    }
+  } catch (err) {
+    await iterator.return?.().catch(() => undefined);
+    if (options.signal.aborted) throw options.signal.reason;
+    if (err instanceof ApiError) throw err;
+    throw sourceFailed(resolved.source.name, messageOf(err), err instanceof SourceUnreachableError);
+  }
+  async function* rows(): AsyncIterable<unknown[][]> {
+    let finished = false;
+    try {
+      yield* read;
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) {
+          finished = true;
+          return;
+        }
+        yield next.value;
+      }
+    } finally {
+      // The load stopped early (an error): the source's statement is cancelled, its connection dropped.
+      if (!finished) {
+        stop.abort();
+        await iterator.return?.().catch(() => undefined);
+      }
+    }
+  }
+  let held: Awaited<ReturnType<typeof statementConnection>>;
+  try {
+    held = await statementConnection(runtime, options.signal);
+  } catch (err) {
+    stop.abort();
+    await iterator.return?.().catch(() => undefined);
+    throw err;
+  }
+  try {
+    const loaded = await loadRows(held.connection, registry, plan.scan, plan.shipped.loadName, signal, null, rows());
+    const arrays = await shippedArrays(held.connection, plan.shipped.loadName, plan.scan.columns, options.maxShippedRows);
+    if (arrays === null) return null;
+    const keys: string[][] = [];
+    for (const i of keyIndexes) {
+      const column = quoteIdent(plan.scan.columns[i]!.name);
+      const reader = await held.connection.runAndReadAll(
+        `SELECT DISTINCT CAST(${column} AS VARCHAR) FROM ${plan.shipped.loadName} WHERE ${column} IS NOT NULL`,
+      );
+      keys.push(reader.getRows().map((row) => String(row[0])));
+    }
+    return { arrays, keys, query: loaded.query, warnings: loaded.warnings };
   } finally {
     held.close();
   }
-  if (arrays === null) return null;
-  const names = plan.scan.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
-  const relation = `(SELECT * FROM unnest(${arrays.join(', ')}) AS shipped(${names}))`;
-  const parts = whole.sql.split(plan.placeholder);
-  if (parts.length !== 2) return null;
-  const execution = await openWholeExecution({ ...whole, sql: parts.join(relation) }, runtime, options.signal, options.learned);
-  if (!execution) return null;
-  // Index 0 is PostgreSQL's statement (openWholeExecution rewrites it when streaming).
-  execution.sourceQueries.push(loaded.query);
-  execution.warnings.push(...loaded.warnings);
-  return execution;
+}
+
+/** The arrays of the engine's tables shipped whole (files); null when one has too many rows or a value cannot go. */
+async function shipEngineTables(
+  plan: ShippingPlan,
+  registry: SourceRegistry,
+  runtime: DuckRuntime,
+  options: ShipOptions,
+): Promise<string[][] | null> {
+  if (plan.engineTables.length === 0) return [];
+  for (const { table } of plan.engineTables) await registry.ensurePublished(table.resolved.source);
+  const held = await statementConnection(runtime, options.signal);
+  try {
+    const all: string[][] = [];
+    for (const { table } of plan.engineTables) {
+      const { engineSchema, engineName } = table.resolved;
+      const relation = `${quoteIdent(engineSchema)}.${quoteIdent(engineName)}`;
+      const arrays = await shippedArrays(held.connection, relation, table.resolved.table.columns, options.maxShippedRows);
+      if (arrays === null) return null;
+      all.push(arrays);
+    }
+    return all;
+  } finally {
+    held.close();
+  }
 }

@@ -4,13 +4,15 @@
  * the statements that mean the same there, and their rows are loaded into the engine, which
  * only encodes them.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
+import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { SourceUnreachableError, type StatementColumn, type WholeStatementConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import type { ResultColumn } from '../../results/json.js';
 import type { BoundStatement } from '../front/bind.js';
 import { describe, quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
 import { engineSql } from './engine-dialect.js';
+import { typedSql } from './probed-types.js';
 import { engineError } from './errors.js';
 import { engineExecution, statementConnection, type Execution } from './execute.js';
 import type { SourceQuery } from './load.js';
@@ -98,7 +100,7 @@ async function standInColumns(connection: DuckDBConnection, bound: BoundStatemen
     const list = resolved.table.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
     await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${list || 'NULL AS none'} WHERE FALSE`);
   }
-  const columns = await describe(connection, engineSql(bound.ast));
+  const columns = await describe(connection, await typedSql(connection, () => engineSql(bound.ast)));
   for (const { loadName } of bound.tables) await connection.run(`DROP VIEW ${loadName}`);
   return columns;
 }
@@ -115,8 +117,27 @@ export interface WholeColumns {
   columns: ResultColumn[];
 }
 
-/** Asks the source for the statement's result columns; null when the statement is not valid there. */
-async function describeWhole(plan: WholePlan, runtime: DuckRuntime, signal: AbortSignal): Promise<WholeColumns | null> {
+/** The engine's own result columns for a bound statement (described over empty stand-ins of its tables). */
+export async function engineColumnsOf(bound: BoundStatement, runtime: DuckRuntime, signal: AbortSignal): Promise<ResultColumn[]> {
+  const { connection, close } = await statementConnection(runtime, signal);
+  try {
+    return await standInColumns(connection, bound);
+  } finally {
+    close();
+  }
+}
+
+/**
+ * Asks the source for the statement's result columns; null when the statement is not valid there.
+ * A numeric without declared scale (sum(x) of a numeric(10,2), say) takes the engine's type for
+ * the statement when `engineColumns` can tell it, so that the types do not depend on the route.
+ */
+async function describeWhole(
+  plan: WholePlan,
+  runtime: DuckRuntime,
+  signal: AbortSignal,
+  engineColumns?: () => Promise<ResultColumn[]>,
+): Promise<WholeColumns | null> {
   let described: StatementColumn[];
   try {
     described = await plan.connector.describeStatement(plan.sql);
@@ -128,7 +149,17 @@ async function describeWhole(plan: WholePlan, runtime: DuckRuntime, signal: Abor
   const types = await runtime.withConnection((connection) =>
     describe(connection, `SELECT ${described.map((c, i) => `CAST(NULL AS ${c.type}) AS c${i}`).join(', ') || '1'}`),
   );
-  return { described, columns: described.map((c, i) => ({ name: c.name, type: types[i]!.type })) };
+  const columns = described.map((c, i) => ({ name: c.name, type: types[i]!.type }));
+  const unconstrained = described.flatMap((c, i) => (c.type === UNCONSTRAINED_NUMERIC ? [i] : []));
+  if (unconstrained.length > 0 && engineColumns) {
+    // The engine may not know the statement (a function only PostgreSQL has): PostgreSQL's type then.
+    const engine = await engineColumns().catch(() => null);
+    if (engine?.length === columns.length) {
+      for (const i of unconstrained)
+        if (engine[i]!.type.typeId === DuckDBTypeId.DECIMAL) columns[i] = { ...columns[i]!, type: engine[i]!.type };
+    }
+  }
+  return { described, columns };
 }
 
 /**
@@ -143,11 +174,13 @@ export async function openWholeExecution(
   learned?: { cache: BoundedCache<WholeColumns | null>; key: string },
   /** The same statement with its constants as parameters (whole-template.ts), for a prepared statement. */
   parameterized?: { sql: string; values: string[] } | null,
+  /** The engine's result columns for the statement, where it can tell them (describeWhole). */
+  engineColumns?: () => Promise<ResultColumn[]>,
 ): Promise<Execution | null> {
   const { connector, source, sql } = plan;
   let known = learned?.cache.get(learned.key);
   if (known === undefined) {
-    known = await describeWhole(plan, runtime, signal);
+    known = await describeWhole(plan, runtime, signal, engineColumns);
     learned?.cache.set(learned.key, known);
   }
   if (known === null) return null;
@@ -163,7 +196,7 @@ export async function openWholeExecution(
       const copySql = connector.statementJsonSql(sql, described, shape, window);
       sourceQueries[0] = { source: source.name, sql: copySql };
       if (parameterized && connector.preparedStatementJson && connector.statementJsonSelect) {
-        const select = connector.statementJsonSelect(parameterized.sql, described, shape, window);
+        const select = preparedSelect(connector, parameterized.sql, described, shape, window);
         return preparedOrStreamed(connector, select, parameterized.values, copySql, signal, options.onRows);
       }
       return connector.streamStatementJson(copySql, signal, options.onRows);
@@ -193,6 +226,37 @@ export async function openWholeExecution(
     translateError: (err) => (err instanceof ApiError ? err : sourceError(source.name, err, signal)),
     close: () => engine.release(),
   };
+}
+
+/**
+ * The SELECTs of prepared statements, by the described columns, the parameterized text (the
+ * same string each time, whole-template.ts) and the window: written once, not per request.
+ */
+const preparedSelects = new WeakMap<readonly StatementColumn[], Map<string, Map<string, string>>>();
+const MAX_PREPARED_SELECTS = 1000;
+
+function preparedSelect(
+  connector: WholeStatementConnector,
+  sql: string,
+  described: readonly StatementColumn[],
+  shape: 'array' | 'object',
+  window: { limit?: number; offset?: number },
+): string {
+  let bySql = preparedSelects.get(described);
+  if (!bySql) preparedSelects.set(described, (bySql = new Map()));
+  let byWindow = bySql.get(sql);
+  if (!byWindow) {
+    if (bySql.size >= MAX_PREPARED_SELECTS) bySql.clear();
+    bySql.set(sql, (byWindow = new Map()));
+  }
+  const windowKey = `${shape} ${window.limit ?? ''} ${window.offset ?? ''}`;
+  let select = byWindow.get(windowKey);
+  if (select === undefined) {
+    select = connector.statementJsonSelect!(sql, described, shape, window);
+    if (byWindow.size >= MAX_PREPARED_SELECTS) byWindow.clear();
+    byWindow.set(windowKey, select);
+  }
+  return select;
 }
 
 /** Most rows read through a prepared statement; a result with more is streamed with COPY. */

@@ -1,32 +1,46 @@
 /**
- * What vdb learns about a statement once instead of per request: a bounded map, least recently
- * used out first, keyed by the statement's shape (its tree with the constants' values masked, so
- * `WHERE id = 1` and `WHERE id = 2` share an entry) and by the catalog's generation, so that any
- * change to sources, views or permissions makes every older entry unreachable.
+ * What vdb learns about a statement once instead of per request: a bounded map (the oldest entry
+ * not used since it was inserted goes first, nearly least recently used), keyed by the
+ * statement's shape (its tree with the constants' values masked, so `WHERE id = 1` and
+ * `WHERE id = 2` share an entry) and by the catalog's generation, so that any change to
+ * sources, views or permissions makes every older entry unreachable.
  */
 import { isObject } from '../front/ast.js';
 
 export class BoundedCache<V> {
-  private readonly entries = new Map<string, V>();
+  /** Each entry with whether it was used since it was (re)inserted. */
+  private readonly entries = new Map<string, { value: V; used: boolean }>();
   /** Lookups that found their entry (the metrics show them). */
   hits = 0;
 
   constructor(private readonly capacity: number) {}
 
   get(key: string): V | undefined {
-    const value = this.entries.get(key);
-    if (value === undefined) return undefined;
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
     this.hits++;
-    // Most recently used last: Map keeps insertion order.
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    return value;
+    // Marked, not moved: an entry is moved behind the others only when one must go (`set`).
+    entry.used = true;
+    return entry.value;
+  }
+
+  /** The entry without counting a hit or marking it used. */
+  peek(key: string): V | undefined {
+    return this.entries.get(key)?.value;
   }
 
   set(key: string, value: V): void {
     this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { value, used: false });
+    // The oldest entry not used since it was inserted goes; used ones get a second chance (moved last, unmarked).
+    while (this.entries.size > this.capacity) {
+      const [oldest, entry] = this.entries.entries().next().value!;
+      this.entries.delete(oldest);
+      if (entry.used && oldest !== key) {
+        entry.used = false;
+        this.entries.set(oldest, entry);
+      }
+    }
   }
 
   get size(): number {

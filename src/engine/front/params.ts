@@ -13,7 +13,7 @@ export type ParamValue = string | number | boolean | null;
 /** Largest integer written as an integer constant (PostgreSQL's int4); larger ones as numerals. */
 const INT4_MAX = 2_147_483_647;
 
-function constantOf(value: ParamValue): Node {
+export function paramConstant(value: ParamValue): Node {
   if (value === null) return { A_Const: { isnull: true } };
   if (typeof value === 'boolean') return { A_Const: { boolval: { boolval: value } } };
   if (typeof value === 'number') {
@@ -45,5 +45,5 @@ export function bindParameters(tree: ParseResult, values: readonly ParamValue[])
       'Invalid query',
     );
   }
-  replaceNodesBelow(tree, (node) => ('ParamRef' in node ? constantOf(values[(node.ParamRef.number ?? 1) - 1] ?? null) : undefined));
+  replaceNodesBelow(tree, (node) => ('ParamRef' in node ? paramConstant(values[(node.ParamRef.number ?? 1) - 1] ?? null) : undefined));
 }

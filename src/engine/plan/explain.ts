@@ -11,6 +11,7 @@ import { estimate } from '../exec/load.js';
 import type { StaticResult } from '../exec/static-result.js';
 import type { WholePlan } from './whole.js';
 import type { ShippingPlan } from './ship.js';
+import { describeEstimates, distinctOf } from './cost.js';
 
 export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean): StaticResult {
   const rows: StaticResult['rows'] = [];
@@ -40,7 +41,11 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
     // Loads with fewer estimated rows go first; a bigger one takes their keys (dependent join).
     const dependent = plan.dependencies
       .filter((d) => (position.get(d.from) ?? Infinity) < position.get(loadName)!)
-      .map((d) => `keys of ${names.get(d.from) ?? d.from}.${d.fromColumn.name} (dependent join, when few enough)`);
+      .map((d) => {
+        const from = planned.scans.get(d.from)?.bound.resolved.table;
+        const keys = from ? (distinctOf(from, d.fromColumn) ?? from.cardinality) : null;
+        return `keys of ${names.get(d.from) ?? d.from}.${d.fromColumn.name} (dependent join, when few enough; estimate ${keys ?? 'unknown'} keys)`;
+      });
     const rowsEstimate = resolved.table.cardinality === null ? 'unknown' : String(resolved.table.cardinality);
     const pushed = [
       plan.filter ? 'conditions' : null,
@@ -98,19 +103,41 @@ export function explainShipped(
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   const scanSql = connector.scanSql({ table: resolved.table, columns: plan.scan.columns, filter: plan.scan.filter ?? undefined });
   const names = plan.scan.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
-  const { shippedRows, targetRows } = plan.estimates;
-  const choice = `shipped to PostgreSQL: ${shippedRows} rows (estimate) against ${targetRows} rows there; federated instead if more than ${maxShippedRows} rows load`;
+  const { smallRows, bigRows } = plan.estimates;
+  const choice = `shipped to PostgreSQL: ${smallRows} rows (estimate) against ${bigRows} rows there; federated instead if more than ${maxShippedRows} rows load; ${describeEstimates(plan.estimates)}`;
+  const engineSteps: StaticResult['rows'] = plan.engineTables.map(({ table }, i) => {
+    const connector = registry.connectorOf(table.resolved.source);
+    const relation = connector.delivery === 'engine' ? connector.relationSql(table.resolved.table) : table.resolved.engineName;
+    return [
+      2 + i,
+      table.resolved.source.name,
+      'engine scan',
+      `${table.resolved.schema}.${table.resolved.table.name}`,
+      'shipped to PostgreSQL (every row and column)',
+      relation,
+    ];
+  });
+  let sql = whole.sql.split(plan.placeholder).join(`(SELECT * FROM unnest(<the columns of step 1 as arrays>) AS shipped(${names}))`);
+  for (const [i, { table, placeholder }] of plan.engineTables.entries()) {
+    const columns = table.resolved.table.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
+    sql = sql.split(placeholder).join(`(SELECT * FROM unnest(<the columns of step ${2 + i} as arrays>) AS shipped(${columns}))`);
+  }
   return {
     columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
     rows: [
       [1, resolved.source.name, 'source query', `${resolved.schema}.${resolved.table.name}`, choice, scanSql],
+      ...engineSteps,
       [
-        2,
+        2 + plan.engineTables.length,
         plan.target.name,
         'source statement',
-        'the whole statement, with the rows of step 1 as arrays',
+        `the whole statement, with the rows of step${plan.engineTables.length > 0 ? 's' : ''} 1${plan.engineTables.map((_, i) => `, ${2 + i}`).join('')} as arrays`,
         'everything',
-        whole.sql.split(plan.placeholder).join(`(SELECT * FROM unnest(<the columns of step 1 as arrays>) AS shipped(${names}))`),
+        plan.keyed.reduce(
+          (text, keyed) =>
+            text.split(`'${keyed.placeholder}'`).join(`<the distinct ${plan.scan.columns[keyed.keyIndex]!.name} of step 1 as an array>`),
+          sql,
+        ),
       ],
     ],
   };

@@ -248,7 +248,9 @@ function rewrite(
         if (name === 'sum') {
           // The type the engine gives the sum of the column itself: the same answer on both plans.
           const sum = call('sum', [partial('sum', column, sumType(column))]);
-          return /^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT)/.test(column.type) ? typed(sum, 'hugeint') : sum;
+          // (PostgreSQL's: bigint for narrow integers, numeric for bigint; a float4's sum is float4.)
+          if (/^(TINYINT|SMALLINT|INTEGER)$/.test(column.type)) return typed(sum, 'int8');
+          return column.type === 'FLOAT' ? typed(sum, 'float4') : sum;
         }
         // min/max of text depend on collation: numbers and dates only.
         if (!/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL|FLOAT|DOUBLE|DATE|TIMESTAMP)/.test(column.type)) throw new Abort();

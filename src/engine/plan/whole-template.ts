@@ -55,7 +55,7 @@ export function constantTexts(tree: ParseResult): string[] | null {
   return fillable ? texts : null;
 }
 
-function constantText(constant: Record<string, unknown>): string | null {
+export function constantText(constant: Record<string, unknown>): string | null {
   const inner = (key: string) => (constant[key] as Record<string, unknown>)[key];
   // Negative numbers take the ordinary path: the deparser may write them in parentheses.
   if ('ival' in constant) return nonNegative(String(inner('ival') ?? 0));
@@ -156,6 +156,9 @@ function parameterType(text: string): string | null {
   return null;
 }
 
+/** The parameterized texts of each template, by the parameters' types: written once, the same string each time. */
+const written = new WeakMap<readonly string[], Map<string, string>>();
+
 /**
  * The statement with its constants as typed parameters ($1::int4, ...), each of the type
  * PostgreSQL gives the constant itself, and their values; null when a constant must stay
@@ -167,17 +170,25 @@ export function parameterized(
 ): { sql: string; values: string[] } | null {
   const numbers = new Map<number, number>();
   const values: string[] = [];
-  let sql = template.parts[0]!;
+  const types: string[] = [];
   for (let i = 0; i < template.holes.length; i++) {
     const constant = template.holes[i]!;
     const type = template.parameters[constant] ? parameterType(constants[constant]!) : null;
     if (!type) return null;
-    let number = numbers.get(constant);
-    if (number === undefined) {
+    if (!numbers.has(constant)) {
       values.push(constants[constant]!);
-      numbers.set(constant, (number = values.length));
+      numbers.set(constant, values.length);
     }
-    sql += `$${number}::${type}` + template.parts[i + 1]!;
+    types.push(type);
+  }
+  let byTypes = written.get(template.parts);
+  if (!byTypes) written.set(template.parts, (byTypes = new Map()));
+  const typesKey = types.join(',');
+  let sql = byTypes.get(typesKey);
+  if (sql === undefined) {
+    sql = template.parts[0]!;
+    for (let i = 0; i < template.holes.length; i++) sql += `$${numbers.get(template.holes[i]!)}::${types[i]}` + template.parts[i + 1]!;
+    byTypes.set(typesKey, sql);
   }
   return { sql, values };
 }

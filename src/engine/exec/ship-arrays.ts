@@ -1,0 +1,139 @@
+/**
+ * The shipped table's arrays written straight from the rows its source sends (exec/ship.ts),
+ * without loading them into the engine first: a raw value goes as it came where the engine's
+ * load cast could not change it (an integer in the column's range, text without NUL, a valid
+ * `YYYY-MM-DD` date, a decimal within the column's precision and scale). Any other value makes
+ * the caller load the rows into the engine and write the arrays from there (the slow, general
+ * path, with the load's warnings). Pure: no I/O.
+ */
+import type { ColumnDef } from '../../catalog/types.js';
+import { shippedType } from '../plan/ship.js';
+
+const INTEGER_RANGES: Record<string, [bigint, bigint]> = {
+  SMALLINT: [-(2n ** 15n), 2n ** 15n - 1n],
+  INTEGER: [-(2n ** 31n), 2n ** 31n - 1n],
+  BIGINT: [-(2n ** 63n), 2n ** 63n - 1n],
+};
+
+const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Whether `text` (YYYY-MM-DD) is a date both the engine and PostgreSQL read as that same day. */
+function validDate(text: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!m) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > DAYS[month - 1]!) return false;
+  return month !== 2 || day < 29 || (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0));
+}
+
+/** Makes the writer of one column's elements: null for SQL NULL, the element's text, or undefined (not exact). */
+export function elementWriter(column: ColumnDef): ((value: unknown) => string | null | undefined) | null {
+  const type = shippedType(column);
+  if (type === null) return null;
+  const range = INTEGER_RANGES[column.type];
+  if (range) {
+    const [low, high] = range;
+    return (value) => {
+      if (value === null || value === undefined) return null;
+      const text = typeof value === 'string' ? value : typeof value === 'bigint' || Number.isSafeInteger(value) ? String(value) : '';
+      if (!/^-?(0|[1-9]\d{0,18})$/.test(text)) return undefined;
+      // Up to 9 digits fit every integer type but SMALLINT; longer ones are compared exactly.
+      if (text.length <= 9 && column.type !== 'SMALLINT') return text;
+      const n = BigInt(text);
+      return n >= low && n <= high ? text : undefined;
+    };
+  }
+  if (column.type === 'VARCHAR') {
+    return (value) =>
+      value === null || value === undefined ? null : typeof value === 'string' && !value.includes('\0') ? value : undefined;
+  }
+  if (column.type === 'DATE') {
+    return (value) => (value === null || value === undefined ? null : typeof value === 'string' && validDate(value) ? value : undefined);
+  }
+  if (column.type === 'BOOLEAN') {
+    return (value) => {
+      if (value === null || value === undefined) return null;
+      if (value === true || value === 't' || value === 'true') return 'true';
+      if (value === false || value === 'f' || value === 'false') return 'false';
+      return undefined;
+    };
+  }
+  const decimal = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(column.type);
+  if (decimal) {
+    const scale = Number(decimal[2]);
+    const whole = Number(decimal[1]) - scale;
+    const fraction = scale > 0 ? `(\\.\\d{1,${scale}})?` : '';
+    const pattern = new RegExp(`^-?\\d{1,${Math.max(whole, 1)}}${fraction}$`);
+    return (value) => {
+      if (value === null || value === undefined) return null;
+      if (typeof value !== 'string' || !pattern.test(value)) return undefined;
+      // `0.5` in DECIMAL(2,2): the integer part must be zero when the column has no whole digits.
+      return whole > 0 || /^-?0(\.|$)/.test(value) ? value : undefined;
+    };
+  }
+  return null;
+}
+
+/** An array element: quoted, `\` and `"` escaped; NULL unquoted. */
+export function arrayElement(text: string | null): string {
+  if (text === null) return 'NULL';
+  return /[\\"]/.test(text) ? `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"` : `"${text}"`;
+}
+
+/** Element texts that never need quotes in an array literal (numbers, dates, booleans). */
+const BARE = /^-?[\d.:-]+$|^(true|false)$/;
+
+/** One column's elements as the SQL literal of a typed array. */
+export function arrayLiteral(elements: readonly string[], column: ColumnDef): string {
+  const body = elements.join(',');
+  return `'{${column.type === 'VARCHAR' ? body.replace(/'/g, "''") : body}}'::${shippedType(column)!}[]`;
+}
+
+/**
+ * Collects rows into one element list per column. `add` returns false at the first value that
+ * is not exact (then nothing more is added and the caller takes the general path).
+ */
+export class ArrayBuilder {
+  readonly elements: string[][];
+  /** The distinct non-NULL texts of the key columns asked for. */
+  readonly keys = new Map<number, Set<string>>();
+  rows = 0;
+  private readonly writers: Array<(value: unknown) => string | null | undefined>;
+
+  /** Null when a column's type has no exact writer. */
+  static for(columns: readonly ColumnDef[], keyIndexes: readonly number[] = []): ArrayBuilder | null {
+    const writers = columns.map(elementWriter);
+    if (!writers.every((w) => w !== null)) return null;
+    const builder = new ArrayBuilder(columns, writers as Array<NonNullable<(typeof writers)[number]>>);
+    for (const i of keyIndexes) builder.keys.set(i, new Set());
+    return builder;
+  }
+
+  private constructor(
+    private readonly columns: readonly ColumnDef[],
+    writers: Array<(value: unknown) => string | null | undefined>,
+  ) {
+    this.writers = writers;
+    this.elements = columns.map(() => []);
+  }
+
+  add(row: readonly unknown[]): boolean {
+    const texts: Array<string | null> = [];
+    for (let i = 0; i < this.writers.length; i++) {
+      const text = this.writers[i]!(row[i]);
+      if (text === undefined) return false;
+      texts.push(text);
+    }
+    for (let i = 0; i < texts.length; i++) {
+      const text = texts[i]!;
+      this.elements[i]!.push(text !== null && BARE.test(text) ? text : arrayElement(text));
+    }
+    for (const [i, keys] of this.keys) if (texts[i] !== null) keys.add(texts[i]!);
+    this.rows += 1;
+    return true;
+  }
+
+  literals(): string[] {
+    return this.columns.map((column, i) => arrayLiteral(this.elements[i]!, column));
+  }
+}
