@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, sqlLiteral, streamStatement, type EngineGeneration } from '../runtime/duckdb.js';
 import { ApiError, notFound } from '../errors.js';
-import { aliasedRelation, jsonRowsSql, type ResultColumn, type RowShape } from './json.js';
+import { aliasedRelation, columnTypeName, jsonRowsSql, type ResultColumn, type RowShape } from './json.js';
 
 /** A column of a cursor: its name and the SQL type of the stored result, as text. */
 export interface CursorColumn {
@@ -206,7 +206,7 @@ export async function encodeCursor(
       id,
       owner,
       resource,
-      columns: columns.map((c) => ({ name: c.name, type: c.type.toString() })),
+      columns: columns.map((c) => ({ name: c.name, type: columnTypeName(c.type) })),
       keys,
       rowCount,
       warnings: execution.warnings,

@@ -127,11 +127,37 @@ export function floatJsonSql(c: string, typeId: DuckDBTypeId.FLOAT | DuckDBTypeI
 }
 
 /**
+ * Values written as PostgreSQL's text (engine/exec/numeric-values.ts): a numeric with a scale
+ * per value, a json value spaced as PostgreSQL spaces it. A struct of one field holds the
+ * text, written into the row as it is (the engine's JSON would reparse it: 1.50 would become
+ * 1.5); the header shows the type the field names.
+ */
+const TEXT_FIELDS: Record<string, string> = { 'pg numeric': 'NUMERIC', 'pg json': 'JSON' };
+const textField = (type: DuckDBType): string | undefined =>
+  type.typeId === DuckDBTypeId.STRUCT
+    ? Object.keys(TEXT_FIELDS).find((field) => type.toString() === `STRUCT("${field}" VARCHAR)`)
+    : undefined;
+
+/** The type name the SQL-Column-Types header shows. */
+export const columnTypeName = (type: DuckDBType): string => {
+  const field = textField(type);
+  return field ? TEXT_FIELDS[field]! : type.toString();
+};
+
+/** A column's value as text (for writing it to a source). */
+export const columnText = (column: string, type: DuckDBType): string => {
+  const field = textField(type);
+  return field ? `struct_extract(${quoteIdent(column)}, ${sqlLiteral(field)})` : `CAST(${quoteIdent(column)} AS VARCHAR)`;
+};
+
+/**
  * The JSON text of a column that json_array would write anew, or null: json_array writes
  * numbers its own way (1e301, 1e-7) and JSON values without their spaces, where PostgreSQL
  * keeps a json value's text as it is.
  */
 function ownText(column: ResultColumn, c: string): string | null {
+  const field = textField(column.type);
+  if (field) return `COALESCE(struct_extract(${c}, ${sqlLiteral(field)}), 'null')`;
   const { typeId } = column.type;
   if (typeId === DuckDBTypeId.FLOAT || typeId === DuckDBTypeId.DOUBLE) return floatJsonSql(c, typeId);
   if (column.type.alias === 'JSON') return `COALESCE(CAST(${c} AS VARCHAR), 'null')`;

@@ -12,6 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBConnection, DuckDBInstance, type DuckDBPreparedStatement, type DuckDBResult, type DuckDBType } from '@duckdb/node-api';
+import { NUMERIC_MACROS } from './numeric-macros.js';
 
 export interface DuckRuntimeOptions {
   spillDir: string;
@@ -136,6 +137,7 @@ export class DuckRuntime {
         `SET enable_external_access = false`,
         `SET lock_configuration = true`,
         ...options.schemas.map((schema) => `CREATE SCHEMA ${quoteIdent(schema)}`),
+        ...NUMERIC_MACROS,
       ];
       for (const statement of statements) if (statement) await setup.run(statement);
     } catch (err) {

@@ -7,8 +7,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, SourceFailure, timeoutError } from '../errors.js';
 import type { Execution } from '../engine/exec/execute.js';
-import { cursorHeaderRow, type Cursor } from '../results/cursors.js';
-import { headerRow, type RowShape } from '../results/json.js';
+import { cursorHeaderRow, type Cursor, type CursorColumn } from '../results/cursors.js';
+import { columnTypeName, headerRow, type ResultColumn, type RowShape } from '../results/json.js';
 import { limitsOf, roleTimeout, tooManyRows } from '../security/statement-limits.js';
 import type { Services } from '../services.js';
 import { parseStatement } from '../engine/front/parse.js';
@@ -25,7 +25,7 @@ function setWarnings(reply: FastifyReply, warnings: readonly string[]): void {
   if (warnings.length > 0) reply.header('SQL-Warnings', headerText(warnings.join('; ')));
 }
 
-type TypedColumns = ReadonlyArray<{ type: { toString(): string } }>;
+type TypedColumns = ReadonlyArray<ResultColumn | CursorColumn>;
 
 /** The header of each list of columns: a known statement's columns are the same list each time. */
 const columnTypeHeaders = new WeakMap<TypedColumns, string>();
@@ -34,7 +34,7 @@ const columnTypeHeaders = new WeakMap<TypedColumns, string>();
 function setColumnTypes(reply: FastifyReply, columns: TypedColumns) {
   let header = columnTypeHeaders.get(columns);
   if (header === undefined) {
-    header = headerText(JSON.stringify(columns.map((c) => c.type.toString())));
+    header = headerText(JSON.stringify(columns.map((c) => (typeof c.type === 'string' ? c.type : columnTypeName(c.type)))));
     columnTypeHeaders.set(columns, header);
   }
   reply.header('SQL-Column-Types', header);

@@ -19,7 +19,7 @@ const ENGINE_TYPES: Record<string, RegExp> = {
   int8: /^BIGINT$/,
   float4: /^FLOAT$/,
   float8: /^DOUBLE$/,
-  numeric: /^DECIMAL\(\d+,\d+\)$/,
+  numeric: /^(DECIMAL\(\d+,\d+\)|NUMERIC)$/,
   bool: /^BOOLEAN$/,
   text: /^VARCHAR$/,
   varchar: /^VARCHAR$/,

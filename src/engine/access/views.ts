@@ -18,6 +18,7 @@ import { asKind, fieldNames, statementOf, walk } from '../front/ast.js';
 import type { Execution } from '../exec/execute.js';
 import { parseStatement } from '../front/parse.js';
 import type { StaticResult } from '../exec/static-result.js';
+import { columnTypeName } from '../../results/json.js';
 
 export interface ViewContext {
   registry: SourceRegistry;
@@ -184,7 +185,7 @@ async function viewColumns(sql: string, aliases: Node[] | undefined, context: Vi
   const execution = await context.openSelect(probe);
   let described: Array<{ name: string; type: string }>;
   try {
-    described = execution.columns.map((c) => ({ name: c.name, type: c.type.alias === 'JSON' ? 'JSON' : c.type.toString() }));
+    described = execution.columns.map((c) => ({ name: c.name, type: c.type.alias === 'JSON' ? 'JSON' : columnTypeName(c.type) }));
   } finally {
     execution.close();
   }

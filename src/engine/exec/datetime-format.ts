@@ -37,7 +37,9 @@ const PATTERNS: Array<[string, Piece]> = [
   ['am', named('%p', 'lower')],
   ['pm', named('%p', 'lower')],
   ['YYYY', strf('%Y')],
+  ['YYY', { build: (value) => call('right', [call('strftime', [value, stringConst('%Y')]), int(3)]) }],
   ['YY', strf('%y')],
+  ['Y', { build: (value) => call('right', [call('strftime', [value, stringConst('%Y')]), int(1)]) }],
   ['MONTH', padded('%B', 9, 'upper')],
   ['Month', padded('%B', 9)],
   ['month', padded('%B', 9, 'lower')],
@@ -61,6 +63,32 @@ const PATTERNS: Array<[string, Piece]> = [
   ['Q', part('quarter', 1)],
 ];
 
+/** Patterns of numbers, which take an ordinal suffix (DDth). */
+const NUMBERS = new Set(['HH24', 'HH12', 'HH', 'MI', 'SS', 'YYYY', 'YYY', 'YY', 'Y', 'MM', 'DDD', 'DD', 'D', 'IW', 'ID', 'CC', 'Q']);
+
+/** st, nd, rd or th for n (11th to 13th), upper case for TH. */
+function ordinalSuffix(n: Node, suffix: 'th' | 'TH'): Node {
+  const lastTwo = call('mod', [n, int(100)]);
+  const last = call('mod', [n, int(10)]);
+  const when = (condition: Node, text: string): Node => ({
+    CaseWhen: { expr: condition, result: stringConst(suffix === 'TH' ? text.toUpperCase() : text) },
+  });
+  const teens: Node = {
+    A_Expr: {
+      kind: 'AEXPR_BETWEEN',
+      name: [{ String: { sval: 'BETWEEN' } }],
+      lexpr: lastTwo,
+      rexpr: { List: { items: [int(11), int(13)] } },
+    },
+  };
+  return {
+    CaseExpr: {
+      args: [when(teens, 'th'), when(op('=', last, int(1)), 'st'), when(op('=', last, int(2)), 'nd'), when(op('=', last, int(3)), 'rd')],
+      defresult: stringConst(suffix === 'TH' ? 'TH' : 'th'),
+    },
+  };
+}
+
 /** Month and day names: FM drops their padding, as it drops leading zeros of numbers. */
 const FILL_MODE_NAMES: Record<string, Piece> = {
   MONTH: named('%B', 'upper'),
@@ -73,9 +101,9 @@ const FILL_MODE_NAMES: Record<string, Piece> = {
 
 /** Patterns PostgreSQL has that are not translated: a template using one is refused. */
 const UNTRANSLATED =
-  /^(Y,YYY|YYY|Y|IYY|IY|I|TZH|TZM|TZ|tz|OF|SSSSS?|FF[1-6]|J|W|WW|RM|rm|BC|bc|B\.C\.|b\.c\.|AD|ad|A\.D\.|a\.d\.|A\.M\.|a\.m\.|P\.M\.|p\.m\.|TH|th|FX|SP|TM)/;
+  /^(Y,YYY|IYY|IY|I|TZH|TZM|TZ|tz|OF|SSSSS?|FF[1-6]|J|W|WW|RM|rm|BC|bc|B\.C\.|b\.c\.|AD|ad|A\.D\.|a\.d\.|A\.M\.|a\.m\.|P\.M\.|p\.m\.|TH|th|FX|SP|TM)/;
 
-type Token = { literal: string } | { pattern: string; fill: boolean };
+type Token = { literal: string } | { pattern: string; fill: boolean; suffix?: 'th' | 'TH' };
 
 /** The template split into patterns and literal text, or null when it uses an untranslated pattern. */
 function tokenize(template: string): Token[] | null {
@@ -97,8 +125,11 @@ function tokenize(template: string): Token[] | null {
     const untranslated = UNTRANSLATED.exec(body)?.[0].length ?? 0;
     if (untranslated > (found?.[0].length ?? 0)) return null;
     if (found) {
-      tokens.push({ pattern: found[0], fill });
-      i += (fill ? 2 : 0) + found[0].length;
+      // TH/th after a number: its ordinal suffix (5th, 1ST).
+      const after = body.slice(found[0].length, found[0].length + 2);
+      const suffix = after === 'th' || after === 'TH' ? after : undefined;
+      tokens.push({ pattern: found[0], fill, suffix });
+      i += (fill ? 2 : 0) + found[0].length + (suffix ? 2 : 0);
       continue;
     }
     tokens.push({ literal: rest[0]! });
@@ -126,6 +157,14 @@ export function dateTimeText(value: Node, template: string): Node | null {
       continue;
     }
     const piece = (token.fill && FILL_MODE_NAMES[token.pattern]) || PATTERNS.find(([name]) => name === token.pattern)![1];
+    if (token.suffix) {
+      if (!NUMBERS.has(token.pattern)) return null;
+      flush();
+      const digits = 'strftime' in piece ? call('strftime', [value, stringConst(piece.strftime)]) : piece.build(value);
+      const shown = token.fill ? cast(cast(digits, 'int8'), 'varchar') : digits;
+      pieces.push(shown, ordinalSuffix(cast(digits, 'int8'), token.suffix));
+      continue;
+    }
     if (token.fill && !FILL_MODE_NAMES[token.pattern]) {
       // FM on a number: no leading zeros.
       flush();
@@ -156,6 +195,7 @@ export function dateTimeParse(template: string): string | null {
       continue;
     }
     const name = token.pattern;
+    if (token.suffix) return null;
     const piece = PATTERNS.find(([p]) => p === name)![1];
     // Names are read whatever their case; numbers with or without leading zeros.
     const reading: Record<string, string> = {

@@ -27,6 +27,7 @@ import { typedDifference, typedSum } from './probed-types.js';
 import {
   asVarchar,
   call,
+  cast,
   calledName,
   engineCall,
   isVolatile,
@@ -89,6 +90,8 @@ function checkedDivision(expr: A_Expr): A_Expr | null {
   const whens: Node[] = [{ CaseWhen: { expr: op('=', divisor, int(0)), result: failure } }];
   const numeric = operator === '/' ? numericDivisionRefused(expr.lexpr!, divisor) : null;
   if (numeric) whens.push({ CaseWhen: { expr: numeric.condition, result: numeric.failure } });
+  // x % -1 is 0 in PostgreSQL even for the smallest integer (the engine overflows): x % 1 is the same.
+  if (operator === '%') whens.push({ CaseWhen: { expr: op('=', divisor, int(-1)), result: int(1) } });
   return { ...expr, rexpr: { CaseExpr: { args: whens, defresult: divisor } } };
 }
 
@@ -182,18 +185,29 @@ function integerSeries(rangeFunction: RangeFunction): Node | null {
   return { RangeSubselect: { subquery: select, alias: { ...alias, colnames: names } } };
 }
 
-/** generate_series of dates in FROM: PostgreSQL's rows are timestamp with time zone there, the engine's timestamp. */
-function refuseDateSeries(rangeFunction: RangeFunction): void {
+/**
+ * generate_series of dates in FROM: PostgreSQL's rows are timestamp with time zone there, the
+ * engine's timestamp. Date literals are cast (midnight UTC, as in PostgreSQL here); other dates are refused.
+ */
+function dateSeries(rangeFunction: RangeFunction): RangeFunction {
+  let functions = rangeFunction.functions;
   walkCalls(rangeFunction.functions, (fc) => {
     const args = fc.args ?? [];
     if (calledName(fc) !== 'generate_series' || args.length === 0) return;
-    if (typeNameOf(asKind(args[0], 'TypeCast')?.typeName) === 'date') {
+    if (typeNameOf(asKind(args[0], 'TypeCast')?.typeName) !== 'date') return;
+    const literals = args.length === 3 && args.slice(0, 2).every((arg) => typeNameOf(asKind(arg, 'TypeCast')?.typeName) === 'date');
+    if (!literals || (rangeFunction.functions ?? []).length !== 1) {
       throw notAsPostgres(
         'generate_series() of dates',
         'PostgreSQL answers timestamp with time zone there, the engine timestamp; cast the bounds: generate_series(x::timestamp, y::timestamp, interval)',
       );
     }
+    const series: FuncCall = { ...fc, args: [cast(args[0], 'timestamptz'), cast(args[1], 'timestamptz'), args[2]!] };
+    written.add(series);
+    const list = asKind(rangeFunction.functions![0], 'List');
+    functions = [list ? { List: { items: [{ FuncCall: series }, ...(list.items ?? []).slice(1)] } } : { FuncCall: series }];
   });
+  return functions === rangeFunction.functions ? rangeFunction : { ...rangeFunction, functions };
 }
 
 /** Whether an operand of `-` may be a date (no number literal): date - date is integer in PostgreSQL. */
@@ -230,7 +244,8 @@ function rewriteNode(node: Node): Node | undefined {
     walkCalls(rangeFunction.functions, (fc) => {
       if (calledName(fc) === 'generate_series') written.add(fc);
     });
-    refuseDateSeries(rangeFunction);
+    const dated = dateSeries(rangeFunction);
+    if (dated !== rangeFunction) return { RangeFunction: rewrite(namedFunctionColumn(dated) ?? dated) };
     const series = integerSeries(rangeFunction);
     if (series) return rewrite(series);
     const named = namedFunctionColumn(rangeFunction);

@@ -31,6 +31,15 @@ export function engineError(
     const source = sourceOfFile(message);
     if (source) return sourceFailed(source, message.replace(/^IO Error:\s*/, ''), /No files found|Cannot open|No such file/i.test(message));
   }
+  if (/Overflow in (multiplication|addition|subtraction) of INT128/.test(message)) {
+    // The engine's numeric arithmetic (runtime/numeric-macros.ts) holds 38 digits, PostgreSQL's more.
+    return new ApiError(
+      400,
+      'Invalid query',
+      `A numeric value of more than 38 digits is not supported by vdb's engine (${message.replace(/^[A-Za-z ]+Error:\s*/, '')}).`,
+      'Cast to double precision (x::float8), or round the values first.',
+    );
+  }
   if (USER_ERRORS.test(message)) {
     const [kind, ...rest] = message.split(':');
     const description = rename(rest.join(':').trim());

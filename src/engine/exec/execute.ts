@@ -6,11 +6,20 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { literalOf, type SourceRegistry } from '../../catalog/sources.js';
 import type { UserDef } from '../../catalog/types.js';
-import { aliasedRelation, jsonRowsSql, streamJsonRows, type ResultColumn, type RowShape, type StreamOptions } from '../../results/json.js';
+import {
+  aliasedRelation,
+  columnText,
+  jsonRowsSql,
+  streamJsonRows,
+  type ResultColumn,
+  type RowShape,
+  type StreamOptions,
+} from '../../results/json.js';
 import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { describe, quoteIdent, type DuckRuntime, type EngineGeneration } from '../../runtime/duckdb.js';
 import type { BoundedCache } from './statement-cache.js';
 import { engineSql, filteredSql } from './engine-dialect.js';
+import { withNumericValues } from './numeric-values.js';
 import { typedSql } from './probed-types.js';
 import { engineError, isInterrupt } from './errors.js';
 import { dropLoad, type DependentJoinLimits, type SourceQuery } from './load.js';
@@ -80,7 +89,7 @@ export function engineExecution(
     },
     async *textRows() {
       // An end row (last column TRUE) tells a complete result from one cut short by an error.
-      const list = columns.map((_, i) => `CAST(c${i} AS VARCHAR)`).join(', ');
+      const list = columns.map((column, i) => columnText(`c${i}`, column.type)).join(', ');
       const nulls = columns.map(() => 'NULL').join(', ');
       const result = await connection.stream(
         `SELECT ${list}${list ? ', ' : ''}FALSE FROM ${aliasedRelation(sql, columns.length)} UNION ALL SELECT ${nulls}${nulls ? ', ' : ''}TRUE`,
@@ -220,11 +229,12 @@ export async function openExecution(
     }
     const planned = planStatement(statement, registry, options.pushdown, options.dependentJoin);
     await loadPlanned(connection, registry, planned, options, warnings, sourceQueries);
+    const tree = await withNumericValues(connection, planned.ast, engineSql);
     // Nothing of the statement stays on the connection when it loaded nothing (no source rows,
     // narrowed copies or logs): the connection serves the next statement.
     held.reusable = statement === bound && bound.tables.every((t) => !t.loadName);
     const constant = held.reusable && bound.tables.every((t) => t.resolved.kind === 'system');
-    const sql = await typedSql(connection, () => engineSql(planned.ast), { reusable: constant });
+    const sql = await typedSql(connection, () => engineSql(tree), { reusable: constant });
     // Statements over no data, or over the system tables only, have the same columns until the
     // catalog changes: described once.
     const key = constant ? `${registry.generation}\u0000${sql}` : null;

@@ -9,7 +9,7 @@ import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/typ
 import { asKind, fieldNames, nameNode } from '../front/ast.js';
 import { dateTimeParse, dateTimeText } from './datetime-format.js';
 import { EXACT_AVERAGES, floatOnlyArgument, NUMERIC_MATH, numericArgumentsRefused, sameScaleOrRefused } from './numeric-scales.js';
-import { postgresText, quotedLiteral, textOf } from './postgres-values.js';
+import { postgresText, quotedLiteral, textOf, typeNameOf } from './postgres-values.js';
 import {
   asVarchar,
   call,
@@ -103,6 +103,31 @@ export function postgresOperator(expr: A_Expr): Node | null {
     const text = (node: Node | undefined) => (isNullConst(node) ? asVarchar(node!) : node);
     return asVarchar({ A_Expr: { ...expr, lexpr: text(expr.lexpr), rexpr: text(expr.rexpr) } });
   }
+  if (
+    expr.kind === 'AEXPR_OP' &&
+    name === '<<' &&
+    !written.has(expr) &&
+    expr.lexpr &&
+    isIntegerConst(expr.rexpr) &&
+    !isVolatile(expr.lexpr)
+  ) {
+    // PostgreSQL's integer (int4) shifts wrap around at 32 bits; the engine's fail on overflow.
+    const count = Number(literalText(expr.rexpr));
+    if (count >= 0 && count < 32) {
+      const shifted: A_Expr = { ...expr, lexpr: cast(expr.lexpr, 'int8') };
+      written.add(shifted);
+      const wrapped = call('vdb_int4_wrap', [{ A_Expr: shifted }]);
+      written.add(wrapped.FuncCall);
+      const int4 = cast(wrapped, 'int4');
+      written.add(int4.TypeCast);
+      const same: A_Expr = { ...expr };
+      written.add(same);
+      return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(expr.lexpr, ['INTEGER']), result: int4 } }], defresult: { A_Expr: same } } };
+    }
+  }
+  if (expr.kind === 'AEXPR_OP' && name === '/' && expr.lexpr && typeNameOf(asKind(expr.lexpr, 'TypeCast')?.typeName) === 'interval')
+    // An interval literal divided (the engine has no such division): times only, rounded to the microsecond.
+    return engineCall('vdb_interval_div', [expr.lexpr, expr.rexpr!]);
   if (expr.kind === 'AEXPR_OP' && !expr.lexpr && (name === '|/' || name === '||/'))
     return call(name === '|/' ? 'sqrt' : 'cbrt', [expr.rexpr!]);
   const symmetric = expr.kind === 'AEXPR_BETWEEN_SYM' || expr.kind === 'AEXPR_NOT_BETWEEN_SYM';
@@ -155,22 +180,31 @@ function formatCall(args: Node[]): Node | null {
   if (template === null || args.some((arg) => isVolatile(arg))) return null;
   const pieces: Node[] = [];
   let next = 1;
-  const spec = /%(?:(\d+)\$)?([sL%])|%/g;
+  const spec = /%(?:(\d+)\$)?(-)?(\d+)?([sL%])|%/g;
   let last = 0;
   for (let match = spec.exec(template); match; match = spec.exec(template)) {
     if (match.index > last) pieces.push(stringConst(template.slice(last, match.index)));
     last = spec.lastIndex;
-    if (match[2] === '%') {
+    const [, given, left, width, kind] = match;
+    if (kind === '%' && !left && !width) {
       pieces.push(stringConst('%'));
       continue;
     }
-    if (!match[2]) return null; // width, flags or %I: not translated
-    const position = match[1] ? Number(match[1]) : next;
+    if (!kind || kind === '%') return null; // %I, '*' widths: not translated
+    const position = given ? Number(given) : next;
     next = position + 1;
     const value = args[position];
     if (value === undefined) throw badRequest('too few arguments for format()', 'Give one argument per %s or %L.');
-    if (match[2] === 's') pieces.push(textOf(value, 't'));
-    else pieces.push({ CoalesceExpr: { args: [quotedLiteral(textOf(value, 'true')), stringConst('NULL')] } });
+    const text =
+      kind === 's' ? textOf(value, 't') : { CoalesceExpr: { args: [quotedLiteral(textOf(value, 'true')), stringConst('NULL')] } };
+    // A width pads with spaces (on the right with '-'), never cuts; a NULL %s is '' and is padded too.
+    const padded = (node: Node): Node => {
+      const filled = { CoalesceExpr: { args: [node, stringConst('')] } };
+      const pad = call(left ? 'rpad' : 'lpad', [filled, int(Number(width)), stringConst(' ')]);
+      const long = op('>=', call('length', [filled]), int(Number(width)));
+      return { CaseExpr: { args: [{ CaseWhen: { expr: long, result: filled } }], defresult: pad } };
+    };
+    pieces.push(width ? padded(text) : text);
   }
   if (last < template.length) pieces.push(stringConst(template.slice(last)));
   return pieces.length === 0 ? stringConst('') : call('concat', pieces);
@@ -356,6 +390,40 @@ function translatedCall(fc: FuncCall): Node | null {
     const numeric = call('starts_with', [call('typeof', [args[0]!]), stringConst('DECIMAL')]);
     return { CaseExpr: { args: [{ CaseWhen: { expr: numeric, result: failure } }], defresult: double } };
   }
+  if (
+    (name === 'var_pop' ||
+      name === 'var_samp' ||
+      name === 'variance' ||
+      name === 'stddev' ||
+      name === 'stddev_pop' ||
+      name === 'stddev_samp') &&
+    args.length === 1 &&
+    !fc.over &&
+    !fc.agg_distinct &&
+    !isVolatile(args[0])
+  ) {
+    // PostgreSQL's variance of floats holding an infinity is NaN; the engine fails.
+    const value = args[0]!;
+    const infinite: FuncCall = { ...fc, funcname: [nameNode('bool_or')], args: [engineCall('isinf', [cast(value, 'float8')])] };
+    written.add(infinite);
+    // The engine fails on an infinity even where the NaN is chosen: its infinities are left out.
+    const finite: Node = {
+      CaseExpr: {
+        args: [{ CaseWhen: { expr: engineCall('isinf', [cast(value, 'float8')]), result: int(0) } }],
+        defresult: floatOnlyArgument(name, value),
+      },
+    };
+    const checked: FuncCall = { ...fc, args: [finite] };
+    written.add(checked);
+    const nan = cast(stringConst('NaN'), 'float8');
+    written.add(nan.TypeCast);
+    // A sample's variance of one row is NULL, infinite or not.
+    const counted: FuncCall = { ...fc, funcname: [nameNode('count')], args: [value] };
+    written.add(counted);
+    const enough = op('>', { FuncCall: counted }, int(name === 'var_pop' || name === 'stddev_pop' ? 0 : 1));
+    const guard: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [{ FuncCall: infinite }, enough] } };
+    return { CaseExpr: { args: [{ CaseWhen: { expr: guard, result: nan } }], defresult: { FuncCall: checked } } };
+  }
   if (EXACT_AVERAGES.has(name) && args.length === 1) {
     const checked: FuncCall = { ...fc, args: [floatOnlyArgument(name, args[0]!)] };
     written.add(checked);
@@ -384,34 +452,17 @@ function translatedCall(fc: FuncCall): Node | null {
       },
     };
   }
-  if (name === 'to_json' && args.length === 1 && !isVolatile(args[0])) {
-    const value = args[0]!;
-    const iso = call('replace', [asVarchar(value), stringConst(' '), stringConst('T')]);
-    return {
-      CaseExpr: {
-        args: [
-          { CaseWhen: { expr: typeIs(value, ['TIMESTAMP']), result: engineCall('to_json', [iso]) } },
-          // The engine's JSON values hold numbers as doubles: 1.50 would become 1.5.
-          {
-            CaseWhen: {
-              expr: call('starts_with', [call('typeof', [value]), stringConst('DECIMAL')]),
-              result: call('error', [
-                stringConst(
-                  "to_json() of a numeric value is not supported by vdb's engine (its JSON would drop the scale); select the value itself",
-                ),
-              ]),
-            },
-          },
-          {
-            CaseWhen: {
-              expr: typeIs(value, ['TIMESTAMP WITH TIME ZONE']),
-              result: engineCall('to_json', [op('||', iso, stringConst(':00'))]),
-            },
-          },
-        ],
-        defresult: engineCall('to_json', [value]),
-      },
+  if (name === 'to_json' && args.length === 1 && !isVolatile(args[0])) return cast(jsonText(args[0]!), 'json');
+  if (name === 'json_agg' && args.length === 1 && !fc.over && !isVolatile(args[0])) {
+    // PostgreSQL's text: elements as to_json writes them, joined by ', ' (scalars only).
+    const elements: FuncCall = {
+      ...fc,
+      funcname: [nameNode('string_agg')],
+      args: [{ CoalesceExpr: { args: [scalarJsonText(args[0]!), stringConst('null')] } }, stringConst(', ')],
     };
+    written.add(elements);
+    const list = op('||', op('||', stringConst('['), { FuncCall: elements }), stringConst(']'));
+    return cast(list, 'json');
   }
   if (name === 'string_to_array' && args.length === 2 && !isVolatile(args[0])) {
     // PostgreSQL: no elements for '', one per character for a NULL delimiter.
@@ -421,7 +472,14 @@ function translatedCall(fc: FuncCall): Node | null {
     return { CaseExpr: { args: [{ CaseWhen: { expr: op('=', text, stringConst('')), result: empty } }], defresult: split } };
   }
   if (name === 'array_length' && args.length === 2) {
-    // PostgreSQL has no length for an empty array (NULL), the engine 0.
+    // PostgreSQL has no length for an empty array (NULL), the engine 0. A deeper dimension (2, 3)
+    // is the length of the first element's (PostgreSQL's arrays are rectangular).
+    const dimension = isIntegerConst(args[1]) ? Number(literalText(args[1])) : 1;
+    if (dimension >= 2 && dimension <= 6) {
+      let list: Node = args[0]!;
+      for (let d = 1; d < dimension; d++) list = { A_Indirection: { arg: list, indirection: [{ A_Indices: { uidx: int(1) } }] } };
+      return cast(call('nullif', [engineCall('len', [list]), int(0)]), 'int4');
+    }
     return call('nullif', [engineCall('array_length', args), int(0)]);
   }
   if (
@@ -443,9 +501,81 @@ function translatedCall(fc: FuncCall): Node | null {
     const rows = refusedForDates(args[0]!, call('unnest', [{ FuncCall: series }]), 'generate_series() of dates');
     return integers.narrow ? cast(rows, 'int4') : rows;
   }
+  if (name === 'array_to_string' && args.length === 3 && !isVolatile(args[0])) {
+    // PostgreSQL writes NULL elements as the third argument; the engine has no such argument.
+    return engineCall('vdb_array_to_string', args);
+  }
+  const constant = asKind(args[0], 'A_Const');
+  if (name === 'rank' && fc.agg_within_group && fc.agg_order?.length === 1 && args.length === 1 && constant && !constant.isnull) {
+    // Hypothetical rank of a constant: 1 + the rows ordered before it (NULLs last ascending, first descending).
+    const sortBy = asKind(fc.agg_order[0], 'SortBy');
+    if (sortBy?.node && (sortBy.sortby_nulls ?? 'SORTBY_NULLS_DEFAULT') === 'SORTBY_NULLS_DEFAULT') {
+      const descending = sortBy.sortby_dir === 'SORTBY_DESC';
+      const nulls: Node = { NullTest: { arg: sortBy.node, nulltesttype: 'IS_NULL' } };
+      const before: Node = descending
+        ? { BoolExpr: { boolop: 'OR_EXPR', args: [op('>', sortBy.node, args[0]!), nulls] } }
+        : op('<', sortBy.node, args[0]!);
+      // The call's own FILTER applies too.
+      const filter: Node = fc.agg_filter ? { BoolExpr: { boolop: 'AND_EXPR', args: [fc.agg_filter, before] } } : before;
+      const count: FuncCall = {
+        funcname: [nameNode('count')],
+        agg_star: true,
+        agg_filter: filter,
+        funcformat: 'COERCE_EXPLICIT_CALL',
+        over: fc.over,
+      };
+      written.add(count);
+      return op('+', { FuncCall: count }, int(1));
+    }
+  }
+  if (name === 'initcap' && args.length === 1) return engineCall('vdb_initcap', args);
+  if ((name === 'concat_ws' || name === 'concat') && fc.func_variadic && args.length === (name === 'concat' ? 1 : 2)) {
+    // VARIADIC ARRAY[...]: the array's elements are the arguments (NULLs skipped); text arrays only.
+    const list = args[args.length - 1]!;
+    const joined = engineCall('array_to_string', [list, name === 'concat' ? stringConst('') : args[0]!]);
+    const failure = call('error', [stringConst(`${name}(VARIADIC ...) of a non-text array is not supported by vdb's engine`)]);
+    const text = typeIs(list, ['VARCHAR[]']);
+    return {
+      CaseExpr: { args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [text] } }, result: failure } }], defresult: joined },
+    };
+  }
+  if (name === 'make_interval' && args.length > 0 && args.every((arg) => asKind(arg, 'NamedArgExpr'))) {
+    const units: Record<string, (value: Node) => Node> = {
+      years: (v) => engineCall('to_years', [cast(v, 'int4')]),
+      months: (v) => engineCall('to_months', [cast(v, 'int4')]),
+      weeks: (v) => engineCall('to_days', [cast(op('*', v, int(7)), 'int4')]),
+      days: (v) => engineCall('to_days', [cast(v, 'int4')]),
+      hours: (v) => engineCall('to_hours', [cast(v, 'int8')]),
+      mins: (v) => engineCall('to_minutes', [cast(v, 'int8')]),
+    };
+    const parts = args.map((arg) => {
+      const named = asKind(arg, 'NamedArgExpr')!;
+      const unit = units[named.name ?? ''];
+      if (!unit) throw notAsPostgres(`make_interval(${named.name} => ...)`, 'Give years, months, weeks, days, hours or mins.');
+      return unit(named.arg!);
+    });
+    return parts.reduce((sum, piece) => op('+', sum, piece));
+  }
+  if (name === 'justify_days' && args.length === 1) return engineCall('vdb_justify_days', args);
   const text = textFunction(name, args);
   if (text) return text;
   if (name === 'to_char' || name === 'to_date' || (name === 'to_timestamp' && args.length === 2)) return dateTimeCall(name, args);
+  const row = args.length === 1 ? asKind(args[0], 'RowExpr') : undefined;
+  if (name === 'row_to_json' && row?.args && row.args.length > 0 && !isVolatile(row.args)) {
+    // PostgreSQL names a ROW(...)'s fields f1, f2, ... and writes each value as to_json does.
+    const fields = row.args.map((arg, i): Node => {
+      const value = { CoalesceExpr: { args: [scalarJsonText(arg), stringConst('null')] } };
+      return op('||', stringConst(`${i === 0 ? '{' : ','}"f${i + 1}":`), value);
+    });
+    return cast(
+      op(
+        '||',
+        fields.reduce((text, field) => op('||', text, field)),
+        stringConst('}'),
+      ),
+      'json',
+    );
+  }
   if (name === 'row_to_json' && args.some((arg) => asKind(arg, 'RowExpr'))) {
     throw notAsPostgres(
       'row_to_json of a ROW(...) constructor',
@@ -460,17 +590,30 @@ function translatedCall(fc: FuncCall): Node | null {
     written.add(made);
     return { FuncCall: made };
   }
-  if (name === 'date_trunc' && args.length >= 2) {
+  if (name === 'date_trunc' && args.length === 2) {
     const field = literalText(args[0])?.toLowerCase() ?? null;
-    if (field === null || field === 'century' || field === 'millennium') {
+    if (field === null) {
       throw notAsPostgres(
-        `date_trunc to ${field ?? 'a field given by an expression'}`,
-        "Truncate to 'year', 'decade', 'quarter', 'month', 'week', 'day', 'hour', 'minute' or 'second', written as a constant.",
+        'date_trunc to a field given by an expression',
+        "Truncate to 'millennium', 'century', 'decade', 'year', 'quarter', 'month', 'week', 'day', 'hour', 'minute' or 'second', written as a constant.",
       );
     }
-    const same = { ...fc };
-    written.add(same);
-    return refusedForDates(args[1]!, { FuncCall: same }, 'date_trunc() of a date');
+    // A date literal is timestamp with time zone to PostgreSQL's date_trunc (midnight UTC here).
+    const dateLiteral = typeNameOf(asKind(args[1], 'TypeCast')?.typeName) === 'date';
+    const value = dateLiteral ? cast(args[1], 'timestamptz') : args[1]!;
+    const unit = { century: 100, millennium: 1000 }[field];
+    let truncated: Node;
+    if (unit && !isVolatile(value)) {
+      // Centuries and millennia begin with their year 1 (2001), the engine's with year 0.
+      const year = engineCall('year', [value]);
+      const back = engineCall('to_years', [cast(op('%', op('-', year, int(1)), int(unit)), 'int4')]);
+      const start = op('-', engineCall('date_trunc', [stringConst('year'), value]), back);
+      const failure = call('error', [stringConst(`date_trunc to ${field} of a year before 1 is not supported by vdb's engine`)]);
+      truncated = { CaseExpr: { args: [{ CaseWhen: { expr: op('<', year, int(1)), result: failure } }], defresult: start } };
+    } else if (unit) {
+      throw notAsPostgres(`date_trunc to ${field} of a volatile value`, 'Truncate a value computed once, in a subquery.');
+    } else truncated = engineCall('date_trunc', [args[0]!, value]);
+    return dateLiteral ? truncated : refusedForDates(args[1]!, truncated, 'date_trunc() of a date');
   }
   if (name === 'div' && args.length === 2 && !isVolatile(args)) {
     // PostgreSQL's div: the quotient truncated toward zero, as numeric; the engine's // truncates too.
@@ -506,6 +649,44 @@ function refusedForDates(date: Node, value: Node, what: string): Node {
     ),
   ]);
   return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(date, ['DATE']), result: failure } }], defresult: value } };
+}
+
+/**
+ * The JSON text PostgreSQL's to_json writes for a scalar value: numbers as written (1.50),
+ * dates and timestamps ISO and quoted, text quoted; other types as the engine writes them.
+ */
+function jsonText(value: Node): Node {
+  const text = asVarchar(value);
+  const quoted = (inner: Node) => op('||', op('||', stringConst('"'), inner), stringConst('"'));
+  const when = (types: string[], result: Node): Node => ({ CaseWhen: { expr: typeIs(value, types), result } });
+  return {
+    CaseExpr: {
+      args: [
+        { CaseWhen: { expr: { NullTest: { arg: value, nulltesttype: 'IS_NULL' } }, result: { A_Const: { isnull: true } } } },
+        when(['VARCHAR'], asVarchar(engineCall('to_json', [value]))),
+        when(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'BOOLEAN'], text),
+        { CaseWhen: { expr: call('starts_with', [call('typeof', [value]), stringConst('DECIMAL')]), result: text } },
+        when(['DATE'], quoted(text)),
+        when(['TIMESTAMP'], quoted(call('replace', [text, stringConst(' '), stringConst('T')]))),
+        when(
+          ['TIMESTAMP WITH TIME ZONE'],
+          quoted(op('||', call('replace', [text, stringConst(' '), stringConst('T')]), stringConst(':00'))),
+        ),
+        when(TYPE_NAMES_OF_FLOATS, engineCall('vdb_float_json', [text])),
+      ],
+      defresult: asVarchar(engineCall('to_json', [value])),
+    },
+  };
+}
+
+/** jsonText of a scalar: PostgreSQL's json_agg writes rows and arrays on lines of their own. */
+function scalarJsonText(value: Node): Node {
+  const type = call('typeof', [value]);
+  const composite: Node = {
+    BoolExpr: { boolop: 'OR_EXPR', args: [op('~~', type, stringConst('STRUCT%')), op('~~', type, stringConst('%[]'))] },
+  };
+  const failure = call('error', [stringConst("json_agg() of rows or arrays is not supported by vdb's engine; aggregate scalar values")]);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: composite, result: failure } }], defresult: jsonText(value) } };
 }
 
 /** `dividend`, refused unless both values are integers. */

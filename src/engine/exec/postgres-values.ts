@@ -5,13 +5,15 @@
  */
 import { badRequest } from '../../errors.js';
 import { POSTGRES_INTERVAL_TEXT } from '../../results/json.js';
-import { INTERVAL_FIELDS } from '../front/allow-list.js';
+import { INTERVAL_FIELDS, intervalTruncation } from '../front/allow-list.js';
 import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../front/ast.js';
 import {
   asVarchar,
   call,
   int,
+  isIntegerConst,
+  isNullConst,
   isStringConst,
   isVolatile,
   literalText,
@@ -96,6 +98,43 @@ function numericOfExpression(value: Node): Node {
   return op('+', checked, { TypeCast: zero });
 }
 
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+/** PostgreSQL's reading of a two-digit year: 70-99 in the 1900s, 00-69 in the 2000s. */
+const fullYear = (digits: string) => (digits.length === 2 ? (Number(digits) >= 70 ? 1900 : 2000) + Number(digits) : Number(digits));
+
+/**
+ * Date and timestamp literals PostgreSQL reads (DateStyle ISO, MDY) and the engine does not, in
+ * ISO form: 01/02/03 (month/day/year), 'January 8, 1999', a zone of hours only (+02). Null for
+ * other texts (ISO forms go as they are, the rest is refused).
+ */
+export function dateTimeInput(text: string): string | null {
+  const trimmed = text.trim();
+  const zoned = /^(\d{4,}-\d{1,2}-\d{1,2})[ T](\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*([+-])(\d{1,2})$/.exec(trimmed);
+  if (zoned) {
+    const [, date, hour, minute, second = '00', sign, zone] = zoned;
+    return `${date} ${pad(Number(hour))}:${minute}:${second}${sign}${pad(Number(zone))}:00`;
+  }
+  const mdy = /^(\d{1,2})\/(\d{1,2})\/(\d{2}|\d{4})$/.exec(trimmed);
+  if (mdy) return validDate(fullYear(mdy[3]!), Number(mdy[1]), Number(mdy[2]));
+  const named = /^([A-Za-z]+)\s+(\d{1,2}),?\s+(\d{4})$/.exec(trimmed);
+  if (named) {
+    const month = MONTHS.indexOf(named[1]!.slice(0, 3).toLowerCase()) + 1;
+    const full = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+    const spelled = named[1]!.toLowerCase();
+    if (month === 0 || !(spelled.length === 3 || spelled === full[month - 1])) return null;
+    return validDate(Number(named[3]), month, Number(named[2]));
+  }
+  return null;
+}
+
+/** YYYY-MM-DD when the day exists (else null: the engine's own error follows). */
+function validDate(year: number, month: number, day: number): string | null {
+  const probe = new Date(Date.UTC(year, month - 1, day));
+  if (year < 1 || probe.getUTCMonth() !== month - 1 || probe.getUTCDate() !== day) return null;
+  return `${pad(year, 4)}-${pad(month)}-${pad(day)}`;
+}
+
 /** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
 export function checkedCast(cast: TypeCast): Node | null {
   const arg = cast.arg;
@@ -123,8 +162,23 @@ export function checkedCast(cast: TypeCast): Node | null {
     };
   }
   if (type === 'interval' && Array.isArray(typmods) && typmods.length === 1) {
-    // interval '2' hour: a whole number of the one field (other forms are refused).
-    const unit = INTERVAL_FIELDS[Number(literalText(typmods[0]))];
+    // interval '2' hour: a number of the one field, its fraction dropped as the field's
+    // restriction drops smaller fields ('1.5' day is 1 day), but for seconds.
+    const mask = Number(literalText(typmods[0]));
+    const unit = INTERVAL_FIELDS[mask];
+    const number = literal === null ? null : /^\s*([+-]?\d+)(\.\d*)?\s*$/.exec(literal);
+    if (unit && number && literal !== null) {
+      const value = unit === 'second' ? literal.trim() : String(Number(number[1]));
+      return { TypeCast: { arg: stringConst(`${value} ${unit}`), typeName: { ...cast.typeName, typmods: undefined } } };
+    }
+    // interval '1 day 2 hours' day to hour: the literal read, then its smaller fields dropped.
+    const truncation = intervalTruncation(mask);
+    if (truncation && literal !== null && stringLiteral && !number) {
+      const plain: TypeCast = { arg, typeName: { ...cast.typeName, typmods: undefined } };
+      written.add(plain);
+      // Down to seconds, fractions included: nothing is dropped.
+      return truncation === 'second' ? { TypeCast: plain } : call('date_trunc', [stringConst(truncation), { TypeCast: plain }]);
+    }
     if (!unit || literal === null || !/^\s*[+-]?\d+\s*$/.test(literal)) {
       throw notAsPostgres(
         'An interval restricted to a field (INTERVAL ... YEAR) over anything but a whole number literal',
@@ -148,14 +202,25 @@ export function checkedCast(cast: TypeCast): Node | null {
     if (value === null) throw badRequest(`invalid input syntax for type boolean: "${literal}"`, 'Use true/false, yes/no, on/off or 1/0.');
     return { TypeCast: { arg: stringConst(String(value)), typeName: cast.typeName } };
   }
+  const elements = asKind(arg, 'A_ArrayExpr')?.elements;
+  if (TEXT_TYPES.has(type) && !typmods && !arrayBounds && elements && elements.every((e) => isIntegerConst(e) || isNullConst(e))) {
+    // ARRAY[1, NULL]::text, written as PostgreSQL writes it: {1,NULL}.
+    return stringConst(`{${elements.map((e) => (isNullConst(e) ? 'NULL' : literalText(e))).join(',')}}`);
+  }
   if (TEXT_TYPES.has(type) && !typmods && !arrayBounds && literal === null) {
     const written = postgresText(arg, 'true');
     if (written) return { TypeCast: { arg: written, typeName: cast.typeName } };
+  }
+  if (type === 'interval' && stringLiteral && !typmods && literal !== null && /^\s*\+\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\s*$/.test(literal)) {
+    // '+02:00': the engine does not read the sign of a time.
+    return { TypeCast: { ...cast, arg: stringConst(literal.trim().slice(1)) } };
   }
   const input = arrayBounds ? undefined : TEXT_INPUT.find((rule) => rule.types.has(type));
   if (!input) return null;
   const text = stringLiteral ? literal : null;
   if (text !== null) {
+    const normal = input.types.has('date') ? dateTimeInput(text) : null;
+    if (normal !== null) return { TypeCast: { ...cast, arg: stringConst(normal) } };
     if (!input.pattern.test(text)) throw notAsPostgres(`The ${type} input '${text}' (${input.why})`, input.hint);
     return null;
   }

@@ -22,8 +22,8 @@ export const SCALAR_FUNCTIONS = words(`
   ascii bit_length btrim char_length character_length chr concat concat_ws left length lower lpad ltrim md5
   octet_length position repeat replace reverse right rpad rtrim split_part starts_with strpos substr
   substring translate upper regexp_replace regexp_split_to_array string_to_array
-  format quote_literal to_hex encode decode overlay
-  age date_part date_trunc extract isfinite make_date make_time make_timestamp make_timestamptz now
+  format quote_literal to_hex encode decode overlay initcap
+  age date_part date_trunc extract isfinite justify_days make_date make_interval make_time make_timestamp make_timestamptz now
   timezone to_timestamp transaction_timestamp to_char to_date
   array_append array_cat array_length array_position array_prepend array_to_string cardinality div
   to_json row_to_json array_to_json json_array_length
@@ -36,7 +36,7 @@ export const AGGREGATE_FUNCTIONS = words(`
   avg bit_and bit_or bit_xor bool_and bool_or count max min sum string_agg array_agg
   stddev stddev_pop stddev_samp variance var_pop var_samp covar_pop covar_samp
   regr_avgx regr_avgy regr_count
-  mode percentile_cont percentile_disc
+  mode percentile_cont percentile_disc json_agg rank
 `);
 
 /** Window functions (with OVER). */
@@ -132,7 +132,9 @@ function functionName(funcname: unknown): { name: string; written: string } {
 function checkCall(call: FuncCall, inFrom: boolean): void {
   if (ownNodes.has(call)) return;
   const { name, written } = functionName(call.funcname);
-  if (call.func_variadic) throw refuse(`VARIADIC in a call of ${written}`, 'Pass the arguments one by one.');
+  // concat and concat_ws take VARIADIC text arrays (translated in postgres-functions.ts).
+  if (call.func_variadic && name !== 'concat' && name !== 'concat_ws')
+    throw refuse(`VARIADIC in a call of ${written}`, 'Pass the arguments one by one.');
   if (inFrom) {
     if (!TABLE_FUNCTIONS.has(name))
       throw refuse(`Table function "${written}"`, `Table functions in FROM: ${[...TABLE_FUNCTIONS].join(', ')}.`, refusalReason(name));
@@ -177,14 +179,28 @@ function checkType(typeName: TypeName): void {
   // translated (postgres-values.ts), the engine reads the other forms otherwise.
   if (name.toLowerCase() === 'interval' && Array.isArray(typeName.typmods) && typeName.typmods.length > 0) {
     const [mask] = typeName.typmods;
-    const field = typeName.typmods.length === 1 ? INTERVAL_FIELDS[Number(asKind(mask, 'A_Const')?.ival?.ival)] : undefined;
+    const field = typeName.typmods.length === 1 ? intervalTruncation(Number(asKind(mask, 'A_Const')?.ival?.ival)) : undefined;
     if (!field) {
       throw refuse(
-        'An interval with several fields or a precision (INTERVAL ... DAY TO HOUR)',
+        'An interval with a precision (INTERVAL(3)) or fields of another form',
         "Write the units inside the literal: interval '1 day 2 hours'.",
       );
     }
   }
+}
+
+/**
+ * The unit an interval restricted to fields (`YEAR`, `DAY TO HOUR`: PostgreSQL's INTERVAL_MASK
+ * bits) is truncated to: its lowest field. Undefined for other masks.
+ */
+export function intervalTruncation(mask: number): string | undefined {
+  if (!Number.isInteger(mask) || mask <= 0) return undefined;
+  const bits = Object.keys(INTERVAL_FIELDS).map(Number);
+  if ((mask & ~bits.reduce((all, bit) => all | bit, 0)) !== 0) return undefined;
+  const lowest = ['second', 'minute', 'hour', 'day', 'month', 'year'].find((unit) =>
+    bits.some((bit) => (mask & bit) !== 0 && INTERVAL_FIELDS[bit] === unit),
+  );
+  return lowest;
 }
 
 /** The one-field restrictions of an interval (PostgreSQL's INTERVAL_MASK bits) and their units. */
