@@ -52,8 +52,10 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
             ? `read at the same time as ${names.get(d.from) ?? d.from}, joined in the engine (parallel join; ${estimates})`
             : `keys of ${name} (dependent join, unless more keys than dependentJoin.maxKeys load; ${estimates})`;
         }
-        const from = planned.scans.get(d.from)?.bound.resolved.table;
-        const keys = from ? (distinctOf(from, d.fromColumn) ?? from.cardinality) : null;
+        // At most the rows the other scan reads (its conditions applied).
+        const from = planned.scans.get(d.from);
+        const distinct = from ? distinctOf(from.bound.resolved.table, d.fromColumn) : null;
+        const keys = from?.rows == null ? null : Math.min(from.rows, distinct ?? from.rows);
         return `keys of ${name} (dependent join, when few enough; estimate ${keys ?? 'unknown'} keys)`;
       });
     const table = resolved.table.cardinality;
