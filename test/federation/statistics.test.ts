@@ -178,7 +178,7 @@ test('a plan that flips when the statistics change: dependent without them, para
   assert.equal(distinct('my', 'dims').kind, 2);
   assert.match(
     await explainText(pushed, sql),
-    /read at the same time as my\.dims.*?estimates: 2[45]\d\d rows and 2[45]\d\d keys .*?: parallel\)/,
+    /read at the same time as my\.dims.*?estimates: 2[45]\d\d rows and 2[45]\d\d keys .*?: parallel( \(more keys than dependentJoin\.maxKeys\))?\)/,
   );
   const after = await engineRows(pushed, admin, sql);
   assert.equal(after.json, expected);
@@ -198,6 +198,6 @@ test('without statistics (a SQLite file never analyzed, a CSV file): no estimate
     assert.equal(a.json, (await engineRows(local, admin, sql)).json, dims);
     const plan = await explainText(pushed, sql);
     assert.doesNotMatch(plan, /estimates:/, dims);
-    if (dims.startsWith('bare')) assert.match(plan, /estimate unknown rows/);
+    if (dims.startsWith('bare')) assert.match(plan, /no estimate of rows/);
   }
 });

@@ -48,6 +48,8 @@ export interface JoinEstimates {
   dependent: number;
   parallel: number;
   choice: JoinPlan;
+  /** Why the choice is not the cheapest estimate, where it is not. */
+  overruledBy?: string;
 }
 
 export interface JoinInput {
@@ -145,6 +147,6 @@ export function describeEstimates(e: JoinEstimates): string {
   return (
     `estimates: ${e.smallRows} rows and ${e.keys} keys against ${e.bigRows} rows${e.bigRows < e.bigTableRows ? ` of ${e.bigTableRows}` : ''} ` +
     `(${(e.matching * 100).toFixed(0)} % matching); ` +
-    `${e.shipped === null ? '' : `shipped ${ms(e.shipped)}, `}dependent ${ms(e.dependent)}, parallel ${ms(e.parallel)}: ${e.choice}`
+    `${e.shipped === null ? '' : `shipped ${ms(e.shipped)}, `}dependent ${ms(e.dependent)}, parallel ${ms(e.parallel)}: ${e.choice}${e.overruledBy ? ` (${e.overruledBy})` : ''}`
   );
 }

@@ -13,6 +13,8 @@ import type { ShippingPlan } from './ship.js';
 import { describeEstimates, distinctOf } from './cost.js';
 import { estimatedRows } from './join-choice.js';
 
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean, limits?: JoinLimits): StaticResult {
   const rows: StaticResult['rows'] = [];
   let step = 1;
@@ -56,18 +58,20 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
         const from = planned.scans.get(d.from);
         const distinct = from ? distinctOf(from.bound.resolved.table, d.fromColumn) : null;
         const keys = from?.rows == null ? null : Math.min(from.rows, distinct ?? from.rows);
-        return `keys of ${name} (dependent join, when few enough; estimate ${keys ?? 'unknown'} keys)`;
+        return `keys of ${name} (dependent join, when few enough; ${keys === null ? 'no estimate of keys' : `estimate ${plural(keys, 'key')}`})`;
       });
     const table = resolved.table.cardinality;
     const rowsEstimate =
-      plan.rows === null ? 'unknown' : plan.rows === table || table === null ? String(plan.rows) : `${plan.rows} of ${table}`;
+      plan.rows === null
+        ? 'no estimate of rows'
+        : `estimate ${plan.rows === table || table === null ? plural(plan.rows, 'row') : `${plan.rows} of ${plural(table, 'row')}`}`;
     const pushed = [
       plan.filter ? 'conditions' : null,
       plan.columns.length < resolved.table.columns.length ? 'columns' : null,
       plan.aggregates ? 'partial aggregation' : null,
       plan.limit !== undefined ? 'order and limit' : null,
       ...dependent,
-      `estimate ${rowsEstimate} rows`,
+      rowsEstimate,
     ]
       .filter(Boolean)
       .join(', ');

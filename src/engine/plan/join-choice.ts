@@ -44,7 +44,19 @@ export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: num
     if (!best) continue;
     const { estimates } = best;
     // More keys than a dependent join may send: it would fall back to a scan after waiting.
-    const parallel = bigTable.cardinality! >= MIN_TARGET_ROWS && (estimates.choice === 'parallel' || estimates.keys > limits.maxKeys);
-    scans.set(loadName, { ...plan, join: { from: best.from, estimates: { ...estimates, choice: parallel ? 'parallel' : 'dependent' } } });
+    const small = bigTable.cardinality! < MIN_TARGET_ROWS;
+    const tooManyKeys = estimates.keys > limits.maxKeys;
+    const parallel = !small && (estimates.choice === 'parallel' || tooManyKeys);
+    const overruledBy =
+      small && estimates.choice === 'parallel'
+        ? `the bigger table has fewer than ${MIN_TARGET_ROWS} rows`
+        : !small && tooManyKeys && estimates.choice === 'dependent'
+          ? 'more keys than dependentJoin.maxKeys'
+          : undefined;
+    const choice = parallel ? 'parallel' : 'dependent';
+    scans.set(loadName, {
+      ...plan,
+      join: { from: best.from, estimates: { ...estimates, choice, ...(overruledBy ? { overruledBy } : {}) } },
+    });
   }
 }
