@@ -374,7 +374,10 @@ describe('estimates (plan/selectivity.ts, plan/cost.ts)', () => {
       /keys of my\.customers\.id \(dependent join, unless more keys than dependentJoin\.maxKeys load; estimates: 500 rows and 500 keys against 200000 rows of 1000000 \(1 % matching\); dependent [\d.]+ ms, parallel [\d.]+ ms: dependent\), estimate 200000 of 1000000 rows$/,
     );
     const [, parallel] = pushed(sql, 10);
-    assert.match(parallel!, /read at the same time as my\.customers, joined in the engine \(parallel join; estimates: .*: parallel \(more keys than dependentJoin\.maxKeys\)\)/);
+    assert.match(
+      parallel!,
+      /read at the same time as my\.customers, joined in the engine \(parallel join; estimates: .*: parallel \(more keys than dependentJoin\.maxKeys\)\)/,
+    );
     assert.doesNotMatch(parallel!, /keys of/);
   });
 
