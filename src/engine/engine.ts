@@ -108,6 +108,8 @@ export class Engine {
       pushdown: boolean;
       /** Send statements of one PostgreSQL source whole (default true; off for diagnosis). */
       wholeStatements?: boolean;
+      /** Write small results of MySQL/SQLite statements sent whole without the engine (default true; off for diagnosis). */
+      directRows?: boolean;
       dependentJoin: { maxKeys: number; batchSize: number; maxShippedRows?: number };
     },
     /** Users and cursors, for the user procedures (absent: those procedures are unavailable). */
@@ -466,7 +468,14 @@ export class Engine {
             engineColumnsOf(bound, this.runtime, signal),
           )
         : route.kind === 'source-select'
-          ? await openSourceSelectExecution(bound, route.plan, this.runtime, signal, { cache: this.learnedColumns, key: columnsKey! })
+          ? await openSourceSelectExecution(
+              bound,
+              route.plan,
+              this.runtime,
+              signal,
+              { cache: this.learnedColumns, key: columnsKey! },
+              this.options.directRows !== false,
+            )
           : null;
     if (execution) return { execution: routed(execution, route.kind === 'whole' ? 'whole' : 'source-select'), route, columnsKey };
     const shipped = await this.openShipped(bound, signal);
