@@ -89,6 +89,8 @@ export class Engine {
   templated = 0;
   /** Statements answered by their text, unparsed, since the start (for the tests). */
   byText = 0;
+  /** Statements of MySQL/SQLite answered from their rows without the engine since the start (for the tests). */
+  direct = 0;
 
   /** Hits of the engine's caches since the start, by cache (GET /metrics). */
   cacheHits(): Record<string, number> {
@@ -477,6 +479,7 @@ export class Engine {
               this.options.directRows !== false,
             )
           : null;
+    if (execution?.direct) this.direct++;
     if (execution) return { execution: routed(execution, route.kind === 'whole' ? 'whole' : 'source-select'), route, columnsKey };
     const shipped = await this.openShipped(bound, signal);
     if (shipped) return { execution: routed(shipped, 'shipped') };

@@ -11,7 +11,22 @@ import { engineTypeOfSqlite, rawTypeOf } from './types.js';
 
 const BATCH_ROWS = 2048;
 
-/** SQLite identifiers are quoted like PostgreSQL's: double quotes, doubled inside. */
+/**
+ * The declared type of a table's rowid alias (its INTEGER PRIMARY KEY): SQLite keeps only 64-bit
+ * integers there, so its values always fit the engine's BIGINT.
+ */
+const ROWID_ALIAS = 'INTEGER PRIMARY KEY';
+
+/**
+ * The column that is the table's rowid alias: the only primary key column, declared exactly
+ * INTEGER, in a table with rowids. A descending key may not be one (SQLite's quirk): not taken.
+ */
+function rowidAlias(info: readonly TableInfoRow[], sql: string): string | null {
+  const keys = info.filter((col) => col.pk > 0);
+  if (keys.length !== 1 || keys[0]!.type.trim().toUpperCase() !== 'INTEGER') return null;
+  if (/WITHOUT\s+ROWID/i.test(sql) || /\bDESC\b/i.test(sql)) return null;
+  return keys[0]!.name;
+}
 
 interface TableInfoRow {
   cid: number;
@@ -67,19 +82,20 @@ export class SqliteConnector implements RowConnector {
     const db = this.open();
     const objects = db
       .prepare(
-        `SELECT name, type FROM sqlite_master
+        `SELECT name, type, sql FROM sqlite_master
          WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
          ORDER BY name`,
       )
-      .all() as Array<{ name: string; type: 'table' | 'view' }>;
+      .all() as Array<{ name: string; type: 'table' | 'view'; sql: string | null }>;
     const estimates = this.rowEstimates(db);
-    return objects.map(({ name, type }) => {
+    return objects.map(({ name, type, sql }) => {
       const info = db.prepare(`PRAGMA table_info(${this.quote(name)})`).all() as TableInfoRow[];
+      const rowid = type === 'table' ? rowidAlias(info, sql ?? '') : null;
       const columns: ColumnDef[] = info.map((col) => ({
         name: col.name,
         nameInSource: col.name,
         type: engineTypeOfSqlite(col.type),
-        sourceType: col.type,
+        sourceType: col.name === rowid ? ROWID_ALIAS : col.type,
         nullable: col.notnull === 0 && col.pk === 0,
         position: col.cid + 1,
       }));
@@ -123,6 +139,7 @@ export class SqliteConnector implements RowConnector {
    * untyped column may hold numbers, which SQLite does not compare with text.
    */
   castMayFail(column: ColumnDef): boolean {
+    if (column.sourceType === ROWID_ALIAS) return false;
     return !(column.type === 'VARCHAR' && /CHAR|CLOB|TEXT/i.test(column.sourceType ?? ''));
   }
 

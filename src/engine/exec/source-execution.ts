@@ -137,14 +137,17 @@ function directExecution(
     warnings: [],
     sourceQueries,
     engine,
-    async *stream(shape, window) {
+    direct: true,
+    async *stream(shape, window, options) {
       const keys = shape === 'object' ? columns.map((c) => `${jsonString(c.name) as string}:`) : null;
       const start = Math.min(window.offset ?? 0, texts.length);
       const end = window.limit === undefined ? texts.length : Math.min(texts.length, start + window.limit);
       for (let i = start; i < end; i += DIRECT_CHUNK_ROWS) {
+        if (options.cancelled?.()) throw signal.aborted ? signal.reason : new Error('the statement was cancelled');
         const stop = Math.min(end, i + DIRECT_CHUNK_ROWS);
         const chunk = new Array<string>(stop - i);
         for (let r = i; r < stop; r++) chunk[r - i] = rowJson(texts[r]!, keys);
+        options.onRows?.(chunk.length);
         yield chunk.join(',');
       }
     },
