@@ -11,6 +11,9 @@ import { engineTypeOfSqlite, rawTypeOf } from './types.js';
 
 const BATCH_ROWS = 2048;
 
+/** Prepared SELECTs kept per SQLite source. */
+const MAX_PREPARED = 200;
+
 /**
  * The declared type of a table's rowid alias (its INTEGER PRIMARY KEY): SQLite keeps only 64-bit
  * integers there, so its values always fit the engine's BIGINT.
@@ -48,6 +51,8 @@ export class SqliteConnector implements RowConnector {
   private readonly quote = (name: string) => this.dialect.quoteIdentifier(name);
   readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, limit: true, orderBy: true, joins: true };
   private db: Database.Database | null = null;
+  /** Prepared SELECTs by text, least recently used first: a statement asked again is not compiled again. */
+  private readonly statements = new Map<string, Database.Statement>();
 
   constructor(
     readonly source: SourceDef,
@@ -71,6 +76,7 @@ export class SqliteConnector implements RowConnector {
       throw new SourceUnreachableError(err instanceof Error ? err.message : String(err));
     }
     this.db = new Database(this.path, { readonly: this.source.readOnly, fileMustExist: true });
+    this.statements.clear();
     return this.db;
   }
 
@@ -157,7 +163,7 @@ export class SqliteConnector implements RowConnector {
   async *statementRows(sql: string, _columns: readonly StatementColumn[], signal: AbortSignal): AsyncIterable<unknown[][]> {
     const db = this.open();
     // safeIntegers: 64-bit integers arrive as bigint, so no digit is lost on the way.
-    const rows = db.prepare(sql).raw(true).safeIntegers(true).iterate() as IterableIterator<unknown[]>;
+    const rows = this.prepared(db, sql).raw(true).safeIntegers(true).iterate() as IterableIterator<unknown[]>;
     try {
       let batch: unknown[][] = [];
       for (const row of rows) {
@@ -172,6 +178,24 @@ export class SqliteConnector implements RowConnector {
     } finally {
       rows.return?.();
     }
+  }
+
+  /**
+   * The prepared statement of `sql`, from the cache (bounded, least recently used dropped). One
+   * still being read by another request is busy: then a fresh one, not cached.
+   */
+  private prepared(db: Database.Database, sql: string): Database.Statement {
+    const cached = this.statements.get(sql);
+    if (cached?.busy) return db.prepare(sql);
+    if (cached) {
+      this.statements.delete(sql);
+      this.statements.set(sql, cached);
+      return cached;
+    }
+    const statement = db.prepare(sql);
+    if (this.statements.size >= MAX_PREPARED) this.statements.delete(this.statements.keys().next().value!);
+    this.statements.set(sql, statement);
+    return statement;
   }
 
   async executeWrite(sql: string): Promise<number> {
@@ -210,6 +234,7 @@ export class SqliteConnector implements RowConnector {
   }
 
   async close(): Promise<void> {
+    this.statements.clear();
     this.db?.close();
     this.db = null;
   }

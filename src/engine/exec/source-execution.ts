@@ -64,7 +64,12 @@ export async function openSourceSelectExecution(
         : sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
   const rows = connector.statementRows(pushed.sql, [], signal)[Symbol.asyncIterator]();
   const encoders = direct && columns.every((c) => !CONTROL.test(c.name)) ? directEncoders(columns, pushed.raws) : null;
-  if (!encoders) return openLoadedExecution(columns, planned, replay([], rows), runtime, signal, failure);
+  if (!encoders) {
+    return openLoadedExecution(columns, planned, replay([], rows), runtime, signal, failure).catch(async (err: unknown) => {
+      await rows.return?.();
+      throw err;
+    });
+  }
   const read: unknown[][] = [];
   let exhausted = false;
   try {
@@ -81,7 +86,13 @@ export async function openSourceSelectExecution(
   }
   const texts = exhausted ? encodeRows(read, encoders) : null;
   if (texts) return directExecution(columns, read, texts, sourceQueries, runtime, signal, pushed.raws);
-  return openLoadedExecution(columns, planned, replay(read, exhausted ? null : rows), runtime, signal, failure);
+  return openLoadedExecution(columns, planned, replay(read, exhausted ? null : rows), runtime, signal, failure).catch(
+    async (err: unknown) => {
+      // Failed before the load read the rest (no engine connection): the source's statement ends.
+      if (!exhausted) await rows.return?.();
+      throw err;
+    },
+  );
 }
 
 /** Control characters in a column name: the engine's two JSON writers escape them differently (not written directly). */
@@ -103,14 +114,19 @@ function encodeRows(rows: readonly unknown[][], encoders: readonly ValueEncoder[
   return texts;
 }
 
-/** The rows read so far, in one batch, then the rest of the source's. */
+/** The rows read so far, in one batch, then the rest of the source's (given back when the reader stops early). */
 async function* replay(read: unknown[][], rest: AsyncIterator<unknown[][]> | null): AsyncGenerator<unknown[][]> {
-  if (read.length > 0) yield read;
-  if (!rest) return;
-  for (;;) {
-    const next = await rest.next();
-    if (next.done) return;
-    yield next.value;
+  let done = rest === null;
+  try {
+    if (read.length > 0) yield read;
+    while (!done) {
+      const next = await rest!.next();
+      done = next.done === true;
+      if (!next.done) yield next.value;
+    }
+  } finally {
+    // A load that failed or was cancelled: the source's statement ends and its connection is released.
+    if (!done) await rest!.return?.();
   }
 }
 
