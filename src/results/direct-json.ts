@@ -194,7 +194,8 @@ export function postgresDouble(x: number): string {
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+/** A superset of what needs escaping (control characters of U+007F to U+009F too: the loop leaves those). */
+const NEEDS_ESCAPE = /["\\\p{Cc}]/u;
 const SHORT_ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /**

@@ -96,7 +96,7 @@ export async function openSourceSelectExecution(
 }
 
 /** Control characters in a column name: the engine's two JSON writers escape them differently (not written directly). */
-const CONTROL = /[\u0000-\u001f]/;
+const CONTROL = /\p{Cc}/u;
 
 /** Each row's values as JSON texts, or null when one value is not written directly. */
 function encodeRows(rows: readonly unknown[][], encoders: readonly ValueEncoder[]): string[][] | null {
