@@ -26,8 +26,12 @@ import type { BoundedCache } from './statement-cache.js';
 /** Most rows of a result written without the engine; a larger result is loaded into it. */
 export const DIRECT_ROWS = 2048;
 
-/** Rows written into one chunk of a direct result's stream. */
-const DIRECT_CHUNK_ROWS = 1024;
+/**
+ * Rows written into one chunk of a direct result's stream: all of them, as the engine's first
+ * chunk (2,048 rows) holds them. A row limit (maxRowsPerStatement) is then refused before the
+ * first byte on both paths alike.
+ */
+const DIRECT_CHUNK_ROWS = DIRECT_ROWS + 1;
 
 /**
  * Opens a statement that a MySQL/MariaDB or SQLite source runs whole. A result of at most
@@ -84,7 +88,7 @@ export async function openSourceSelectExecution(
   } catch (err) {
     throw failure(err);
   }
-  const texts = exhausted ? encodeRows(read, encoders) : null;
+  const texts = exhausted && read.length <= DIRECT_ROWS ? encodeRows(read, encoders) : null;
   if (texts) return directExecution(columns, read, texts, sourceQueries, runtime, signal, pushed.raws);
   return openLoadedExecution(columns, planned, replay(read, exhausted ? null : rows), runtime, signal, failure).catch(
     async (err: unknown) => {
