@@ -44,6 +44,8 @@ before(async () => {
        'abc  ', 'ABC', NULL, NULL, NULL, NULL, NULL, NULL),
       (5, 1, 1, 1, 1, 1, 0.5, 1, 1, 1e-7, 1e-7, '2024-01-01', '2024-01-01 00:00:00.5', '2024-01-01 00:00:00', '01:00:00',
        'x', 'y', 0x00, '{"k":1}', 'red', 2, 2000, b'1');
+    CREATE TABLE copy_direct (id bigint, i bigint, r double, tx text, d2 decimal(10,2), dt date, ts datetime(6)) ENGINE=InnoDB;
+    CREATE TABLE copy_engine LIKE copy_direct;
     CREATE TABLE grp (id int PRIMARY KEY, k int, v bigint, m decimal(8,3)) ENGINE=InnoDB;
     INSERT INTO grp SELECT seq, seq % 7, seq * 1000003, seq / 8 FROM seq_1_to_3000;
     ANALYZE TABLE t, grp;`,
@@ -240,4 +242,21 @@ test('a point lookup of clean values is written directly, one of a zero date or 
   assert.equal(await same('SELECT id, f FROM my.t WHERE id = 1'), 0, 'FLOAT: the engine path');
   const [withWarning] = [await answer(direct, 'SELECT id, i FROM lite.t WHERE id = 5')];
   assert.match(withWarning.warnings ?? '', /did not fit BIGINT/);
+});
+
+test('INSERT ... SELECT of rows read directly writes the values the engine path writes', async () => {
+  const select = 'SELECT id, i, r, tx, d2, dt, ts FROM lite.t WHERE id IN (1, 2, 3, 4)';
+  const before = direct.services.engine.direct;
+  for (const [server, target] of [
+    [direct, 'copy_direct'],
+    [engine, 'copy_engine'],
+  ] as const) {
+    const response = await answer(server, `INSERT INTO my.${target} ${select}`);
+    assert.equal(response.status, 200, response.body);
+  }
+  const [a] = await admin.query(`SELECT * FROM ${tag}.copy_direct ORDER BY id`);
+  const [b] = await admin.query(`SELECT * FROM ${tag}.copy_engine ORDER BY id`);
+  assert.equal(JSON.stringify(a), JSON.stringify(b));
+  assert.equal((a as unknown[]).length, 4);
+  assert.equal(direct.services.engine.direct - before, 1, 'the SELECT was read directly');
 });
