@@ -260,3 +260,21 @@ test('INSERT ... SELECT of rows read directly writes the values the engine path 
   assert.equal((a as unknown[]).length, 4);
   assert.equal(direct.services.engine.direct - before, 1, 'the SELECT was read directly');
 });
+
+test('the query log records a direct statement as the engine path: its rows, status and source query', async () => {
+  const sql = 'SELECT id, vc, d2 FROM my.t WHERE id IN (1, 3, 4) ORDER BY id';
+  const logged = async (server: TestServer) => {
+    const response = await answer(server, sql, '?limit=2');
+    assert.equal(response.status, 200);
+    const log = await answer(
+      server,
+      `SELECT "RowCount", "Status", "Error", "SourceQueries" FROM SYSLOG.QueryLog WHERE "Statement" = '${sql}' ORDER BY "ID" DESC LIMIT 1`,
+    );
+    return log.body;
+  };
+  const before = direct.services.engine.direct;
+  const [a, b] = [await logged(direct), await logged(engine)];
+  assert.equal(direct.services.engine.direct - before, 1);
+  assert.equal(a, b);
+  assert.match(a, /^\[\[2,"ok",null,"my: SELECT/);
+});
