@@ -252,3 +252,34 @@ test("doubles are spelled as PostgreSQL's float8out writes them", () => {
   ];
   for (const [value, text] of expected) assert.equal(postgresDouble(value), text, String(value));
 });
+
+test("random doubles of every magnitude: the direct spelling is the engine path's", async () => {
+  // A fixed sequence (xorshift), so that a failure can be run again.
+  let state = 0x2545f491;
+  const next = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+  const values: number[] = [];
+  for (let i = 0; i < 3000; i++) {
+    const magnitude = Math.floor(next() * 640) - 320;
+    const digits = 1 + Math.floor(next() * 17);
+    const value = Number((next() * 10).toPrecision(digits)) * 10 ** magnitude * (next() < 0.5 ? -1 : 1);
+    values.push(i % 3 === 0 ? Math.round(value) : value);
+  }
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    await loadBatches(connection, 'v', [{ type: 'DOUBLE', raw: 'DOUBLE' }], batchOf(values), new AbortController().signal);
+    const [column] = await describe(connection, 'SELECT * FROM v');
+    const rows = await connection.runAndReadAll(jsonRowsSql('(SELECT c0 FROM v) AS q(c0)', [column!], 'array'));
+    const texts = rows.getRows().map((r) => String(r[0]));
+    const encode = directEncoders([column!], ['DOUBLE'])![0]!;
+    values.forEach((value, i) => assert.equal(`[${encode(value) as string}]`, texts[i], String(value)));
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+});
