@@ -7,6 +7,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { LoadResult, LoadSpec } from './load.js';
 import { BASIC, expectStatus, request } from './vdb-server.js';
@@ -40,6 +42,75 @@ export async function ensureTable(): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * The same table in MariaDB (database test, `bench_lookup_my`) and in a SQLite file under
+ * `folder` (`bench_lookup.sqlite`), for the lookups of statements those sources run whole.
+ * Created once, kept for later runs (BENCH_DROP_ROW_TABLES=1 after a run drops the MariaDB one).
+ */
+export async function ensureRowTables(folder: string): Promise<string> {
+  const my = await mysql.createConnection({ host: '127.0.0.1', user: 'root', database: 'test', multipleStatements: true });
+  try {
+    const [found] = await my.query<mysql.RowDataPacket[]>(
+      "SELECT count(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'test' AND TABLE_NAME = 'bench_lookup_my'",
+    );
+    const exists = Number(found[0]?.n) === 1;
+    const [counted] = exists ? await my.query<mysql.RowDataPacket[]>('SELECT count(*) AS n FROM bench_lookup_my') : [[{ n: 0 }]];
+    if (Number((counted as mysql.RowDataPacket[])[0]?.n) !== ROWS) {
+      log(`creating MariaDB bench_lookup_my (${ROWS} rows)...`);
+      await my.query(`DROP TABLE IF EXISTS bench_lookup_my;
+        CREATE TABLE bench_lookup_my (id bigint PRIMARY KEY, customer_id int, amount decimal(12,2), status varchar(10), created datetime) ENGINE=InnoDB;
+        INSERT INTO bench_lookup_my SELECT seq, seq % 100000, round((seq % 10000) * 1.37, 2), ELT(1 + seq % 3, 'open', 'paid', 'void'),
+          TIMESTAMP '2025-01-01 00:00:00' + INTERVAL seq MINUTE FROM seq_1_to_${ROWS};
+        ANALYZE TABLE bench_lookup_my;`);
+    }
+  } finally {
+    await my.end();
+  }
+  fs.mkdirSync(folder, { recursive: true });
+  const file = path.join(folder, 'bench_lookup.sqlite');
+  const db = new Database(file);
+  try {
+    const exists = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'bench_lookup'").get() as { n: number };
+    if (exists.n === 0 || (db.prepare('SELECT count(*) AS n FROM bench_lookup').get() as { n: number }).n !== ROWS) {
+      log(`creating SQLite bench_lookup (${ROWS} rows)...`);
+      db.exec(`DROP TABLE IF EXISTS bench_lookup;
+        CREATE TABLE bench_lookup (id INTEGER PRIMARY KEY, customer_id INTEGER, amount DECIMAL(12,2), status TEXT, created DATETIME);
+        WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ${ROWS})
+        INSERT INTO bench_lookup SELECT n, n % 100000, printf('%.2f', (n % 10000) * 1.37), CASE n % 3 WHEN 0 THEN 'open' WHEN 1 THEN 'paid' ELSE 'void' END,
+          datetime('2025-01-01', '+' || n || ' minutes') FROM g;`);
+    }
+  } finally {
+    db.close();
+  }
+  return file;
+}
+
+/** Drops the MariaDB table of `ensureRowTables` (the SQLite file lives in a folder of the run). */
+export async function dropRowTables(): Promise<void> {
+  const my = await mysql.createConnection({ host: '127.0.0.1', user: 'root', database: 'test' });
+  try {
+    await my.query('DROP TABLE IF EXISTS bench_lookup_my');
+  } finally {
+    await my.end();
+  }
+}
+
+/** Adds the MariaDB source `my` and the SQLite source `lite` (the file of `ensureRowTables`) to the vdb at `url`. */
+export async function addRowSources(url: string, sqliteFile: string): Promise<void> {
+  const my = await request(`${url}/rest/api/source`, 'POST', BASIC, {
+    name: 'my',
+    template: 'mysql',
+    connectionProps: 'host=127.0.0.1,port=3306,db=test,user-name=root',
+  });
+  expectStatus(my, 201, `adding the MariaDB source at ${url}`);
+  const lite = await request(`${url}/rest/api/source`, 'POST', BASIC, {
+    name: 'lite',
+    template: 'sqlite',
+    connectionProps: `path=${sqliteFile}`,
+  });
+  expectStatus(lite, 201, `adding the SQLite source at ${url}`);
 }
 
 /** Runs a child process until it prints a line matching `ready` (servers) or exits (loads). */

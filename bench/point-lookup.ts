@@ -15,20 +15,52 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { table } from './measure.js';
 import type { LoadResult } from './load.js';
-import { addLookupSource, child, CONNECTIONS, cpuMs, ensureTable, load, log, ROWS, SECONDS, WARMUP_SECONDS } from './lookup-setup.js';
+import fs from 'node:fs';
+import {
+  addLookupSource,
+  addRowSources,
+  child,
+  CONNECTIONS,
+  cpuMs,
+  dropRowTables,
+  ensureRowTables,
+  ensureTable,
+  load,
+  log,
+  ROWS,
+  SECONDS,
+  WARMUP_SECONDS,
+} from './lookup-setup.js';
 import { expectStatus, request, startVdb, text } from './vdb-server.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 await ensureTable();
-const vdb = await startVdb({ demo: false });
+// The SQLite file lives in a folder of its own, a file root of both servers.
+const rowFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-bench-rows-'));
+const sqliteFile = await ensureRowTables(rowFolder);
+const vdb = await startVdb({ demo: false, env: { VDB_FILE_ROOTS: rowFolder } });
+// The same server with the rows of MySQL/SQLite statements always loaded into the engine (before issue 11's direct path).
+const vdbEngine = await startVdb({ demo: false, env: { VDB_FILE_ROOTS: rowFolder, VDB_DIRECT_ROWS: 'false' } });
 const baseline = await child([path.join(HERE, 'baseline-server.js')], /listening on (http:\/\/\S+)/);
 const baselineUrl = /listening on (http:\/\/\S+)/.exec(baseline.line)![1]!;
 try {
   await addLookupSource(vdb.url);
-  const login = await request(`${vdb.url}/api/login`, 'POST', {}, { username: 'admin', password: 'bench-admin-password-1' });
-  expectStatus(login, 200, 'login');
-  const token = { 'x-auth-token': (JSON.parse(text(login)) as { token: string }).token };
+  await addRowSources(vdb.url, sqliteFile);
+  await addRowSources(vdbEngine.url, sqliteFile);
+  const tokenOf = async (url: string) => {
+    const login = await request(`${url}/api/login`, 'POST', {}, { username: 'admin', password: 'bench-admin-password-1' });
+    expectStatus(login, 200, 'login');
+    return { 'x-auth-token': (JSON.parse(text(login)) as { token: string }).token };
+  };
+  const token = await tokenOf(vdb.url);
+  const engineToken = await tokenOf(vdbEngine.url);
+  const rowLookup = (url: string, headers: Record<string, string>, table: string) => ({
+    url: `${url}/rest/api/query`,
+    headers,
+    bodyTemplate: `{"sql":"SELECT * FROM ${table} WHERE id = {ID}"}`,
+    maxId: ROWS,
+  });
 
   const runs: Array<[string, string, Parameters<typeof load>[0]]> = [
     ['fastify, constant JSON', '', { url: `${baselineUrl}/constant`, headers: {}, bodyTemplate: '{}', maxId: 1 }],
@@ -58,6 +90,10 @@ try {
         maxId: ROWS,
       },
     ],
+    ['vdb MariaDB lookup, engine path', '', rowLookup(vdbEngine.url, engineToken, 'my.bench_lookup_my')],
+    ['vdb MariaDB lookup, direct', 'vdb MariaDB lookup, engine path', rowLookup(vdb.url, token, 'my.bench_lookup_my')],
+    ['vdb SQLite lookup, engine path', '', rowLookup(vdbEngine.url, engineToken, 'lite.bench_lookup')],
+    ['vdb SQLite lookup, direct', 'vdb SQLite lookup, engine path', rowLookup(vdb.url, token, 'lite.bench_lookup')],
   ];
   const results = new Map<string, LoadResult>();
   const rows: string[][] = [];
@@ -68,7 +104,7 @@ try {
     log(`${name}: ${WARMUP_SECONDS} s warm-up, ${SECONDS} s, ${CONNECTIONS} connections...`);
     if (WARMUP_SECONDS > 0) await load(spec, WARMUP_SECONDS);
     const loadBefore = os.loadavg()[0]!;
-    const server = name.startsWith('vdb') ? vdb.pid : baseline.pid;
+    const server = name.endsWith('engine path') ? vdbEngine.pid : name.startsWith('vdb') ? vdb.pid : baseline.pid;
     const cpuBefore = cpuMs(server);
     const result = await load(spec);
     const serverCpu = (cpuMs(server) - cpuBefore) / Math.max(1, result.requests);
@@ -94,4 +130,7 @@ try {
 } finally {
   baseline.stop();
   await vdb.stop();
+  await vdbEngine.stop();
+  fs.rmSync(rowFolder, { recursive: true, force: true });
+  if (process.env.BENCH_DROP_ROW_TABLES === '1') await dropRowTables();
 }

@@ -82,6 +82,8 @@ export interface Config {
   tls: { certFile: string; keyFile: string } | null;
   /** Push projections and conditions down to the sources; off reads whole tables (for diagnosis). */
   pushdown: boolean;
+  /** Write small results of statements MySQL/MariaDB or SQLite run whole without the engine; off for diagnosis. */
+  directRows: boolean;
   /** Serve GET /metrics on this port of its own instead of the main port (null: the main port). */
   metricsPort: number | null;
   /** On SIGTERM: how long running statements may finish before they are cancelled at their sources. */
@@ -279,6 +281,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     engineMemoryLimit: env.VDB_ENGINE_MEMORY_LIMIT,
     logLevel: env.VDB_LOG_LEVEL,
     pushdown: bool(env.VDB_PUSHDOWN),
+    directRows: bool(env.VDB_DIRECT_ROWS),
     metricsPort: int(env.VDB_METRICS_PORT, 'VDB_METRICS_PORT'),
     shutdownGraceMs: int(env.VDB_SHUTDOWN_GRACE_MS, 'VDB_SHUTDOWN_GRACE_MS'),
   });
@@ -317,6 +320,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     engineMemoryLimit: merged.engineMemoryLimit ?? null,
     logLevel: merged.logLevel ?? 'info',
     pushdown: merged.pushdown ?? true,
+    directRows: merged.directRows ?? true,
     metricsPort: merged.metricsPort ?? null,
     shutdownGraceMs: merged.shutdownGraceMs ?? 10_000,
     tls: env.VDB_TLS_CERT || env.VDB_TLS_KEY ? { certFile: env.VDB_TLS_CERT ?? '', keyFile: env.VDB_TLS_KEY ?? '' } : (merged.tls ?? null),

@@ -162,7 +162,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     registry,
     runtime,
     config.vdbName,
-    { pushdown: config.pushdown, dependentJoin: config.dependentJoin },
+    { pushdown: config.pushdown, directRows: config.directRows, dependentJoin: config.dependentJoin },
     {
       users,
       invites,

@@ -89,6 +89,8 @@ export class Engine {
   templated = 0;
   /** Statements answered by their text, unparsed, since the start (for the tests). */
   byText = 0;
+  /** Statements of MySQL/SQLite answered from their rows without the engine since the start (for the tests). */
+  direct = 0;
 
   /** Hits of the engine's caches since the start, by cache (GET /metrics). */
   cacheHits(): Record<string, number> {
@@ -108,6 +110,8 @@ export class Engine {
       pushdown: boolean;
       /** Send statements of one PostgreSQL source whole (default true; off for diagnosis). */
       wholeStatements?: boolean;
+      /** Write small results of MySQL/SQLite statements sent whole without the engine (default true; off for diagnosis). */
+      directRows?: boolean;
       dependentJoin: { maxKeys: number; batchSize: number; maxShippedRows?: number };
     },
     /** Users and cursors, for the user procedures (absent: those procedures are unavailable). */
@@ -466,8 +470,16 @@ export class Engine {
             engineColumnsOf(bound, this.runtime, signal),
           )
         : route.kind === 'source-select'
-          ? await openSourceSelectExecution(bound, route.plan, this.runtime, signal, { cache: this.learnedColumns, key: columnsKey! })
+          ? await openSourceSelectExecution(
+              bound,
+              route.plan,
+              this.runtime,
+              signal,
+              { cache: this.learnedColumns, key: columnsKey! },
+              this.options.directRows !== false,
+            )
           : null;
+    if (execution?.direct) this.direct++;
     if (execution) return { execution: routed(execution, route.kind === 'whole' ? 'whole' : 'source-select'), route, columnsKey };
     const shipped = await this.openShipped(bound, signal);
     if (shipped) return { execution: routed(shipped, 'shipped') };

@@ -11,7 +11,25 @@ import { engineTypeOfSqlite, rawTypeOf } from './types.js';
 
 const BATCH_ROWS = 2048;
 
-/** SQLite identifiers are quoted like PostgreSQL's: double quotes, doubled inside. */
+/** Prepared SELECTs kept per SQLite source. */
+const MAX_PREPARED = 200;
+
+/**
+ * The declared type of a table's rowid alias (its INTEGER PRIMARY KEY): SQLite keeps only 64-bit
+ * integers there, so its values always fit the engine's BIGINT.
+ */
+const ROWID_ALIAS = 'INTEGER PRIMARY KEY';
+
+/**
+ * The column that is the table's rowid alias: the only primary key column, declared exactly
+ * INTEGER, in a table with rowids. A descending key may not be one (SQLite's quirk): not taken.
+ */
+function rowidAlias(info: readonly TableInfoRow[], sql: string): string | null {
+  const keys = info.filter((col) => col.pk > 0);
+  if (keys.length !== 1 || keys[0]!.type.trim().toUpperCase() !== 'INTEGER') return null;
+  if (/WITHOUT\s+ROWID/i.test(sql) || /\bDESC\b/i.test(sql)) return null;
+  return keys[0]!.name;
+}
 
 interface TableInfoRow {
   cid: number;
@@ -33,6 +51,8 @@ export class SqliteConnector implements RowConnector {
   private readonly quote = (name: string) => this.dialect.quoteIdentifier(name);
   readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, limit: true, orderBy: true, joins: true };
   private db: Database.Database | null = null;
+  /** Prepared SELECTs by text, least recently used first: a statement asked again is not compiled again. */
+  private readonly statements = new Map<string, Database.Statement>();
 
   constructor(
     readonly source: SourceDef,
@@ -56,6 +76,7 @@ export class SqliteConnector implements RowConnector {
       throw new SourceUnreachableError(err instanceof Error ? err.message : String(err));
     }
     this.db = new Database(this.path, { readonly: this.source.readOnly, fileMustExist: true });
+    this.statements.clear();
     return this.db;
   }
 
@@ -67,20 +88,21 @@ export class SqliteConnector implements RowConnector {
     const db = this.open();
     const objects = db
       .prepare(
-        `SELECT name, type FROM sqlite_master
+        `SELECT name, type, sql FROM sqlite_master
          WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
          ORDER BY name`,
       )
-      .all() as Array<{ name: string; type: 'table' | 'view' }>;
+      .all() as Array<{ name: string; type: 'table' | 'view'; sql: string | null }>;
     const estimates = this.rowEstimates(db);
     const distinct = this.distinctEstimates(db);
-    return objects.map(({ name, type }) => {
+    return objects.map(({ name, type, sql }) => {
       const info = db.prepare(`PRAGMA table_info(${this.quote(name)})`).all() as TableInfoRow[];
+      const rowid = type === 'table' ? rowidAlias(info, sql ?? '') : null;
       const columns: ColumnDef[] = info.map((col) => ({
         name: col.name,
         nameInSource: col.name,
         type: engineTypeOfSqlite(col.type),
-        sourceType: col.type,
+        sourceType: col.name === rowid ? ROWID_ALIAS : col.type,
         nullable: col.notnull === 0 && col.pk === 0,
         position: col.cid + 1,
         ...(distinct.has(`${name}\u0000${col.name}`) ? { distinct: distinct.get(`${name}\u0000${col.name}`) } : {}),
@@ -148,6 +170,7 @@ export class SqliteConnector implements RowConnector {
    * untyped column may hold numbers, which SQLite does not compare with text.
    */
   castMayFail(column: ColumnDef): boolean {
+    if (column.sourceType === ROWID_ALIAS) return false;
     return !(column.type === 'VARCHAR' && /CHAR|CLOB|TEXT/i.test(column.sourceType ?? ''));
   }
 
@@ -165,7 +188,7 @@ export class SqliteConnector implements RowConnector {
   async *statementRows(sql: string, _columns: readonly StatementColumn[], signal: AbortSignal): AsyncIterable<unknown[][]> {
     const db = this.open();
     // safeIntegers: 64-bit integers arrive as bigint, so no digit is lost on the way.
-    const rows = db.prepare(sql).raw(true).safeIntegers(true).iterate() as IterableIterator<unknown[]>;
+    const rows = this.prepared(db, sql).raw(true).safeIntegers(true).iterate() as IterableIterator<unknown[]>;
     try {
       let batch: unknown[][] = [];
       for (const row of rows) {
@@ -180,6 +203,24 @@ export class SqliteConnector implements RowConnector {
     } finally {
       rows.return?.();
     }
+  }
+
+  /**
+   * The prepared statement of `sql`, from the cache (bounded, least recently used dropped). One
+   * still being read by another request is busy: then a fresh one, not cached.
+   */
+  private prepared(db: Database.Database, sql: string): Database.Statement {
+    const cached = this.statements.get(sql);
+    if (cached?.busy) return db.prepare(sql);
+    if (cached) {
+      this.statements.delete(sql);
+      this.statements.set(sql, cached);
+      return cached;
+    }
+    const statement = db.prepare(sql);
+    if (this.statements.size >= MAX_PREPARED) this.statements.delete(this.statements.keys().next().value!);
+    this.statements.set(sql, statement);
+    return statement;
   }
 
   async executeWrite(sql: string): Promise<number> {
@@ -218,6 +259,7 @@ export class SqliteConnector implements RowConnector {
   }
 
   async close(): Promise<void> {
+    this.statements.clear();
     this.db?.close();
     this.db = null;
   }

@@ -61,6 +61,8 @@ export interface Execution {
   translateError(err: unknown): unknown;
   /** The statement reads data narrowed for its user: its source queries are not shown to them. */
   narrowed?: boolean;
+  /** Answered from a source's rows without the engine (source-execution.ts, directExecution). */
+  direct?: boolean;
   /** How a SELECT was answered (the metrics count statements by it); unset for other statements. */
   route?: StatementRoute;
   /**

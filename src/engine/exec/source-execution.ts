@@ -16,15 +16,30 @@ import { typedSql } from './probed-types.js';
 import { engineError } from './errors.js';
 import { engineExecution, statementConnection, type Execution } from './execute.js';
 import type { SourceQuery } from './load.js';
+import type { RawType } from '../../connectors/types.js';
+import { DECLINE, directEncoders, jsonString, rowJson, type ValueEncoder } from '../../results/direct-json.js';
 import { loadBatches, tryCast } from './load.js';
 import type { SourceSelectPlan } from '../plan/route.js';
 import type { WholePlan } from '../plan/whole.js';
 import type { BoundedCache } from './statement-cache.js';
 
+/** Most rows of a result written without the engine; a larger result is loaded into it. */
+export const DIRECT_ROWS = 2048;
+
 /**
- * Opens a statement that a MySQL/MariaDB or SQLite source runs whole: its rows are loaded into
- * the engine, which then only encodes them. The result's names and types are the engine's own
- * for the statement (described over empty stand-ins of the tables), so the answer looks the same
+ * Rows written into one chunk of a direct result's stream: all of them, as the engine's first
+ * chunk (2,048 rows) holds them. A row limit (maxRowsPerStatement) is then refused before the
+ * first byte on both paths alike.
+ */
+const DIRECT_CHUNK_ROWS = DIRECT_ROWS + 1;
+
+/**
+ * Opens a statement that a MySQL/MariaDB or SQLite source runs whole. A result of at most
+ * DIRECT_ROWS rows whose every value the direct encoder writes as the engine would
+ * (direct-json.ts) is answered from the source's rows in JS, without the engine; any other is
+ * loaded into the engine, which then only encodes it, from the rows already read (one round
+ * trip either way). The result's names and types are the engine's own for the statement
+ * (described over empty stand-ins of the tables, once per shape), so the answer looks the same
  * whichever side computed it. Returns null when the source cannot run it whole.
  */
 export async function openSourceSelectExecution(
@@ -34,31 +49,183 @@ export async function openSourceSelectExecution(
   signal: AbortSignal,
   /** The engine's result columns of statements of a shape (statement-cache.ts). */
   learned?: { cache: BoundedCache<ResultColumn[]>; key: string },
+  /** False: always the engine path (for diagnosis and the differential tests). */
+  direct = true,
 ): Promise<Execution | null> {
   const { source, connector, pushed } = planned;
+  let columns = learned?.cache.get(learned.key);
+  if (!columns) {
+    columns = await engineColumnsOf(bound, runtime, signal);
+    learned?.cache.set(learned.key, columns);
+  }
+  if (columns.length !== pushed.raws.length) return null;
+  const sourceQueries: SourceQuery[] = [{ source: source.name, sql: pushed.sql }];
+  const failure = (err: unknown) =>
+    signal.aborted
+      ? signal.reason
+      : err instanceof ApiError
+        ? err
+        : sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
+  const rows = connector.statementRows(pushed.sql, [], signal)[Symbol.asyncIterator]();
+  const encoders = direct && columns.every((c) => !CONTROL.test(c.name)) ? directEncoders(columns, pushed.raws) : null;
+  if (!encoders) {
+    return openLoadedExecution(columns, planned, replay([], rows), runtime, signal, failure).catch(async (err: unknown) => {
+      await rows.return?.();
+      throw err;
+    });
+  }
+  const read: unknown[][] = [];
+  let exhausted = false;
+  try {
+    while (read.length <= DIRECT_ROWS) {
+      const next = await rows.next();
+      if (next.done) {
+        exhausted = true;
+        break;
+      }
+      for (const row of next.value) read.push(row);
+    }
+  } catch (err) {
+    throw failure(err);
+  }
+  const texts = exhausted && read.length <= DIRECT_ROWS ? encodeRows(read, encoders) : null;
+  if (texts) return directExecution(columns, read, texts, sourceQueries, runtime, signal, pushed.raws);
+  return openLoadedExecution(columns, planned, replay(read, exhausted ? null : rows), runtime, signal, failure).catch(
+    async (err: unknown) => {
+      // Failed before the load read the rest (no engine connection): the source's statement ends.
+      if (!exhausted) await rows.return?.();
+      throw err;
+    },
+  );
+}
+
+/** Control characters in a column name: the engine's two JSON writers escape them differently (not written directly). */
+const CONTROL = /\p{Cc}/u;
+
+/** Each row's values as JSON texts, or null when one value is not written directly. */
+function encodeRows(rows: readonly unknown[][], encoders: readonly ValueEncoder[]): string[][] | null {
+  const texts: string[][] = new Array<string[]>(rows.length);
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    const values = new Array<string>(encoders.length);
+    for (let i = 0; i < encoders.length; i++) {
+      const text = encoders[i]!(row[i]);
+      if (text === DECLINE) return null;
+      values[i] = text;
+    }
+    texts[r] = values;
+  }
+  return texts;
+}
+
+/** The rows read so far, in one batch, then the rest of the source's (given back when the reader stops early). */
+async function* replay(read: unknown[][], rest: AsyncIterator<unknown[][]> | null): AsyncGenerator<unknown[][]> {
+  let done = rest === null;
+  try {
+    if (read.length > 0) yield read;
+    while (!done) {
+      const next = await rest!.next();
+      done = next.done === true;
+      if (!next.done) yield next.value;
+    }
+  } finally {
+    // A load that failed or was cancelled: the source's statement ends and its connection is released.
+    if (!done) await rest!.return?.();
+  }
+}
+
+/**
+ * A result answered without the engine: its rows' JSON texts, written per request shape and
+ * window. Materializing it (a cursor) or reading it as text (INSERT ... SELECT) loads the same
+ * rows into the engine, as the engine path does.
+ */
+function directExecution(
+  columns: ResultColumn[],
+  rows: unknown[][],
+  texts: string[][],
+  sourceQueries: SourceQuery[],
+  runtime: DuckRuntime,
+  signal: AbortSignal,
+  raws: readonly RawType[],
+): Execution {
+  const engine = runtime.current;
+  engine.hold();
+  let closed = false;
+  const loadColumns = columns.map((c, i) => ({ type: engineTypeName(c.type), raw: raws[i]! }));
+  return {
+    columns,
+    warnings: [],
+    sourceQueries,
+    engine,
+    direct: true,
+    async *stream(shape, window, options) {
+      const keys = shape === 'object' ? columns.map((c) => `${jsonString(c.name) as string}:`) : null;
+      const start = Math.min(window.offset ?? 0, texts.length);
+      const end = window.limit === undefined ? texts.length : Math.min(texts.length, start + window.limit);
+      for (let i = start; i < end; i += DIRECT_CHUNK_ROWS) {
+        if (options.cancelled?.()) throw signal.aborted ? signal.reason : new Error('the statement was cancelled');
+        const stop = Math.min(end, i + DIRECT_CHUNK_ROWS);
+        const chunk = new Array<string>(stop - i);
+        for (let r = i; r < stop; r++) chunk[r - i] = rowJson(texts[r]!, keys);
+        options.onRows?.(chunk.length);
+        yield chunk.join(',');
+      }
+    },
+    async materialize(table) {
+      return engine.withConnection(async (connection) => {
+        const loaded = await loadBatches(connection, `${table.replace(/\W/g, '_')}_load`, loadColumns, replay(rows, null), signal);
+        await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${loaded.view}`);
+        return rows.length;
+      });
+    },
+    async *textRows() {
+      const { connection, engine: textEngine, close } = await statementConnection(runtime, signal);
+      try {
+        const loaded = await loadBatches(connection, '__vdb_statement', loadColumns, replay(rows, null), signal);
+        const execution = engineExecution(connection, `SELECT * FROM ${loaded.view}`, columns, {
+          warnings: [],
+          sourceQueries,
+          translateError: (err) => err,
+          close,
+          engine: textEngine,
+        });
+        yield* execution.textRows();
+      } finally {
+        close();
+      }
+    },
+    async engineRelations() {
+      return [];
+    },
+    translateError: (err) => (signal.aborted ? signal.reason : err),
+    close() {
+      if (closed) return;
+      closed = true;
+      engine.release();
+    },
+  };
+}
+
+/** The engine path: the source's rows loaded into the engine, which encodes them (with the load's warnings). */
+async function openLoadedExecution(
+  columns: ResultColumn[],
+  planned: SourceSelectPlan,
+  batches: AsyncIterable<unknown[][]>,
+  runtime: DuckRuntime,
+  signal: AbortSignal,
+  failure: (err: unknown) => unknown,
+): Promise<Execution> {
+  const { source, pushed } = planned;
   const { connection, engine, close } = await statementConnection(runtime, signal);
   try {
-    let columns = learned?.cache.get(learned.key);
-    if (!columns) {
-      columns = await standInColumns(connection, bound);
-      learned?.cache.set(learned.key, columns);
-    }
-    if (columns.length !== pushed.raws.length) {
-      close();
-      return null;
-    }
     const loaded = await loadBatches(
       connection,
       '__vdb_statement',
       columns.map((c, i) => ({ type: engineTypeName(c.type), raw: pushed.raws[i]! })),
-      connector.statementRows(pushed.sql, [], signal),
+      batches,
       signal,
     ).catch((err: unknown) => {
-      throw signal.aborted
-        ? signal.reason
-        : err instanceof ApiError
-          ? err
-          : sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
+      throw failure(err);
     });
     const rename = (message: string) => message;
     const translateError = (err: unknown) => (signal.aborted ? signal.reason : (engineError(err, rename) ?? err));
