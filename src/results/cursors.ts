@@ -206,7 +206,8 @@ export async function encodeCursor(
       id,
       owner,
       resource,
-      columns: columns.map((c) => ({ name: c.name, type: c.type.toString() })),
+      // The types the statement reports (the same as unpaginated), not the stored table's.
+      columns: execution.columns.map((c) => ({ name: c.name, type: c.type.toString() })),
       keys,
       rowCount,
       warnings: execution.warnings,

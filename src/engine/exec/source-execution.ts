@@ -17,6 +17,7 @@ import { engineError } from './errors.js';
 import { engineExecution, statementConnection, type Execution } from './execute.js';
 import type { SourceQuery } from './load.js';
 import { loadBatches, tryCast } from './load.js';
+import { NOT_DECIMAL } from './load-scale.js';
 import type { SourceSelectPlan } from '../plan/route.js';
 import type { WholePlan } from '../plan/whole.js';
 import type { BoundedCache } from './statement-cache.js';
@@ -96,12 +97,14 @@ export async function openSourceSelectExecution(
 
 /** The engine's own result columns for the statement, over empty stand-ins of its tables. */
 async function standInColumns(connection: DuckDBConnection, bound: BoundStatement): Promise<ResultColumn[]> {
-  for (const { loadName, resolved } of bound.tables) {
+  // Tables without a load name are the engine's own (files): read as they are.
+  const loads = bound.tables.flatMap(({ loadName, resolved }) => (loadName ? [{ loadName, resolved }] : []));
+  for (const { loadName, resolved } of loads) {
     const list = resolved.table.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
     await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${list || 'NULL AS none'} WHERE FALSE`);
   }
   const columns = await describe(connection, await typedSql(connection, () => engineSql(bound.ast)));
-  for (const { loadName } of bound.tables) await connection.run(`DROP VIEW ${loadName}`);
+  for (const { loadName } of loads) await connection.run(`DROP VIEW ${loadName}`);
   return columns;
 }
 
@@ -204,14 +207,21 @@ export async function openWholeExecution(
     engine,
     async materialize(table) {
       return engine.withConnection(async (connection) => {
+        // A numeric without declared scale keeps PostgreSQL's text of each value, as the
+        // statement's JSON does (NaN and the infinities as strings): stored as JSON.
+        const unconstrained = described.map((c, i) => c.type === UNCONSTRAINED_NUMERIC && connector.statementRawType(c) === 'VARCHAR');
         const loaded = await loadBatches(
           connection,
           `${table.replace(/\W/g, '_')}_load`,
-          described.map((c) => ({ type: c.type, raw: connector.statementRawType(c) })),
+          described.map((c, i) => ({ type: unconstrained[i] ? 'VARCHAR' : c.type, raw: connector.statementRawType(c) })),
           connector.statementRows(sql, described, signal),
           signal,
         );
-        await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${loaded.view}`);
+        const list = described.map((_, i) => {
+          const c = quoteIdent(`c${i}`);
+          return unconstrained[i] ? `CAST(CASE WHEN lower(${c}) IN ${NOT_DECIMAL} THEN '"' || ${c} || '"' ELSE ${c} END AS JSON) AS ${c}` : c;
+        });
+        await connection.run(`CREATE TABLE ${table} AS SELECT ${list.join(', ') || '*'} FROM ${loaded.view}`);
         const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${table}`);
         return Number(counted.getRows()[0]?.[0] ?? 0);
       });
