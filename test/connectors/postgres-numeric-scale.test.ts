@@ -168,3 +168,41 @@ test('numeric without scale: values of different scales, or beyond 38 digits, re
     }
   }
 });
+
+test('numeric without scale under a row condition: the scales of the rows the user may read decide', async () => {
+  const call = async (server: TestServer, statement: string) => {
+    const answer = await ask(server, statement);
+    assert.equal(answer.status, 200, `${statement}: ${answer.text}`);
+  };
+  for (const { name, server } of servers) {
+    for (const statement of [
+      "CALL SYSADMIN.addUser('scale_rita', 'scale-rita-secret-1')",
+      "CALL SYSADMIN.addUser('scale_sam', 'scale-sam-secret-1')",
+      "CALL SYSADMIN.addRole('scale_two')",
+      "CALL SYSADMIN.addRole('scale_mixed')",
+      "CALL SYSADMIN.addUserRole('scale_two', 'scale_rita')",
+      "CALL SYSADMIN.addUserRole('scale_mixed', 'scale_sam')",
+      // rita reads the rows of scale 2 only (2.25, 2.50); sam rows of scales 1 and 2.
+      "CALL SYSADMIN.setPermissions('scale_two', 'pg.mixed', 'R', 'id IN (2, 5)')",
+      "CALL SYSADMIN.setPermissions('scale_mixed', 'pg.mixed', 'R', 'id IN (1, 2)')",
+    ])
+      await call(server, statement);
+    const as = async (user: string, password: string, sql: string) => {
+      const response = await server.request('/rest/api/query', { body: { sql }, headers: { authorization: server.basic(user, password) } });
+      return { status: response.status, text: await response.text() };
+    };
+    for (const sql of ['SELECT id, n FROM pg.mixed ORDER BY id', 'SELECT id, n FROM pg.mixed WHERE random() >= 0 ORDER BY id']) {
+      // The hidden rows' other scales neither show nor refuse anything.
+      const rita = await as('scale_rita', 'scale-rita-secret-1', sql);
+      assert.equal(rita.status, 200, `${name}: ${sql}: ${rita.text}`);
+      assert.equal(rita.text, '[[2,2.25],[5,2.50]]', `${name}: ${sql}`);
+      const sam = await as('scale_sam', 'scale-sam-secret-1', sql);
+      if (sam.status === 200) assert.equal(sam.text, '[[1,1.5],[2,2.25]]', `${name}: ${sql}`);
+      else {
+        assert.equal(sam.status, 400, `${name}: ${sql}: ${sam.text}`);
+        // What failed over narrowed data is withheld (security.md).
+        assert.match(sam.text, /details are withheld/, `${name}: ${sql}`);
+      }
+    }
+  }
+});
