@@ -48,7 +48,9 @@ before(async () => {
     const file = path.join(server.dataDir, 'files', 'lite.db');
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const lite = new Database(file);
-    lite.exec(`CREATE TABLE ids (id INTEGER PRIMARY KEY, label TEXT); INSERT INTO ids VALUES (1, 'one'), (2, 'two'), (3, 'three'), (5, 'five');`);
+    lite.exec(
+      `CREATE TABLE ids (id INTEGER PRIMARY KEY, label TEXT); INSERT INTO ids VALUES (1, 'one'), (2, 'two'), (3, 'three'), (5, 'five');`,
+    );
     lite.close();
     await server.services.registry.addSource({
       name: 'pg',
@@ -126,7 +128,7 @@ const SAME = [
   'SELECT x.n FROM pg.nan x JOIN {ids} l ON l.id = x.id WHERE x.id = 1',
 ];
 
-test('numeric without scale: the same values, JSON text and types on every route, and PostgreSQL\'s own', async () => {
+test("numeric without scale: the same values, JSON text and types on every route, and PostgreSQL's own", async () => {
   for (const sql of SAME) {
     const expected = await postgresRows(sql.replace('{ids}', 'pg.ids'));
     let types: string | null = null;
@@ -147,7 +149,10 @@ test('numeric without scale: the same values, JSON text and types on every route
 
 test('numeric without scale: values of different scales, or beyond 38 digits, refused where the engine shows them', async () => {
   const refused: Array<[string, RegExp]> = [
-    ['SELECT m.n FROM pg.mixed m JOIN {ids} l ON l.id = m.id ORDER BY m.id', /column pg\.mixed\.n holds values with 0 to 2 digits after the point.*n::numeric\(12,2\)/],
+    [
+      'SELECT m.n FROM pg.mixed m JOIN {ids} l ON l.id = m.id ORDER BY m.id',
+      /column pg\.mixed\.n holds values with 0 to 2 digits after the point.*n::numeric\(12,2\)/,
+    ],
     // Summed at the source per join key (partial aggregation), the sums have different scales too.
     ['SELECT sum(m.n) FROM pg.mixed m JOIN {ids} l ON l.id = m.id', /column (sum\()?pg\.mixed\.n\)? holds values with 0 to 2 digits/],
     ['SELECT m.n + 1 FROM pg.mixed m JOIN {ids} l ON l.id = m.id WHERE m.n > 2', /pg\.mixed\.n holds values with 0 to 2 digits/],

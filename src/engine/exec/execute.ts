@@ -16,7 +16,7 @@ import { typedSql } from './probed-types.js';
 import { engineError, isInterrupt } from './errors.js';
 import { dropLoad, type DependentJoinLimits, type SourceQuery } from './load.js';
 import { loadPlanned } from './load-planned.js';
-import { engineColumnsOf } from './source-execution.js';
+import { standInColumns } from './stand-ins.js';
 import { narrowingQuery } from '../plan/narrowing.js';
 import { planStatement } from '../plan/planner.js';
 import type { Node, ParseResult } from '@pgsql/types';
@@ -241,7 +241,8 @@ export async function openExecution(
       if (key) options.learned?.set(key, columns);
     }
     // Values decided a column's scale: the result says the types it has on every route.
-    const declared = loads.rescaled && pristine ? await declaredColumns({ ...bound, ast: pristine }, columns, runtime, options.signal) : columns;
+    const declared =
+      loads.rescaled && pristine ? await declaredColumns({ ...bound, ast: pristine }, columns, runtime, options.signal) : columns;
     return engineExecution(connection, sql, declared, { warnings, sourceQueries, translateError, close, engine, encoding: columns });
   } catch (err) {
     close();
@@ -253,7 +254,9 @@ export async function openExecution(
 const readsScaledNumerics = (bound: BoundStatement) =>
   bound.tables.some(
     ({ resolved }) =>
-      resolved.kind === 'rows' && resolved.source.kind === 'postgresql' && resolved.table.columns.some((c) => c.type === UNCONSTRAINED_NUMERIC),
+      resolved.kind === 'rows' &&
+      resolved.source.kind === 'postgresql' &&
+      resolved.table.columns.some((c) => c.type === UNCONSTRAINED_NUMERIC),
   );
 
 /**
@@ -267,10 +270,17 @@ async function declaredColumns(
   runtime: DuckRuntime,
   signal: AbortSignal,
 ): Promise<ResultColumn[]> {
-  const catalog = await engineColumnsOf(bound, runtime, signal).catch(() => null);
+  const catalog = await statementConnection(runtime, signal)
+    .then(
+      ({ connection, close }) => standInColumns(connection, bound).finally(close),
+      () => null,
+    )
+    .catch(() => null);
   if (catalog?.length !== columns.length) return columns;
   return columns.map((column, i) =>
-    column.type.typeId === DuckDBTypeId.DECIMAL && catalog[i]!.type.typeId === DuckDBTypeId.DECIMAL ? { ...column, type: catalog[i]!.type } : column,
+    column.type.typeId === DuckDBTypeId.DECIMAL && catalog[i]!.type.typeId === DuckDBTypeId.DECIMAL
+      ? { ...column, type: catalog[i]!.type }
+      : column,
   );
 }
 

@@ -39,7 +39,11 @@ const integerDigitsOf = (c: string) => `length(ltrim(split_part(ltrim(${c}, '-+'
 const isNumber = (c: string) => `${c} IS NOT NULL AND lower(${c}) NOT IN ${NOT_DECIMAL}`;
 
 /** The scales of the text columns `columns` of `relation` (null for a column without a number). */
-export async function columnScales(connection: DuckDBConnection, relation: string, columns: readonly string[]): Promise<Array<ColumnScales | null>> {
+export async function columnScales(
+  connection: DuckDBConnection,
+  relation: string,
+  columns: readonly string[],
+): Promise<Array<ColumnScales | null>> {
   if (columns.length === 0) return [];
   const parts = columns.flatMap((c) => {
     const filter = `FILTER (WHERE ${isNumber(c)})`;
@@ -69,7 +73,13 @@ const mixedMessage = (column: ScaledColumn, scales: ColumnScales) =>
  * NaN, infinities and values of more than 38 digits fail where read; a value of another scale
  * than the column's fails where read when the statement shows the column.
  */
-export function scaledCast(c: string, type: string, scales: ColumnScales, column: ScaledColumn, tryCast: (expr: string, type: string) => string): string {
+export function scaledCast(
+  c: string,
+  type: string,
+  scales: ColumnScales,
+  column: ScaledColumn,
+  tryCast: (expr: string, type: string) => string,
+): string {
   const failure = `error(CASE WHEN lower(${c}) IN ${NOT_DECIMAL} THEN ${sqlLiteral(nanMessage(column.label))} ELSE ${sqlLiteral(bigMessage(column.label))} END)`;
   const cast = `COALESCE(${tryCast(c, type)}, CASE WHEN ${c} IS NOT NULL THEN ${failure} END)`;
   const checks: string[] = [];

@@ -96,7 +96,9 @@ export async function loadJoinGroup(
         name: c.name,
         type: c.column.type,
         raw: c.raw,
-        scaled: scaleFromValues(source, c.column.type, c.raw) ? scaledBy(`${source.name}.${c.column.name}`, c.column.name, c.name, uses) : undefined,
+        scaled: scaleFromValues(source, c.column.type, c.raw)
+          ? scaledBy(`${source.name}.${c.column.name}`, c.column.name, c.name, uses)
+          : undefined,
       })),
       rows,
       signal,

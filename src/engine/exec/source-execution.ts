@@ -4,19 +4,18 @@
  * the statements that mean the same there, and their rows are loaded into the engine, which
  * only encodes them.
  */
-import { DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBTypeId } from '@duckdb/node-api';
 import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { SourceUnreachableError, type StatementColumn, type WholeStatementConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import type { ResultColumn } from '../../results/json.js';
 import type { BoundStatement } from '../front/bind.js';
 import { describe, quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
-import { engineSql } from './engine-dialect.js';
-import { typedSql } from './probed-types.js';
 import { engineError } from './errors.js';
 import { engineExecution, statementConnection, type Execution } from './execute.js';
 import type { SourceQuery } from './load.js';
 import { loadBatches, tryCast } from './load.js';
+import { standInColumns } from './stand-ins.js';
 import { NOT_DECIMAL } from './load-scale.js';
 import type { SourceSelectPlan } from '../plan/route.js';
 import type { WholePlan } from '../plan/whole.js';
@@ -93,19 +92,6 @@ export async function openSourceSelectExecution(
     close();
     throw err;
   }
-}
-
-/** The engine's own result columns for the statement, over empty stand-ins of its tables. */
-async function standInColumns(connection: DuckDBConnection, bound: BoundStatement): Promise<ResultColumn[]> {
-  // Tables without a load name are the engine's own (files): read as they are.
-  const loads = bound.tables.flatMap(({ loadName, resolved }) => (loadName ? [{ loadName, resolved }] : []));
-  for (const { loadName, resolved } of loads) {
-    const list = resolved.table.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
-    await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${list || 'NULL AS none'} WHERE FALSE`);
-  }
-  const columns = await describe(connection, await typedSql(connection, () => engineSql(bound.ast)));
-  for (const { loadName } of loads) await connection.run(`DROP VIEW ${loadName}`);
-  return columns;
 }
 
 /** A result column's type as the engine spells it in a cast (JSON is an alias of VARCHAR). */
@@ -209,7 +195,7 @@ export async function openWholeExecution(
       return engine.withConnection(async (connection) => {
         // A numeric without declared scale keeps PostgreSQL's text of each value, as the
         // statement's JSON does (NaN and the infinities as strings): stored as JSON.
-        const unconstrained = described.map((c, i) => c.type === UNCONSTRAINED_NUMERIC && connector.statementRawType(c) === 'VARCHAR');
+        const unconstrained = described.map((c) => c.type === UNCONSTRAINED_NUMERIC && connector.statementRawType(c) === 'VARCHAR');
         const loaded = await loadBatches(
           connection,
           `${table.replace(/\W/g, '_')}_load`,
@@ -219,7 +205,9 @@ export async function openWholeExecution(
         );
         const list = described.map((_, i) => {
           const c = quoteIdent(`c${i}`);
-          return unconstrained[i] ? `CAST(CASE WHEN lower(${c}) IN ${NOT_DECIMAL} THEN '"' || ${c} || '"' ELSE ${c} END AS JSON) AS ${c}` : c;
+          return unconstrained[i]
+            ? `CAST(CASE WHEN lower(${c}) IN ${NOT_DECIMAL} THEN '"' || ${c} || '"' ELSE ${c} END AS JSON) AS ${c}`
+            : c;
         });
         await connection.run(`CREATE TABLE ${table} AS SELECT ${list.join(', ') || '*'} FROM ${loaded.view}`);
         const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${table}`);

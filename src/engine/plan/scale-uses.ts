@@ -81,7 +81,13 @@ export function scaleUses(tree: ParseResult): ScaleUses {
     if (kind === 'SubLink' && (body.subLinkType === 'ANY_SUBLINK' || body.subLinkType === 'ALL_SUBLINK')) comparedFields.add('testexpr');
     if (kind === 'SelectStmt') comparedFields.add('groupClause');
     if (kind === 'WindowDef') comparedFields.add('partitionClause');
-    if (kind === 'FuncCall' && fieldNames(body.funcname).map(lower).join('.').replace(/^pg_catalog\./, '') === 'count') {
+    if (
+      kind === 'FuncCall' &&
+      fieldNames(body.funcname)
+        .map(lower)
+        .join('.')
+        .replace(/^pg_catalog\./, '') === 'count'
+    ) {
       comparedFields.add('args');
     }
     for (const [field, child] of Object.entries(body)) visit(child, comparedFields.has(field));
