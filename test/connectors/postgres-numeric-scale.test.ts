@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { pgClient, uniqueTag } from './db.js';
+import { adminOf, pgClient, uniqueTag } from './db.js';
 
 const tag = `${uniqueTag()}_scale`;
 const HUGE = `1${'0'.repeat(40)}`;
@@ -35,9 +35,10 @@ before(async () => {
     INSERT INTO ${tag}.huge VALUES (1, ${HUGE}), (2, 7.5);
     CREATE TABLE ${tag}.ids (id int PRIMARY KEY, label text);
     INSERT INTO ${tag}.ids VALUES (1, 'one'), (2, 'two'), (3, 'three'), (5, 'five');
+    CREATE TABLE ${tag}.big AS SELECT g AS id, 'row_' || g AS label FROM generate_series(1, 20000) g;
     CREATE TABLE ${tag}.nan (id int PRIMARY KEY, n numeric);
     INSERT INTO ${tag}.nan VALUES (1, 1.5), (2, 'NaN');
-    ANALYZE ${tag}.money; ANALYZE ${tag}.mixed; ANALYZE ${tag}.whole; ANALYZE ${tag}.huge; ANALYZE ${tag}.nan; ANALYZE ${tag}.ids;`);
+    ANALYZE ${tag}.money; ANALYZE ${tag}.mixed; ANALYZE ${tag}.whole; ANALYZE ${tag}.huge; ANALYZE ${tag}.nan; ANALYZE ${tag}.ids; ANALYZE ${tag}.big;`);
   for (const [name, pushdown] of [
     ['pushdown on', true],
     ['pushdown off', false],
@@ -59,6 +60,13 @@ before(async () => {
       model: { 'importer.schemaPattern': tag },
     });
     await server.services.registry.addSource({ name: 'lite', kind: 'sqlite', connection: { path: file } });
+    // A second source over the same schema: its small tables are shipped to the first as arrays.
+    await server.services.registry.addSource({
+      name: 'pg2',
+      kind: 'postgresql',
+      connection: { host: '127.0.0.1', port: '5432', db: 'test', 'user-name': 'postgres' },
+      model: { 'importer.schemaPattern': tag },
+    });
   }
 });
 
@@ -70,6 +78,14 @@ after(async () => {
     await admin.end();
   }
 });
+
+/** What the sources were asked for a statement (executed, closed unread). */
+async function sourceQueries(server: TestServer, sql: string) {
+  const { services } = server;
+  const execution = await services.engine.open(sql, adminOf(services), new AbortController().signal);
+  execution.close();
+  return execution.sourceQueries;
+}
 
 interface Answer {
   status: number;
@@ -208,6 +224,42 @@ test('numeric without scale under a row condition: the scales of the rows the us
         // What failed over narrowed data is withheld (security.md).
         assert.match(sam.text, /details are withheld/, `${name}: ${sql}`);
       }
+    }
+  }
+});
+
+test('numeric without scale in joins computed by PostgreSQL and in tables shipped to it', async () => {
+  const cases: Array<[string, number]> = [
+    // Joined at PostgreSQL (one source, the engine evaluates the rest).
+    [
+      'SELECT m.id, m.amount, m.price * 2, l.label FROM pg.money m JOIN pg.ids l ON l.id = m.id JOIN {ids} x ON x.id = m.id ORDER BY m.id',
+      200,
+    ],
+    ['SELECT m.id, l.label FROM pg.mixed m JOIN pg.ids l ON l.id = m.id JOIN {ids} x ON x.id = m.id WHERE m.n > 2 ORDER BY m.id', 200],
+    ['SELECT m.id, m.n FROM pg.mixed m JOIN pg.ids l ON l.id = m.id JOIN {ids} x ON x.id = m.id ORDER BY m.id', 400],
+    // The small table of another source shipped to PostgreSQL as text, or (another scale) not.
+    ['SELECT m.id, m.amount, m.price, b.label FROM pg2.money m JOIN pg.big b ON b.id = m.id ORDER BY m.id', 200],
+    ['SELECT m.id, b.label FROM pg2.mixed m JOIN pg.big b ON b.id = m.id WHERE m.n > 2 ORDER BY m.id', 200],
+    ['SELECT m.id, m.n FROM pg2.mixed m JOIN pg.big b ON b.id = m.id ORDER BY m.id', 400],
+  ];
+  // The routes taken, as the source queries show them (pushdown on).
+  const grouped = await sourceQueries(servers[0]!.server, cases[0]![0].replace('{ids}', 'lite.ids'));
+  assert.ok(
+    grouped.some((q) => q.source === 'pg' && /"money" AS "m", .*"ids" AS "l"/.test(q.sql)),
+    `the join goes to PostgreSQL as one query: ${JSON.stringify(grouped)}`,
+  );
+  const shipped = await sourceQueries(servers[0]!.server, cases[3]![0]);
+  assert.ok(
+    shipped.some((q) => q.source === 'pg' && /unnest\(/.test(q.sql)),
+    `money shipped to pg as arrays: ${JSON.stringify(shipped)}`,
+  );
+  for (const [sql, status] of cases) {
+    const expected = await postgresRows(sql.replace(/\bpg2\./g, 'pg.').replace('{ids}', 'pg.ids'));
+    for (const { name, server } of servers) {
+      const answer = await ask(server, sql.replace('{ids}', 'lite.ids'));
+      assert.equal(answer.status, status, `${name}: ${sql}: ${answer.text}`);
+      if (status === 200) assert.equal(answer.text, expected, `${name}: ${sql}`);
+      else assert.match(answer.text, /column (pg2?\.mixed|m)\.n holds values with 0 to 2 digits after the point/, `${name}: ${sql}`);
     }
   }
 });

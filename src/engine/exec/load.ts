@@ -97,7 +97,7 @@ export async function loadJoinGroup(
         type: c.column.type,
         raw: c.raw,
         scaled: scaleFromValues(source, c.column.type, c.raw)
-          ? scaledBy(`${source.name}.${c.column.name}`, c.column.name, c.name, uses)
+          ? scaledBy(`${c.alias}.${c.column.name}`, c.column.name, c.name, uses)
           : undefined,
       })),
       rows,

@@ -14,6 +14,7 @@
  * PostgreSQL's side, which is big enough for a plan to matter; and once loaded (its conditions
  * applied), at most `maxShippedRows` rows (exec/ship.ts counts them). Pure: no I/O.
  */
+import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { randomBytes } from 'node:crypto';
 import type { ParseResult } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
@@ -32,8 +33,13 @@ const MIN_TARGET_ROWS = 10_000;
 /** The shipped table may be at most this share of PostgreSQL's side. */
 const MAX_SHARE = 0.25;
 
-/** The engine types whose text PostgreSQL reads back as the same value, and their type there. */
-export function shippedType(column: ColumnDef): string | null {
+/**
+ * The engine types whose text PostgreSQL reads back as the same value, and their type there. A
+ * PostgreSQL numeric without declared scale goes as `numeric`: each value keeps the scale of its
+ * text, which the load writes as PostgreSQL did (exec/load-scale.ts).
+ */
+export function shippedType(column: ColumnDef, source: { kind: string }): string | null {
+  if (source.kind === 'postgresql' && column.type === UNCONSTRAINED_NUMERIC) return 'numeric';
   const simple: Record<string, string> = {
     SMALLINT: 'int2',
     INTEGER: 'int4',
@@ -99,7 +105,8 @@ function shippable(
 ): Pick<ShippingPlan, 'shipped' | 'scan' | 'ast' | 'placeholder'> | null {
   const loadName = shipped.loadName!;
   const scan = planScans(bound, registry, { pushdown: true }).get(loadName);
-  if (!scan || scan.columns.length === 0 || !scan.columns.every((c) => shippedType(c) !== null)) return null;
+  const source = shipped.resolved.kind === 'rows' ? shipped.resolved.source : null;
+  if (!scan || !source || scan.columns.length === 0 || !scan.columns.every((c) => shippedType(c, source) !== null)) return null;
   const placeholder = `__vdb_shipped_${randomBytes(6).toString('hex')}`;
   const ast = structuredClone(bound.ast) as ParseResult;
   let references = 0;
