@@ -90,7 +90,11 @@ export function scaleUses(tree: ParseResult): ScaleUses {
     ) {
       comparedFields.add('args');
     }
-    for (const [field, child] of Object.entries(body)) visit(child, comparedFields.has(field));
+    for (const [field, child] of Object.entries(body)) {
+      // A call's OVER holds its window unwrapped: visited as the WindowDef it is.
+      if (kind === 'FuncCall' && field === 'over' && isObject(child)) visit({ WindowDef: child }, false);
+      else visit(child, comparedFields.has(field));
+    }
   };
   visit(tree, false);
   return { shown: (column) => everything || shown.has(lower(column)) };
