@@ -129,6 +129,7 @@ const SAME = [
   'SELECT sum(m.amount), sum(m.price), min(m.amount), max(m.price), count(m.amount) FROM pg.money m JOIN {ids} l ON l.id = m.id',
   'SELECT l.label, sum(m.amount), max(m.price) FROM pg.money m JOIN {ids} l ON l.id = m.id GROUP BY l.label ORDER BY l.label',
   'SELECT m.amount, sum(m.price) OVER (ORDER BY m.id) FROM pg.money m JOIN {ids} l ON l.id = m.id ORDER BY m.id',
+  'SELECT array_agg(m.amount ORDER BY m.id) FROM pg.money m JOIN {ids} l ON l.id = m.id',
   // Integers only: scale 0.
   'SELECT w.n, w.n * 2, w.n + 0.5, sum(w.n) OVER () FROM pg.whole w JOIN {ids} l ON l.id = w.id ORDER BY w.id',
   // Different scales, only compared, counted, ordered or cast to a scale.

@@ -3,7 +3,7 @@
  * connection, turns the bound tree back into SQL, and prepares it to learn the result's columns.
  * The result itself is read by the caller (streamed, or materialised for pagination).
  */
-import { DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { literalOf, type SourceRegistry } from '../../catalog/sources.js';
 import type { UserDef } from '../../catalog/types.js';
@@ -240,9 +240,13 @@ export async function openExecution(
       columns = await describe(connection, sql);
       if (key) options.learned?.set(key, columns);
     }
-    // Values decided a column's scale: the result says the types it has on every route.
+    // Values decided a column's scale: the result says the types it has on every route (only
+    // a decimal's can differ).
+    const decimals = columns.some((c) => c.type.toString().includes('DECIMAL'));
     const declared =
-      loads.rescaled && pristine ? await declaredColumns({ ...bound, ast: pristine }, columns, runtime, options.signal) : columns;
+      loads.rescaled && pristine && decimals
+        ? await declaredColumns({ ...bound, ast: pristine }, columns, runtime, options.signal)
+        : columns;
     return engineExecution(connection, sql, declared, { warnings, sourceQueries, translateError, close, engine, encoding: columns });
   } catch (err) {
     close();
@@ -277,11 +281,9 @@ async function declaredColumns(
     )
     .catch(() => null);
   if (catalog?.length !== columns.length) return columns;
-  return columns.map((column, i) =>
-    column.type.typeId === DuckDBTypeId.DECIMAL && catalog[i]!.type.typeId === DuckDBTypeId.DECIMAL
-      ? { ...column, type: catalog[i]!.type }
-      : column,
-  );
+  // The same type but for the decimals' precision and scale (in lists and structs too).
+  const shape = (type: ResultColumn['type']) => type.toString().replace(/DECIMAL\(\d+,\s*\d+\)/g, 'DECIMAL');
+  return columns.map((column, i) => (shape(column.type) === shape(catalog[i]!.type) ? { ...column, type: catalog[i]!.type } : column));
 }
 
 /** An execution of engine SQL that needs no binding (procedure results, built by vdb itself). */
