@@ -206,7 +206,8 @@ export async function encodeCursor(
       id,
       owner,
       resource,
-      columns: columns.map((c) => ({ name: c.name, type: columnTypeName(c.type) })),
+      // The types the statement reports (the same as unpaginated), not the stored table's.
+      columns: execution.columns.map((c) => ({ name: c.name, type: columnTypeName(c.type) })),
       keys,
       rowCount,
       warnings: execution.warnings,

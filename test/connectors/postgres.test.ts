@@ -205,7 +205,7 @@ test('numbers, dates, timestamps, bytes and uuids arrive exact in the raw JSON t
   const text = await expectOkText(response);
   assert.equal(response.headers.get('sql-warnings'), null, 'no warnings');
   const expected =
-    String.raw`[[1,-32768,2147483647,9007199254740993,1234567890.12,12345678901234567890.1234567890*,1.5,0.1,true,` +
+    String.raw`[[1,-32768,2147483647,9007199254740993,1234567890.12,12345678901234567890.123456789,1.5,0.1,true,` +
     String.raw`"2024-02-29","2024-02-29T13:45:30.123456","2024-02-29T11:45:30(\.0+)?(\+00|\+00:00|Z)","3q2\+7wA=",` +
     String.raw`"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11","\{1,2,3\}","y"\]\]`;
   assert.match(text, new RegExp(`^${expected.replace(/\[/g, '\\[')}$`));
@@ -239,7 +239,7 @@ test("numeric NaN: PostgreSQL's answer on every route where the engine does not 
   // naming the column, never NULL.
   const refused = await query('SELECT id, n FROM pg.nan_t WHERE random() >= 0 ORDER BY id');
   assert.equal(refused.status, 400);
-  assert.match(await refused.text(), /numeric NaN or Infinity \(column n\) is not supported/);
+  assert.match(await refused.text(), /numeric NaN or Infinity \(column pg\.nan_t\.n\) is not supported/);
   // A NaN row that the statement leaves out does not matter, whether the condition reaches
   // PostgreSQL (pushdown on) or only the engine (pushdown off), and no warning is given.
   const local = await startTestServer({ pushdown: false });
@@ -260,7 +260,8 @@ test("numeric NaN: PostgreSQL's answer on every route where the engine does not 
       ]) {
         const response = await target.request('/rest/api/query', { body: { sql } });
         const text = await expectOkText(response);
-        assert.match(text, sql.startsWith('SELECT id') ? /^\[\[1,1\.50*\],\[3,null\]\]$/ : /^\[\[3,3\]\]$/, `${name}: ${sql}`);
+        // PostgreSQL's text (1.5) on every route: the load takes the scale of the values it reads.
+        assert.equal(text, sql.startsWith('SELECT id') ? '[[1,1.5],[3,null]]' : '[[3,3]]', `${name}: ${sql}`);
         assert.equal(response.headers.get('sql-warnings'), null, `${name}: ${sql}`);
       }
       const sum = await target.request('/rest/api/query', { body: { sql: 'SELECT sum(n) FROM pg.nan_t WHERE random() >= 0' } });

@@ -35,7 +35,7 @@ before(async () => {
   );
   // 20,000 facts over 5,000 dimension keys: big enough for the estimates to choose a plan.
   await client.query(
-    `CREATE TABLE ${tag}.facts AS SELECT i AS id, i % 5000 AS dim_id, (i % 97) / 4.0 AS amount FROM generate_series(1, 20000) i`,
+    `CREATE TABLE ${tag}.facts AS SELECT i AS id, i % 5000 AS dim_id, ((i % 97) / 4.0)::numeric(12,2) AS amount FROM generate_series(1, 20000) i`,
   );
   await client.query(`ANALYZE ${tag}.facts`);
   await client.query(`CREATE TABLE ${tag}.never_analyzed (id int)`);

@@ -4,6 +4,7 @@
  * The result itself is read by the caller (streamed, or materialised for pagination).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { literalOf, type SourceRegistry } from '../../catalog/sources.js';
 import type { UserDef } from '../../catalog/types.js';
 import {
@@ -24,6 +25,7 @@ import { typedSql } from './probed-types.js';
 import { engineError, isInterrupt } from './errors.js';
 import { dropLoad, type DependentJoinLimits, type SourceQuery } from './load.js';
 import { loadPlanned } from './load-planned.js';
+import { standInColumns } from './stand-ins.js';
 import { narrowingQuery } from '../plan/narrowing.js';
 import { planStatement } from '../plan/planner.js';
 import type { Node, ParseResult } from '@pgsql/types';
@@ -78,13 +80,17 @@ export function engineExecution(
   connection: DuckDBConnection,
   sql: string,
   columns: ResultColumn[],
-  rest: Pick<Execution, 'warnings' | 'sourceQueries' | 'translateError' | 'close' | 'engine'>,
+  rest: Pick<Execution, 'warnings' | 'sourceQueries' | 'translateError' | 'close' | 'engine'> & {
+    /** The engine's own types of the result, where `columns` report others (a decimal's scale). */
+    encoding?: ResultColumn[];
+  },
 ): Execution {
+  const { encoding = columns, ...shared } = rest;
   return {
-    ...rest,
+    ...shared,
     columns,
     stream(shape, window, options) {
-      let rowsSql = jsonRowsSql(aliasedRelation(sql, columns.length), columns, shape);
+      let rowsSql = jsonRowsSql(aliasedRelation(sql, columns.length), encoding, shape);
       if (window.limit !== undefined) rowsSql += ` LIMIT ${window.limit}`;
       if (window.offset !== undefined) rowsSql += ` OFFSET ${window.offset}`;
       return streamJsonRows(connection, rowsSql, options);
@@ -151,6 +157,7 @@ async function computeNarrowings(
   registry: SourceRegistry,
   options: ExecuteOptions,
   sourceQueries: SourceQuery[],
+  loads: { rescaled: boolean },
 ): Promise<BoundStatement> {
   const entries: Node[] = [];
   walk(bound.ast, (_kind, node) => {
@@ -171,9 +178,10 @@ async function computeNarrowings(
     );
     // Warnings of these loads count values of rows the user may not see: not shown.
     const made = await loadPlanned(connection, registry, planned, options, [], sourceQueries);
+    loads.rescaled ||= made.rescaled;
     const name = `__vdb_narrowed_${i + 1}`;
     await connection.run(`CREATE TEMP TABLE ${name} AS ${await typedSql(connection, () => engineSql(planned.ast))}`);
-    for (const relation of made) await dropLoad(connection, relation);
+    for (const relation of made.relations) await dropLoad(connection, relation);
     becomes(entry, { RangeVar: { relname: name, inh: true, relpersistence: 'p', alias: subselect.alias } });
   }
   return entries.length === 0 ? bound : { ...bound, tables: tablesReadBy(bound.ast, bound.tables) };
@@ -203,9 +211,13 @@ export async function openExecution(
     if (options.signal.aborted && (isInterrupt(err) || err === options.signal.reason)) return options.signal.reason;
     return engineError(err, rename, fileSourceOf(bound.tables)) ?? err;
   };
+  // The statement as bound, for its result types over the catalog's types (declaredColumns):
+  // narrowings below rewrite the tree in place.
+  const pristine = readsScaledNumerics(bound) ? structuredClone(bound.ast) : null;
   try {
     const warnings: string[] = [];
     const sourceQueries: SourceQuery[] = [];
+    const loads = { rescaled: false };
     // Tables of the engine under a row condition: copied with only the rows it lets through.
     for (const { resolved, loadName, rowCondition } of bound.tables) {
       if (resolved.kind === 'rows' || !loadName || !rowCondition) continue;
@@ -214,7 +226,7 @@ export async function openExecution(
       );
     }
     // Narrowing subqueries next, each into a table of its own; the statement then reads only those.
-    const statement = await computeNarrowings(connection, bound, registry, options, sourceQueries);
+    const statement = await computeNarrowings(connection, bound, registry, options, sourceQueries, loads);
     // The logs, as this user may see them, on this statement's own connection.
     for (const { resolved, loadName, rowCondition } of statement.tables) {
       if (resolved.kind !== 'system' || !loadName || rowCondition) continue;
@@ -230,7 +242,7 @@ export async function openExecution(
       }
     }
     const planned = planStatement(statement, registry, options.pushdown, options.dependentJoin);
-    await loadPlanned(connection, registry, planned, options, warnings, sourceQueries);
+    loads.rescaled ||= (await loadPlanned(connection, registry, planned, options, warnings, sourceQueries)).rescaled;
     const tree = await withNumericValues(connection, planned.ast, engineSql);
     // Nothing of the statement stays on the connection when it loaded nothing (no source rows,
     // narrowed copies or logs): the connection serves the next statement.
@@ -245,11 +257,50 @@ export async function openExecution(
       columns = await describe(connection, sql);
       if (key) options.learned?.set(key, columns);
     }
-    return engineExecution(connection, sql, columns, { warnings, sourceQueries, translateError, close, engine });
+    // Values decided a column's scale: the result says the types it has on every route (only
+    // a decimal's can differ).
+    const decimals = columns.some((c) => c.type.toString().includes('DECIMAL'));
+    const declared =
+      loads.rescaled && pristine && decimals
+        ? await declaredColumns({ ...bound, ast: pristine }, columns, runtime, options.signal)
+        : columns;
+    return engineExecution(connection, sql, declared, { warnings, sourceQueries, translateError, close, engine, encoding: columns });
   } catch (err) {
     close();
     throw translateError(err);
   }
+}
+
+/** Whether the statement reads a PostgreSQL numeric without declared scale (load-scale.ts). */
+const readsScaledNumerics = (bound: BoundStatement) =>
+  bound.tables.some(
+    ({ resolved }) =>
+      resolved.kind === 'rows' &&
+      resolved.source.kind === 'postgresql' &&
+      resolved.table.columns.some((c) => c.type === UNCONSTRAINED_NUMERIC),
+  );
+
+/**
+ * The result's columns with the types the statement has over the catalog's types (those a
+ * statement sent whole to PostgreSQL reports, source-execution.ts) where the loads' values made
+ * a decimal's scale another: `columns` are the engine's types, with which the values are written.
+ */
+async function declaredColumns(
+  bound: BoundStatement,
+  columns: ResultColumn[],
+  runtime: DuckRuntime,
+  signal: AbortSignal,
+): Promise<ResultColumn[]> {
+  const catalog = await statementConnection(runtime, signal)
+    .then(
+      ({ connection, close }) => standInColumns(connection, bound).finally(close),
+      () => null,
+    )
+    .catch(() => null);
+  if (catalog?.length !== columns.length) return columns;
+  // The same type but for the decimals' precision and scale (in lists and structs too).
+  const shape = (type: ResultColumn['type']) => type.toString().replace(/DECIMAL\(\d+,\s*\d+\)/g, 'DECIMAL');
+  return columns.map((column, i) => (shape(column.type) === shape(catalog[i]!.type) ? { ...column, type: catalog[i]!.type } : column));
 }
 
 /** An execution of engine SQL that needs no binding (procedure results, built by vdb itself). */

@@ -8,6 +8,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { StatementPlan } from '../plan/planner.js';
+import { scaleUses } from '../plan/scale-uses.js';
 import { dependentKeys, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
 import { estimatedRows } from '../plan/join-choice.js';
 
@@ -17,7 +18,10 @@ export interface LoadOptions {
   dependentJoin: DependentJoinLimits;
 }
 
-/** Loads the plan's joins and scans; returns the relations made, warnings and queries in plan order. */
+/**
+ * Loads the plan's joins and scans; returns the relations made, and whether a column was loaded
+ * with another type than the catalog's (its values' scale); warnings and queries in plan order.
+ */
 export async function loadPlanned(
   connection: DuckDBConnection,
   registry: SourceRegistry,
@@ -25,20 +29,25 @@ export async function loadPlanned(
   options: LoadOptions,
   warnings: string[],
   sourceQueries: SourceQuery[],
-): Promise<string[]> {
+): Promise<{ relations: string[]; rescaled: boolean }> {
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
   // Smaller tables first, so that their keys can narrow the bigger ones (dependent join).
   const order = [...planned.scans.entries()].sort(([, a], [, b]) => estimatedRows(a) - estimatedRows(b));
   const done = new Map<string, Promise<unknown>>();
-  const steps: Array<Promise<{ warnings: string[]; query: SourceQuery }>> = [];
+  const steps: Array<Promise<{ warnings: string[]; query: SourceQuery; rescaled: boolean }>> = [];
+  // Which columns the statement shows (a numeric of mixed scales is checked only then).
+  const uses = scaleUses(planned.ast);
   const failed = (err: unknown) => {
     if (!stop.signal.aborted) stop.abort(err);
     throw err;
   };
   for (const group of planned.joins) {
     steps.push(
-      loadJoinGroup(connection, group, signal).then((w) => ({ warnings: w, query: { source: group.source.name, sql: group.sql } }), failed),
+      loadJoinGroup(connection, group, signal, uses).then(
+        (loaded) => ({ ...loaded, query: { source: group.source.name, sql: group.sql } }),
+        failed,
+      ),
     );
   }
   for (const [loadName, plan] of order) {
@@ -50,7 +59,7 @@ export async function loadPlanned(
       signal.throwIfAborted();
       const keyFilters =
         smaller.length > 0 ? await dependentKeys(connection, registry, plan, new Set(smaller), options.dependentJoin) : null;
-      return loadRows(connection, registry, plan, loadName, signal, keyFilters);
+      return loadRows(connection, registry, plan, loadName, signal, keyFilters, undefined, uses);
     });
     const settled = step.catch(failed);
     done.set(loadName, settled);
@@ -59,10 +68,12 @@ export async function loadPlanned(
   const results = await Promise.allSettled(steps);
   options.signal.throwIfAborted();
   if (stop.signal.aborted) throw stop.signal.reason;
+  let rescaled = false;
   for (const result of results) {
     if (result.status !== 'fulfilled') throw result.reason;
     warnings.push(...result.value.warnings);
     sourceQueries.push(result.value.query);
+    rescaled ||= result.value.rescaled;
   }
-  return [...planned.joins.map((g) => g.loadName), ...order.map(([loadName]) => loadName)];
+  return { relations: [...planned.joins.map((g) => g.loadName), ...order.map(([loadName]) => loadName)], rescaled };
 }

@@ -15,6 +15,9 @@ import { filteredSql } from './engine-dialect.js';
 import { exclusive } from './connection-lock.js';
 import type { JoinGroup } from '../plan/join-pushdown.js';
 import type { ScanPlan } from '../plan/scans.js';
+import type { ScaleUses } from '../plan/scale-uses.js';
+import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
+import { columnScales, NOT_DECIMAL, scaledCast, scaledType, type ColumnScales, type ScaledColumn } from './load-scale.js';
 
 /** A statement sent to a source, as EXPLAIN and the query log show it. */
 export interface SourceQuery {
@@ -41,9 +44,6 @@ export function tryCast(expr: string, type: string): string {
   return `TRY_CAST(${expr} AS ${type})`;
 }
 
-/** Text PostgreSQL's numeric holds (NaN, infinities) and no DECIMAL does (TRY_CAST gives NULL). */
-const NOT_DECIMAL = "('nan', 'infinity', '+infinity', '-infinity', 'inf', '+inf', '-inf')";
-
 /**
  * The load's cast of a raw value to its column's type. Numeric NaN and infinities fail the
  * statement when they are read (a refusal; PostgreSQL would answer them): refused at load time,
@@ -61,8 +61,27 @@ function loadCast(expr: string, type: string, raw: RawType, column: string): str
 /** Values arrive in a raw class; the load casts them to the column's type where they differ. */
 const needsCast = (column: ColumnDef, raw: RawType | undefined) => raw !== column.type;
 
+/**
+ * Whether a loaded column is a PostgreSQL numeric without declared scale, whose values' text
+ * decides the type it is loaded as (load-scale.ts).
+ */
+const scaleFromValues = (source: { kind: string }, type: string, raw: RawType | undefined) =>
+  source.kind === 'postgresql' && type === UNCONSTRAINED_NUMERIC && raw === 'VARCHAR';
+
+/** A load column, and what its scale follows; `uses` unknown: shown. */
+const scaledBy = (label: string, column: string, name: string, uses: ScaleUses | undefined): ScaledColumn => ({
+  label,
+  column,
+  shown: uses?.shown(name) ?? true,
+});
+
 /** Loads the rows of a join that its source computed; returns the warnings of the load. */
-export async function loadJoinGroup(connection: DuckDBConnection, group: JoinGroup, signal: AbortSignal): Promise<string[]> {
+export async function loadJoinGroup(
+  connection: DuckDBConnection,
+  group: JoinGroup,
+  signal: AbortSignal,
+  uses?: ScaleUses,
+): Promise<{ warnings: string[]; rescaled: boolean }> {
   const { connector, source } = group;
   const rows = connector.statementRows(
     group.sql,
@@ -73,28 +92,30 @@ export async function loadJoinGroup(connection: DuckDBConnection, group: JoinGro
     const loaded = await loadBatches(
       connection,
       group.loadName,
-      group.columns.map((c) => ({ name: c.name, type: c.column.type, raw: c.raw })),
+      group.columns.map((c) => ({
+        name: c.name,
+        type: c.column.type,
+        raw: c.raw,
+        scaled: scaleFromValues(source, c.column.type, c.raw)
+          ? scaledBy(`${c.alias}.${c.column.name}`, c.column.name, c.name, uses)
+          : undefined,
+      })),
       rows,
       signal,
     );
-    return loaded.lossy.flatMap((count, i) =>
+    const warnings = loaded.lossy.flatMap((count, i) =>
       count > 0
         ? [
             `${source.name}.${group.columns[i]!.column.name}: ${count} value(s) did not fit ${group.columns[i]!.raw} and were converted lossy`,
           ]
         : [],
     );
+    return { warnings, rescaled: loaded.rescaled };
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     if (err instanceof ApiError) throw err;
     throw sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
   }
-}
-
-/** A load's size estimate for ordering: the source's row estimate, unknown last. */
-export function estimate(plan: ScanPlan): number {
-  const cardinality = plan.bound.resolved.table.cardinality;
-  return cardinality === null ? Number.MAX_SAFE_INTEGER : cardinality;
 }
 
 /**
@@ -153,7 +174,9 @@ export async function loadRows(
   keyFilters: string[] | null = null,
   /** The rows of the scan, already being read by the caller (exec/ship.ts); without key filters only. */
   started?: AsyncIterable<unknown[][]>,
-): Promise<{ warnings: string[]; query: SourceQuery }> {
+  /** How the statement uses the columns (whether it shows them); unknown: every column shown. */
+  uses?: ScaleUses,
+): Promise<{ warnings: string[]; query: SourceQuery; rescaled: boolean }> {
   const resolved = plan.bound.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   const columns = plan.columns;
@@ -187,14 +210,26 @@ export async function loadRows(
     for (const request of requests) yield* connector.scan({ ...request, signal });
   }
   const rawTypes: RawType[] = [...columns.map((c) => connector.rawType(c)), ...(plan.aggregates ?? []).map((): RawType => 'VARCHAR')];
+  // Partial aggregates are named by what they compute; they are shown (summed, compared as values).
+  const labels = [
+    ...columns.map((c) => `${resolved.schema}.${resolved.table.name}.${c.name}`),
+    ...(plan.aggregates ?? []).map((a) => `${a.fn}(${resolved.schema}.${resolved.table.name}.${a.column?.name ?? '*'})`),
+  ];
+  const columnNames = [...columns.map((c) => c.name), ...(plan.aggregates ?? []).map((a) => a.column?.name ?? '*')];
+  const scaled = loadColumns.map((c, i) =>
+    scaleFromValues(resolved.source, c.type, rawTypes[i]) ? scaledBy(labels[i]!, columnNames[i]!, c.name, uses) : undefined,
+  );
+  const condition = plan.bound.rowCondition;
   let loaded: Loaded;
   try {
     loaded = await loadBatches(
       connection,
       loadName,
-      loadColumns.map((c, i) => ({ name: c.name, type: c.type, raw: rawTypes[i]! })),
+      loadColumns.map((c, i) => ({ name: c.name, type: c.type, raw: rawTypes[i]!, scaled: scaled[i] })),
       scans(),
       signal,
+      // Under a row condition, the scales of the rows it lets through alone decide.
+      condition && !plan.aggregates ? { tableName: resolved.table.name, condition } : undefined,
     );
   } catch (err) {
     // A cancelled source statement fails with its driver's error; the cause is the cancel.
@@ -204,16 +239,17 @@ export async function loadRows(
   }
   // Under a row condition the load keeps only the rows it lets through (partial aggregates were
   // computed at the source over exactly those rows). Warnings would count hidden rows: none.
-  const condition = plan.bound.rowCondition;
   if (condition) {
     if (!plan.aggregates) await narrowLoad(connection, loadName, loaded.rawName, resolved.table.name, condition);
-    return { warnings: [], query };
+    return { warnings: [], query, rescaled: loaded.rescaled };
   }
+  // Columns whose scale their values decide never turn a value into NULL: they fail where it is read.
+  const checked = loadColumns.map((c, i) => (scaled[i] ? { ...c, type: rawTypes[i]! } : c));
   const warnings = [
     ...loaded.lossy.map((count, i) => lossyWarning(resolved, loadColumns[i], count, rawTypes[i])),
-    ...(await castWarnings(connection, resolved, loadColumns, rawTypes, loaded.rawName, connector)),
+    ...(await castWarnings(connection, resolved, checked, rawTypes, loaded.rawName, connector)),
   ].filter((w): w is string => w !== null);
-  return { warnings, query };
+  return { warnings, query, rescaled: loaded.rescaled };
 }
 
 /** Replaces a load by a table of only the rows that meet `condition`; the unfiltered rows are dropped. */
@@ -251,19 +287,24 @@ interface Loaded {
   rawName: string;
   /** Per column: values that did not fit their raw class. */
   lossy: number[];
+  /** A column was loaded with another type than asked for (its values' scale: load-scale.ts). */
+  rescaled: boolean;
 }
 
 /**
  * Appends batches of rows to a temporary table of the connection, in the raw classes given,
  * and exposes them under `loadName` as a view that casts each column to its type (TRY_CAST:
- * what does not fit becomes NULL). Columns are named as given, or c0..cn.
+ * what does not fit becomes NULL). Columns are named as given, or c0..cn. A `scaled` column
+ * (a numeric without declared scale) takes the type its values' scales call for (load-scale.ts):
+ * of all rows, or of those `kept` lets through.
  */
 export async function loadBatches(
   connection: DuckDBConnection,
   loadName: string,
-  columns: ReadonlyArray<{ name?: string; type: string; raw: RawType }>,
+  columns: ReadonlyArray<{ name?: string; type: string; raw: RawType; scaled?: ScaledColumn }>,
   batches: AsyncIterable<unknown[][]>,
   signal: AbortSignal,
+  kept?: { tableName: string; condition: Node },
 ): Promise<Loaded> {
   const rawName = `${loadName}_raw`;
   const rawColumns = columns.map((c, i) => `c${i} ${c.raw}`).join(', ');
@@ -283,14 +324,54 @@ export async function loadBatches(
     });
   }
   await exclusive(connection, () => appender.closeSync());
+  const castOf = (c: (typeof columns)[number], i: number) =>
+    c.raw !== c.type ? loadCast(`c${i}`, c.type, c.raw, c.name ?? `${i + 1}`) : `c${i}`;
+  const alias = (c: (typeof columns)[number], i: number) => quoteIdent(c.name ?? `c${i}`);
+  const scales = await scalesOf(connection, rawName, columns, kept, (c, i) => `${castOf(c, i)} AS ${alias(c, i)}`);
+  let rescaled = false;
   const select = columns
-    .map(
-      (c, i) =>
-        `${c.raw !== c.type ? loadCast(`c${i}`, c.type, c.raw, c.name ?? `${i + 1}`) : `c${i}`} AS ${quoteIdent(c.name ?? `c${i}`)}`,
-    )
+    .map((c, i) => {
+      const found = scales[i];
+      const type = found ? scaledType(found) : null;
+      if (!found || !type || !c.scaled) return `${castOf(c, i)} AS ${alias(c, i)}`;
+      if (type !== c.type) rescaled = true;
+      return `${scaledCast(`c${i}`, type, found, c.scaled, tryCast)} AS ${alias(c, i)}`;
+    })
     .join(', ');
   await exclusive(connection, () => connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${select || 'NULL AS none'} FROM ${rawName}`));
-  return { view: loadName, rawName, lossy };
+  return { view: loadName, rawName, lossy, rescaled };
+}
+
+/**
+ * The scales of the values of the `scaled` columns (undefined for the others): of every raw row,
+ * or, under a row condition, of the rows it lets through (over the columns cast as `cast` says).
+ */
+async function scalesOf<C extends { scaled?: ScaledColumn }>(
+  connection: DuckDBConnection,
+  rawName: string,
+  columns: readonly C[],
+  kept: { tableName: string; condition: Node } | undefined,
+  cast: (column: C, i: number) => string,
+): Promise<Array<ColumnScales | null | undefined>> {
+  const indexes = columns.flatMap((c, i) => (c.scaled ? [i] : []));
+  if (indexes.length === 0) return [];
+  let relation = rawName;
+  let texts = indexes.map((i) => `c${i}`);
+  const keptView = `${rawName}_kept`;
+  if (kept) {
+    texts = indexes.map((i) => quoteIdent(`__vdb_text_${i}`));
+    const list = [...columns.map(cast), ...indexes.map((i, k) => `c${i} AS ${texts[k]}`)].join(', ');
+    await exclusive(connection, () => connection.run(`CREATE TEMP VIEW ${keptView} AS SELECT ${list} FROM ${rawName}`));
+    relation = `(${filteredSql({ name: keptView }, kept.tableName, kept.condition)}) AS kept`;
+  }
+  try {
+    const found = await columnScales(connection, relation, texts);
+    const scales: Array<ColumnScales | null | undefined> = columns.map(() => undefined);
+    indexes.forEach((i, k) => (scales[i] = found[k]));
+    return scales;
+  } finally {
+    if (kept) await exclusive(connection, () => connection.run(`DROP VIEW ${keptView}`));
+  }
 }
 
 function lossyWarning(resolved: ResolvedTable, column: ColumnDef | undefined, count: number, raw: RawType | undefined): string | null {

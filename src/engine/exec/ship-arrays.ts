@@ -7,7 +7,12 @@
  * path, with the load's warnings). Pure: no I/O.
  */
 import type { ColumnDef } from '../../catalog/types.js';
+import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { shippedType } from '../plan/ship.js';
+
+/** The shipped table's source, by kind (a PostgreSQL numeric without scale goes as `numeric`). */
+type SourceKind = { kind: string };
+const NO_SOURCE: SourceKind = { kind: '' };
 
 const INTEGER_RANGES: Record<string, [bigint, bigint]> = {
   SMALLINT: [-(2n ** 15n), 2n ** 15n - 1n],
@@ -27,9 +32,14 @@ function validDate(text: string): boolean {
 }
 
 /** Makes the writer of one column's elements: null for SQL NULL, the element's text, or undefined (not exact). */
-export function elementWriter(column: ColumnDef): ((value: unknown) => string | null | undefined) | null {
-  const type = shippedType(column);
+export function elementWriter(column: ColumnDef, source: SourceKind = NO_SOURCE): ((value: unknown) => string | null | undefined) | null {
+  const type = shippedType(column, source);
   if (type === null) return null;
+  if (type === 'numeric' && column.type === UNCONSTRAINED_NUMERIC) {
+    // PostgreSQL's own text of a numeric without scale: read back by PostgreSQL as that value, its scale included.
+    return (value) =>
+      value === null || value === undefined ? null : typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? value : undefined;
+  }
   const range = INTEGER_RANGES[column.type];
   if (range) {
     const [low, high] = range;
@@ -84,9 +94,9 @@ export function arrayElement(text: string | null): string {
 const BARE = /^-?[\d.:-]+$|^(true|false)$/;
 
 /** One column's elements as the SQL literal of a typed array. */
-export function arrayLiteral(elements: readonly string[], column: ColumnDef): string {
+export function arrayLiteral(elements: readonly string[], column: ColumnDef, source: SourceKind = NO_SOURCE): string {
   const body = elements.join(',');
-  return `'{${column.type === 'VARCHAR' ? body.replace(/'/g, "''") : body}}'::${shippedType(column)!}[]`;
+  return `'{${column.type === 'VARCHAR' ? body.replace(/'/g, "''") : body}}'::${shippedType(column, source)!}[]`;
 }
 
 /**
@@ -101,10 +111,10 @@ export class ArrayBuilder {
   private readonly writers: Array<(value: unknown) => string | null | undefined>;
 
   /** Null when a column's type has no exact writer. */
-  static for(columns: readonly ColumnDef[], keyIndexes: readonly number[] = []): ArrayBuilder | null {
-    const writers = columns.map(elementWriter);
+  static for(columns: readonly ColumnDef[], keyIndexes: readonly number[] = [], source: SourceKind = NO_SOURCE): ArrayBuilder | null {
+    const writers = columns.map((column) => elementWriter(column, source));
     if (!writers.every((w) => w !== null)) return null;
-    const builder = new ArrayBuilder(columns, writers as Array<NonNullable<(typeof writers)[number]>>);
+    const builder = new ArrayBuilder(columns, writers as Array<NonNullable<(typeof writers)[number]>>, source);
     for (const i of keyIndexes) builder.keys.set(i, new Set());
     return builder;
   }
@@ -112,6 +122,7 @@ export class ArrayBuilder {
   private constructor(
     private readonly columns: readonly ColumnDef[],
     writers: Array<(value: unknown) => string | null | undefined>,
+    private readonly source: SourceKind,
   ) {
     this.writers = writers;
     this.elements = columns.map(() => []);
@@ -134,6 +145,6 @@ export class ArrayBuilder {
   }
 
   literals(): string[] {
-    return this.columns.map((column, i) => arrayLiteral(this.elements[i]!, column));
+    return this.columns.map((column, i) => arrayLiteral(this.elements[i]!, column, this.source));
   }
 }

@@ -41,13 +41,14 @@ async function shippedArrays(
   connection: DuckDBConnection,
   loadName: string,
   columns: readonly ColumnDef[],
+  source: { kind: string },
   maxRows: number,
 ): Promise<string[] | null> {
   const text = columns.map((c) => `CAST(${quoteIdent(c.name)} AS VARCHAR)`);
   const order = columns.map((c) => quoteIdent(c.name)).join(', ');
   const parts = columns.flatMap((column, i) => {
     const value = text[i]!;
-    const exact = EXACT_TEXT[shippedType(column)!.replace(/\(.*$/, '')];
+    const exact = EXACT_TEXT[shippedType(column, source)!.replace(/\(.*$/, '')];
     const element = `CASE WHEN ${value} IS NULL THEN 'NULL' ELSE '"' || replace(replace(${value}, '\\', '\\\\'), '"', '\\"') || '"' END`;
     return [
       `coalesce(string_agg(${element}, ',' ORDER BY ${order}), '')`,
@@ -60,10 +61,18 @@ async function shippedArrays(
   const arrays: string[] = [];
   for (const [i, column] of columns.entries()) {
     if (row[2 + 2 * i] === true) return null;
-    arrays.push(`'{${String(row[1 + 2 * i]).replace(/'/g, "''")}}'::${shippedType(column)!}[]`);
+    arrays.push(`'{${String(row[1 + 2 * i]).replace(/'/g, "''")}}'::${shippedType(column, source)!}[]`);
   }
   return arrays;
 }
+
+/** The load's refusals of a value where it is read (load-scale.ts). */
+const REFUSED_VALUE =
+  /^Invalid Input Error: (The numeric column .* digits after the point|A numeric value of column .* more than 38 digits|A numeric NaN or Infinity)/;
+
+/** The shipped table's source (its kind decides how a numeric without scale goes: plan/ship.ts). */
+const NO_SOURCE = { kind: '' };
+const sourceKindOf = (plan: ShippingPlan) => (plan.shipped.resolved.kind === 'rows' ? plan.shipped.resolved.source : NO_SOURCE);
 
 export interface ShipOptions {
   signal: AbortSignal;
@@ -141,7 +150,7 @@ async function shipTable(
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
   const keyIndexes = plan.keyed.map((k) => k.keyIndex);
-  const builder = ArrayBuilder.for(scan.columns, keyIndexes);
+  const builder = ArrayBuilder.for(scan.columns, keyIndexes, sourceKindOf(plan));
   const iterator = connector.scan({ ...request, signal })[Symbol.asyncIterator]();
   // Every batch read, for the engine's load should a value not go as it came.
   const read: unknown[][][] = [];
@@ -206,7 +215,18 @@ async function shipTable(
   }
   try {
     const loaded = await loadRows(held.connection, registry, plan.scan, plan.shipped.loadName, signal, null, rows());
-    const arrays = await shippedArrays(held.connection, plan.shipped.loadName, plan.scan.columns, options.maxShippedRows);
+    // A value the load refuses to write as text (a numeric of another scale, NaN, beyond 38
+    // digits: load-scale.ts) does not go: the statement runs federated, where only what it reads counts.
+    const arrays = await shippedArrays(
+      held.connection,
+      plan.shipped.loadName,
+      plan.scan.columns,
+      sourceKindOf(plan),
+      options.maxShippedRows,
+    ).catch((err: unknown) => {
+      if (options.signal.aborted || !REFUSED_VALUE.test(err instanceof Error ? err.message : '')) throw err;
+      return null;
+    });
     if (arrays === null) return null;
     const keys: string[][] = [];
     for (const i of keyIndexes) {
@@ -237,7 +257,7 @@ async function shipEngineTables(
     for (const { table } of plan.engineTables) {
       const { engineSchema, engineName } = table.resolved;
       const relation = `${quoteIdent(engineSchema)}.${quoteIdent(engineName)}`;
-      const arrays = await shippedArrays(held.connection, relation, table.resolved.table.columns, options.maxShippedRows);
+      const arrays = await shippedArrays(held.connection, relation, table.resolved.table.columns, NO_SOURCE, options.maxShippedRows);
       if (arrays === null) return null;
       all.push(arrays);
     }

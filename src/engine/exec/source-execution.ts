@@ -4,21 +4,21 @@
  * the statements that mean the same there, and their rows are loaded into the engine, which
  * only encodes them.
  */
-import { DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBTypeId } from '@duckdb/node-api';
 import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { SourceUnreachableError, type StatementColumn, type WholeStatementConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import type { ResultColumn } from '../../results/json.js';
 import type { BoundStatement } from '../front/bind.js';
 import { describe, quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
-import { engineSql } from './engine-dialect.js';
-import { typedSql } from './probed-types.js';
 import { engineError } from './errors.js';
 import { engineExecution, statementConnection, type Execution } from './execute.js';
 import type { SourceQuery } from './load.js';
 import type { RawType } from '../../connectors/types.js';
 import { DECLINE, directEncoders, jsonString, rowJson, type ValueEncoder } from '../../results/direct-json.js';
 import { loadBatches, tryCast } from './load.js';
+import { standInColumns } from './stand-ins.js';
+import { NOT_DECIMAL } from './load-scale.js';
 import type { SourceSelectPlan } from '../plan/route.js';
 import type { WholePlan } from '../plan/whole.js';
 import type { BoundedCache } from './statement-cache.js';
@@ -261,17 +261,6 @@ async function openLoadedExecution(
   }
 }
 
-/** The engine's own result columns for the statement, over empty stand-ins of its tables. */
-async function standInColumns(connection: DuckDBConnection, bound: BoundStatement): Promise<ResultColumn[]> {
-  for (const { loadName, resolved } of bound.tables) {
-    const list = resolved.table.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
-    await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${list || 'NULL AS none'} WHERE FALSE`);
-  }
-  const columns = await describe(connection, await typedSql(connection, () => engineSql(bound.ast)));
-  for (const { loadName } of bound.tables) await connection.run(`DROP VIEW ${loadName}`);
-  return columns;
-}
-
 /** A result column's type as the engine spells it in a cast (JSON is an alias of VARCHAR). */
 const engineTypeName = (type: ResultColumn['type']) => (type.alias === 'JSON' ? 'JSON' : type.toString());
 
@@ -371,14 +360,23 @@ export async function openWholeExecution(
     engine,
     async materialize(table) {
       return engine.withConnection(async (connection) => {
+        // A numeric without declared scale keeps PostgreSQL's text of each value, as the
+        // statement's JSON does (NaN and the infinities as strings): stored as JSON.
+        const unconstrained = described.map((c) => c.type === UNCONSTRAINED_NUMERIC && connector.statementRawType(c) === 'VARCHAR');
         const loaded = await loadBatches(
           connection,
           `${table.replace(/\W/g, '_')}_load`,
-          described.map((c) => ({ type: c.type, raw: connector.statementRawType(c) })),
+          described.map((c, i) => ({ type: unconstrained[i] ? 'VARCHAR' : c.type, raw: connector.statementRawType(c) })),
           connector.statementRows(sql, described, signal),
           signal,
         );
-        await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${loaded.view}`);
+        const list = described.map((_, i) => {
+          const c = quoteIdent(`c${i}`);
+          return unconstrained[i]
+            ? `CAST(CASE WHEN lower(${c}) IN ${NOT_DECIMAL} THEN '"' || ${c} || '"' ELSE ${c} END AS JSON) AS ${c}`
+            : c;
+        });
+        await connection.run(`CREATE TABLE ${table} AS SELECT ${list.join(', ') || '*'} FROM ${loaded.view}`);
         const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${table}`);
         return Number(counted.getRows()[0]?.[0] ?? 0);
       });

@@ -15,6 +15,7 @@
  * cheapest of the estimates of cost.ts (shipped, dependent, parallel); and once read (its
  * conditions applied), at most `maxShippedRows` rows (exec/ship.ts counts them). Pure: no I/O.
  */
+import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { randomBytes } from 'node:crypto';
 import type { ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
@@ -30,8 +31,13 @@ import { planPartialAggregation } from './partial-aggregation.js';
 /** Rows of the shipped table at most, unless configured (`dependentJoin.maxShippedRows`). */
 export const DEFAULT_MAX_SHIPPED_ROWS = 100_000;
 
-/** The engine types whose text PostgreSQL reads back as the same value, and their type there. */
-export function shippedType(column: ColumnDef): string | null {
+/**
+ * The engine types whose text PostgreSQL reads back as the same value, and their type there. A
+ * PostgreSQL numeric without declared scale goes as `numeric`: each value keeps the scale of its
+ * text (exec/ship-arrays.ts; the load writes it as PostgreSQL did: exec/load-scale.ts).
+ */
+export function shippedType(column: ColumnDef, source: { kind: string } = { kind: '' }): string | null {
+  if (source.kind === 'postgresql' && column.type === UNCONSTRAINED_NUMERIC) return 'numeric';
   const simple: Record<string, string> = {
     SMALLINT: 'int2',
     INTEGER: 'int4',
@@ -165,7 +171,8 @@ function shippable(
   const loadName = shipped.loadName!;
   const scans = planScans(bound, registry, { pushdown: true });
   const scan = scans.get(loadName);
-  if (!scan || scan.columns.length === 0 || !scan.columns.every((c) => shippedType(c) !== null)) return null;
+  const source = shipped.resolved.kind === 'rows' ? shipped.resolved.source : null;
+  if (!scan || !source || scan.columns.length === 0 || !scan.columns.every((c) => shippedType(c, source) !== null)) return null;
   const placeholder = `__vdb_shipped_${randomBytes(6).toString('hex')}`;
   const ast = structuredClone(bound.ast) as ParseResult;
   let references = 0;
