@@ -8,7 +8,7 @@ import { DuckDBTypeId } from '@duckdb/node-api';
 import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { SourceUnreachableError, type StatementColumn, type WholeStatementConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
-import type { ResultColumn } from '../../results/json.js';
+import { columnTypeName, type ResultColumn } from '../../results/json.js';
 import type { BoundStatement } from '../front/bind.js';
 import { describe, quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
 import { engineError } from './errors.js';
@@ -312,7 +312,9 @@ async function describeWhole(
     const engine = await engineColumns().catch(() => null);
     if (engine?.length === columns.length) {
       for (const i of unconstrained)
-        if (engine[i]!.type.typeId === DuckDBTypeId.DECIMAL) columns[i] = { ...columns[i]!, type: engine[i]!.type };
+        // A decimal of the engine's scale, or a numeric with a scale per value (numeric-values.ts).
+        if (engine[i]!.type.typeId === DuckDBTypeId.DECIMAL || columnTypeName(engine[i]!.type) === 'NUMERIC')
+          columns[i] = { ...columns[i]!, type: engine[i]!.type };
     }
   }
   return { described, columns };

@@ -7,6 +7,7 @@ import type { ResultColumn } from '../../results/json.js';
 import type { BoundStatement } from '../front/bind.js';
 import { describe, quoteIdent } from '../../runtime/duckdb.js';
 import { engineSql } from './engine-dialect.js';
+import { withNumericValues } from './numeric-values.js';
 import { typedSql } from './probed-types.js';
 
 /** The engine's own result columns for the statement, over empty stand-ins of its tables. */
@@ -17,7 +18,9 @@ export async function standInColumns(connection: DuckDBConnection, bound: BoundS
     const list = resolved.table.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
     await connection.run(`CREATE TEMP VIEW ${loadName} AS SELECT ${list || 'NULL AS none'} WHERE FALSE`);
   }
-  const columns = await describe(connection, await typedSql(connection, () => engineSql(bound.ast)));
+  // Written as execution writes it (per-value numerics, PostgreSQL's types), so that the types match.
+  const tree = await withNumericValues(connection, bound.ast, engineSql);
+  const columns = await describe(connection, await typedSql(connection, () => engineSql(tree)));
   for (const { loadName } of loads) await connection.run(`DROP VIEW ${loadName}`);
   return columns;
 }
