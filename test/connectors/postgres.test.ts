@@ -405,3 +405,16 @@ test('timeout while PostgreSQL is still computing answers 504, not 500', async (
   assert.match(body.description, /300 ms/);
   assert.ok(await waitUntil(async () => (await activeCopies('slow')) === 0, 2000));
 });
+
+test('a paginated result of many rows keeps its order (decimals loaded as text, several engine row groups)', async () => {
+  // 400,000 rows are more than three of the engine's row groups (122,880 rows each).
+  const sql = 'SELECT id, k::numeric(5,2) AS n FROM pg.big WHERE id <= 400000 ORDER BY id';
+  for (let round = 0; round < 3; round++) {
+    const first = await query(sql, '?pagination=true&limit=2');
+    assert.equal(first.status, 200);
+    assert.equal(await first.text(), '[[1,1.00],[2,2.00]]');
+    const requestId = first.headers.get('requestid')!;
+    const later = await server.request(`/rest/api/query?requestId=${requestId}&limit=2&offset=250000`, { method: 'GET' });
+    assert.equal(await later.text(), '[[250001,1.00],[250002,2.00]]');
+  }
+});

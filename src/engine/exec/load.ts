@@ -50,12 +50,33 @@ export function tryCast(expr: string, type: string): string {
  * a row that the statement filters out later would fail it too (conditions reach sources as
  * supersets), and as NULL the answer would differ from PostgreSQL's.
  */
-function loadCast(expr: string, type: string, raw: RawType, column: string): string {
+function loadCast(expr: string, type: string, raw: RawType, column: string, holdsNotDecimal: boolean): string {
   const cast = tryCast(expr, type);
-  if (raw !== 'VARCHAR' || !/^DECIMAL/i.test(type)) return cast;
+  // Only where such a value was loaded: the engine may reorder the rows of a view that can fail
+  // (a paginated result is stored in the order its view gives).
+  if (!holdsNotDecimal || !checksNotDecimal(type, raw)) return cast;
   const message = `A numeric NaN or Infinity (column ${column}) is not supported by vdb's engine: its DECIMAL holds neither; leave such rows out at the source or read the column as float8 there (a view).`;
   // The check runs only for values the cast turned into NULL.
   return `COALESCE(${cast}, CASE WHEN lower(${expr}) IN ${NOT_DECIMAL} THEN error(${sqlLiteral(message)}) END)`;
+}
+
+/** Text loaded for a DECIMAL: the load checks it for NaN and infinities. */
+const checksNotDecimal = (type: string, raw: RawType) => raw === 'VARCHAR' && /^DECIMAL/i.test(type);
+
+/** Per column, whether it is checked for NaN and infinities and a loaded value is one (one pass over the raw rows). */
+async function notDecimalsOf(
+  connection: DuckDBConnection,
+  rawName: string,
+  columns: ReadonlyArray<{ type: string; raw: RawType }>,
+): Promise<boolean[]> {
+  const checked = columns.flatMap((c, i) => (c.raw !== c.type && checksNotDecimal(c.type, c.raw) ? [i] : []));
+  const found = columns.map(() => false);
+  if (checked.length === 0) return found;
+  const list = checked.map((i) => `bool_or(lower(c${i}) IN ${NOT_DECIMAL})`).join(', ');
+  const reader = await exclusive(connection, () => connection.runAndReadAll(`SELECT ${list} FROM ${rawName}`));
+  const row = reader.getRows()[0] ?? [];
+  checked.forEach((i, k) => (found[i] = row[k] === true));
+  return found;
 }
 
 /** Values arrive in a raw class; the load casts them to the column's type where they differ. */
@@ -324,8 +345,9 @@ export async function loadBatches(
     });
   }
   await exclusive(connection, () => appender.closeSync());
+  const notDecimals = await notDecimalsOf(connection, rawName, columns);
   const castOf = (c: (typeof columns)[number], i: number) =>
-    c.raw !== c.type ? loadCast(`c${i}`, c.type, c.raw, c.name ?? `${i + 1}`) : `c${i}`;
+    c.raw !== c.type ? loadCast(`c${i}`, c.type, c.raw, c.name ?? `${i + 1}`, notDecimals[i]!) : `c${i}`;
   const alias = (c: (typeof columns)[number], i: number) => quoteIdent(c.name ?? `c${i}`);
   const scales = await scalesOf(connection, rawName, columns, kept, (c, i) => `${castOf(c, i)} AS ${alias(c, i)}`);
   let rescaled = false;
