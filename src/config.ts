@@ -77,6 +77,8 @@ export interface Config {
     batchSize: number;
     /** Most rows of a small table sent to PostgreSQL as arrays so that it runs the join whole; 0: never. */
     maxShippedRows: number;
+    /** Shipped rows with dense unique integer keys go to PostgreSQL as a lookup array indexed by the key. */
+    lookupArrays: boolean;
   };
   /** Serve HTTPS with this certificate and key (PEM files) instead of plain HTTP; null: HTTP. */
   tls: { certFile: string; keyFile: string } | null;
@@ -328,11 +330,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       maxKeys: 100_000,
       batchSize: 50_000,
       maxShippedRows: 100_000,
+      lookupArrays: true,
       ...fromFile.dependentJoin,
       ...defined({
         maxKeys: int(env.VDB_DEPENDENT_JOIN_MAX_KEYS, 'VDB_DEPENDENT_JOIN_MAX_KEYS'),
         batchSize: int(env.VDB_DEPENDENT_JOIN_BATCH_SIZE, 'VDB_DEPENDENT_JOIN_BATCH_SIZE'),
         maxShippedRows: int(env.VDB_DEPENDENT_JOIN_MAX_SHIPPED_ROWS, 'VDB_DEPENDENT_JOIN_MAX_SHIPPED_ROWS'),
+        lookupArrays: bool(env.VDB_DEPENDENT_JOIN_LOOKUP_ARRAYS),
       }),
       ...defined(overrides.dependentJoin ?? {}),
     },

@@ -112,7 +112,7 @@ export class Engine {
       wholeStatements?: boolean;
       /** Write small results of MySQL/SQLite statements sent whole without the engine (default true; off for diagnosis). */
       directRows?: boolean;
-      dependentJoin: { maxKeys: number; batchSize: number; maxShippedRows?: number };
+      dependentJoin: { maxKeys: number; batchSize: number; maxShippedRows?: number; lookupArrays?: boolean };
     },
     /** Users and cursors, for the user procedures (absent: those procedures are unavailable). */
     private readonly accounts?: Pick<ProcedureContext, 'users' | 'invites' | 'auditLog' | 'dropCursors'>,
@@ -501,6 +501,7 @@ export class Engine {
     return openShippedExecution(bound, plan, this.registry, this.runtime, {
       signal,
       maxShippedRows,
+      lookupArrays: this.options.dependentJoin.lookupArrays,
       learned: { cache: this.wholeColumns, key: `shipped:${plan.target.oid}:${this.registry.generation}:${shapeOf(bound.ast)}` },
     });
   }

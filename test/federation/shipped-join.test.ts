@@ -25,6 +25,7 @@ let services: Services;
 let dataDir: string;
 let pushed: Engine;
 let small: Engine;
+let rowsOnly: Engine;
 let local: Engine;
 let admin: UserDef;
 
@@ -42,6 +43,9 @@ before(async () => {
     NAMES.filter((n) => n !== null),
     NAMES.length - 1,
   ]);
+  // A bigint key, some of whose values are beyond int4 (the lookup array's subscripts).
+  await client.query(`ALTER TABLE ${tag}.orders ADD COLUMN big bigint`);
+  await client.query(`UPDATE ${tag}.orders SET big = CASE WHEN id % 9 = 0 THEN 5000000000 + id ELSE customer_id END`);
   await client.query(`ANALYZE ${tag}.orders`);
   await client.end();
   const my = await mysql.createConnection(MY);
@@ -60,6 +64,15 @@ before(async () => {
   await my.query(`CREATE TABLE ${tag}.zeroed (id int PRIMARY KEY, since date)`);
   await my.query(`SET SESSION sql_mode = ''`);
   await my.query(`INSERT INTO ${tag}.zeroed VALUES (1, '2025-01-02'), (2, '0000-00-00'), (3, NULL), (4, '2025-03-01')`);
+  // Keys for the lookup form's limits: repeated keys, sparse keys, bigint keys, a NULL key.
+  await my.query(`CREATE TABLE ${tag}.visits (customer_id int, channel varchar(10))`);
+  await my.query(`INSERT INTO ${tag}.visits VALUES (1, 'web'), (1, 'shop'), (2, 'web'), (3, NULL), (650, 'web')`);
+  await my.query(`CREATE TABLE ${tag}.sparse (id int PRIMARY KEY, kind varchar(10))`);
+  await my.query(`INSERT INTO ${tag}.sparse VALUES (1, 'a'), (350, 'b'), (699, 'a'), (2000000, 'c')`);
+  await my.query(`CREATE TABLE ${tag}.bigkeys (id bigint PRIMARY KEY, kind varchar(10))`);
+  await my.query(`INSERT INTO ${tag}.bigkeys VALUES ?`, [Array.from({ length: 600 }, (_, i) => [i, `k${i % 3}`])]);
+  await my.query(`CREATE TABLE ${tag}.nullkeys (id int NULL UNIQUE, kind varchar(10))`);
+  await my.query(`INSERT INTO ${tag}.nullkeys VALUES (NULL, 'none'), (5, 'five'), (6, 'six'), (600, 'six')`);
   await my.query(`ANALYZE TABLE ${tag}.customers`);
   await my.end();
 
@@ -78,6 +91,10 @@ before(async () => {
   small = new Engine(registry, runtime, 'vdb', {
     pushdown: true,
     dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 10 },
+  });
+  rowsOnly = new Engine(registry, runtime, 'vdb', {
+    pushdown: true,
+    dependentJoin: { maxKeys: 100_000, batchSize: 50_000, lookupArrays: false },
   });
   local = new Engine(registry, runtime, 'vdb', { pushdown: false, dependentJoin: { maxKeys: 100_000, batchSize: 50_000 } });
   admin = services.users.find('admin')!;
@@ -119,7 +136,7 @@ for (const sql of CASES) {
 }
 
 test('inner equi-joins read the PostgreSQL table through the shipped keys; outer joins do not', async () => {
-  const inner = await rows(pushed, CASES[0]!);
+  const inner = await rows(rowsOnly, CASES[0]!);
   assert.match(inner.sourceSql[0] ?? '', /customer_id = ANY \('\{/);
   const text = await rows(pushed, CASES[6]!);
   assert.match(text.sourceSql[0] ?? '', /who = ANY \('\{/);
@@ -243,4 +260,57 @@ test('EXPLAIN shows the choice and its estimates', async () => {
   const plan = await rows(pushed, `EXPLAIN ${CASES[0]}`);
   assert.match(plan.json, /shipped to PostgreSQL/);
   assert.match(plan.json, /600 rows .* 20000 rows/);
+});
+
+const LATERAL = /LATERAL \(SELECT/;
+
+/** The answer of `sql` through the default engine, compared with local evaluation; its PostgreSQL statement. */
+async function sameAsLocal(sql: string): Promise<string> {
+  const a = await rows(pushed, sql);
+  const b = await rows(local, sql);
+  assert.notEqual(b.json, '[]');
+  assert.equal(sorted(a.json), sorted(b.json));
+  assert.equal(sorted(a.json), sorted((await rows(rowsOnly, sql)).json));
+  return a.sourceSql[0] ?? '';
+}
+
+test('dense unique integer keys go as a lookup array: same answers, no keyed filter', async () => {
+  for (const sql of [
+    CASES[0]!,
+    CASES[1]!,
+    // Only the key shipped; the key itself selected (its type kept); FROM-list form; conditions on the small side.
+    'SELECT count(*), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id',
+    'SELECT c.id, c.name, o.id FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE o.id < 60',
+    "SELECT c.tag, count(*) FROM pg.orders o, my.customers c WHERE c.id = o.customer_id AND c.name <> 'bob' AND c.score > 0 GROUP BY c.tag",
+    // A NULL key joins nothing; a key without orders (600).
+    'SELECT n.kind, count(*) FROM pg.orders o JOIN my.nullkeys n ON n.id = o.customer_id GROUP BY n.kind',
+    // bigint on both sides, orders' values beyond int4 looked up as nothing.
+    'SELECT b.kind, count(*), min(o.big) FROM pg.orders o JOIN my.bigkeys b ON b.id = o.big GROUP BY b.kind',
+  ]) {
+    const statement = await sameAsLocal(sql);
+    assert.match(statement, LATERAL, sql);
+    assert.doesNotMatch(statement, /= ANY \(/, sql);
+  }
+  const typed = await rows(pushed, 'SELECT c.id FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE o.id = 7');
+  assert.equal(typed.json, '[[7]]');
+});
+
+test('repeated, sparse or unreachable keys keep the rows and the keyed filter, with the same answers', async () => {
+  for (const sql of [
+    // Customer 1 has two visits: both must join.
+    'SELECT v.channel, count(*) FROM pg.orders o JOIN my.visits v ON v.customer_id = o.customer_id GROUP BY v.channel',
+    // 2,000,000 - 1 slots for 4 rows.
+    'SELECT s.kind, count(*) FROM pg.orders o JOIN my.sparse s ON s.id = o.customer_id GROUP BY s.kind',
+    // The small side first in FROM: a LATERAL subquery there could not name the orders.
+    'SELECT c.tag, count(*) FROM my.customers c JOIN pg.orders o ON c.id = o.customer_id GROUP BY c.tag',
+  ]) {
+    const statement = await sameAsLocal(sql);
+    assert.doesNotMatch(statement, LATERAL, sql);
+    assert.match(statement, /unnest\('\{/, sql);
+  }
+});
+
+test('EXPLAIN names the lookup form', async () => {
+  const plan = await rows(pushed, `EXPLAIN ${CASES[0]}`);
+  assert.match(plan.json, /lookup array indexed by o\.customer_id/);
 });

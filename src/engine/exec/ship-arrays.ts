@@ -87,11 +87,8 @@ export function elementWriter(column: ColumnDef, source: SourceKind = NO_SOURCE)
 /** An array element: quoted, `\` and `"` escaped; NULL unquoted. */
 export function arrayElement(text: string | null): string {
   if (text === null) return 'NULL';
-  return /[\\"]/.test(text) ? `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"` : `"${text}"`;
+  return text.includes('\\') || text.includes('"') ? `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"` : `"${text}"`;
 }
-
-/** Element texts that never need quotes in an array literal (numbers, dates, booleans). */
-const BARE = /^-?[\d.:-]+$|^(true|false)$/;
 
 /** One column's elements as the SQL literal of a typed array. */
 export function arrayLiteral(elements: readonly string[], column: ColumnDef, source: SourceKind = NO_SOURCE): string {
@@ -101,21 +98,24 @@ export function arrayLiteral(elements: readonly string[], column: ColumnDef, sou
 
 /**
  * Collects rows into one element list per column. `add` returns false at the first value that
- * is not exact (then nothing more is added and the caller takes the general path).
+ * is not exact (then nothing more is added and the caller takes the general path). Text goes
+ * quoted; the other types' texts (numbers, dates, true/false) need no quotes.
  */
 export class ArrayBuilder {
   readonly elements: string[][];
-  /** The distinct non-NULL texts of the key columns asked for. */
-  readonly keys = new Map<number, Set<string>>();
   rows = 0;
   private readonly writers: Array<(value: unknown) => string | null | undefined>;
+  private readonly quoted: boolean[];
+  /** The raw texts of the key columns asked for, row by row (null for NULL). */
+  private readonly keyTexts = new Map<number, Array<string | null>>();
+  private readonly texts: Array<string | null>;
 
   /** Null when a column's type has no exact writer. */
   static for(columns: readonly ColumnDef[], keyIndexes: readonly number[] = [], source: SourceKind = NO_SOURCE): ArrayBuilder | null {
     const writers = columns.map((column) => elementWriter(column, source));
     if (!writers.every((w) => w !== null)) return null;
     const builder = new ArrayBuilder(columns, writers as Array<NonNullable<(typeof writers)[number]>>, source);
-    for (const i of keyIndexes) builder.keys.set(i, new Set());
+    for (const i of keyIndexes) builder.keyTexts.set(i, []);
     return builder;
   }
 
@@ -125,23 +125,32 @@ export class ArrayBuilder {
     private readonly source: SourceKind,
   ) {
     this.writers = writers;
+    this.quoted = columns.map((c) => c.type === 'VARCHAR');
     this.elements = columns.map(() => []);
+    this.texts = columns.map(() => null);
   }
 
   add(row: readonly unknown[]): boolean {
-    const texts: Array<string | null> = [];
-    for (let i = 0; i < this.writers.length; i++) {
-      const text = this.writers[i]!(row[i]);
+    const { writers, texts } = this;
+    for (let i = 0; i < writers.length; i++) {
+      const text = writers[i]!(row[i]);
       if (text === undefined) return false;
-      texts.push(text);
+      texts[i] = text;
     }
     for (let i = 0; i < texts.length; i++) {
       const text = texts[i]!;
-      this.elements[i]!.push(text !== null && BARE.test(text) ? text : arrayElement(text));
+      this.elements[i]!.push(text === null ? 'NULL' : this.quoted[i] ? arrayElement(text) : text);
     }
-    for (const [i, keys] of this.keys) if (texts[i] !== null) keys.add(texts[i]!);
+    for (const [i, keys] of this.keyTexts) keys.push(texts[i]!);
     this.rows += 1;
     return true;
+  }
+
+  /** The distinct non-NULL texts of each key column asked for. */
+  get keys(): Map<number, Set<string>> {
+    const keys = new Map<number, Set<string>>();
+    for (const [i, texts] of this.keyTexts) keys.set(i, new Set(texts.filter((t): t is string => t !== null)));
+    return keys;
   }
 
   literals(): string[] {

@@ -20,6 +20,7 @@ import { shippedType, type ShippingPlan } from '../plan/ship.js';
 import type { BoundStatement } from '../front/bind.js';
 import { loadRows, type SourceQuery } from './load.js';
 import { ArrayBuilder } from './ship-arrays.js';
+import { lookupRelation } from './ship-lookup.js';
 import { keyArrayElements, keyArrayLiteral } from '../../connectors/postgres/key-array.js';
 import { statementConnection, type Execution } from './execute.js';
 import { openWholeExecution, type WholeColumns } from './source-execution.js';
@@ -77,6 +78,8 @@ const sourceKindOf = (plan: ShippingPlan) => (plan.shipped.resolved.kind === 'ro
 export interface ShipOptions {
   signal: AbortSignal;
   maxShippedRows: number;
+  /** Dense integer keys go as a lookup array (ship-lookup.ts); false: always rows to join. */
+  lookupArrays?: boolean;
   /** Result columns of shipped statements of a shape, as PostgreSQL described them. */
   learned?: { cache: BoundedCache<WholeColumns | null>; key: string };
 }
@@ -98,30 +101,52 @@ export async function openShippedExecution(
     shipEngineTables(plan, registry, runtime, options),
   ]);
   if (shipped === null || engineArrays === null) return null;
-  let sql = whole.sql;
-  for (const [placeholder, columns, arrays] of [
-    [plan.placeholder, plan.scan.columns, shipped.arrays] as const,
-    ...plan.engineTables.map((t, i) => [t.placeholder, t.table.resolved.table.columns, engineArrays[i]!] as const),
-  ]) {
-    const names = columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
-    const parts = sql.split(placeholder);
-    if (parts.length !== 2) return null;
-    sql = parts.join(`(SELECT * FROM unnest(${arrays.join(', ')}) AS shipped(${names}))`);
+  const engineRelations = plan.engineTables.map(
+    (t, i) => [t.placeholder, shippedRelation(t.table.resolved.table.columns, engineArrays[i]!)] as const,
+  );
+  // Dense unique integer keys: the rows go as a lookup array (ship-lookup.ts), the keyed wrappers left out.
+  const lookup =
+    plan.lookup && options.lookupArrays !== false && shipped.elements
+      ? lookupRelation(plan.lookup, plan.scan.columns, shipped.elements, sourceKindOf(plan))
+      : null;
+  const lookupWhole = lookup && (await planWhole({ ...bound, ast: plan.lookup!.ast, tables: plan.targetTables }, registry));
+  let sql: string | null;
+  if (lookup && lookupWhole) {
+    sql = substitute(lookupWhole.sql, [[plan.placeholder, lookup], ...engineRelations]);
+  } else {
+    sql = substitute(whole.sql, [[plan.placeholder, shippedRelation(plan.scan.columns, shipped.arrays())], ...engineRelations]);
+    for (const [i, keyed] of plan.keyed.entries()) {
+      const keys = shipped.keys[i];
+      const elements = keys && keyArrayElements(keyed.column, keys);
+      const split = sql?.split(`'${keyed.placeholder}'`);
+      // Keys PostgreSQL would not read as the column's type: the statement runs federated.
+      if (!elements || !split || split.length !== 2) return null;
+      sql = split.join(keyArrayLiteral(elements));
+    }
   }
-  for (const [i, keyed] of plan.keyed.entries()) {
-    const keys = shipped.keys[i];
-    const elements = keys && keyArrayElements(keyed.column, keys);
-    const split = sql.split(`'${keyed.placeholder}'`);
-    // Keys PostgreSQL would not read as the column's type: the statement runs federated.
-    if (!elements || split.length !== 2) return null;
-    sql = split.join(keyArrayLiteral(elements));
-  }
+  if (sql === null) return null;
   const execution = await openWholeExecution({ ...whole, sql }, runtime, options.signal, options.learned);
   if (!execution) return null;
   // Index 0 is PostgreSQL's statement (openWholeExecution rewrites it when streaming).
   execution.sourceQueries.push(shipped.query);
   execution.warnings.push(...shipped.warnings);
   return execution;
+}
+
+/** The relation of shipped rows written as arrays. */
+function shippedRelation(columns: readonly ColumnDef[], arrays: readonly string[]): string {
+  const names = columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
+  return `(SELECT * FROM unnest(${arrays.join(', ')}) AS shipped(${names}))`;
+}
+
+/** `sql` with each placeholder (named exactly once) replaced by its relation; null when one is not found once. */
+function substitute(sql: string, relations: ReadonlyArray<readonly [string, string]>): string | null {
+  for (const [placeholder, relation] of relations) {
+    const parts = sql.split(placeholder);
+    if (parts.length !== 2) return null;
+    sql = parts.join(relation);
+  }
+  return sql;
 }
 
 /**
@@ -136,7 +161,15 @@ async function shipTable(
   registry: SourceRegistry,
   runtime: DuckRuntime,
   options: ShipOptions,
-): Promise<{ arrays: string[]; keys: Array<string[] | undefined>; query: SourceQuery; warnings: string[] } | null> {
+): Promise<{
+  /** The array literals, written when asked for (the lookup form does not need them). */
+  arrays: () => string[];
+  keys: Array<string[] | undefined>;
+  /** The rows' array elements, one list per column, where they went straight from the source's rows. */
+  elements?: string[][];
+  query: SourceQuery;
+  warnings: string[];
+} | null> {
   const resolved = plan.shipped.resolved as Extract<ResolvedTable, { kind: 'rows' }>; // planShipping ships row sources only
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   const { scan } = plan;
@@ -162,8 +195,9 @@ async function shipTable(
         if (builder) {
           const keys = keyIndexes.map((i) => [...builder.keys.get(i)!]);
           return {
-            arrays: builder.literals(),
+            arrays: () => builder.literals(),
             keys,
+            elements: builder.elements,
             query: { source: resolved.source.name, sql: connector.scanSql(request) },
             warnings: [],
           };
@@ -236,7 +270,7 @@ async function shipTable(
       );
       keys.push(reader.getRows().map((row) => String(row[0])));
     }
-    return { arrays, keys, query: loaded.query, warnings: loaded.warnings };
+    return { arrays: () => arrays, keys, query: loaded.query, warnings: loaded.warnings };
   } finally {
     held.close();
   }

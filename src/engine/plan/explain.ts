@@ -122,7 +122,10 @@ export function explainShipped(
   const scanSql = connector.scanSql({ table: resolved.table, columns: plan.scan.columns, filter: plan.scan.filter ?? undefined });
   const names = plan.scan.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
   const { smallRows, bigRows } = plan.estimates;
-  const choice = `shipped to PostgreSQL: ${smallRows} rows (estimate) against ${bigRows} rows there; federated instead if more than ${maxShippedRows} rows load; ${describeEstimates(plan.estimates)}`;
+  const lookup = plan.lookup
+    ? `; where its keys turn out unique and dense, its distinct rows go with a lookup array indexed by ${plan.lookup.alias}.${plan.lookup.column.name} instead`
+    : '';
+  const choice = `shipped to PostgreSQL: ${smallRows} rows (estimate) against ${bigRows} rows there; federated instead if more than ${maxShippedRows} rows load${lookup}; ${describeEstimates(plan.estimates)}`;
   const engineSteps: StaticResult['rows'] = plan.engineTables.map(({ table }, i) => {
     const connector = registry.connectorOf(table.resolved.source);
     const relation = connector.delivery === 'engine' ? connector.relationSql(table.resolved.table) : table.resolved.engineName;

@@ -27,6 +27,7 @@ import { parseStatement } from '../front/parse.js';
 import { planScans, type ScanPlan } from './scans.js';
 import { distinctOf, estimateJoin, groupsOf, MIN_TARGET_ROWS, type JoinEstimates } from './cost.js';
 import { planPartialAggregation } from './partial-aggregation.js';
+import { planLookup, type LookupPlan } from './ship-lookup.js';
 
 /** Rows of the shipped table at most, unless configured (`dependentJoin.maxShippedRows`). */
 export const DEFAULT_MAX_SHIPPED_ROWS = 100_000;
@@ -75,6 +76,8 @@ export interface ShippingPlan {
    * engine and written as arrays in place of its `placeholder` relation (all its columns).
    */
   engineTables: Array<{ table: BoundTable & { resolved: Extract<ResolvedTable, { kind: 'native' }> }; placeholder: string }>;
+  /** The lookup form of the statement (ship-lookup.ts), where its join allows one; used when the keys turn out dense. */
+  lookup: LookupPlan | null;
 }
 
 export function planShipping(bound: BoundStatement, registry: SourceRegistry, maxShippedRows: number): ShippingPlan | null {
@@ -112,7 +115,14 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     if (estimates.choice !== 'shipped') continue;
     const engineTables = natives.length > 0 ? shipEngineTables(plan.ast, natives) : [];
     if (engineTables === null) return null;
-    return { ...plan, target, targetTables, estimates, keyed: keyTargets(plan, targetTables), engineTables };
+    const lookup = planLookup(
+      structuredClone(plan.ast),
+      plan.placeholder,
+      { loadName: plan.shipped.loadName, scan: plan.scan },
+      targetTables,
+      plan.scans,
+    );
+    return { ...plan, target, targetTables, estimates, keyed: keyTargets(plan, targetTables), engineTables, lookup };
   }
   return null;
 }
