@@ -195,6 +195,11 @@ function validate(config: Config): void {
       throw new Error(`configuration ${name} must be an integer from 1 to ${MAX_TIMER_MS}, got ${JSON.stringify(value)}`);
     }
   }
+  if (typeof config.dependentJoin.lookupArrays !== 'boolean') {
+    throw new Error(
+      `configuration dependentJoin.lookupArrays must be true or false, got ${JSON.stringify(config.dependentJoin.lookupArrays)}`,
+    );
+  }
   if (config.port > 65535) throw new Error(`configuration port must be at most 65535, got ${config.port}`);
   const metricsPort = config.metricsPort;
   if (

@@ -1,0 +1,62 @@
+/**
+ * The lookup form of shipped rows (exec/ship-lookup.ts): the array indexed by the key, the
+ * distinct rows, and the cases that keep the plain form. The answers against PostgreSQL are in
+ * test/federation/shipped-join.test.ts.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import type { ParseResult } from '@pgsql/types';
+import type { ColumnDef } from '../../src/catalog/types.js';
+import { loadConfig } from '../../src/config.js';
+import { lookupRelation } from '../../src/engine/exec/ship-lookup.js';
+import type { LookupPlan } from '../../src/engine/plan/ship-lookup.js';
+
+const column = (name: string, type: string) => ({ name, type }) as ColumnDef;
+const COLUMNS = [column('id', 'INTEGER'), column('country', 'VARCHAR')];
+const plan = (type = 'INTEGER'): LookupPlan => ({ ast: {} as ParseResult, alias: 'o', column: column('customer_id', type), keyIndex: 0 });
+
+test('keys 3..6: an array with bounds [3:6], one number per distinct row, 0 for a missing key, NULL keys left out', () => {
+  const sql = lookupRelation(
+    plan(),
+    COLUMNS,
+    [
+      ['3', '5', '6', 'NULL'],
+      ['"DE"', '"US"', '"DE"', '"FR"'],
+    ],
+    { kind: 'mysql' },
+  );
+  assert.equal(
+    sql,
+    `LATERAL (SELECT "o"."customer_id" AS "id", "__vdb_lookup"."country" FROM unnest('{1,2}'::int4[], '{"DE","US"}'::text[]) ` +
+      `AS "__vdb_lookup"("__vdb_code", "country") WHERE "__vdb_lookup"."__vdb_code" = (SELECT '[3:6]={1,0,2,1}'::int4[])["o"."customer_id"])`,
+  );
+});
+
+test('a bigint key is looked up only within the array bounds (no int4 cast error)', () => {
+  const sql = lookupRelation(plan('BIGINT'), [column('id', 'BIGINT')], [['-2', '1']], { kind: '' })!;
+  assert.match(sql, /\[CASE WHEN "o"."customer_id" BETWEEN -2 AND 1 THEN "o"."customer_id"::int4 END\]/);
+  assert.match(sql, /unnest\('\{1\}'::int4\[\]\) AS "__vdb_lookup"\("__vdb_code"\)/);
+});
+
+test('the plain form where a key repeats, is beyond int4, the keys are sparse, or there is none', () => {
+  const none = (keys: string[]) => lookupRelation(plan(), COLUMNS, [keys, keys.map(() => '"x"')], { kind: '' });
+  assert.equal(none(['1', '2', '1']), null);
+  assert.equal(none(['1', '2147483648']), null);
+  assert.equal(none(['1', '5000']), null, '5,000 slots for 2 rows');
+  assert.notEqual(none(['1', '1000']), null, 'up to 16 slots per row and 1,024 more');
+  assert.equal(none([]), null);
+  assert.equal(none(['NULL']), null);
+});
+
+test('dependentJoin.lookupArrays: on by default, VDB_DEPENDENT_JOIN_LOOKUP_ARRAYS=false turns it off', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-lookup-config-'));
+  try {
+    assert.equal(loadConfig({}, { dataDir }).dependentJoin.lookupArrays, true);
+    assert.equal(loadConfig({ VDB_DEPENDENT_JOIN_LOOKUP_ARRAYS: 'false' }, { dataDir }).dependentJoin.lookupArrays, false);
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
