@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type mysql from 'mysql2/promise';
 import type { SourceDef, TableDef } from '../../src/catalog/types.js';
+import type { RowConnector } from '../../src/connectors/types.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { assertApiError, expectError, expectOkJson, expectOkText, mysqlConnection, scanQueriesOf, uniqueTag, waitUntil } from './db.js';
 
@@ -69,6 +70,7 @@ before(async () => {
     CREATE VIEW types_v AS SELECT id, vc FROM types;
     CREATE VIEW slow AS SELECT seq AS id FROM seq_1_to_200 WHERE SLEEP(0.05) = 0;
     CREATE VIEW bigv AS SELECT seq AS id FROM seq_1_to_50000000;
+    CREATE VIEW midv AS SELECT seq AS id FROM seq_1_to_10000;
     CREATE TABLE ${dbB}.other (x int PRIMARY KEY, y varchar(10)) ENGINE=InnoDB;
     INSERT INTO ${dbB}.other VALUES (1, 'b-one'), (2, 'b-two');
     ANALYZE TABLE types, composite, bits, flags, \`odd\`\`name\`, ${dbB}.other;`,
@@ -177,6 +179,33 @@ test("MariaDB's BOOLEAN (tinyint(1)) is read as boolean, with MySQL's truth; imp
   } finally {
     await server.services.registry.removeSource('my_numbers');
   }
+});
+
+test('scans arrive in batches of 2,048 rows, in order; a reader that stops early leaves the source usable', async () => {
+  const connector = server.services.registry.connectorOf(main) as RowConnector;
+  const scan = (name: string) => {
+    const found = table(main, name);
+    return connector.scan({ table: found, columns: found.columns, signal: new AbortController().signal });
+  };
+  const sizes: number[] = [];
+  let last = 0;
+  let ordered = true;
+  for await (const batch of scan('midv')) {
+    sizes.push(batch.length);
+    for (const [id] of batch) ordered &&= Number(id) === ++last;
+  }
+  assert.deepEqual(sizes, [2048, 2048, 2048, 2048, 1808]);
+  assert.ok(ordered && last === 10_000);
+  // 50M rows: the reader stops after three batches; the rest is not read (the connection is dropped).
+  const started = performance.now();
+  let batches = 0;
+  for await (const batch of scan('bigv')) {
+    assert.equal(batch.length, 2048);
+    if (++batches === 3) break;
+  }
+  assert.ok(performance.now() - started < 10_000);
+  assert.ok(await waitUntil(async () => (await running('bigv')) === 0, 3000), 'the stopped statement was killed');
+  assert.deepEqual(await rows('SELECT count(*) FROM my.midv'), [[10000]]);
 });
 
 test('composite primary keys keep their key order', () => {

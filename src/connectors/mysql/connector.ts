@@ -301,8 +301,11 @@ export class MysqlConnector implements RowConnector {
       lease.broken = true;
       throw toSourceError(err);
     } finally {
-      // Stopped early: the rest of the rows would still arrive on this connection.
-      if (!finished) lease.broken = true;
+      // Stopped early: the statement is killed (MariaDB would go on computing it), the connection dropped.
+      if (!finished && !lease.broken) {
+        lease.broken = true;
+        void this.killQuery(lease.connection.threadId);
+      }
       lease.release();
     }
   }
