@@ -48,28 +48,43 @@ export function lookupRelation(
   const slots = high - low + 1;
   if (slots > SLOTS_PER_ROW * rows + 1024 || slots > MAX_SLOTS) return null;
   const table = new Int32Array(slots);
-  const codeOf = new Map<string, number>();
-  const tupleOf =
-    others.length === 1
-      ? (row: number) => elements[others[0]!]![row]!
-      : (row: number) => others.map((i) => elements[i]![row]!).join('\u0000');
+  // Each distinct row of the other columns gets a number: a tree of maps, one level per column
+  // (no joined strings), and the first row that had it.
+  const root = new Map<string, unknown>();
+  const firstRows: number[] = [];
+  const numberOf = (row: number): number => {
+    let node = root;
+    for (let k = 0; k < others.length - 1; k++) {
+      const element = elements[others[k]!]![row]!;
+      let next = node.get(element) as Map<string, unknown> | undefined;
+      if (next === undefined) node.set(element, (next = new Map()));
+      node = next;
+    }
+    const last = others.length > 0 ? elements[others[others.length - 1]!]![row]! : '';
+    let code = node.get(last) as number | undefined;
+    if (code === undefined) {
+      firstRows.push(row);
+      node.set(last, (code = firstRows.length));
+    }
+    return code;
+  };
   for (let row = 0; row < rows; row++) {
     const key = numbers[row]!;
     if (Number.isNaN(key)) continue;
     // A key with two rows: both would have to join.
     if (table[key - low] !== 0) return null;
-    const tuple = tupleOf(row);
-    let code = codeOf.get(tuple);
-    if (code === undefined) codeOf.set(tuple, (code = codeOf.size + 1));
-    table[key - low] = code;
+    table[key - low] = numberOf(row);
   }
   const lookupArray = `'[${low}:${high}]={${table.join(',')}}'::int4[]`;
-  // The distinct rows, by number: each column's elements in the order of their numbers.
-  const distinct: string[][] = others.map(() => []);
-  for (const tuple of codeOf.keys()) tuple.split('\u0000').forEach((element, i) => others.length > 0 && distinct[i]!.push(element));
   const dictionary = [
-    `'{${Array.from({ length: codeOf.size }, (_, i) => i + 1).join(',')}}'::int4[]`,
-    ...others.map((column, i) => arrayLiteral(distinct[i]!, columns[column]!, source)),
+    `'{${firstRows.map((_, i) => i + 1).join(',')}}'::int4[]`,
+    ...others.map((column) =>
+      arrayLiteral(
+        firstRows.map((row) => elements[column]![row]!),
+        columns[column]!,
+        source,
+      ),
+    ),
   ];
   const key = `${quote(lookup.alias)}.${quote(lookup.column.name)}`;
   // Subscripts are int4: a bigint key outside the array's bounds looks up nothing instead of failing the cast.
