@@ -16,7 +16,13 @@ import type { LookupPlan } from '../../src/engine/plan/ship-lookup.js';
 
 const column = (name: string, type: string) => ({ name, type }) as ColumnDef;
 const COLUMNS = [column('id', 'INTEGER'), column('country', 'VARCHAR')];
-const plan = (type = 'INTEGER'): LookupPlan => ({ ast: {} as ParseResult, alias: 'o', column: column('customer_id', type), keyIndex: 0 });
+const plan = (type = 'INTEGER', minKeys = 0): LookupPlan => ({
+  ast: {} as ParseResult,
+  alias: 'o',
+  column: column('customer_id', type),
+  keyIndex: 0,
+  minKeys,
+});
 
 test('keys 3..6: an array with bounds [3:6], one number per distinct row, 0 for a missing key, NULL keys left out', () => {
   const sql = lookupRelation(
@@ -49,6 +55,19 @@ test('the plain form where a key repeats, is beyond int4, the keys are sparse, o
   assert.notEqual(none(['1', '1000']), null, 'up to 16 slots per row and 1,024 more');
   assert.equal(none([]), null);
   assert.equal(none(['NULL']), null);
+  // Fewer keys than 5 % of the PostgreSQL column's distinct values: an index may serve them better.
+  const few = (minKeys: number) =>
+    lookupRelation(
+      plan('INTEGER', minKeys),
+      COLUMNS,
+      [
+        ['1', '2'],
+        ['"x"', '"y"'],
+      ],
+      { kind: '' },
+    );
+  assert.equal(few(3), null);
+  assert.notEqual(few(2), null);
 });
 
 test('dependentJoin.lookupArrays: on by default, VDB_DEPENDENT_JOIN_LOOKUP_ARRAYS=false turns it off', () => {

@@ -29,7 +29,7 @@ export function lookupRelation(
 ): string | null {
   const keys = elements[lookup.keyIndex]!;
   const rows = keys.length;
-  if (rows === 0) return null;
+  if (rows === 0 || rows < lookup.minKeys) return null;
   const others = columns.map((_, i) => i).filter((i) => i !== lookup.keyIndex);
   // The keys' bounds first, so that the array can be filled in one pass.
   const numbers = new Float64Array(rows);

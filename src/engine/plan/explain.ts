@@ -123,7 +123,7 @@ export function explainShipped(
   const names = plan.scan.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
   const { smallRows, bigRows } = plan.estimates;
   const lookup = plan.lookup
-    ? `; where its keys turn out unique and dense, its distinct rows go with a lookup array indexed by ${plan.lookup.alias}.${plan.lookup.column.name} instead`
+    ? `; where its keys turn out unique, dense and at least ${plan.lookup.minKeys}, its distinct rows go with a lookup array indexed by ${plan.lookup.alias}.${plan.lookup.column.name} instead`
     : '';
   const choice = `shipped to PostgreSQL: ${smallRows} rows (estimate) against ${bigRows} rows there; federated instead if more than ${maxShippedRows} rows load${lookup}; ${describeEstimates(plan.estimates)}`;
   const engineSteps: StaticResult['rows'] = plan.engineTables.map(({ table }, i) => {

@@ -18,6 +18,7 @@ import type { ColumnDef } from '../../catalog/types.js';
 import type { BoundTable } from '../front/bind.js';
 import { everyNode } from '../front/ast.js';
 import type { ScanPlan } from './scans.js';
+import { distinctOf } from './cost.js';
 
 export interface LookupPlan {
   /** The statement with the shipped placeholder, without the keyed wrappers (the lookup filters by key itself). */
@@ -27,7 +28,16 @@ export interface LookupPlan {
   column: ColumnDef;
   /** The key's position among the shipped columns. */
   keyIndex: number;
+  /**
+   * Fewer distinct keys than this keep the plain form: they match a small share of the
+   * PostgreSQL column's values (by its statistics), which PostgreSQL may read through an index,
+   * while a lookup is evaluated on every row.
+   */
+  minKeys: number;
 }
+
+/** The share of the PostgreSQL column's distinct values the keys must reach for the lookup form. */
+export const LOOKUP_MIN_SHARE = 0.05;
 
 const INTEGER_TYPES = new Set(['SMALLINT', 'INTEGER', 'BIGINT']);
 
@@ -83,7 +93,10 @@ export function planLookup(
       return true;
     });
     if (aliases.length !== 1 || !aliases[0] || !lateralSees(ast, placeholder, table.loadName!)) continue;
-    return { ast, alias: aliases[0], column: dependency.column, keyIndex };
+    // Without statistics of the column, the plain form (an index on it may serve better).
+    const distinct = table.resolved.kind === 'rows' ? distinctOf(table.resolved.table, dependency.column) : null;
+    if (distinct === null) continue;
+    return { ast, alias: aliases[0], column: dependency.column, keyIndex, minKeys: Math.ceil(distinct * LOOKUP_MIN_SHARE) };
   }
   return null;
 }
