@@ -139,6 +139,30 @@ export async function loadJoinGroup(
   }
 }
 
+/** Key types whose text holds no comma: their keys come back from the engine as one string. */
+const COMMA_FREE = /^(SMALLINT|INTEGER|BIGINT|HUGEINT|DECIMAL\(\d+,\s*\d+\)|DATE)$/;
+
+/**
+ * The distinct non-NULL keys of a loaded column as text, in the column's own order (numbers as
+ * numbers, so that the SQL sent reads naturally); at most `maxKeys` + 1 of them.
+ */
+async function distinctKeys(connection: DuckDBConnection, load: string, column: ColumnDef, maxKeys: number): Promise<string[]> {
+  const name = quoteIdent(column.name);
+  const distinct = `SELECT DISTINCT ${name} AS k FROM ${load} WHERE ${name} IS NOT NULL`;
+  if (COMMA_FREE.test(column.type)) {
+    // One string instead of a row per key: a fraction of the time for many keys.
+    const reader = await exclusive(connection, () =>
+      connection.runAndReadAll(`SELECT string_agg(CAST(k AS VARCHAR), ',' ORDER BY k) FROM (${distinct} LIMIT ${maxKeys + 1})`),
+    );
+    const joined = reader.getRows()[0]?.[0];
+    return joined === null || joined === undefined ? [] : String(joined).split(',');
+  }
+  const reader = await exclusive(connection, () =>
+    connection.runAndReadAll(`SELECT CAST(k AS VARCHAR) FROM (${distinct}) ORDER BY k LIMIT ${maxKeys + 1}`),
+  );
+  return reader.getRows().map((row) => String(row[0]));
+}
+
 /**
  * Dependent join: when a table joins (equi-join) a table already loaded whose distinct keys are
  * few enough, the scan asks only for those keys (the dialect's keyFilters). Returns the
@@ -159,14 +183,7 @@ export async function dependentKeys(
   let bestKeys = 0;
   for (const dependency of plan.dependencies) {
     if (!loaded.has(dependency.from)) continue;
-    const column = quoteIdent(dependency.fromColumn.name);
-    // In the column's own order (numbers as numbers), so that the SQL sent reads naturally.
-    const reader = await exclusive(connection, () =>
-      connection.runAndReadAll(
-        `SELECT CAST(k AS VARCHAR) FROM (SELECT DISTINCT ${column} AS k FROM ${dependency.from} WHERE ${column} IS NOT NULL) ORDER BY k LIMIT ${limits.maxKeys + 1}`,
-      ),
-    );
-    const keys = reader.getRows().map((row) => String(row[0]));
+    const keys = await distinctKeys(connection, dependency.from, dependency.fromColumn, limits.maxKeys);
     if (keys.length > limits.maxKeys) continue;
     // Batches must not overlap at the source: where text matches loosely (MySQL's
     // case-insensitive IN), two batches could return the same row twice. Then: one batch only.
