@@ -115,8 +115,9 @@ export async function openShippedExecution(
     sql = substitute(lookupWhole.sql, [[plan.placeholder, lookup], ...engineRelations]);
   } else {
     sql = substitute(whole.sql, [[plan.placeholder, shippedRelation(plan.scan.columns, shipped.arrays())], ...engineRelations]);
+    const keyLists = plan.keyed.length > 0 ? shipped.keys() : [];
     for (const [i, keyed] of plan.keyed.entries()) {
-      const keys = shipped.keys[i];
+      const keys = keyLists[i];
       const elements = keys && keyArrayElements(keyed.column, keys);
       const split = sql?.split(`'${keyed.placeholder}'`);
       // Keys PostgreSQL would not read as the column's type: the statement runs federated.
@@ -164,7 +165,8 @@ async function shipTable(
 ): Promise<{
   /** The array literals, written when asked for (the lookup form does not need them). */
   arrays: () => string[];
-  keys: Array<string[] | undefined>;
+  /** The distinct keys of the keyed columns, computed when asked for (the lookup form does not need them). */
+  keys: () => Array<string[] | undefined>;
   /** The rows' array elements, one list per column, where they went straight from the source's rows. */
   elements?: string[][];
   query: SourceQuery;
@@ -193,7 +195,10 @@ async function shipTable(
       const next = await iterator.next();
       if (next.done) {
         if (builder) {
-          const keys = keyIndexes.map((i) => [...builder.keys.get(i)!]);
+          const keys = () => {
+            const distinct = builder.keys;
+            return keyIndexes.map((i) => [...distinct.get(i)!]);
+          };
           return {
             arrays: () => builder.literals(),
             keys,
@@ -270,7 +275,7 @@ async function shipTable(
       );
       keys.push(reader.getRows().map((row) => String(row[0])));
     }
-    return { arrays: () => arrays, keys, query: loaded.query, warnings: loaded.warnings };
+    return { arrays: () => arrays, keys: () => keys, query: loaded.query, warnings: loaded.warnings };
   } finally {
     held.close();
   }
