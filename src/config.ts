@@ -333,7 +333,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     tls: env.VDB_TLS_CERT || env.VDB_TLS_KEY ? { certFile: env.VDB_TLS_CERT ?? '', keyFile: env.VDB_TLS_KEY ?? '' } : (merged.tls ?? null),
     dependentJoin: {
       maxKeys: 100_000,
-      batchSize: 50_000,
+      batchSize: 100_000,
       maxShippedRows: 100_000,
       lookupArrays: true,
       ...fromFile.dependentJoin,

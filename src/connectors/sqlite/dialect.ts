@@ -71,6 +71,20 @@ export class SqliteDialect extends SourceDialect {
   override offsetOnly(offset: number): string {
     return `LIMIT -1 OFFSET ${offset}`;
   }
+
+  /**
+   * Integer keys as one JSON literal read by json_each: SQLite parses it faster than a list of
+   * literals (bench/key-forms.ts: 0.7 of the time for 25,000 keys), and compares the values as the
+   * list's (integers, the column's affinity applied). Other keys: the list.
+   */
+  override keyInList(column: ColumnDef, values: readonly string[]): string | null {
+    if (!INTEGER_KEYS.test(column.type) || values.length === 0 || !values.every((v) => /^-?\d{1,18}$/.test(v)))
+      return super.keyInList(column, values);
+    const name = this.quoteIdentifier(column.nameInSource);
+    return `${name} IN (SELECT value FROM json_each('[${values.join(',')}]'))`;
+  }
 }
+
+const INTEGER_KEYS = /^(SMALLINT|INTEGER|BIGINT)$/;
 
 export const SQLITE_DIALECT = new SqliteDialect();

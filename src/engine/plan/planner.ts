@@ -31,7 +31,7 @@ export function planStatement(
   bound: BoundStatement,
   registry: SourceRegistry,
   pushdown: boolean,
-  limits: JoinLimits = { maxKeys: 100_000, batchSize: 50_000 },
+  limits: JoinLimits = { maxKeys: 100_000, batchSize: 100_000 },
 ): StatementPlan {
   const scans = planScans(bound, registry, { pushdown });
   const joins = pushdown ? planJoinPushdown(bound, scans, registry) : null;
