@@ -95,3 +95,33 @@ test('few keys are written as a list', async () => {
   assert.equal(a.json, (await rows(local, sql)).json);
   assert.match(a.sourceSql.find((q) => q.startsWith('COPY')) ?? '', /"id" IN \(/);
 });
+
+test('keys collected while the rows arrive: the same keys as the load; under a row condition, only the visible rows’ keys', async () => {
+  const sql = 'SELECT f.id, k.n FROM pg.facts f JOIN my.keys k ON k.i = f.id WHERE k.n < 40 ORDER BY 1, 2';
+  const admins = await rows(pushed, sql);
+  assert.equal(admins.json, (await rows(local, sql)).json);
+  const sentKeys = (copy: string) => (/= ANY\('\{([^']*)\}'\)|IN \(([^)]*)\)/.exec(copy) ?? []).slice(1).join('');
+  // The keys of k.n < 40 (k.i in -40,039..-40,001, 5,000,000,000+, and n * 7 - 200), in order.
+  const keys = sentKeys(admins.sourceSql.find((q) => q.startsWith('COPY')) ?? '');
+  assert.match(keys, /^-40031, ?-40021, ?-40011, ?-40001, ?-186,.*, ?5000000030$/);
+  for (const call of [
+    "CALL SYSADMIN.addUser('keys_rita', 'keys-rita-pw-1')",
+    "CALL SYSADMIN.addRole('keys_analyst')",
+    "CALL SYSADMIN.addUserRole('keys_analyst', 'keys_rita')",
+    "CALL SYSADMIN.setPermissions('keys_analyst', 'pg', 'R')",
+    "CALL SYSADMIN.setPermissions('keys_analyst', 'my', 'R')",
+    "CALL SYSADMIN.setPermissions('keys_analyst', 'my.keys', 'R', 'n % 2 = 0')",
+  ])
+    await engineRows(services.engine, admin, call);
+  const rita = services.users.find('keys_rita')!;
+  const restricted = await engineRows(pushed, rita, sql);
+  assert.equal(restricted.json, (await engineRows(local, rita, sql)).json);
+  const visible = sentKeys(restricted.sourceSql.find((q) => q.startsWith('COPY')) ?? '');
+  assert.notEqual(visible, '');
+  // Odd n are hidden: -40,001 - 10m (n = 10m + 1) and 7n - 200 for odd n never reach PostgreSQL.
+  for (const key of visible.split(/,\s*/)) {
+    const k = Number(key);
+    const n = k <= -40_000 ? -40_000 - k : k >= 5_000_000_000 ? k - 5_000_000_000 : (k + 200) / 7;
+    assert.equal(n % 2, 0, `key ${key} of a hidden row`);
+  }
+});

@@ -11,6 +11,23 @@ import type { StatementPlan } from '../plan/planner.js';
 import { scaleUses } from '../plan/scale-uses.js';
 import { dependentKeys, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
 import { estimatedRows } from '../plan/join-choice.js';
+import type { ScanPlan } from '../plan/scans.js';
+import { EarlyKeys } from './early-keys.js';
+
+/**
+ * The keys other scans of the plan may take from this load, collected while its rows arrive;
+ * null when none may, or under a row condition (keys of hidden rows must not reach another source).
+ */
+function watchKeys(loadName: string, plan: ScanPlan, planned: StatementPlan, maxKeys: number): EarlyKeys | null {
+  if (plan.bound.rowCondition || plan.aggregates) return null;
+  const names = new Set<string>();
+  for (const other of planned.scans.values()) {
+    // A scan the estimates read at the same time takes no keys.
+    if (other.join?.estimates.choice === 'parallel') continue;
+    for (const dependency of other.dependencies) if (dependency.from === loadName) names.add(dependency.fromColumn.name);
+  }
+  return names.size > 0 ? EarlyKeys.for(plan, names, maxKeys) : null;
+}
 
 export interface LoadOptions {
   signal: AbortSignal;
@@ -50,16 +67,28 @@ export async function loadPlanned(
       ),
     );
   }
+  // Loads whose keys another scan may take are watched while their rows arrive (early-keys.ts),
+  // so that the other scan starts when the source is done, not when the engine's load is.
+  const early = new Map<string, EarlyKeys>();
+  const known = new Map<string, Map<string, string[] | null>>();
   for (const [loadName, plan] of order) {
     // The smaller loads this one may take keys from (started before it): wait for them only,
     // unless the estimates chose to read both sides at once (plan/cost.ts).
     const dependent = options.pushdown && plan.join?.estimates.choice !== 'parallel';
     const smaller = dependent ? plan.dependencies.map((d) => d.from).filter((from) => done.has(from)) : [];
-    const step = Promise.allSettled(smaller.map((from) => done.get(from))).then(async () => {
+    const watch = options.pushdown ? watchKeys(loadName, plan, planned, options.dependentJoin.maxKeys) : null;
+    if (watch) early.set(loadName, watch);
+    const keysOf = async (from: string) => {
+      const keys = await early.get(from)?.ready;
+      // Keys a value kept from being collected: read from the finished load.
+      if (keys && [...keys.values()].every((k) => k !== null)) known.set(from, keys);
+      else await done.get(from);
+    };
+    const step = Promise.allSettled(smaller.map(keysOf)).then(async () => {
       signal.throwIfAborted();
       const keyFilters =
-        smaller.length > 0 ? await dependentKeys(connection, registry, plan, new Set(smaller), options.dependentJoin) : null;
-      return loadRows(connection, registry, plan, loadName, signal, keyFilters, undefined, uses);
+        smaller.length > 0 ? await dependentKeys(connection, registry, plan, new Set(smaller), options.dependentJoin, known) : null;
+      return loadRows(connection, registry, plan, loadName, signal, keyFilters, undefined, uses, watch ?? undefined);
     });
     const settled = step.catch(failed);
     done.set(loadName, settled);

@@ -7,6 +7,7 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef } from '../../catalog/types.js';
+import type { EarlyKeys } from './early-keys.js';
 import { SourceUnreachableError, type RawType, type RowConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import type { Node } from '@pgsql/types';
@@ -174,6 +175,8 @@ export async function dependentKeys(
   plan: ScanPlan,
   loaded: ReadonlySet<string>,
   limits: DependentJoinLimits,
+  /** Keys already collected from a load's rows, by load and column name (early-keys.ts). */
+  early?: ReadonlyMap<string, ReadonlyMap<string, string[] | null>>,
 ): Promise<string[] | null> {
   const resolved = plan.bound.resolved;
   if (resolved.kind !== 'rows') return null;
@@ -183,7 +186,9 @@ export async function dependentKeys(
   let bestKeys = 0;
   for (const dependency of plan.dependencies) {
     if (!loaded.has(dependency.from)) continue;
-    const keys = await distinctKeys(connection, dependency.from, dependency.fromColumn, limits.maxKeys);
+    const keys =
+      early?.get(dependency.from)?.get(dependency.fromColumn.name) ??
+      (await distinctKeys(connection, dependency.from, dependency.fromColumn, limits.maxKeys));
     if (keys.length > limits.maxKeys) continue;
     // Batches must not overlap at the source: where text matches loosely (MySQL's
     // case-insensitive IN), two batches could return the same row twice. Then: one batch only.
@@ -214,6 +219,8 @@ export async function loadRows(
   started?: AsyncIterable<unknown[][]>,
   /** How the statement uses the columns (whether it shows them); unknown: every column shown. */
   uses?: ScaleUses,
+  /** Sees the rows as the source sends them (early-keys.ts), told when the last has come. */
+  watch?: Pick<EarlyKeys, 'batch' | 'end' | 'fail'>,
 ): Promise<{ warnings: string[]; query: SourceQuery; rescaled: boolean }> {
   const resolved = plan.bound.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
@@ -245,7 +252,17 @@ export async function loadRows(
   };
   async function* scans(): AsyncIterable<unknown[][]> {
     if (started) return yield* started;
-    for (const request of requests) yield* connector.scan({ ...request, signal });
+    try {
+      for (const request of requests) {
+        for await (const batch of connector.scan({ ...request, signal })) {
+          watch?.batch(batch);
+          yield batch;
+        }
+      }
+      watch?.end();
+    } finally {
+      watch?.fail();
+    }
   }
   const rawTypes: RawType[] = [...columns.map((c) => connector.rawType(c)), ...(plan.aggregates ?? []).map((): RawType => 'VARCHAR')];
   // Partial aggregates are named by what they compute; they are shown (summed, compared as values).
