@@ -125,3 +125,16 @@ test('keys collected while the rows arrive: the same keys as the load; under a r
     assert.equal(n % 2, 0, `key ${key} of a hidden row`);
   }
 });
+
+test('keys of two columns of one table, one collected early and one not (a date): the same answer as local evaluation', async () => {
+  // Fact 1500 is of 2025-10-28 (day 300 of its 400-day cycle): one key row matches it on both.
+  const my = await mysql.createConnection(MY);
+  await my.query(`INSERT INTO ${tag}.keys VALUES (1000, 1500, 375.00, '2025-10-28')`);
+  await my.end();
+  const sql = 'SELECT f.id, k.n FROM pg.facts f JOIN my.keys k ON k.i = f.id AND k.day = f.day ORDER BY 1, 2';
+  for (let i = 0; i < 3; i++) {
+    const a = await rows(pushed, sql);
+    assert.equal(a.json, '[[1500,1000]]');
+    assert.equal(a.json, (await rows(local, sql)).json);
+  }
+});

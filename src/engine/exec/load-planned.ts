@@ -80,8 +80,10 @@ export async function loadPlanned(
     if (watch) early.set(loadName, watch);
     const keysOf = async (from: string) => {
       const keys = await early.get(from)?.ready;
-      // Keys a value kept from being collected: read from the finished load.
-      if (keys && [...keys.values()].every((k) => k !== null)) known.set(from, keys);
+      // Every key column this scan may take from that load collected; otherwise (a text column,
+      // a value that kept them from being collected) the keys are read from the finished load.
+      const columns = plan.dependencies.filter((d) => d.from === from).map((d) => d.fromColumn.name);
+      if (keys && columns.every((name) => Array.isArray(keys.get(name)))) known.set(from, keys);
       else await done.get(from);
     };
     const step = Promise.allSettled(smaller.map(keysOf)).then(async () => {
