@@ -14,7 +14,7 @@ import pg from 'pg';
 import type { UserDef } from '../../src/catalog/types.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { Services } from '../../src/services.js';
-import { dropTagged, engineRows, servicesWithSources } from './fixtures.js';
+import { dropTagged, engineRows, restrictedReader, servicesWithSources } from './fixtures.js';
 
 const PG = { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' };
 const MY = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
@@ -104,16 +104,7 @@ test('keys collected while the rows arrive: the same keys as the load; under a r
   // The keys of k.n < 40 (k.i in -40,039..-40,001, 5,000,000,000+, and n * 7 - 200), in order.
   const keys = sentKeys(admins.sourceSql.find((q) => q.startsWith('COPY')) ?? '');
   assert.match(keys, /^-40031, ?-40021, ?-40011, ?-40001, ?-186,.*, ?5000000030$/);
-  for (const call of [
-    "CALL SYSADMIN.addUser('keys_rita', 'keys-rita-pw-1')",
-    "CALL SYSADMIN.addRole('keys_analyst')",
-    "CALL SYSADMIN.addUserRole('keys_analyst', 'keys_rita')",
-    "CALL SYSADMIN.setPermissions('keys_analyst', 'pg', 'R')",
-    "CALL SYSADMIN.setPermissions('keys_analyst', 'my', 'R')",
-    "CALL SYSADMIN.setPermissions('keys_analyst', 'my.keys', 'R', 'n % 2 = 0')",
-  ])
-    await engineRows(services.engine, admin, call);
-  const rita = services.users.find('keys_rita')!;
+  const rita = await restrictedReader(services, admin, 'keys', ["'my.keys', 'R', 'n % 2 = 0'"]);
   const restricted = await engineRows(pushed, rita, sql);
   assert.equal(restricted.json, (await engineRows(local, rita, sql)).json);
   const visible = sentKeys(restricted.sourceSql.find((q) => q.startsWith('COPY')) ?? '');

@@ -167,6 +167,24 @@ export async function engineRows(engine: Engine, user: UserDef, sql: string): Pr
 }
 
 /**
+ * A user `<name>_rita` with the role `<name>_analyst`: read on the sources `pg` and `my`, then each
+ * of `permissions` (the arguments of SYSADMIN.setPermissions after the role, as SQL).
+ */
+export async function restrictedReader(services: Services, admin: UserDef, name: string, permissions: string[]): Promise<UserDef> {
+  const [user, role] = [`${name}_rita`, `${name}_analyst`];
+  for (const call of [
+    `CALL SYSADMIN.addUser('${user}', '${name}-rita-pw-1')`,
+    `CALL SYSADMIN.addRole('${role}')`,
+    `CALL SYSADMIN.addUserRole('${role}', '${user}')`,
+    `CALL SYSADMIN.setPermissions('${role}', 'pg', 'R')`,
+    `CALL SYSADMIN.setPermissions('${role}', 'my', 'R')`,
+    ...permissions.map((p) => `CALL SYSADMIN.setPermissions('${role}', ${p})`),
+  ])
+    await engineRows(services.engine, admin, call);
+  return services.users.find(user)!;
+}
+
+/**
  * Services over a fresh data directory with the sources `pg` (PostgreSQL schema `tag` of database
  * test) and `my` (MariaDB database `tag`), as the dependent-key and shipped-join tests use them.
  */

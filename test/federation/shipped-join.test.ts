@@ -15,7 +15,7 @@ import pg from 'pg';
 import type { UserDef } from '../../src/catalog/types.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { Services } from '../../src/services.js';
-import { dropTagged, engineRows, servicesWithSources } from './fixtures.js';
+import { dropTagged, engineRows, restrictedReader, servicesWithSources } from './fixtures.js';
 
 const PG = { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' };
 const MY = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
@@ -195,17 +195,10 @@ test('three sources: the CSV file is shipped whole too, with the same answer', a
 });
 
 test('a row condition and a mask on the small side: not shipped, and the answer is the restricted one', async () => {
-  for (const call of [
-    "CALL SYSADMIN.addUser('ship_rita', 'ship-rita-pw-1')",
-    "CALL SYSADMIN.addRole('ship_analyst')",
-    "CALL SYSADMIN.addUserRole('ship_analyst', 'ship_rita')",
-    "CALL SYSADMIN.setPermissions('ship_analyst', 'pg', 'R')",
-    "CALL SYSADMIN.setPermissions('ship_analyst', 'my', 'R')",
-    "CALL SYSADMIN.setPermissions('ship_analyst', 'my.customers', 'R', 'id < 300')",
-    "CALL SYSADMIN.setPermissions('ship_analyst', 'my.customers.name', 'R', NULL, '''hidden''')",
-  ])
-    await engineRows(services.engine, admin, call);
-  const rita = services.users.find('ship_rita')!;
+  const rita = await restrictedReader(services, admin, 'ship', [
+    "'my.customers', 'R', 'id < 300'",
+    "'my.customers.name', 'R', NULL, '''hidden'''",
+  ]);
   const sql = 'SELECT c.name, count(*), max(c.id) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c.name';
   const a = await engineRows(pushed, rita, sql);
   assert.equal(sorted(a.json), sorted((await engineRows(local, rita, sql)).json));
