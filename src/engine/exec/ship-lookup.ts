@@ -7,6 +7,7 @@
  * in its plain form. Pure: no I/O.
  */
 import type { ColumnDef } from '../../catalog/types.js';
+import { POSTGRES_DIALECT } from '../../connectors/postgres/dialect.js';
 import { LOOKUP_CODE, type LookupPlan } from '../plan/ship-lookup.js';
 import { arrayLiteral } from './ship-arrays.js';
 
@@ -15,7 +16,7 @@ const SLOTS_PER_ROW = 16;
 const MAX_SLOTS = 4_000_000;
 const INT4_MAX = 2 ** 31 - 1;
 
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const quote = (name: string) => POSTGRES_DIALECT.quoteIdentifier(name);
 
 /**
  * The relation that takes the shipped placeholder's place, or null where the lookup does not

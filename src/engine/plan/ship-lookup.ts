@@ -16,12 +16,12 @@
 import type { ParseResult } from '@pgsql/types';
 import type { ColumnDef } from '../../catalog/types.js';
 import type { BoundTable } from '../front/bind.js';
-import { everyNode } from '../front/ast.js';
+import { everyNode, isObject } from '../front/ast.js';
 import type { ScanPlan } from './scans.js';
 import { distinctOf } from './cost.js';
 
 export interface LookupPlan {
-  /** The statement with the shipped placeholder, without the keyed wrappers (the lookup filters by key itself). */
+  /** A copy of the statement with the shipped placeholder, without the keyed wrappers (the lookup filters by key itself). */
   ast: ParseResult;
   /** The alias of the PostgreSQL table the lookup is indexed by, and its join column. */
   alias: string;
@@ -40,9 +40,6 @@ export interface LookupPlan {
 export const LOOKUP_MIN_SHARE = 0.05;
 
 const INTEGER_TYPES = new Set(['SMALLINT', 'INTEGER', 'BIGINT']);
-
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** Whether `node` holds a reference to the relation `name`. */
 const holds = (node: unknown, name: string): boolean =>
@@ -68,7 +65,7 @@ function lateralSees(ast: ParseResult, placeholder: string, target: string): boo
   return seen;
 }
 
-/** The lookup form of this shipping plan, where its join allows one; null otherwise. */
+/** The lookup form of this shipping plan, where its join allows one (over a copy of `ast`); null otherwise. */
 export function planLookup(
   ast: ParseResult,
   placeholder: string,
@@ -96,7 +93,13 @@ export function planLookup(
     // Without statistics of the column, the plain form (an index on it may serve better).
     const distinct = table.resolved.kind === 'rows' ? distinctOf(table.resolved.table, dependency.column) : null;
     if (distinct === null) continue;
-    return { ast, alias: aliases[0], column: dependency.column, keyIndex, minKeys: Math.ceil(distinct * LOOKUP_MIN_SHARE) };
+    return {
+      ast: structuredClone(ast),
+      alias: aliases[0],
+      column: dependency.column,
+      keyIndex,
+      minKeys: Math.ceil(distinct * LOOKUP_MIN_SHARE),
+    };
   }
   return null;
 }

@@ -115,13 +115,8 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     if (estimates.choice !== 'shipped') continue;
     const engineTables = natives.length > 0 ? shipEngineTables(plan.ast, natives) : [];
     if (engineTables === null) return null;
-    const lookup = planLookup(
-      structuredClone(plan.ast),
-      plan.placeholder,
-      { loadName: plan.shipped.loadName, scan: plan.scan },
-      targetTables,
-      plan.scans,
-    );
+    // Before keyTargets wraps the PostgreSQL tables (the lookup form goes without).
+    const lookup = planLookup(plan.ast, plan.placeholder, { loadName: plan.shipped.loadName, scan: plan.scan }, targetTables, plan.scans);
     return { ...plan, target, targetTables, estimates, keyed: keyTargets(plan, targetTables), engineTables, lookup };
   }
   return null;
