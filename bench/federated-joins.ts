@@ -6,7 +6,7 @@
  *
  * Joins of PostgreSQL `bench_orders` (1M rows) with MariaDB `bench_customers` (100k rows), the
  * data of federation-data.ts: broad (25k enterprise customers), selective (818 of them, in DE)
- * and a three-source join adding a CSV file of regions. vdb's engine runs in this process (no
+ * and three-source joins adding the regions as a CSV file or as a SQLite table. vdb's engine runs in this process (no
  * HTTP: the plan is measured, not the transport). Each is printed against:
  *   floor     `SELECT count(*), sum(amount) FROM bench_orders WHERE created >= ...` in PostgreSQL,
  *             the scan any plan that reads PostgreSQL must do;
@@ -24,6 +24,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import pino from 'pino';
@@ -50,6 +51,10 @@ const CASES: Array<{ name: string; sql: string; swapped?: boolean }> = [
   {
     name: 'three sources (+ CSV)',
     sql: `SELECT r.region, count(*), sum(o.amount) FROM pg.bench_orders o JOIN my.bench_customers c ON c.id = o.customer_id JOIN files.regions r ON r.country = c.country WHERE c.segment = 'enterprise' AND ${CREATED} GROUP BY r.region`,
+  },
+  {
+    name: 'three databases (+ SQLite)',
+    sql: `SELECT r.region, count(*), sum(o.amount) FROM pg.bench_orders o JOIN my.bench_customers c ON c.id = o.customer_id JOIN lite.regions r ON r.country = c.country WHERE c.segment = 'enterprise' AND ${CREATED} GROUP BY r.region`,
   },
 ];
 
@@ -113,6 +118,12 @@ async function main(): Promise<void> {
     path.join(filesDir, 'regions.csv'),
     ['country,region', ...countries.map(([c], i) => `${c},region ${i % 5}`)].join('\n') + '\n',
   );
+  // The same regions in a SQLite database, for the join of three databases.
+  const lite = new Database(path.join(filesDir, 'regions.db'));
+  lite.exec('CREATE TABLE regions (country TEXT NOT NULL, region TEXT NOT NULL)');
+  const insert = lite.prepare('INSERT INTO regions VALUES (?, ?)');
+  for (const [i, [c]] of countries.entries()) insert.run(c, `region ${i % 5}`);
+  lite.close();
   const services = await createServices(
     loadConfig({}, { dataDir, adminPassword: 'bench-joins-pw', demo: false }),
     pino({ level: 'silent' }),
@@ -142,6 +153,7 @@ async function main(): Promise<void> {
       },
     });
     await services.registry.addSource({ name: 'files', kind: 'file', connection: { ParentDirectory: filesDir } });
+    await services.registry.addSource({ name: 'lite', kind: 'sqlite', connection: { path: path.join(filesDir, 'regions.db') } });
     const engine = services.engine;
     // The same engine without shipping (maxShippedRows 0): dependent or parallel by the estimates;
     // and with maxKeys 0 too: always parallel. For the alternating comparison.
@@ -211,7 +223,7 @@ async function main(): Promise<void> {
       const pgMs = pgQuery ? await timed(() => copy(pgQuery)) : 0;
       const myMs = myQuery ? await timed(() => my.query({ sql: myQuery, rowsAsArray: true })) : 0;
       const fdwMs =
-        fdw && !sql.includes('files.')
+        fdw && !sql.includes('files.') && !sql.includes('lite.')
           ? await timed(() =>
               client.query(
                 sql

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { UserDef } from '../../src/catalog/types.js';
@@ -88,6 +89,18 @@ before(async () => {
     'tag,region\n' + Array.from({ length: 17 }, (_, i) => `l${i},"r ${i % 4}${i === 3 ? ' \\ ""q""' : ''}"`).join('\n') + '\nl1,dup\n',
   );
   await services.registry.addSource({ name: 'files', kind: 'file', connection: { ParentDirectory: files } });
+  // A SQLite database (never analysed: no row counts): a third database shipped along.
+  const lite = new Database(path.join(dataDir, 'files', 'regions.db'));
+  lite.exec('CREATE TABLE regions (tag TEXT, region TEXT, weight INTEGER)');
+  const insert = lite.prepare('INSERT INTO regions VALUES (?, ?, ?)');
+  for (let i = 0; i < 17; i++) insert.run(`l${i}`, i === 3 ? 'r "3" \\ {x}' : `r ${i % 4}`, i % 5 === 0 ? null : i);
+  insert.run('l1', 'dup', 7);
+  insert.run('L2', 'upper', 1);
+  insert.run(null, 'none', 2);
+  lite.exec('CREATE TABLE many (tag TEXT)');
+  lite.prepare('INSERT INTO many SELECT value FROM json_each(?)').run(JSON.stringify(Array.from({ length: 40 }, (_, i) => `l${i % 17}`)));
+  lite.close();
+  await services.registry.addSource({ name: 'lite', kind: 'sqlite', connection: { path: path.join(dataDir, 'files', 'regions.db') } });
   const { registry, runtime } = services;
   pushed = new Engine(registry, runtime, 'vdb', { pushdown: true, dependentJoin: { maxKeys: 100_000, batchSize: 50_000 } });
   small = new Engine(registry, runtime, 'vdb', {
@@ -192,6 +205,47 @@ test('three sources: the CSV file is shipped whole too, with the same answer', a
       ['pg', 'source statement'],
     ],
   );
+});
+
+test('three databases: the SQLite table goes along with the MariaDB table, read at the same time, with the same answers', async () => {
+  for (const sql of [
+    'SELECT r.region, count(*), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id JOIN lite.regions r ON r.tag = c.tag GROUP BY r.region',
+    // Keyed and rows forms; a left join to the third table; its own condition; text with array syntax.
+    'SELECT r.region, c.name, count(*) FROM pg.orders o JOIN my.customers c ON c.tag = o.label LEFT JOIN lite.regions r ON r.tag = c.tag AND r.weight > 3 WHERE c.id < 200 GROUP BY r.region, c.name',
+    "SELECT r.region, count(*) FROM pg.orders o JOIN lite.regions r ON r.tag = o.label JOIN my.customers c ON c.id = o.customer_id WHERE r.region <> 'dup' GROUP BY r.region",
+  ]) {
+    const a = await rows(pushed, sql);
+    const b = await rows(local, sql);
+    assert.notEqual(b.json, '[]', sql);
+    assert.equal(sorted(a.json), sorted(b.json), sql);
+    assert.equal(sorted(a.json), sorted((await rows(rowsOnly, sql)).json), sql);
+    assert.equal(a.sourceSql.length, 3, 'PostgreSQL once, MariaDB once, SQLite once');
+    assert.equal((a.sourceSql[0]!.match(/unnest\('\{/g) ?? []).length, 2, `both small sides went to PostgreSQL: ${sql}`);
+  }
+  const sql =
+    'SELECT r.region, count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id JOIN lite.regions r ON r.tag = c.tag GROUP BY r.region';
+  const plan = JSON.parse((await rows(pushed, `EXPLAIN ${sql}`)).json) as string[][];
+  assert.deepEqual(
+    plan.map((row) => [row[0], row[1], row[2]]),
+    [
+      [1, 'my', 'source query'],
+      [2, 'lite', 'source query'],
+      [3, 'pg', 'source statement'],
+    ],
+  );
+  assert.match(String(plan[1]![4]), /along with step 1/);
+  assert.match(String(plan[2]![5]), /<the columns of step 1 as arrays>.*<the columns of step 2 as arrays>/s);
+  // The SQLite table above the limit (40 rows, no statistics): federated, the same answer.
+  const limited = new Engine(services.registry, services.runtime, 'vdb', {
+    pushdown: true,
+    dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 30 },
+  });
+  const many =
+    'SELECT m.tag, count(*) FROM pg.orders o JOIN my.visits v ON v.customer_id = o.customer_id JOIN lite.many m ON m.tag = o.label GROUP BY m.tag';
+  const a = await rows(limited, many);
+  assert.equal(sorted(a.json), sorted((await rows(local, many)).json));
+  assert.ok(a.sourceSql.every((q) => !q.includes('unnest(')));
+  assert.match((await rows(pushed, many)).sourceSql[0] ?? '', /unnest\('\{/);
 });
 
 test('a row condition and a mask on the small side: not shipped, and the answer is the restricted one', async () => {

@@ -16,8 +16,8 @@ import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import { quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
 import type { BoundedCache } from './statement-cache.js';
 import { planWhole } from '../plan/whole.js';
-import { shippedType, type ShippingPlan } from '../plan/ship.js';
-import type { BoundStatement } from '../front/bind.js';
+import { shippedType, type ShippedTable, type ShippingPlan } from '../plan/ship.js';
+import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { loadRows, type SourceQuery } from './load.js';
 import { ArrayBuilder } from './ship-arrays.js';
 import { lookupRelation } from './ship-lookup.js';
@@ -71,9 +71,9 @@ async function shippedArrays(
 const REFUSED_VALUE =
   /^Invalid Input Error: (The numeric column .* digits after the point|A numeric value of column .* more than 38 digits|A numeric NaN or Infinity)/;
 
-/** The shipped table's source (its kind decides how a numeric without scale goes: plan/ship.ts). */
+/** A shipped table's source (its kind decides how a numeric without scale goes: plan/ship.ts). */
 const NO_SOURCE = { kind: '' };
-const sourceKindOf = (plan: ShippingPlan) => (plan.shipped.resolved.kind === 'rows' ? plan.shipped.resolved.source : NO_SOURCE);
+const sourceOf = (table: BoundTable) => (table.resolved.kind === 'rows' ? table.resolved.source : NO_SOURCE);
 
 export interface ShipOptions {
   signal: AbortSignal;
@@ -95,19 +95,27 @@ export async function openShippedExecution(
   if (options.learned?.cache.get(options.learned.key) === null) return null;
   const whole = await planWhole({ ...bound, ast: plan.ast, tables: plan.targetTables }, registry);
   if (!whole) return null;
-  // The engine's tables (files) are read while the other source sends its rows.
-  const [shipped, engineArrays] = await Promise.all([
-    shipTable(plan, registry, runtime, options),
+  // The shipped tables are read from their sources at the same time, the engine's (files) meanwhile.
+  const [shipped, moreShipped, engineArrays] = await Promise.all([
+    shipTable(
+      { table: plan.shipped, scan: plan.scan },
+      plan.keyed.map((k) => k.keyIndex),
+      registry,
+      runtime,
+      options,
+    ),
+    Promise.all(plan.moreShipped.map((more) => shipTable(more, [], registry, runtime, options))),
     shipEngineTables(plan, registry, runtime, options),
   ]);
-  if (shipped === null || engineArrays === null) return null;
-  const engineRelations = plan.engineTables.map(
-    (t, i) => [t.placeholder, shippedRelation(t.table.resolved.table.columns, engineArrays[i]!)] as const,
-  );
+  if (shipped === null || engineArrays === null || moreShipped.some((more) => more === null)) return null;
+  const engineRelations = [
+    ...plan.moreShipped.map((more, i) => [more.placeholder, shippedRelation(more.scan.columns, moreShipped[i]!.arrays())] as const),
+    ...plan.engineTables.map((t, i) => [t.placeholder, shippedRelation(t.table.resolved.table.columns, engineArrays[i]!)] as const),
+  ];
   // Dense unique integer keys: the rows go as a lookup array (ship-lookup.ts), the keyed wrappers left out.
   const lookup =
     plan.lookup && options.lookupArrays !== false && shipped.elements
-      ? lookupRelation(plan.lookup, plan.scan.columns, shipped.elements, sourceKindOf(plan))
+      ? lookupRelation(plan.lookup, plan.scan.columns, shipped.elements, sourceOf(plan.shipped))
       : null;
   const lookupWhole = lookup && (await planWhole({ ...bound, ast: plan.lookup!.ast, tables: plan.targetTables }, registry));
   let sql: string | null;
@@ -129,8 +137,10 @@ export async function openShippedExecution(
   const execution = await openWholeExecution({ ...whole, sql }, runtime, options.signal, options.learned);
   if (!execution) return null;
   // Index 0 is PostgreSQL's statement (openWholeExecution rewrites it when streaming).
-  execution.sourceQueries.push(shipped.query);
-  execution.warnings.push(...shipped.warnings);
+  for (const table of [shipped, ...moreShipped]) {
+    execution.sourceQueries.push(table!.query);
+    execution.warnings.push(...table!.warnings);
+  }
   return execution;
 }
 
@@ -158,7 +168,8 @@ function substitute(sql: string, relations: ReadonlyArray<readonly [string, stri
  * cancelled at once) or a value cannot go as text.
  */
 async function shipTable(
-  plan: ShippingPlan,
+  { table, scan }: Pick<ShippedTable, 'table' | 'scan'>,
+  keyIndexes: number[],
   registry: SourceRegistry,
   runtime: DuckRuntime,
   options: ShipOptions,
@@ -172,9 +183,8 @@ async function shipTable(
   query: SourceQuery;
   warnings: string[];
 } | null> {
-  const resolved = plan.shipped.resolved as Extract<ResolvedTable, { kind: 'rows' }>; // planShipping ships row sources only
+  const resolved = table.resolved as Extract<ResolvedTable, { kind: 'rows' }>; // planShipping ships row sources only
   const connector = registry.connectorOf(resolved.source) as RowConnector;
-  const { scan } = plan;
   const request = {
     table: resolved.table,
     columns: scan.columns,
@@ -184,8 +194,7 @@ async function shipTable(
   };
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
-  const keyIndexes = plan.keyed.map((k) => k.keyIndex);
-  const builder = ArrayBuilder.for(scan.columns, keyIndexes, sourceKindOf(plan));
+  const builder = ArrayBuilder.for(scan.columns, keyIndexes, resolved.source);
   const iterator = connector.scan({ ...request, signal })[Symbol.asyncIterator]();
   // Every batch read, for the engine's load should a value not go as it came.
   const read: unknown[][][] = [];
@@ -253,25 +262,21 @@ async function shipTable(
     throw err;
   }
   try {
-    const loaded = await loadRows(held.connection, registry, plan.scan, plan.shipped.loadName, signal, null, rows());
+    const loaded = await loadRows(held.connection, registry, scan, table.loadName, signal, null, rows());
     // A value the load refuses to write as text (a numeric of another scale, NaN, beyond 38
     // digits: load-scale.ts) does not go: the statement runs federated, where only what it reads counts.
-    const arrays = await shippedArrays(
-      held.connection,
-      plan.shipped.loadName,
-      plan.scan.columns,
-      sourceKindOf(plan),
-      options.maxShippedRows,
-    ).catch((err: unknown) => {
-      if (options.signal.aborted || !REFUSED_VALUE.test(err instanceof Error ? err.message : '')) throw err;
-      return null;
-    });
+    const arrays = await shippedArrays(held.connection, table.loadName, scan.columns, resolved.source, options.maxShippedRows).catch(
+      (err: unknown) => {
+        if (options.signal.aborted || !REFUSED_VALUE.test(err instanceof Error ? err.message : '')) throw err;
+        return null;
+      },
+    );
     if (arrays === null) return null;
     const keys: string[][] = [];
     for (const i of keyIndexes) {
-      const column = quoteIdent(plan.scan.columns[i]!.name);
+      const column = quoteIdent(scan.columns[i]!.name);
       const reader = await held.connection.runAndReadAll(
-        `SELECT DISTINCT CAST(${column} AS VARCHAR) FROM ${plan.shipped.loadName} WHERE ${column} IS NOT NULL`,
+        `SELECT DISTINCT CAST(${column} AS VARCHAR) FROM ${table.loadName} WHERE ${column} IS NOT NULL`,
       );
       keys.push(reader.getRows().map((row) => String(row[0])));
     }

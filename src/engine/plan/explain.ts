@@ -4,12 +4,13 @@
  */
 import { engineSql } from '../exec/engine-dialect.js';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
+import type { ColumnDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../front/bind.js';
 import { planStatement, type JoinLimits } from './planner.js';
 import type { StaticResult } from '../exec/static-result.js';
 import type { WholePlan } from './whole.js';
-import type { ShippingPlan } from './ship.js';
+import type { ShippedTable, ShippingPlan } from './ship.js';
 import { describeEstimates, distinctOf } from './cost.js';
 import { estimatedRows } from './join-choice.js';
 
@@ -117,20 +118,30 @@ export function explainShipped(
   registry: SourceRegistry,
   maxShippedRows: number,
 ): StaticResult {
-  const resolved = plan.shipped.resolved as Extract<ResolvedTable, { kind: 'rows' }>; // planShipping ships row sources only
-  const connector = registry.connectorOf(resolved.source) as RowConnector;
-  const scanSql = connector.scanSql({ table: resolved.table, columns: plan.scan.columns, filter: plan.scan.filter ?? undefined });
-  const names = plan.scan.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
+  // planShipping ships tables of row sources only.
+  const sourceQuery = ({ table, scan }: Pick<ShippedTable, 'table' | 'scan'>) => {
+    const resolved = table.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
+    const connector = registry.connectorOf(resolved.source) as RowConnector;
+    const sql = connector.scanSql({ table: resolved.table, columns: scan.columns, filter: scan.filter ?? undefined });
+    return { source: resolved.source.name, object: `${resolved.schema}.${resolved.table.name}`, sql };
+  };
+  const main = sourceQuery({ table: plan.shipped, scan: plan.scan });
   const { smallRows, bigRows } = plan.estimates;
   const lookup = plan.lookup
     ? `; where its keys turn out unique, dense and at least ${plan.lookup.minKeys}, its distinct rows go with a lookup array indexed by ${plan.lookup.alias}.${plan.lookup.column.name} instead`
     : '';
   const choice = `shipped to PostgreSQL: ${smallRows} rows (estimate) against ${bigRows} rows there; federated instead if more than ${maxShippedRows} rows load${lookup}; ${describeEstimates(plan.estimates)}`;
+  // Step 1 is the main shipped table; then the other sources' tables shipped along, then the engine's.
+  const moreSteps: StaticResult['rows'] = plan.moreShipped.map((more, i) => {
+    const { source, object, sql } = sourceQuery(more);
+    return [2 + i, source, 'source query', object, 'shipped to PostgreSQL along with step 1', sql];
+  });
+  const engineStep = 2 + plan.moreShipped.length;
   const engineSteps: StaticResult['rows'] = plan.engineTables.map(({ table }, i) => {
     const connector = registry.connectorOf(table.resolved.source);
     const relation = connector.delivery === 'engine' ? connector.relationSql(table.resolved.table) : table.resolved.engineName;
     return [
-      2 + i,
+      engineStep + i,
       table.resolved.source.name,
       'engine scan',
       `${table.resolved.schema}.${table.resolved.table.name}`,
@@ -138,21 +149,24 @@ export function explainShipped(
       relation,
     ];
   });
-  let sql = whole.sql.split(plan.placeholder).join(`(SELECT * FROM unnest(<the columns of step 1 as arrays>) AS shipped(${names}))`);
-  for (const [i, { table, placeholder }] of plan.engineTables.entries()) {
-    const columns = table.resolved.table.columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
-    sql = sql.split(placeholder).join(`(SELECT * FROM unnest(<the columns of step ${2 + i} as arrays>) AS shipped(${columns}))`);
-  }
+  const relationOf = (columns: readonly ColumnDef[], step: number) =>
+    `(SELECT * FROM unnest(<the columns of step ${step} as arrays>) AS shipped(${columns.map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ')}))`;
+  let sql = whole.sql.split(plan.placeholder).join(relationOf(plan.scan.columns, 1));
+  for (const [i, { scan, placeholder }] of plan.moreShipped.entries()) sql = sql.split(placeholder).join(relationOf(scan.columns, 2 + i));
+  for (const [i, { table, placeholder }] of plan.engineTables.entries())
+    sql = sql.split(placeholder).join(relationOf(table.resolved.table.columns, engineStep + i));
+  const steps = moreSteps.length + engineSteps.length + 1;
   return {
     columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
     rows: [
-      [1, resolved.source.name, 'source query', `${resolved.schema}.${resolved.table.name}`, choice, scanSql],
+      [1, main.source, 'source query', main.object, choice, main.sql],
+      ...moreSteps,
       ...engineSteps,
       [
-        2 + plan.engineTables.length,
+        steps + 1,
         plan.target.name,
         'source statement',
-        `the whole statement, with the rows of step${plan.engineTables.length > 0 ? 's' : ''} 1${plan.engineTables.map((_, i) => `, ${2 + i}`).join('')} as arrays`,
+        `the whole statement, with the rows of step${steps > 1 ? 's' : ''} ${Array.from({ length: steps }, (_, i) => i + 1).join(', ')} as arrays`,
         'everything',
         plan.keyed.reduce(
           (text, keyed) =>

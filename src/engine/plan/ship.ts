@@ -1,7 +1,7 @@
 /**
- * Shipping the small side: a statement that joins the tables of one PostgreSQL source with one
- * small table of another source can run whole at PostgreSQL once that table's rows go along as
- * typed arrays: `... JOIN (SELECT * FROM unnest('{...}'::int4[], '{...}'::text[]) AS u(id,
+ * Shipping the small sides: a statement that joins the tables of one PostgreSQL source with one
+ * small table of each other source can run whole at PostgreSQL once those tables' rows go along
+ * as typed arrays (read from their sources at the same time): `... JOIN (SELECT * FROM unnest('{...}'::int4[], '{...}'::text[]) AS u(id,
  * country)) AS c ON ...`. PostgreSQL then scans its big table once and sends back only the
  * statement's result (30 groups instead of a group per join key). Chosen only where the answer
  * cannot change:
@@ -9,11 +9,12 @@
  *    over the statement with the shipped table as a placeholder);
  *  - the shipped columns are of types whose text form PostgreSQL reads back exactly;
  *  - no row condition, narrowing or view is involved (the user sees every row of every table);
- *  - the shipped table is read once, under its own alias, without a column list.
- * And only where it pays, by the catalog's statistics: the shipped table has fewer rows than
- * PostgreSQL's side, which is big enough for a plan to matter, and the shipped plan is the
- * cheapest of the estimates of cost.ts (shipped, dependent, parallel); and once read (its
- * conditions applied), at most `maxShippedRows` rows (exec/ship.ts counts them). Pure: no I/O.
+ *  - each shipped table is read once, under its own alias, without a column list.
+ * And only where it pays, by the catalog's statistics: each shipped table has fewer rows than
+ * PostgreSQL's side, which is big enough for a plan to matter, and the shipped plan of the main
+ * one (the table PostgreSQL's tables are joined with) is the cheapest of the estimates of
+ * cost.ts (shipped, dependent, parallel); and once read (its conditions applied), each has at
+ * most `maxShippedRows` rows (exec/ship.ts counts them). Pure: no I/O.
  */
 import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { randomBytes } from 'node:crypto';
@@ -52,10 +53,19 @@ export function shippedType(column: ColumnDef, source: { kind: string } = { kind
   return decimal ? `numeric(${decimal[1]},${decimal[2]})` : null;
 }
 
+/** A table read at its own source and written as arrays in place of the relation `placeholder`. */
+export interface ShippedTable {
+  table: BoundTable & { loadName: string };
+  scan: ScanPlan;
+  placeholder: string;
+}
+
 export interface ShippingPlan {
-  /** The table whose rows go to PostgreSQL, and its scan at its own source. */
+  /** The main table whose rows go to PostgreSQL (the one its tables are joined with), and its scan at its own source. */
   shipped: BoundTable & { loadName: string };
   scan: ScanPlan;
+  /** The other sources' tables shipped along (as rows, read at the same time as the main one). */
+  moreShipped: ShippedTable[];
   /** The PostgreSQL source that runs the statement, and its tables. */
   target: SourceDef;
   targetTables: BoundTable[];
@@ -95,31 +105,53 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     list.push(table);
     sources.set(table.resolved.source, list);
   }
-  if (sources.size !== 2) return null;
-  const [[a, aTables], [b, bTables]] = [...sources.entries()] as [[SourceDef, BoundTable[]], [SourceDef, BoundTable[]]];
-  const aSpeaks = wholeStatementConnector(registry.connectorOf(a)) !== null;
-  const bSpeaks = wholeStatementConnector(registry.connectorOf(b)) !== null;
-  // The other source holds one table; when both speak PostgreSQL, the side with more rows runs it.
+  if (sources.size < 2) return null;
+  // PostgreSQL runs the statement; every other source holds one table, shipped. When several
+  // sources speak PostgreSQL, the one with more rows runs it (the shipped tables must be smaller).
   const candidates: Array<[SourceDef, BoundTable[], BoundTable[]]> = [];
-  if (aSpeaks && bTables.length === 1) candidates.push([a, aTables, bTables]);
-  if (bSpeaks && aTables.length === 1) candidates.push([b, bTables, aTables]);
-  for (const [target, targetTables, [shipped]] of candidates) {
+  for (const [target, tables] of sources) {
+    if (wholeStatementConnector(registry.connectorOf(target)) === null) continue;
+    const others = [...sources].filter(([source]) => source !== target).map(([, list]) => list);
+    if (others.every((list) => list.length === 1)) candidates.push([target, tables, others.map((list) => list[0]!)]);
+  }
+  if (maxShippedRows === 0 || candidates.length === 0) return null;
+  const scans = planScans(bound, registry, { pushdown: true });
+  for (const [target, targetTables, shippedTables] of candidates) {
     const targetRows = targetTables.reduce((sum, t) => sum + (t.resolved.table.cardinality ?? Number.NaN), 0);
-    const shippedRows = shipped!.resolved.table.cardinality;
-    if (shippedRows === null || !Number.isFinite(targetRows)) continue;
-    // The limit applies to the rows loaded (its conditions applied), counted when they are.
-    if (maxShippedRows === 0 || targetRows < MIN_TARGET_ROWS || shippedRows >= targetRows) continue;
-    const plan = shippable(bound, registry, shipped!);
-    if (!plan) continue;
+    if (!Number.isFinite(targetRows) || targetRows < MIN_TARGET_ROWS) continue;
+    // Each shipped table smaller than PostgreSQL's side. The limit applies to the rows loaded
+    // (their conditions applied), counted when they are: a further table without statistics
+    // (a SQLite file never analysed) is tried, the main one's estimates decide the plan.
+    const rowsOf = (t: BoundTable) => t.resolved.table.cardinality;
+    if (shippedTables.some((t) => (rowsOf(t) ?? 0) >= targetRows)) continue;
+    const ast = structuredClone(bound.ast) as ParseResult;
+    const placed = orderShipped(shippedTables, targetTables, scans).map((t) => placeShipped(ast, t, scans));
+    if (placed.some((p) => p === null)) continue;
+    const [main, ...moreShipped] = placed as ShippedTable[];
+    if (rowsOf(main!.table) === null) continue;
+    // A further table estimated beyond the limit would only be read to be given up.
+    if (moreShipped.some((m) => (m.scan.rows ?? rowsOf(m.table) ?? 0) > maxShippedRows)) continue;
+    const plan = { shipped: main!.table, scan: main!.scan, placeholder: main!.placeholder, ast, scans };
     const estimates = estimatePlans(bound, registry, plan, targetTables, targetRows);
     if (estimates.choice !== 'shipped') continue;
-    const engineTables = natives.length > 0 ? shipEngineTables(plan.ast, natives) : [];
+    const engineTables = natives.length > 0 ? shipEngineTables(ast, natives) : [];
     if (engineTables === null) return null;
     // Before keyTargets wraps the PostgreSQL tables (the lookup form goes without).
-    const lookup = planLookup(plan.ast, plan.placeholder, { loadName: plan.shipped.loadName, scan: plan.scan }, targetTables, plan.scans);
-    return { ...plan, target, targetTables, estimates, keyed: keyTargets(plan, targetTables), engineTables, lookup };
+    const lookup = planLookup(ast, plan.placeholder, { loadName: plan.shipped.loadName, scan: plan.scan }, targetTables, scans);
+    return { ...plan, moreShipped, target, targetTables, estimates, keyed: keyTargets(plan, targetTables), engineTables, lookup };
   }
   return null;
+}
+
+/**
+ * The shipped tables, the main one first: one a PostgreSQL table is joined with (its keys can
+ * filter that table, its rows can go as a lookup), the one with more rows where several are.
+ */
+function orderShipped(shipped: BoundTable[], targetTables: BoundTable[], scans: Map<string, ScanPlan>): BoundTable[] {
+  const joined = (t: BoundTable) =>
+    targetTables.some((target) => scans.get(target.loadName ?? '')?.dependencies.some((d) => d.from === t.loadName));
+  const rows = (t: BoundTable) => t.resolved.table.cardinality ?? 0;
+  return [...shipped].sort((a, b) => Number(joined(b)) - Number(joined(a)) || rows(b) - rows(a));
 }
 
 /** The estimates of the shipped, dependent and parallel plans of this join (cost.ts). */
@@ -167,19 +199,16 @@ function estimatePlans(
   });
 }
 
-/** The statement with `shipped` as a placeholder relation, when its columns and references allow. */
-function shippable(
-  bound: BoundStatement,
-  registry: SourceRegistry,
-  shipped: BoundTable,
-): (Pick<ShippingPlan, 'shipped' | 'scan' | 'ast' | 'placeholder'> & { scans: Map<string, ScanPlan> }) | null {
+/**
+ * Puts a placeholder relation in place of `shipped` in `ast` (mutated), when its columns are of
+ * shippable types and the statement names it once, under an alias without a column list.
+ */
+function placeShipped(ast: ParseResult, shipped: BoundTable, scans: Map<string, ScanPlan>): ShippedTable | null {
   const loadName = shipped.loadName!;
-  const scans = planScans(bound, registry, { pushdown: true });
   const scan = scans.get(loadName);
   const source = shipped.resolved.kind === 'rows' ? shipped.resolved.source : null;
   if (!scan || !source || scan.columns.length === 0 || !scan.columns.every((c) => shippedType(c, source) !== null)) return null;
   const placeholder = `__vdb_shipped_${randomBytes(6).toString('hex')}`;
-  const ast = structuredClone(bound.ast) as ParseResult;
   let references = 0;
   let renamed = false;
   everyNode(ast, (key, node) => {
@@ -191,7 +220,7 @@ function shippable(
     return true;
   });
   if (references !== 1 || renamed) return null;
-  return { shipped: { ...shipped, loadName }, scan, ast, placeholder, scans };
+  return { table: { ...shipped, loadName }, scan, placeholder };
 }
 
 /** Column types whose keys go as an array PostgreSQL reads exactly (connectors/postgres/key-array.ts). */
