@@ -97,6 +97,11 @@ before(async () => {
   insert.run('l1', 'dup', 7);
   insert.run('L2', 'upper', 1);
   insert.run(null, 'none', 2);
+  // Dense integer keys of orders.big (0..699; the rest of its values beyond them): a second lookup.
+  lite.exec('CREATE TABLE kinds (id INTEGER PRIMARY KEY, kind TEXT)');
+  lite
+    .prepare("INSERT INTO kinds SELECT value, 'k' || (value % 4) FROM json_each(?)")
+    .run(JSON.stringify(Array.from({ length: 700 }, (_, i) => i)));
   lite.exec('CREATE TABLE many (tag TEXT)');
   lite.prepare('INSERT INTO many SELECT value FROM json_each(?)').run(JSON.stringify(Array.from({ length: 40 }, (_, i) => `l${i % 17}`)));
   lite.close();
@@ -246,6 +251,23 @@ test('three databases: the SQLite table goes along with the MariaDB table, read 
   assert.equal(sorted(a.json), sorted((await rows(local, many)).json));
   assert.ok(a.sourceSql.every((q) => !q.includes('unnest(')));
   assert.match((await rows(pushed, many)).sourceSql[0] ?? '', /unnest\('\{/);
+});
+
+test('a star join: each dimension with dense keys goes as its own lookup array, with the same answers', async () => {
+  const sql =
+    'SELECT c.name, k.kind, count(*), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id JOIN lite.kinds k ON k.id = o.big GROUP BY c.name, k.kind';
+  const statement = await sameAsLocal(sql);
+  assert.equal((statement.match(/LATERAL \(SELECT/g) ?? []).length, 2, statement.slice(0, 300));
+  // lookupArrays false: neither goes as a lookup.
+  assert.doesNotMatch((await rows(rowsOnly, sql)).sourceSql[0] ?? '', LATERAL);
+  // The main table's keys repeat (rows, the orders read through its keys); the other's still go as a lookup.
+  const mixed = await sameAsLocal(
+    'SELECT v.channel, k.kind, count(*) FROM pg.orders o JOIN my.visits v ON v.customer_id = o.customer_id JOIN lite.kinds k ON k.id = o.big GROUP BY v.channel, k.kind',
+  );
+  assert.equal((mixed.match(/LATERAL \(SELECT/g) ?? []).length, 1);
+  assert.match(mixed, /customer_id = ANY \('\{/);
+  const plan = JSON.parse((await rows(pushed, `EXPLAIN ${sql}`)).json) as string[][];
+  assert.match(String(plan[1]![4]), /along with step 1; where its keys .* lookup array indexed by o\.big/);
 });
 
 test('a row condition and a mask on the small side: not shipped, and the answer is the restricted one', async () => {

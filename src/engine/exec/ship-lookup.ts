@@ -8,7 +8,7 @@
  */
 import type { ColumnDef } from '../../catalog/types.js';
 import { POSTGRES_DIALECT } from '../../connectors/postgres/dialect.js';
-import { LOOKUP_CODE, type LookupPlan } from '../plan/ship-lookup.js';
+import { LOOKUP_CODE, type LookupKey } from '../plan/ship-lookup.js';
 import { arrayLiteral } from './ship-arrays.js';
 
 /** Elements of the lookup array at most: per shipped row, and in all (an int4 array's text is ~2 bytes per empty slot). */
@@ -23,7 +23,7 @@ const quote = (name: string) => POSTGRES_DIALECT.quoteIdentifier(name);
  * apply. `elements` are the shipped columns' array elements, one list per column (ship-arrays.ts).
  */
 export function lookupRelation(
-  lookup: LookupPlan,
+  lookup: LookupKey,
   columns: readonly ColumnDef[],
   elements: readonly string[][],
   source: { kind: string },

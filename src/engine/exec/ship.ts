@@ -21,6 +21,8 @@ import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { loadRows, type SourceQuery } from './load.js';
 import { ArrayBuilder } from './ship-arrays.js';
 import { lookupRelation } from './ship-lookup.js';
+import type { LookupKey } from '../plan/ship-lookup.js';
+import type { ScanPlan } from '../plan/scans.js';
 import { keyArrayElements, keyArrayLiteral } from '../../connectors/postgres/key-array.js';
 import { statementConnection, type Execution } from './execute.js';
 import { openWholeExecution, type WholeColumns } from './source-execution.js';
@@ -108,15 +110,20 @@ export async function openShippedExecution(
     shipEngineTables(plan, registry, runtime, options),
   ]);
   if (shipped === null || engineArrays === null || moreShipped.some((more) => more === null)) return null;
+  // Dense unique integer keys: the rows go as a lookup array (ship-lookup.ts), the keyed wrappers left out.
+  const lookupOf = (key: LookupKey | null | undefined, table: BoundTable, scan: ScanPlan, read: ShippedRows) =>
+    key && options.lookupArrays !== false && read.elements ? lookupRelation(key, scan.columns, read.elements, sourceOf(table)) : null;
   const engineRelations = [
-    ...plan.moreShipped.map((more, i) => [more.placeholder, shippedRelation(more.scan.columns, moreShipped[i]!.arrays())] as const),
+    ...plan.moreShipped.map((more, i) => {
+      const read = moreShipped[i]!;
+      return [
+        more.placeholder,
+        lookupOf(more.lookup, more.table, more.scan, read) ?? shippedRelation(more.scan.columns, read.arrays()),
+      ] as const;
+    }),
     ...plan.engineTables.map((t, i) => [t.placeholder, shippedRelation(t.table.resolved.table.columns, engineArrays[i]!)] as const),
   ];
-  // Dense unique integer keys: the rows go as a lookup array (ship-lookup.ts), the keyed wrappers left out.
-  const lookup =
-    plan.lookup && options.lookupArrays !== false && shipped.elements
-      ? lookupRelation(plan.lookup, plan.scan.columns, shipped.elements, sourceOf(plan.shipped))
-      : null;
+  const lookup = lookupOf(plan.lookup, plan.shipped, plan.scan, shipped);
   const lookupWhole = lookup && (await planWhole({ ...bound, ast: plan.lookup!.ast, tables: plan.targetTables }, registry));
   let sql: string | null;
   if (lookup && lookupWhole) {
@@ -160,8 +167,20 @@ function substitute(sql: string, relations: ReadonlyArray<readonly [string, stri
   return sql;
 }
 
+/** A shipped table as read: its arrays and keys, written when asked for. */
+interface ShippedRows {
+  /** The array literals, written when asked for (the lookup form does not need them). */
+  arrays: () => string[];
+  /** The distinct keys of the keyed columns, computed when asked for (the lookup form does not need them). */
+  keys: () => Array<string[] | undefined>;
+  /** The rows' array elements, one list per column, where they went straight from the source's rows. */
+  elements?: string[][];
+  query: SourceQuery;
+  warnings: string[];
+}
+
 /**
- * Reads the shipped table from its source and writes its arrays: straight from the rows while
+ * Reads a shipped table from its source and writes its arrays: straight from the rows while
  * every value goes exactly as it came (ship-arrays.ts); from the first value that does not, the
  * rows are loaded into the engine as any scan's (its casts and warnings) and written from there.
  * Null when the table has more than `maxShippedRows` rows (the source's statement is then
@@ -173,16 +192,7 @@ async function shipTable(
   registry: SourceRegistry,
   runtime: DuckRuntime,
   options: ShipOptions,
-): Promise<{
-  /** The array literals, written when asked for (the lookup form does not need them). */
-  arrays: () => string[];
-  /** The distinct keys of the keyed columns, computed when asked for (the lookup form does not need them). */
-  keys: () => Array<string[] | undefined>;
-  /** The rows' array elements, one list per column, where they went straight from the source's rows. */
-  elements?: string[][];
-  query: SourceQuery;
-  warnings: string[];
-} | null> {
+): Promise<ShippedRows | null> {
   const resolved = table.resolved as Extract<ResolvedTable, { kind: 'rows' }>; // planShipping ships row sources only
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   const request = {

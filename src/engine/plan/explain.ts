@@ -11,6 +11,7 @@ import { planStatement, type JoinLimits } from './planner.js';
 import type { StaticResult } from '../exec/static-result.js';
 import type { WholePlan } from './whole.js';
 import type { ShippedTable, ShippingPlan } from './ship.js';
+import type { LookupKey } from './ship-lookup.js';
 import { describeEstimates, distinctOf } from './cost.js';
 import { estimatedRows } from './join-choice.js';
 
@@ -127,14 +128,16 @@ export function explainShipped(
   };
   const main = sourceQuery({ table: plan.shipped, scan: plan.scan });
   const { smallRows, bigRows } = plan.estimates;
-  const lookup = plan.lookup
-    ? `; where its keys turn out unique, dense and at least ${plan.lookup.minKeys}, its distinct rows go with a lookup array indexed by ${plan.lookup.alias}.${plan.lookup.column.name} instead`
-    : '';
+  const lookupOf = (key: LookupKey | null | undefined) =>
+    key
+      ? `; where its keys turn out unique, dense and at least ${key.minKeys}, its distinct rows go with a lookup array indexed by ${key.alias}.${key.column.name} instead`
+      : '';
+  const lookup = lookupOf(plan.lookup);
   const choice = `shipped to PostgreSQL: ${smallRows} rows (estimate) against ${bigRows} rows there; federated instead if more than ${maxShippedRows} rows load${lookup}; ${describeEstimates(plan.estimates)}`;
   // Step 1 is the main shipped table; then the other sources' tables shipped along, then the engine's.
   const moreSteps: StaticResult['rows'] = plan.moreShipped.map((more, i) => {
     const { source, object, sql } = sourceQuery(more);
-    return [2 + i, source, 'source query', object, 'shipped to PostgreSQL along with step 1', sql];
+    return [2 + i, source, 'source query', object, `shipped to PostgreSQL along with step 1${lookupOf(more.lookup)}`, sql];
   });
   const engineStep = 2 + plan.moreShipped.length;
   const engineSteps: StaticResult['rows'] = plan.engineTables.map(({ table }, i) => {

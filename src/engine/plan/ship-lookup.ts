@@ -20,9 +20,8 @@ import { everyNode, isObject } from '../front/ast.js';
 import type { ScanPlan } from './scans.js';
 import { distinctOf } from './cost.js';
 
-export interface LookupPlan {
-  /** A copy of the statement with the shipped placeholder, without the keyed wrappers (the lookup filters by key itself). */
-  ast: ParseResult;
+/** How one shipped table's rows may go as a lookup. */
+export interface LookupKey {
   /** The alias of the PostgreSQL table the lookup is indexed by, and its join column. */
   alias: string;
   column: ColumnDef;
@@ -34,6 +33,12 @@ export interface LookupPlan {
    * while a lookup is evaluated on every row.
    */
   minKeys: number;
+}
+
+/** The main shipped table's lookup, with the statement it runs in. */
+export interface LookupPlan extends LookupKey {
+  /** A copy of the statement with the shipped placeholders, without the keyed wrappers (the lookup filters by key itself). */
+  ast: ParseResult;
 }
 
 /** The share of the PostgreSQL column's distinct values the keys must reach for the lookup form. */
@@ -65,14 +70,14 @@ function lateralSees(ast: ParseResult, placeholder: string, target: string): boo
   return seen;
 }
 
-/** The lookup form of this shipping plan, where its join allows one (over a copy of `ast`); null otherwise. */
+/** How the shipped table at `placeholder` may go as a lookup, where its join allows one; null otherwise. */
 export function planLookup(
   ast: ParseResult,
   placeholder: string,
   shipped: { loadName: string; scan: ScanPlan },
   targetTables: BoundTable[],
   scans: Map<string, ScanPlan>,
-): LookupPlan | null {
+): LookupKey | null {
   if (shipped.scan.columns.some((c) => c.name === LOOKUP_CODE)) return null;
   for (const table of targetTables) {
     const dependency = scans
@@ -94,7 +99,6 @@ export function planLookup(
     const distinct = table.resolved.kind === 'rows' ? distinctOf(table.resolved.table, dependency.column) : null;
     if (distinct === null) continue;
     return {
-      ast: structuredClone(ast),
       alias: aliases[0],
       column: dependency.column,
       keyIndex,

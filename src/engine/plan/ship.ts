@@ -28,7 +28,7 @@ import { parseStatement } from '../front/parse.js';
 import { planScans, type ScanPlan } from './scans.js';
 import { distinctOf, estimateJoin, groupsOf, MIN_TARGET_ROWS, type JoinEstimates } from './cost.js';
 import { planPartialAggregation } from './partial-aggregation.js';
-import { planLookup, type LookupPlan } from './ship-lookup.js';
+import { planLookup, type LookupKey, type LookupPlan } from './ship-lookup.js';
 
 /** Rows of the shipped table at most, unless configured (`dependentJoin.maxShippedRows`). */
 export const DEFAULT_MAX_SHIPPED_ROWS = 100_000;
@@ -58,13 +58,15 @@ export interface ShippedTable {
   table: BoundTable & { loadName: string };
   scan: ScanPlan;
   placeholder: string;
+  /** Its lookup form (ship-lookup.ts), where its join with a PostgreSQL table allows one. */
+  lookup?: LookupKey | null;
 }
 
 export interface ShippingPlan {
   /** The main table whose rows go to PostgreSQL (the one its tables are joined with), and its scan at its own source. */
   shipped: BoundTable & { loadName: string };
   scan: ScanPlan;
-  /** The other sources' tables shipped along (as rows, read at the same time as the main one). */
+  /** The other sources' tables shipped along (read at the same time as the main one; each as a lookup where it allows). */
   moreShipped: ShippedTable[];
   /** The PostgreSQL source that runs the statement, and its tables. */
   target: SourceDef;
@@ -137,7 +139,10 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     const engineTables = natives.length > 0 ? shipEngineTables(ast, natives) : [];
     if (engineTables === null) return null;
     // Before keyTargets wraps the PostgreSQL tables (the lookup form goes without).
-    const lookup = planLookup(ast, plan.placeholder, { loadName: plan.shipped.loadName, scan: plan.scan }, targetTables, scans);
+    const lookupOf = (t: ShippedTable) => planLookup(ast, t.placeholder, { loadName: t.table.loadName, scan: t.scan }, targetTables, scans);
+    const key = lookupOf(main!);
+    for (const more of moreShipped) more.lookup = lookupOf(more);
+    const lookup = key && { ...key, ast: structuredClone(ast) };
     return { ...plan, moreShipped, target, targetTables, estimates, keyed: keyTargets(plan, targetTables), engineTables, lookup };
   }
   return null;
