@@ -149,14 +149,15 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
 }
 
 /**
- * The shipped tables, the main one first: one a PostgreSQL table is joined with (its keys can
- * filter that table, its rows can go as a lookup), the one with more rows where several are.
+ * The shipped tables, the main one first: one with a row estimate that a PostgreSQL table is
+ * joined with (its keys can filter that table, the plan's estimates are its join's), the one
+ * with more rows where several are.
  */
 function orderShipped(shipped: BoundTable[], targetTables: BoundTable[], scans: Map<string, ScanPlan>): BoundTable[] {
+  const rows = (t: BoundTable) => t.resolved.table.cardinality;
   const joined = (t: BoundTable) =>
-    targetTables.some((target) => scans.get(target.loadName ?? '')?.dependencies.some((d) => d.from === t.loadName));
-  const rows = (t: BoundTable) => t.resolved.table.cardinality ?? 0;
-  return [...shipped].sort((a, b) => Number(joined(b)) - Number(joined(a)) || rows(b) - rows(a));
+    rows(t) !== null && targetTables.some((target) => scans.get(target.loadName ?? '')?.dependencies.some((d) => d.from === t.loadName));
+  return [...shipped].sort((a, b) => Number(joined(b)) - Number(joined(a)) || (rows(b) ?? 0) - (rows(a) ?? 0));
 }
 
 /** The estimates of the shipped, dependent and parallel plans of this join (cost.ts). */
