@@ -106,7 +106,7 @@ async function main(): Promise<void> {
         forms.map(([name], i) => [name, median(times[i]!).toFixed(1), (median(times[i]!) / floor).toFixed(2)]),
       ),
     );
-    console.log('answers of rows, lookup and lookup+keys identical');
+    console.log('answers of rows, lookup, lookup+keys and eager identical');
   } finally {
     await client.end();
   }
