@@ -70,6 +70,22 @@ test('the plain form where a key repeats, is beyond int4, the keys are sparse, o
   assert.notEqual(few(2), null);
 });
 
+test('conditions applied by vdb: only the rows whose text is exactly a value go, a key repeated among dropped rows is no obstacle', () => {
+  const sql = lookupRelation(
+    { ...plan(), conditions: [{ columnIndex: 1, values: ['DE', 'a"b'] }] },
+    COLUMNS,
+    [
+      ['3', '4', '5', '6', '6', '7'],
+      ['"DE"', '"de"', '"DE "', '"a\\"b"', '"FR"', 'NULL'],
+    ],
+    { kind: 'mysql' },
+  );
+  assert.match(sql ?? '', /unnest\('\{1,2\}'::int4\[\], '\{"DE","a\\"b"\}'::text\[\]\)/);
+  assert.match(sql ?? '', /'\[3:6\]=\{1,0,0,2\}'::int4\[\]/);
+  const none = lookupRelation({ ...plan(), conditions: [{ columnIndex: 1, values: ['US'] }] }, COLUMNS, [['3'], ['"DE"']], { kind: '' });
+  assert.equal(none, null, 'no row kept: the plain form, which keeps the condition');
+});
+
 test('dependentJoin.lookupArrays: on by default, VDB_DEPENDENT_JOIN_LOOKUP_ARRAYS=false turns it off', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-lookup-config-'));
   try {

@@ -383,6 +383,41 @@ test('repeated, sparse or unreachable keys keep the rows and the keyed filter, w
   }
 });
 
+test('in the lookup form, equalities on the shipped table are applied by vdb exactly (not sent), with the same answers', async () => {
+  const ids = Array.from({ length: 100 }, (_, i) => i).join(', ');
+  for (const [sql, taken] of [
+    // MariaDB's comparison keeps 'Alice' and 'ALICE' too: vdb keeps 'alice' only, as PostgreSQL would.
+    [CASES[1]!, /'alice'/],
+    // 'Bob' is no one's name exactly ('Bob ' and 'bob' are); quotes, backslashes and braces in the values.
+    [CASES[2]!, /'\{x,y\}'/],
+    // The constant first.
+    [
+      "SELECT c.tag, count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE 'alice' = c.name GROUP BY c.tag",
+      /'alice'/,
+    ],
+    // Integers; a condition that stays (not an equality).
+    [
+      `SELECT c.tag, count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.id IN (${ids}) AND c.score > 0 GROUP BY c.tag`,
+      /id IN/,
+    ],
+  ] as const) {
+    const statement = await sameAsLocal(sql);
+    assert.match(statement, LATERAL, sql);
+    assert.doesNotMatch(statement, taken, sql);
+  }
+  const kept = await sameAsLocal(
+    `SELECT c.tag, count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.id IN (${ids}) AND c.score > 0 GROUP BY c.tag`,
+  );
+  assert.match(kept, /score > 0/);
+  // An outer join: the condition stays in the statement (dropping rows before the join would not mean the same).
+  const outer = await sameAsLocal(
+    "SELECT c.name, count(*) FROM pg.orders o LEFT JOIN my.customers c ON c.id = o.customer_id WHERE c.name = 'alice' OR c.name IS NULL GROUP BY c.name",
+  );
+  assert.match(outer, /'alice'/);
+  const plan = await rows(pushed, `EXPLAIN ${CASES[1]}`);
+  assert.match(plan.json, /the conditions on name then applied by vdb to its rows, not sent/);
+});
+
 test('EXPLAIN names the lookup form', async () => {
   const plan = await rows(pushed, `EXPLAIN ${CASES[0]}`);
   assert.match(plan.json, /lookup array indexed by o\.customer_id/);

@@ -8,8 +8,8 @@
  */
 import type { ColumnDef } from '../../catalog/types.js';
 import { POSTGRES_DIALECT } from '../../connectors/postgres/dialect.js';
-import { LOOKUP_CODE, type LookupKey } from '../plan/ship-lookup.js';
-import { arrayLiteral } from './ship-arrays.js';
+import { LOOKUP_CODE, type ExactCondition, type LookupKey } from '../plan/ship-lookup.js';
+import { arrayElement, arrayLiteral } from './ship-arrays.js';
 
 /** Elements of the lookup array at most: per shipped row, and in all (an int4 array's text is ~2 bytes per empty slot). */
 const SLOTS_PER_ROW = 16;
@@ -17,6 +17,25 @@ const MAX_SLOTS = 4_000_000;
 const INT4_MAX = 2 ** 31 - 1;
 
 const quote = (name: string) => POSTGRES_DIALECT.quoteIdentifier(name);
+
+/**
+ * The rows the conditions keep (their elements among the conditions' values, written as the
+ * rows' are), and how many; null without conditions.
+ */
+function keptRows(
+  conditions: readonly ExactCondition[],
+  columns: readonly ColumnDef[],
+  elements: readonly string[][],
+): { rows: Uint8Array; count: number } | null {
+  if (conditions.length === 0) return null;
+  const rows = new Uint8Array(elements[0]?.length ?? 0).fill(1);
+  for (const { columnIndex, values } of conditions) {
+    const wanted = new Set(values.map((v) => (columns[columnIndex]!.type === 'VARCHAR' ? arrayElement(v) : v)));
+    const column = elements[columnIndex]!;
+    for (let row = 0; row < rows.length; row++) if (rows[row] && !wanted.has(column[row]!)) rows[row] = 0;
+  }
+  return { rows, count: rows.reduce((sum, k) => sum + k, 0) };
+}
 
 /**
  * The relation that takes the shipped placeholder's place, or null where the lookup does not
@@ -30,7 +49,8 @@ export function lookupRelation(
 ): string | null {
   const keys = elements[lookup.keyIndex]!;
   const rows = keys.length;
-  if (rows === 0 || rows < lookup.minKeys) return null;
+  const kept = keptRows(lookup.conditions ?? [], columns, elements);
+  if (rows === 0 || (kept?.count ?? rows) < lookup.minKeys) return null;
   const others = columns.map((_, i) => i).filter((i) => i !== lookup.keyIndex);
   // The keys' bounds first, so that the array can be filled in one pass.
   const numbers = new Float64Array(rows);
@@ -38,16 +58,16 @@ export function lookupRelation(
   let high = -Infinity;
   for (let row = 0; row < rows; row++) {
     const text = keys[row]!;
-    // A NULL key joins nothing (the join is an equality).
-    const key = text === 'NULL' ? Number.NaN : Number(text);
-    if (text !== 'NULL' && (!Number.isInteger(key) || Math.abs(key) > INT4_MAX)) return null;
+    // A NULL key joins nothing (the join is an equality); nor does a row the conditions drop.
+    const key = text === 'NULL' || (kept && !kept.rows[row]) ? Number.NaN : Number(text);
+    if (!Number.isNaN(key) && (!Number.isInteger(key) || Math.abs(key) > INT4_MAX)) return null;
     numbers[row] = key;
     if (key < low) low = key;
     if (key > high) high = key;
   }
   if (low > high) return null;
   const slots = high - low + 1;
-  if (slots > SLOTS_PER_ROW * rows + 1024 || slots > MAX_SLOTS) return null;
+  if (slots > SLOTS_PER_ROW * (kept?.count ?? rows) + 1024 || slots > MAX_SLOTS) return null;
   const table = new Int32Array(slots);
   // Each distinct row of the other columns gets a number: a tree of maps, one level per column
   // (no joined strings), and the first row that had it.

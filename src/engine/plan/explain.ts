@@ -128,11 +128,12 @@ export function explainShipped(
   };
   const main = sourceQuery({ table: plan.shipped, scan: plan.scan });
   const { smallRows, bigRows } = plan.estimates;
-  const lookupOf = (key: LookupKey | null | undefined) =>
-    key
-      ? `; where its keys turn out unique, dense and at least ${key.minKeys}, its distinct rows go with a lookup array indexed by ${key.alias}.${key.column.name} instead`
-      : '';
-  const lookup = lookupOf(plan.lookup);
+  const lookupOf = (key: LookupKey | null | undefined, columns: readonly ColumnDef[] = []) => {
+    if (!key) return '';
+    const applied = [...new Set((key.conditions ?? []).map((c) => columns[c.columnIndex]!.name))];
+    return `; where its keys turn out unique, dense and at least ${key.minKeys}, its distinct rows go with a lookup array indexed by ${key.alias}.${key.column.name} instead${applied.length > 0 ? ` (the conditions on ${applied.join(', ')} then applied by vdb to its rows, not sent)` : ''}`;
+  };
+  const lookup = lookupOf(plan.lookup, plan.scan.columns);
   const choice = `shipped to PostgreSQL: ${smallRows} rows (estimate) against ${bigRows} rows there; federated instead if more than ${maxShippedRows} rows load${lookup}; ${describeEstimates(plan.estimates)}`;
   // Step 1 is the main shipped table; then the other sources' tables shipped along, then the engine's.
   const moreSteps: StaticResult['rows'] = plan.moreShipped.map((more, i) => {

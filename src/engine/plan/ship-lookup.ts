@@ -16,7 +16,8 @@
 import type { ParseResult } from '@pgsql/types';
 import type { ColumnDef } from '../../catalog/types.js';
 import type { BoundTable } from '../front/bind.js';
-import { everyNode, isObject } from '../front/ast.js';
+import type { Node } from '@pgsql/types';
+import { asKind, conjuncts, everyNode, fieldNames, isObject, statementOf } from '../front/ast.js';
 import type { ScanPlan } from './scans.js';
 import { distinctOf } from './cost.js';
 
@@ -33,6 +34,17 @@ export interface LookupKey {
    * while a lookup is evaluated on every row.
    */
   minKeys: number;
+  /** Conditions of the statement on the table that vdb applies to its rows in the lookup form (taken out of `LookupPlan.ast`). */
+  conditions?: ExactCondition[];
+}
+
+/**
+ * A condition on a shipped column that vdb applies exactly as PostgreSQL would: the row is kept
+ * when the column's value is one of `values` (text compared as it is, integers as their text).
+ */
+export interface ExactCondition {
+  columnIndex: number;
+  values: string[];
 }
 
 /** The main shipped table's lookup, with the statement it runs in. */
@@ -110,3 +122,74 @@ export function planLookup(
 
 /** The code column of the lookup's distinct rows (a shipped column of this name keeps the plain form). */
 export const LOOKUP_CODE = '__vdb_code';
+
+/** The types whose equality in PostgreSQL is that of their text as the rows carry it (ship-arrays.ts writes integers canonically). */
+const EXACT_TYPES = new Set(['VARCHAR', 'SMALLINT', 'INTEGER', 'BIGINT']);
+
+/**
+ * Takes out of the statement's WHERE (`ast`, mutated) the conditions on the shipped table at
+ * `placeholder` that compare a text or integer column with constants (`c.segment =
+ * 'enterprise'`, `c.id IN (1, 2)`), for vdb to apply to the shipped rows instead. Text is equal
+ * in PostgreSQL when its bytes are (its default collations are deterministic), so vdb's test
+ * of the rows is PostgreSQL's, while the source's own (MariaDB's, ignoring case and trailing
+ * spaces) may keep more. Only where dropping rows before the join means the same as the WHERE
+ * after it: a plain SELECT whose FROM joins tables with inner joins only. PostgreSQL then
+ * estimates the statement without a condition on rows it has no statistics of.
+ */
+export function takeExactConditions(ast: ParseResult, placeholder: string, columns: readonly ColumnDef[]): ExactCondition[] {
+  const select = asKind(statementOf(ast), 'SelectStmt');
+  if (!select?.fromClause || (select.op && select.op !== 'SETOP_NONE') || !select.whereClause) return [];
+  let alias: string | null = null;
+  let inner = true;
+  const visit = (item: Node): void => {
+    const join = asKind(item, 'JoinExpr');
+    if (join) {
+      if (join.jointype !== 'JOIN_INNER') inner = false;
+      [join.larg, join.rarg].forEach((side) => side && visit(side));
+      return;
+    }
+    const range = asKind(item, 'RangeVar');
+    if (range?.relname === placeholder && range.alias?.aliasname && !range.alias.colnames) alias = range.alias.aliasname;
+  };
+  select.fromClause.forEach(visit);
+  if (!inner || alias === null) return [];
+  const taken: ExactCondition[] = [];
+  const kept = conjuncts(select.whereClause).filter((conjunct) => {
+    const condition = exactCondition(conjunct, alias!, columns);
+    if (condition) taken.push(condition);
+    return !condition;
+  });
+  if (taken.length === 0) return [];
+  if (kept.length === 0) delete select.whereClause;
+  else select.whereClause = kept.length === 1 ? kept[0]! : { BoolExpr: { boolop: 'AND_EXPR', args: kept } };
+  return taken;
+}
+
+/** `alias.column = constant`, `constant = alias.column` or `alias.column IN (constants)` of an exact type; null otherwise. */
+function exactCondition(node: Node, alias: string, columns: readonly ColumnDef[]): ExactCondition | null {
+  const expr = asKind(node, 'A_Expr');
+  if (!expr || fieldNames(expr.name).join('.') !== '=' || (expr.kind !== 'AEXPR_OP' && expr.kind !== 'AEXPR_IN')) return null;
+  const columnOf = (side: Node | undefined) => {
+    const fields = fieldNames(asKind(side, 'ColumnRef')?.fields);
+    if (fields.length !== 2 || fields[0] !== alias) return -1;
+    const index = columns.findIndex((c) => c.name === fields[1]);
+    return index >= 0 && EXACT_TYPES.has(columns[index]!.type) ? index : -1;
+  };
+  const constantOf = (side: Node | undefined, type: string): string | null => {
+    const constant = asKind(side, 'A_Const');
+    if (!constant || constant.isnull) return null;
+    if (type === 'VARCHAR') return constant.sval ? String(constant.sval.sval ?? '') : null;
+    return constant.ival ? String(constant.ival.ival ?? 0) : null;
+  };
+  let index = columnOf(expr.lexpr);
+  let other = expr.rexpr;
+  if (index < 0 && expr.kind === 'AEXPR_OP') {
+    index = columnOf(expr.rexpr);
+    other = expr.lexpr;
+  }
+  if (index < 0) return null;
+  const type = columns[index]!.type;
+  const sides = expr.kind === 'AEXPR_IN' ? (asKind(other, 'List')?.items ?? []) : [other];
+  const values = sides.map((side) => constantOf(side, type));
+  return values.length > 0 && values.every((v) => v !== null) ? { columnIndex: index, values: values as string[] } : null;
+}

@@ -28,7 +28,7 @@ import { parseStatement } from '../front/parse.js';
 import { planScans, type ScanPlan } from './scans.js';
 import { distinctOf, estimateJoin, groupsOf, MIN_TARGET_ROWS, type JoinEstimates } from './cost.js';
 import { planPartialAggregation } from './partial-aggregation.js';
-import { planLookup, type LookupKey, type LookupPlan } from './ship-lookup.js';
+import { planLookup, takeExactConditions, type LookupKey, type LookupPlan } from './ship-lookup.js';
 
 /** Rows of the shipped table at most, unless configured (`dependentJoin.maxShippedRows`). */
 export const DEFAULT_MAX_SHIPPED_ROWS = 100_000;
@@ -142,10 +142,16 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     const lookupOf = (t: ShippedTable) => planLookup(ast, t.placeholder, { loadName: t.table.loadName, scan: t.scan }, targetTables, scans);
     const key = lookupOf(main!);
     for (const more of moreShipped) more.lookup = lookupOf(more);
-    const lookup = key && { ...key, ast: structuredClone(ast) };
+    const lookup = key && lookupPlan(key, ast, main!);
     return { ...plan, moreShipped, target, targetTables, estimates, keyed: keyTargets(plan, targetTables), engineTables, lookup };
   }
   return null;
+}
+
+/** The main table's lookup, in a copy of the statement without the conditions vdb applies to its rows then. */
+function lookupPlan(key: LookupKey, ast: ParseResult, main: ShippedTable): LookupPlan {
+  const copy = structuredClone(ast);
+  return { ...key, ast: copy, conditions: takeExactConditions(copy, main.placeholder, main.scan.columns) };
 }
 
 /**
