@@ -21,6 +21,7 @@ import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { loadRows, type SourceQuery } from './load.js';
 import { ArrayBuilder } from './ship-arrays.js';
 import { lookupRelation } from './ship-lookup.js';
+import { readTogether } from './read-together.js';
 import type { LookupKey } from '../plan/ship-lookup.js';
 import type { ScanPlan } from '../plan/scans.js';
 import { keyArrayElements, keyArrayLiteral } from '../../connectors/postgres/key-array.js';
@@ -98,18 +99,19 @@ export async function openShippedExecution(
   const whole = await planWhole({ ...bound, ast: plan.ast, tables: plan.targetTables }, registry);
   if (!whole) return null;
   // The shipped tables are read from their sources at the same time, the engine's (files) meanwhile.
-  const [shipped, moreShipped, engineArrays] = await Promise.all([
-    shipTable(
-      { table: plan.shipped, scan: plan.scan },
-      plan.keyed.map((k) => k.keyIndex),
-      registry,
-      runtime,
-      options,
-    ),
-    Promise.all(plan.moreShipped.map((more) => shipTable(more, [], registry, runtime, options))),
-    shipEngineTables(plan, registry, runtime, options),
-  ]);
-  if (shipped === null || engineArrays === null || moreShipped.some((more) => more === null)) return null;
+  const mainKeys = plan.keyed.map((k) => k.keyIndex);
+  const read = await readTogether<ShippedRows | string[][]>(
+    [
+      (signal) => shipTable({ table: plan.shipped, scan: plan.scan }, mainKeys, registry, runtime, { ...options, signal }),
+      ...plan.moreShipped.map((more) => (signal: AbortSignal) => shipTable(more, [], registry, runtime, { ...options, signal })),
+      (signal) => shipEngineTables(plan, registry, runtime, { ...options, signal }),
+    ],
+    options.signal,
+  );
+  if (read === null) return null;
+  const shipped = read[0] as ShippedRows;
+  const moreShipped = read.slice(1, -1) as ShippedRows[];
+  const engineArrays = read[read.length - 1] as string[][];
   // Dense unique integer keys: the rows go as a lookup array (ship-lookup.ts), the keyed wrappers left out.
   const lookupOf = (key: LookupKey | null | undefined, table: BoundTable, scan: ScanPlan, read: ShippedRows) =>
     key && options.lookupArrays !== false && read.elements ? lookupRelation(key, scan.columns, read.elements, sourceOf(table)) : null;
@@ -145,8 +147,8 @@ export async function openShippedExecution(
   if (!execution) return null;
   // Index 0 is PostgreSQL's statement (openWholeExecution rewrites it when streaming).
   for (const table of [shipped, ...moreShipped]) {
-    execution.sourceQueries.push(table!.query);
-    execution.warnings.push(...table!.warnings);
+    execution.sourceQueries.push(table.query);
+    execution.warnings.push(...table.warnings);
   }
   return execution;
 }

@@ -138,7 +138,14 @@ export function explainShipped(
   // Step 1 is the main shipped table; then the other sources' tables shipped along, then the engine's.
   const moreSteps: StaticResult['rows'] = plan.moreShipped.map((more, i) => {
     const { source, object, sql } = sourceQuery(more);
-    return [2 + i, source, 'source query', object, `shipped to PostgreSQL along with step 1${lookupOf(more.lookup)}`, sql];
+    return [
+      2 + i,
+      source,
+      'source query',
+      object,
+      `shipped to PostgreSQL along with step 1, read at the same time; federated instead if more than ${maxShippedRows} rows load${lookupOf(more.lookup)}`,
+      sql,
+    ];
   });
   const engineStep = 2 + plan.moreShipped.length;
   const engineSteps: StaticResult['rows'] = plan.engineTables.map(({ table }, i) => {
