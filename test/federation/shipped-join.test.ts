@@ -253,6 +253,21 @@ test('three databases: the SQLite table goes along with the MariaDB table, read 
   assert.match((await rows(pushed, many)).sourceSql[0] ?? '', /unnest\('\{/);
 });
 
+test('two tables of one source: each read on its own, at the same time, joined at PostgreSQL, with the same answers', async () => {
+  for (const sql of [
+    'SELECT v.channel, c.tag, count(*), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id JOIN my.visits v ON v.customer_id = c.id GROUP BY v.channel, c.tag',
+    "SELECT c.name, v.channel, count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id LEFT JOIN my.visits v ON v.customer_id = c.id AND v.channel <> 'shop' WHERE c.id < 50 GROUP BY c.name, v.channel",
+  ]) {
+    const statement = await sameAsLocal(sql);
+    assert.equal((statement.match(/unnest\('\{/g) ?? []).length, 2, sql);
+    const a = await rows(pushed, sql);
+    assert.deepEqual(
+      a.sourceSql.map((q) => (q.startsWith('COPY') ? 'pg' : /`visits`/.test(q) ? 'visits' : /`customers`/.test(q) ? 'customers' : q)),
+      ['pg', 'customers', 'visits'],
+    );
+  }
+});
+
 test('a star join: each dimension with dense keys goes as its own lookup array, with the same answers', async () => {
   const sql =
     'SELECT c.name, k.kind, count(*), sum(o.amount) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id JOIN lite.kinds k ON k.id = o.big GROUP BY c.name, k.kind';

@@ -1,8 +1,8 @@
 /**
- * Shipping the small sides: a statement that joins the tables of one PostgreSQL source with one
- * small table of each other source can run whole at PostgreSQL once those tables' rows go along
- * as typed arrays (read from their sources at the same time): `... JOIN (SELECT * FROM unnest('{...}'::int4[], '{...}'::text[]) AS u(id,
- * country)) AS c ON ...`. PostgreSQL then scans its big table once and sends back only the
+ * Shipping the small sides: a statement that joins the tables of one PostgreSQL source with small
+ * tables of other sources can run whole at PostgreSQL once those tables' rows go along as typed
+ * arrays (each read by its own query, all at the same time):
+ * `... JOIN (SELECT * FROM unnest('{...}'::int4[], '{...}'::text[]) AS u(id, country)) AS c ON ...`. PostgreSQL then scans its big table once and sends back only the
  * statement's result (30 groups instead of a group per join key). Chosen only where the answer
  * cannot change:
  *  - the rest of the statement is PostgreSQL's own semantics (planWhole's allow-list, run later
@@ -108,13 +108,13 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     sources.set(table.resolved.source, list);
   }
   if (sources.size < 2) return null;
-  // PostgreSQL runs the statement; every other source holds one table, shipped. When several
-  // sources speak PostgreSQL, the one with more rows runs it (the shipped tables must be smaller).
+  // PostgreSQL runs the statement; the other sources' tables are shipped, each read on its own
+  // (two tables of one source as two queries, joined at PostgreSQL). When several sources speak
+  // PostgreSQL, the one with more rows runs it (the shipped tables must be smaller).
   const candidates: Array<[SourceDef, BoundTable[], BoundTable[]]> = [];
   for (const [target, tables] of sources) {
     if (wholeStatementConnector(registry.connectorOf(target)) === null) continue;
-    const others = [...sources].filter(([source]) => source !== target).map(([, list]) => list);
-    if (others.every((list) => list.length === 1)) candidates.push([target, tables, others.map((list) => list[0]!)]);
+    candidates.push([target, tables, [...sources].filter(([source]) => source !== target).flatMap(([, list]) => list)]);
   }
   if (maxShippedRows === 0 || candidates.length === 0) return null;
   const scans = planScans(bound, registry, { pushdown: true });
