@@ -68,6 +68,19 @@ test('the plain form where a key repeats, is beyond int4, the keys are sparse, o
     );
   assert.equal(few(3), null);
   assert.notEqual(few(2), null);
+  // NULL keys join nothing and do not count.
+  assert.equal(
+    lookupRelation(
+      plan('INTEGER', 2),
+      COLUMNS,
+      [
+        ['1', 'NULL', 'NULL'],
+        ['"x"', '"y"', '"z"'],
+      ],
+      { kind: '' },
+    ),
+    null,
+  );
 });
 
 test('conditions applied by vdb: only the rows whose text is exactly a value go, a key repeated among dropped rows is no obstacle', () => {

@@ -19,14 +19,10 @@ const INT4_MAX = 2 ** 31 - 1;
 const quote = (name: string) => POSTGRES_DIALECT.quoteIdentifier(name);
 
 /**
- * The rows the conditions keep (their elements among the conditions' values, written as the
- * rows' are), and how many; null without conditions.
+ * The rows the conditions keep, 1 for each (their elements among the conditions' values,
+ * written as the rows' are); null without conditions.
  */
-function keptRows(
-  conditions: readonly ExactCondition[],
-  columns: readonly ColumnDef[],
-  elements: readonly string[][],
-): { rows: Uint8Array; count: number } | null {
+function keptRows(conditions: readonly ExactCondition[], columns: readonly ColumnDef[], elements: readonly string[][]): Uint8Array | null {
   if (conditions.length === 0) return null;
   const rows = new Uint8Array(elements[0]?.length ?? 0).fill(1);
   for (const { columnIndex, values } of conditions) {
@@ -34,7 +30,7 @@ function keptRows(
     const column = elements[columnIndex]!;
     for (let row = 0; row < rows.length; row++) if (rows[row] && !wanted.has(column[row]!)) rows[row] = 0;
   }
-  return { rows, count: rows.reduce((sum, k) => sum + k, 0) };
+  return rows;
 }
 
 /**
@@ -50,24 +46,27 @@ export function lookupRelation(
   const keys = elements[lookup.keyIndex]!;
   const rows = keys.length;
   const kept = keptRows(lookup.conditions ?? [], columns, elements);
-  if (rows === 0 || (kept?.count ?? rows) < lookup.minKeys) return null;
+  if (rows === 0) return null;
   const others = columns.map((_, i) => i).filter((i) => i !== lookup.keyIndex);
   // The keys' bounds first, so that the array can be filled in one pass.
   const numbers = new Float64Array(rows);
   let low = Infinity;
   let high = -Infinity;
+  let keyCount = 0;
   for (let row = 0; row < rows; row++) {
     const text = keys[row]!;
     // A NULL key joins nothing (the join is an equality); nor does a row the conditions drop.
-    const key = text === 'NULL' || (kept && !kept.rows[row]) ? Number.NaN : Number(text);
+    const key = text === 'NULL' || (kept && !kept[row]) ? Number.NaN : Number(text);
     if (!Number.isNaN(key) && (!Number.isInteger(key) || Math.abs(key) > INT4_MAX)) return null;
     numbers[row] = key;
+    if (Number.isNaN(key)) continue;
+    keyCount += 1;
     if (key < low) low = key;
     if (key > high) high = key;
   }
-  if (low > high) return null;
+  if (keyCount === 0 || keyCount < lookup.minKeys) return null;
   const slots = high - low + 1;
-  if (slots > SLOTS_PER_ROW * (kept?.count ?? rows) + 1024 || slots > MAX_SLOTS) return null;
+  if (slots > SLOTS_PER_ROW * keyCount + 1024 || slots > MAX_SLOTS) return null;
   const table = new Int32Array(slots);
   // Each distinct row of the other columns gets a number: a tree of maps, one level per column
   // (no joined strings), and the first row that had it.
