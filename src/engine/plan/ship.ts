@@ -2,9 +2,9 @@
  * Shipping the small sides: a statement that joins the tables of one PostgreSQL source with small
  * tables of other sources can run whole at PostgreSQL once those tables' rows go along as typed
  * arrays (each read by its own query, all at the same time):
- * `... JOIN (SELECT * FROM unnest('{...}'::int4[], '{...}'::text[]) AS u(id, country)) AS c ON ...`. PostgreSQL then scans its big table once and sends back only the
- * statement's result (30 groups instead of a group per join key). Chosen only where the answer
- * cannot change:
+ * `... JOIN (SELECT * FROM unnest('{...}'::int4[], '{...}'::text[]) AS u(id, country)) AS c ON ...`.
+ * PostgreSQL then scans its big table once and sends back only the statement's result (30
+ * groups instead of a group per join key). Chosen only where the answer cannot change:
  *  - the rest of the statement is PostgreSQL's own semantics (planWhole's allow-list, run later
  *    over the statement with the shipped table as a placeholder);
  *  - the shipped columns are of types whose text form PostgreSQL reads back exactly;
