@@ -301,6 +301,41 @@ test('a row condition and a mask on the small side: not shipped, and the answer 
   assert.ok((JSON.parse(a.json) as Array<[string, number, number]>)[0]![2] < 300);
 });
 
+test("a row condition alone on the small side: shipped with only the rows it lets through; on PostgreSQL's side: not shipped", async () => {
+  const ruth = await restrictedReader(services, admin, 'shiprows', ["'my.customers', 'R', 'id < 300 AND name <> ''bob'''"]);
+  for (const sql of [
+    'SELECT c.name, count(*), max(c.id) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c.name',
+    "SELECT c.tag, count(*) FROM pg.orders o JOIN my.customers c ON c.tag = o.label WHERE c.name = 'alice' GROUP BY c.tag",
+  ]) {
+    const a = await engineRows(pushed, ruth, sql);
+    const b = await engineRows(local, ruth, sql);
+    assert.notEqual(b.json, '[]', sql);
+    assert.equal(sorted(a.json), sorted(b.json), sql);
+    assert.match(a.sourceSql[0] ?? '', /unnest\('\{/, sql);
+    assert.notEqual(sorted(a.json), sorted((await rows(pushed, sql)).json), `the condition narrows: ${sql}`);
+  }
+  const shown = JSON.parse(
+    (
+      await engineRows(
+        pushed,
+        ruth,
+        'SELECT c.name, count(*), max(c.id) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c.name',
+      )
+    ).json,
+  ) as Array<[string, number, number]>;
+  assert.ok(shown.every(([name, , id]) => id < 300 && name !== 'bob'));
+  // On the nullable side of an outer join the condition stays a subquery of the statement: not shipped.
+  const outer = 'SELECT count(*), count(c.id) FROM pg.orders o LEFT JOIN my.customers c ON c.id = o.customer_id';
+  const left = await engineRows(pushed, ruth, outer);
+  assert.equal(left.json, (await engineRows(local, ruth, outer)).json);
+  assert.ok(left.sourceSql.every((q) => !q.includes('unnest(')));
+  const olga = await restrictedReader(services, admin, 'shipfacts', ["'pg.orders', 'R', 'id < 5000'"]);
+  const sql = 'SELECT c.name, count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c.name';
+  const a = await engineRows(pushed, olga, sql);
+  assert.equal(sorted(a.json), sorted((await engineRows(local, olga, sql)).json));
+  assert.ok(a.sourceSql.every((q) => !q.includes('unnest(')));
+});
+
 test('a statement PostgreSQL refuses (a quoted name in other letter case) runs federated, every time', async () => {
   const sql = 'SELECT c."NAME", count(*) FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id GROUP BY c."NAME"';
   for (let i = 0; i < 2; i++) {

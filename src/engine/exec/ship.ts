@@ -206,7 +206,8 @@ async function shipTable(
   };
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
-  const builder = ArrayBuilder.for(scan.columns, keyIndexes, resolved.source);
+  // Under a row condition the rows go through the engine's load, which keeps only those it lets through.
+  const builder = table.rowCondition ? null : ArrayBuilder.for(scan.columns, keyIndexes, resolved.source);
   const iterator = connector.scan({ ...request, signal })[Symbol.asyncIterator]();
   // Every batch read, for the engine's load should a value not go as it came.
   const read: unknown[][][] = [];

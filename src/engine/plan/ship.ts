@@ -8,7 +8,8 @@
  *  - the rest of the statement is PostgreSQL's own semantics (planWhole's allow-list, run later
  *    over the statement with the shipped table as a placeholder);
  *  - the shipped columns are of types whose text form PostgreSQL reads back exactly;
- *  - no row condition, narrowing or view is involved (the user sees every row of every table);
+ *  - no mask, hidden column or view is involved, and no row condition on PostgreSQL's tables (a
+ *    shipped table's row condition narrows its rows before they go);
  *  - each shipped table is read once, under its own alias, without a column list.
  * And only where it pays, by the catalog's statistics: each shipped table has fewer rows than
  * PostgreSQL's side, which is big enough for a plan to matter, and the shipped plan of the main
@@ -93,10 +94,16 @@ export interface ShippingPlan {
 }
 
 export function planShipping(bound: BoundStatement, registry: SourceRegistry, maxShippedRows: number): ShippingPlan | null {
-  if (bound.narrowed.size > 0 || bound.hiddenColumns.size > 0 || bound.readsViews) return null;
-  if (bound.tables.some((t) => t.rowCondition)) return null;
+  if (bound.hiddenColumns.size > 0 || bound.readsViews) return null;
+  // A table narrowed by a row condition alone (the condition also in the statement's WHERE) may
+  // be shipped: its rows go narrowed by the engine's load (exec/ship.ts), never a hidden one.
+  // Anything else narrowed (a mask, a condition kept as a subquery) is not shipped.
+  const nameOf = (t: BoundTable) => `${t.resolved.schema}.${t.resolved.table.name}`;
+  const conditioned = (name: string) => bound.tables.every((t) => nameOf(t) !== name || t.rowCondition !== undefined);
+  if (![...bound.narrowed].every((name) => bound.tables.some((t) => nameOf(t) === name) && conditioned(name))) return null;
   // Tables the engine reads (files) go whole, each under its own alias, all columns shippable.
   const natives = bound.tables.filter((t) => t.resolved.kind === 'native');
+  if (natives.some((t) => t.rowCondition)) return null;
   if (!natives.every((t) => t.resolved.table.columns.every((c) => shippedType(c) !== null))) return null;
   const rowTables = bound.tables.filter((t) => t.resolved.kind !== 'native');
   if (rowTables.some((t) => t.resolved.kind !== 'rows' || !t.loadName)) return null;
@@ -119,6 +126,8 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
   if (maxShippedRows === 0 || candidates.length === 0) return null;
   const scans = planScans(bound, registry, { pushdown: true });
   for (const [target, targetTables, shippedTables] of candidates) {
+    // PostgreSQL's own tables are read whole by the statement: none may be under a row condition.
+    if (targetTables.some((t) => t.rowCondition)) continue;
     const targetRows = targetTables.reduce((sum, t) => sum + (t.resolved.table.cardinality ?? Number.NaN), 0);
     if (!Number.isFinite(targetRows) || targetRows < MIN_TARGET_ROWS) continue;
     // Each shipped table smaller than PostgreSQL's side. The limit applies to the rows loaded
