@@ -70,6 +70,23 @@ async function shippedArrays(
   return arrays;
 }
 
+/**
+ * The elements of a loaded table's rows, one list per column, as ship-arrays.ts writes them from
+ * a source's rows: text quoted and escaped, other values as their text, NULL unquoted. Read after
+ * `shippedArrays` accepted every value (the same casts).
+ */
+async function loadedElements(connection: DuckDBConnection, loadName: string, columns: readonly ColumnDef[]): Promise<string[][]> {
+  const list = columns.map((column) => {
+    const value = `CAST(${quoteIdent(column.name)} AS VARCHAR)`;
+    const text = column.type === 'VARCHAR' ? `'"' || replace(replace(${value}, '\\', '\\\\'), '"', '\\"') || '"'` : value;
+    return `coalesce(${text}, 'NULL')`;
+  });
+  const reader = await connection.runAndReadAll(`SELECT ${list.join(', ')} FROM ${loadName}`);
+  const elements: string[][] = columns.map(() => []);
+  for (const row of reader.getRows()) for (let i = 0; i < columns.length; i++) elements[i]!.push(String(row[i]));
+  return elements;
+}
+
 /** The load's refusals of a value where it is read (load-scale.ts). */
 const REFUSED_VALUE =
   /^Invalid Input Error: (The numeric column .* digits after the point|A numeric value of column .* more than 38 digits|A numeric NaN or Infinity)/;
@@ -100,10 +117,14 @@ export async function openShippedExecution(
   if (!whole) return null;
   // The shipped tables are read from their sources at the same time, the engine's (files) meanwhile.
   const mainKeys = plan.keyed.map((k) => k.keyIndex);
+  const lookups = options.lookupArrays !== false;
   const read = await readTogether<ShippedRows | string[][]>(
     [
-      (signal) => shipTable({ table: plan.shipped, scan: plan.scan }, mainKeys, registry, runtime, { ...options, signal }),
-      ...plan.moreShipped.map((more) => (signal: AbortSignal) => shipTable(more, [], registry, runtime, { ...options, signal })),
+      (signal) =>
+        shipTable({ table: plan.shipped, scan: plan.scan }, mainKeys, lookups && !!plan.lookup, registry, runtime, { ...options, signal }),
+      ...plan.moreShipped.map(
+        (more) => (signal: AbortSignal) => shipTable(more, [], lookups && !!more.lookup, registry, runtime, { ...options, signal }),
+      ),
       (signal) => shipEngineTables(plan, registry, runtime, { ...options, signal }),
     ],
     options.signal,
@@ -191,6 +212,8 @@ interface ShippedRows {
 async function shipTable(
   { table, scan }: Pick<ShippedTable, 'table' | 'scan'>,
   keyIndexes: number[],
+  /** Whether the rows' elements are wanted (a lookup form is planned) also where they go through the engine's load. */
+  wantElements: boolean,
   registry: SourceRegistry,
   runtime: DuckRuntime,
   options: ShipOptions,
@@ -293,7 +316,9 @@ async function shipTable(
       );
       keys.push(reader.getRows().map((row) => String(row[0])));
     }
-    return { arrays: () => arrays, keys: () => keys, query: loaded.query, warnings: loaded.warnings };
+    // A lookup needs the rows' elements: read back from the load, in the form the rows' would have.
+    const elements = wantElements ? await loadedElements(held.connection, table.loadName, scan.columns) : undefined;
+    return { arrays: () => arrays, keys: () => keys, elements, query: loaded.query, warnings: loaded.warnings };
   } finally {
     held.close();
   }
