@@ -330,6 +330,14 @@ test("a row condition alone on the small side: shipped with only the rows it let
     ).json,
   ) as Array<[string, number, number]>;
   assert.ok(shown.every(([name, , id]) => id < 300 && name !== 'bob'));
+  // The condition is the engine's to apply (it narrowed the rows): PostgreSQL does not see it,
+  // where it would read it otherwise (`\b` is a word boundary to the engine, a backspace to PostgreSQL).
+  const rex = await restrictedReader(services, admin, 'shipregex', ["'my.customers', 'R', 'name ~ ''e\\b'' OR id < 3'"]);
+  const regex = await engineRows(pushed, rex, CASES[0]!);
+  assert.equal(sorted(regex.json), sorted((await engineRows(local, rex, CASES[0]!)).json));
+  assert.ok((JSON.parse(regex.json) as unknown[]).length >= 3, regex.json);
+  assert.match(regex.sourceSql[0] ?? '', /unnest\('\{/);
+  assert.doesNotMatch(regex.sourceSql[0] ?? '', / ~ /);
   // On the nullable side of an outer join the condition stays a subquery of the statement: not shipped.
   const outer = 'SELECT count(*), count(c.id) FROM pg.orders o LEFT JOIN my.customers c ON c.id = o.customer_id';
   const left = await engineRows(pushed, ruth, outer);

@@ -244,7 +244,7 @@ class AccessRewriter {
     const flat = this.flatCondition(range, restriction, context);
     if (flat) {
       this.narrowed.add(`${resolved.schema}.${resolved.table.name}`);
-      context.conditions.push(flat);
+      context.conditions.push(markRowCondition(flat));
       const own = anyOfConditions(restriction.conditions!);
       replaceUserFunctions({ own }, this.policy.user.name);
       this.rowConditions.set(range, own);
@@ -438,6 +438,22 @@ interface FromContext {
   /** Row conditions for the enclosing SELECT's WHERE. */
   conditions: Node[];
 }
+
+/**
+ * A key on a row condition's node where it joins a WHERE: a plan that filters the table's rows
+ * by the condition itself (plan/ship.ts) finds it there and takes it out of what a source runs.
+ * A field of the node (it survives copies of the tree); deparsers read only the fields they know.
+ */
+export const ROW_CONDITION_MARK = 'vdbRowCondition';
+
+function markRowCondition(node: Node): Node {
+  (Object.values(node)[0] as Record<string, unknown>)[ROW_CONDITION_MARK] = true;
+  return node;
+}
+
+/** Whether `node` is a row condition where it joined a WHERE (markRowCondition). */
+export const isRowCondition = (node: unknown): boolean =>
+  isObject(node) && isObject(Object.values(node)[0]) && (Object.values(node)[0] as Record<string, unknown>)[ROW_CONDITION_MARK] === true;
 
 const allOf = (parts: Array<Node | undefined>): Node => {
   const present = parts.filter((p): p is Node => isObject(p));

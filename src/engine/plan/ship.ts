@@ -19,12 +19,13 @@
  */
 import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { randomBytes } from 'node:crypto';
-import type { ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
+import type { Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { wholeStatementConnector } from '../../connectors/types.js';
 import type { BoundStatement, BoundTable } from '../front/bind.js';
-import { everyNode } from '../front/ast.js';
+import { asKind, everyNode, isObject } from '../front/ast.js';
+import { isRowCondition } from '../access/access.js';
 import { parseStatement } from '../front/parse.js';
 import { planScans, type ScanPlan } from './scans.js';
 import { distinctOf, estimateJoin, groupsOf, MIN_TARGET_ROWS, type JoinEstimates } from './cost.js';
@@ -140,6 +141,8 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     if (placed.some((p) => p === null)) continue;
     const [main, ...moreShipped] = placed as ShippedTable[];
     if (rowsOf(main!.table) === null) continue;
+    // Row conditions go with their tables' rows: each must be found in a WHERE and taken out.
+    if (takeRowConditions(ast) !== shippedTables.filter((t) => t.rowCondition).length) continue;
     // A further table estimated beyond the limit would only be read to be given up.
     if (moreShipped.some((m) => (m.scan.rows ?? rowsOf(m.table) ?? 0) > maxShippedRows)) continue;
     const plan = { shipped: main!.table, scan: main!.scan, placeholder: main!.placeholder, ast, scans };
@@ -155,6 +158,34 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     return { ...plan, moreShipped, target, targetTables, estimates, keyed: keyTargets(plan, targetTables), engineTables, lookup };
   }
   return null;
+}
+
+/**
+ * Takes the row conditions that joined a WHERE (access.ts marks them) out of `ast` (mutated):
+ * their tables' rows go already narrowed by them, by the engine (exec/ship.ts), so PostgreSQL
+ * does not evaluate them again with its own reading of them (a regular expression's `\b` is a
+ * word boundary to the engine, a backspace to PostgreSQL). Returns how many were taken.
+ */
+function takeRowConditions(ast: ParseResult): number {
+  let taken = 0;
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (!isObject(value)) return;
+    if (isObject(value.whereClause)) {
+      const where = value.whereClause as Node;
+      // The condition itself may be an AND: a marked node is taken whole.
+      const and = isRowCondition(where) ? undefined : asKind(where, 'BoolExpr');
+      const parts = and?.boolop === 'AND_EXPR' ? (and.args ?? []) : [where];
+      const kept = parts.filter((part) => !isRowCondition(part));
+      taken += parts.length - kept.length;
+      if (kept.length === 0) delete value.whereClause;
+      else if (kept.length === 1) value.whereClause = kept[0];
+      else if (kept.length < parts.length) and!.args = kept;
+    }
+    Object.values(value).forEach(visit);
+  };
+  visit(ast);
+  return taken;
 }
 
 /** The main table's lookup, in a copy of the statement without the conditions vdb applies to its rows then. */
