@@ -95,36 +95,12 @@ export interface ShippingPlan {
 }
 
 export function planShipping(bound: BoundStatement, registry: SourceRegistry, maxShippedRows: number): ShippingPlan | null {
-  if (bound.hiddenColumns.size > 0 || bound.readsViews) return null;
-  // A table narrowed by a row condition alone (the condition also in the statement's WHERE) may
-  // be shipped: its rows go narrowed by the engine's load (exec/ship.ts), never a hidden one.
-  // Anything else narrowed (a mask, a condition kept as a subquery) is not shipped.
-  const nameOf = (t: BoundTable) => `${t.resolved.schema}.${t.resolved.table.name}`;
-  const conditioned = (name: string) => bound.tables.every((t) => nameOf(t) !== name || t.rowCondition !== undefined);
-  if (![...bound.narrowed].every((name) => bound.tables.some((t) => nameOf(t) === name) && conditioned(name))) return null;
+  if (maxShippedRows === 0 || !shippableAccess(bound)) return null;
   // Tables the engine reads (files) go whole, each under its own alias, all columns shippable.
   const natives = bound.tables.filter((t) => t.resolved.kind === 'native');
-  if (natives.some((t) => t.rowCondition)) return null;
   if (!natives.every((t) => t.resolved.table.columns.every((c) => shippedType(c) !== null))) return null;
-  const rowTables = bound.tables.filter((t) => t.resolved.kind !== 'native');
-  if (rowTables.some((t) => t.resolved.kind !== 'rows' || !t.loadName)) return null;
-  const sources = new Map<SourceDef, BoundTable[]>();
-  for (const table of rowTables) {
-    if (table.resolved.kind !== 'rows') return null;
-    const list = sources.get(table.resolved.source) ?? [];
-    list.push(table);
-    sources.set(table.resolved.source, list);
-  }
-  if (sources.size < 2) return null;
-  // PostgreSQL runs the statement; the other sources' tables are shipped, each read on its own
-  // (two tables of one source as two queries, joined at PostgreSQL). When several sources speak
-  // PostgreSQL, the one with more rows runs it (the shipped tables must be smaller).
-  const candidates: Array<[SourceDef, BoundTable[], BoundTable[]]> = [];
-  for (const [target, tables] of sources) {
-    if (wholeStatementConnector(registry.connectorOf(target)) === null) continue;
-    candidates.push([target, tables, [...sources].filter(([source]) => source !== target).flatMap(([, list]) => list)]);
-  }
-  if (maxShippedRows === 0 || candidates.length === 0) return null;
+  const candidates = targetCandidates(bound, registry);
+  if (candidates.length === 0) return null;
   const scans = planScans(bound, registry, { pushdown: true });
   for (const [target, targetTables, shippedTables] of candidates) {
     // PostgreSQL's own tables are read whole by the statement: none may be under a row condition.
@@ -158,6 +134,44 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     return { ...plan, moreShipped, target, targetTables, estimates, keyed: keyTargets(plan, targetTables), engineTables, lookup };
   }
   return null;
+}
+
+/**
+ * Whether what the user may see allows shipping: no hidden column, no view, and a table narrowed
+ * by a row condition alone (the condition also in the statement's WHERE), whose rows go
+ * narrowed by the engine's load (exec/ship.ts), never a hidden one; anything else narrowed (a
+ * mask, a condition kept as a subquery) or a file under a row condition is not shipped.
+ */
+function shippableAccess(bound: BoundStatement): boolean {
+  if (bound.hiddenColumns.size > 0 || bound.readsViews) return false;
+  const nameOf = (t: BoundTable) => `${t.resolved.schema}.${t.resolved.table.name}`;
+  const conditioned = (name: string) => bound.tables.every((t) => nameOf(t) !== name || t.rowCondition !== undefined);
+  if (![...bound.narrowed].every((name) => bound.tables.some((t) => nameOf(t) === name) && conditioned(name))) return false;
+  return !bound.tables.some((t) => t.resolved.kind === 'native' && t.rowCondition);
+}
+
+/**
+ * The sources that could run the statement (those that speak PostgreSQL), each with its tables
+ * and the other sources' tables it would be shipped (two tables of one source as two queries,
+ * joined at PostgreSQL). When several sources speak PostgreSQL, the one with more rows runs it
+ * (the shipped tables must be smaller). None where a table is not a row source's.
+ */
+function targetCandidates(bound: BoundStatement, registry: SourceRegistry): Array<[SourceDef, BoundTable[], BoundTable[]]> {
+  const sources = new Map<SourceDef, BoundTable[]>();
+  for (const table of bound.tables) {
+    if (table.resolved.kind === 'native') continue;
+    if (table.resolved.kind !== 'rows' || !table.loadName) return [];
+    const list = sources.get(table.resolved.source) ?? [];
+    list.push(table);
+    sources.set(table.resolved.source, list);
+  }
+  if (sources.size < 2) return [];
+  const candidates: Array<[SourceDef, BoundTable[], BoundTable[]]> = [];
+  for (const [target, tables] of sources) {
+    if (wholeStatementConnector(registry.connectorOf(target)) === null) continue;
+    candidates.push([target, tables, [...sources].filter(([source]) => source !== target).flatMap(([, list]) => list)]);
+  }
+  return candidates;
 }
 
 /**
