@@ -101,7 +101,8 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
   if (!natives.every((t) => t.resolved.table.columns.every((c) => shippedType(c) !== null))) return null;
   const candidates = targetCandidates(bound, registry);
   if (candidates.length === 0) return null;
-  const scans = planScans(bound, registry, { pushdown: true });
+  // Planned once, after the cheap tests of the first candidate that passes them.
+  let planned: Map<string, ScanPlan> | undefined;
   for (const [target, targetTables, shippedTables] of candidates) {
     // PostgreSQL's own tables are read whole by the statement: none may be under a row condition.
     if (targetTables.some((t) => t.rowCondition)) continue;
@@ -112,6 +113,7 @@ export function planShipping(bound: BoundStatement, registry: SourceRegistry, ma
     // (a SQLite file never analysed) is tried, the main one's estimates decide the plan.
     const rowsOf = (t: BoundTable) => t.resolved.table.cardinality;
     if (shippedTables.some((t) => (rowsOf(t) ?? 0) >= targetRows)) continue;
+    const scans = (planned ??= planScans(bound, registry, { pushdown: true }));
     const ast = structuredClone(bound.ast) as ParseResult;
     const placed = orderShipped(shippedTables, targetTables, scans).map((t) => placeShipped(ast, t, scans));
     if (placed.some((p) => p === null)) continue;
