@@ -444,7 +444,7 @@ interface FromContext {
  * by the condition itself (plan/ship.ts) finds it there and takes it out of what a source runs.
  * A field of the node (it survives copies of the tree); deparsers read only the fields they know.
  */
-export const ROW_CONDITION_MARK = 'vdbRowCondition';
+const ROW_CONDITION_MARK = 'vdbRowCondition';
 
 function markRowCondition(node: Node): Node {
   (Object.values(node)[0] as Record<string, unknown>)[ROW_CONDITION_MARK] = true;

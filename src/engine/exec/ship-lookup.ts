@@ -45,8 +45,8 @@ export function lookupRelation(
 ): string | null {
   const keys = elements[lookup.keyIndex]!;
   const rows = keys.length;
-  const kept = keptRows(lookup.conditions ?? [], columns, elements);
   if (rows === 0) return null;
+  const kept = keptRows(lookup.conditions ?? [], columns, elements);
   const others = columns.map((_, i) => i).filter((i) => i !== lookup.keyIndex);
   // The keys' bounds first, so that the array can be filled in one pass.
   const numbers = new Float64Array(rows);

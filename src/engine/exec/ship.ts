@@ -34,6 +34,9 @@ const EXACT_TEXT: Record<string, string> = {
   bool: 'true|false',
 };
 
+/** SQL of a text value as an array element, quoted, `\` and `"` escaped (the engine's form of ship-arrays.ts's arrayElement). */
+const quotedElementSql = (value: string) => `'"' || replace(replace(${value}, '\\', '\\\\'), '"', '\\"') || '"'`;
+
 /**
  * The shipped table's rows as one array literal per column, with its cast; null when there are
  * more than `maxRows` or a value cannot go as text (a NUL character, text PostgreSQL would read
@@ -53,7 +56,7 @@ async function shippedArrays(
   const parts = columns.flatMap((column, i) => {
     const value = text[i]!;
     const exact = EXACT_TEXT[shippedType(column, source)!.replace(/\(.*$/, '')];
-    const element = `CASE WHEN ${value} IS NULL THEN 'NULL' ELSE '"' || replace(replace(${value}, '\\', '\\\\'), '"', '\\"') || '"' END`;
+    const element = `CASE WHEN ${value} IS NULL THEN 'NULL' ELSE ${quotedElementSql(value)} END`;
     return [
       `coalesce(string_agg(${element}, ',' ORDER BY ${order}), '')`,
       `coalesce(bool_or(strpos(${value}, chr(0)) > 0${exact ? ` OR NOT regexp_full_match(${value}, '${exact}')` : ''}), false)`,
@@ -78,7 +81,7 @@ async function shippedArrays(
 async function loadedElements(connection: DuckDBConnection, loadName: string, columns: readonly ColumnDef[]): Promise<string[][]> {
   const list = columns.map((column) => {
     const value = `CAST(${quoteIdent(column.name)} AS VARCHAR)`;
-    const text = column.type === 'VARCHAR' ? `'"' || replace(replace(${value}, '\\', '\\\\'), '"', '\\"') || '"'` : value;
+    const text = column.type === 'VARCHAR' ? quotedElementSql(value) : value;
     return `coalesce(${text}, 'NULL')`;
   });
   const reader = await connection.runAndReadAll(`SELECT ${list.join(', ')} FROM ${loadName}`);
