@@ -211,9 +211,11 @@ async function main(): Promise<void> {
         ? 'shipped (lookup)'
         : sent.includes('unnest(')
           ? 'shipped'
-          : /= ANY\(|IN \(/.test(sent)
-            ? 'dependent'
-            : 'parallel';
+          : /ASCII\(SUBSTRING\(x'/.test(sent)
+            ? 'dependent (lookup)'
+            : /= ANY\(|IN \(/.test(sent)
+              ? 'dependent'
+              : 'parallel';
     /** The estimates EXPLAIN shows for a join, as `rows and keys ...; plan ms, ...: choice`. */
     const explained = async (sql: string, on: Engine) =>
       ((await vdb(`EXPLAIN ${sql}`, on)).json.match(/estimates: [^"]*?: (shipped|dependent|parallel)\)?/g) ?? ['none'])

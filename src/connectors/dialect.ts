@@ -6,6 +6,7 @@
  */
 import type { ColumnDef, SourceTableName, TableDef } from '../catalog/types.js';
 import type { PredicateGenerator, PredicateScope } from './sql/predicate.js';
+import type { KeyLookup } from './types.js';
 
 /** A scope without a table: for quoting and literals only. */
 const NO_TABLE: PredicateScope = { column: () => undefined, castMayFail: () => true };
@@ -64,6 +65,22 @@ export abstract class SourceDialect {
   /** Whether grouping by these columns at the source makes the engine's groups (partial aggregation). */
   groupsLikeEngine(_keys: readonly ColumnDef[]): boolean {
     return true;
+  }
+
+  /**
+   * The source reads a lookup of integer keys faster than their IN list (plan/key-lookup.ts): as
+   * the dependent join's keys, and to group a scan by (ScanRequest.groupLookup).
+   */
+  readonly takesKeyLookups: boolean = false;
+
+  /** The number (0-255) of the integer key `column` (its SQL) in `lookup`, 0 outside it; only where `takesKeyLookups`. */
+  lookupCode(_column: string, _lookup: KeyLookup): string {
+    throw new Error('this source takes no key lookups');
+  }
+
+  /** The condition that keeps the rows whose integer `column` is a key of `lookup` (a number other than 0). */
+  keyLookupFilter(column: ColumnDef, lookup: KeyLookup): string {
+    return `${this.lookupCode(this.quoteIdentifier(column.nameInSource), lookup)} <> 0`;
   }
 
   /** The raw class in which count() and sum() of integers arrive. */

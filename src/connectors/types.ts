@@ -47,6 +47,15 @@ export interface PartialAggregate {
   column: ColumnDef | null;
 }
 
+/**
+ * The numbers of a smaller table's rows by their integer key: byte `i` of `codes` is the number
+ * of the row whose key is `low + i` (1-255), 0 where no row has that key (exec/early-keys.ts).
+ */
+export interface KeyLookup {
+  low: bigint;
+  codes: Uint8Array;
+}
+
 export interface ScanRequest {
   table: TableDef;
   /**
@@ -56,6 +65,12 @@ export interface ScanRequest {
    */
   columns: ColumnDef[];
   aggregates?: PartialAggregate[];
+  /**
+   * With `aggregates` and one grouping column (an integer key): the rows are grouped by their
+   * key's number in this lookup instead of by the key, and each group's key column holds the
+   * least key of the group; rows whose key has no number are left out (plan/key-lookup.ts).
+   */
+  groupLookup?: KeyLookup;
   /** Order of the rows (with the engine's NULL placement) when `limit` is set. */
   orderBy?: Array<{ column: ColumnDef; descending: boolean; nullsFirst: boolean }>;
   /** Only the first rows are needed (the engine still applies the statement's own LIMIT). */

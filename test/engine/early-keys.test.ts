@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ColumnDef } from '../../src/catalog/types.js';
-import { EarlyKeys } from '../../src/engine/exec/early-keys.js';
+import { EarlyKeys, keyLookup } from '../../src/engine/exec/early-keys.js';
 import type { ScanPlan } from '../../src/engine/plan/scans.js';
 
 const column = (name: string, type: string): ColumnDef => ({ name, nameInSource: name, type, nullable: true, position: 1 });
@@ -53,4 +53,69 @@ test('a source that fails: no keys; text columns are not collected', async () =>
   keys.end();
   assert.equal((await keys.ready).get('id'), null);
   assert.equal(EarlyKeys.for(PLAN, new Set(['name']), 100), null);
+});
+
+test('coded keys: each row numbered by its other columns, one byte per key from the least', async () => {
+  const keys = EarlyKeys.for(PLAN, new Set(['id', 'ref']), 100, new Set(['id']))!;
+  keys.batch([
+    ['12', 'a', 1],
+    ['10', 'b', 1],
+    ['13', 'a', 1],
+    [null, 'z', 9],
+  ]);
+  // Raw values of other classes or spellings are other rows (the load may tell them apart).
+  keys.batch([
+    ['15', 'a', '1'],
+    ['16', null, 1],
+  ]);
+  keys.end();
+  const ready = await keys.ready;
+  assert.deepEqual(ready.get('id'), ['10', '12', '13', '15', '16']);
+  const lookup = keys.lookups.get('id')!;
+  assert.equal(lookup.low, 10n);
+  assert.deepEqual([...lookup.codes], [2, 0, 1, 1, 0, 3, 4]);
+  assert.equal(keys.lookups.has('ref'), false, 'only the coded column');
+});
+
+test('coded keys: a repeated key, more than 255 numbers, an unknown raw class or a wide span give no lookup', async () => {
+  const lookupOf = async (rows: unknown[][]) => {
+    const keys = EarlyKeys.for(PLAN, new Set(['id']), 100_000, new Set(['id']))!;
+    keys.batch(rows);
+    keys.end();
+    assert.ok((await keys.ready).get('id'), 'the keys themselves are collected');
+    return keys.lookups.get('id');
+  };
+  assert.equal(
+    await lookupOf([
+      ['1', 'a', 1],
+      ['1', 'a', 1],
+    ]),
+    null,
+  );
+  assert.equal(await lookupOf(Array.from({ length: 256 }, (_, i) => [String(i), `n${i}`, 0])), null);
+  assert.ok(await lookupOf(Array.from({ length: 255 }, (_, i) => [String(i), `n${i}`, 0])));
+  assert.equal(await lookupOf([['1', new Date(0), 1]]), null);
+  assert.equal(
+    await lookupOf([
+      ['1', 'a', 1],
+      ['130', 'a', 1],
+    ]),
+    null,
+    '130 slots for 2 keys',
+  );
+  assert.ok(
+    await lookupOf([
+      ['1', 'a', 1],
+      ['64', 'a', 1],
+      ['120', 'b', 2],
+    ]),
+  );
+});
+
+test('a lookup of keys beyond a double: offsets from the least as bigints', () => {
+  const lookup = keyLookup(['100000000000000001', '100000000000000003'])!;
+  assert.equal(lookup.low, 100000000000000001n);
+  assert.deepEqual([...lookup.codes], [1, 0, 1]);
+  assert.equal(keyLookup([]), null);
+  assert.deepEqual([...keyLookup(['-2', '0'])!.codes], [1, 0, 1]);
 });

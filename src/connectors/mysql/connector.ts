@@ -282,7 +282,7 @@ export class MysqlConnector implements RowConnector {
   scanSql(request: ScanRequest): string {
     const list = request.columns.map((c) => this.quote(c.nameInSource)).join(', ') || 'NULL';
     const where = request.filter ? ` WHERE ${request.filter}` : '';
-    if (request.aggregates) return aggregateSelect(request, this.quote, where);
+    if (request.aggregates) return aggregateSelect(request, this.quote, where, this.dialect);
     return `SELECT ${list} FROM ${this.dialect.tableSql(request.table)}${where}${orderAndLimit(request, this.quote)}`;
   }
 

@@ -4,12 +4,84 @@
  * loading them (load-planned.ts). Only integer columns whose raw values are the text the load's
  * cast writes back (`-12`, not `012`, `+12` or `12.0`): any other value, and keys beyond
  * `maxKeys`, leave the keys to be read from the finished load as before (dependentKeys).
+ *
+ * For a key a group lookup may use (plan/key-lookup.ts), each row is also numbered by the raw
+ * values of its other columns: equal raw values load as equal values, so rows of one number are
+ * alike in every column the engine reads but the key. The lookup is given up where a key
+ * repeats (the engine would join its row more than once), numbers exceed a byte, or the keys
+ * span too far (keyLookup).
  */
 import type { ColumnDef } from '../../catalog/types.js';
+import type { KeyLookup } from '../../connectors/types.js';
 import type { ScanPlan } from '../plan/scans.js';
+import { MAX_LOOKUP_CODE } from '../plan/key-lookup.js';
 
 const INTEGER_TYPES = new Set(['SMALLINT', 'INTEGER', 'BIGINT']);
 const CANONICAL = /^-?(0|[1-9]\d{0,17})$/;
+/** The widest range of keys a lookup covers: one byte each, twice that as the hex of the statement. */
+export const MAX_LOOKUP_SPAN = 1 << 20;
+/** The most bytes of a lookup per key: sparser keys are shorter as a list. */
+const MAX_SLOTS_PER_KEY = 64;
+
+/** Numbers the rows of one key column by their other columns' raw values. */
+class KeyCoder {
+  private readonly codeOfKey = new Map<string, number>();
+  private readonly codeOfRow = new Map<string, number>();
+  alive = true;
+
+  constructor(private readonly others: readonly number[]) {}
+
+  add(key: string, row: readonly unknown[]): void {
+    let identity = '';
+    for (const index of this.others) {
+      const part = rawIdentity(row[index]);
+      if (part === null) {
+        this.alive = false;
+        return;
+      }
+      identity += part;
+    }
+    let code = this.codeOfRow.get(identity);
+    if (code === undefined) {
+      code = this.codeOfRow.size + 1;
+      this.codeOfRow.set(identity, code);
+    }
+    if (code > MAX_LOOKUP_CODE || this.codeOfKey.has(key)) this.alive = false;
+    else this.codeOfKey.set(key, code);
+  }
+
+  /** The lookup of the keys (in order), or null where it was given up or would span too far. */
+  lookup(sorted: readonly string[]): KeyLookup | null {
+    return this.alive ? keyLookup(sorted, this.codeOfKey) : null;
+  }
+}
+
+/**
+ * A lookup of integer keys (canonical texts, in order): each key's number in `codes`, or 1 for
+ * every key; null for no keys or where they span more than MAX_LOOKUP_SPAN or 64 slots a key.
+ */
+export function keyLookup(sorted: readonly string[], codes?: ReadonlyMap<string, number>): KeyLookup | null {
+  if (sorted.length === 0) return null;
+  const low = BigInt(sorted[0]!);
+  const span = BigInt(sorted[sorted.length - 1]!) - low + 1n;
+  if (span > BigInt(Math.min(MAX_LOOKUP_SPAN, sorted.length * MAX_SLOTS_PER_KEY))) return null;
+  const bytes = new Uint8Array(Number(span));
+  // Offsets as numbers where the keys are (the common case), as bigints otherwise.
+  const small = Number.isSafeInteger(Number(sorted[0])) && Number.isSafeInteger(Number(sorted[sorted.length - 1]));
+  const offsetOf = small ? (key: string) => Number(key) - Number(low) : (key: string) => Number(BigInt(key) - low);
+  for (const key of sorted) bytes[offsetOf(key)] = codes?.get(key) ?? 1;
+  return { low, codes: bytes };
+}
+
+/** A raw value as a string that no other raw value gives (its class, length and text); null for a class not known here. */
+function rawIdentity(value: unknown): string | null {
+  if (value === null || value === undefined) return 'n;';
+  if (value instanceof Uint8Array) return `b${value.length}:${Buffer.from(value).toString('hex')};`;
+  if (typeof value === 'number') return `d${Object.is(value, -0) ? '-0' : String(value)};`;
+  if (typeof value === 'bigint') return `i${value};`;
+  if (typeof value === 'string') return `s${value.length}:${value}`;
+  return null;
+}
 
 /** Canonical integer texts by value: sign, then length, then digits. */
 function byValue(a: string, b: string): number {
@@ -22,23 +94,35 @@ function byValue(a: string, b: string): number {
 export class EarlyKeys {
   /** The keys of each collected column by name, in the column's order; null where they must come from the load. */
   readonly ready: Promise<Map<string, string[] | null>>;
+  /** The lookups of the coded key columns by name, set when `ready` resolves; null where there is none. */
+  readonly lookups = new Map<string, KeyLookup | null>();
   private resolve!: (keys: Map<string, string[] | null>) => void;
   private readonly keys: Array<Set<string> | null>;
+  private readonly coders: Array<KeyCoder | null>;
   private settled = false;
 
-  /** Collects the keys of `columns` (positions among the scan's columns); null when none is an integer column. */
-  static for(plan: ScanPlan, names: ReadonlySet<string>, maxKeys: number): EarlyKeys | null {
+  /**
+   * Collects the keys of `names` (integer columns of the scan; null when there is none), and
+   * numbers the rows by those of them in `coded`.
+   */
+  static for(plan: ScanPlan, names: ReadonlySet<string>, maxKeys: number, coded: ReadonlySet<string> = new Set()): EarlyKeys | null {
     const columns = plan.columns.flatMap((column, index) =>
       names.has(column.name) && INTEGER_TYPES.has(column.type) ? [{ column, index }] : [],
     );
-    return columns.length > 0 ? new EarlyKeys(columns, maxKeys) : null;
+    if (columns.length === 0) return null;
+    const coders = columns.map(({ column, index }) =>
+      coded.has(column.name) ? new KeyCoder(plan.columns.flatMap((_, other) => (other === index ? [] : [other]))) : null,
+    );
+    return new EarlyKeys(columns, maxKeys, coders);
   }
 
   private constructor(
     private readonly columns: ReadonlyArray<{ column: ColumnDef; index: number }>,
     private readonly maxKeys: number,
+    coders: Array<KeyCoder | null>,
   ) {
     this.keys = columns.map(() => new Set());
+    this.coders = coders;
     this.ready = new Promise((resolve) => (this.resolve = resolve));
   }
 
@@ -48,6 +132,7 @@ export class EarlyKeys {
     for (const [k, { index }] of this.columns.entries()) {
       const keys = this.keys[k];
       if (!keys) continue;
+      const coder = this.coders[k]?.alive ? this.coders[k] : null;
       for (const row of rows) {
         const value = row[index];
         if (value === null || value === undefined) continue;
@@ -57,6 +142,7 @@ export class EarlyKeys {
           break;
         }
         keys.add(text);
+        coder?.add(text, row);
       }
     }
   }
@@ -78,7 +164,10 @@ export class EarlyKeys {
     for (const [k, { column }] of this.columns.entries()) {
       const keys = complete ? this.keys[k] : null;
       // In the column's order, as the keys read from the load are (the SQL sent reads naturally).
-      byName.set(column.name, keys ? [...keys].sort(byValue) : null);
+      const sorted = keys ? [...keys].sort(byValue) : null;
+      byName.set(column.name, sorted);
+      const coder = this.coders[k];
+      if (coder) this.lookups.set(column.name, sorted ? coder.lookup(sorted) : null);
     }
     this.resolve(byName);
   }

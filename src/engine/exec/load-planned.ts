@@ -13,6 +13,7 @@ import { dependentKeys, loadJoinGroup, loadRows, type DependentJoinLimits, type 
 import { estimatedRows } from '../plan/join-choice.js';
 import type { ScanPlan } from '../plan/scans.js';
 import { EarlyKeys } from './early-keys.js';
+import type { KeyLookup } from '../../connectors/types.js';
 
 /**
  * The keys other scans of the plan may take from this load, collected while its rows arrive;
@@ -21,12 +22,28 @@ import { EarlyKeys } from './early-keys.js';
 function watchKeys(loadName: string, plan: ScanPlan, planned: StatementPlan, maxKeys: number): EarlyKeys | null {
   if (plan.bound.rowCondition || plan.aggregates) return null;
   const names = new Set<string>();
+  const coded = new Set<string>();
   for (const other of planned.scans.values()) {
     // A scan the estimates read at the same time takes no keys.
     if (other.join?.estimates.choice === 'parallel') continue;
     for (const dependency of other.dependencies) if (dependency.from === loadName) names.add(dependency.fromColumn.name);
+    if (other.groupLookup?.from === loadName) coded.add(other.groupLookup.fromColumn.name);
   }
-  return names.size > 0 ? EarlyKeys.for(plan, names, maxKeys) : null;
+  return names.size > 0 ? EarlyKeys.for(plan, names, maxKeys, coded) : null;
+}
+
+/** The lookup the scan groups by instead of its key (plan/key-lookup.ts), where its keys came with one and are enough. */
+function groupLookupOf(
+  plan: ScanPlan,
+  smaller: readonly string[],
+  early: ReadonlyMap<string, EarlyKeys>,
+  known: ReadonlyMap<string, ReadonlyMap<string, string[] | null>>,
+): KeyLookup | null {
+  const wanted = plan.groupLookup;
+  if (!wanted || !smaller.includes(wanted.from)) return null;
+  const keys = known.get(wanted.from)?.get(wanted.fromColumn.name);
+  if (!keys || keys.length < wanted.minKeys) return null;
+  return early.get(wanted.from)?.lookups.get(wanted.fromColumn.name) ?? null;
 }
 
 export interface LoadOptions {
@@ -89,7 +106,8 @@ export async function loadPlanned(
     const step = Promise.allSettled(smaller.map(keysOf)).then(async () => {
       signal.throwIfAborted();
       const keyFilters =
-        smaller.length > 0 ? await dependentKeys(connection, registry, plan, new Set(smaller), options.dependentJoin, known) : null;
+        groupLookupOf(plan, smaller, early, known) ??
+        (smaller.length > 0 ? await dependentKeys(connection, registry, plan, new Set(smaller), options.dependentJoin, known) : null);
       return loadRows(connection, registry, plan, loadName, signal, keyFilters, undefined, uses, watch ?? undefined);
     });
     const settled = step.catch(failed);

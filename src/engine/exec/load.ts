@@ -7,8 +7,9 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef } from '../../catalog/types.js';
-import type { EarlyKeys } from './early-keys.js';
-import { SourceUnreachableError, type RawType, type RowConnector } from '../../connectors/types.js';
+import { keyLookup, type EarlyKeys } from './early-keys.js';
+import { lookupMinKeys } from '../plan/key-lookup.js';
+import { SourceUnreachableError, type KeyLookup, type RawType, type RowConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import type { Node } from '@pgsql/types';
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
@@ -164,6 +165,19 @@ async function distinctKeys(connection: DuckDBConnection, load: string, column: 
   return reader.getRows().map((row) => String(row[0]));
 }
 
+/** The keys as one lookup condition (plan/key-lookup.ts), where the source takes one and they are enough; null otherwise. */
+function lookupFilter(
+  connector: RowConnector,
+  plan: ScanPlan,
+  dependency: ScanPlan['dependencies'][number],
+  keys: readonly string[],
+): [string] | null {
+  if (!connector.dialect.takesKeyLookups) return null;
+  const minKeys = lookupMinKeys(plan.bound.resolved.table, dependency.column, dependency.fromColumn);
+  const lookup = minKeys !== null && keys.length >= minKeys ? keyLookup(keys) : null;
+  return lookup ? [connector.dialect.keyLookupFilter(dependency.column, lookup)] : null;
+}
+
 /**
  * Dependent join: when a table joins (equi-join) a table already loaded whose distinct keys are
  * few enough, the scan asks only for those keys (the dialect's keyFilters). Returns the
@@ -194,7 +208,8 @@ export async function dependentKeys(
     // case-insensitive IN), two batches could return the same row twice. Then: one batch only.
     const loose = connector.dialect.matchesKeysLoosely(dependency.column);
     if (loose && keys.length > limits.batchSize) continue;
-    const filters = connector.dialect.keyFilters(dependency.column, keys, limits.batchSize);
+    const filters =
+      lookupFilter(connector, plan, dependency, keys) ?? connector.dialect.keyFilters(dependency.column, keys, limits.batchSize);
     if (filters !== null && (best === null || keys.length < bestKeys)) {
       best = filters;
       bestKeys = keys.length;
@@ -214,7 +229,8 @@ export async function loadRows(
   plan: ScanPlan,
   loadName: string,
   signal: AbortSignal,
-  keyFilters: string[] | null = null,
+  /** The dependent join's key conditions, one scan each, or the lookup the scan groups by (one scan). */
+  keyFilters: string[] | KeyLookup | null = null,
   /** The rows of the scan, already being read by the caller (exec/ship.ts); without key filters only. */
   started?: AsyncIterable<unknown[][]>,
   /** How the statement uses the columns (whether it shows them); unknown: every column shown. */
@@ -237,10 +253,12 @@ export async function loadRows(
     })),
   ];
   const withKeys = (keys: string) => (plan.filter ? `${plan.filter} AND (${keys})` : `(${keys})`);
-  const requests = (keyFilters ?? [null]).map((keys) => ({
+  const groupLookup = keyFilters !== null && !Array.isArray(keyFilters) ? keyFilters : undefined;
+  const requests = (Array.isArray(keyFilters) ? keyFilters : [null]).map((keys) => ({
     table: resolved.table,
     columns,
     aggregates: plan.aggregates,
+    groupLookup,
     orderBy: plan.orderBy,
     limit: plan.limit,
     filter: keys === null ? (plan.filter ?? undefined) : withKeys(keys),

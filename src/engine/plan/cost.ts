@@ -65,6 +65,11 @@ export interface JoinInput {
   bigKeyDistinct: number | null;
   /** Groups of a partial aggregation at the big side over all its rows; absent when it sends rows. */
   bigGroups?: number | null;
+  /**
+   * Groups the big side sends in the dependent plan where it groups by the numbers of the small
+   * side's rows instead of the keys (plan/key-lookup.ts); absent otherwise.
+   */
+  lookupGroups?: number | null;
   /** Keys per statement of the dependent join (each batch scans the big side once more). */
   batchSize?: number;
   /** The plans to choose among (all three unless given). */
@@ -104,7 +109,7 @@ export function estimateJoin(input: JoinInput): JoinEstimates {
   const shipped =
     readSmall + smallRows * smallColumns * COST.shipValue + scanBig + (smallRows + bigRows * matching) * COST.hashRow + COST.statement * 2;
   const batches = Math.max(1, Math.ceil(keys / Math.max(1, input.batchSize ?? Number.POSITIVE_INFINITY)));
-  const fetched = Math.min(bigRows, groups ?? bigRows) * matching;
+  const fetched = input.lookupGroups ?? Math.min(bigRows, groups ?? bigRows) * matching;
   const dependent =
     readSmall +
     loadSmall +

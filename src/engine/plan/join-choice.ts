@@ -5,10 +5,24 @@
  */
 import { distinctOf, estimateJoin, groupsOf, MIN_TARGET_ROWS, type JoinEstimates } from './cost.js';
 import type { ScanPlan } from './scans.js';
+import { MAX_LOOKUP_CODE, type GroupLookup } from './key-lookup.js';
 
 /** Rows a scan is estimated to read, for ordering loads (smaller first); unknown last. */
 export function estimatedRows(plan: ScanPlan): number {
   return plan.rows ?? Number.MAX_SAFE_INTEGER;
+}
+
+/**
+ * The groups a source grouping by the numbers of `small`'s rows sends (plan/key-lookup.ts): the
+ * distinct rows of its other columns; null where they would be too many to number, or its keys
+ * too few for a lookup.
+ */
+function lookupGroups(lookup: GroupLookup, small: ScanPlan): number | null {
+  const table = small.bound.resolved.table;
+  const keys = Math.min(small.rows ?? 0, distinctOf(table, lookup.fromColumn) ?? Number.POSITIVE_INFINITY);
+  const others = small.columns.filter((c) => c.name !== lookup.fromColumn.name);
+  const groups = groupsOf(table, others, small.rows ?? 0);
+  return keys >= lookup.minKeys && groups <= MAX_LOOKUP_CODE ? groups : null;
 }
 
 /**
@@ -35,6 +49,7 @@ export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: num
         bigColumns: plan.columns.length + (plan.aggregates?.length ?? 0),
         bigKeyDistinct: distinctOf(bigTable, dependency.column),
         bigGroups: plan.aggregates ? groupsOf(bigTable, plan.columns, plan.rows) : null,
+        lookupGroups: plan.groupLookup?.from === dependency.from ? lookupGroups(plan.groupLookup, small) : null,
         // PostgreSQL takes the keys as one array (one statement); the others in batches.
         batchSize: plan.bound.resolved.kind === 'rows' && plan.bound.resolved.source.kind === 'postgresql' ? undefined : limits.batchSize,
         plans: ['dependent', 'parallel'],

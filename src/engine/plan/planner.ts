@@ -9,6 +9,7 @@ import type { SourceRegistry } from '../../catalog/sources.js';
 import type { BoundStatement } from '../front/bind.js';
 import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';
+import { planGroupLookup } from './key-lookup.js';
 import { planScans, type ScanPlan } from './scans.js';
 import { chooseJoins } from './join-choice.js';
 
@@ -48,6 +49,8 @@ export function planStatement(
   if (partial) {
     const scan = scans.get(partial.loadName)!;
     scans.set(partial.loadName, { ...scan, columns: partial.keys, filter: partial.filter, aggregates: partial.aggregates });
+    const groupLookup = planGroupLookup(partial.ast, partial.loadName, scans, registry);
+    if (groupLookup) scans.set(partial.loadName, { ...scans.get(partial.loadName)!, groupLookup });
   }
   if (pushdown) chooseJoins(scans, limits);
   return { scans, joins: [], ast: partial?.ast ?? bound.ast };

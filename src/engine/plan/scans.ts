@@ -17,6 +17,7 @@ import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
 import { selectivity } from './selectivity.js';
 import type { JoinEstimates } from './cost.js';
+import type { GroupLookup } from './key-lookup.js';
 import { asKind, conjuncts, contains, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../front/ast.js';
 
 export interface ScanPlan {
@@ -44,6 +45,8 @@ export interface ScanPlan {
   join?: { from: string; estimates: JoinEstimates };
   /** Aggregates the source computes per group of `columns` (partial aggregation below a join). */
   aggregates?: Array<PartialAggregate & { alias: string; type: string }>;
+  /** The smaller load whose rows' numbers the partial aggregation may group by instead of its key (key-lookup.ts). */
+  groupLookup?: GroupLookup;
 }
 
 export interface PlanOptions {

@@ -1,0 +1,110 @@
+/**
+ * Dependent-join keys as a lookup at the big side's source (MySQL and MariaDB: one binary
+ * literal with a byte per key, read at the key's offset). Where the big side's column and the
+ * keys are integers and the keys are many, the source reads each row's byte instead of
+ * searching an IN list: the keys' filter. And where the partial aggregation groups the scan by
+ * that key alone, and the engine's statement uses the smaller load's key nowhere but in the
+ * join, the smaller load's rows are numbered by their other columns while they arrive
+ * (exec/early-keys.ts) and the source groups its rows by the number of their key instead of by
+ * the key: a few groups instead of one per key. Each group keeps its least key, which joins the
+ * one smaller row of that key; that row's other columns are those of every row of its number,
+ * so the engine's statement gives the same answer. Planned here where valid; used at run time
+ * where the keys turn out at least `minKeys`, dense enough, and (to group) unique with at most
+ * 255 numbers. Pure: no I/O.
+ */
+import type { ParseResult } from '@pgsql/types';
+import type { SourceRegistry } from '../../catalog/sources.js';
+import type { ColumnDef, TableDef } from '../../catalog/types.js';
+import type { RowConnector } from '../../connectors/types.js';
+import { asKind, fieldNames, lower, rangeAlias, walk } from '../front/ast.js';
+import { distinctOf } from './cost.js';
+import type { ScanPlan } from './scans.js';
+import { LOOKUP_MIN_SHARE } from './ship-lookup.js';
+
+/** The smaller load and key a scan's partial aggregation may group by the numbers of. */
+export interface GroupLookup {
+  from: string;
+  fromColumn: ColumnDef;
+  /** Fewer distinct keys than this keep the IN list. */
+  minKeys: number;
+}
+
+const INTEGER_TYPES = new Set(['SMALLINT', 'INTEGER', 'BIGINT']);
+
+/** The most numbers a group lookup has: one byte each, 0 standing for no row. */
+export const MAX_LOOKUP_CODE = 255;
+
+/**
+ * Fewer keys keep the IN list: measured at MariaDB (bench/README.md), 300 keys read faster as a
+ * list, 1,000 a fifth slower than as a lookup.
+ */
+const MIN_KEYS = 1000;
+
+/**
+ * The fewest keys of a dependent join on the big side's `column` that go as a lookup; null where
+ * they cannot (not integers on both sides). Where the column's statistics are known (MySQL keeps
+ * them for indexed columns), also 5 % of its distinct values: fewer keys may be read through
+ * the index, which a lookup never is.
+ */
+export function lookupMinKeys(table: TableDef, column: ColumnDef, keyColumn: ColumnDef): number | null {
+  if (!INTEGER_TYPES.has(column.type) || !INTEGER_TYPES.has(keyColumn.type)) return null;
+  const distinct = distinctOf(table, column);
+  return Math.max(MIN_KEYS, distinct === null ? 0 : Math.ceil(distinct * LOOKUP_MIN_SHARE));
+}
+
+/** The group lookup the scan at `loadName` may use, where valid; null otherwise. */
+export function planGroupLookup(
+  ast: ParseResult,
+  loadName: string,
+  scans: ReadonlyMap<string, ScanPlan>,
+  registry: SourceRegistry,
+): GroupLookup | null {
+  const scan = scans.get(loadName);
+  const resolved = scan?.bound.resolved;
+  if (!scan?.aggregates || scan.columns.length !== 1 || resolved?.kind !== 'rows') return null;
+  if (!(registry.connectorOf(resolved.source) as RowConnector).dialect.takesKeyLookups) return null;
+  const key = scan.columns[0]!;
+  for (const dependency of scan.dependencies) {
+    const from = scans.get(dependency.from);
+    if (dependency.column.name !== key.name || dependency.fromColumn.type !== key.type || !from || from.aggregates) continue;
+    const minKeys = lookupMinKeys(resolved.table, key, dependency.fromColumn);
+    if (minKeys === null || !usedOnlyToJoin(ast, loadName, key, dependency.from, dependency.fromColumn)) continue;
+    return { from: dependency.from, fromColumn: dependency.fromColumn, minKeys };
+  }
+  return null;
+}
+
+/**
+ * Whether the statement names the smaller load once and its key column only in `a.key =
+ * b.fromColumn` (no other reference, qualified or not, and no star that would show it).
+ */
+function usedOnlyToJoin(ast: ParseResult, loadName: string, key: ColumnDef, from: string, fromColumn: ColumnDef): boolean {
+  const aliases = new Map<string, string[]>();
+  walk(ast, (kind, node) => {
+    if (kind === 'RangeVar') {
+      const relname = String(node.relname);
+      aliases.set(relname, [...(aliases.get(relname) ?? []), rangeAlias(node)]);
+    }
+  });
+  const own = aliases.get(loadName);
+  const other = aliases.get(from);
+  if (own?.length !== 1 || other?.length !== 1) return false;
+  const names = (fields: string[]) => fields.map(lower);
+  const isRef = (fields: string[], alias: string, column: ColumnDef) =>
+    fields.length === 2 && fields[0] === alias && fields[1] === lower(column.name);
+  let references = 0;
+  let joined = false;
+  walk(ast, (kind, node) => {
+    if (kind === 'ColumnRef') {
+      const fields = names(fieldNames(node.fields));
+      const last = fields[fields.length - 1];
+      if (last === '*' && (fields.length === 1 || fields[0] === other[0])) references += 2;
+      else if (isRef(fields, other[0]!, fromColumn) || (fields.length === 1 && last === lower(fromColumn.name))) references++;
+    }
+    if (kind === 'A_Expr' && node.kind === 'AEXPR_OP' && fieldNames(node.name).join('.') === '=') {
+      const sides = [node.lexpr, node.rexpr].map((side) => names(fieldNames(asKind(side, 'ColumnRef')?.fields)));
+      if (sides.some((s) => isRef(s, own[0]!, key)) && sides.some((s) => isRef(s, other[0]!, fromColumn))) joined = true;
+    }
+  });
+  return joined && references === 1;
+}
