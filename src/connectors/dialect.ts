@@ -6,12 +6,20 @@
  */
 import type { ColumnDef, SourceTableName, TableDef } from '../catalog/types.js';
 import type { PredicateGenerator, PredicateScope } from './sql/predicate.js';
-import type { KeyLookup } from './types.js';
 
 /** A scope without a table: for quoting and literals only. */
 const NO_TABLE: PredicateScope = { column: () => undefined, castMayFail: () => true };
 
 const NUMBER = /^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL)/;
+
+/**
+ * The numbers of a smaller table's rows by their integer key: byte `i` of `codes` is the number
+ * of the row whose key is `low + i` (1-255), 0 where no row has that key (exec/early-keys.ts).
+ */
+export interface KeyLookup {
+  low: bigint;
+  codes: Uint8Array;
+}
 
 export abstract class SourceDialect {
   /** Writes WHERE conditions over one table (or a join's tables) in this dialect. */

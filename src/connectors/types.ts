@@ -11,7 +11,7 @@
  *    every SQL difference of its kind; `scan` takes the SQL they generated for it.
  */
 import type { ColumnDef, SourceDef, SourceKind, TableDef } from '../catalog/types.js';
-import type { SourceDialect } from './dialect.js';
+import type { KeyLookup, SourceDialect } from './dialect.js';
 
 /** What the planner may push to a source (Teiid's translator capabilities). */
 export interface Capabilities {
@@ -47,14 +47,7 @@ export interface PartialAggregate {
   column: ColumnDef | null;
 }
 
-/**
- * The numbers of a smaller table's rows by their integer key: byte `i` of `codes` is the number
- * of the row whose key is `low + i` (1-255), 0 where no row has that key (exec/early-keys.ts).
- */
-export interface KeyLookup {
-  low: bigint;
-  codes: Uint8Array;
-}
+export type { KeyLookup };
 
 export interface ScanRequest {
   table: TableDef;

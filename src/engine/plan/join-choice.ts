@@ -4,8 +4,8 @@
  * once), by the estimates of cost.ts. Pure: no I/O.
  */
 import { distinctOf, estimateJoin, groupsOf, MIN_TARGET_ROWS, type JoinEstimates } from './cost.js';
-import type { ScanPlan } from './scans.js';
-import { MAX_LOOKUP_CODE, type GroupLookup } from './key-lookup.js';
+import type { GroupLookup, ScanPlan } from './scans.js';
+import { MAX_LOOKUP_CODE } from './key-lookup.js';
 
 /** Rows a scan is estimated to read, for ordering loads (smaller first); unknown last. */
 export function estimatedRows(plan: ScanPlan): number {

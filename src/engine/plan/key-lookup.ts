@@ -18,16 +18,8 @@ import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';
 import { asKind, fieldNames, lower, rangeAlias, walk } from '../front/ast.js';
 import { distinctOf } from './cost.js';
-import type { ScanPlan } from './scans.js';
+import type { GroupLookup, ScanPlan } from './scans.js';
 import { LOOKUP_MIN_SHARE } from './ship-lookup.js';
-
-/** The smaller load and key a scan's partial aggregation may group by the numbers of. */
-export interface GroupLookup {
-  from: string;
-  fromColumn: ColumnDef;
-  /** Fewer distinct keys than this keep the IN list. */
-  minKeys: number;
-}
 
 const INTEGER_TYPES = new Set(['SMALLINT', 'INTEGER', 'BIGINT']);
 

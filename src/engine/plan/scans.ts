@@ -17,8 +17,15 @@ import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
 import { selectivity } from './selectivity.js';
 import type { JoinEstimates } from './cost.js';
-import type { GroupLookup } from './key-lookup.js';
 import { asKind, conjuncts, contains, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../front/ast.js';
+
+/** The smaller load and key a scan's partial aggregation may group by the numbers of (key-lookup.ts). */
+export interface GroupLookup {
+  from: string;
+  fromColumn: ColumnDef;
+  /** Fewer distinct keys than this keep the IN list. */
+  minKeys: number;
+}
 
 export interface ScanPlan {
   bound: BoundTable;
