@@ -26,26 +26,34 @@ const MAX_SLOTS_PER_KEY = 64;
 /** Numbers the rows of one key column by their other columns' raw values. */
 class KeyCoder {
   private readonly codeOfKey = new Map<string, number>();
-  private readonly codeOfRow = new Map<string, number>();
+  /** The numbers by the rows' values, one map level per other column (no text built per row). */
+  private readonly codeOfRow = new Map<unknown, unknown>();
+  private codes = 0;
   alive = true;
 
   constructor(private readonly others: readonly number[]) {}
 
   add(key: string, row: readonly unknown[]): void {
-    let identity = '';
-    for (const index of this.others) {
-      const part = rawIdentity(row[index]);
-      if (part === null) {
+    let level = this.codeOfRow;
+    let code: number | undefined;
+    for (let i = 0; i < this.others.length; i++) {
+      const value = rawValue(row[this.others[i]!]);
+      if (value === UNKNOWN) {
         this.alive = false;
         return;
       }
-      identity += part;
+      const next = level.get(value);
+      if (i === this.others.length - 1) {
+        code = next as number | undefined;
+        if (code === undefined) level.set(value, (code = ++this.codes));
+      } else if (next === undefined) {
+        const created = new Map<unknown, unknown>();
+        level.set(value, created);
+        level = created;
+      } else level = next as Map<unknown, unknown>;
     }
-    let code = this.codeOfRow.get(identity);
-    if (code === undefined) {
-      code = this.codeOfRow.size + 1;
-      this.codeOfRow.set(identity, code);
-    }
+    // No other column: every row is alike.
+    code ??= this.codes = 1;
     if (code > MAX_LOOKUP_CODE || this.codeOfKey.has(key)) this.alive = false;
     else this.codeOfKey.set(key, code);
   }
@@ -73,14 +81,19 @@ export function keyLookup(sorted: readonly string[], codes?: ReadonlyMap<string,
   return { low, codes: bytes };
 }
 
-/** A raw value as a string that no other raw value gives (its class, length and text); null for a class not known here. */
-function rawIdentity(value: unknown): string | null {
-  if (value === null || value === undefined) return 'n;';
-  if (value instanceof Uint8Array) return `b${value.length}:${Buffer.from(value).toString('hex')};`;
-  if (typeof value === 'number') return `d${Object.is(value, -0) ? '-0' : String(value)};`;
-  if (typeof value === 'bigint') return `i${value};`;
-  if (typeof value === 'string') return `s${value.length}:${value}`;
-  return null;
+const UNKNOWN = Symbol('unknown raw class');
+const NEGATIVE_ZERO = Symbol('-0');
+
+/**
+ * A raw value as a map key that equals another's only where both load as the same value: maps
+ * compare by SameValueZero, so -0 (a float the engine keeps apart) gets a key of its own; UNKNOWN
+ * for any other class (bytes, which maps compare by identity, give up the lookup).
+ */
+function rawValue(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string' || typeof value === 'bigint') return value;
+  if (typeof value === 'number') return Object.is(value, -0) ? NEGATIVE_ZERO : value;
+  return UNKNOWN;
 }
 
 /** Canonical integer texts by value: sign, then length, then digits. */

@@ -14,8 +14,21 @@ import type { ShippedTable, ShippingPlan } from './ship.js';
 import type { LookupKey } from './ship-lookup.js';
 import { describeEstimates, distinctOf } from './cost.js';
 import { estimatedRows } from './join-choice.js';
+import { lookupMinKeys, MAX_LOOKUP_CODE } from './key-lookup.js';
+import type { ScanPlan } from './scans.js';
 
 const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** How a dependent join's keys go as a lookup at the source (key-lookup.ts), where they may. */
+function keyLookupText(plan: ScanPlan, dependency: ScanPlan['dependencies'][number], fromName: string): string {
+  const minKeys = lookupMinKeys(plan.bound.resolved.table, dependency.column, dependency.fromColumn);
+  if (minKeys === null) return '';
+  const grouped =
+    plan.groupLookup?.from === dependency.from
+      ? `, and where ${fromName}'s rows turn out unique by key with at most ${MAX_LOOKUP_CODE} distinct rows of their other columns, grouped by their numbers instead of the key`
+      : '';
+  return `; at least ${minKeys} dense keys go as a lookup (a byte per key) instead of an IN list${grouped}`;
+}
 
 export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean, limits?: JoinLimits): StaticResult {
   const rows: StaticResult['rows'] = [];
@@ -50,17 +63,18 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
       .filter((d) => !parallel || d.from === plan.join!.from)
       .map((d) => {
         const name = `${names.get(d.from) ?? d.from}.${d.fromColumn.name}`;
+        const lookup = connector.dialect.takesKeyLookups ? keyLookupText(plan, d, names.get(d.from) ?? d.from) : '';
         if (plan.join?.from === d.from) {
           const estimates = describeEstimates(plan.join.estimates);
           return parallel
             ? `read at the same time as ${names.get(d.from) ?? d.from}, joined in the engine (parallel join; ${estimates})`
-            : `keys of ${name} (dependent join, unless more keys than dependentJoin.maxKeys load; ${estimates})`;
+            : `keys of ${name} (dependent join, unless more keys than dependentJoin.maxKeys load${lookup}; ${estimates})`;
         }
         // At most the rows the other scan reads (its conditions applied).
         const from = planned.scans.get(d.from);
         const distinct = from ? distinctOf(from.bound.resolved.table, d.fromColumn) : null;
         const keys = from?.rows == null ? null : Math.min(from.rows, distinct ?? from.rows);
-        return `keys of ${name} (dependent join, when few enough; ${keys === null ? 'no estimate of keys' : `estimate ${plural(keys, 'key')}`})`;
+        return `keys of ${name} (dependent join, when few enough${lookup}; ${keys === null ? 'no estimate of keys' : `estimate ${plural(keys, 'key')}`})`;
       });
     const table = resolved.table.cardinality;
     const rowsEstimate =
