@@ -79,6 +79,8 @@ export interface Config {
     maxShippedRows: number;
     /** Shipped rows with dense unique integer keys go to PostgreSQL as a lookup array indexed by the key. */
     lookupArrays: boolean;
+    /** Dependent-join keys go to MySQL/MariaDB as a lookup (a byte per key) where they are many and dense. */
+    keyLookups: boolean;
   };
   /** Serve HTTPS with this certificate and key (PEM files) instead of plain HTTP; null: HTTP. */
   tls: { certFile: string; keyFile: string } | null;
@@ -195,10 +197,10 @@ function validate(config: Config): void {
       throw new Error(`configuration ${name} must be an integer from 1 to ${MAX_TIMER_MS}, got ${JSON.stringify(value)}`);
     }
   }
-  if (typeof config.dependentJoin.lookupArrays !== 'boolean') {
-    throw new Error(
-      `configuration dependentJoin.lookupArrays must be true or false, got ${JSON.stringify(config.dependentJoin.lookupArrays)}`,
-    );
+  for (const name of ['lookupArrays', 'keyLookups'] as const) {
+    if (typeof config.dependentJoin[name] !== 'boolean') {
+      throw new Error(`configuration dependentJoin.${name} must be true or false, got ${JSON.stringify(config.dependentJoin[name])}`);
+    }
   }
   if (config.port > 65535) throw new Error(`configuration port must be at most 65535, got ${config.port}`);
   const metricsPort = config.metricsPort;
@@ -336,12 +338,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       batchSize: 100_000,
       maxShippedRows: 100_000,
       lookupArrays: true,
+      keyLookups: true,
       ...fromFile.dependentJoin,
       ...defined({
         maxKeys: int(env.VDB_DEPENDENT_JOIN_MAX_KEYS, 'VDB_DEPENDENT_JOIN_MAX_KEYS'),
         batchSize: int(env.VDB_DEPENDENT_JOIN_BATCH_SIZE, 'VDB_DEPENDENT_JOIN_BATCH_SIZE'),
         maxShippedRows: int(env.VDB_DEPENDENT_JOIN_MAX_SHIPPED_ROWS, 'VDB_DEPENDENT_JOIN_MAX_SHIPPED_ROWS'),
         lookupArrays: bool(env.VDB_DEPENDENT_JOIN_LOOKUP_ARRAYS),
+        keyLookups: bool(env.VDB_DEPENDENT_JOIN_KEY_LOOKUPS),
       }),
       ...defined(overrides.dependentJoin ?? {}),
     },

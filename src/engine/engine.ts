@@ -112,7 +112,7 @@ export class Engine {
       wholeStatements?: boolean;
       /** Write small results of MySQL/SQLite statements sent whole without the engine (default true; off for diagnosis). */
       directRows?: boolean;
-      dependentJoin: { maxKeys: number; batchSize: number; maxShippedRows?: number; lookupArrays?: boolean };
+      dependentJoin: { maxKeys: number; batchSize: number; maxShippedRows?: number; lookupArrays?: boolean; keyLookups?: boolean };
     },
     /** Users and cursors, for the user procedures (absent: those procedures are unavailable). */
     private readonly accounts?: Pick<ProcedureContext, 'users' | 'invites' | 'auditLog' | 'dropCursors'>,

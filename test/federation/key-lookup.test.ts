@@ -16,6 +16,7 @@ import pg from 'pg';
 import type { UserDef } from '../../src/catalog/types.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { Services } from '../../src/services.js';
+import { loadConfig } from '../../src/config.js';
 import { dropTagged, engineRows, servicesWithSources } from './fixtures.js';
 
 const PG = { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' };
@@ -24,6 +25,7 @@ const tag = `vdbt_${randomBytes(4).toString('hex')}`;
 let services: Services;
 let dataDir: string;
 let pushed: Engine;
+let listed: Engine;
 let local: Engine;
 let admin: UserDef;
 
@@ -68,6 +70,10 @@ before(async () => {
   const { registry, runtime } = services;
   // Nothing shipped: the big side is MariaDB's, the small one is read first (dependent join).
   pushed = new Engine(registry, runtime, 'vdb', { pushdown: true, dependentJoin: { maxKeys: 100_000, batchSize: 100_000 } });
+  listed = new Engine(registry, runtime, 'vdb', {
+    pushdown: true,
+    dependentJoin: { maxKeys: 100_000, batchSize: 100_000, keyLookups: false },
+  });
   local = new Engine(registry, runtime, 'vdb', { pushdown: false, dependentJoin: { maxKeys: 100_000, batchSize: 100_000 } });
   admin = services.users.find('admin')!;
 });
@@ -159,4 +165,26 @@ test('outer joins and a smaller side under a condition of its own keep their ans
     const b = await rows(local, query);
     assert.equal(sorted(a.json), sorted(b.json), query);
   }
+});
+
+test('dependentJoin.keyLookups false: the IN list and the grouping by key, the same answer', async () => {
+  const query =
+    "SELECT c.country, count(*), sum(o.amount) FROM my.orders o JOIN pg.customers c ON c.id = o.customer_id WHERE c.segment = 'big' GROUP BY c.country";
+  const a = await rows(listed, query);
+  assert.equal(sorted(a.json), sorted((await rows(local, query)).json));
+  const sql = a.sourceSql.find((s) => s.includes('`orders`')) ?? '';
+  assert.match(sql, /`customer_id` IN \(/);
+  assert.match(sql, /GROUP BY `customer_id`$/);
+  const explained = await rows(listed, `EXPLAIN ${query}`);
+  assert.doesNotMatch(explained.json, /as a lookup/);
+  assert.match((await rows(pushed, `EXPLAIN ${query}`)).json, /at least 1000 dense keys go as a lookup/);
+});
+
+test('dependentJoin.keyLookups: on by default, VDB_DEPENDENT_JOIN_KEY_LOOKUPS=false turns it off', () => {
+  assert.equal(loadConfig({}, { dataDir }).dependentJoin.keyLookups, true);
+  assert.equal(loadConfig({ VDB_DEPENDENT_JOIN_KEY_LOOKUPS: 'false' }, { dataDir }).dependentJoin.keyLookups, false);
+  assert.throws(
+    () => loadConfig({}, { dataDir, dependentJoin: { keyLookups: 'no' } } as never),
+    /dependentJoin.keyLookups must be true or false/,
+  );
 });

@@ -31,6 +31,8 @@ export interface SourceQuery {
 export interface DependentJoinLimits {
   maxKeys: number;
   batchSize: number;
+  /** Keys go as a lookup to sources that take one (default true; plan/key-lookup.ts). */
+  keyLookups?: boolean;
 }
 
 /**
@@ -209,7 +211,8 @@ export async function dependentKeys(
     const loose = connector.dialect.matchesKeysLoosely(dependency.column);
     if (loose && keys.length > limits.batchSize) continue;
     const filters =
-      lookupFilter(connector, plan, dependency, keys) ?? connector.dialect.keyFilters(dependency.column, keys, limits.batchSize);
+      (limits.keyLookups === false ? null : lookupFilter(connector, plan, dependency, keys)) ??
+      connector.dialect.keyFilters(dependency.column, keys, limits.batchSize);
     if (filters !== null && (best === null || keys.length < bestKeys)) {
       best = filters;
       bestKeys = keys.length;

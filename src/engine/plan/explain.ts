@@ -63,7 +63,8 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
       .filter((d) => !parallel || d.from === plan.join!.from)
       .map((d) => {
         const name = `${names.get(d.from) ?? d.from}.${d.fromColumn.name}`;
-        const lookup = connector.dialect.takesKeyLookups ? keyLookupText(plan, d, names.get(d.from) ?? d.from) : '';
+        const lookup =
+          connector.dialect.takesKeyLookups && limits?.keyLookups !== false ? keyLookupText(plan, d, names.get(d.from) ?? d.from) : '';
         if (plan.join?.from === d.from) {
           const estimates = describeEstimates(plan.join.estimates);
           return parallel

@@ -26,6 +26,8 @@ export interface StatementPlan {
 export interface JoinLimits {
   maxKeys: number;
   batchSize: number;
+  /** Keys go as a lookup to sources that take one (default true; key-lookup.ts). */
+  keyLookups?: boolean;
 }
 
 export function planStatement(
@@ -49,7 +51,7 @@ export function planStatement(
   if (partial) {
     const scan = scans.get(partial.loadName)!;
     scans.set(partial.loadName, { ...scan, columns: partial.keys, filter: partial.filter, aggregates: partial.aggregates });
-    const groupLookup = planGroupLookup(partial.ast, partial.loadName, scans, registry);
+    const groupLookup = limits.keyLookups === false ? null : planGroupLookup(partial.ast, partial.loadName, scans, registry);
     if (groupLookup) scans.set(partial.loadName, { ...scans.get(partial.loadName)!, groupLookup });
   }
   if (pushdown) chooseJoins(scans, limits);
