@@ -40,13 +40,15 @@ before(async () => {
   );
   // Repeated keys: each customer id twice.
   await client.query(`CREATE TABLE ${tag}.visits AS SELECT i % 1500 + 1 AS id, 'web' AS channel FROM generate_series(1, 3000) i`);
+  // Every other customer id up to 3,000: a second table joined on the same key.
+  await client.query(`CREATE TABLE ${tag}.vip AS SELECT i * 2 AS id FROM generate_series(1, 1500) i`);
   // Sparse keys: 2,000 ids 1,000 apart.
   await client.query(`CREATE TABLE ${tag}.sparse AS SELECT i * 1000 AS id, 'k' || i % 3 AS kind FROM generate_series(1, 2000) i`);
   // Bigint keys near 10^17 (beyond a double's integers), dense.
   await client.query(
     `CREATE TABLE ${tag}.bigkeys AS SELECT 100000000000000000 + i AS id, 'k' || i % 5 AS kind FROM generate_series(1, 1500) i`,
   );
-  for (const table of ['customers', 'visits', 'sparse', 'bigkeys']) await client.query(`ANALYZE ${tag}.${table}`);
+  for (const table of ['customers', 'visits', 'vip', 'sparse', 'bigkeys']) await client.query(`ANALYZE ${tag}.${table}`);
   await client.end();
   const my = await mysql.createConnection(MY);
   await my.query(`CREATE DATABASE ${tag} CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci`);
@@ -125,6 +127,16 @@ test('the key used beyond the join, a repeated key, or too many numbers: grouped
   for (const [query, dependent] of [
     // c.id shown: each key is its own group (planned so).
     ["SELECT c.id % 7, count(*) FROM my.orders o JOIN pg.customers c ON c.id = o.customer_id WHERE c.segment = 'big' GROUP BY 1", false],
+    // o.customer_id shown: the groups' least keys would show instead of each.
+    [
+      "SELECT o.customer_id % 5, c.country, count(*) FROM my.orders o JOIN pg.customers c ON c.id = o.customer_id WHERE c.segment = 'big' GROUP BY 1, 2",
+      false,
+    ],
+    // o.customer_id joins a third table: the least key of a group would join it for all the others.
+    [
+      "SELECT c.country, count(*) FROM my.orders o JOIN pg.customers c ON c.id = o.customer_id JOIN pg.vip v ON v.id = o.customer_id WHERE c.segment = 'big' GROUP BY c.country",
+      false,
+    ],
     // Each visit id twice, the engine joins both rows: found while the keys arrive.
     ['SELECT v.channel, count(*), sum(o.amount) FROM my.orders o JOIN pg.visits v ON v.id = o.customer_id GROUP BY v.channel', true],
     // 400 grades, more numbers than a byte holds: found while the keys arrive.

@@ -67,8 +67,10 @@ export function planGroupLookup(
 }
 
 /**
- * Whether the statement names the smaller load once and its key column only in `a.key =
- * b.fromColumn` (no other reference, qualified or not, and no star that would show it).
+ * Whether the statement names both loads once and their key columns only in `a.key =
+ * b.fromColumn`: no other reference to either, qualified or not, and no star that would show
+ * one. Elsewhere the groups' least keys would show, or join a third table in place of the
+ * others.
  */
 function usedOnlyToJoin(ast: ParseResult, loadName: string, key: ColumnDef, from: string, fromColumn: ColumnDef): boolean {
   const aliases = new Map<string, string[]>();
@@ -84,19 +86,25 @@ function usedOnlyToJoin(ast: ParseResult, loadName: string, key: ColumnDef, from
   const names = (fields: string[]) => fields.map(lower);
   const isRef = (fields: string[], alias: string, column: ColumnDef) =>
     fields.length === 2 && fields[0] === alias && fields[1] === lower(column.name);
-  let references = 0;
+  /** References that may mean the column: qualified, unqualified, or within a star. */
+  const mayMean = (fields: string[], alias: string, column: ColumnDef) => {
+    const last = fields[fields.length - 1];
+    if (last === '*') return fields.length === 1 || fields[0] === alias;
+    return isRef(fields, alias, column) || (fields.length === 1 && last === lower(column.name));
+  };
+  let ownReferences = 0;
+  let otherReferences = 0;
   let joined = false;
   walk(ast, (kind, node) => {
     if (kind === 'ColumnRef') {
       const fields = names(fieldNames(node.fields));
-      const last = fields[fields.length - 1];
-      if (last === '*' && (fields.length === 1 || fields[0] === other[0])) references += 2;
-      else if (isRef(fields, other[0]!, fromColumn) || (fields.length === 1 && last === lower(fromColumn.name))) references++;
+      if (mayMean(fields, own[0]!, key)) ownReferences++;
+      if (mayMean(fields, other[0]!, fromColumn)) otherReferences++;
     }
     if (kind === 'A_Expr' && node.kind === 'AEXPR_OP' && fieldNames(node.name).join('.') === '=') {
       const sides = [node.lexpr, node.rexpr].map((side) => names(fieldNames(asKind(side, 'ColumnRef')?.fields)));
       if (sides.some((s) => isRef(s, own[0]!, key)) && sides.some((s) => isRef(s, other[0]!, fromColumn))) joined = true;
     }
   });
-  return joined && references === 1;
+  return joined && ownReferences === 1 && otherReferences === 1;
 }
