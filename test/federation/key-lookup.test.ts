@@ -132,6 +132,11 @@ test('the key used beyond the join, a repeated key, or too many numbers: grouped
       "SELECT o.customer_id % 5, c.country, count(*) FROM my.orders o JOIN pg.customers c ON c.id = o.customer_id WHERE c.segment = 'big' GROUP BY 1, 2",
       false,
     ],
+    // A second equality on o.customer_id, with another column of the same table.
+    [
+      'SELECT c.country, count(*) FROM my.orders o JOIN pg.customers c ON c.id = o.customer_id AND o.customer_id = c.grade GROUP BY c.country',
+      false,
+    ],
     // o.customer_id joins a third table: the least key of a group would join it for all the others.
     [
       "SELECT c.country, count(*) FROM my.orders o JOIN pg.customers c ON c.id = o.customer_id JOIN pg.vip v ON v.id = o.customer_id WHERE c.segment = 'big' GROUP BY c.country",

@@ -49,7 +49,10 @@ export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: num
         bigColumns: plan.columns.length + (plan.aggregates?.length ?? 0),
         bigKeyDistinct: distinctOf(bigTable, dependency.column),
         bigGroups: plan.aggregates ? groupsOf(bigTable, plan.columns, plan.rows) : null,
-        lookupGroups: plan.groupLookup?.from === dependency.from ? lookupGroups(plan.groupLookup, small) : null,
+        lookupGroups:
+          plan.groupLookup?.from === dependency.from && plan.groupLookup.fromColumn.name === dependency.fromColumn.name
+            ? lookupGroups(plan.groupLookup, small)
+            : null,
         // PostgreSQL takes the keys as one array (one statement); the others in batches.
         batchSize: plan.bound.resolved.kind === 'rows' && plan.bound.resolved.source.kind === 'postgresql' ? undefined : limits.batchSize,
         plans: ['dependent', 'parallel'],
