@@ -58,7 +58,15 @@ export function planGroupLookup(
   const key = scan.columns[0]!;
   for (const dependency of scan.dependencies) {
     const from = scans.get(dependency.from);
-    if (dependency.column.name !== key.name || dependency.fromColumn.type !== key.type || !from || from.aggregates) continue;
+    // Under a row condition the smaller load's keys come from the rows it lets through, after the load: not numbered.
+    if (
+      dependency.column.name !== key.name ||
+      dependency.fromColumn.type !== key.type ||
+      !from ||
+      from.aggregates ||
+      from.bound.rowCondition
+    )
+      continue;
     const minKeys = lookupMinKeys(resolved.table, key, dependency.fromColumn);
     if (minKeys === null || !usedOnlyToJoin(ast, loadName, key, dependency.from, dependency.fromColumn)) continue;
     return { from: dependency.from, fromColumn: dependency.fromColumn, minKeys };
