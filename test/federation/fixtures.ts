@@ -56,8 +56,9 @@ export interface Fixture {
   cleanup(): Promise<void>;
 }
 
-const PG = { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' };
-const MY = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
+/** The loopback PostgreSQL and MariaDB the tests use. */
+export const PG = { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' };
+export const MY = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
 
 export async function createFixture(dir: string): Promise<Fixture> {
   const tag = `vdbt_${randomBytes(4).toString('hex')}`;
@@ -153,6 +154,9 @@ export async function dropTagged(tag: string, dataDir: string): Promise<void> {
   await my.end();
   fs.rmSync(dataDir, { recursive: true, force: true });
 }
+
+/** Rows (a JSON array text) in a fixed order, for comparing answers whose order is not defined. */
+export const sortedJson = (json: string) => JSON.stringify((JSON.parse(json) as unknown[]).map((r) => JSON.stringify(r)).sort());
 
 /** A statement run on `engine` as `user`: its rows as one JSON text, and the SQL each source received. */
 export async function engineRows(engine: Engine, user: UserDef, sql: string): Promise<{ json: string; sourceSql: string[] }> {

@@ -17,10 +17,8 @@ import type { UserDef } from '../../src/catalog/types.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { Services } from '../../src/services.js';
 import { loadConfig } from '../../src/config.js';
-import { dropTagged, engineRows, servicesWithSources } from './fixtures.js';
+import { dropTagged, engineRows, MY, PG, servicesWithSources, sortedJson as sorted } from './fixtures.js';
 
-const PG = { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' };
-const MY = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
 const tag = `vdbt_${randomBytes(4).toString('hex')}`;
 let services: Services;
 let dataDir: string;
@@ -86,7 +84,6 @@ after(async () => {
 });
 
 const rows = (engine: Engine, sql: string) => engineRows(engine, admin, sql);
-const sorted = (json: string) => JSON.stringify((JSON.parse(json) as unknown[]).map((r) => JSON.stringify(r)).sort());
 
 /** The SQL MariaDB received. */
 async function sameAnswer(sql: string): Promise<string> {

@@ -16,10 +16,8 @@ import pg from 'pg';
 import type { UserDef } from '../../src/catalog/types.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { Services } from '../../src/services.js';
-import { dropTagged, engineRows, restrictedReader, servicesWithSources } from './fixtures.js';
+import { dropTagged, engineRows, MY, PG, restrictedReader, servicesWithSources, sortedJson as sorted } from './fixtures.js';
 
-const PG = { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' };
-const MY = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
 const tag = `vdbt_${randomBytes(4).toString('hex')}`;
 const NAMES = ['Alice', 'alice', 'ALICE', 'Bob ', 'bob', 'a"b', 'c\\d', '{x,y}', 'NULL', '', "O'Neil", 'Zoë', null];
 let services: Services;
@@ -126,8 +124,6 @@ after(async () => {
 });
 
 const rows = (engine: Engine, sql: string) => engineRows(engine, admin, sql);
-
-const sorted = (json: string) => JSON.stringify((JSON.parse(json) as unknown[]).map((r) => JSON.stringify(r)).sort());
 
 const LATERAL = /LATERAL \(SELECT/;
 
