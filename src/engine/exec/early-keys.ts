@@ -34,6 +34,7 @@ class KeyCoder {
   constructor(private readonly others: readonly number[]) {}
 
   add(key: string, row: readonly unknown[]): void {
+    if (!this.alive) return;
     let level = this.codeOfRow;
     let code: number | undefined;
     for (let i = 0; i < this.others.length; i++) {
