@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import type { ParseResult } from '@pgsql/types';
 import type { ColumnDef } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
-import { lookupRelation } from '../../src/engine/exec/ship-lookup.js';
+import { lookupRelation, numbersText } from '../../src/engine/exec/ship-lookup.js';
 import type { LookupPlan } from '../../src/engine/plan/ship-lookup.js';
 
 const column = (name: string, type: string) => ({ name, type }) as ColumnDef;
@@ -107,4 +107,10 @@ test('dependentJoin.lookupArrays: on by default, VDB_DEPENDENT_JOIN_LOOKUP_ARRAY
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+});
+
+test('the lookup numbers as text: the same as their join, for every width and sign', () => {
+  const numbers = Int32Array.from([0, 1, 9, 10, 255, -1, -10, 2147483647, -2147483648, 0]);
+  assert.equal(numbersText(numbers), Array.from(numbers).join(','));
+  assert.equal(numbersText(new Int32Array(0)), '');
 });

@@ -34,6 +34,23 @@ function keptRows(conditions: readonly ExactCondition[], columns: readonly Colum
 }
 
 /**
+ * `1,0,0,2,...`: the numbers separated by commas, written as bytes (a typed array's own join
+ * takes five times as long on the 100,000 slots of a lookup).
+ */
+export function numbersText(numbers: Int32Array): string {
+  // At most 11 characters a number (-2147483648) and a comma.
+  const out = Buffer.allocUnsafe(numbers.length * 12);
+  let at = 0;
+  for (let i = 0; i < numbers.length; i++) {
+    if (i > 0) out[at++] = 44; // ','
+    const value = numbers[i]!;
+    if (value >= 0 && value < 10) out[at++] = 48 + value;
+    else at += out.write(String(value), at, 'latin1');
+  }
+  return out.toString('latin1', 0, at);
+}
+
+/**
  * The relation that takes the shipped placeholder's place, or null where the lookup does not
  * apply. `elements` are the shipped columns' array elements, one list per column (ship-arrays.ts).
  */
@@ -95,7 +112,7 @@ export function lookupRelation(
     if (table[key - low] !== 0) return null;
     table[key - low] = numberOf(row);
   }
-  const lookupArray = `'[${low}:${high}]={${table.join(',')}}'::int4[]`;
+  const lookupArray = `'[${low}:${high}]={${numbersText(table)}}'::int4[]`;
   const dictionary = [
     `'{${firstRows.map((_, i) => i + 1).join(',')}}'::int4[]`,
     ...others.map((column) =>
