@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import type mysql from 'mysql2/promise';
 import type { SourceDef, TableDef } from '../../src/catalog/types.js';
 import type { RowConnector } from '../../src/connectors/types.js';
+import { MYSQL_DIALECT } from '../../src/connectors/mysql/dialect.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { assertApiError, expectError, expectOkJson, expectOkText, mysqlConnection, scanQueriesOf, uniqueTag, waitUntil } from './db.js';
 
@@ -420,4 +421,38 @@ test('timeout while MariaDB is still computing answers 504, not 500', async () =
   const body = await expectError(await query('SELECT count(*) FROM my.slow', '?timeout=300'), 504, 'timeout');
   assert.match(body.description, /300 ms/);
   assert.ok(await waitUntil(async () => (await running('slow')) === 0, 2000));
+});
+
+test("a key lookup's number as MariaDB reads it: a negative least key, unsigned and bigint columns, keys outside it", async () => {
+  // Keys -3 (number 2), 0 (1) and 4 (3): a byte per value from -3 to 4.
+  const lookup = { low: -3n, codes: Uint8Array.from([2, 0, 0, 1, 0, 0, 0, 3]) };
+  const code = (column: string) => MYSQL_DIALECT.lookupCode(column, lookup);
+  const [found] = await admin.query<mysql.RowDataPacket[]>(
+    `SELECT CAST(seq AS SIGNED) - 6 AS k, ${code('(CAST(seq AS SIGNED) - 6)')} AS n FROM seq_0_to_12 ORDER BY seq`,
+  );
+  assert.deepEqual(
+    found.map((r) => [Number(r.k), Number(r.n)]),
+    [-6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6].map((k) => [k, k === -3 ? 2 : k === 0 ? 1 : k === 4 ? 3 : 0]),
+  );
+  // Columns of an unsigned int and a bigint at their limits: 0 outside, and the offset never
+  // computed there (it would overflow: MariaDB fails a statement on BIGINT overflow).
+  await admin.query(`CREATE TABLE ${tag}.lookup_edges (id int PRIMARY KEY, u int unsigned, b bigint)`);
+  await admin.query(`INSERT INTO ${tag}.lookup_edges VALUES (1, 0, -9223372036854775808), (2, 4294967295, 9223372036854775807), (3, 4, 0)`);
+  const [edges] = await admin.query<mysql.RowDataPacket[]>(
+    `SELECT ${code('u')} AS u, ${code('b')} AS b FROM ${tag}.lookup_edges ORDER BY id`,
+  );
+  assert.deepEqual(
+    edges.map((r) => [Number(r.u), Number(r.b)]),
+    [
+      [1, 0],
+      [0, 0],
+      [3, 1],
+    ],
+  );
+  assert.equal(
+    MYSQL_DIALECT.keyLookupFilter({ name: 'a`b', nameInSource: 'a`b', type: 'INTEGER', nullable: true, position: 1 }, lookup).startsWith(
+      'CASE WHEN `a``b` BETWEEN -3 AND 4 ',
+    ),
+    true,
+  );
 });
