@@ -15,6 +15,7 @@ import type { ColumnDef } from '../../catalog/types.js';
 import type { KeyLookup } from '../../connectors/types.js';
 import type { ScanPlan } from '../plan/scans.js';
 import { MAX_LOOKUP_CODE } from '../plan/key-lookup.js';
+import { TupleNumbers } from './tuple-numbers.js';
 
 const INTEGER_TYPES = new Set(['SMALLINT', 'INTEGER', 'BIGINT']);
 const CANONICAL = /^-?(0|[1-9]\d{0,17})$/;
@@ -26,35 +27,22 @@ const MAX_SLOTS_PER_KEY = 64;
 /** Numbers the rows of one key column by their other columns' raw values. */
 class KeyCoder {
   private readonly codeOfKey = new Map<string, number>();
-  /** The numbers by the rows' values, one map level per other column (no text built per row). */
-  private readonly codeOfRow = new Map<unknown, unknown>();
-  private codes = 0;
+  private readonly rows: TupleNumbers<readonly unknown[]>;
   alive = true;
 
-  constructor(private readonly others: readonly number[]) {}
+  constructor(private readonly others: readonly number[]) {
+    this.rows = new TupleNumbers(others.length, (row, k) => rawValue(row[others[k]!]));
+  }
 
   add(key: string, row: readonly unknown[]): void {
     if (!this.alive) return;
-    let level = this.codeOfRow;
-    let code: number | undefined;
-    for (let i = 0; i < this.others.length; i++) {
-      const value = rawValue(row[this.others[i]!]);
-      if (value === UNKNOWN) {
+    for (const index of this.others) {
+      if (rawValue(row[index]) === UNKNOWN) {
         this.alive = false;
         return;
       }
-      const next = level.get(value);
-      if (i === this.others.length - 1) {
-        code = next as number | undefined;
-        if (code === undefined) level.set(value, (code = ++this.codes));
-      } else if (next === undefined) {
-        const created = new Map<unknown, unknown>();
-        level.set(value, created);
-        level = created;
-      } else level = next as Map<unknown, unknown>;
     }
-    // No other column: every row is alike.
-    code ??= this.codes = 1;
+    const code = this.rows.numberOf(row);
     if (code > MAX_LOOKUP_CODE || this.codeOfKey.has(key)) this.alive = false;
     else this.codeOfKey.set(key, code);
   }

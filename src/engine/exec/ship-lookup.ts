@@ -10,6 +10,7 @@ import type { ColumnDef } from '../../catalog/types.js';
 import { POSTGRES_DIALECT } from '../../connectors/postgres/dialect.js';
 import { LOOKUP_CODE, type ExactCondition, type LookupKey } from '../plan/ship-lookup.js';
 import { arrayElement, arrayLiteral } from './ship-arrays.js';
+import { TupleNumbers } from './tuple-numbers.js';
 
 /** Elements of the lookup array at most: per shipped row, and in all (an int4 array's text is ~2 bytes per empty slot). */
 const SLOTS_PER_ROW = 16;
@@ -85,24 +86,12 @@ export function lookupRelation(
   const slots = high - low + 1;
   if (slots > SLOTS_PER_ROW * keyCount + 1024 || slots > MAX_SLOTS) return null;
   const table = new Int32Array(slots);
-  // Each distinct row of the other columns gets a number: a tree of maps, one level per column
-  // (no joined strings), and the first row that had it.
-  const root = new Map<string, unknown>();
+  // Each distinct row of the other columns gets a number, and the first row that had it.
+  const rowNumbers = new TupleNumbers<number>(others.length, (row, k) => elements[others[k]!]![row]!);
   const firstRows: number[] = [];
   const numberOf = (row: number): number => {
-    let node = root;
-    for (let k = 0; k < others.length - 1; k++) {
-      const element = elements[others[k]!]![row]!;
-      let next = node.get(element) as Map<string, unknown> | undefined;
-      if (next === undefined) node.set(element, (next = new Map()));
-      node = next;
-    }
-    const last = others.length > 0 ? elements[others[others.length - 1]!]![row]! : '';
-    let code = node.get(last) as number | undefined;
-    if (code === undefined) {
-      firstRows.push(row);
-      node.set(last, (code = firstRows.length));
-    }
+    const code = rowNumbers.numberOf(row);
+    if (code > firstRows.length) firstRows.push(row);
     return code;
   };
   for (let row = 0; row < rows; row++) {
