@@ -17,9 +17,14 @@ test('integers: in the column range as they came; other text is not exact', () =
   assert.equal(int('007'), undefined);
   assert.equal(int('1.0'), undefined);
   assert.equal(int(' 1'), undefined);
+  for (const text of ['', '-', '+1', '1e3', '1 ', '--1', '-01', '１', '12a']) assert.equal(int(text), undefined, text);
+  assert.equal(int('-0'), '-0');
+  assert.equal(int('0'), '0');
   assert.equal(elementWriter(column('SMALLINT'))!('40000'), undefined);
   assert.equal(elementWriter(column('BIGINT'))!('-9223372036854775808'), '-9223372036854775808');
   assert.equal(elementWriter(column('BIGINT'))!('9223372036854775808'), undefined);
+  assert.equal(elementWriter(column('BIGINT'))!('10000000000000000000'), undefined, '20 digits');
+  assert.equal(elementWriter(column('BIGINT'))!('-9223372036854775809'), undefined);
 });
 
 test('dates: real days of years 1 to 9999 only', () => {
@@ -55,7 +60,7 @@ test('array literals: quoting, escapes, NULL, the word NULL, empty text, quotes 
   assert.equal(arrayElement(null), 'NULL');
   assert.equal(arrayElement('NULL'), '"NULL"');
   assert.equal(arrayElement('a"b\\c'), '"a\\"b\\\\c"');
-  const builder = ArrayBuilder.for([column('INTEGER', 'id'), column('VARCHAR', 'name')], [1])!;
+  const builder = ArrayBuilder.for([column('INTEGER', 'id'), column('VARCHAR', 'name')])!;
   for (const row of [
     ['1', "O'Neil"],
     ['2', ''],
@@ -66,7 +71,8 @@ test('array literals: quoting, escapes, NULL, the word NULL, empty text, quotes 
   ])
     assert.equal(builder.add(row), true);
   assert.deepEqual(builder.literals(), [`'{1,2,NULL,3,4,5}'::int4[]`, `'{"O''Neil","",NULL,"{x,y}","Zoë","O''Neil"}'::text[]`]);
-  assert.deepEqual([...builder.keys.get(1)!], ["O'Neil", '', '{x,y}', 'Zoë']);
+  assert.deepEqual([...builder.distinct(1)], ["O'Neil", '', '{x,y}', 'Zoë']);
+  assert.deepEqual(builder.values[0], ['1', '2', null, '3', '4', '5'], 'the texts as they go, null for NULL');
   assert.equal(builder.add(['x', 'y']), false);
   assert.equal(builder.rows, 6);
   assert.equal(ArrayBuilder.for([column('DOUBLE')]), null);

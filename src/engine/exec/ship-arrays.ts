@@ -20,6 +20,24 @@ const INTEGER_RANGES: Record<string, [bigint, bigint]> = {
   BIGINT: [-(2n ** 63n), 2n ** 63n - 1n],
 };
 
+/**
+ * The digits of an integer written plainly (`-?(0|[1-9][0-9]{0,18})`: no sign `+`, no leading
+ * zeros, no spaces), 0 for any other text. A loop over the characters: a regular expression took
+ * a third of the rows' time here.
+ */
+function plainIntegerDigits(text: string): number {
+  const start = text.charCodeAt(0) === 45 ? 1 : 0; // '-'
+  const digits = text.length - start;
+  if (digits === 0 || digits > 19) return 0;
+  const first = text.charCodeAt(start);
+  if (first === 48) return digits === 1 ? 1 : 0; // '0' alone
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return 0;
+  }
+  return digits;
+}
+
 const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** Whether `text` (YYYY-MM-DD) is a date both the engine and PostgreSQL read as that same day. */
@@ -46,9 +64,10 @@ export function elementWriter(column: ColumnDef, source: SourceKind = NO_SOURCE)
     return (value) => {
       if (value === null || value === undefined) return null;
       const text = typeof value === 'string' ? value : typeof value === 'bigint' || Number.isSafeInteger(value) ? String(value) : '';
-      if (!/^-?(0|[1-9]\d{0,18})$/.test(text)) return undefined;
+      const digits = plainIntegerDigits(text);
+      if (digits === 0) return undefined;
       // Up to 9 digits fit every integer type but SMALLINT; longer ones are compared exactly.
-      if (text.length <= 9 && column.type !== 'SMALLINT') return text;
+      if (digits <= 9 && column.type !== 'SMALLINT') return text;
       const n = BigInt(text);
       return n >= low && n <= high ? text : undefined;
     };
@@ -90,33 +109,33 @@ export function arrayElement(text: string | null): string {
   return text.includes('\\') || text.includes('"') ? `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"` : `"${text}"`;
 }
 
-/** One column's elements as the SQL literal of a typed array. */
-export function arrayLiteral(elements: readonly string[], column: ColumnDef, source: SourceKind = NO_SOURCE): string {
-  const body = elements.join(',');
-  return `'{${column.type === 'VARCHAR' ? body.replace(/'/g, "''") : body}}'::${shippedType(column, source)!}[]`;
+/**
+ * One column's values as the SQL literal of a typed array: text quoted and escaped, the other
+ * types' texts (numbers, dates, true/false) as they are, NULL unquoted.
+ */
+export function arrayLiteral(values: ReadonlyArray<string | null>, column: ColumnDef, source: SourceKind = NO_SOURCE): string {
+  const quoted = column.type === 'VARCHAR';
+  const body = values.map((value) => (value === null ? 'NULL' : quoted ? arrayElement(value) : value)).join(',');
+  return `'{${quoted ? body.replace(/'/g, "''") : body}}'::${shippedType(column, source)!}[]`;
 }
 
 /**
- * Collects rows into one element list per column. `add` returns false at the first value that
- * is not exact (then nothing more is added and the caller takes the general path). Text goes
- * quoted; the other types' texts (numbers, dates, true/false) need no quotes.
+ * Collects rows into one list of values per column, as texts (null for NULL), written into
+ * literals when asked for. `add` returns false at the first value that is not exact (then
+ * nothing more is added and the caller takes the general path).
  */
 export class ArrayBuilder {
-  readonly elements: string[][];
+  /** Each column's values, row by row: the text that goes (ship-arrays' writers), null for NULL. */
+  readonly values: Array<Array<string | null>>;
   rows = 0;
   private readonly writers: Array<(value: unknown) => string | null | undefined>;
-  private readonly quoted: boolean[];
-  /** The raw texts of the key columns asked for, row by row (null for NULL). */
-  private readonly keyTexts = new Map<number, Array<string | null>>();
   private readonly texts: Array<string | null>;
 
   /** Null when a column's type has no exact writer. */
-  static for(columns: readonly ColumnDef[], keyIndexes: readonly number[] = [], source: SourceKind = NO_SOURCE): ArrayBuilder | null {
+  static for(columns: readonly ColumnDef[], source: SourceKind = NO_SOURCE): ArrayBuilder | null {
     const writers = columns.map((column) => elementWriter(column, source));
     if (!writers.every((w) => w !== null)) return null;
-    const builder = new ArrayBuilder(columns, writers as Array<NonNullable<(typeof writers)[number]>>, source);
-    for (const i of keyIndexes) builder.keyTexts.set(i, []);
-    return builder;
+    return new ArrayBuilder(columns, writers as Array<NonNullable<(typeof writers)[number]>>, source);
   }
 
   private constructor(
@@ -125,35 +144,30 @@ export class ArrayBuilder {
     private readonly source: SourceKind,
   ) {
     this.writers = writers;
-    this.quoted = columns.map((c) => c.type === 'VARCHAR');
-    this.elements = columns.map(() => []);
+    this.values = columns.map(() => []);
     this.texts = columns.map(() => null);
   }
 
   add(row: readonly unknown[]): boolean {
-    const { writers, texts } = this;
+    const { writers, texts, values } = this;
     for (let i = 0; i < writers.length; i++) {
       const text = writers[i]!(row[i]);
       if (text === undefined) return false;
       texts[i] = text;
     }
-    for (let i = 0; i < texts.length; i++) {
-      const text = texts[i]!;
-      this.elements[i]!.push(text === null ? 'NULL' : this.quoted[i] ? arrayElement(text) : text);
-    }
-    for (const [i, keys] of this.keyTexts) keys.push(texts[i]!);
+    for (let i = 0; i < texts.length; i++) values[i]!.push(texts[i]!);
     this.rows += 1;
     return true;
   }
 
-  /** The distinct non-NULL texts of each key column asked for. */
-  get keys(): Map<number, Set<string>> {
-    const keys = new Map<number, Set<string>>();
-    for (const [i, texts] of this.keyTexts) keys.set(i, new Set(texts.filter((t): t is string => t !== null)));
-    return keys;
+  /** The distinct non-NULL texts of a column. */
+  distinct(column: number): Set<string> {
+    const distinct = new Set<string>();
+    for (const text of this.values[column]!) if (text !== null) distinct.add(text);
+    return distinct;
   }
 
   literals(): string[] {
-    return this.columns.map((column, i) => arrayLiteral(this.elements[i]!, column, this.source));
+    return this.columns.map((column, i) => arrayLiteral(this.values[i]!, column, this.source));
   }
 }

@@ -74,20 +74,20 @@ async function shippedArrays(
 }
 
 /**
- * The elements of a loaded table's rows, one list per column, as ship-arrays.ts writes them from
- * a source's rows: text quoted and escaped, other values as their text, NULL unquoted. Read after
- * `shippedArrays` accepted every value (the same casts).
+ * The values of a loaded table's rows, one list per column, as ship-arrays.ts keeps them from a
+ * source's rows: each value's text, null for NULL. Read after `shippedArrays` accepted every
+ * value (the same casts).
  */
-async function loadedElements(connection: DuckDBConnection, loadName: string, columns: readonly ColumnDef[]): Promise<string[][]> {
-  const list = columns.map((column) => {
-    const value = `CAST(${quoteIdent(column.name)} AS VARCHAR)`;
-    const text = column.type === 'VARCHAR' ? quotedElementSql(value) : value;
-    return `coalesce(${text}, 'NULL')`;
-  });
+async function loadedValues(
+  connection: DuckDBConnection,
+  loadName: string,
+  columns: readonly ColumnDef[],
+): Promise<Array<Array<string | null>>> {
+  const list = columns.map((column) => `CAST(${quoteIdent(column.name)} AS VARCHAR)`);
   const reader = await connection.runAndReadAll(`SELECT ${list.join(', ')} FROM ${loadName}`);
-  const elements: string[][] = columns.map(() => []);
-  for (const row of reader.getRows()) for (let i = 0; i < columns.length; i++) elements[i]!.push(String(row[i]));
-  return elements;
+  const values: Array<Array<string | null>> = columns.map(() => []);
+  for (const row of reader.getRows()) for (let i = 0; i < columns.length; i++) values[i]!.push(row[i] === null ? null : String(row[i]));
+  return values;
 }
 
 /** The load's refusals of a value where it is read (load-scale.ts). */
@@ -138,7 +138,7 @@ export async function openShippedExecution(
   const engineArrays = read[read.length - 1] as string[][];
   // Dense unique integer keys: the rows go as a lookup array (ship-lookup.ts), the keyed wrappers left out.
   const lookupOf = (key: LookupKey | null | undefined, table: BoundTable, scan: ScanPlan, read: ShippedRows) =>
-    key && options.lookupArrays !== false && read.elements ? lookupRelation(key, scan.columns, read.elements, sourceOf(table)) : null;
+    key && options.lookupArrays !== false && read.values ? lookupRelation(key, scan.columns, read.values, sourceOf(table)) : null;
   const engineRelations = [
     ...plan.moreShipped.map((more, i) => {
       const read = moreShipped[i]!;
@@ -199,8 +199,8 @@ interface ShippedRows {
   arrays: () => string[];
   /** The distinct keys of the keyed columns, computed when asked for (the lookup form does not need them). */
   keys: () => Array<string[] | undefined>;
-  /** The rows' array elements, one list per column, where they went straight from the source's rows. */
-  elements?: string[][];
+  /** The rows' values, one list per column (ship-arrays.ts), where a lookup form was planned. */
+  values?: Array<Array<string | null>>;
   query: SourceQuery;
   warnings: string[];
 }
@@ -215,8 +215,8 @@ interface ShippedRows {
 async function shipTable(
   { table, scan }: Pick<ShippedTable, 'table' | 'scan'>,
   keyIndexes: number[],
-  /** Whether the rows' elements are wanted (a lookup form is planned) also where they go through the engine's load. */
-  wantElements: boolean,
+  /** Whether the rows' values are wanted (a lookup form is planned) also where they go through the engine's load. */
+  wantValues: boolean,
   registry: SourceRegistry,
   runtime: DuckRuntime,
   options: ShipOptions,
@@ -233,7 +233,7 @@ async function shipTable(
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
   // Under a row condition the rows go through the engine's load, which keeps only those it lets through.
-  const builder = table.rowCondition ? null : ArrayBuilder.for(scan.columns, keyIndexes, resolved.source);
+  const builder = table.rowCondition ? null : ArrayBuilder.for(scan.columns, resolved.source);
   const iterator = connector.scan({ ...request, signal })[Symbol.asyncIterator]();
   // Every batch read, for the engine's load should a value not go as it came.
   const read: unknown[][][] = [];
@@ -243,14 +243,10 @@ async function shipTable(
       const next = await iterator.next();
       if (next.done) {
         if (builder) {
-          const keys = () => {
-            const distinct = builder.keys;
-            return keyIndexes.map((i) => [...distinct.get(i)!]);
-          };
           return {
             arrays: () => builder.literals(),
-            keys,
-            elements: builder.elements,
+            keys: () => keyIndexes.map((i) => [...builder.distinct(i)]),
+            values: builder.values,
             query: { source: resolved.source.name, sql: connector.scanSql(request) },
             warnings: [],
           };
@@ -319,9 +315,9 @@ async function shipTable(
       );
       keys.push(reader.getRows().map((row) => String(row[0])));
     }
-    // A lookup needs the rows' elements: read back from the load, in the form the rows' would have.
-    const elements = wantElements ? await loadedElements(held.connection, table.loadName, scan.columns) : undefined;
-    return { arrays: () => arrays, keys: () => keys, elements, query: loaded.query, warnings: loaded.warnings };
+    // A lookup needs the rows' values: read back from the load, in the form the rows' would have.
+    const values = wantValues ? await loadedValues(held.connection, table.loadName, scan.columns) : undefined;
+    return { arrays: () => arrays, keys: () => keys, values, query: loaded.query, warnings: loaded.warnings };
   } finally {
     held.close();
   }
