@@ -24,37 +24,41 @@ const plan = (type = 'INTEGER', minKeys = 0): LookupPlan => ({
   minKeys,
 });
 
-test('keys 3..6: an array with bounds [3:6], one number per distinct row, 0 for a missing key, NULL keys left out', () => {
+test('keys 3..6: a byte per key from 3 to 6, one number per distinct row, 0 for a missing key, NULL keys left out', () => {
   const sql = lookupRelation(
     plan(),
     COLUMNS,
     [
-      ['3', '5', '6', 'NULL'],
-      ['"DE"', '"US"', '"DE"', '"FR"'],
+      ['3', '5', '6', null],
+      ['DE', 'US', 'DE', 'FR'],
     ],
     { kind: 'mysql' },
   );
   assert.equal(
     sql,
     `LATERAL (SELECT "o"."customer_id" AS "id", "__vdb_lookup"."country" FROM unnest('{1,2}'::int4[], '{"DE","US"}'::text[]) ` +
-      `AS "__vdb_lookup"("__vdb_code", "country") WHERE "__vdb_lookup"."__vdb_code" = (SELECT '[3:6]={1,0,2,1}'::int4[])["o"."customer_id"])`,
+      `AS "__vdb_lookup"("__vdb_code", "country") WHERE "__vdb_lookup"."__vdb_code" = ` +
+      `CASE WHEN "o"."customer_id" BETWEEN 3 AND 6 THEN get_byte((SELECT decode('01000201', 'hex')), "o"."customer_id" - (3)) END)`,
   );
 });
 
-test('a bigint key is looked up only within the array bounds (no int4 cast error)', () => {
+test('a bigint key is looked up only within the bounds (no int4 cast error)', () => {
   const sql = lookupRelation(plan('BIGINT'), [column('id', 'BIGINT')], [['-2', '1']], { kind: '' })!;
-  assert.match(sql, /\[CASE WHEN "o"."customer_id" BETWEEN -2 AND 1 THEN "o"."customer_id"::int4 END\]/);
+  assert.match(
+    sql,
+    /CASE WHEN "o"."customer_id" BETWEEN -2 AND 1 THEN get_byte\(\(SELECT decode\('01000001', 'hex'\)\), \("o"."customer_id" - \(-2\)\)::int4\) END/,
+  );
   assert.match(sql, /unnest\('\{1\}'::int4\[\]\) AS "__vdb_lookup"\("__vdb_code"\)/);
 });
 
 test('the plain form where a key repeats, is beyond int4, the keys are sparse, or there is none', () => {
-  const none = (keys: string[]) => lookupRelation(plan(), COLUMNS, [keys, keys.map(() => '"x"')], { kind: '' });
+  const none = (keys: Array<string | null>) => lookupRelation(plan(), COLUMNS, [keys, keys.map(() => 'x')], { kind: '' });
   assert.equal(none(['1', '2', '1']), null);
   assert.equal(none(['1', '2147483648']), null);
   assert.equal(none(['1', '5000']), null, '5,000 slots for 2 rows');
   assert.notEqual(none(['1', '1000']), null, 'up to 16 slots per row and 1,024 more');
   assert.equal(none([]), null);
-  assert.equal(none(['NULL']), null);
+  assert.equal(none([null]), null);
   // Fewer keys than 5 % of the PostgreSQL column's distinct values: an index may serve them better.
   const few = (minKeys: number) =>
     lookupRelation(
@@ -62,7 +66,7 @@ test('the plain form where a key repeats, is beyond int4, the keys are sparse, o
       COLUMNS,
       [
         ['1', '2'],
-        ['"x"', '"y"'],
+        ['x', 'y'],
       ],
       { kind: '' },
     );
@@ -74,8 +78,8 @@ test('the plain form where a key repeats, is beyond int4, the keys are sparse, o
       plan('INTEGER', 2),
       COLUMNS,
       [
-        ['1', 'NULL', 'NULL'],
-        ['"x"', '"y"', '"z"'],
+        ['1', null, null],
+        ['x', 'y', 'z'],
       ],
       { kind: '' },
     ),
@@ -89,14 +93,28 @@ test('conditions applied by vdb: only the rows whose text is exactly a value go,
     COLUMNS,
     [
       ['3', '4', '5', '6', '6', '7'],
-      ['"DE"', '"de"', '"DE "', '"a\\"b"', '"FR"', 'NULL'],
+      ['DE', 'de', 'DE ', 'a"b', 'FR', null],
     ],
     { kind: 'mysql' },
   );
   assert.match(sql ?? '', /unnest\('\{1,2\}'::int4\[\], '\{"DE","a\\"b"\}'::text\[\]\)/);
-  assert.match(sql ?? '', /'\[3:6\]=\{1,0,0,2\}'::int4\[\]/);
-  const none = lookupRelation({ ...plan(), conditions: [{ columnIndex: 1, values: ['US'] }] }, COLUMNS, [['3'], ['"DE"']], { kind: '' });
+  assert.match(sql ?? '', /decode\('01000002', 'hex'\)/);
+  const none = lookupRelation({ ...plan(), conditions: [{ columnIndex: 1, values: ['US'] }] }, COLUMNS, [['3'], ['DE']], { kind: '' });
   assert.equal(none, null, 'no row kept: the plain form, which keeps the condition');
+});
+
+test("more than 255 distinct rows: the numbers as an int4 array with the keys' bounds, a bigint key cast within them", () => {
+  const keys = Array.from({ length: 300 }, (_, i) => String(i + 10));
+  const names = keys.map((k) => `name ${k}`);
+  const sql = lookupRelation(plan(), COLUMNS, [keys, names], { kind: '' })!;
+  assert.match(
+    sql,
+    new RegExp(`= \\(SELECT '\\[10:309\\]=\\{${keys.map((_, i) => i + 1).join(',')}\\}'::int4\\[\\]\\)\\["o"."customer_id"\\]\\)$`),
+  );
+  const big = lookupRelation(plan('BIGINT'), [column('id', 'BIGINT'), column('country', 'VARCHAR')], [keys, names], { kind: '' })!;
+  assert.match(big, /\)\[CASE WHEN "o"."customer_id" BETWEEN 10 AND 309 THEN "o"."customer_id"::int4 END\]\)$/);
+  const fewer = lookupRelation(plan(), COLUMNS, [keys.slice(0, 255), names.slice(0, 255)], { kind: '' })!;
+  assert.match(fewer, /get_byte/, '255 numbers still fit a byte');
 });
 
 test('dependentJoin.lookupArrays: on by default, VDB_DEPENDENT_JOIN_LOOKUP_ARRAYS=false turns it off', () => {

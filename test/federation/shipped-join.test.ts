@@ -70,6 +70,9 @@ before(async () => {
   await my.query(`INSERT INTO ${tag}.sparse VALUES (1, 'a'), (350, 'b'), (699, 'a'), (2000000, 'c')`);
   await my.query(`CREATE TABLE ${tag}.bigkeys (id bigint PRIMARY KEY, kind varchar(10))`);
   await my.query(`INSERT INTO ${tag}.bigkeys VALUES ?`, [Array.from({ length: 600 }, (_, i) => [i, `k${i % 3}`])]);
+  // Dense keys from -300 (the orders' customer ids are 0..699): the lookup's offset from a negative least key.
+  await my.query(`CREATE TABLE ${tag}.negkeys (id int PRIMARY KEY, kind varchar(10))`);
+  await my.query(`INSERT INTO ${tag}.negkeys VALUES ?`, [Array.from({ length: 600 }, (_, i) => [i - 300, `k${i % 5}`])]);
   await my.query(`CREATE TABLE ${tag}.nullkeys (id int NULL UNIQUE, kind varchar(10))`);
   await my.query(`INSERT INTO ${tag}.nullkeys VALUES ?`, [
     [[null, 'none'], ...Array.from({ length: 100 }, (_, i) => [i * 7, `k${i % 4}`])],
@@ -404,6 +407,7 @@ async function sameAsLocal(sql: string): Promise<string> {
 }
 
 test('dense unique integer keys go as a lookup array: same answers, no keyed filter', async () => {
+  const forms = new Set<string>();
   for (const sql of [
     CASES[0]!,
     CASES[1]!,
@@ -415,11 +419,16 @@ test('dense unique integer keys go as a lookup array: same answers, no keyed fil
     'SELECT n.kind, count(*) FROM pg.orders o JOIN my.nullkeys n ON n.id = o.customer_id GROUP BY n.kind',
     // bigint on both sides, orders' values beyond int4 looked up as nothing.
     'SELECT b.kind, count(*), min(o.big) FROM pg.orders o JOIN my.bigkeys b ON b.id = o.big GROUP BY b.kind',
+    // A negative least key.
+    'SELECT n.kind, count(*), min(o.customer_id) FROM pg.orders o JOIN my.negkeys n ON n.id = o.customer_id GROUP BY n.kind',
   ]) {
     const statement = await sameAsLocal(sql);
     assert.match(statement, LATERAL, sql);
     assert.doesNotMatch(statement, /= ANY \(/, sql);
+    forms.add(/get_byte\(/.test(statement) ? 'bytes' : /'\[-?\d+:\d+\]=\{/.test(statement) ? 'int4' : 'neither');
   }
+  // Up to 255 distinct rows a byte per key; more (CASES[1]'s name, score and since) an int4 array.
+  assert.deepEqual([...forms].sort(), ['bytes', 'int4']);
   const typed = await rows(pushed, 'SELECT c.id FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE o.id = 7');
   assert.equal(typed.json, '[[7]]');
 });
