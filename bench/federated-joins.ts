@@ -13,7 +13,9 @@
  *   mysql_fdw the same join in PostgreSQL over a mysql_fdw foreign table, when installed.
  * and split by step: vdb's MariaDB query and its PostgreSQL statement, each run alone with the
  * same client, and the rest (loading, arrays, the engine); with the plan chosen and the
- * estimates it was chosen on (EXPLAIN). Never asserts on timings; the machine's load average is
+ * estimates it was chosen on (EXPLAIN). For the two-table joins, a bound: the least any exact
+ * plan spends at the sources (the small side's query, then the big side's scan narrowed by the
+ * keys; or the big side grouped by key while the small side is read). Never asserts on timings; the machine's load average is
  * printed with the figures.
  *
  *   BENCH_ANALYZE=1  first collects MariaDB's engine-independent statistics of bench_customers
@@ -50,11 +52,29 @@ const SWAPPED_ALL_FLOOR = 'SELECT count(*), sum(amount) FROM bench_orders_my';
 /** Which floor a join is measured against: PostgreSQL's scan of its orders, or MariaDB's (with or without the date). */
 type Floor = 'pg' | 'my' | 'my, every order';
 
-const CASES: Array<{ name: string; sql: string; floor?: Floor }> = [
-  { name: 'broad', sql: join('my.bench_customers') },
-  { name: 'selective', sql: join('my.bench_customers', " AND c.country = 'DE'") },
-  { name: 'swapped sizes (MariaDB 1M orders)', sql: SWAPPED, floor: 'my' },
-  { name: 'swapped sizes, every order', sql: SWAPPED_ALL, floor: 'my, every order' },
+/**
+ * A join, the floor it is measured against, and for the bound (`least` below) the statement that
+ * gives the small side's keys at its own database.
+ */
+const CASES: Array<{ name: string; sql: string; floor?: Floor; keys?: string }> = [
+  { name: 'broad', sql: join('my.bench_customers'), keys: "SELECT id FROM bench_customers WHERE segment = 'enterprise'" },
+  {
+    name: 'selective',
+    sql: join('my.bench_customers', " AND c.country = 'DE'"),
+    keys: "SELECT id FROM bench_customers WHERE segment = 'enterprise' AND country = 'DE'",
+  },
+  {
+    name: 'swapped sizes (MariaDB 1M orders)',
+    sql: SWAPPED,
+    floor: 'my',
+    keys: "SELECT id FROM bench_customers_pg WHERE segment = 'enterprise'",
+  },
+  {
+    name: 'swapped sizes, every order',
+    sql: SWAPPED_ALL,
+    floor: 'my, every order',
+    keys: "SELECT id FROM bench_customers_pg WHERE segment = 'enterprise'",
+  },
   {
     name: 'three sources (+ CSV)',
     sql: `SELECT r.region, count(*), sum(o.amount) FROM pg.bench_orders o JOIN my.bench_customers c ON c.id = o.customer_id JOIN files.regions r ON r.country = c.country WHERE c.segment = 'enterprise' AND ${CREATED} GROUP BY r.region`,
@@ -70,6 +90,13 @@ const CASES: Array<{ name: string; sql: string; floor?: Floor }> = [
 ];
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
+
+/** Runs the timings one after another (never two statements at once). */
+async function sequentially(runs: Array<() => Promise<number>>): Promise<number[]> {
+  const results: number[] = [];
+  for (const run of runs) results.push(await run());
+  return results;
+}
 
 /** Creates the swapped tables on the first run (MariaDB's sequence engine, PostgreSQL's generate_series). */
 async function setUpSwapped(client: pg.Client, my: mysql.Connection): Promise<void> {
@@ -99,6 +126,43 @@ async function setUpSwapped(client: pg.Client, my: mysql.Connection): Promise<vo
     );
   }
 }
+
+/** The floor statements, by floor. */
+const FLOOR_SQL: Record<Floor, string> = { pg: FLOOR, my: SWAPPED_FLOOR, 'my, every order': SWAPPED_ALL_FLOOR };
+
+/** `statement` with one more condition. */
+const and = (statement: string, condition: string) =>
+  statement.includes(' WHERE ') ? `${statement} AND ${condition}` : `${statement} WHERE ${condition}`;
+
+/**
+ * The big side's floor statement narrowed by the small side's keys, in each form its database
+ * takes them: PostgreSQL an int4 array (hashed) or a lookup array indexed by the key, MariaDB an
+ * IN list or a byte per key read at the key's offset (vdb's key lookup). The least of them counts.
+ */
+function filteredFloors(floor: Floor, ids: number[]): string[] {
+  const low = Math.min(...ids);
+  const high = Math.max(...ids);
+  const present = new Uint8Array(high - low + 1);
+  for (const id of ids) present[id - low] = 1;
+  if (floor === 'pg') {
+    return [
+      and(FLOOR, `o.customer_id = ANY('{${ids.join(',')}}'::int4[])`),
+      and(FLOOR, `(SELECT '[${low}:${high}]={${present.join(',')}}'::int4[])[o.customer_id] > 0`),
+    ];
+  }
+  const hex = Buffer.from(present).toString('hex');
+  return [
+    and(FLOOR_SQL[floor], `customer_id IN (${ids.join(',')})`),
+    and(
+      FLOOR_SQL[floor],
+      `CASE WHEN customer_id BETWEEN ${low} AND ${high} THEN ASCII(SUBSTRING(x'${hex}', customer_id - ${low - 1}, 1)) ELSE 0 END <> 0`,
+    ),
+  ];
+}
+
+/** The big side's floor statement grouped by the join key: what it must send in a plan that reads both sides at once. */
+const groupedFloor = (floor: Floor) =>
+  FLOOR_SQL[floor].replace('SELECT count(*)', 'SELECT customer_id, count(*)') + ' GROUP BY customer_id';
 
 async function timed(run: () => Promise<unknown>): Promise<number> {
   await run(); // warm-up
@@ -221,6 +285,7 @@ async function main(): Promise<void> {
       'my, every order': await timed(() => my.query({ sql: SWAPPED_ALL_FLOOR, rowsAsArray: true })),
     };
     const rows: string[][] = [];
+    const bounds: string[][] = [];
     const estimates: string[][] = [];
     const planOf = (sent: string) =>
       sent.includes('LATERAL (SELECT')
@@ -240,7 +305,7 @@ async function main(): Promise<void> {
         .map((e) => e.replace(/^estimates: /, '').replace(/\)$/, ''))
         .join(' / ');
     const only = process.env.BENCH_CASES?.split(',');
-    for (const { name, sql, floor: floorOf = 'pg' } of CASES.filter((c) => !only || only.some((o) => c.name.startsWith(o)))) {
+    for (const { name, sql, floor: floorOf = 'pg', keys } of CASES.filter((c) => !only || only.some((o) => c.name.startsWith(o)))) {
       log(`${name} ...`);
       const floor = floors[floorOf];
       const total = await timed(() => vdb(sql));
@@ -274,6 +339,31 @@ async function main(): Promise<void> {
         pgMs.toFixed(0),
         Math.max(0, total - myMs - pgMs).toFixed(0),
       ]);
+      if (keys) {
+        // The least any exact plan spends: the small side's query, then the big side's scan narrowed
+        // by its keys (no grouping, no join, no transfer counted); or both at once, the big side then
+        // sending its rows grouped by the key.
+        const bigAt = floorOf === 'pg' ? 'pg' : 'my';
+        const smallMs = bigAt === 'pg' ? myMs : pgMs;
+        const ids =
+          bigAt === 'pg'
+            ? ((await my.query({ sql: keys, rowsAsArray: true }))[0] as number[][]).map((r) => Number(r[0]))
+            : (await client.query({ text: keys, rowMode: 'array' })).rows.map((r: unknown[]) => Number(r[0]));
+        const atBig = (statement: string) => (bigAt === 'pg' ? copy(statement) : my.query({ sql: statement, rowsAsArray: true }));
+        const filteredMs = Math.min(...(await sequentially(filteredFloors(floorOf, ids).map((f) => () => timed(() => atBig(f))))));
+        const groupedMs = await timed(() => atBig(groupedFloor(floorOf)));
+        const least = Math.min(smallMs + filteredMs, groupedMs);
+        bounds.push([
+          name,
+          ids.length.toLocaleString('en-US'),
+          smallMs.toFixed(0),
+          filteredMs.toFixed(0),
+          groupedMs.toFixed(0),
+          least.toFixed(0),
+          (least / floor).toFixed(2),
+          (total / least).toFixed(2),
+        ]);
+      }
     }
     console.log(
       `load average ${os
@@ -287,6 +377,23 @@ async function main(): Promise<void> {
     console.log(
       table(['join', 'plan', 'vdb ms', '÷ floor', '÷ mysql_fdw', 'MariaDB query ms', 'PostgreSQL statement ms', 'rest ms'], rows, 2),
     );
+    if (bounds.length > 0)
+      console.log(
+        `\n${table(
+          [
+            'join',
+            'keys',
+            'small side alone ms',
+            'big side narrowed by the keys ms',
+            'big side grouped by key ms',
+            'least ms',
+            'least ÷ floor',
+            'vdb ÷ least',
+          ],
+          bounds,
+          1,
+        )}`,
+      );
     console.log(`\n${table(['join', 'estimates (default engine)', 'estimates (maxShippedRows 0)'], estimates, 1)}`);
     // Shipped against dependent, alternating run by run in this process (the machine's load moves both alike).
     const alternating: string[][] = [];
