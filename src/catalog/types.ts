@@ -16,7 +16,11 @@ export interface ColumnDef {
   nullable: boolean;
   /** 1-based position in the table. */
   position: number;
-  /** The type as the source declares it, where it matters beyond `type` (SQLite affinity). */
+  /**
+   * The type as the source declares it, where it matters beyond `type`: SQLite's affinity;
+   * PostgreSQL's name of a column read as VARCHAR (`character(5)`: its values padded, compared
+   * without the padding). PostgreSQL columns imported before 0.2.0 have none (a refresh records it).
+   */
   sourceType?: string;
   /** The source's collation of a text column, when it is not bytewise (orders text differently). */
   collation?: string | null;

@@ -8,7 +8,7 @@ import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { copyLines, copyTextRows } from './copy-text.js';
 import { jsonRowSql } from './json-rows.js';
 import { POSTGRES_DIALECT } from './dialect.js';
-import { engineTypeOfPostgres, rawTypeOfPostgres } from './types.js';
+import { engineTypeOfPostgres, rawTypeOfPostgres, sourceTypeOfPostgres } from './types.js';
 
 const BATCH_ROWS = 2048;
 
@@ -180,6 +180,8 @@ export class PostgresConnector implements RowConnector {
         name: col.name,
         nameInSource: col.name,
         type: engineTypeOfPostgres(col.type),
+        // Which text columns are char(n), whose padding the engine would compare (exec/load-padding.ts).
+        ...(sourceTypeOfPostgres(col.type) === undefined ? {} : { sourceType: col.type }),
         nullable: !col.notnull,
         position: col.position,
         description: col.description,

@@ -2,6 +2,7 @@
  * PostgreSQL type mapping: the engine type of each PostgreSQL column type (format_type
  * spelling), and the class in which its COPY text is handed to the engine.
  */
+import type { ColumnDef } from '../../catalog/types.js';
 import type { RawType } from '../types.js';
 
 /** Unconstrained numeric has no fixed scale; the engine gives it 38 digits, 10 after the point. */
@@ -42,3 +43,30 @@ export function engineTypeOfPostgres(formatted: string): string {
 
 /** COPY text of every type is handed over as text, except bytea (decoded to bytes). */
 export const rawTypeOfPostgres = (engineType: string): RawType => (engineType === 'BLOB' ? 'BLOB' : 'VARCHAR');
+
+/** format_type's names of char(n) (bpchar): values padded with spaces, compared without them. */
+const PADDED_CHAR = /^(character(\(\d+\))?|bpchar)$/;
+
+/**
+ * The type the importer records as a column's sourceType: PostgreSQL's own name of a column the
+ * engine reads as VARCHAR (whether it is a char(n)); none for the others.
+ */
+export const sourceTypeOfPostgres = (formatted: string): string | undefined =>
+  engineTypeOfPostgres(formatted) === 'VARCHAR' ? formatted : undefined;
+
+/**
+ * Whether a column of this source may hold char(n) values (padded with spaces): a PostgreSQL
+ * column recorded as char(n), or a VARCHAR one imported before vdb recorded its source type (a
+ * source refresh records it).
+ */
+export function paddedChar(column: Pick<ColumnDef, 'type' | 'sourceType'>, source: { kind: string }): boolean {
+  if (source.kind !== 'postgresql' || column.type !== 'VARCHAR') return false;
+  return column.sourceType === undefined || PADDED_CHAR.test(column.sourceType);
+}
+
+/** Whether a column of this source is a PostgreSQL varchar (compared with a char(n) as a char(n), without trailing spaces). */
+export const postgresVarchar = (column: Pick<ColumnDef, 'type' | 'sourceType'>, source: { kind: string }): boolean =>
+  source.kind === 'postgresql' && column.type === 'VARCHAR' && /^character varying/.test(column.sourceType ?? '');
+
+/** Whether the column's source type is unknown (imported before vdb recorded it). */
+export const sourceTypeUnknown = (column: Pick<ColumnDef, 'sourceType'>): boolean => column.sourceType === undefined;

@@ -9,6 +9,9 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { StatementPlan } from '../plan/planner.js';
 import { scaleUses } from '../plan/scale-uses.js';
+import { paddedUses, type PaddedUses } from '../plan/padded-uses.js';
+import { paddedChar } from '../../connectors/postgres/types.js';
+import type { ColumnDef } from '../../catalog/types.js';
 import { dependentKeys, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
 import { estimatedRows } from '../plan/join-choice.js';
 import type { ScanPlan } from '../plan/scans.js';
@@ -46,6 +49,21 @@ function groupLookupOf(
   return early.get(wanted.from)?.lookups.get(wanted.fromColumn.name) ?? null;
 }
 
+/**
+ * The statement's uses; where it uses a char(n) column beyond showing it, PostgreSQL's varchar
+ * columns it uses are checked too (PostgreSQL compares them with a char(n) without trailing spaces).
+ */
+function usedWithChars(planned: StatementPlan, uses: PaddedUses): PaddedUses {
+  const used = (column: ColumnDef, source: { kind: string }) => paddedChar(column, source) && uses.used(column.name);
+  const scans = [...planned.scans.values()].some((plan) => {
+    const resolved = plan.bound.resolved;
+    const columns = [...plan.columns, ...(plan.aggregates ?? []).flatMap((a) => (a.column ? [a.column] : []))];
+    return 'source' in resolved && columns.some((c) => used(c, resolved.source));
+  });
+  const joins = planned.joins.some((group) => group.columns.some((c) => used(c.column, group.source)));
+  return scans || joins ? { ...uses, used: uses.used, paddedConstant: uses.paddedConstant, varchar: true } : uses;
+}
+
 export interface LoadOptions {
   signal: AbortSignal;
   pushdown: boolean;
@@ -72,13 +90,15 @@ export async function loadPlanned(
   const steps: Array<Promise<{ warnings: string[]; query: SourceQuery; rescaled: boolean }>> = [];
   // Which columns the statement shows (a numeric of mixed scales is checked only then).
   const uses = scaleUses(planned.ast);
+  // Which columns it uses beyond showing them (a char(n) whose values are padded is refused then); worked out when asked.
+  const padding = usedWithChars(planned, paddedUses(planned.ast));
   const failed = (err: unknown) => {
     if (!stop.signal.aborted) stop.abort(err);
     throw err;
   };
   for (const group of planned.joins) {
     steps.push(
-      loadJoinGroup(connection, group, signal, uses).then(
+      loadJoinGroup(connection, group, signal, uses, padding).then(
         (loaded) => ({ ...loaded, query: { source: group.source.name, sql: group.sql } }),
         failed,
       ),
@@ -108,7 +128,7 @@ export async function loadPlanned(
       const keyFilters =
         groupLookupOf(plan, smaller, early, known) ??
         (smaller.length > 0 ? await dependentKeys(connection, registry, plan, new Set(smaller), options.dependentJoin, known) : null);
-      return loadRows(connection, registry, plan, loadName, signal, keyFilters, undefined, uses, watch ?? undefined);
+      return loadRows(connection, registry, plan, loadName, signal, keyFilters, undefined, uses, watch ?? undefined, padding);
     });
     const settled = step.catch(failed);
     done.set(loadName, settled);

@@ -18,7 +18,9 @@ import { exclusive } from './connection-lock.js';
 import type { JoinGroup } from '../plan/join-pushdown.js';
 import type { ScanPlan } from '../plan/scans.js';
 import type { ScaleUses } from '../plan/scale-uses.js';
-import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
+import { paddedChar, postgresVarchar, sourceTypeUnknown, UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
+import { ALL_USED, conditionUses, type PaddedUses } from '../plan/padded-uses.js';
+import { paddedRefusal, refusePadded, type PaddedColumn, type PaddedKind } from './load-padding.js';
 import { columnScales, NOT_DECIMAL, scaledCast, scaledType, type ColumnScales, type ScaledColumn } from './load-scale.js';
 
 /** A statement sent to a source, as EXPLAIN and the query log show it. */
@@ -100,14 +102,34 @@ const scaledBy = (label: string, column: string, name: string, uses: ScaleUses |
   shown: uses?.shown(name) ?? true,
 });
 
+/**
+ * Whether a loaded column's values are checked for trailing spaces where the statement uses it
+ * (exec/load-padding.ts), and as what: a char(n), a column that may be one, or a varchar that
+ * the statement may compare with one.
+ */
+function paddedKind(column: ColumnDef, source: { kind: string }, padding: PaddedUses): PaddedKind | null {
+  if (paddedChar(column, source)) return sourceTypeUnknown(column) ? 'unknown' : 'char';
+  return padding.varchar && postgresVarchar(column, source) ? 'varchar' : null;
+}
+
 /** Loads the rows of a join that its source computed; returns the warnings of the load. */
 export async function loadJoinGroup(
   connection: DuckDBConnection,
   group: JoinGroup,
   signal: AbortSignal,
   uses?: ScaleUses,
+  /** How the statement uses the columns beyond showing them (char(n) padding); unknown: every column used. */
+  padding: PaddedUses = ALL_USED,
 ): Promise<{ warnings: string[]; rescaled: boolean }> {
   const { connector, source } = group;
+  // char(n) columns the statement uses beyond showing them: their loaded values are checked for padding.
+  const padded = group.columns.flatMap((c, i) => {
+    const kind = paddedKind(c.column, source, padding);
+    return kind && (padding.used(c.column.name) || padding.used(c.name))
+      ? [{ expr: `c${i}`, label: `${c.alias}.${c.column.name}`, kind }]
+      : [];
+  });
+  if (padded.length > 0 && padding.paddedConstant()) throw paddedRefusal(padded[0]!);
   const rows = connector.statementRows(
     group.sql,
     group.columns.map((c) => ({ name: c.name, sourceType: c.column.type, type: c.column.type })),
@@ -128,6 +150,7 @@ export async function loadJoinGroup(
       rows,
       signal,
     );
+    await refusePadded(connection, loaded.rawName, padded);
     const warnings = loaded.lossy.flatMap((count, i) =>
       count > 0
         ? [
@@ -240,6 +263,8 @@ export async function loadRows(
   uses?: ScaleUses,
   /** Sees the rows as the source sends them (early-keys.ts), told when the last has come. */
   watch?: Pick<EarlyKeys, 'batch' | 'end' | 'fail'>,
+  /** How the statement uses the columns beyond showing them (char(n) padding); unknown: every column used. */
+  padding: PaddedUses = ALL_USED,
 ): Promise<{ warnings: string[]; query: SourceQuery; rescaled: boolean }> {
   const resolved = plan.bound.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
@@ -296,6 +321,20 @@ export async function loadRows(
     scaleFromValues(resolved.source, c.type, rawTypes[i]) ? scaledBy(labels[i]!, columnNames[i]!, c.name, uses) : undefined,
   );
   const condition = plan.bound.rowCondition;
+  // char(n) columns (and their partial min/max) that may hold padded values: checked where used beyond showing them.
+  const paddable = loadColumns.flatMap((c, i) => {
+    const column = i < columns.length ? c : plan.aggregates![i - columns.length]!.column;
+    const kind = column && c.type === 'VARCHAR' ? paddedKind(column, resolved.source, padding) : null;
+    return kind ? [{ i, name: columnNames[i]!, label: labels[i]!, kind }] : [];
+  });
+  const narrows = condition !== undefined && !plan.aggregates;
+  const checkedUses = paddable.filter((c) => padding.used(c.name));
+  const conditionUsed = narrows && paddable.length > 0 ? conditionUses(condition) : null;
+  const checkedByCondition = conditionUsed ? paddable.filter((c) => conditionUsed.used(c.name)) : [];
+  if (checkedUses.length > 0 && padding.paddedConstant()) throw paddedRefusal(checkedUses[0]!);
+  if (checkedByCondition.length > 0 && conditionUsed!.paddedConstant()) throw paddedRefusal(checkedByCondition[0]!);
+  const paddedIn = (list: typeof paddable, named: boolean): PaddedColumn[] =>
+    list.map((c) => ({ expr: named ? quoteIdent(loadColumns[c.i]!.name) : `c${c.i}`, label: c.label, kind: c.kind }));
   let loaded: Loaded;
   try {
     loaded = await loadBatches(
@@ -316,9 +355,16 @@ export async function loadRows(
   // Under a row condition the load keeps only the rows it lets through (partial aggregates were
   // computed at the source over exactly those rows). Warnings would count hidden rows: none.
   if (condition) {
-    if (!plan.aggregates) await narrowLoad(connection, loadName, loaded.rawName, resolved.table.name, condition);
+    if (narrows) {
+      // The condition runs in the engine: over padded values of a column it uses, it would keep other rows.
+      await refusePadded(connection, loaded.rawName, paddedIn(checkedByCondition, false));
+      await narrowLoad(connection, loadName, loaded.rawName, resolved.table.name, condition);
+    }
+    // Only the rows the condition lets through count (hidden rows must not decide).
+    await refusePadded(connection, narrows ? loadName : loaded.rawName, paddedIn(checkedUses, narrows));
     return { warnings: [], query, rescaled: loaded.rescaled };
   }
+  await refusePadded(connection, loaded.rawName, paddedIn(checkedUses, false));
   // Columns whose scale their values decide never turn a value into NULL: they fail where it is read.
   const checked = loadColumns.map((c, i) => (scaled[i] ? { ...c, type: rawTypes[i]! } : c));
   const warnings = [

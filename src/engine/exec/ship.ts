@@ -19,6 +19,7 @@ import { planWhole } from '../plan/whole.js';
 import { shippedType, type ShippedTable, type ShippingPlan } from '../plan/ship.js';
 import type { BoundStatement, BoundTable } from '../front/bind.js';
 import { loadRows, type SourceQuery } from './load.js';
+import { NONE_USED } from '../plan/padded-uses.js';
 import { ArrayBuilder } from './ship-arrays.js';
 import { lookupRelation } from './ship-lookup.js';
 import { readTogether } from './read-together.js';
@@ -297,7 +298,8 @@ async function shipTable(
     throw err;
   }
   try {
-    const loaded = await loadRows(held.connection, registry, scan, table.loadName, signal, null, rows());
+    // Its rows go to PostgreSQL as they are (a char(n) as bpchar, plan/ship.ts): only a row condition run here uses them.
+    const loaded = await loadRows(held.connection, registry, scan, table.loadName, signal, null, rows(), undefined, undefined, NONE_USED);
     // A value the load refuses to write as text (a numeric of another scale, NaN, beyond 38
     // digits: load-scale.ts) does not go: the statement runs federated, where only what it reads counts.
     const arrays = await shippedArrays(held.connection, table.loadName, scan.columns, resolved.source, options.maxShippedRows).catch(

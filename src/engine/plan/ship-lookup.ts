@@ -15,6 +15,7 @@
  */
 import type { ParseResult } from '@pgsql/types';
 import type { ColumnDef } from '../../catalog/types.js';
+import { paddedChar } from '../../connectors/postgres/types.js';
 import type { BoundTable } from '../front/bind.js';
 import type { Node } from '@pgsql/types';
 import { asKind, conjuncts, everyNode, fieldNames, isObject, statementOf } from '../front/ast.js';
@@ -136,7 +137,12 @@ const EXACT_TYPES = new Set(['VARCHAR', 'SMALLINT', 'INTEGER', 'BIGINT']);
  * after it: a plain SELECT whose FROM joins tables with inner joins only. PostgreSQL then
  * estimates the statement without a condition on rows it has no statistics of.
  */
-export function takeExactConditions(ast: ParseResult, placeholder: string, columns: readonly ColumnDef[]): ExactCondition[] {
+export function takeExactConditions(
+  ast: ParseResult,
+  placeholder: string,
+  columns: readonly ColumnDef[],
+  source: { kind: string },
+): ExactCondition[] {
   const select = asKind(statementOf(ast), 'SelectStmt');
   if (!select?.fromClause || (select.op && select.op !== 'SETOP_NONE') || !select.whereClause) return [];
   let alias: string | null = null;
@@ -155,7 +161,7 @@ export function takeExactConditions(ast: ParseResult, placeholder: string, colum
   if (!inner || alias === null) return [];
   const taken: ExactCondition[] = [];
   const kept = conjuncts(select.whereClause).filter((conjunct) => {
-    const condition = exactCondition(conjunct, alias!, columns);
+    const condition = exactCondition(conjunct, alias!, columns, source);
     if (condition) taken.push(condition);
     return !condition;
   });
@@ -166,14 +172,15 @@ export function takeExactConditions(ast: ParseResult, placeholder: string, colum
 }
 
 /** `alias.column = constant`, `constant = alias.column` or `alias.column IN (constants)` of an exact type; null otherwise. */
-function exactCondition(node: Node, alias: string, columns: readonly ColumnDef[]): ExactCondition | null {
+function exactCondition(node: Node, alias: string, columns: readonly ColumnDef[], source: { kind: string }): ExactCondition | null {
   const expr = asKind(node, 'A_Expr');
   if (!expr || fieldNames(expr.name).join('.') !== '=' || (expr.kind !== 'AEXPR_OP' && expr.kind !== 'AEXPR_IN')) return null;
   const columnOf = (side: Node | undefined) => {
     const fields = fieldNames(asKind(side, 'ColumnRef')?.fields);
     if (fields.length !== 2 || fields[0] !== alias) return -1;
     const index = columns.findIndex((c) => c.name === fields[1]);
-    return index >= 0 && EXACT_TYPES.has(columns[index]!.type) ? index : -1;
+    // A char(n) compares without its padding: not as its text is.
+    return index >= 0 && EXACT_TYPES.has(columns[index]!.type) && !paddedChar(columns[index]!, source) ? index : -1;
   };
   const constantOf = (side: Node | undefined, type: string): string | null => {
     const constant = asKind(side, 'A_Const');

@@ -17,7 +17,7 @@
  * cost.ts (shipped, dependent, parallel); and once read (its conditions applied), each has at
  * most `maxShippedRows` rows (exec/ship.ts counts them). Pure: no I/O.
  */
-import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
+import { paddedChar, sourceTypeUnknown, UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { randomBytes } from 'node:crypto';
 import type { Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
@@ -38,10 +38,14 @@ export const DEFAULT_MAX_SHIPPED_ROWS = 100_000;
 /**
  * The engine types whose text PostgreSQL reads back as the same value, and their type there. A
  * PostgreSQL numeric without declared scale goes as `numeric`: each value keeps the scale of its
- * text (exec/ship-arrays.ts; the load writes it as PostgreSQL did: exec/load-scale.ts).
+ * text (exec/ship-arrays.ts; the load writes it as PostgreSQL did: exec/load-scale.ts). A
+ * PostgreSQL char(n) goes as `bpchar`: its padded values compared without the padding, as at
+ * their source; a PostgreSQL text column imported before vdb recorded which are char(n) does
+ * not go (none until the source is refreshed).
  */
 export function shippedType(column: ColumnDef, source: { kind: string } = { kind: '' }): string | null {
   if (source.kind === 'postgresql' && column.type === UNCONSTRAINED_NUMERIC) return 'numeric';
+  if (paddedChar(column, source)) return sourceTypeUnknown(column) ? null : 'bpchar';
   const simple: Record<string, string> = {
     SMALLINT: 'int2',
     INTEGER: 'int4',
@@ -54,6 +58,9 @@ export function shippedType(column: ColumnDef, source: { kind: string } = { kind
   const decimal = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(column.type);
   return decimal ? `numeric(${decimal[1]},${decimal[2]})` : null;
 }
+
+/** The kind of source a table is read at (none for a system table). */
+const sourceOf = (table: BoundTable): { kind: string } => ('source' in table.resolved ? table.resolved.source : { kind: '' });
 
 /** A table read at its own source and written as arrays in place of the relation `placeholder`. */
 export interface ShippedTable {
@@ -207,7 +214,7 @@ function takeRowConditions(ast: ParseResult): number {
 /** The main table's lookup, in a copy of the statement without the conditions vdb applies to its rows then. */
 function lookupPlan(key: LookupKey, ast: ParseResult, main: ShippedTable): LookupPlan {
   const copy = structuredClone(ast);
-  return { ...key, ast: copy, conditions: takeExactConditions(copy, main.placeholder, main.scan.columns) };
+  return { ...key, ast: copy, conditions: takeExactConditions(copy, main.placeholder, main.scan.columns, sourceOf(main.table)) };
 }
 
 /**
@@ -306,14 +313,14 @@ function keyTargets(
 ): ShippingPlan['keyed'] {
   const keyed: ShippingPlan['keyed'] = [];
   for (const table of targetTables) {
-    const dependency = plan.scans
-      .get(table.loadName ?? '')
-      ?.dependencies.find(
-        (d) =>
-          d.from === plan.shipped.loadName &&
-          KEYED_TYPES.test(d.column.type) &&
-          plan.scan.columns.some((c) => c.name === d.fromColumn.name),
-      );
+    const dependency = plan.scans.get(table.loadName ?? '')?.dependencies.find(
+      (d) =>
+        d.from === plan.shipped.loadName &&
+        KEYED_TYPES.test(d.column.type) &&
+        // A char(n)'s padded keys would miss the text they equal at PostgreSQL ('5    ' and '5').
+        !paddedChar(d.fromColumn, sourceOf(plan.shipped)) &&
+        plan.scan.columns.some((c) => c.name === d.fromColumn.name),
+    );
     if (!dependency) continue;
     const placeholder = `__vdb_keys_${randomBytes(6).toString('hex')}`;
     let wrapped = 0;
