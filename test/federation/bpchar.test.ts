@@ -44,7 +44,12 @@ before(async () => {
   await postgres.query(`CREATE SCHEMA ${TAG}_ref`);
   await postgres.query(`CREATE TABLE ${TAG}_ref.codes (k text, label text)`);
   await postgres.query(`INSERT INTO ${TAG}_ref.codes VALUES ('5', 'five'), ('6', 'six'), ('US', 'states'), ('DE ', 'spaced')`);
-  await postgres.query(`ANALYZE ${TAG}.orders; ANALYZE ${TAG}.countries`);
+  await postgres.query(`CREATE TABLE ${TAG}.texts AS SELECT i AS id, (i % 700)::text AS t FROM generate_series(1, 20000) i`);
+  // A second PostgreSQL source whose small char(n) table is shipped to the first.
+  await postgres.query(`CREATE SCHEMA ${TAG}_small`);
+  await postgres.query(`CREATE TABLE ${TAG}_small.tiny (code char(5), label text)`);
+  await postgres.query(`INSERT INTO ${TAG}_small.tiny VALUES ('5', 'five'), ('DE', 'de'), (NULL, 'none')`);
+  await postgres.query(`ANALYZE ${TAG}.orders; ANALYZE ${TAG}.countries; ANALYZE ${TAG}.texts; ANALYZE ${TAG}_small.tiny`);
   maria = await mysqlConnection();
   await maria.query(`CREATE DATABASE ${TAG}`);
   await maria.query(`CREATE TABLE ${TAG}.codes (k varchar(10), label varchar(20))`);
@@ -60,6 +65,12 @@ before(async () => {
     model: { 'importer.schemaPattern': TAG },
   });
   await services.registry.addSource({
+    name: 'pg2',
+    kind: 'postgresql',
+    connection: { host: '127.0.0.1', port: '5432', db: 'test', 'user-name': 'postgres' },
+    model: { 'importer.schemaPattern': `${TAG}_small` },
+  });
+  await services.registry.addSource({
     name: 'my',
     kind: 'mysql',
     connection: { host: '127.0.0.1', port: '3306', db: TAG, 'user-name': 'root' },
@@ -72,7 +83,9 @@ before(async () => {
 
 after(async () => {
   await services?.close();
-  await postgres?.query(`DROP SCHEMA IF EXISTS ${TAG} CASCADE; DROP SCHEMA IF EXISTS ${TAG}_ref CASCADE`);
+  await postgres?.query(
+    `DROP SCHEMA IF EXISTS ${TAG} CASCADE; DROP SCHEMA IF EXISTS ${TAG}_ref CASCADE; DROP SCHEMA IF EXISTS ${TAG}_small CASCADE`,
+  );
   await postgres?.end();
   await maria?.query(`DROP DATABASE IF EXISTS ${TAG}`);
   await maria?.end();
@@ -112,7 +125,7 @@ async function answer(engine: Engine, sql: string, user?: UserDef): Promise<Rows
 
 /** PostgreSQL's own answer, as vdb's JSON writes it. */
 async function postgresAnswer(sql: string): Promise<string> {
-  const ref = sql.replaceAll('pg.', `${TAG}.`).replaceAll('my.', `${TAG}_ref.`);
+  const ref = sql.replaceAll('pg2.', `${TAG}_small.`).replaceAll('pg.', `${TAG}.`).replaceAll('my.', `${TAG}_ref.`);
   const probe = await postgres.query({ text: ref, rowMode: 'array' });
   const aliases = probe.fields.map((_, i) => `c${i}`);
   const json = await postgres.query({
@@ -183,6 +196,20 @@ describe('a padded char(n) column', () => {
     ]) {
       const [, b] = await assertPostgresOrRefused(sql, 'pg.orders.code');
       assert.ok('refused' in b!, `the engine refuses: ${sql}`);
+    }
+  });
+
+  test('shipped from another PostgreSQL source, it goes as bpchar: PostgreSQL ignores the padding there', async () => {
+    for (const sql of [
+      'SELECT count(*) FROM pg.texts x JOIN pg2.tiny s ON s.code = x.t',
+      'SELECT x.id, s.label, s.code FROM pg.texts x JOIN pg2.tiny s ON s.code = x.t ORDER BY x.id LIMIT 3',
+    ]) {
+      const [a] = await assertPostgresOrRefused(sql, 'tiny.code');
+      assert.ok(!('refused' in a!), `pushed: answered at PostgreSQL (${sql})`);
+      assert.ok(
+        (a as Rows).sourceSql.some((q) => /::bpchar\[\]/.test(q)),
+        `shipped as bpchar: ${(a as Rows).sourceSql.join(' | ')}`,
+      );
     }
   });
 
