@@ -293,11 +293,32 @@ export function postgresText(value: Node, booleans: 'true' | 't'): Node | null {
   const { pattern, replacement } = POSTGRES_INTERVAL_TEXT.minusOne;
   const months = call('regexp_replace', [replaced, stringConst(pattern), stringConst(replacement), stringConst('g')]);
   cases.push({ CaseWhen: { expr: typeIs(value, ['INTERVAL']), result: months } });
+  cases.push({ CaseWhen: { expr: typeIs(value, DATE_TIME_TYPES), result: postgresDateTimeText(asVarchar(value), ' ') } });
   if (booleans === 't') cases.push({ CaseWhen: { expr: typeIs(value, ['BOOLEAN']), result: call('left', [asVarchar(value), int(1)]) } });
   return { CaseExpr: { args: cases, defresult: asVarchar(value) } };
 }
 
 const TEXT_TYPES = new Set(['text', 'varchar']);
+
+/** The engine's names of the date and time types whose text marks years before 1 otherwise than PostgreSQL's. */
+export const DATE_TIME_TYPES = ['DATE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE'];
+
+/**
+ * The engine's text of a date or timestamp (`text`) as PostgreSQL writes it: before year 1 the
+ * engine writes "0044-03-15 (BC) 10:00:00+00", PostgreSQL "0044-03-15 10:00:00+00 BC" (JSON
+ * joins the date and time with "T"); later values are written alike (but for JSON's "T").
+ */
+export function postgresDateTimeText(text: Node, separator: ' ' | 'T', offsetTail = ''): Node {
+  const plain = call('replace', [text, stringConst(' (BC)'), stringConst('')]);
+  const joined = separator === ' ' ? plain : call('replace', [plain, stringConst(' '), stringConst(separator)]);
+  const bc = op('||', joined, stringConst(`${offsetTail} BC`));
+  const later = separator === ' ' ? text : call('replace', [text, stringConst(' '), stringConst(separator)]);
+  const tail = offsetTail ? op('||', later, stringConst(offsetTail)) : later;
+  const cases: Node[] = [{ CaseWhen: { expr: call('contains', [text, stringConst(' (BC)')]), result: bc } }];
+  // ±infinity take no offset.
+  if (offsetTail) cases.push({ CaseWhen: { expr: call('suffix', [text, stringConst('infinity')]), result: text } });
+  return { CaseExpr: { args: cases, defresult: tail } };
+}
 
 /**
  * A one-dimensional array written as PostgreSQL text ('{1,2,NULL}', '{"a b",c}') as an ARRAY of
