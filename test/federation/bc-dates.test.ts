@@ -153,3 +153,17 @@ test("MariaDB's year 0 is 1 BC: written and counted as PostgreSQL writes and cou
     expected.map((row) => row.slice(0, 2)),
   );
 });
+
+test('BC literals: typed ones read as PostgreSQL reads them, untyped ones and year 0 refused', async () => {
+  const sql = `SELECT id, d = DATE '0044-03-15 BC' AS same, ts = TIMESTAMP '0044-03-15 10:00:00 BC' AS same_ts,
+      tz = TIMESTAMPTZ '0044-03-15 10:00:00+00 BC' AS same_tz, DATE '0001-01-01 BC' - 1 AS before
+    FROM pg.events WHERE id IN (1, 7) ORDER BY id`;
+  const expected = await postgresRows(sql);
+  assert.deepEqual((expected as unknown[][])[0]!.slice(1, 4), [true, true, true]);
+  assert.deepEqual(await vdbRows(local, sql), expected);
+  // Untyped, the engine would read it as 44 AD where it meets a date.
+  await assert.rejects(() => vdbRows(local, "SELECT id FROM pg.events WHERE d = '0044-03-15 BC'"), /before year 1/);
+  // PostgreSQL has no year 0; the engine's is 1 BC.
+  await assert.rejects(() => vdbRows(local, "SELECT DATE '0000-01-01' FROM pg.events"), /out of range/);
+  await assert.rejects(() => vdbRows(local, "SELECT (concat('000', id - 1, '-01-01'))::date FROM pg.events WHERE id = 1"), /date input/);
+});

@@ -54,7 +54,9 @@ export const typeNameOf = (typeName: TypeName | undefined): string =>
 const TEXT_INPUT: Array<{ types: ReadonlySet<string>; pattern: RegExp; why: string; hint: string }> = [
   {
     types: new Set(['date', 'timestamp', 'timestamptz']),
-    pattern: /^\s*(\d{4,}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|[+-]\d{1,2}(:?\d{2})?)?|[+-]?infinity)\s*$/,
+    // A year of four digits or more, not all zeros (PostgreSQL has no year 0; the engine's is 1 BC).
+    pattern:
+      /^\s*((?:\d{3,}[1-9]|\d{2,}[1-9]\d|\d+[1-9]\d{2}|\d*[1-9]\d{3,})-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|[+-]\d{1,2}(:?\d{2})?)?|[+-]?infinity)\s*$/,
     why: 'only ISO 8601 forms are read as PostgreSQL reads them',
     hint: "write dates as 'YYYY-MM-DD', e.g. DATE '1999-01-08'.",
   },
@@ -126,6 +128,22 @@ export function dateTimeInput(text: string): string | null {
     return validDate(Number(named[3]), month, Number(named[2]));
   }
   return null;
+}
+
+/** A date or timestamp literal before year 1 as PostgreSQL writes it ('0044-03-15 10:00:00+00 BC'). */
+export const BC_DATE_TIME =
+  /^\s*(\d{4,}-\d{1,2}-\d{1,2})((?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?\s*(?:Z|[+-]\d{1,2}(?::?\d{2})?)?)\s+BC\s*$/i;
+
+/**
+ * A literal before year 1 as the engine reads it: PostgreSQL's '0044-03-15 10:00:00+00 BC' is
+ * the engine's '0044-03-15 (BC) 10:00:00+00' (read as 44 AD, or not at all, as written). Null
+ * for other texts.
+ */
+export function bcDateTimeInput(text: string): string | null {
+  const match = BC_DATE_TIME.exec(text);
+  if (!match || /^0+-/.test(match[1]!)) return null;
+  const rest = match[2]!.trim().replace(/^T/, '');
+  return `${match[1]} (BC)${rest ? ` ${rest}` : ''}`;
 }
 
 /** YYYY-MM-DD when the day exists (else null: the engine's own error follows). */
@@ -218,6 +236,12 @@ export function checkedCast(cast: TypeCast): Node | null {
   const input = arrayBounds ? undefined : TEXT_INPUT.find((rule) => rule.types.has(type));
   if (!input) return null;
   const text = stringLiteral ? literal : null;
+  if (text !== null && input.types.has('date')) {
+    const bc = bcDateTimeInput(text);
+    if (bc !== null) return { TypeCast: { ...cast, arg: stringConst(bc) } };
+    if (/^\s*0+-/.test(text))
+      throw badRequest(`date/time field value out of range: "${text}"`, 'PostgreSQL has no year 0: 1 BC is written 0001-01-01 BC.');
+  }
   if (text !== null) {
     const normal = input.types.has('date') ? dateTimeInput(text) : null;
     if (normal !== null) return { TypeCast: { ...cast, arg: stringConst(normal) } };
