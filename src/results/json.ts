@@ -69,6 +69,17 @@ function postgresIntervalSql(text: string): string {
   return `regexp_replace(${replaced}, ${sqlLiteral(pattern)}, ${sqlLiteral(replacement)}, 'g')`;
 }
 
+/**
+ * A finite date or timestamp before year 1 as PostgreSQL writes it, from the engine's text
+ * `text`: the engine writes "0044-03-15 (BC) 10:00:00+00", PostgreSQL "0044-03-15 10:00:00+00 BC"
+ * (in JSON the date and time joined by "T" and the offset completed: "+00:00 BC"). Also used for
+ * casts to text in the engine (postgres-values.ts).
+ */
+export function bcText(text: string, separator: ' ' | 'T', offsetTail = ''): string {
+  const plain = `replace(${text}, ' (BC)', '')`;
+  return `${separator === ' ' ? plain : `replace(${plain}, ' ', ${sqlLiteral(separator)})`} || ${sqlLiteral(`${offsetTail} BC`)}`;
+}
+
 /** The expression that gives the JSON value of one column. */
 export function jsonValueSql(column: string, type: DuckDBType): string {
   const c = quoteIdent(column);
@@ -77,14 +88,16 @@ export function jsonValueSql(column: string, type: DuckDBType): string {
     case DuckDBTypeId.DOUBLE:
       // Rows splice these texts in (jsonRowsSql); as a JSON value the engine would spell it anew.
       return `json(${floatJsonSql(c, type.typeId)})`;
+    case DuckDBTypeId.DATE:
+      return `CASE WHEN ${c} < DATE '0001-01-01' AND isfinite(${c}) THEN ${bcText(`${c}::VARCHAR`, ' ')} ELSE ${c}::VARCHAR END`;
     case DuckDBTypeId.TIMESTAMP:
     case DuckDBTypeId.TIMESTAMP_S:
     case DuckDBTypeId.TIMESTAMP_MS:
     case DuckDBTypeId.TIMESTAMP_NS:
-      return `replace(${c}::VARCHAR, ' ', 'T')`;
+      return `CASE WHEN ${c} < TIMESTAMP '0001-01-01' AND isfinite(${c}) THEN ${bcText(`${c}::VARCHAR`, 'T')} ELSE replace(${c}::VARCHAR, ' ', 'T') END`;
     case DuckDBTypeId.TIMESTAMP_TZ:
       // Always UTC (the engine's time zone), with a full offset (+00:00) as PostgreSQL writes it.
-      return `CASE WHEN isfinite(${c}) THEN replace(${c}::VARCHAR, ' ', 'T') || ':00' ELSE ${c}::VARCHAR END`;
+      return `CASE WHEN NOT isfinite(${c}) THEN ${c}::VARCHAR WHEN ${c} < TIMESTAMPTZ '0001-01-01 00:00:00+00' THEN ${bcText(`${c}::VARCHAR`, 'T', ':00')} ELSE replace(${c}::VARCHAR, ' ', 'T') || ':00' END`;
     case DuckDBTypeId.BLOB:
       return `to_base64(${c})`;
     case DuckDBTypeId.INTERVAL:

@@ -21,7 +21,7 @@ import { deparseSync } from 'pgsql-deparser';
 import type { A_Expr, FuncCall, Node, ParseResult, RangeFunction, TypeCast } from '@pgsql/types';
 import { asKind, mapChildren, mapTree, mapTreeUp, nameNode } from '../front/ast.js';
 import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from './postgres-functions.js';
-import { checkedCast, typeNameOf } from './postgres-values.js';
+import { BC_DATE_TIME, checkedCast, typeNameOf } from './postgres-values.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { typedDifference, typedSum } from './probed-types.js';
 import {
@@ -34,6 +34,7 @@ import {
   int,
   isIntegerConst,
   isNullConst,
+  isStringConst,
   notAsPostgres,
   op,
   stringConst,
@@ -237,6 +238,16 @@ function rewriteNode(node: Node): Node | undefined {
     const checkedBody = checked ? asKind(checked, 'TypeCast') : undefined;
     if (checkedBody) return { TypeCast: { ...checkedBody, arg: rewrite(checkedBody.arg) } };
     if (checked) return mapChildren(checked, rewriteNode);
+    // A BC date's text cast to another type (text) is that text.
+    if (isStringConst(typeCast.arg)) return node;
+  }
+  const constant = asKind(node, 'A_Const');
+  if (constant?.sval && BC_DATE_TIME.test(constant.sval.sval ?? '')) {
+    // Compared with a date, the engine would read it as a year AD.
+    throw notAsPostgres(
+      `The untyped literal '${constant.sval.sval}' (a date before year 1, which the engine would read as a year AD)`,
+      "Give its type: DATE '0044-03-15 BC'.",
+    );
   }
   const rangeFunction = asKind(node, 'RangeFunction');
   if (rangeFunction) {

@@ -47,7 +47,21 @@ export function tryCast(expr: string, type: string): string {
   if (wide && Number(wide[1]) > 18 && Number(wide[2]) <= 18) {
     return `COALESCE(TRY_CAST(${expr} AS DECIMAL(18,${wide[2]})), TRY_CAST(${expr} AS ${type}))::${type}`;
   }
+  if (BC_TYPES.test(type)) return `TRY_CAST(${bcInput(expr)} AS ${type})`;
   return `TRY_CAST(${expr} AS ${type})`;
+}
+
+/** Types whose text may hold a year before 1. */
+const BC_TYPES = /^(DATE|TIMESTAMP|TIMESTAMPTZ|TIMESTAMP WITH TIME ZONE)$/i;
+
+/**
+ * Text of a date or timestamp as the engine reads it: PostgreSQL writes a year before 1 as
+ * "0044-03-15 10:00:00+00 BC", which the engine reads as year 44 AD (a date) or not at all (a
+ * timestamp); it reads "0044-03-15 (BC) 10:00:00+00". Other text goes as it is.
+ */
+function bcInput(expr: string): string {
+  const text = `${expr}::VARCHAR`;
+  return `CASE WHEN suffix(${text}, ' BC') THEN regexp_replace(${text}, '^(\\S+)(.*) BC$', '\\1 (BC)\\2') ELSE ${text} END`;
 }
 
 /**

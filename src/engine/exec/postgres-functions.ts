@@ -9,7 +9,7 @@ import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/typ
 import { asKind, fieldNames, nameNode } from '../front/ast.js';
 import { dateTimeParse, dateTimeText } from './datetime-format.js';
 import { EXACT_AVERAGES, floatOnlyArgument, NUMERIC_MATH, numericArgumentsRefused, sameScaleOrRefused } from './numeric-scales.js';
-import { postgresText, quotedLiteral, textOf, typeNameOf } from './postgres-values.js';
+import { DATE_TIME_TYPES, postgresDateTimeText, postgresText, quotedLiteral, textOf, typeNameOf } from './postgres-values.js';
 import {
   asVarchar,
   call,
@@ -166,7 +166,10 @@ function dateTimeCall(name: string, args: Node[]): Node {
       throw notAsPostgres('to_char of a number or text', 'Format numbers with round() and casts, or with concat.');
     const text = isVolatile(value) ? null : dateTimeText(value, template);
     if (text === null) throw notAsPostgres(`The to_char template '${template}'`, hint);
-    return text;
+    // The engine's strftime writes years before 1 otherwise (-43 for 44 BC).
+    const before = beforeYearOne(value);
+    const failure = call('error', [stringConst("to_char of a date or timestamp before year 1 (BC) is not supported by vdb's engine")]);
+    return { CaseExpr: { args: [{ CaseWhen: { expr: before, result: failure } }], defresult: text } };
   }
   const format = dateTimeParse(template);
   if (format === null) throw notAsPostgres(`The ${name} template '${template}'`, hint);
@@ -366,9 +369,96 @@ export function postgresCall(fc: FuncCall): Node | null {
   return { TypeCast: typed };
 }
 
+/** The fields of EXTRACT/date_part that count years, whose engine value differs before year 1 (PostgreSQL's spellings). */
+const YEAR_FIELDS: Record<string, 'year' | 'isoyear' | 'decade'> = {
+  year: 'year',
+  years: 'year',
+  y: 'year',
+  yr: 'year',
+  yrs: 'year',
+  isoyear: 'isoyear',
+  decade: 'decade',
+  decades: 'decade',
+  dec: 'decade',
+  decs: 'decade',
+};
+
+/**
+ * Whether a date or timestamp lies before year 1 (BC), by its epoch: the engine's year of a
+ * timestamp with time zone is the year of its era there (44 for 44 BC), of the others the
+ * astronomical year (-43). Binds for intervals too (their type makes it false).
+ */
+export function beforeYearOne(value: Node): Node {
+  const epoch = engineCall('date_part', [stringConst('epoch'), value]);
+  return {
+    BoolExpr: {
+      boolop: 'AND_EXPR',
+      args: [typeIs(value, DATE_TIME_TYPES), op('<', epoch, { A_Const: { fval: { fval: '-62135596800' } } })],
+    },
+  };
+}
+
+/** The astronomical year (1 BC is 0) of a date or timestamp before year 1 (see beforeYearOne). */
+function astronomicalYear(value: Node): Node {
+  const year = engineCall('date_part', [stringConst('year'), value]);
+  return {
+    CaseExpr: {
+      args: [{ CaseWhen: { expr: typeIs(value, ['TIMESTAMP WITH TIME ZONE']), result: op('-', int(1), year) } }],
+      defresult: year,
+    },
+  };
+}
+
+/**
+ * EXTRACT/date_part of a year field of a date or timestamp before year 1: PostgreSQL has no year
+ * 0 (1 BC is year -1, 2 BC -2), the engine counts 0, -1, ... (its isoyear too); PostgreSQL's
+ * decade of those years is -((8 - (year - 1)) / 10) of the astronomical year (timestamp.c).
+ * Null for other calls.
+ */
+function yearFieldCall(name: string, args: Node[]): Node | null {
+  if ((name !== 'date_part' && name !== 'extract') || args.length !== 2 || isVolatile(args[1])) return null;
+  const field = YEAR_FIELDS[literalText(args[0])?.toLowerCase() ?? ''];
+  if (!field) return null;
+  const value = args[1]!;
+  const own = engineCall('date_part', [stringConst(field), value]);
+  if (field === 'isoyear') {
+    const before: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [typeIs(value, DATE_TIME_TYPES), op('<', own, int(1))] } };
+    return { CaseExpr: { args: [{ CaseWhen: { expr: before, result: op('-', own, int(1)) } }], defresult: own } };
+  }
+  const year = astronomicalYear(value);
+  const bc = field === 'decade' ? op('-', int(0), engineCall('divide', [op('-', int(9), year), int(10)])) : op('-', year, int(1));
+  return { CaseExpr: { args: [{ CaseWhen: { expr: beforeYearOne(value), result: bc } }], defresult: own } };
+}
+
+/** make_date/make_timestamp(tz)'s year as the engine reads it: PostgreSQL's -44 is 44 BC (the engine's -43); 0 fails. */
+function madeYear(name: string, args: Node[]): Node[] | null {
+  if (!['make_date', 'make_timestamp', 'make_timestamptz'].includes(name) || args.length < 3) return null;
+  const year = args[0]!;
+  if (isVolatile(year)) throw notAsPostgres(`${name} of a volatile year`, 'Compute the year once, in a subquery.');
+  const failure = call('error', [stringConst(`date field value out of range: year 0 (${name})`)]);
+  const read: Node = {
+    CaseExpr: {
+      args: [
+        { CaseWhen: { expr: op('<', year, int(0)), result: op('+', year, int(1)) } },
+        { CaseWhen: { expr: op('=', year, int(0)), result: failure } },
+      ],
+      defresult: year,
+    },
+  };
+  return [read, ...args.slice(1)];
+}
+
 function translatedCall(fc: FuncCall): Node | null {
   const name = calledName(fc);
   const args = fc.args ?? [];
+  const yearField = yearFieldCall(name, args);
+  if (yearField) return yearField;
+  const made = madeYear(name, args);
+  if (made) {
+    const same: FuncCall = { ...fc, args: made };
+    written.add(same);
+    return { FuncCall: same };
+  }
   if (name === 'round' && args.length === 1 && !fc.over) return roundCall(args[0]!);
   if (NUMERIC_MATH.has(name) && args.length > 0 && !fc.over) {
     const guarded = numericArgumentsRefused(name, args);
@@ -609,9 +699,16 @@ function translatedCall(fc: FuncCall): Node | null {
       const back = engineCall('to_years', [cast(op('%', op('-', year, int(1)), int(unit)), 'int4')]);
       const start = op('-', engineCall('date_trunc', [stringConst('year'), value]), back);
       const failure = call('error', [stringConst(`date_trunc to ${field} of a year before 1 is not supported by vdb's engine`)]);
-      truncated = { CaseExpr: { args: [{ CaseWhen: { expr: op('<', year, int(1)), result: failure } }], defresult: start } };
+      // The engine's year of a timestamp with time zone before year 1 is its era's (44 for 44 BC).
+      const before: Node = { BoolExpr: { boolop: 'OR_EXPR', args: [op('<', year, int(1)), beforeYearOne(value)] } };
+      truncated = { CaseExpr: { args: [{ CaseWhen: { expr: before, result: failure } }], defresult: start } };
     } else if (unit) {
       throw notAsPostgres(`date_trunc to ${field} of a volatile value`, 'Truncate a value computed once, in a subquery.');
+    } else if (field === 'decade' && !isVolatile(value)) {
+      // PostgreSQL's decades before year 1 end with a year 1 BC, 11 BC, ...; the engine's otherwise.
+      const failure = call('error', [stringConst(`date_trunc to decade of a year before 1 is not supported by vdb's engine`)]);
+      const engineDecade = engineCall('date_trunc', [args[0]!, value]);
+      truncated = { CaseExpr: { args: [{ CaseWhen: { expr: beforeYearOne(value), result: failure } }], defresult: engineDecade } };
     } else truncated = engineCall('date_trunc', [args[0]!, value]);
     return dateLiteral ? truncated : refusedForDates(args[1]!, truncated, 'date_trunc() of a date');
   }
@@ -666,12 +763,9 @@ function jsonText(value: Node): Node {
         when(['VARCHAR'], asVarchar(engineCall('to_json', [value]))),
         when(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'BOOLEAN'], text),
         { CaseWhen: { expr: call('starts_with', [call('typeof', [value]), stringConst('DECIMAL')]), result: text } },
-        when(['DATE'], quoted(text)),
-        when(['TIMESTAMP'], quoted(call('replace', [text, stringConst(' '), stringConst('T')]))),
-        when(
-          ['TIMESTAMP WITH TIME ZONE'],
-          quoted(op('||', call('replace', [text, stringConst(' '), stringConst('T')]), stringConst(':00'))),
-        ),
+        when(['DATE'], quoted(postgresDateTimeText(text, ' '))),
+        when(['TIMESTAMP'], quoted(postgresDateTimeText(text, 'T'))),
+        when(['TIMESTAMP WITH TIME ZONE'], quoted(postgresDateTimeText(text, 'T', ':00'))),
         when(TYPE_NAMES_OF_FLOATS, engineCall('vdb_float_json', [text])),
       ],
       defresult: asVarchar(engineCall('to_json', [value])),

@@ -54,7 +54,9 @@ export const typeNameOf = (typeName: TypeName | undefined): string =>
 const TEXT_INPUT: Array<{ types: ReadonlySet<string>; pattern: RegExp; why: string; hint: string }> = [
   {
     types: new Set(['date', 'timestamp', 'timestamptz']),
-    pattern: /^\s*(\d{4,}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|[+-]\d{1,2}(:?\d{2})?)?|[+-]?infinity)\s*$/,
+    // A year of four digits or more, not all zeros (PostgreSQL has no year 0; the engine's is 1 BC).
+    pattern:
+      /^\s*((?:\d{3,}[1-9]|\d{2,}[1-9]\d|\d+[1-9]\d{2}|\d*[1-9]\d{3,})-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|[+-]\d{1,2}(:?\d{2})?)?|[+-]?infinity)\s*$/,
     why: 'only ISO 8601 forms are read as PostgreSQL reads them',
     hint: "write dates as 'YYYY-MM-DD', e.g. DATE '1999-01-08'.",
   },
@@ -126,6 +128,22 @@ export function dateTimeInput(text: string): string | null {
     return validDate(Number(named[3]), month, Number(named[2]));
   }
   return null;
+}
+
+/** A date or timestamp literal before year 1 as PostgreSQL writes it ('0044-03-15 10:00:00+00 BC'). */
+export const BC_DATE_TIME =
+  /^\s*(\d{4,}-\d{1,2}-\d{1,2})((?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?\s*(?:Z|[+-]\d{1,2}(?::?\d{2})?)?)\s+BC\s*$/i;
+
+/**
+ * A literal before year 1 as the engine reads it: PostgreSQL's '0044-03-15 10:00:00+00 BC' is
+ * the engine's '0044-03-15 (BC) 10:00:00+00' (read as 44 AD, or not at all, as written). Null
+ * for other texts.
+ */
+export function bcDateTimeInput(text: string): string | null {
+  const match = BC_DATE_TIME.exec(text);
+  if (!match || /^0+-/.test(match[1]!)) return null;
+  const rest = match[2]!.trim().replace(/^T/, '');
+  return `${match[1]} (BC)${rest ? ` ${rest}` : ''}`;
 }
 
 /** YYYY-MM-DD when the day exists (else null: the engine's own error follows). */
@@ -218,6 +236,12 @@ export function checkedCast(cast: TypeCast): Node | null {
   const input = arrayBounds ? undefined : TEXT_INPUT.find((rule) => rule.types.has(type));
   if (!input) return null;
   const text = stringLiteral ? literal : null;
+  if (text !== null && input.types.has('date')) {
+    const bc = bcDateTimeInput(text);
+    if (bc !== null) return { TypeCast: { ...cast, arg: stringConst(bc) } };
+    if (/^\s*0+-/.test(text))
+      throw badRequest(`date/time field value out of range: "${text}"`, 'PostgreSQL has no year 0: 1 BC is written 0001-01-01 BC.');
+  }
   if (text !== null) {
     const normal = input.types.has('date') ? dateTimeInput(text) : null;
     if (normal !== null) return { TypeCast: { ...cast, arg: stringConst(normal) } };
@@ -293,11 +317,32 @@ export function postgresText(value: Node, booleans: 'true' | 't'): Node | null {
   const { pattern, replacement } = POSTGRES_INTERVAL_TEXT.minusOne;
   const months = call('regexp_replace', [replaced, stringConst(pattern), stringConst(replacement), stringConst('g')]);
   cases.push({ CaseWhen: { expr: typeIs(value, ['INTERVAL']), result: months } });
+  cases.push({ CaseWhen: { expr: typeIs(value, DATE_TIME_TYPES), result: postgresDateTimeText(asVarchar(value), ' ') } });
   if (booleans === 't') cases.push({ CaseWhen: { expr: typeIs(value, ['BOOLEAN']), result: call('left', [asVarchar(value), int(1)]) } });
   return { CaseExpr: { args: cases, defresult: asVarchar(value) } };
 }
 
 const TEXT_TYPES = new Set(['text', 'varchar']);
+
+/** The engine's names of the date and time types whose text marks years before 1 otherwise than PostgreSQL's. */
+export const DATE_TIME_TYPES = ['DATE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE'];
+
+/**
+ * The engine's text of a date or timestamp (`text`) as PostgreSQL writes it: before year 1 the
+ * engine writes "0044-03-15 (BC) 10:00:00+00", PostgreSQL "0044-03-15 10:00:00+00 BC" (JSON
+ * joins the date and time with "T"); later values are written alike (but for JSON's "T").
+ */
+export function postgresDateTimeText(text: Node, separator: ' ' | 'T', offsetTail = ''): Node {
+  const plain = call('replace', [text, stringConst(' (BC)'), stringConst('')]);
+  const joined = separator === ' ' ? plain : call('replace', [plain, stringConst(' '), stringConst(separator)]);
+  const bc = op('||', joined, stringConst(`${offsetTail} BC`));
+  const later = separator === ' ' ? text : call('replace', [text, stringConst(' '), stringConst(separator)]);
+  const tail = offsetTail ? op('||', later, stringConst(offsetTail)) : later;
+  const cases: Node[] = [{ CaseWhen: { expr: call('contains', [text, stringConst(' (BC)')]), result: bc } }];
+  // ±infinity take no offset.
+  if (offsetTail) cases.push({ CaseWhen: { expr: call('suffix', [text, stringConst('infinity')]), result: text } });
+  return { CaseExpr: { args: cases, defresult: tail } };
+}
 
 /**
  * A one-dimensional array written as PostgreSQL text ('{1,2,NULL}', '{"a b",c}') as an ARRAY of
