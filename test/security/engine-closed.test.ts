@@ -214,6 +214,18 @@ describe("the review's attacks", () => {
     }
     assert.deepEqual(await rows('nobody', `SELECT ${Array(300).fill('1').join(' + ')}`), [[300]]);
   });
+
+  test('date_part of a field computed per row is a 400, and the engine stays open for everyone', async () => {
+    // The engine's date_part('epoch', timestamptz) with a field it reads per row failed inside
+    // the engine, which then refused every statement until the server restarted.
+    for (const field of ['epoch', 'julian', 'timezone', 'year']) {
+      const answer = await run('nobody', `SELECT date_part(f, now()) FROM (VALUES ('${field}')) AS v(f)`);
+      assert.equal(answer.status, 400, answer.text.slice(0, 300));
+      assert.match(answer.text, /date_part of a field given by an expression/);
+    }
+    assert.deepEqual(await rows('nobody', "SELECT date_part('epoch', TIMESTAMPTZ '2020-01-01 00:00:00+00')"), [[1577836800]]);
+    assert.deepEqual(await rows('nobody', 'SELECT 1 + 1'), [[2]]);
+  });
 });
 
 test('a recursion that runs out of stack on a request is a 400 with the error body, not a 500', async () => {

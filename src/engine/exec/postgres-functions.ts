@@ -451,6 +451,14 @@ function madeYear(name: string, args: Node[]): Node[] | null {
 function translatedCall(fc: FuncCall): Node | null {
   const name = calledName(fc);
   const args = fc.args ?? [];
+  // The engine's date_part of a field computed per row fails inside itself for some fields (an
+  // 'epoch' of a timestamptz), and such a failure closes the whole engine: only constant fields.
+  if (name === 'date_part' && args.length === 2 && literalText(args[0]) === null) {
+    throw notAsPostgres(
+      'date_part of a field given by an expression',
+      "Name the field as a constant, such as date_part('year', x), or use EXTRACT(year FROM x).",
+    );
+  }
   const yearField = yearFieldCall(name, args);
   if (yearField) return yearField;
   const made = madeYear(name, args);
