@@ -77,7 +77,10 @@ export class SourceRegistry {
     private readonly log: Logger,
     private readonly queryLog: () => readonly QueryLogEntry[] = () => [],
     private readonly auditLog: () => readonly AuditEntry[] = () => [],
-  ) {}
+  ) {
+    // An engine renewed after a fatal error of its own is made ready as a new generation is.
+    runtime.preparesWith((engine) => this.prepare(engine));
+  }
 
   /**
    * Brings every persisted source up, in an engine allowed to read their folders. A source that

@@ -77,6 +77,16 @@ export class EngineGeneration {
     });
   }
 
+  /** Whether the engine still runs statements: DuckDB refuses every one after a fatal error of its own. */
+  async answers(): Promise<boolean> {
+    try {
+      await this.withConnection((connection) => connection.run('SELECT 1'));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Keeps this generation open (for an open statement, a cursor stored in it) until `release`. */
   hold(): void {
     this.holds++;
@@ -107,6 +117,8 @@ export class EngineGeneration {
 
 export class DuckRuntime {
   private switching: Promise<unknown> = Promise.resolve();
+  /** Makes a new generation ready (the registry publishes its sources there), for a renewal. */
+  private prepareNext: ((engine: EngineGeneration) => Promise<void>) | null = null;
 
   private constructor(
     private readonly options: DuckRuntimeOptions,
@@ -174,6 +186,36 @@ export class DuckRuntime {
       const previous = this.engine;
       this.engine = engine;
       previous.retire();
+      return true;
+    });
+    this.switching = next.catch(() => undefined);
+    return next;
+  }
+
+  /** How `renewIfBroken` makes a new generation ready. */
+  preparesWith(prepare: (engine: EngineGeneration) => Promise<void>): void {
+    this.prepareNext = prepare;
+  }
+
+  /**
+   * After an error the engine did not expect of a statement: DuckDB invalidates its whole
+   * instance on a fatal error of its own, and every later statement fails. When the current
+   * generation no longer answers, a new one with the same folders is prepared and takes over
+   * (what the broken one held, such as its cursors, is lost). Returns whether it did.
+   */
+  renewIfBroken(): Promise<boolean> {
+    const next = this.switching.then(async () => {
+      const broken = this.engine;
+      if (await broken.answers()) return false;
+      const engine = await DuckRuntime.open(this.options, broken.folders);
+      try {
+        await this.prepareNext?.(engine);
+      } catch (err) {
+        engine.close();
+        throw err;
+      }
+      this.engine = engine;
+      broken.retire();
       return true;
     });
     this.switching = next.catch(() => undefined);

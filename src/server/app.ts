@@ -92,11 +92,21 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     transform: ({ schema, url }) => ({ schema: url.startsWith('/:linkToken') ? { ...schema, hide: true } : schema, url }),
   });
 
-  registerErrorHandling(app, async (request) => {
-    const link = /^\/([^/?]+)\/rest\/api/.exec(request.url)?.[1];
-    (request as { params: unknown }).params = link ? { linkToken: link } : {};
-    return authenticate(request, services);
-  });
+  registerErrorHandling(
+    app,
+    async (request) => {
+      const link = /^\/([^/?]+)\/rest\/api/.exec(request.url)?.[1];
+      (request as { params: unknown }).params = link ? { linkToken: link } : {};
+      return authenticate(request, services);
+    },
+    // A fatal error of the engine's own leaves it refusing every statement: a new one takes over.
+    () => {
+      services.runtime.renewIfBroken().then(
+        (renewed) => renewed && app.log.warn('the engine failed and was replaced; what it held (its cursors) is lost'),
+        (err: unknown) => app.log.error({ err }, 'the engine failed and could not be replaced'),
+      );
+    },
+  );
   // While stopping, each answer ends its connection, so that closing the server waits for nothing more.
   // (Hooks in the callback form: no promise per request.)
   app.addHook('onSend', (_request, reply, payload, done) => {

@@ -224,7 +224,12 @@ export function methodNotAllowed(method: string, path: string, allowed: readonly
   );
 }
 
-export function registerErrorHandling(app: FastifyInstance, authenticateUnknown?: (request: FastifyRequest) => Promise<unknown>): void {
+export function registerErrorHandling(
+  app: FastifyInstance,
+  authenticateUnknown?: (request: FastifyRequest) => Promise<unknown>,
+  /** Told of every error nobody expected (after it is logged), such as a fatal error of the engine. */
+  onUnexpected?: (err: Error) => void,
+): void {
   app.setErrorHandler((err: FastifyError | Error, request, reply) => {
     if (err instanceof UnauthorizedPage) {
       request.log.info({ reason: err.reason }, 'authentication failed');
@@ -242,6 +247,7 @@ export function registerErrorHandling(app: FastifyInstance, authenticateUnknown?
       return reply;
     }
     request.log.error({ err }, 'unexpected error');
+    onUnexpected?.(err);
     return reply.code(500).type('application/json; charset=utf-8').send({
       title: 'Internal error',
       description: 'The server failed to handle the request; the failure is logged.',
