@@ -6,6 +6,7 @@
 import type { ColumnDef, SourceTableName } from '../../catalog/types.js';
 import { SourceDialect } from '../dialect.js';
 import { CannotPushDown, PredicateGenerator, type Generated, type PredicateScope } from '../sql/predicate.js';
+import { exactClassSql, otherClassesSql, storedClassCertain } from './types.js';
 
 export class SqlitePredicates extends PredicateGenerator {
   quoteIdentifier(name: string): string {
@@ -27,6 +28,15 @@ export class SqlitePredicates extends PredicateGenerator {
   /** Bytewise whatever the column's declared collation (NOCASE, RTRIM), as the engine compares. */
   override textColumn(sql: string): string {
     return `${sql} COLLATE BINARY`;
+  }
+
+  /**
+   * Values of another storage class than the comparison is exact for (types.ts: otherClassesSql):
+   * kept by every pushed comparison, IN and LIKE on a column whose class SQLite does not fix, so
+   * that the engine decides on them after its own cast.
+   */
+  protected override otherValues(column: ColumnDef, sql: string): string | null {
+    return storedClassCertain(column) ? null : otherClassesSql(column, sql);
   }
 
   like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
@@ -70,6 +80,21 @@ export class SqliteDialect extends SourceDialect {
 
   override offsetOnly(offset: number): string {
     return `LIMIT -1 OFFSET ${offset}`;
+  }
+
+  /**
+   * The key batches; on a column whose values SQLite may store in another class than the keys
+   * compare exactly with (a REAL 1001.5 in an INTEGER column, which the engine rounds to 1002),
+   * the first batch also keeps every value of another class (the engine's join decides on them)
+   * and the others only values of the exact class, so that no row comes twice.
+   */
+  override keyFilters(column: ColumnDef, keys: readonly string[], batchSize: number): string[] | null {
+    const filters = super.keyFilters(column, keys, batchSize);
+    if (filters === null || storedClassCertain(column)) return filters;
+    const name = this.quoteIdentifier(column.nameInSource);
+    const exactClass = exactClassSql(column, name);
+    if (exactClass === null) return null;
+    return filters.map((f, i) => (i === 0 ? `${f} OR ${otherClassesSql(column, name)}` : `${exactClass} AND ${f}`));
   }
 
   /**
