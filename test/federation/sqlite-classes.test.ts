@@ -107,9 +107,12 @@ async function same(sql: string, expected?: string): Promise<Answer> {
   const off = await run(local, sql);
   assert.equal(on.json, off.json, `${sql}\npushed: ${on.sourceSql.join('\n')}`);
   if (expected !== undefined) assert.equal(on.json, expected);
-  // Warnings of the columns the statement reads (without pushdown every column is loaded).
+  // The columns warned of, among those the statement reads (without pushdown every column is
+  // loaded; with it only the rows the pushed conditions keep, so the counts may be smaller).
   const read = (warnings: string[]) =>
-    warnings.filter((w) => new RegExp(`\\b${/\.(\w+): /.exec(w)?.[1] ?? ''}\\b`).test(sql.replace(/lite\.\w+/g, '')));
+    warnings
+      .map((w) => /\.(\w+): \d+ value\(s\) (did not fit \w+|are not valid)/.exec(w)?.slice(1).join(' ') ?? w)
+      .filter((w) => new RegExp(`\\b${w.split(' ')[0]}\\b`).test(sql.replace(/lite\.\w+/g, '')));
   assert.deepEqual(read(on.warnings), read(off.warnings), sql);
   return on;
 }
@@ -117,7 +120,7 @@ async function same(sql: string, expected?: string): Promise<Answer> {
 test('reals with float noise in a DECIMAL column: IN list and dependent-join keys', async () => {
   const a = await same('SELECT count(*) FROM lite.sdec s WHERE s.amt IN (0.5, 2.30, 7)', '[[400]]');
   assert.ok(
-    a.sourceSql.some((q) => /typeof\("amt"\)/.test(q)),
+    a.sourceSql.some((q) => /"amt" BETWEEN 2.295 AND 2.305 OR/.test(q)),
     a.sourceSql.join('\n'),
   );
   await same('SELECT count(*) FROM lite.sdec s WHERE s.amt BETWEEN 2.30 AND 2.30');
@@ -137,7 +140,7 @@ test('a REAL in an INTEGER column: keys and conditions keep it, with the same wa
   );
   const b = await same('SELECT count(*) FROM lite.sbig WHERE cid = 1002', '[[6]]');
   assert.equal(b.warnings.length, 1);
-  assert.match(b.warnings[0]!, /cid: 60 value\(s\) did not fit BIGINT/);
+  assert.match(b.warnings[0]!, /cid: \d+ value\(s\) did not fit BIGINT/);
   await same('SELECT id, cid FROM lite.sbig WHERE cid IN (1002, 2002, 5) ORDER BY id');
   await same('SELECT count(*) FROM lite.sbig WHERE cid > 19999 OR cid < 1');
 });
@@ -149,6 +152,12 @@ test('text, blobs, reals, big integers and NULLs in columns of another type', as
     'n = 1002',
     'n IN (5, 16, 1002)',
     'n > 3',
+    'n < 1002',
+    'n >= 1002',
+    '1001 < n',
+    'n BETWEEN 1001 AND 1002',
+    'n = -1',
+    'n = 16 OR d = 2.3',
     'n IS NOT NULL',
     'r = 5',
     'r = 9007199254740992',
@@ -157,6 +166,10 @@ test('text, blobs, reals, big integers and NULLs in columns of another type', as
     'd = 2.30',
     'd IN (0.5, 2.35, 7)',
     'd BETWEEN 2.3 AND 2.5',
+    'd > 2.30',
+    'd <= 2.3',
+    'd = -0.5',
+    'd IN (0, 5.00)',
     "u = '5'",
     "u = '2.5'",
     "u = '7'",

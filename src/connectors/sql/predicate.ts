@@ -33,6 +33,12 @@ type Operand =
   | { kind: 'column'; column: ColumnDef; sql: string }
   | { kind: 'constant'; type: 'number' | 'string' | 'boolean' | 'date' | 'timestamp'; sql: string; text: string };
 
+/** The operator seen from the other side: `5 < col` is `col > 5`. */
+const FLIPPED: Record<string, string> = { '<': '>', '>': '<', '<=': '>=', '>=': '<=' };
+
+/** IN lists of at most this many constants may be widened (one range each). */
+const MAX_WIDENED = 32;
+
 const COMPARISONS = new Set(['=', '<>', '!=', '<', '>', '<=', '>=']);
 
 const isStringType = (type: string) => type === 'VARCHAR' || type === 'UUID' || type === 'JSON';
@@ -88,6 +94,15 @@ export abstract class PredicateGenerator {
    * engine does, or drops only values the engine turns into NULL.
    */
   protected otherValues(_column: ColumnDef, _sql: string): string | null {
+    return null;
+  }
+
+  /**
+   * A comparison `column op constant` (`=` with several constants: an IN list) of a column whose
+   * cast may fail, written as a superset that reads better at the source than the comparison OR
+   * otherValues (SQLite: widened ranges an index still serves); null: that form.
+   */
+  protected widened(_column: ColumnDef, _sql: string, _op: string, _constants: readonly string[]): string | null {
     return null;
   }
 
@@ -171,6 +186,11 @@ export abstract class PredicateGenerator {
     }
     if (this.scope.castMayFail(column)) exact = false;
     if (other.kind === 'column' && this.scope.castMayFail(other.column)) exact = false;
+    const [columnSide, constant] = left.kind === 'column' ? [left, right] : [right, left];
+    if (columnSide.kind === 'column' && constant.kind === 'constant' && constant.type === 'number' && this.scope.castMayFail(column)) {
+      const widened = this.widened(column, columnSide.sql, left.kind === 'column' ? op : (FLIPPED[op] ?? op), [constant.text]);
+      if (widened !== null) return { sql: widened, exact };
+    }
     const text = isStringType(column.type);
     const ordering = op !== '=' && op !== '<>';
     const side = (o: Operand) => (text && o.kind === 'column' ? this.textColumn(o.sql, ordering) : o.sql);
@@ -203,6 +223,20 @@ export abstract class PredicateGenerator {
     }
     if (negated && !exact) throw new CannotPushDown('NOT IN of a superset');
     const columnSql = isStringType(column.column.type) ? this.textColumn(column.sql, false) : column.sql;
+    if (
+      !negated &&
+      this.scope.castMayFail(column.column) &&
+      items.length <= MAX_WIDENED &&
+      items.every((i) => i.kind === 'constant' && i.type === 'number')
+    ) {
+      const widened = this.widened(
+        column.column,
+        column.sql,
+        '=',
+        items.map((i) => (i.kind === 'constant' ? i.text : '')),
+      );
+      if (widened !== null) return { sql: widened, exact };
+    }
     const sql = `${columnSql} ${negated ? 'NOT IN' : 'IN'} (${items.map((i) => i.sql).join(', ')})`;
     return { sql: negated ? sql : this.guarded(sql, [column]), exact };
   }

@@ -6,7 +6,7 @@
 import type { ColumnDef, SourceTableName } from '../../catalog/types.js';
 import { SourceDialect } from '../dialect.js';
 import { CannotPushDown, PredicateGenerator, type Generated, type PredicateScope } from '../sql/predicate.js';
-import { exactClassSql, otherClassesSql, storedClassCertain } from './types.js';
+import { exactClassSql, otherClassesNearKeys, otherClassesSql, storedClassCertain, widenedComparison } from './types.js';
 
 export class SqlitePredicates extends PredicateGenerator {
   quoteIdentifier(name: string): string {
@@ -37,6 +37,11 @@ export class SqlitePredicates extends PredicateGenerator {
    */
   protected override otherValues(column: ColumnDef, sql: string): string | null {
     return storedClassCertain(column) ? null : otherClassesSql(column, sql);
+  }
+
+  /** Numeric comparisons as ranges widened by the load's rounding, which an index still serves (types.ts: widenedComparison). */
+  protected override widened(column: ColumnDef, sql: string, op: string, constants: readonly string[]): string | null {
+    return storedClassCertain(column) ? null : widenedComparison(column, sql, op, constants);
   }
 
   like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
@@ -85,8 +90,9 @@ export class SqliteDialect extends SourceDialect {
   /**
    * The key batches; on a column whose values SQLite may store in another class than the keys
    * compare exactly with (a REAL 1001.5 in an INTEGER column, which the engine rounds to 1002),
-   * the first batch also keeps every value of another class (the engine's join decides on them)
-   * and the others only values of the exact class, so that no row comes twice.
+   * the first batch also keeps the values of another class the engine may match (the engine's
+   * join decides on them; types.ts: otherClassesNearKeys, else otherClassesSql) and the others
+   * only values of the exact class, so that no row comes twice.
    */
   override keyFilters(column: ColumnDef, keys: readonly string[], batchSize: number): string[] | null {
     const filters = super.keyFilters(column, keys, batchSize);
@@ -94,7 +100,8 @@ export class SqliteDialect extends SourceDialect {
     const name = this.quoteIdentifier(column.nameInSource);
     const exactClass = exactClassSql(column, name);
     if (exactClass === null) return null;
-    return filters.map((f, i) => (i === 0 ? `${f} OR ${otherClassesSql(column, name)}` : `${exactClass} AND ${f}`));
+    const others = otherClassesNearKeys(column, name, keys) ?? otherClassesSql(column, name);
+    return filters.map((f, i) => (i === 0 ? `${f} OR ${others}` : `${exactClass} AND ${f}`));
   }
 
   /**
