@@ -33,6 +33,12 @@ type Operand =
   | { kind: 'column'; column: ColumnDef; sql: string }
   | { kind: 'constant'; type: 'number' | 'string' | 'boolean' | 'date' | 'timestamp'; sql: string; text: string };
 
+/** The operator seen from the other side: `5 < col` is `col > 5`. */
+const FLIPPED: Record<string, string> = { '<': '>', '>': '<', '<=': '>=', '>=': '<=' };
+
+/** IN lists of at most this many constants may be widened (one range each). */
+const MAX_WIDENED = 32;
+
 const COMPARISONS = new Set(['=', '<>', '!=', '<', '>', '<=', '>=']);
 
 const isStringType = (type: string) => type === 'VARCHAR' || type === 'UUID' || type === 'JSON';
@@ -79,6 +85,35 @@ export abstract class PredicateGenerator {
 
   /** LIKE: exact, superset (case-insensitive) or not pushable. */
   abstract like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated;
+
+  /**
+   * A condition that holds for the rows whose raw value of `column` (written `sql`) the source may
+   * compare otherwise than the engine compares the value its load cast (SQLite's values of another
+   * storage class than the column's). A pushed comparison on a column whose cast may fail keeps
+   * these rows too, so that it stays a superset; null: the source compares every value as the
+   * engine does, or drops only values the engine turns into NULL.
+   */
+  protected otherValues(_column: ColumnDef, _sql: string): string | null {
+    return null;
+  }
+
+  /**
+   * A comparison `column op constant` (`=` with several constants: an IN list) of a column whose
+   * cast may fail, written as a superset that reads better at the source than the comparison OR
+   * otherValues (SQLite: widened ranges an index still serves); null: that form.
+   */
+  protected widened(_column: ColumnDef, _sql: string, _op: string, _constants: readonly string[]): string | null {
+    return null;
+  }
+
+  /** `sql` OR the rows of the operands' columns that the source may compare otherwise (otherValues). */
+  private guarded(sql: string, operands: readonly Operand[]): string {
+    const guards = operands.flatMap((o) =>
+      o.kind === 'column' && this.scope.castMayFail(o.column) ? [this.otherValues(o.column, o.sql)] : [],
+    );
+    const kept = guards.filter((g): g is string => g !== null);
+    return kept.length === 0 ? sql : `(${sql} OR ${kept.join(' OR ')})`;
+  }
 
   /** Whether a column's values compare here as they do in the engine. */
   protected comparable(column: ColumnDef, other: Operand): boolean {
@@ -151,10 +186,15 @@ export abstract class PredicateGenerator {
     }
     if (this.scope.castMayFail(column)) exact = false;
     if (other.kind === 'column' && this.scope.castMayFail(other.column)) exact = false;
+    const [columnSide, constant] = left.kind === 'column' ? [left, right] : [right, left];
+    if (columnSide.kind === 'column' && constant.kind === 'constant' && constant.type === 'number' && this.scope.castMayFail(column)) {
+      const widened = this.widened(column, columnSide.sql, left.kind === 'column' ? op : (FLIPPED[op] ?? op), [constant.text]);
+      if (widened !== null) return { sql: widened, exact };
+    }
     const text = isStringType(column.type);
     const ordering = op !== '=' && op !== '<>';
     const side = (o: Operand) => (text && o.kind === 'column' ? this.textColumn(o.sql, ordering) : o.sql);
-    return { sql: `${side(left)} ${op} ${side(right)}`, exact };
+    return { sql: this.guarded(`${side(left)} ${op} ${side(right)}`, [left, right]), exact };
   }
 
   private likeExpr(b: A_Expr, negated: boolean, caseInsensitive: boolean): Generated {
@@ -164,7 +204,8 @@ export abstract class PredicateGenerator {
     if (pattern.kind !== 'constant' || pattern.type !== 'string') throw new CannotPushDown('LIKE with a non-constant pattern');
     // Escape characters differ between engines (PostgreSQL: backslash, DuckDB: none).
     if (pattern.text.includes('\\')) throw new CannotPushDown('LIKE pattern with a backslash');
-    return this.like(column.sql, pattern.sql, negated, caseInsensitive);
+    const like = this.like(column.sql, pattern.sql, negated, caseInsensitive);
+    return { ...like, sql: this.guarded(like.sql, [column]) };
   }
 
   private inList(b: A_Expr, negated: boolean): Generated {
@@ -182,7 +223,22 @@ export abstract class PredicateGenerator {
     }
     if (negated && !exact) throw new CannotPushDown('NOT IN of a superset');
     const columnSql = isStringType(column.column.type) ? this.textColumn(column.sql, false) : column.sql;
-    return { sql: `${columnSql} ${negated ? 'NOT IN' : 'IN'} (${items.map((i) => i.sql).join(', ')})`, exact };
+    if (
+      !negated &&
+      this.scope.castMayFail(column.column) &&
+      items.length <= MAX_WIDENED &&
+      items.every((i) => i.kind === 'constant' && i.type === 'number')
+    ) {
+      const widened = this.widened(
+        column.column,
+        column.sql,
+        '=',
+        items.map((i) => (i.kind === 'constant' ? i.text : '')),
+      );
+      if (widened !== null) return { sql: widened, exact };
+    }
+    const sql = `${columnSql} ${negated ? 'NOT IN' : 'IN'} (${items.map((i) => i.sql).join(', ')})`;
+    return { sql: negated ? sql : this.guarded(sql, [column]), exact };
   }
 
   private between(b: A_Expr, negated: boolean): Generated {

@@ -7,18 +7,18 @@ import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, StatementColumn } from '../types.js';
 import { orderAndLimit } from '../scan-sql.js';
 import { SQLITE_DIALECT } from './dialect.js';
-import { engineTypeOfSqlite, rawTypeOf } from './types.js';
+import { engineTypeOfSqlite, rawTypeOf, ROWID_ALIAS, STRICT_SUFFIX, storedClassCertain } from './types.js';
 
 const BATCH_ROWS = 2048;
 
 /** Prepared SELECTs kept per SQLite source. */
 const MAX_PREPARED = 200;
 
-/**
- * The declared type of a table's rowid alias (its INTEGER PRIMARY KEY): SQLite keeps only 64-bit
- * integers there, so its values always fit the engine's BIGINT.
- */
-const ROWID_ALIAS = 'INTEGER PRIMARY KEY';
+/** A STRICT table: the keyword after its column list (with or without WITHOUT ROWID). */
+const isStrict = (sql: string): boolean => /\bSTRICT\b/i.test(sql.slice(sql.lastIndexOf(')') + 1));
+
+/** The declared types a STRICT table keeps its values in (ANY keeps any class). */
+const STRICT_TYPES = /^(INT|INTEGER|REAL|TEXT)$/i;
 
 /**
  * The column that is the table's rowid alias: the only primary key column, declared exactly
@@ -98,11 +98,14 @@ export class SqliteConnector implements RowConnector {
     return objects.map(({ name, type, sql }) => {
       const info = db.prepare(`PRAGMA table_info(${this.quote(name)})`).all() as TableInfoRow[];
       const rowid = type === 'table' ? rowidAlias(info, sql ?? '') : null;
+      const strict = type === 'table' && isStrict(sql ?? '');
+      const declared = (col: TableInfoRow) =>
+        col.name === rowid ? ROWID_ALIAS : strict && STRICT_TYPES.test(col.type.trim()) ? `${col.type.trim()}${STRICT_SUFFIX}` : col.type;
       const columns: ColumnDef[] = info.map((col) => ({
         name: col.name,
         nameInSource: col.name,
         type: engineTypeOfSqlite(col.type),
-        sourceType: col.name === rowid ? ROWID_ALIAS : col.type,
+        sourceType: declared(col),
         nullable: col.notnull === 0 && col.pk === 0,
         position: col.cid + 1,
         ...(distinct.has(`${name}\u0000${col.name}`) ? { distinct: distinct.get(`${name}\u0000${col.name}`) } : {}),
@@ -166,12 +169,11 @@ export class SqliteConnector implements RowConnector {
 
   /**
    * SQLite types values per value, not per column: an INTEGER column may hold text, which the
-   * engine cannot take as a number. Only columns of TEXT affinity compare as text there; an
-   * untyped column may hold numbers, which SQLite does not compare with text.
+   * engine cannot take as a number, or a REAL, which it rounds. Only where SQLite fixes the
+   * storage class (types.ts: storedClassCertain) do the values arrive as the engine takes them.
    */
   castMayFail(column: ColumnDef): boolean {
-    if (column.sourceType === ROWID_ALIAS) return false;
-    return !(column.type === 'VARCHAR' && /CHAR|CLOB|TEXT/i.test(column.sourceType ?? ''));
+    return !storedClassCertain(column);
   }
 
   scanSql(request: ScanRequest): string {

@@ -6,6 +6,7 @@
 import type { ColumnDef, SourceTableName } from '../../catalog/types.js';
 import { SourceDialect } from '../dialect.js';
 import { CannotPushDown, PredicateGenerator, type Generated, type PredicateScope } from '../sql/predicate.js';
+import { exactClassSql, otherClassesNearKeys, otherClassesSql, storedClassCertain, widenedComparison } from './types.js';
 
 export class SqlitePredicates extends PredicateGenerator {
   quoteIdentifier(name: string): string {
@@ -27,6 +28,20 @@ export class SqlitePredicates extends PredicateGenerator {
   /** Bytewise whatever the column's declared collation (NOCASE, RTRIM), as the engine compares. */
   override textColumn(sql: string): string {
     return `${sql} COLLATE BINARY`;
+  }
+
+  /**
+   * Values of another storage class than the comparison is exact for (types.ts: otherClassesSql):
+   * kept by every pushed comparison, IN and LIKE on a column whose class SQLite does not fix, so
+   * that the engine decides on them after its own cast.
+   */
+  protected override otherValues(column: ColumnDef, sql: string): string | null {
+    return storedClassCertain(column) ? null : otherClassesSql(column, sql);
+  }
+
+  /** Numeric comparisons as ranges widened by the load's rounding, which an index still serves (types.ts: widenedComparison). */
+  protected override widened(column: ColumnDef, sql: string, op: string, constants: readonly string[]): string | null {
+    return storedClassCertain(column) ? null : widenedComparison(column, sql, op, constants);
   }
 
   like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
@@ -70,6 +85,23 @@ export class SqliteDialect extends SourceDialect {
 
   override offsetOnly(offset: number): string {
     return `LIMIT -1 OFFSET ${offset}`;
+  }
+
+  /**
+   * The key batches; on a column whose values SQLite may store in another class than the keys
+   * compare exactly with (a REAL 1001.5 in an INTEGER column, which the engine rounds to 1002),
+   * the first batch also keeps the values of another class the engine may match (the engine's
+   * join decides on them; types.ts: otherClassesNearKeys, else otherClassesSql) and the others
+   * only values of the exact class, so that no row comes twice.
+   */
+  override keyFilters(column: ColumnDef, keys: readonly string[], batchSize: number): string[] | null {
+    const filters = super.keyFilters(column, keys, batchSize);
+    if (filters === null || storedClassCertain(column)) return filters;
+    const name = this.quoteIdentifier(column.nameInSource);
+    const exactClass = exactClassSql(column, name);
+    if (exactClass === null) return null;
+    const others = otherClassesNearKeys(column, name, keys) ?? otherClassesSql(column, name);
+    return filters.map((f, i) => (i === 0 ? `${f} OR ${others}` : `${exactClass} AND ${f}`));
   }
 
   /**
