@@ -21,6 +21,7 @@ import { paddedChar } from '../../src/connectors/postgres/types.js';
 import { paddedUses } from '../../src/engine/plan/padded-uses.js';
 import { parseStatement } from '../../src/engine/front/parse.js';
 import { mysqlConnection, pgClient, uniqueTag } from '../connectors/db.js';
+import { engineRows, type EngineRows } from './fixtures.js';
 
 const TAG = uniqueTag();
 let services: Services;
@@ -92,25 +93,9 @@ after(async () => {
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-interface Rows {
-  json: string;
-  sourceSql: string[];
-}
+type Rows = EngineRows;
 
-async function rows(engine: Engine, sql: string, user: UserDef = admin): Promise<Rows> {
-  const execution = await engine.open(sql, user, new AbortController().signal);
-  try {
-    const parts: string[] = [];
-    try {
-      for await (const part of execution.stream('array', {}, {})) parts.push(part);
-    } catch (err) {
-      throw execution.translateError(err);
-    }
-    return { json: `[${parts.join(',')}]`, sourceSql: execution.sourceQueries.map((q) => q.sql) };
-  } finally {
-    execution.close();
-  }
-}
+const rows = (engine: Engine, sql: string, user: UserDef = admin): Promise<Rows> => engineRows(engine, user, sql);
 
 /** The rows, or the refusal (a 400 naming the char(n) column). */
 async function answer(engine: Engine, sql: string, user?: UserDef): Promise<Rows | { refused: string }> {

@@ -159,11 +159,22 @@ export async function dropTagged(tag: string, dataDir: string): Promise<void> {
 export const sortedJson = (json: string) => JSON.stringify((JSON.parse(json) as unknown[]).map((r) => JSON.stringify(r)).sort());
 
 /** A statement run on `engine` as `user`: its rows as one JSON text, and the SQL each source received. */
-export async function engineRows(engine: Engine, user: UserDef, sql: string): Promise<{ json: string; sourceSql: string[] }> {
+/** A statement's rows as JSON and the statements its sources received. */
+export interface EngineRows {
+  json: string;
+  sourceSql: string[];
+}
+
+export async function engineRows(engine: Engine, user: UserDef, sql: string): Promise<EngineRows> {
   const execution = await engine.open(sql, user, new AbortController().signal);
   try {
     const parts: string[] = [];
-    for await (const part of execution.stream('array', {}, {})) parts.push(part);
+    try {
+      for await (const part of execution.stream('array', {}, {})) parts.push(part);
+    } catch (err) {
+      // As the HTTP layer does: errors met while reading become API errors.
+      throw execution.translateError(err);
+    }
     return { json: `[${parts.join(',')}]`, sourceSql: execution.sourceQueries.map((q) => q.sql) };
   } finally {
     execution.close();
