@@ -43,7 +43,11 @@ before(async () => {
     CREATE INDEX sbig_cid ON sbig (cid);
     CREATE TABLE mixed (id INTEGER PRIMARY KEY, n INTEGER, r REAL, d DECIMAL(10,2), u);
     CREATE TABLE strict_t (id INTEGER PRIMARY KEY, n INTEGER, r REAL, t TEXT) STRICT;
-    INSERT INTO strict_t VALUES (1, 5, 2.5, 'a'), (2, 6, 3, 'b'), (3, NULL, NULL, NULL);`);
+    INSERT INTO strict_t VALUES (1, 5, 2.5, 'a'), (2, 6, 3, 'b'), (3, NULL, NULL, NULL);
+    CREATE TABLE snow (id INTEGER PRIMARY KEY, uid INTEGER, amount DECIMAL(20,2));
+    CREATE INDEX snow_uid ON snow (uid);
+    INSERT INTO snow VALUES (1, 18014398509481987, 18014398509481987), (2, 1500000000000000001, 1),
+      (3, 9223372036854775807, 2), (4, -18014398509481987, -18014398509481987), (5, 100, 100.5);`);
   const insert = db.prepare('INSERT INTO mixed VALUES (?, ?, ?, ?, ?)');
   const rows: unknown[][] = [
     [1, 5, 2.5, 2.3000000000000003, 5],
@@ -181,6 +185,22 @@ test('text, blobs, reals, big integers and NULLs in columns of another type', as
   // Dependent joins on each of these columns.
   for (const column of ['n', 'r', 'd'])
     await same(`SELECT x.id, c.id FROM lite.mixed x JOIN my.misc c ON c.d3 = x.${column} ORDER BY 1, 2`);
+});
+
+test('integers beyond 2^53 in an INTEGER or DECIMAL column: the widened bounds (reals there) do not lose them', async () => {
+  for (const sql of [
+    'SELECT id FROM lite.snow WHERE uid = 1500000000000000001',
+    'SELECT id FROM lite.snow WHERE uid = 9223372036854775807',
+    'SELECT id FROM lite.snow WHERE uid IN (18014398509481987, 100) ORDER BY id',
+    'SELECT id FROM lite.snow WHERE uid <= -18014398509481987',
+    'SELECT id FROM lite.snow WHERE uid >= 1500000000000000001 ORDER BY id',
+    'SELECT id FROM lite.snow WHERE uid > 1500000000000000000 ORDER BY id',
+    'SELECT id FROM lite.snow WHERE amount = 18014398509481987',
+    'SELECT id FROM lite.snow WHERE amount <= -18014398509481987',
+  ]) {
+    const answer = await same(sql);
+    assert.notEqual(answer.json, '[]', sql);
+  }
 });
 
 test('where SQLite fixes the class, conditions and keys go as before', async () => {

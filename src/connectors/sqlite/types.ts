@@ -113,7 +113,8 @@ function halfUnitAway(k: string, scale: number, sign: 1n | -1n): string {
  * engine may keep after its load's cast, and still reads through an index on the column (where
  * a `typeof()` test would read the whole table):
  *  - BIGINT, DECIMAL(p,s): a number v loads as v rounded to the scale (half a unit either way),
- *    so `= k` keeps [k - h, k + h], `>`/`>=` from k - h, `<`/`<=` up to k + h (h: half a unit);
+ *    so `= k` keeps [k - h, k + h], `>`/`>=` from k - h, `<`/`<=` up to k + h (h: half a unit),
+ *    each beside the comparison as written (exact for integers stored as such, at any size);
  *    text and blobs (which the load may read as a number, or turn into NULL) sort after every
  *    number in SQLite: `>= ''`.
  *  - DOUBLE: reals and integers up to 2^53 compare exactly; larger integers, text and blobs
@@ -132,11 +133,13 @@ export function widenedComparison(column: { type: string }, sql: string, op: str
   if (scale === null) return null;
   const low = (k: string) => halfUnitAway(k, scale, -1n);
   const high = (k: string) => halfUnitAway(k, scale, 1n);
+  // The comparison as written first: SQLite reads the widened bounds as reals, which beyond 2^53
+  // round (1500000000000000000.5 is 1.5e18, below the integer 1500000000000000001).
   let widened: string[];
-  if (op === '=') widened = constants.map((k) => `${sql} BETWEEN ${low(k)} AND ${high(k)}`);
+  if (op === '=') widened = [`${sql} IN (${constants.join(', ')})`, ...constants.map((k) => `${sql} BETWEEN ${low(k)} AND ${high(k)}`)];
   else if (constants.length !== 1) return null;
-  else if (op === '>' || op === '>=') widened = [`${sql} >= ${low(constants[0]!)}`];
-  else if (op === '<' || op === '<=') widened = [`${sql} <= ${high(constants[0]!)}`];
+  else if (op === '>' || op === '>=') widened = [`${sql} ${op} ${constants[0]!}`, `${sql} >= ${low(constants[0]!)}`];
+  else if (op === '<' || op === '<=') widened = [`${sql} ${op} ${constants[0]!}`, `${sql} <= ${high(constants[0]!)}`];
   else return null;
   return `(${[...widened, `${sql} >= ''`].join(' OR ')})`;
 }
