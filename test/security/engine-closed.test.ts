@@ -224,6 +224,8 @@ describe("the review's attacks", () => {
       assert.match(answer.text, /date_part of a field given by an expression/);
     }
     assert.deepEqual(await rows('nobody', "SELECT date_part('epoch', TIMESTAMPTZ '2020-01-01 00:00:00+00')"), [[1577836800]]);
+    // A field written as a cast constant is that constant.
+    assert.deepEqual(await rows('nobody', "SELECT date_part('year'::text, DATE '2025-03-01')"), [[2025]]);
     assert.deepEqual(await rows('nobody', 'SELECT 1 + 1'), [[2]]);
   });
 });

@@ -453,6 +453,12 @@ function translatedCall(fc: FuncCall): Node | null {
   const args = fc.args ?? [];
   // The engine's date_part of a field computed per row fails inside itself for some fields (an
   // 'epoch' of a timestamptz), and such a failure closes the whole engine: only constant fields.
+  if (name === 'date_part' && args.length === 2) {
+    // A field written as a cast constant ('year'::text) is that constant.
+    const castField = asKind(args[0], 'TypeCast');
+    if (castField && isStringConst(castField.arg) && ['text', 'varchar'].includes(typeNameOf(castField.typeName) ?? ''))
+      args[0] = castField.arg!;
+  }
   if (name === 'date_part' && args.length === 2 && literalText(args[0]) === null) {
     throw notAsPostgres(
       'date_part of a field given by an expression',
