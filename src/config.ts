@@ -4,6 +4,7 @@
  * docs/configuration.md.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { LIMIT_NAMES, type RoleLimits } from './security/statement-limits.js';
 
@@ -54,8 +55,12 @@ export interface Config {
   roleLimits: Record<string, RoleLimits>;
   /** Honour X-Forwarded-Proto/Host when building absolute links (only behind a trusted proxy). */
   trustProxy: boolean;
-  /** DuckDB memory limit, e.g. "4GB"; results beyond it spill to the data directory. */
-  engineMemoryLimit: string | null;
+  /** DuckDB memory limit, e.g. "4GB"; work beyond it spills to the data directory. Default: a share of the machine's (or cgroup's) memory. */
+  engineMemoryLimit: string;
+  /** Disk the engine's spill files may take, e.g. "10GB". */
+  engineSpillLimit: string;
+  /** Bytes of the largest value the engine builds or a result carries (engine/exec/value-bounds.ts). */
+  valueLimit: number;
   logLevel: string;
   /** Failed sign-ins (Basic, login) allowed per user name and per client address. */
   throttle: {
@@ -160,7 +165,35 @@ function checkFileRoots(config: Config): void {
   }
 }
 
+/** The memory the process may use: the machine's, or its cgroup's when that is less. */
+export function availableMemory(): number {
+  let memory = os.totalmem();
+  for (const file of ['/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory/memory.limit_in_bytes']) {
+    try {
+      const limit = Number(fs.readFileSync(file, 'utf8').trim());
+      if (Number.isFinite(limit) && limit > 0) memory = Math.min(memory, limit);
+    } catch {
+      // No such cgroup file: not limited there.
+    }
+  }
+  return memory;
+}
+
+/** 40% of the available memory: the rest is the process's own (results, cursors, connections) and other users'. */
+const defaultEngineMemoryLimit = () => `${Math.max(256, Math.floor((availableMemory() * 0.4) / 1024 / 1024))}MB`;
+
+/** A size the engine reads, such as "4GB", "512MB" or "1.5GiB". */
+const ENGINE_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
+
 function validate(config: Config): void {
+  for (const [name, value] of [
+    ['engineMemoryLimit', config.engineMemoryLimit],
+    ['engineSpillLimit', config.engineSpillLimit],
+  ] as const) {
+    if (typeof value !== 'string' || !ENGINE_SIZE.test(value)) {
+      throw new Error(`configuration ${name} must be a size such as "4GB" or "512MB", got ${JSON.stringify(value)}`);
+    }
+  }
   checkFileRoots(config);
   const positive: Array<[string, unknown]> = [
     ['port', config.port],
@@ -180,6 +213,7 @@ function validate(config: Config): void {
     ['pagination.diskBytes', config.pagination.diskBytes],
     ['cursors.maxBytes', config.cursors.maxBytes],
     ['cursors.cacheBytes', config.cursors.cacheBytes],
+    ['valueLimit', config.valueLimit],
   ];
   for (const [name, value] of positive) {
     const allowZero = name === 'port';
@@ -288,6 +322,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     connectTimeoutMs: int(env.VDB_CONNECT_TIMEOUT_MS, 'VDB_CONNECT_TIMEOUT_MS'),
     trustProxy: bool(env.VDB_TRUST_PROXY),
     engineMemoryLimit: env.VDB_ENGINE_MEMORY_LIMIT,
+    engineSpillLimit: env.VDB_ENGINE_SPILL_LIMIT,
+    valueLimit: int(env.VDB_VALUE_LIMIT, 'VDB_VALUE_LIMIT'),
     logLevel: env.VDB_LOG_LEVEL,
     pushdown: bool(env.VDB_PUSHDOWN),
     directRows: bool(env.VDB_DIRECT_ROWS),
@@ -326,7 +362,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       ...defined(overrides.pagination ?? {}),
     },
     trustProxy: merged.trustProxy ?? false,
-    engineMemoryLimit: merged.engineMemoryLimit ?? null,
+    engineMemoryLimit: merged.engineMemoryLimit ?? defaultEngineMemoryLimit(),
+    engineSpillLimit: merged.engineSpillLimit ?? '10GB',
+    valueLimit: merged.valueLimit ?? 64 * 1024 * 1024,
     logLevel: merged.logLevel ?? 'info',
     pushdown: merged.pushdown ?? true,
     directRows: merged.directRows ?? true,

@@ -75,3 +75,11 @@ export const statementTooComplex = () =>
 
 /** Whether `err` is JavaScript's stack overflow. */
 export const isStackOverflow = (err: unknown) => err instanceof RangeError && /call stack/i.test(err.message);
+
+/** A value larger than the configuration's `valueLimit`: built by `what` (a function), or met in a result. */
+export const valueTooLarge = (what: string, limit: number) =>
+  badRequest(
+    `${what} would give a value of more than ${limit} bytes, the largest value vdb builds or returns (valueLimit).`,
+    'Build smaller values (a shorter length, a narrower split), or ask an administrator about the valueLimit setting.',
+    'Value too large',
+  );

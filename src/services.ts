@@ -91,6 +91,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     schemas: [SYSTEM_ENGINE_SCHEMA, CURSOR_SCHEMA],
     spillDir: path.join(config.dataDir, 'spill'),
     memoryLimit: config.engineMemoryLimit,
+    spillLimit: config.engineSpillLimit,
+    valueLimit: config.valueLimit,
   });
   const auditLog = new AuditLog(config.queryLog.maxEntries, Date.now, (entry) => catalog.logs?.audit(entry));
   // Counted as they are recorded; the cursors' gauges are read when scraped.

@@ -13,10 +13,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBConnection, DuckDBInstance, type DuckDBPreparedStatement, type DuckDBResult, type DuckDBType } from '@duckdb/node-api';
 import { NUMERIC_MACROS } from './numeric-macros.js';
+import { valueMacros } from './value-macros.js';
 
 export interface DuckRuntimeOptions {
   spillDir: string;
-  memoryLimit: string | null;
+  memoryLimit: string;
+  /** Disk the spill folder may take. */
+  spillLimit: string;
+  /** Bytes of the largest value a statement may build (value-macros.ts). */
+  valueLimit: number;
   /** Schemas of vdb's own that every generation starts with (system tables, cursors). */
   schemas: readonly string[];
 }
@@ -140,7 +145,8 @@ export class DuckRuntime {
     try {
       const statements = [
         `SET temp_directory = ${sqlLiteral(options.spillDir)}`,
-        options.memoryLimit ? `SET memory_limit = ${sqlLiteral(options.memoryLimit)}` : null,
+        `SET memory_limit = ${sqlLiteral(options.memoryLimit)}`,
+        `SET max_temp_directory_size = ${sqlLiteral(options.spillLimit)}`,
         `SET GLOBAL TimeZone = 'UTC'`,
         // PostgreSQL semantics, the reference for every answer vdb gives.
         `SET GLOBAL integer_division = true`,
@@ -150,6 +156,7 @@ export class DuckRuntime {
         `SET lock_configuration = true`,
         ...options.schemas.map((schema) => `CREATE SCHEMA ${quoteIdent(schema)}`),
         ...NUMERIC_MACROS,
+        ...valueMacros(options.valueLimit),
       ];
       for (const statement of statements) if (statement) await setup.run(statement);
     } catch (err) {

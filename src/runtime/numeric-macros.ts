@@ -133,7 +133,7 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
  * `CREATE MACRO` of each: a parameter used more than once is bound once through a lambda, as
  * the engine expands macros textually (nested calls would otherwise grow exponentially).
  */
-function macroSql([head, body]: readonly [string, string]): string {
+export function macroSql([head, body]: readonly [string, string]): string {
   const params = /\((.*)\)/
     .exec(head)![1]!
     .split(',')

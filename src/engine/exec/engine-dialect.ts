@@ -24,6 +24,7 @@ import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from '
 import { BC_DATE_TIME, checkedCast, typeNameOf } from './postgres-values.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { typedDifference, typedSum } from './probed-types.js';
+import { boundValues } from './value-bounds.js';
 import {
   asVarchar,
   call,
@@ -163,7 +164,8 @@ function jsonPartChecked(expr: A_Expr, rewritten: Node): Node | null {
 
 /**
  * `generate_series(1, 3) AS x` in FROM, over integer literals: PostgreSQL's series is integer
- * (int4), the engine's bigint; written as a subquery that casts it.
+ * (int4), the engine's bigint; written as a subquery that casts it. The series stays a table
+ * function, which streams its rows (a list of them would be built whole).
  */
 function integerSeries(rangeFunction: RangeFunction): Node | null {
   if (rangeFunction.ordinality || rangeFunction.is_rowsfrom || rangeFunction.lateral) return null;
@@ -178,10 +180,20 @@ function integerSeries(rangeFunction: RangeFunction): Node | null {
   if (names.length !== 1) return null;
   const rows: FuncCall = { ...fn };
   written.add(rows);
-  const value: TypeCast = { arg: call('unnest', [{ FuncCall: rows }]), typeName: typeNamed('int4') };
+  const series: RangeFunction = {
+    functions: [{ List: { items: [{ FuncCall: rows }, {} as Node] } }],
+    alias: { aliasname: 'vdb_series', colnames: [{ String: { sval: 'vdb_value' } }] },
+  };
+  written.add(series);
+  const value: TypeCast = { arg: { ColumnRef: { fields: [nameNode('vdb_series'), nameNode('vdb_value')] } }, typeName: typeNamed('int4') };
   written.add(value);
   const select: Node = {
-    SelectStmt: { targetList: [{ ResTarget: { val: { TypeCast: value } } }], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' },
+    SelectStmt: {
+      targetList: [{ ResTarget: { val: { TypeCast: value } } }],
+      fromClause: [{ RangeFunction: series }],
+      limitOption: 'LIMIT_OPTION_DEFAULT',
+      op: 'SETOP_NONE',
+    },
   };
   return { RangeSubselect: { subquery: select, alias: { ...alias, colnames: names } } };
 }
@@ -250,7 +262,7 @@ function rewriteNode(node: Node): Node | undefined {
     );
   }
   const rangeFunction = asKind(node, 'RangeFunction');
-  if (rangeFunction) {
+  if (rangeFunction && !written.has(rangeFunction)) {
     // Functions of FROM are table functions already (generate_series gives rows there).
     walkCalls(rangeFunction.functions, (fc) => {
       if (calledName(fc) === 'generate_series') written.add(fc);
@@ -349,7 +361,7 @@ function guardScales(node: Node): Node {
 /** The engine's SQL for a bound statement tree (which is left unchanged). */
 export function engineSql(tree: ParseResult): string {
   // The deparser keeps a trailing ';', which must not end up inside the wrapping queries.
-  return deparseSync(rewrite(mapTreeUp(tree, guardScales))).replace(/;\s*$/, '');
+  return deparseSync(boundValues(rewrite(mapTreeUp(tree, guardScales)))).replace(/;\s*$/, '');
 }
 
 /** `SELECT * FROM [schema.]relation AS alias WHERE condition`, in the engine's SQL. */

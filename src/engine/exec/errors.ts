@@ -3,7 +3,8 @@
  * an interruption is the caller's timeout or cancellation, anything else a logged 500.
  * Internal relation names in messages are turned back into the names the user wrote.
  */
-import { ApiError, sourceFailed } from '../../errors.js';
+import { ApiError, sourceFailed, valueTooLarge } from '../../errors.js';
+import { VALUE_LIMIT_MARK } from '../../runtime/value-macros.js';
 
 const USER_ERRORS =
   /^(Parser|Binder|Catalog|Conversion|Invalid Input|Out of Range|Not implemented|Constraint|Syntax|Dependency|Invalid type|Type mismatch|Mismatch Type) Error:/i;
@@ -40,6 +41,8 @@ export function engineError(
       'Cast to double precision (x::float8), or round the values first.',
     );
   }
+  const tooLarge = valueLimitError(message);
+  if (tooLarge) return tooLarge;
   if (USER_ERRORS.test(message)) {
     const [kind, ...rest] = message.split(':');
     const description = rename(rest.join(':').trim());
@@ -57,6 +60,12 @@ export function engineError(
     );
   }
   return null;
+}
+
+/** A value refused by the macros of runtime/value-macros.ts, as the 400 that names the limit. */
+function valueLimitError(message: string): ApiError | null {
+  const match = new RegExp(`${VALUE_LIMIT_MARK}:([^:]+):(\\d+)`).exec(message);
+  return match ? valueTooLarge(`${match[1]}()`, Number(match[2])) : null;
 }
 
 function hintFor(kind: string, description: string): string | null {
