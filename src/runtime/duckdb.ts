@@ -13,7 +13,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBConnection, DuckDBInstance, type DuckDBPreparedStatement, type DuckDBResult, type DuckDBType } from '@duckdb/node-api';
 import { NUMERIC_MACROS } from './numeric-macros.js';
-import { valueMacros } from './value-macros.js';
+import { registerBatchCheck, valueMacros } from './value-macros.js';
+
+/** The values one batch of a statement builds may take this share of the engine's memory. */
+const BATCH_SHARE = 8;
+
+const UNITS: Record<string, number> = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+
+/** Bytes of a size as the engine reads it ("4GB", "512MiB"); the configuration checked its form. */
+export function engineBytes(size: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/i.exec(size.trim());
+  return match ? Number(match[1]) * (UNITS[match[2]!.toLowerCase()] ?? 1) : 0;
+}
 
 export interface DuckRuntimeOptions {
   spillDir: string;
@@ -156,8 +167,9 @@ export class DuckRuntime {
         `SET lock_configuration = true`,
         ...options.schemas.map((schema) => `CREATE SCHEMA ${quoteIdent(schema)}`),
         ...NUMERIC_MACROS,
-        ...valueMacros(options.valueLimit),
+        ...valueMacros(options.valueLimit, Math.floor(engineBytes(options.memoryLimit) / BATCH_SHARE)),
       ];
+      registerBatchCheck(setup);
       for (const statement of statements) if (statement) await setup.run(statement);
     } catch (err) {
       instance.closeSync();

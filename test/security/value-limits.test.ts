@@ -13,7 +13,7 @@ let server: TestServer;
 let nobody: string;
 
 before(async () => {
-  server = await startTestServer({ valueLimit: LIMIT });
+  server = await startTestServer({ valueLimit: LIMIT, engineMemoryLimit: '1GB' });
   await server.services.users.addPasswordUser('nobody', 'nobody-password-1');
   nobody = server.basic('nobody', 'nobody-password-1');
 });
@@ -61,6 +61,24 @@ test('functions whose result size follows from their arguments are refused befor
   // The size comes from the rows: checked per row, whatever the statement's shape.
   await refused(`SELECT length(repeat('x', g * 100000)) FROM generate_series(1, 20) g`, 'repeat');
   await refused(`SELECT length(x) FROM (SELECT lpad('a', 2000000 + g) AS x FROM generate_series(1, 3) g) s`, 'lpad');
+});
+
+test("values under the limit that add up past the engine's share for one batch of rows are refused", async () => {
+  // 2,048 rows of 100 KB: 200 MB at once, past an eighth of the engine's 1 GB.
+  for (const sql of [
+    `SELECT sum(length(repeat('x', 100000 + g % 2))) FROM generate_series(1, 5000) g`,
+    `SELECT sum(length(lpad('x', 100000 + g % 2))) FROM generate_series(1, 5000) g`,
+    `SELECT sum(length(v || v)) FROM (SELECT repeat('x', 30000 + g % 2) AS v FROM generate_series(1, 5000) g) s`,
+  ]) {
+    const response = await query(sql);
+    const text = await response.text();
+    assert.equal(response.status, 400, `${sql}: ${text}`);
+    const body = JSON.parse(text) as { title: string; description: string };
+    assert.equal(body.title, 'Values too large', sql);
+    assert.match(body.description, /2,048 rows.*engineMemoryLimit/);
+  }
+  // Fewer at once is fine.
+  assert.deepEqual(await answer(`SELECT sum(length(repeat('x', 1000 + g % 2))) FROM generate_series(1, 5000) g`), [[5002500]]);
 });
 
 test('chains that join or widen values are checked on their result, through subqueries and CTEs', async () => {

@@ -3,8 +3,8 @@
  * an interruption is the caller's timeout or cancellation, anything else a logged 500.
  * Internal relation names in messages are turned back into the names the user wrote.
  */
-import { ApiError, sourceFailed, valueTooLarge } from '../../errors.js';
-import { VALUE_LIMIT_MARK } from '../../runtime/value-macros.js';
+import { ApiError, badRequest, sourceFailed, valueTooLarge } from '../../errors.js';
+import { BATCH_LIMIT_MARK, VALUE_LIMIT_MARK } from '../../runtime/value-macros.js';
 
 const USER_ERRORS =
   /^(Parser|Binder|Catalog|Conversion|Invalid Input|Out of Range|Not implemented|Constraint|Syntax|Dependency|Invalid type|Type mismatch|Mismatch Type) Error:/i;
@@ -64,8 +64,15 @@ export function engineError(
 
 /** A value refused by the macros of runtime/value-macros.ts, as the 400 that names the limit. */
 function valueLimitError(message: string): ApiError | null {
-  const match = new RegExp(`${VALUE_LIMIT_MARK}:([^:]+):(\\d+)`).exec(message);
-  return match ? valueTooLarge(`${match[1]}()`, Number(match[2])) : null;
+  const value = new RegExp(`${VALUE_LIMIT_MARK}:([^:]+):(\\d+)`).exec(message);
+  if (value) return valueTooLarge(`${value[1]}()`, Number(value[2]));
+  const batch = new RegExp(`${BATCH_LIMIT_MARK}:(\\d+)`).exec(message);
+  if (!batch) return null;
+  return badRequest(
+    `The statement would build more than ${batch[1]} bytes of values for one batch of 2,048 rows, its share of the engine's memory (engineMemoryLimit).`,
+    'Build smaller values, or fewer rows of them (LIMIT, conditions).',
+    'Values too large',
+  );
 }
 
 function hintFor(kind: string, description: string): string | null {

@@ -42,9 +42,17 @@ const WIDENING = new Set([
 
 const CONCATENATION = '||';
 
-const macro = (name: string, args: Node[]): Node => ({
-  FuncCall: { funcname: [nameNode(name)], args, funcformat: 'COERCE_EXPLICIT_CALL' },
-});
+/**
+ * How many checks the statement has: each check's share of the batch budget is 1/g. One
+ * constant node that every check of a statement refers to, its value set once all are written.
+ */
+let checks = { count: 0, node: { A_Const: { ival: { ival: 1 } } } };
+
+/** A call of a checking macro (runtime/value-macros.ts); the statement's count of checks goes last. */
+const macro = (name: string, args: Node[]): Node => {
+  checks.count++;
+  return { FuncCall: { funcname: [nameNode(name)], args: [...args, checks.node], funcformat: 'COERCE_EXPLICIT_CALL' } };
+};
 
 const bounded = (value: Node, fn: string): Node => macro('vdb_bounded', [value, stringConst(fn)]);
 
@@ -142,5 +150,8 @@ const boundTree = (node: Node): Node => bound(node);
 
 /** A copy of an engine tree (a parse result or any part of it) with every built value bounded. */
 export function boundValues<T>(tree: T): T {
-  return mapChildren(tree as object, (node) => bound(node)) as T;
+  checks = { count: 0, node: { A_Const: { ival: { ival: 1 } } } };
+  const result = mapChildren(tree as object, (node) => bound(node)) as T;
+  checks.node.A_Const.ival.ival = Math.max(1, checks.count);
+  return result;
 }
