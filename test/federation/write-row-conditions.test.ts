@@ -68,6 +68,9 @@ before(async () => {
     await my.query(`CREATE TABLE ${TAG}.nokey (id int, grp varchar(10), n int, note varchar(20))`);
     // A text key: it too compares by the collation there.
     await my.query(`CREATE TABLE ${TAG}.tk (k varchar(10) PRIMARY KEY, grp varchar(10), note varchar(20))`);
+    // A date key: not one vdb matches exactly at the source.
+    await my.query(`CREATE TABLE ${TAG}.dk (d date PRIMARY KEY, grp varchar(10), note varchar(20))`);
+    await my.query(`INSERT INTO ${TAG}.dk VALUES ('2025-01-01', 'a', NULL), ('2025-01-02', 'A', NULL)`);
   } finally {
     await my.end();
   }
@@ -76,7 +79,9 @@ before(async () => {
   const db = new Database(sqliteFile);
   db.exec(`CREATE TABLE w (id INTEGER PRIMARY KEY, grp TEXT COLLATE NOCASE, n INTEGER, note TEXT);
            CREATE TABLE nokey (id INTEGER, grp TEXT COLLATE NOCASE, n INTEGER, note TEXT);
-           CREATE TABLE tk (k TEXT COLLATE NOCASE PRIMARY KEY, grp TEXT COLLATE NOCASE, note TEXT) WITHOUT ROWID;`);
+           CREATE TABLE tk (k TEXT COLLATE NOCASE PRIMARY KEY, grp TEXT COLLATE NOCASE, note TEXT) WITHOUT ROWID;
+           CREATE TABLE dk (d DATE PRIMARY KEY, grp TEXT COLLATE NOCASE, note TEXT);
+           INSERT INTO dk VALUES ('2025-01-01', 'a', NULL), ('2025-01-02', 'A', NULL);`);
   db.close();
   admin = await tokenRequester(server);
   const add = async (body: unknown) => {
@@ -315,6 +320,23 @@ describe('text keys', () => {
       assert.deepEqual(await rows(admin, `SELECT k, grp FROM ${source}.tk ORDER BY k`), [
         ['K2', 'b'],
         ['x', 'A'],
+      ]);
+    });
+  }
+});
+
+describe('keys vdb cannot match exactly', () => {
+  for (const source of ['myx', 'litex'] as const) {
+    test(`${source}: a date key is refused, and nothing is written`, async () => {
+      await grant(source, "grp = 'a'", 'dk');
+      for (const statement of [`UPDATE ${source}.dk SET note = 'hit'`, `DELETE FROM ${source}.dk`]) {
+        const error = await assertApiError(await user('/rest/api/query', { body: { sql: statement } }), 400, statement);
+        assert.match(error.description, /primary key/);
+        assert.ok(error.hint);
+      }
+      assert.deepEqual(await rows(admin, `SELECT grp, note FROM ${source}.dk ORDER BY grp`), [
+        ['A', null],
+        ['a', null],
       ]);
     });
   }
