@@ -341,3 +341,61 @@ describe('keys vdb cannot match exactly', () => {
     });
   }
 });
+
+describe('statement shapes under a row condition', () => {
+  // [the SELECT that shows the rows, the UPDATE, the DELETE], `S` standing for the source.
+  const SHAPES: Array<[string, string, string]> = [
+    ['SELECT x.id FROM S.w AS x WHERE x.n < 5', "UPDATE S.w AS x SET note = 'hit' WHERE x.n < 5", 'DELETE FROM S.w AS x WHERE x.n < 5'],
+    ['SELECT id FROM S.w WHERE S.w.n < 5', "UPDATE S.w SET note = 'hit' WHERE S.w.n < 5", 'DELETE FROM S.w WHERE S.w.n < 5'],
+    [
+      "SELECT id FROM S.w WHERE lower(grp) = 'a' AND n::text <> '3'",
+      "UPDATE S.w SET note = 'hit' WHERE lower(grp) = 'a' AND n::text <> '3'",
+      "DELETE FROM S.w WHERE lower(grp) = 'a' AND n::text <> '3'",
+    ],
+    [
+      'SELECT id FROM S.w WHERE id IN (SELECT id FROM S.w WHERE n > 2)',
+      "UPDATE S.w SET note = 'hit' WHERE id IN (SELECT id FROM S.w WHERE n > 2)",
+      'DELETE FROM S.w WHERE id IN (SELECT id FROM S.w WHERE n > 2)',
+    ],
+    [
+      'SELECT DISTINCT w.id FROM S.w, S.tk WHERE w.grp = tk.grp',
+      "UPDATE S.w SET note = 'hit' WHERE grp = 'zzz'",
+      'DELETE FROM S.w USING S.tk WHERE w.grp = tk.grp',
+    ],
+  ];
+  for (const source of ['myx', 'litex'] as const) {
+    test(`${source}: aliases, qualified names, functions, subqueries and USING reach the rows SELECT shows`, async () => {
+      await grant(source, "grp LIKE 'a%' OR n IS NULL");
+      await grant(source, null, 'tk');
+      for (const [select, update, del] of SHAPES.map((shape) => shape.map((s) => s.replace(/\bS\./g, `${source}.`)))) {
+        await reset(source);
+        const expected = (await rows(user, `${select} ORDER BY 1`)).map((r) => Number(r[0]));
+        if (!update.includes('zzz')) {
+          assert.deepEqual(await rows(user, update), [[expected.length]], update);
+          assert.deepEqual(
+            (await sourceRows(source)).filter(([, note]) => note === 'hit').map(([id]) => id),
+            expected,
+            update,
+          );
+        }
+        const before = (await sourceRows(source)).map(([id]) => id);
+        assert.deepEqual(await rows(user, del), [[expected.length]], del);
+        assert.deepEqual(
+          (await sourceRows(source)).map(([id]) => id),
+          before.filter((id) => !expected.includes(id)),
+          del,
+        );
+      }
+    });
+
+    test(`${source}: a USING entry named like the target is refused (the condition would mean its columns)`, async () => {
+      await grant(source, "grp = 'a'");
+      await grant(source, null, 'tk');
+      await reset(source);
+      const statement = `DELETE FROM ${source}.w USING ${source}.tk AS w WHERE w.grp = 'a'`;
+      const error = await assertApiError(await user('/rest/api/query', { body: { sql: statement } }), 400, statement);
+      assert.match(error.description, /named like the target/);
+      assert.equal((await sourceRows(source)).length, (source === 'litex' ? SQLITE_ROWS : ROWS).length);
+    });
+  }
+});

@@ -22,9 +22,9 @@ import type { ColumnDef } from '../../catalog/types.js';
 import type { SourceDialect } from '../../connectors/dialect.js';
 import type { SourceTransaction } from '../../connectors/types.js';
 import { ApiError, badRequest } from '../../errors.js';
-import { trustTablesOf } from '../access/access.js';
+import { requalify, trustTablesOf } from '../access/access.js';
 import { allOf, type WriteBody } from '../access/write-access.js';
-import { nameNode } from '../front/ast.js';
+import { nameNode, walk } from '../front/ast.js';
 
 /** What runs a SELECT in the engine for the user and hands its rows over as text, in batches. */
 export type SelectRows = (
@@ -141,17 +141,39 @@ function keySelect(body: WriteBody, keyColumns: readonly ColumnDef[], condition:
   const name = String(relation.alias?.aliasname ?? relation.relname);
   // The write's own target: its letter's condition is in the WHERE, not the reading one's.
   trustTablesOf({ RangeVar: relation });
+  // Among the USING tables the condition must mean the target's columns: over its name, which
+  // no USING entry may take (it would then mean that entry's).
+  if (usingNames(body).has(name.toLowerCase())) {
+    throw badRequest(
+      `A USING entry is named like the target "${name}", which runs under the row condition of your permission.`,
+      'Give the USING entry another alias.',
+      'Unsupported statement',
+    );
+  }
+  condition = requalify(structuredClone(condition), name);
   const select: Node = {
     SelectStmt: {
       distinctClause: [{} as Node],
       targetList: keyColumns.map((c) => ({ ResTarget: { val: { ColumnRef: { fields: [nameNode(name), nameNode(c.name)] } } } })),
       fromClause: [{ RangeVar: relation }, ...structuredClone(body.usingClause ?? [])],
-      whereClause: allOf([structuredClone(body.whereClause), trustTablesOf(structuredClone(condition))]),
+      whereClause: allOf([structuredClone(body.whereClause), trustTablesOf(condition)]),
       limitOption: 'LIMIT_OPTION_DEFAULT',
       op: 'SETOP_NONE',
     },
   };
   return { version: 0, stmts: [{ stmt: select }] };
+}
+
+/** The names the entries of a DELETE's USING take (lower case); those of their subqueries too, to be safe. */
+function usingNames(body: WriteBody): Set<string> {
+  const names = new Set<string>();
+  walk(body.usingClause, (kind, node) => {
+    if (kind !== 'RangeVar' && kind !== 'RangeSubselect' && kind !== 'RangeFunction' && kind !== 'JoinExpr') return;
+    const { alias } = node as { alias?: { aliasname?: string } };
+    const named = alias?.aliasname ?? (kind === 'RangeVar' ? (node as { relname?: string }).relname : undefined);
+    if (named) names.add(named.toLowerCase());
+  });
+  return names;
 }
 
 /** The keys the engine's SELECT finds now; a NULL key cannot be matched (refused). */
