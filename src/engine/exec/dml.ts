@@ -6,6 +6,9 @@
  *    expressions only, no functions or casts, so the statement means the same there).
  *  - INSERT INTO src.t SELECT ... over other sources: the engine runs the SELECT and its rows
  *    are written to the target in batches, inside one transaction of the target.
+ *  - UPDATE/DELETE under a row condition on a source that may evaluate it otherwise than the
+ *    engine (a dialect that does not speak PostgreSQL: collations, storage classes): the engine
+ *    chooses the rows, the source writes them by exact key (keyed-write.ts).
  *  - UPDATE/DELETE that read other sources are refused (400).
  * Permissions (the letters a write needs, row conditions, what it may read) are checked first,
  * by write-access.ts. The answer is one row: the number of rows written.
@@ -35,8 +38,6 @@ import type { StaticResult } from './static-result.js';
 import { writeChosenRows, type SelectRows, type TransactionalWriter } from './keyed-write.js';
 import { asKind, fieldNames, statementOf, walk } from '../front/ast.js';
 import { SAFE_FUNCTIONS, SAFE_TYPES } from '../plan/whole.js';
-
-export type { SelectRows } from './keyed-write.js';
 
 export interface WritableConnector extends RowConnector, Partial<Pick<TransactionalWriter, 'inTransaction'>> {
   /** Runs one statement in the source's dialect; returns the number of rows it changed. */
