@@ -11,6 +11,7 @@ import type { PredicateGenerator, PredicateScope } from './sql/predicate.js';
 const NO_TABLE: PredicateScope = { column: () => undefined, castMayFail: () => true };
 
 const NUMBER = /^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL)/;
+const INTEGER = /^(TINYINT|SMALLINT|INTEGER|BIGINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|HUGEINT)$/;
 
 /**
  * The numbers of a smaller table's rows by their integer key: byte `i` of `codes` is the number
@@ -119,6 +120,40 @@ export abstract class SourceDialect {
       filters.push(filter);
     }
     return filters;
+  }
+
+  /**
+   * The condition that keeps exactly the rows whose key `columns` hold one of `keys` (values as
+   * the engine reads them, as text), each value compared as the engine compares it: a write
+   * chosen by the engine (exec/dml.ts) reaches those rows and no other. Null where the dialect
+   * cannot write such keys exactly (the write is then refused).
+   */
+  exactKeyMatch(columns: readonly ColumnDef[], keys: ReadonlyArray<ReadonlyArray<string>>): string | null {
+    if (keys.length === 0) return '1 = 0';
+    const names = columns.map((c) => this.quoteIdentifier(c.nameInSource));
+    if (columns.length === 1)
+      return this.exactKeyIn(
+        columns[0]!,
+        names[0]!,
+        keys.map((k) => k[0]!),
+      );
+    const terms: string[] = [];
+    for (const key of keys) {
+      const parts = columns.map((c, i) => this.exactKeyIn(c, names[i]!, [key[i]!]));
+      if (parts.some((p) => p === null)) return null;
+      terms.push(`(${parts.join(' AND ')})`);
+    }
+    return terms.join(' OR ');
+  }
+
+  /**
+   * `sql` (a key column) is one of `values`, exactly as the engine compares them. Here integers
+   * only, which every source compares as the engine does; dialects add what they can write
+   * exactly (text under a collation that is not bytewise needs more than `=`).
+   */
+  protected exactKeyIn(column: ColumnDef, sql: string, values: readonly string[]): string | null {
+    if (!INTEGER.test(column.type) || !values.every((v) => /^-?\d{1,38}$/.test(v))) return null;
+    return `${sql} IN (${values.join(', ')})`;
   }
 
   /**

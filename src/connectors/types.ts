@@ -159,6 +159,23 @@ export function wholeStatementConnector(connector: Connector): WholeStatementCon
 
 export type Connector = EngineNativeConnector | RowConnector;
 
+/**
+ * One transaction of a writable source, on one connection (a write whose rows the engine chose:
+ * engine/exec/dml.ts). It commits when the work given to the connector resolves and rolls back
+ * when it throws.
+ */
+export interface SourceTransaction {
+  /**
+   * True when no other writer can change the source until the end (SQLite's BEGIN IMMEDIATE):
+   * rows read now stay as they are without `lockRows`.
+   */
+  readonly excludesWriters: boolean;
+  /** Locks the rows of `table` that `filter` (in the source's dialect) keeps against other writers, until the end. */
+  lockRows(table: TableDef, filter: string): Promise<void>;
+  /** Runs one statement (PostgreSQL's spelling of names, as `executeWrite`); answers the rows it reached. */
+  execute(sql: string): Promise<number>;
+}
+
 /** Thrown by connectors when the source cannot be reached (503) rather than failing (502). */
 export class SourceUnreachableError extends Error {
   constructor(message: string) {

@@ -3,7 +3,7 @@ import type { FieldPacket, Pool, PoolConnection, RowDataPacket } from 'mysql2';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { badRequest } from '../../errors.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
-import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, StatementColumn } from '../types.js';
+import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, SourceTransaction, StatementColumn } from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { MYSQL_DIALECT } from './dialect.js';
 import { engineTypeOfMysql, rawTypeOfMysql } from './types.js';
@@ -21,6 +21,9 @@ const UNREACHABLE = new Set([
   'ER_BAD_DB_ERROR',
   'ER_CON_COUNT_ERROR',
 ]);
+
+/** The session of a statement written in PostgreSQL's spelling: double quotes for names, || to concatenate, backslashes as they are. */
+const POSTGRES_SPELLING = "SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, ',ANSI_QUOTES,PIPES_AS_CONCAT,NO_BACKSLASH_ESCAPES')";
 
 function toSourceError(err: unknown): Error {
   const code = (err as { code?: string }).code;
@@ -364,9 +367,43 @@ export class MysqlConnector implements RowConnector {
       signal,
       async (connection) => {
         const db = connection.promise();
-        await db.query("SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, ',ANSI_QUOTES,PIPES_AS_CONCAT,NO_BACKSLASH_ESCAPES')");
+        await db.query(POSTGRES_SPELLING);
         const [result] = await db.query(sql);
         return Number((result as { affectedRows?: number }).affectedRows ?? 0);
+      },
+      true,
+    );
+  }
+
+  /**
+   * Runs `work` in one transaction, on a connection of its own in executeWrite's session (not
+   * reused). Rows are locked with SELECT ... FOR UPDATE; statements answer the rows they matched
+   * (the driver's FOUND_ROWS), also those a SET left as they were.
+   */
+  async inTransaction<T>(signal: AbortSignal, work: (transaction: SourceTransaction) => Promise<T>): Promise<T> {
+    return this.withConnection(
+      signal,
+      async (connection) => {
+        const db = connection.promise();
+        await db.query(POSTGRES_SPELLING);
+        await db.beginTransaction();
+        try {
+          const result = await work({
+            excludesWriters: false,
+            lockRows: async (table, filter) => {
+              await db.query(`SELECT 1 FROM ${this.dialect.tableSql(table)} WHERE ${filter} FOR UPDATE`);
+            },
+            execute: async (sql) => {
+              const [result] = await db.query(sql);
+              return Number((result as { affectedRows?: number }).affectedRows ?? 0);
+            },
+          });
+          await db.commit();
+          return result;
+        } catch (err) {
+          await db.rollback().catch(() => undefined);
+          throw err;
+        }
       },
       true,
     );

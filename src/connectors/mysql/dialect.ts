@@ -62,6 +62,17 @@ export class MysqlDialect extends SourceDialect {
     return `CASE WHEN ${column} BETWEEN ${lookup.low} AND ${high} THEN ASCII(SUBSTRING(x'${bytes}', ${column} - (${lookup.low - 1n}), 1)) ELSE 0 END`;
   }
 
+  /**
+   * A text key matches by the column's collation ('A', 'a ' and 'á' may equal 'a'): the IN list
+   * finds the candidates through the key's index, the bytes of their UTF-8 text decide. The
+   * values go as hex literals, which read the same under every sql_mode.
+   */
+  protected override exactKeyIn(column: ColumnDef, sql: string, values: readonly string[]): string | null {
+    if (column.type !== 'VARCHAR') return super.exactKeyIn(column, sql, values);
+    const hex = values.map((v) => Buffer.from(v, 'utf8').toString('hex').toUpperCase());
+    return `${sql} IN (${hex.map((h) => `_utf8mb4 X'${h}'`).join(', ')}) AND HEX(CONVERT(${sql} USING utf8mb4)) IN (${hex.map((h) => `'${h}'`).join(', ')})`;
+  }
+
   /** Text is grouped by its (usually case-insensitive) collation: such keys stay in the engine. */
   override groupsLikeEngine(keys: readonly ColumnDef[]): boolean {
     return keys.every((c) => c.type !== 'VARCHAR');

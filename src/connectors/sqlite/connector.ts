@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { confineFolder } from '../files/paths.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
-import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, StatementColumn } from '../types.js';
+import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, SourceTransaction, StatementColumn } from '../types.js';
 import { orderAndLimit } from '../scan-sql.js';
 import { SQLITE_DIALECT } from './dialect.js';
 import { engineTypeOfSqlite, rawTypeOf, ROWID_ALIAS, STRICT_SUFFIX, storedClassCertain } from './types.js';
@@ -53,6 +53,8 @@ export class SqliteConnector implements RowConnector {
   private db: Database.Database | null = null;
   /** Prepared SELECTs by text, least recently used first: a statement asked again is not compiled again. */
   private readonly statements = new Map<string, Database.Statement>();
+  /** The end of the last write queued (`queued`). */
+  private writes: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly source: SourceDef,
@@ -226,11 +228,55 @@ export class SqliteConnector implements RowConnector {
   }
 
   async executeWrite(sql: string): Promise<number> {
-    return this.open().prepare(sql).run().changes;
+    return this.queued(async () => this.open().prepare(sql).run().changes);
+  }
+
+  /**
+   * Runs `work` after every write of this connector queued before it: the writes of the one
+   * connection never land inside another's transaction.
+   */
+  private queued<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.writes.then(work, work);
+    this.writes = result.catch(() => undefined);
+    return result;
+  }
+
+  /**
+   * Runs `work` in one transaction: BEGIN IMMEDIATE takes the database's write lock (other
+   * processes wait), and this connector's other writes wait their turn; reads go on, and the
+   * engine's reads of this source (on the same connection) see the transaction's rows.
+   */
+  async inTransaction<T>(signal: AbortSignal, work: (transaction: SourceTransaction) => Promise<T>): Promise<T> {
+    return this.queued(async () => {
+      const db = this.open();
+      signal.throwIfAborted();
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await work({
+          excludesWriters: true,
+          lockRows: async () => undefined,
+          execute: async (sql) => db.prepare(sql).run().changes,
+        });
+        db.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw err;
+      }
+    });
   }
 
   /** Inserts text values (SQLite converts them by column affinity) in one transaction. */
   async insertRows(
+    table: TableDef,
+    columns: readonly ColumnDef[],
+    batches: AsyncIterable<Array<string | null>[]>,
+    signal: AbortSignal,
+  ): Promise<number> {
+    return this.queued(() => this.insertQueued(table, columns, batches, signal));
+  }
+
+  private async insertQueued(
     table: TableDef,
     columns: readonly ColumnDef[],
     batches: AsyncIterable<Array<string | null>[]>,

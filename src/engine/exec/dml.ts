@@ -6,6 +6,9 @@
  *    expressions only, no functions or casts, so the statement means the same there).
  *  - INSERT INTO src.t SELECT ... over other sources: the engine runs the SELECT and its rows
  *    are written to the target in batches, inside one transaction of the target.
+ *  - UPDATE/DELETE under a row condition on a source that may evaluate it otherwise than the
+ *    engine (a dialect that does not speak PostgreSQL: collations, storage classes): the engine
+ *    chooses the rows, the source writes them by exact key (keyed-write.ts).
  *  - UPDATE/DELETE that read other sources are refused (400).
  * Permissions (the letters a write needs, row conditions, what it may read) are checked first,
  * by write-access.ts. The answer is one row: the number of rows written.
@@ -32,16 +35,11 @@ import {
   type WriteBody,
 } from '../access/write-access.js';
 import type { StaticResult } from './static-result.js';
+import { writeChosenRows, type SelectRows, type TransactionalWriter } from './keyed-write.js';
 import { asKind, fieldNames, statementOf, walk } from '../front/ast.js';
 import { SAFE_FUNCTIONS, SAFE_TYPES } from '../plan/whole.js';
 
-/** What runs a statement's SELECT in the engine and hands its rows over as text, in batches. */
-export type SelectRows = (
-  select: ParseResult,
-  signal: AbortSignal,
-) => Promise<{ columns: number; rows: AsyncIterable<Array<string | null>[]>; close(): void }>;
-
-export interface WritableConnector extends RowConnector {
+export interface WritableConnector extends RowConnector, Partial<Pick<TransactionalWriter, 'inTransaction'>> {
   /** Runs one statement in the source's dialect; returns the number of rows it changed. */
   executeWrite(sql: string, signal: AbortSignal): Promise<number>;
   /** Inserts batches of text values into `columns` of `table` in one transaction. */
@@ -113,6 +111,8 @@ export async function executeDml(
   // Errors of a write over narrowed data may quote values beyond the user's view: withheld.
   let narrowed = access.narrowed.size > 0 || access.hidden.size > 0 || access.readsViews;
   const asWritten = translatable(checked, connector);
+  /** The row condition of an UPDATE's or DELETE's letter, over the target; null when none. */
+  let targetCondition: Node | null = null;
   if (kind !== 'InsertStmt') {
     const conditions = policy.rowConditions(kind === 'UpdateStmt' ? 'U' : 'D', target.schema, target.table);
     if (conditions !== null) {
@@ -120,6 +120,8 @@ export async function executeDml(
       // Over the target's alias, if it has one: never over a FROM entry that took the table's name.
       const targetAlias = body.relation!.alias;
       const condition = targetAlias ? requalify(anyOfConditions(conditions), String(targetAlias.aliasname)) : anyOfConditions(conditions);
+      replaceUserFunctions({ condition }, policy.user.name);
+      targetCondition = structuredClone(condition);
       // The tables the condition reads are the administrator's: read as they are.
       walk(condition, (key, node) => {
         if (key === 'RangeVar') access.approved.add(node);
@@ -144,6 +146,20 @@ export async function executeDml(
     const other = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
     if (other.kind !== 'rows' || other.source.name !== source.name) sameSource = false;
   });
+
+  // A source that may evaluate the condition otherwise than the engine: the engine chooses the rows.
+  if (targetCondition !== null && sameSource && !connector.dialect.speaksPostgres) {
+    return chosenRowsWrite(kind as 'UpdateStmt' | 'DeleteStmt', tree, body, checked, targetCondition, {
+      target,
+      source,
+      connector,
+      registry,
+      vdbName,
+      selectRows,
+      signal,
+      cteReferences: access.cteReferences,
+    });
+  }
 
   if (sameSource && insertCondition === null && translatable(checked, connector)) {
     const sql = sourceStatement(
@@ -194,6 +210,71 @@ export async function executeDml(
       { source: source.name, sql: `INSERT INTO ${connector.dialect.tableSql(target.table)} ... (${count} row(s) in batches)` },
     ],
   };
+}
+
+/**
+ * An UPDATE or DELETE under a row condition on a source that may evaluate the condition otherwise
+ * than the engine (keyed-write.ts): the engine chooses the rows, the source writes them by key.
+ * Only the SET values go to the source as written, so only they must be plain there.
+ */
+async function chosenRowsWrite(
+  kind: 'UpdateStmt' | 'DeleteStmt',
+  tree: ParseResult,
+  body: WriteBody,
+  checked: WriteBody,
+  condition: Node,
+  context: {
+    target: ResolvedTable;
+    source: SourceDef;
+    connector: WritableConnector;
+    registry: SourceRegistry;
+    vdbName: string;
+    selectRows: SelectRows;
+    signal: AbortSignal;
+    cteReferences: WeakSet<object>;
+  },
+): Promise<StaticResult & { sourceQueries: Array<{ source: string; sql: string }> }> {
+  const { target, source, connector, signal } = context;
+  if (body.fromClause && body.fromClause.length > 0) {
+    throw badRequest(
+      `UPDATE ... FROM cannot run under the row condition of your permission on ${target.schema}.${target.table.name}.`,
+      'Compute the values with a SELECT first, then write them as plain values.',
+      'Unsupported statement',
+    );
+  }
+  const set: WriteBody = { relation: checked.relation, targetList: checked.targetList };
+  if (!translatable(set, connector)) {
+    throw badRequest(
+      `This UPDATE cannot be sent to ${source.name} as written: only plain values, columns and operators are (no functions, casts, CASE or backslashes in strings).`,
+      'Compute the new values with a SELECT first, then write them as plain values.',
+      'Unsupported statement',
+    );
+  }
+  const inTransaction = connector.inTransaction?.bind(connector);
+  if (!inTransaction) throw forbidden(`Data source "${source.name}" cannot be written under a row condition.`);
+  // The statement without its WHERE; a DELETE without the alias (MySQL takes none there), which nothing else reads.
+  const relation = structuredClone(body.relation!);
+  if (kind === 'DeleteStmt') delete relation.alias;
+  const written = kind === 'UpdateStmt' ? { relation, targetList: structuredClone(checked.targetList) } : { relation };
+  const statementSql = sourceStatement(
+    { ...tree, stmts: [{ stmt: writeNode(kind, written) }] },
+    context.registry,
+    source,
+    connector,
+    context.vdbName,
+    context.cteReferences,
+  );
+  const { count, sql } = await writeChosenRows({
+    kind,
+    body,
+    target,
+    condition,
+    statementSql,
+    writer: { dialect: connector.dialect, inTransaction },
+    selectRows: context.selectRows,
+    signal,
+  }).catch((err: unknown) => Promise.reject(withholdDataErrors(writeError(source.name, err, signal))));
+  return { ...countResult(count), sourceQueries: [{ source: source.name, sql }] };
 }
 
 /**
