@@ -116,6 +116,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       openSecret: (sealed) => openSecret(sealed, secrets.encryptionKey),
       sealSecret: (plain) => sealSecret(plain, secrets.encryptionKey),
       connectTimeoutMs: config.connectTimeoutMs,
+      valueLimit: config.valueLimit,
       describe: async (relation) =>
         runtime.withConnection(async (connection) => {
           const reader = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);

@@ -15,6 +15,8 @@ export interface ConnectorContext extends FileConnectorContext, DuckdbConnectorC
   sealSecret(plain: string): string;
   /** Default connect timeout of networked sources (configuration connectTimeoutMs). */
   connectTimeoutMs?: number;
+  /** Longest row text a source may send whole (configuration valueLimit). */
+  valueLimit?: number;
 }
 
 export const SUPPORTED_KINDS = ['postgresql', 'mysql', 'sqlite', 'file', 'duckdb'] as const;
@@ -23,7 +25,7 @@ export function createConnector(source: SourceDef, context: ConnectorContext): C
   const secret = (key: string) => (source.secrets[key] === undefined ? undefined : context.openSecret(source.secrets[key]));
   switch (source.kind) {
     case 'postgresql':
-      return new PostgresConnector(source, secret('password'), context.connectTimeoutMs);
+      return new PostgresConnector(source, secret('password'), context.connectTimeoutMs, context.valueLimit);
     case 'mysql':
       return new MysqlConnector(source, secret('password'), context.connectTimeoutMs);
     case 'sqlite':

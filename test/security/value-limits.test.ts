@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { pgClient, uniqueTag } from '../connectors/db.js';
 
 const LIMIT = 1024 * 1024;
 let server: TestServer;
@@ -116,4 +117,37 @@ test('the server keeps serving other users while giant values are refused', asyn
   assert.equal(status.status, 200);
   for (const response of await Promise.all(flood)) assert.equal(response.status, 400, await response.text());
   assert.deepEqual(await answer(`SELECT 1`), [[1]]);
+});
+
+test('a statement sent whole to PostgreSQL answers rows within the limit, or the 400', async () => {
+  const tag = uniqueTag();
+  const pg = await pgClient();
+  try {
+    await pg.query(
+      `CREATE SCHEMA ${tag}; CREATE TABLE ${tag}.t (id int PRIMARY KEY, name text); INSERT INTO ${tag}.t VALUES (1, 'ab'), (2, 'cd')`,
+    );
+    await server.services.registry.addSource({
+      name: 'pgv',
+      kind: 'postgresql',
+      connection: { host: '127.0.0.1', port: '5432', db: 'test', 'user-name': 'postgres' },
+      model: { 'importer.schemaPattern': tag },
+    });
+    const admin = (sql: string) => server.request('/rest/api/query', { body: { sql } });
+    // One row (the prepared path) and many rows (COPY): PostgreSQL builds them, vdb refuses them.
+    for (const sql of [
+      `SELECT repeat(name, 1000000) FROM pgv.t WHERE id = 1`,
+      `SELECT g, repeat(name, 1000000) FROM pgv.t, generate_series(1, 3000) g`,
+    ]) {
+      const response = await admin(sql);
+      const text = await response.text();
+      assert.equal(response.status, 400, `${sql}: ${text}`);
+      assert.equal((JSON.parse(text) as { title: string }).title, 'Value too large', text);
+    }
+    const response = await admin(`SELECT repeat(name, 3) FROM pgv.t ORDER BY id`);
+    assert.deepEqual(await response.json(), [['ababab'], ['cdcdcd']]);
+  } finally {
+    await server.services.registry.removeSource('pgv').catch(() => undefined);
+    await pg.query(`DROP SCHEMA ${tag} CASCADE`);
+    await pg.end();
+  }
 });

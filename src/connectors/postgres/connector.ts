@@ -7,6 +7,7 @@ import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, S
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { copyLines, copyTextRows } from './copy-text.js';
 import { jsonRowSql } from './json-rows.js';
+import { valueTooLarge } from '../../errors.js';
 import { POSTGRES_DIALECT } from './dialect.js';
 import { engineTypeOfPostgres, rawTypeOfPostgres, sourceTypeOfPostgres } from './types.js';
 
@@ -103,6 +104,8 @@ export class PostgresConnector implements RowConnector {
     password: string | undefined,
     /** The configured default (connectTimeoutMs); the source's own connectTimeoutMs wins. */
     connectTimeoutMs = 10_000,
+    /** The longest row text accepted from a whole statement (configuration valueLimit). */
+    private readonly valueLimit = 64 * 1024 * 1024,
   ) {
     const c = source.connection;
     this.pool = new pg.Pool({
@@ -335,7 +338,8 @@ export class PostgresConnector implements RowConnector {
     shape: 'array' | 'object',
     window: { limit?: number; offset?: number },
   ): string {
-    let select = `SELECT ${jsonRowSql(columns, shape)} FROM (${sql}) AS q(${aliasList(columns)})`;
+    // A row past the limit is cut there, so that no giant text crosses the wire; then refused here.
+    let select = `SELECT left(${jsonRowSql(columns, shape)}, ${this.valueLimit + 1}) FROM (${sql}) AS q(${aliasList(columns)})`;
     if (window.limit !== undefined) select += ` LIMIT ${window.limit}`;
     if (window.offset !== undefined) select += ` OFFSET ${window.offset}`;
     return select;
@@ -357,7 +361,7 @@ export class PostgresConnector implements RowConnector {
         values: [...values],
         rowMode: 'array',
       });
-      return result.rows.length > cap ? null : result.rows.map((row) => row[0]);
+      return result.rows.length > cap ? null : result.rows.map((row) => this.withinLimit(row[0]));
     } catch (err) {
       lease.broken = true;
       throw toSourceError(err);
@@ -366,9 +370,15 @@ export class PostgresConnector implements RowConnector {
     }
   }
 
+  private withinLimit(row: string): string {
+    if (row.length > this.valueLimit) throw valueTooLarge(`A row of the result from "${this.source.name}"`, this.valueLimit);
+    return row;
+  }
+
   /** Streams a statement's rows as JSON texts, chunk by chunk, as PostgreSQL writes them. */
   async *streamStatementJson(copySql: string, signal: AbortSignal, onRows?: (count: number) => void): AsyncGenerator<string> {
-    for await (const lines of copyLines(this.copyOut(copySql, signal))) {
+    for await (const lines of copyLines(this.copyOut(copySql, signal), this.valueLimit)) {
+      for (const line of lines) this.withinLimit(line);
       onRows?.(lines.length);
       yield lines.join(',');
     }
