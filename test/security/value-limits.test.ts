@@ -111,6 +111,17 @@ test('values under the limit answer as PostgreSQL does', async () => {
   assert.deepEqual(await answer(`SELECT string_agg(x, ',') FROM (VALUES ('a'), ('b')) v(x)`), [['a,b']]);
 });
 
+test('a timeout stops a statement that builds many bounded values', async () => {
+  const started = Date.now();
+  const response = await query(
+    `SELECT count(*) FROM generate_series(1, 1000000000) g WHERE length(repeat('x', 1000 + g % 2)) > 0`,
+    '?timeout=1000',
+  );
+  const text = await response.text();
+  assert.equal(response.status, 504, text);
+  assert.ok(Date.now() - started < 4000, `answered after ${Date.now() - started} ms`);
+});
+
 test('the server keeps serving other users while giant values are refused', async () => {
   const flood = Array.from({ length: 6 }, () => query(`SELECT length(repeat('x', g * 1000000)) FROM generate_series(1, 100) g`));
   const status = await fetch(`${server.url}/rest/api/status`, { headers: { authorization: server.basic() } });
