@@ -14,6 +14,7 @@
  */
 import { DuckDBConnection, DuckDBTypeId, type DuckDBType } from '@duckdb/node-api';
 import { quoteIdent, sqlLiteral, streamStatement } from '../runtime/duckdb.js';
+import { VALUE_LIMIT_MARK } from '../runtime/value-macros.js';
 
 export interface ResultColumn {
   name: string;
@@ -189,6 +190,14 @@ function ownText(column: ResultColumn, c: string): string | null {
  * json_array texts of the others.
  */
 export function jsonRowsSql(relationSql: string, columns: readonly ResultColumn[], shape: RowShape): string {
+  // No row longer than the configuration's valueLimit leaves the engine (runtime/value-macros.ts).
+  return (
+    `SELECT CASE WHEN strlen(vdb_row) > vdb_value_limit() THEN error('${VALUE_LIMIT_MARK}:a row of the result:' || vdb_value_limit()) ` +
+    `ELSE vdb_row END FROM (${rowTextsSql(relationSql, columns, shape)}) AS vdb_rows(vdb_row)`
+  );
+}
+
+function rowTextsSql(relationSql: string, columns: readonly ResultColumn[], shape: RowShape): string {
   const values = columns.map((col, i) => jsonValueSql(columnAlias(i), col.type));
   const encode = (indexes: number[]) =>
     shape === 'array'

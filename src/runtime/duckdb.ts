@@ -158,6 +158,9 @@ export class DuckRuntime {
         `SET temp_directory = ${sqlLiteral(options.spillDir)}`,
         `SET memory_limit = ${sqlLiteral(options.memoryLimit)}`,
         `SET max_temp_directory_size = ${sqlLiteral(options.spillLimit)}`,
+        // Memory a statement freed goes back to the system soon after, not kept for the next one.
+        `SET allocator_flush_threshold = '32MB'`,
+        `SET allocator_background_threads = true`,
         `SET GLOBAL TimeZone = 'UTC'`,
         // PostgreSQL semantics, the reference for every answer vdb gives.
         `SET GLOBAL integer_division = true`,

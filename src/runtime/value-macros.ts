@@ -39,6 +39,8 @@ export function valueMacros(limit: number, batchBytes: number): string[] {
     `WHEN vdb_batch_bytes(greatest(CAST(${size} AS DOUBLE), 0), ${batchBytes} / $g) < 0 THEN NULL ELSE ${value} END`;
   const text = (x: string) => `strlen(CAST(${x} AS VARCHAR))`;
   const macros: Array<readonly [string, string]> = [
+    // For the rows of results (results/json.ts): none longer than the limit leaves the engine.
+    ['vdb_value_limit()', String(limit)],
     // A result already built by a function that joins or widens its inputs (||, concat, ...).
     ['vdb_bounded(v, fn, g)', unlessTooLarge(text('$v'), '$fn', '$v')],
     ['vdb_repeat(s, n, g)', `repeat($s, ${unlessTooLarge(`${text('$s')} * CAST($n AS DOUBLE)`, "'repeat'", '$n')})`],

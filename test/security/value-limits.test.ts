@@ -111,6 +111,18 @@ test('values under the limit answer as PostgreSQL does', async () => {
   assert.deepEqual(await answer(`SELECT string_agg(x, ',') FROM (VALUES ('a'), ('b')) v(x)`), [['a,b']]);
 });
 
+test('a value the checks do not see before it is built (an aggregate) is refused when it reaches the result', async () => {
+  const response = await query(`SELECT string_agg(repeat('x', 1000), '') FROM generate_series(1, 2000)`);
+  const text = await response.text();
+  assert.equal(response.status, 400, text);
+  const body = JSON.parse(text) as { title: string; description: string };
+  assert.equal(body.title, 'Value too large');
+  assert.match(body.description, /^A row of the result would give a value of more than 1048576 bytes/);
+  // The same in pages.
+  const paged = await query(`SELECT string_agg(repeat('x', 1000), '') FROM generate_series(1, 2000)`, '?pagination=true');
+  assert.equal(paged.status, 400, await paged.text());
+});
+
 test('a timeout stops a statement that builds many bounded values', async () => {
   const started = Date.now();
   const response = await query(

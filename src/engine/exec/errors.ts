@@ -65,7 +65,11 @@ export function engineError(
 /** A value refused by the macros of runtime/value-macros.ts, as the 400 that names the limit. */
 function valueLimitError(message: string): ApiError | null {
   const value = new RegExp(`${VALUE_LIMIT_MARK}:([^:]+):(\\d+)`).exec(message);
-  if (value) return valueTooLarge(`${value[1]}()`, Number(value[2]));
+  if (value)
+    return valueTooLarge(
+      value[1]!.includes(' ') ? `${value[1]![0]!.toUpperCase()}${value[1]!.slice(1)}` : `${value[1]}()`,
+      Number(value[2]),
+    );
   const batch = new RegExp(`${BATCH_LIMIT_MARK}:(\\d+)`).exec(message);
   if (!batch) return null;
   return badRequest(
