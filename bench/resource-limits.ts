@@ -5,6 +5,7 @@
  * grew while it ran (peak over the RSS before it) and how much it kept afterwards.
  *
  *   npm run build && node dist/bench/resource-limits.js
+ *   BENCH_ONLY=streamed node dist/bench/resource-limits.js   # the cases whose names contain it
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -53,10 +54,12 @@ const CASES: Array<[string, string[]]> = [
   ['6 giant statements at once', Array.from({ length: 6 }, (_, i) => `SELECT length(repeat('y', 500000000 + ${i}))`)],
 ];
 
+// BENCH_ONLY=streamed: only the cases whose names contain it (e.g. to run them against an older build).
+const only = process.env.BENCH_ONLY;
 const server = await startVdb({ demo: true });
 try {
   const rows: string[][] = [];
-  for (const [name, statements] of CASES) {
+  for (const [name, statements] of CASES.filter(([name]) => !only || name.includes(only))) {
     const before = rssMb(server.pid);
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.pid))), 20);
