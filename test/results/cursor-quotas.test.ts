@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { cursorQuota, loadConfig } from '../../src/config.js';
 import { ApiError } from '../../src/errors.js';
 import type { Cursor, CursorStore } from '../../src/results/cursors.js';
 import { LocalCursorStore, type LocalCursorOptions } from '../../src/results/local-cursors.js';
@@ -256,4 +257,20 @@ describe('per-user cursor quotas', () => {
       assert.deepEqual(await redis.hgetall(`${prefix}cursor-owners`), {});
     });
   });
+});
+
+test('the quota settings: defaults, environment, a share of the budget of the store in use', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-quota-config-'));
+  try {
+    const local = loadConfig({}, { dataDir });
+    assert.deepEqual(cursorQuota(local), { cursors: 100, bytes: (local.pagination.memoryBytes + local.pagination.diskBytes) / 4 });
+    const shared = loadConfig({}, { dataDir, cursors: { redisUrl: REDIS_URL } });
+    assert.deepEqual(cursorQuota(shared), { cursors: 100, bytes: shared.cursors.maxBytes / 4 });
+    const set = loadConfig({ VDB_MAX_CURSORS_PER_USER: '7', VDB_CURSOR_BYTES_PER_USER: '12345' }, { dataDir });
+    assert.deepEqual(cursorQuota(set), { cursors: 7, bytes: 12345 });
+    assert.throws(() => loadConfig({ VDB_MAX_CURSORS_PER_USER: '0' }, { dataDir }), /pagination\.maxCursorsPerUser/);
+    assert.throws(() => loadConfig({}, { dataDir, pagination: { maxBytesPerUser: 0 } }), /pagination\.maxBytesPerUser/);
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
 });
