@@ -35,6 +35,14 @@ export interface Config {
     cursorIdleMs: number;
     /** Most cursors kept at once; the least recently used is dropped beyond it. */
     maxCursors: number;
+    /** Most cursors one user keeps at once; beyond it the user's own least recently used is dropped. */
+    maxCursorsPerUser: number;
+    /**
+     * Bytes of results one user's cursors take together (memory and spill folder, or Redis);
+     * beyond it the user's own least recently used go first, and a larger result alone is refused
+     * (413). null: a quarter of the store's byte budget (memoryBytes + diskBytes, or cursors.maxBytes).
+     */
+    maxBytesPerUser: number | null;
     /** Local cursors: bytes of results kept in memory; beyond it they go to the spill folder. */
     memoryBytes: number;
     /** Local cursors: bytes of results in the spill folder; the least recently used go first beyond it. */
@@ -139,6 +147,13 @@ export const MAX_TIMER_MS = 2_147_483_647;
 /** The default folder of file sources: a folder of its own inside the data directory, where the demo data goes. */
 export const defaultFileRoot = (dataDir: string) => path.join(dataDir, 'files');
 
+/** Each user's quota of cursors and bytes in the cursor store (pagination.maxCursorsPerUser, maxBytesPerUser). */
+export function cursorQuota(config: Config): { cursors: number; bytes: number } {
+  const { maxCursorsPerUser, maxBytesPerUser, memoryBytes, diskBytes } = config.pagination;
+  const budget = config.cursors.redisUrl === null ? memoryBytes + diskBytes : config.cursors.maxBytes;
+  return { cursors: maxCursorsPerUser, bytes: maxBytesPerUser ?? Math.max(1, Math.floor(budget / 4)) };
+}
+
 /** Where local cursors spill: in the data directory, never inside a file root (checkFileRoots). */
 export const cursorSpillDir = (dataDir: string) => path.join(dataDir, 'cursors');
 
@@ -203,6 +218,7 @@ function validate(config: Config): void {
     ['pagination.maxLimit', config.pagination.maxLimit],
     ['pagination.cursorIdleMs', config.pagination.cursorIdleMs],
     ['pagination.maxCursors', config.pagination.maxCursors],
+    ['pagination.maxCursorsPerUser', config.pagination.maxCursorsPerUser],
     ['queryLog.maxEntries', config.queryLog.maxEntries],
     ['throttle.maxFailures', config.throttle.maxFailures],
     ['throttle.windowMs', config.throttle.windowMs],
@@ -220,6 +236,10 @@ function validate(config: Config): void {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
       throw new Error(`configuration ${name} must be an integer of at least ${allowZero ? 0 : 1}, got ${JSON.stringify(value)}`);
     }
+  }
+  const perUser = config.pagination.maxBytesPerUser;
+  if (perUser !== null && (typeof perUser !== 'number' || !Number.isInteger(perUser) || perUser < 1)) {
+    throw new Error(`configuration pagination.maxBytesPerUser must be an integer of at least 1 or null, got ${JSON.stringify(perUser)}`);
   }
   // Timers: Node fires a longer one at once (2^31 - 1 ms is about 24.8 days).
   for (const [name, value] of [
@@ -335,6 +355,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     maxLimit: int(env.VDB_PAGE_MAX_LIMIT, 'VDB_PAGE_MAX_LIMIT'),
     cursorIdleMs: int(env.VDB_CURSOR_IDLE_MS, 'VDB_CURSOR_IDLE_MS'),
     maxCursors: int(env.VDB_MAX_CURSORS, 'VDB_MAX_CURSORS'),
+    maxCursorsPerUser: int(env.VDB_MAX_CURSORS_PER_USER, 'VDB_MAX_CURSORS_PER_USER'),
+    maxBytesPerUser: int(env.VDB_CURSOR_BYTES_PER_USER, 'VDB_CURSOR_BYTES_PER_USER'),
     memoryBytes: int(env.VDB_CURSOR_MEMORY_BYTES, 'VDB_CURSOR_MEMORY_BYTES'),
     diskBytes: int(env.VDB_CURSOR_DISK_BYTES, 'VDB_CURSOR_DISK_BYTES'),
   });
@@ -355,6 +377,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       maxLimit: 100_000,
       cursorIdleMs: 10 * 60_000,
       maxCursors: 1000,
+      maxCursorsPerUser: 100,
+      maxBytesPerUser: null,
       memoryBytes: 256 * 1024 * 1024,
       diskBytes: 10 * 1024 * 1024 * 1024,
       ...fromFile.pagination,

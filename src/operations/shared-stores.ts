@@ -3,7 +3,7 @@
  * failures, running statements), or their in-process versions when it is not.
  */
 import type { Redis } from 'ioredis';
-import { cursorSpillDir, type Config } from '../config.js';
+import { cursorQuota, cursorSpillDir, type Config } from '../config.js';
 import type { CursorStore } from '../results/cursors.js';
 import { LocalCursorStore } from '../results/local-cursors.js';
 import { RedisCursorStore } from '../results/redis-cursors.js';
@@ -25,10 +25,12 @@ const CONNECT_WAIT_MS = 5000;
 export async function createSharedStores(config: Config, accessOf: (owner: string) => string): Promise<SharedStores> {
   const { redisUrl, keyPrefix, maxBytes, cacheBytes } = config.cursors;
   const idleMs = config.pagination.cursorIdleMs;
+  const perUser = cursorQuota(config);
   if (redisUrl === null) {
     const cursors = new LocalCursorStore({
       idleMs,
       accessOf,
+      perUser,
       maxCursors: config.pagination.maxCursors,
       memoryBytes: config.pagination.memoryBytes,
       diskBytes: config.pagination.diskBytes,
@@ -38,7 +40,14 @@ export async function createSharedStores(config: Config, accessOf: (owner: strin
   }
   const redis: Redis = connectRedis(redisUrl);
   await whenReady(redis, CONNECT_WAIT_MS);
-  const cursors = new RedisCursorStore(redis, { idleMs, accessOf, maxBytes, cacheBytes, prefix: keyPrefix });
+  const cursors = new RedisCursorStore(redis, {
+    idleMs,
+    accessOf,
+    perUser,
+    maxBytes,
+    cacheBytes,
+    prefix: keyPrefix,
+  });
   return {
     cursors,
     throttle: new RedisThrottle(redis, config.throttle, keyPrefix),

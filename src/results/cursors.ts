@@ -77,6 +77,12 @@ export interface CursorStore {
 export interface CursorPolicy {
   idleMs: number;
   /**
+   * Each user's share of the store (pagination.maxCursorsPerUser, the resolved
+   * pagination.maxBytesPerUser): past it the user's own least recently read cursors go, never
+   * another user's; a single result larger than `bytes` alone is refused (413).
+   */
+  perUser: { cursors: number; bytes: number };
+  /**
    * A user's access as it is now (their roles and those roles' grants, conditions and masks): a
    * cursor whose owner's access changed since it was computed is dropped, not read.
    */
@@ -111,6 +117,24 @@ export const resultTooLarge = (budget: number, setting: string) =>
     'Result too large',
     `The paginated result is larger than the ${budget} bytes the cursor store may hold.`,
     `Narrow the statement (fewer rows or columns), read it without pagination, or raise ${setting}.`,
+  );
+
+/** A single result larger than what one user's paginated results may take together. */
+export const resultTooLargeForUser = (budget: number) =>
+  new ApiError(
+    413,
+    'Result too large',
+    `The paginated result is larger than the ${budget} bytes one user's paginated results may take together.`,
+    'Narrow the statement (fewer rows or columns), read it without pagination, or ask an administrator to raise pagination.maxBytesPerUser.',
+  );
+
+/** The user's results being computed at once need more than their byte quota together. */
+export const tooManyResultsForUser = (budget: number) =>
+  new ApiError(
+    429,
+    'Too many paginated results',
+    `Your paginated results being computed at the same time need more than the ${budget} bytes one user's paginated results may take together.`,
+    'Wait until your other paginated requests are answered, then run the query again.',
   );
 
 /**

@@ -1,8 +1,11 @@
 /**
  * The cursor store of one process (no Redis configured): chunks stay in memory up to a byte
- * budget, further ones go to a file per cursor in the spill folder up to a disk budget. The
- * least recently used cursors go first when a budget or the cursor count is exceeded; idle ones
- * are swept. The spill folder lies in the data directory, which the engine cannot read.
+ * budget, further ones go to a file per cursor in the spill folder up to a disk budget. Each
+ * user has a quota of cursors and bytes (policy.perUser): past it their own least recently read
+ * cursors go, never another user's. Past the disk budget or the cursor count, the user holding
+ * the most (disk bytes, cursors) loses their least recently read cursor first, so that one
+ * user cannot push the others out. Idle ones are swept. The spill folder lies in the data
+ * directory, which the engine cannot read.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,6 +14,8 @@ import {
   cutPage,
   encodeCursor,
   resultTooLarge,
+  resultTooLargeForUser,
+  tooManyResultsForUser,
   type Cursor,
   type CursorPolicy,
   type CursorStats,
@@ -33,6 +38,7 @@ export interface LocalCursorOptions extends CursorPolicy {
 type Place = { text: string } | { position: number; length: number };
 
 interface Entry {
+  owner: string;
   cursor: Cursor;
   chunks: Place[];
   memory: number;
@@ -40,8 +46,16 @@ interface Entry {
   file: string;
 }
 
+/** What a user holds: cursors kept, bytes in memory and on disk (results being computed included). */
+interface Holding {
+  cursors: number;
+  bytes: number;
+  disk: number;
+}
+
 export class LocalCursorStore implements CursorStore {
   private readonly entries = new Map<string, Entry>();
+  private readonly holdings = new Map<string, Holding>();
   private memory = 0;
   private disk = 0;
   private readonly sweeper: NodeJS.Timeout;
@@ -68,6 +82,12 @@ export class LocalCursorStore implements CursorStore {
     return { memory: this.memory, disk: this.disk };
   }
 
+  /** What `owner` holds: cursors kept and their bytes, results being computed included (for tests). */
+  usageOf(owner: string): { cursors: number; bytes: number } {
+    const holding = this.holdings.get(owner);
+    return { cursors: holding?.cursors ?? 0, bytes: holding?.bytes ?? 0 };
+  }
+
   async check(): Promise<string> {
     try {
       await fs.promises.access(this.options.spillDir, fs.constants.W_OK);
@@ -78,7 +98,8 @@ export class LocalCursorStore implements CursorStore {
   }
 
   async create(execution: MaterializableResult, owner: string, resource: string): Promise<Cursor> {
-    const entry: Entry = { cursor: undefined as unknown as Cursor, chunks: [], memory: 0, disk: 0, file: '' };
+    const entry: Entry = { owner, cursor: undefined as unknown as Cursor, chunks: [], memory: 0, disk: 0, file: '' };
+    const quota = this.options.perUser.bytes;
     let handle: fs.promises.FileHandle | null = null;
     try {
       entry.cursor = await encodeCursor(
@@ -89,15 +110,22 @@ export class LocalCursorStore implements CursorStore {
         this.now(),
         async (_index, chunk) => {
           const size = Buffer.byteLength(chunk);
+          if (entry.memory + entry.disk + size > quota) throw resultTooLargeForUser(quota);
+          // Within the user's quota, room is made by their own least recently read cursors only.
+          this.evictOwn(owner, () => this.holding(owner).bytes + size <= quota);
+          // Still short: the user's other results being computed hold the rest.
+          if (this.holding(owner).bytes + size > quota) throw tooManyResultsForUser(quota);
           if (this.memory + size <= this.options.memoryBytes) {
             entry.chunks.push({ text: chunk });
-            entry.memory += size;
-            this.memory += size;
+            this.charge(entry, size, 0);
             return;
           }
           if (entry.disk + size > this.options.diskBytes) throw resultTooLarge(this.options.diskBytes, 'pagination.diskBytes');
-          // Room is made by the least recently used cursors, never by this one.
-          await this.evictUntil(() => this.disk + size <= this.options.diskBytes);
+          // Room on disk is made by the users holding the most there, never by this cursor.
+          this.evictFairly('disk', () => this.disk + size <= this.options.diskBytes);
+          // Counted before the write, so that results computed at the same time see it.
+          const position = entry.disk;
+          this.charge(entry, 0, size);
           if (!handle) {
             entry.file = path.join(
               this.options.spillDir,
@@ -105,10 +133,8 @@ export class LocalCursorStore implements CursorStore {
             );
             handle = await fs.promises.open(entry.file, 'wx', 0o600);
           }
-          await handle.write(chunk, entry.disk);
-          entry.chunks.push({ position: entry.disk, length: size });
-          entry.disk += size;
-          this.disk += size;
+          await handle.write(chunk, position);
+          entry.chunks.push({ position, length: size });
         },
       );
     } catch (err) {
@@ -118,7 +144,9 @@ export class LocalCursorStore implements CursorStore {
     }
     await (handle as fs.promises.FileHandle | null)?.close();
     this.entries.set(entry.cursor.id, entry);
-    await this.evictUntil(() => this.entries.size <= this.options.maxCursors, entry);
+    this.holding(owner).cursors += 1;
+    this.evictOwn(owner, () => this.holding(owner).cursors <= this.options.perUser.cursors, entry);
+    this.evictFairly('cursors', () => this.entries.size <= this.options.maxCursors, entry);
     return entry.cursor;
   }
 
@@ -168,7 +196,7 @@ export class LocalCursorStore implements CursorStore {
   }
 
   async dropOwner(owner: string): Promise<void> {
-    for (const [id, { cursor }] of this.entries) if (cursor.owner === owner) this.drop(id);
+    for (const [id, entry] of this.entries) if (entry.owner === owner) this.drop(id);
   }
 
   async close(): Promise<void> {
@@ -176,28 +204,80 @@ export class LocalCursorStore implements CursorStore {
     for (const id of [...this.entries.keys()]) this.drop(id);
   }
 
+  private holding(owner: string): Holding {
+    let holding = this.holdings.get(owner);
+    if (!holding) this.holdings.set(owner, (holding = { cursors: 0, bytes: 0, disk: 0 }));
+    return holding;
+  }
+
+  /** Counts `memory` and `disk` more bytes to the entry, its owner and the store. */
+  private charge(entry: Entry, memory: number, disk: number): void {
+    entry.memory += memory;
+    entry.disk += disk;
+    this.memory += memory;
+    this.disk += disk;
+    const holding = this.holding(entry.owner);
+    holding.bytes += memory + disk;
+    holding.disk += disk;
+  }
+
   private drop(id: string): void {
     const entry = this.entries.get(id);
     if (!entry) return;
     this.entries.delete(id);
+    this.holding(entry.owner).cursors -= 1;
     this.release(entry);
   }
 
   private release(entry: Entry): void {
     this.memory -= entry.memory;
     this.disk -= entry.disk;
+    const holding = this.holding(entry.owner);
+    holding.bytes -= entry.memory + entry.disk;
+    holding.disk -= entry.disk;
+    if (holding.cursors === 0 && holding.bytes === 0) this.holdings.delete(entry.owner);
     entry.memory = entry.disk = 0;
     // A page being read keeps its open file; the name goes now, the space when it is closed.
     if (entry.file) fs.rmSync(entry.file, { force: true });
   }
 
-  /** Drops the least recently used cursors (never `keep`) until `enough` holds or none is left. */
-  private async evictUntil(enough: () => boolean, keep?: Entry): Promise<void> {
+  /** Drops `owner`'s least recently read cursors (never `keep`) until `enough` holds or none is left. */
+  private evictOwn(owner: string, enough: () => boolean, keep?: Entry): void {
     if (enough()) return;
-    const byAge = [...this.entries.values()].filter((e) => e !== keep).sort((a, b) => a.cursor.lastUsed - b.cursor.lastUsed);
+    const byAge = [...this.entries.values()]
+      .filter((e) => e.owner === owner && e !== keep)
+      .sort((a, b) => a.cursor.lastUsed - b.cursor.lastUsed);
     for (const entry of byAge) {
       if (enough()) return;
       this.drop(entry.cursor.id);
+    }
+  }
+
+  /**
+   * Until `enough` holds: the user who holds the most of what is short (disk bytes, or cursors)
+   * loses their least recently read cursor (never `keep`; for disk, one that has bytes there).
+   * Ties go to the user whose cursor was read longest ago.
+   */
+  private evictFairly(short: 'disk' | 'cursors', enough: () => boolean, keep?: Entry): void {
+    while (!enough()) {
+      const oldest = new Map<string, Entry>();
+      for (const entry of this.entries.values()) {
+        if (entry === keep || (short === 'disk' && entry.disk === 0)) continue;
+        const known = oldest.get(entry.owner);
+        if (!known || entry.cursor.lastUsed < known.cursor.lastUsed) oldest.set(entry.owner, entry);
+      }
+      let victim: Entry | undefined;
+      let most = -1;
+      for (const [owner, entry] of oldest) {
+        const holding = this.holding(owner);
+        const held = short === 'disk' ? holding.disk : holding.cursors;
+        if (held > most || (held === most && entry.cursor.lastUsed < victim!.cursor.lastUsed)) {
+          victim = entry;
+          most = held;
+        }
+      }
+      if (!victim) return;
+      this.drop(victim.cursor.id);
     }
   }
 }

@@ -1,12 +1,20 @@
 /**
  * The cursor store shared by every instance (`cursors.redisUrl`): a cursor's description and
  * its chunks are Redis keys that live for the idle expiry after their last read, so a result
- * computed on one instance is served by any. A byte budget holds for all instances together:
- * beyond it the least recently read cursors are dropped, oldest first.
+ * computed on one instance is served by any. Each user has a quota of cursors and bytes
+ * (policy.perUser), counted in Redis for all instances together: past it their own least
+ * recently read cursors go, never another user's. A byte budget holds for all instances and
+ * users together: beyond it the user who holds the most bytes loses their least recently read
+ * cursor first, so that one user cannot push the others out. Registering a cursor, its owner's
+ * quota and the budget are one Lua script: instances that create cursors at the same time
+ * cannot both pass a quota.
  *
  * Keys (under the prefix): cursor:<id> (the cursor, JSON), cursor:<id>:rows (hash: chunk index
  * -> rows), cursors (sorted set: id by last read), cursor-sizes (hash: id -> bytes, id:rows ->
- * rows), cursor-bytes and cursor-rows (totals).
+ * rows), cursor-bytes and cursor-rows (totals), cursor-owners (hash: id -> owner),
+ * cursors-of:<owner> (sorted set: the owner's ids by last read), user-cursors and user-bytes
+ * (sorted sets: owner by cursors, by bytes). The scripts name the keys of the cursors they drop
+ * themselves: one Redis, not a cluster (as the MULTIs that span cursors already assume).
  */
 import type { Redis } from 'ioredis';
 import {
@@ -16,6 +24,7 @@ import {
   encodeCursor,
   newCursorId,
   resultTooLarge,
+  resultTooLargeForUser,
   type Cursor,
   type CursorPolicy,
   type CursorStats,
@@ -40,21 +49,108 @@ const CHUNKS_PER_READ = 16;
 const WHAT = 'paginated results';
 
 /**
- * Forgets a cursor atomically: its keys and its share of the totals, counted once even when
- * several instances forget it at the same time.
- * KEYS: cursors, cursor-sizes, cursor-bytes, cursor-rows, cursor:<id>, cursor:<id>:rows; ARGV: id.
+ * `forget(id)` in Lua: drops a cursor's keys and its share of the totals and of its owner's,
+ * counted once even when several instances forget it at the same time. ARGV[1] is the prefix.
  */
-const FORGET = `
-local bytes = redis.call('HGET', KEYS[2], ARGV[1])
-local rows = redis.call('HGET', KEYS[2], ARGV[1] .. ':rows')
-redis.call('ZREM', KEYS[1], ARGV[1])
-if bytes then
-  redis.call('HDEL', KEYS[2], ARGV[1], ARGV[1] .. ':rows')
-  redis.call('DECRBY', KEYS[3], bytes)
-  redis.call('DECRBY', KEYS[4], rows or 0)
+const FORGET_FUNCTION = `
+local prefix = ARGV[1]
+local function forget(id)
+  local sizes = prefix .. 'cursor-sizes'
+  local bytes = redis.call('HGET', sizes, id)
+  local rows = redis.call('HGET', sizes, id .. ':rows')
+  local owner = redis.call('HGET', prefix .. 'cursor-owners', id)
+  redis.call('ZREM', prefix .. 'cursors', id)
+  if bytes then
+    redis.call('HDEL', sizes, id, id .. ':rows')
+    redis.call('DECRBY', prefix .. 'cursor-bytes', bytes)
+    redis.call('DECRBY', prefix .. 'cursor-rows', rows or 0)
+  end
+  if owner then
+    redis.call('HDEL', prefix .. 'cursor-owners', id)
+    redis.call('ZREM', prefix .. 'cursors-of:' .. owner, id)
+    local left = tonumber(redis.call('ZINCRBY', prefix .. 'user-cursors', -1, owner))
+    redis.call('ZINCRBY', prefix .. 'user-bytes', -(tonumber(bytes) or 0), owner)
+    if left <= 0 then
+      redis.call('ZREM', prefix .. 'user-cursors', owner)
+      redis.call('ZREM', prefix .. 'user-bytes', owner)
+    end
+  end
+  redis.call('DEL', prefix .. 'cursor:' .. id, prefix .. 'cursor:' .. id .. ':rows')
+  return bytes
 end
-redis.call('DEL', KEYS[5], KEYS[6])
-return bytes
+`;
+
+/** Forgets a cursor. ARGV: prefix, id. */
+const FORGET = `${FORGET_FUNCTION}
+return forget(ARGV[2])
+`;
+
+/**
+ * Registers a finished cursor and applies the quotas, atomically: the owner's least recently
+ * read cursors go while the owner is past their count or byte quota; then, while all cursors
+ * are past the byte budget, the least recently read cursor of the user holding the most bytes
+ * (then cursors of no known owner, from before owners were counted). The new cursor is
+ * never dropped. Returns the number of cursors dropped, or -1 when the result's rows expired
+ * before it was registered.
+ * ARGV: prefix, id, owner, cursor JSON, bytes, rows, now, idle ms, the rows' pending key ('':
+ * none), the owner's most cursors, the owner's most bytes, the byte budget of all.
+ */
+const REGISTER = `${FORGET_FUNCTION}
+local id, owner, meta = ARGV[2], ARGV[3], ARGV[4]
+local bytes, rows, now, idle = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local pending = ARGV[9]
+local maxCursors, maxUserBytes, maxBytes = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+local rowsKey = prefix .. 'cursor:' .. id .. ':rows'
+if pending ~= '' then
+  if redis.call('EXISTS', pending) == 0 then return -1 end
+  redis.call('RENAME', pending, rowsKey)
+  redis.call('PEXPIRE', rowsKey, idle)
+end
+redis.call('SET', prefix .. 'cursor:' .. id, meta, 'PX', idle)
+redis.call('ZADD', prefix .. 'cursors', now, id)
+redis.call('HSET', prefix .. 'cursor-sizes', id, bytes, id .. ':rows', rows)
+redis.call('INCRBY', prefix .. 'cursor-bytes', bytes)
+redis.call('INCRBY', prefix .. 'cursor-rows', rows)
+redis.call('HSET', prefix .. 'cursor-owners', id, owner)
+redis.call('ZADD', prefix .. 'cursors-of:' .. owner, now, id)
+redis.call('ZINCRBY', prefix .. 'user-cursors', 1, owner)
+redis.call('ZINCRBY', prefix .. 'user-bytes', bytes, owner)
+local dropped = 0
+local function oldestOf(who)
+  for _, other in ipairs(redis.call('ZRANGE', prefix .. 'cursors-of:' .. who, 0, 1)) do
+    if other ~= id then return other end
+  end
+  return nil
+end
+local function drop(victim, who)
+  forget(victim)
+  -- Even if its owner entry was lost: never picked again.
+  if who then redis.call('ZREM', prefix .. 'cursors-of:' .. who, victim) end
+  dropped = dropped + 1
+end
+local function held(set)
+  return tonumber(redis.call('ZSCORE', prefix .. set, owner) or 0)
+end
+while held('user-cursors') > maxCursors or held('user-bytes') > maxUserBytes do
+  local victim = oldestOf(owner)
+  if not victim then break end
+  drop(victim, owner)
+end
+while tonumber(redis.call('GET', prefix .. 'cursor-bytes') or 0) > maxBytes do
+  local victim, who = nil, nil
+  for _, most in ipairs(redis.call('ZREVRANGE', prefix .. 'user-bytes', 0, 1)) do
+    victim = oldestOf(most)
+    if victim then who = most break end
+  end
+  if not victim then
+    for _, other in ipairs(redis.call('ZRANGE', prefix .. 'cursors', 0, 1)) do
+      if other ~= id then victim = other break end
+    end
+  end
+  if not victim then break end
+  drop(victim, who)
+end
+return dropped
 `;
 
 /**
@@ -136,6 +232,7 @@ export class RedisCursorStore implements CursorStore {
   async create(execution: MaterializableResult, owner: string, resource: string): Promise<Cursor> {
     let rowsKey: string | null = null;
     let bytes = 0;
+    const { maxBytes, perUser } = this.options;
     try {
       const cursor = await encodeCursor(
         execution,
@@ -145,7 +242,8 @@ export class RedisCursorStore implements CursorStore {
         this.now(),
         async (index, chunk) => {
           bytes += Buffer.byteLength(chunk);
-          if (bytes > this.options.maxBytes) throw resultTooLarge(this.options.maxBytes, 'cursors.maxBytes');
+          if (bytes > perUser.bytes && perUser.bytes < maxBytes) throw resultTooLargeForUser(perUser.bytes);
+          if (bytes > maxBytes) throw resultTooLarge(maxBytes, 'cursors.maxBytes');
           rowsKey ??= this.key(`cursor:pending:${newCursorId()}`);
           await withRedis(WHAT, () =>
             this.redis.multi().hset(rowsKey!, String(index), chunk).pexpire(rowsKey!, this.options.idleMs).exec(),
@@ -153,19 +251,27 @@ export class RedisCursorStore implements CursorStore {
         },
       );
       const { id } = cursor;
-      const multi = this.redis.multi();
-      if (rowsKey) multi.rename(rowsKey, this.rowsKey(id)).pexpire(this.rowsKey(id), this.options.idleMs);
-      await withRedis(WHAT, () =>
-        multi
-          .set(this.metaKey(id), JSON.stringify(cursor), 'PX', this.options.idleMs)
-          .zadd(this.key('cursors'), cursor.lastUsed, id)
-          .hset(this.key('cursor-sizes'), id, String(cursor.bytes), `${id}:rows`, String(cursor.rowCount))
-          .incrby(this.key('cursor-bytes'), cursor.bytes)
-          .incrby(this.key('cursor-rows'), cursor.rowCount)
-          .exec(),
+      const registered = await withRedis(WHAT, () =>
+        this.redis.eval(
+          REGISTER,
+          0,
+          this.options.prefix,
+          id,
+          owner,
+          JSON.stringify(cursor),
+          cursor.bytes,
+          cursor.rowCount,
+          cursor.lastUsed,
+          this.options.idleMs,
+          rowsKey ?? '',
+          perUser.cursors,
+          perUser.bytes,
+          maxBytes,
+        ),
       );
+      if (registered === -1) throw new Error('The rows of the paginated result expired in Redis before it was complete.');
       rowsKey = null;
-      await this.evictBeyondBudget(id);
+      await this.refreshStats();
       return cursor;
     } catch (err) {
       if (rowsKey) await this.redis.del(rowsKey).catch(() => undefined);
@@ -184,6 +290,8 @@ export class RedisCursorStore implements CursorStore {
         .pexpire(this.metaKey(id), this.options.idleMs)
         .pexpire(this.rowsKey(id), this.options.idleMs)
         .zadd(this.key('cursors'), 'XX', now, id)
+        // Only where the id is the owner's already: another user's id adds nothing.
+        .zadd(this.key(`cursors-of:${owner}`), 'XX', now, id)
         .exec(),
     );
     const text = answers?.[0]?.[1];
@@ -226,6 +334,8 @@ export class RedisCursorStore implements CursorStore {
   }
 
   async dropOwner(owner: string): Promise<void> {
+    for (const id of await withRedis(WHAT, () => this.redis.zrange(this.key(`cursors-of:${owner}`), 0, -1))) await this.forget(id);
+    // Cursors registered before owners were counted.
     const ids = await withRedis(WHAT, () => this.redis.zrange(this.key('cursors'), 0, -1));
     for (let i = 0; i < ids.length; i += 100) {
       const batch = ids.slice(i, i + 100);
@@ -242,32 +352,7 @@ export class RedisCursorStore implements CursorStore {
 
   private async forget(id: string): Promise<void> {
     this.chunks.dropCursor(id);
-    await withRedis(WHAT, () =>
-      this.redis.eval(
-        FORGET,
-        6,
-        this.key('cursors'),
-        this.key('cursor-sizes'),
-        this.key('cursor-bytes'),
-        this.key('cursor-rows'),
-        this.metaKey(id),
-        this.rowsKey(id),
-        id,
-      ),
-    );
-  }
-
-  /** Drops the least recently read cursors (never `keep`) while the total is above the budget. */
-  private async evictBeyondBudget(keep: string): Promise<void> {
-    for (;;) {
-      const total = Number(await withRedis(WHAT, () => this.redis.get(this.key('cursor-bytes'))));
-      if (total <= this.options.maxBytes) break;
-      const oldest = await withRedis(WHAT, () => this.redis.zrange(this.key('cursors'), 0, 1));
-      const victim = oldest.find((id) => id !== keep);
-      if (victim === undefined) break;
-      await this.forget(victim);
-    }
-    await this.refreshStats();
+    await withRedis(WHAT, () => this.redis.eval(FORGET, 0, this.options.prefix, id));
   }
 
   private async refreshStats(): Promise<void> {

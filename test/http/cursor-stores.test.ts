@@ -64,8 +64,9 @@ const keysOf = async (redis: Redis, prefix: string) => redis.keys(`${prefix}*`);
 describe('local cursors', () => {
   let server: TestServer;
   before(async () => {
-    // A small memory budget: results go on to the spill folder.
-    server = await startTestServer({ pagination: { memoryBytes: 64 * 1024, diskBytes: 1024 * 1024 } });
+    // A small memory budget: results go on to the spill folder. One user may take it all (the
+    // per-user quotas are tested in test/results/cursor-quotas.test.ts).
+    server = await startTestServer({ pagination: { memoryBytes: 64 * 1024, diskBytes: 1024 * 1024, maxBytesPerUser: 2 * 1024 * 1024 } });
   });
   after(async () => server.close());
 
@@ -131,7 +132,10 @@ describe('local cursors', () => {
   test('idle cursors are swept, by the store clock', async () => {
     const spillDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-spill-'));
     let now = 1_000_000;
-    const store = new LocalCursorStore({ idleMs: 60_000, maxCursors: 10, memoryBytes: 0, diskBytes: 1 << 24, spillDir }, () => now);
+    const store = new LocalCursorStore(
+      { idleMs: 60_000, perUser: { cursors: 10, bytes: 1 << 24 }, maxCursors: 10, memoryBytes: 0, diskBytes: 1 << 24, spillDir },
+      () => now,
+    );
     try {
       const admin = server.services.users.find('admin')!;
       const execution = await server.services.engine.open('SELECT * FROM files.events LIMIT 100', admin, new AbortController().signal);
@@ -165,7 +169,13 @@ describe('cursors in Redis', () => {
   let redis: Redis;
   before(async () => {
     const cursors = { redisUrl: REDIS_URL, keyPrefix: prefix, maxBytes: 1024 * 1024 };
-    [one, two, local] = await Promise.all([startTestServer({ cursors }), startTestServer({ cursors }), startTestServer()]);
+    // One user may take the whole budget (the per-user quotas are tested in test/results/cursor-quotas.test.ts).
+    const pagination = { maxBytesPerUser: 1024 * 1024 };
+    [one, two, local] = await Promise.all([
+      startTestServer({ cursors, pagination }),
+      startTestServer({ cursors, pagination }),
+      startTestServer(),
+    ]);
     redis = new Redis(REDIS_URL);
     await whenReady(redis, 5000);
   });

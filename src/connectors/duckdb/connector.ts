@@ -1,8 +1,7 @@
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { SourceDef, TableDef } from '../../catalog/types.js';
-import { confineFolder } from '../files/paths.js';
+import { confineDatabaseFile } from '../files/paths.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import type { Capabilities, EngineNativeConnector, ImportedTable } from '../types.js';
 
@@ -45,10 +44,8 @@ export class DuckdbConnector implements EngineNativeConnector {
   private file(): string {
     const file = this.source.connection.path;
     if (!file) throw new Error(`DuckDB source "${this.source.name}" has no path`);
-    if (!fs.existsSync(file)) throw new SourceUnreachableError(`DuckDB file not found: ${file}`);
-    const real = fs.realpathSync(file);
-    confineFolder(path.dirname(real), this.context.roots);
-    return real;
+    // The roots first: a path outside them gets one answer, whatever is there.
+    return confineDatabaseFile(file, this.context.roots, 'DuckDB');
   }
 
   // Read-only always: vdb never writes to DuckDB files, and a read-write attach would lock

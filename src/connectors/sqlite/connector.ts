@@ -1,9 +1,7 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
-import { confineFolder } from '../files/paths.js';
-import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
+import { confineDatabaseFile } from '../files/paths.js';
+import { NO_PUSHDOWN } from '../types.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, SourceTransaction, StatementColumn } from '../types.js';
 import { orderAndLimit } from '../scan-sql.js';
 import { SQLITE_DIALECT } from './dialect.js';
@@ -70,14 +68,10 @@ export class SqliteConnector implements RowConnector {
 
   private open(): Database.Database {
     if (this.db?.open) return this.db;
-    if (!fs.existsSync(this.path)) throw new SourceUnreachableError(`SQLite file not found: ${this.path}`);
-    // Like every file source, a SQLite file must lie inside the configured file roots.
-    try {
-      confineFolder(path.dirname(fs.realpathSync(this.path)), this.roots);
-    } catch (err) {
-      throw new SourceUnreachableError(err instanceof Error ? err.message : String(err));
-    }
-    this.db = new Database(this.path, { readonly: this.source.readOnly, fileMustExist: true });
+    // Like every file source, a SQLite file must lie inside the configured file roots (the roots
+    // first: a path outside them gets one answer, whatever is there). The real path checked is the one opened.
+    const real = confineDatabaseFile(this.path, this.roots, 'SQLite');
+    this.db = new Database(real, { readonly: this.source.readOnly, fileMustExist: true });
     this.statements.clear();
     return this.db;
   }
