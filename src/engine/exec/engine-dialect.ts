@@ -25,6 +25,7 @@ import { BC_DATE_TIME, checkedCast, typeNameOf } from './postgres-values.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { typedDifference, typedSum } from './probed-types.js';
 import { boundValues } from './value-bounds.js';
+import { statementTooComplex } from '../../errors.js';
 import {
   asVarchar,
   call,
@@ -33,6 +34,7 @@ import {
   engineCall,
   isVolatile,
   int,
+  lambdas,
   isIntegerConst,
   isNullConst,
   isStringConst,
@@ -232,8 +234,31 @@ const mayBeDates = (node: Node | undefined): boolean => {
 /** A copy of `value` in the engine's terms (`rewriteNode` for each node). */
 const rewrite = <T>(value: T): T => mapTree(value, rewriteNode);
 
+/**
+ * Nodes the rewrite of one statement may still visit. A translation writes its argument more
+ * than once at times (round, text of a value); nested, such writings would multiply, so the
+ * rewrite stops past a budget that grows with the statement (a 400, not a stalled process).
+ */
+let rewriteBudget = 0;
+const REWRITE_NODES_PER_NODE = 40;
+const REWRITE_NODES_LEAST = 200_000;
+
+function countNodes(value: unknown): number {
+  let count = 0;
+  const visit = (item: unknown): void => {
+    if (Array.isArray(item)) item.forEach(visit);
+    else if (typeof item === 'object' && item !== null) {
+      count++;
+      for (const child of Object.values(item)) visit(child);
+    }
+  };
+  visit(value);
+  return count;
+}
+
 /** What `node` becomes in the engine's SQL, its children rewritten too; undefined where only its children change. */
 function rewriteNode(node: Node): Node | undefined {
+  if (--rewriteBudget < 0) throw statementTooComplex();
   const select = asKind(node, 'SelectStmt');
   if (select && select.op === 'SETOP_NONE' && !select.valuesLists && !(select.targetList && select.targetList.length > 0)) {
     throw notAsPostgres('A select list without columns (SELECT FROM ...)', 'Select at least one column, e.g. SELECT 1 FROM ...');
@@ -293,7 +318,7 @@ function rewriteNode(node: Node): Node | undefined {
     }
   }
   const expr = asKind(node, 'A_Expr');
-  if (expr) {
+  if (expr && !lambdas.has(expr)) {
     const translated = postgresOperator(expr) ?? likeCall(expr) ?? regexCall(expr);
     if (translated) return rewrite(translated);
     const division = expr.rexpr ? checkedDivision(expr) : null;
@@ -360,6 +385,7 @@ function guardScales(node: Node): Node {
 
 /** The engine's SQL for a bound statement tree (which is left unchanged). */
 export function engineSql(tree: ParseResult): string {
+  rewriteBudget = Math.max(REWRITE_NODES_LEAST, REWRITE_NODES_PER_NODE * countNodes(tree));
   // The deparser keeps a trailing ';', which must not end up inside the wrapping queries.
   return deparseSync(boundValues(rewrite(mapTreeUp(tree, guardScales)))).replace(/;\s*$/, '');
 }

@@ -16,6 +16,7 @@ import {
   calledName,
   cast,
   engineCall,
+  evaluatedOnce,
   int,
   isIntegerConst,
   isNullConst,
@@ -35,7 +36,11 @@ import {
  * `round(x)`: half to even for floating-point x, as PostgreSQL's rint. Written as a correction
  * of the engine's round (half away from zero) so that a numeric x keeps round's own type.
  */
-function roundCall(value: Node): Node {
+function roundCall(argument: Node): Node {
+  return evaluatedOnce(argument, roundOf);
+}
+
+function roundOf(value: Node): Node {
   const isFloat = typeIs(value, TYPE_NAMES_OF_FLOATS);
   const truncated = call('trunc', [value]);
   const half = op('=', call('abs', [op('-', value, truncated)]), { A_Const: { fval: { fval: '0.5' } } });

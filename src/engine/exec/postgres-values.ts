@@ -10,6 +10,7 @@ import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../front/ast.js';
 import {
   asVarchar,
+  evaluatedOnce,
   call,
   int,
   isIntegerConst,
@@ -274,6 +275,11 @@ export function checkedCast(cast: TypeCast): Node | null {
  */
 export function postgresText(value: Node, booleans: 'true' | 't'): Node | null {
   if (isVolatile(value)) return null;
+  return evaluatedOnce(value, (once) => textByType(once, booleans));
+}
+
+/** postgresText of `value`, which it writes many times. */
+function textByType(value: Node, booleans: 'true' | 't'): Node {
   const float: Node = { TypeCast: { arg: asVarchar(value), typeName: typeNamed('double') } };
   const floatText: Node = {
     CaseExpr: {

@@ -83,3 +83,28 @@ export const engineCall = (name: string, args: Node[]): { FuncCall: FuncCall } =
   written.add(made.FuncCall);
   return made;
 };
+
+/** The engine's lambdas (`x -> body`) that `evaluatedOnce` writes: not JSON arrows, not rewritten as such. */
+export const lambdas = new WeakSet<object>();
+
+/** A column, a constant or a parameter (possibly cast): small and cheap to write more than once. */
+export function isPlain(node: Node | undefined): boolean {
+  const typeCast = asKind(node, 'TypeCast');
+  if (typeCast) return isPlain(typeCast.arg);
+  return asKind(node, 'ColumnRef') !== undefined || asKind(node, 'A_Const') !== undefined || asKind(node, 'ParamRef') !== undefined;
+}
+
+/**
+ * `build(value)`, where `build` may use its argument many times: for an expression other than a
+ * plain one, written as `list_transform(ARRAY[value], vdb_once -> build(vdb_once))[1]`, so that
+ * the statement holds `value` once. Rewrites that nest (concat of concat, round of round) would
+ * otherwise grow the statement exponentially with the nesting.
+ */
+export function evaluatedOnce(value: Node, build: (ref: Node) => Node): Node {
+  if (isPlain(value)) return build(value);
+  const ref: Node = { ColumnRef: { fields: [nameNode('vdb_once')] } };
+  const lambda: A_Expr = { kind: 'AEXPR_OP', name: [nameNode('->')], lexpr: ref, rexpr: build(ref) };
+  lambdas.add(lambda);
+  const transformed = engineCall('list_transform', [{ A_ArrayExpr: { elements: [value] } }, { A_Expr: lambda }]);
+  return { A_Indirection: { arg: transformed, indirection: [{ A_Indices: { uidx: int(1) } }] } };
+}
