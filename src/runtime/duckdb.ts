@@ -16,7 +16,7 @@ import { NUMERIC_MACROS } from './numeric-macros.js';
 import { registerBatchCheck, valueMacros } from './value-macros.js';
 
 /** The values one batch of a statement builds may take this share of the engine's memory. */
-const BATCH_SHARE = 8;
+const BATCH_SHARE = 16;
 
 const UNITS: Record<string, number> = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
 

@@ -65,7 +65,7 @@ test('functions whose result size follows from their arguments are refused befor
 });
 
 test("values under the limit that add up past the engine's share for one batch of rows are refused", async () => {
-  // 2,048 rows of 100 KB: 200 MB at once, past an eighth of the engine's 1 GB.
+  // 2,048 rows of 100 KB: 200 MB at once, past a sixteenth of the engine's 1 GB.
   for (const sql of [
     `SELECT sum(length(repeat('x', 100000 + g % 2))) FROM generate_series(1, 5000) g`,
     `SELECT sum(length(lpad('x', 100000 + g % 2))) FROM generate_series(1, 5000) g`,
