@@ -148,6 +148,29 @@ test('a timeout stops a statement that builds many bounded values', async () => 
   assert.ok(Date.now() - started < 4000, `answered after ${Date.now() - started} ms`);
 });
 
+test('a user under a row condition meets the same limits', async () => {
+  const { users } = server.services;
+  await users.addPasswordUser('ruth', 'ruth-password-1');
+  await users.addRole('europe');
+  await users.addUserRole('europe', 'ruth');
+  await users.setPermissions(
+    { role: 'europe', resource: 'files.regions', permissions: 'R', condition: "region = 'Europe'", mask: null, maskOrder: null },
+    (a, b) => a === b,
+  );
+  const ruth = (sql: string) =>
+    fetch(`${server.url}/rest/api/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: server.basic('ruth', 'ruth-password-1') },
+      body: JSON.stringify({ sql }),
+    });
+  const giant = await ruth(`SELECT length(repeat(region, 100000000)) FROM files.regions`);
+  const text = await giant.text();
+  assert.equal(giant.status, 400, text);
+  assert.equal((JSON.parse(text) as { title: string }).title, 'Value too large');
+  const small = await ruth(`SELECT DISTINCT repeat(region, 2) FROM files.regions`);
+  assert.deepEqual(await small.json(), [['EuropeEurope']]);
+});
+
 test('the server keeps serving other users while giant values are refused', async () => {
   const flood = Array.from({ length: 6 }, () => query(`SELECT length(repeat('x', g * 1000000)) FROM generate_series(1, 100) g`));
   const status = await fetch(`${server.url}/rest/api/status`, { headers: { authorization: server.basic() } });
