@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBConnection, DuckDBInstance, type DuckDBPreparedStatement, type DuckDBResult, type DuckDBType } from '@duckdb/node-api';
 import { NUMERIC_MACROS } from './numeric-macros.js';
-import { registerBatchCheck, valueMacros } from './value-macros.js';
+import { defineValueChecks } from './value-macros.js';
 
 /** The values one batch of a statement builds may take this share of the engine's memory. */
 const BATCH_SHARE = 16;
@@ -170,9 +170,8 @@ export class DuckRuntime {
         `SET lock_configuration = true`,
         ...options.schemas.map((schema) => `CREATE SCHEMA ${quoteIdent(schema)}`),
         ...NUMERIC_MACROS,
-        ...valueMacros(options.valueLimit, Math.floor(engineBytes(options.memoryLimit) / BATCH_SHARE)),
       ];
-      registerBatchCheck(setup);
+      await defineValueChecks(setup, options.valueLimit, Math.floor(engineBytes(options.memoryLimit) / BATCH_SHARE));
       for (const statement of statements) if (statement) await setup.run(statement);
     } catch (err) {
       instance.closeSync();

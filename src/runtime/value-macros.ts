@@ -113,3 +113,9 @@ export function registerBatchCheck(connection: DuckDBConnection): void {
     }),
   );
 }
+
+/** Defines the checks on `connection`'s engine: the batch function, then the macros that call it. */
+export async function defineValueChecks(connection: DuckDBConnection, limit: number, batchBytes: number): Promise<void> {
+  registerBatchCheck(connection);
+  for (const macro of valueMacros(limit, batchBytes)) await connection.run(macro);
+}
