@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type mysql from 'mysql2/promise';
 import type pg from 'pg';
@@ -153,15 +154,21 @@ for (const { name, proxy } of sources) {
       await stillServing(name);
     });
 
-    test('a connection cut while rows stream to a slow client: the body is cut at once; the server serves on', async () => {
-      const reading = await slowRead(streamed(name));
-      assert.equal(reading.status, 200);
-      proxy().cut();
-      const cutAt = Date.now();
-      assert.equal(await reading.rest(), 'cut', 'never a complete body');
-      assert.ok(Date.now() - cutAt < 3000, `ended ${Date.now() - cutAt} ms after the cut`);
-      await stillServing(name);
-    });
+    // PostgreSQL writes the rows of a whole statement as JSON, streamed to the client as they come
+    // (a large MariaDB result is loaded into the engine first: a cut there is the case above).
+    test(
+      'a connection cut while rows stream to a slow client: the body is cut at once; the server serves on',
+      { skip: name !== 'pgp' },
+      async () => {
+        const reading = await slowRead(streamed(name));
+        assert.equal(reading.status, 200);
+        proxy().cut();
+        const cutAt = Date.now();
+        assert.equal(await reading.rest(), 'cut', 'never a complete body');
+        assert.ok(Date.now() - cutAt < 3000, `ended ${Date.now() - cutAt} ms after the cut`);
+        await stillServing(name);
+      },
+    );
 
     test('a source stalled mid-load: 504 at the deadline; it works again once resumed', async () => {
       proxy().slow(2 * 1024 * 1024);
@@ -250,11 +257,23 @@ test('MariaDB: a connection of vdb killed mid-stream (KILL): 502, and the server
   await stillServing('myp');
 });
 
-test('MariaDB: streams dropped by their clients leave no connection behind (none half-closed in "Writing to net")', async () => {
-  const readers = await Promise.all(Array.from({ length: 12 }, () => slowRead(streamed('myp'))));
-  for (const reader of readers) assert.equal(reader.status, 200);
-  // The clients go away without reading on.
-  server.app.server.closeAllConnections();
+/** Sends a statement over a raw socket and returns the socket, to be destroyed without reading. */
+function sendAndHold(sql: string): net.Socket {
+  const { port } = new URL(server.url);
+  const body = JSON.stringify({ sql });
+  const socket = net.connect(Number(port), '127.0.0.1');
+  socket.on('error', () => undefined);
+  socket.write(
+    `POST /rest/api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: ${server.basic()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  return socket;
+}
+
+test('MariaDB: statements dropped by their clients mid-stream leave no connection behind (none half-closed in "Writing to net")', async () => {
+  const clients = Array.from({ length: 12 }, () => sendAndHold(loaded('myp')));
+  // The sources are mid-stream for all of them, then the clients go away.
+  await midStream(myProxy, 12 * 1024 * 1024);
+  for (const client of clients) client.destroy();
   const lingering = async () => {
     const [rows] = await myAdmin.query(
       `SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND DB = ? AND COMMAND <> 'Sleep'`,
