@@ -557,8 +557,12 @@ export class MysqlConnector implements RowConnector {
     }
   }
 
+  /** Ends the pool: politely, then (a server that does not answer) by destroying what is left. */
   async close(): Promise<void> {
-    await this.pool.promise().end();
+    const all = (this.pool as unknown as { _allConnections?: { toArray?(): mysql.Connection[] } })._allConnections;
+    const connections = all?.toArray?.() ?? [];
+    await withinMs(this.pool.promise().end(), CANCEL_GRACE_MS).catch(() => undefined);
+    for (const connection of connections) destroyConnection(connection);
   }
 }
 

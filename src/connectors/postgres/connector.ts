@@ -570,8 +570,11 @@ export class PostgresConnector implements RowConnector {
     }
   }
 
+  /** Ends the pool: politely, then (a server that does not answer) by destroying what is left. */
   async close(): Promise<void> {
-    await this.pool.end();
+    const clients = [...((this.pool as unknown as { _clients?: pg.Client[] })._clients ?? [])];
+    await withinMs(this.pool.end(), CANCEL_GRACE_MS).catch(() => undefined);
+    for (const client of clients) destroySocket(client);
   }
 }
 
