@@ -170,6 +170,19 @@ for (const { name, proxy } of sources) {
       },
     );
 
+    test('a connection cut while a paginated result (a cursor) is built: a 502, at once; the server serves on', async () => {
+      proxy().slow(2 * 1024 * 1024);
+      const answer = server.request('/rest/api/query?pagination=true&limit=10', { body: { sql: streamed(name) } });
+      await midStream(proxy());
+      const cutAt = Date.now();
+      proxy().cut();
+      proxy().resume();
+      const error = await expectError(await answer, 502, 'cut mid-cursor');
+      assert.ok(Date.now() - cutAt < 1500, `answered ${Date.now() - cutAt} ms after the cut`);
+      assert.match(error.description, new RegExp(`"${name}"`));
+      await stillServing(name);
+    });
+
     test('a source stalled mid-load: 504 at the deadline; it works again once resumed', async () => {
       proxy().slow(2 * 1024 * 1024);
       const started = Date.now();
