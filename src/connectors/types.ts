@@ -124,7 +124,7 @@ export interface WholeStatementConnector extends RowConnector {
   /** Whether the database and its columns order text bytewise, as the engine does. */
   bytewiseCollation(): Promise<boolean>;
   /** The result columns of a statement, without running it; rejects when the source refuses it. */
-  describeStatement(sql: string): Promise<StatementColumn[]>;
+  describeStatement(sql: string, signal?: AbortSignal): Promise<StatementColumn[]>;
   /** The statement the source runs to write the rows of `sql` as JSON, in the requested shape and window. */
   statementJsonSql(
     sql: string,

@@ -365,7 +365,7 @@ export class Engine {
     // A whole statement the source refuses (unknown function, ...) runs federated, as execution does.
     const plan =
       route.kind === 'whole'
-        ? await route.plan.connector.describeStatement(route.plan.sql).then(
+        ? await route.plan.connector.describeStatement(route.plan.sql, signal).then(
             () => explainWhole(route.plan),
             () => null,
           )

@@ -3,6 +3,7 @@ import type { FieldPacket, Pool, PoolConnection, RowDataPacket } from 'mysql2';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { badRequest } from '../../errors.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
+import { CANCEL_GRACE_MS, ConnectionLostError, untilAborted, withinMs } from '../abort.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, SourceTransaction, StatementColumn } from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { MYSQL_DIALECT } from './dialect.js';
@@ -31,6 +32,47 @@ function toSourceError(err: unknown): Error {
   return code && UNREACHABLE.has(code) ? new SourceUnreachableError(message) : err instanceof Error ? err : new Error(message);
 }
 
+/** The session ended under a statement: the server went away, killed the connection, or the socket failed. */
+const LOST = new Set(['PROTOCOL_CONNECTION_LOST', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ER_CONNECTION_KILLED', 'ER_SERVER_SHUTDOWN']);
+
+/** A failure of a statement on a connection that was had: a lost connection says so (502), others as they are. */
+function statementError(err: unknown, lost: Error | null): Error {
+  const code = (err as { code?: string }).code ?? '';
+  const fatal = (err as { fatal?: boolean }).fatal === true;
+  if (lost || LOST.has(code) || fatal) return new ConnectionLostError(err instanceof Error ? err.message : String(err));
+  return toSourceError(err);
+}
+
+/**
+ * Closes a connection at once. The driver's own destroy() only half-closes its socket: a server
+ * still writing rows to it (a paused reader) would sit in "Writing to net" for minutes.
+ */
+function destroyConnection(connection: mysql.Connection): void {
+  connection.destroy();
+  (connection as unknown as { stream?: { destroy(): void } }).stream?.destroy();
+}
+
+/** Connections whose errors are handled for good: an error after the last listener went must not crash the process. */
+const guarded = new WeakSet<mysql.Connection>();
+
+function guard(connection: mysql.Connection): void {
+  if (guarded.has(connection)) return;
+  guarded.add(connection);
+  connection.on('error', () => undefined);
+}
+
+/** A pooled connection had for one piece of work. */
+interface Lease {
+  connection: PoolConnection;
+  /** Not to be reused: it saw an error, was left mid-statement, or its statement was killed. */
+  broken: boolean;
+  /** The error that ended its connection, if one did. */
+  lost: Error | null;
+  /** Aborts when the work must stop: the statement's signal aborted, or the connection was lost. */
+  stopped: AbortSignal;
+  release(): void;
+}
+
 const STRING_TYPES = new Set(['BLOB', 'TINY_BLOB', 'MEDIUM_BLOB', 'LONG_BLOB', 'VAR_STRING', 'STRING']);
 
 /** Every value as text (or bytes for binary columns): no per-value conversion in the driver. */
@@ -53,13 +95,21 @@ const READY_BATCHES = 4;
  * The rows of a query in batches of BATCH_ROWS, from the driver's row events (its object stream
  * costs twice the time per row with a type cast), the socket paused while the reader is behind.
  */
-async function* rowBatches(connection: PoolConnection, options: mysql.QueryOptions): AsyncGenerator<unknown[][]> {
+async function* rowBatches(connection: PoolConnection, options: mysql.QueryOptions, stopped: AbortSignal): AsyncGenerator<unknown[][]> {
   const ready: unknown[][][] = [];
   let batch: unknown[][] = [];
   let ended = false;
   let failure: unknown = null;
   let paused = false;
   let wake: (() => void) | null = null;
+  // The driver reports a lost connection on the connection, not on its streaming query; a
+  // cancelled statement ends here at once, whatever the server does.
+  const stop = () => {
+    failure ??= stopped.reason ?? new Error('stopped');
+    wake?.();
+  };
+  if (stopped.aborted) throw stopped.reason;
+  stopped.addEventListener('abort', stop, { once: true });
   const query = connection.query(options);
   query.on('result', (row) => {
     batch.push(row as unknown as unknown[]);
@@ -73,27 +123,31 @@ async function* rowBatches(connection: PoolConnection, options: mysql.QueryOptio
     wake?.();
   });
   query.on('error', (err) => {
-    failure = err;
+    failure ??= err;
     wake?.();
   });
   query.on('end', () => {
     ended = true;
     wake?.();
   });
-  for (;;) {
-    if (failure) throw failure;
-    const next = ready.shift() ?? (ended && batch.length > 0 ? batch.splice(0) : undefined);
-    if (next) {
-      if (paused && ready.length < READY_BATCHES / 2) {
-        paused = false;
-        connection.resume();
+  try {
+    for (;;) {
+      if (failure) throw failure;
+      const next = ready.shift() ?? (ended && batch.length > 0 ? batch.splice(0) : undefined);
+      if (next) {
+        if (paused && ready.length < READY_BATCHES / 2) {
+          paused = false;
+          connection.resume();
+        }
+        yield next;
+        continue;
       }
-      yield next;
-      continue;
+      if (ended) return;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = null;
     }
-    if (ended) return;
-    await new Promise<void>((resolve) => (wake = resolve));
-    wake = null;
+  } finally {
+    stopped.removeEventListener('abort', stop);
   }
 }
 
@@ -118,6 +172,10 @@ export class MysqlConnector implements RowConnector {
     joins: true,
   };
   private readonly pool: Pool;
+  /** How long a connect may take. */
+  private readonly connectTimeoutMs: number;
+  /** Where the server is and who signs in: for the connections that kill statements. */
+  private readonly endpoint: { host: string; port: number; user: string | undefined; password: string | undefined };
 
   constructor(
     readonly source: SourceDef,
@@ -126,14 +184,18 @@ export class MysqlConnector implements RowConnector {
     connectTimeoutMs = 10_000,
   ) {
     const c = source.connection;
-    this.pool = mysql.createPool({
+    this.connectTimeoutMs = Number(source.model.connectTimeoutMs ?? connectTimeoutMs);
+    this.endpoint = {
       host: c.host ?? '127.0.0.1',
       port: c.port ? Number(c.port) : 3306,
-      database: c.db ?? c.database,
       user: c['user-name'] ?? c.user,
       password,
+    };
+    this.pool = mysql.createPool({
+      ...this.endpoint,
+      database: c.db ?? c.database,
       connectionLimit: Number(source.model.maxConnections ?? 10),
-      connectTimeout: Number(source.model.connectTimeoutMs ?? connectTimeoutMs),
+      connectTimeout: this.connectTimeoutMs,
       dateStrings: true,
       supportBigNumbers: true,
       bigNumberStrings: true,
@@ -144,6 +206,7 @@ export class MysqlConnector implements RowConnector {
     });
     // TIMESTAMP values are shown in the session's time zone: UTC, as the engine shows them.
     this.pool.on('connection', (connection) => {
+      guard(connection);
       connection.query("SET time_zone = '+00:00'");
     });
   }
@@ -162,7 +225,14 @@ export class MysqlConnector implements RowConnector {
   }
 
   async healthCheck(): Promise<void> {
-    await this.query('SELECT 1');
+    // A server that accepts connections but never answers is not healthy: bounded as a connect is.
+    const signal = AbortSignal.timeout(this.connectTimeoutMs);
+    try {
+      await this.withConnection(signal, (connection) => connection.promise().query('SELECT 1'));
+    } catch (err) {
+      if (signal.aborted) throw new SourceUnreachableError(`no answer within the connect timeout (${this.connectTimeoutMs} ms)`);
+      throw err instanceof ConnectionLostError ? new SourceUnreachableError(err.message) : err;
+    }
   }
 
   async importMetadata(): Promise<ImportedTable[]> {
@@ -298,16 +368,17 @@ export class MysqlConnector implements RowConnector {
     const lease = await this.acquire(signal);
     let finished = false;
     try {
-      yield* rowBatches(lease.connection, { sql, rowsAsArray: true, typeCast: asText });
+      yield* rowBatches(lease.connection, { sql, rowsAsArray: true, typeCast: asText }, lease.stopped);
       finished = true;
     } catch (err) {
       lease.broken = true;
-      throw toSourceError(err);
+      if (signal.aborted) throw signal.reason;
+      throw statementError(err, lease.lost);
     } finally {
       // Stopped early: the statement is killed (MariaDB would go on computing it), the connection dropped.
-      if (!finished && !lease.broken) {
+      if (!finished && !lease.broken && !signal.aborted) {
         lease.broken = true;
-        void this.killQuery(lease.connection.threadId);
+        void withinMs(this.killQuery(lease.connection.threadId), CANCEL_GRACE_MS).catch(() => undefined);
       }
       lease.release();
     }
@@ -315,28 +386,57 @@ export class MysqlConnector implements RowConnector {
 
   /**
    * A pooled connection whose statement is killed (KILL QUERY) when `signal` aborts, also when it
-   * aborted before the connection was had. A connection that saw an error is not reused.
+   * aborted before the connection was had; its work then fails at once (lease.stopped) and the
+   * connection is destroyed. A connection that saw an error is not reused.
    */
-  private async acquire(signal: AbortSignal): Promise<{ connection: PoolConnection; broken: boolean; release(): void }> {
+  private async acquire(signal: AbortSignal): Promise<Lease> {
     let connection: PoolConnection;
     try {
-      connection = await new Promise<PoolConnection>((resolve, reject) =>
-        this.pool.getConnection((err, conn) => (err ? reject(err) : resolve(conn))),
+      // A connect is bounded by connectTimeout, and by the statement's own end.
+      connection = await untilAborted(
+        new Promise<PoolConnection>((resolve, reject) => this.pool.getConnection((err, conn) => (err ? reject(err) : resolve(conn)))),
+        signal,
+        (late) => late.release(),
       );
     } catch (err) {
+      if (signal.aborted) throw signal.reason;
       throw toSourceError(err);
     }
-    const cancel = () => void this.killQuery(connection.threadId);
-    signal.addEventListener('abort', cancel);
-    const lease = {
+    guard(connection);
+    const stop = new AbortController();
+    let released = false;
+    const lease: Lease = {
       connection,
       broken: false,
+      lost: null,
+      stopped: stop.signal,
       release: () => {
+        if (released) return;
+        released = true;
         signal.removeEventListener('abort', cancel);
-        if (lease.broken || signal.aborted) connection.destroy();
+        connection.off('error', onError);
+        if (lease.broken || signal.aborted) destroyConnection(connection);
         else connection.release();
       },
     };
+    // The connection lost under the work: its statement fails, never the process.
+    const onError = (err: Error) => {
+      lease.lost ??= err;
+      lease.broken = true;
+      stop.abort(new ConnectionLostError(err.message));
+      destroyConnection(connection);
+    };
+    connection.on('error', onError);
+    // Cancelled (timeout, client gone): the work fails at once; the statement is killed at the
+    // source best-effort, and the connection destroyed unless that is done quickly.
+    const cancel = () => {
+      lease.broken = true;
+      stop.abort(signal.reason);
+      void withinMs(this.killQuery(connection.threadId), CANCEL_GRACE_MS)
+        .catch(() => undefined)
+        .finally(() => destroyConnection(connection));
+    };
+    signal.addEventListener('abort', cancel);
     if (signal.aborted) {
       lease.release();
       throw signal.reason;
@@ -349,10 +449,13 @@ export class MysqlConnector implements RowConnector {
     const lease = await this.acquire(signal);
     lease.broken = disposable;
     try {
-      return await work(lease.connection);
+      return await untilAborted(work(lease.connection), lease.stopped);
     } catch (err) {
       lease.broken = true;
-      throw toSourceError(err);
+      if (signal.aborted) throw signal.reason;
+      if (err instanceof ConnectionLostError) throw err;
+      // The statement's own errors (a duplicate key, ...) are as they are; a lost connection says so.
+      throw statementError(err, lease.lost);
     } finally {
       lease.release();
     }
@@ -442,15 +545,24 @@ export class MysqlConnector implements RowConnector {
   /** Stops a running statement (timeout, client gone): KILL QUERY from another connection. */
   private async killQuery(threadId: number | null): Promise<void> {
     if (threadId === null) return;
+    // On a connection of its own: the pool's may all be busy with the statements being killed.
+    const killer = mysql.createConnection({ ...this.endpoint, connectTimeout: Math.min(this.connectTimeoutMs, CANCEL_GRACE_MS) });
+    guard(killer);
     try {
-      await this.pool.promise().query(`KILL QUERY ${Number(threadId)}`);
+      await withinMs(new Promise<void>((resolve) => killer.query(`KILL QUERY ${Number(threadId)}`, () => resolve())), CANCEL_GRACE_MS);
     } catch {
-      // Already finished.
+      // The server did not answer in time; the connection is destroyed all the same.
+    } finally {
+      destroyConnection(killer);
     }
   }
 
+  /** Ends the pool: politely, then (a server that does not answer) by destroying what is left. */
   async close(): Promise<void> {
-    await this.pool.promise().end();
+    const all = (this.pool as unknown as { _allConnections?: { toArray?(): mysql.Connection[] } })._allConnections;
+    const connections = all?.toArray?.() ?? [];
+    await withinMs(this.pool.promise().end(), CANCEL_GRACE_MS).catch(() => undefined);
+    for (const connection of connections) destroyConnection(connection);
   }
 }
 

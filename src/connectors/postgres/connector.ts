@@ -3,6 +3,7 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
+import { abortable, CANCEL_GRACE_MS, ConnectionLostError, NEVER, untilAborted, withinMs } from '../abort.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, StatementColumn } from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { copyLines, copyTextRows } from './copy-text.js';
@@ -24,6 +25,44 @@ export function toSourceError(err: unknown): Error {
   const message = err instanceof Error ? err.message : String(err);
   if (CONNECT_TIMEOUT.test(message)) return new SourceUnreachableError(`no connection within the connect timeout (${message})`);
   return code && UNREACHABLE.has(code) ? new SourceUnreachableError(message) : err instanceof Error ? err : new Error(message);
+}
+
+/**
+ * The session ended under a statement: the server went away (restart, failover, a terminated
+ * backend: SQLSTATE 57P01-57P03, class 08) or the socket failed.
+ */
+const LOST = /^(57P0[123]|08...|ECONNRESET|EPIPE|ETIMEDOUT)$/;
+
+/** A failure of a statement on a connection that was had: a lost connection says so (502), others as they are. */
+function statementError(err: unknown, lost: Error | null): Error {
+  const code = (err as { code?: string }).code ?? '';
+  const message = err instanceof Error ? err.message : String(err);
+  if (lost || LOST.test(code) || /^Connection terminated/.test(message)) return new ConnectionLostError(message);
+  return toSourceError(err);
+}
+
+/** The socket of a client, destroyed at once (no goodbye to a server that may not answer). */
+function destroySocket(client: pg.Client): void {
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+}
+
+/** Clients whose errors are handled for good: an error after the last listener went must not crash the process. */
+const guarded = new WeakSet<pg.Client>();
+
+function guard(client: pg.Client): void {
+  if (guarded.has(client)) return;
+  guarded.add(client);
+  client.on('error', () => undefined);
+}
+
+/** A pooled client had for one piece of work. */
+interface Lease {
+  client: pg.PoolClient;
+  /** Not to be reused: it saw an error, was left mid-protocol, or its statement was cancelled. */
+  broken: boolean;
+  /** The error that ended its connection, if one did. */
+  lost: Error | null;
+  release(): void;
 }
 
 /** `c0, c1, ...` of each described statement's columns (the same list each time for a known statement). */
@@ -97,6 +136,8 @@ export class PostgresConnector implements RowConnector {
     joins: true,
   };
   private readonly pool: pg.Pool;
+  /** How long a connect may take (and a health check, which is one). */
+  private readonly connectTimeoutMs: number;
   private collation: Promise<boolean> | undefined;
 
   constructor(
@@ -108,6 +149,7 @@ export class PostgresConnector implements RowConnector {
     private readonly valueLimit = 64 * 1024 * 1024,
   ) {
     const c = source.connection;
+    this.connectTimeoutMs = Number(source.model.connectTimeoutMs ?? connectTimeoutMs);
     this.pool = new pg.Pool({
       host: c.host ?? '127.0.0.1',
       port: c.port ? Number(c.port) : 5432,
@@ -115,7 +157,7 @@ export class PostgresConnector implements RowConnector {
       user: c['user-name'] ?? c.user,
       password,
       max: Number(source.model.maxConnections ?? 10),
-      connectionTimeoutMillis: Number(source.model.connectTimeoutMs ?? connectTimeoutMs),
+      connectionTimeoutMillis: this.connectTimeoutMs,
       idleTimeoutMillis: 30_000,
       application_name: 'vdb',
       // Timestamps with time zone are written in UTC, as the engine writes them.
@@ -133,10 +175,13 @@ export class PostgresConnector implements RowConnector {
   }
 
   async healthCheck(): Promise<void> {
+    // A source that accepts connections but never answers is not healthy: bounded as a connect is.
+    const signal = AbortSignal.timeout(this.connectTimeoutMs);
     try {
-      await this.pool.query('SELECT 1');
+      await this.withLease(signal, (client) => client.query('SELECT 1'));
     } catch (err) {
-      throw toSourceError(err);
+      if (signal.aborted) throw new SourceUnreachableError(`no answer within the connect timeout (${this.connectTimeoutMs} ms)`);
+      throw err instanceof ConnectionLostError ? new SourceUnreachableError(err.message) : err;
     }
   }
 
@@ -246,7 +291,11 @@ export class PostgresConnector implements RowConnector {
    * Runs a COPY ... TO STDOUT and yields its raw data. Aborting `signal` cancels the statement
    * on the server (pg_cancel_backend); a connection that saw an error is not reused.
    */
-  private async *copyOut(copySql: string, signal: AbortSignal): AsyncGenerator<Buffer> {
+  private copyOut(copySql: string, signal: AbortSignal): AsyncGenerator<Buffer> {
+    return abortable(this.copyChunks(copySql, signal), signal);
+  }
+
+  private async *copyChunks(copySql: string, signal: AbortSignal): AsyncGenerator<Buffer> {
     const lease = await this.acquire(signal);
     let complete = false;
     try {
@@ -254,7 +303,7 @@ export class PostgresConnector implements RowConnector {
       complete = true;
     } catch (err) {
       lease.broken = true;
-      throw toSourceError(err);
+      throw statementError(err, lease.lost);
     } finally {
       // A COPY left before its end (the reader stopped) leaves the connection mid-protocol.
       if (!complete) lease.broken = true;
@@ -266,24 +315,49 @@ export class PostgresConnector implements RowConnector {
    * A pooled client whose statement is cancelled (pg_cancel_backend) when `signal` aborts, also
    * when it aborted before the client was had. A client that saw an error is not reused.
    */
-  private async acquire(signal: AbortSignal): Promise<{ client: pg.PoolClient; broken: boolean; release(): void }> {
+  private async acquire(signal: AbortSignal): Promise<Lease> {
     let client: pg.PoolClient;
     try {
-      client = await this.pool.connect();
+      // A connect is bounded by connectTimeoutMs, and by the statement's own end.
+      client = await untilAborted(this.pool.connect(), signal, (late) => late.release());
     } catch (err) {
+      if (signal.aborted) throw signal.reason;
       throw toSourceError(err);
     }
+    guard(client);
     const pid = (client as unknown as { processID: number }).processID;
-    const cancel = () => void this.cancelBackend(pid);
-    signal.addEventListener('abort', cancel);
-    const lease = {
+    let released = false;
+    const lease: Lease = {
       client,
       broken: false,
+      lost: null,
       release: () => {
+        if (released) return;
+        released = true;
         signal.removeEventListener('abort', cancel);
-        client.release(lease.broken || signal.aborted);
+        client.off('error', onError);
+        const broken = lease.broken || signal.aborted;
+        client.release(broken);
+        // Removed from the pool and closed now: a half-closed socket to a silent server would linger.
+        if (broken) destroySocket(client);
       },
     };
+    // The connection lost under the work: its statement fails (the driver errors it), never the process.
+    const onError = (err: Error) => {
+      lease.lost ??= err;
+      lease.broken = true;
+      destroySocket(client);
+    };
+    client.on('error', onError);
+    // Cancelled (timeout, client gone): the reader has already failed; the statement is cancelled
+    // at the source best-effort, and the connection destroyed unless that is done quickly.
+    const cancel = () => {
+      lease.broken = true;
+      void withinMs(this.cancelBackend(pid), CANCEL_GRACE_MS)
+        .catch(() => undefined)
+        .finally(() => destroySocket(client));
+    };
+    signal.addEventListener('abort', cancel);
     if (signal.aborted) {
       lease.release();
       throw signal.reason;
@@ -291,10 +365,25 @@ export class PostgresConnector implements RowConnector {
     return lease;
   }
 
+  /** Runs `work` on one pooled client until it is done or `signal` aborts (then it fails at once). */
+  private async withLease<T>(signal: AbortSignal, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const lease = await this.acquire(signal);
+    try {
+      return await untilAborted(work(lease.client), signal);
+    } catch (err) {
+      lease.broken = true;
+      if (signal.aborted) throw signal.reason;
+      throw statementError(err, lease.lost);
+    } finally {
+      lease.release();
+    }
+  }
+
   /** Whether the database orders text bytewise (C collation), as the engine does. */
   async bytewiseCollation(): Promise<boolean> {
-    this.collation ??= this.pool
-      .query('SELECT datcollate FROM pg_database WHERE datname = current_database()')
+    this.collation ??= this.withLease(AbortSignal.timeout(this.connectTimeoutMs), (client) =>
+      client.query('SELECT datcollate FROM pg_database WHERE datname = current_database()'),
+    )
       .then((r) => /^(C|POSIX|C\..*)$/i.test(String(r.rows[0]?.datcollate ?? '')))
       .catch(() => {
         // Unknown while the database is away: ask again next time, assume the worst now.
@@ -308,16 +397,29 @@ export class PostgresConnector implements RowConnector {
    * The result columns of a statement (run with LIMIT 0), with their engine types. Fails with
    * the database's error when the statement is not valid there.
    */
-  async describeStatement(sql: string): Promise<StatementColumn[]> {
-    const result = await this.pool.query({ text: `SELECT * FROM (${sql}) AS q LIMIT 0`, rowMode: 'array' }).catch((err: unknown) => {
+  async describeStatement(sql: string, signal: AbortSignal = NEVER): Promise<StatementColumn[]> {
+    const lease = await this.acquire(signal);
+    let fields: pg.FieldDef[];
+    let formatted: pg.QueryResult<{ t: string }>;
+    try {
+      fields = (await untilAborted(lease.client.query({ text: `SELECT * FROM (${sql}) AS q LIMIT 0`, rowMode: 'array' }), signal)).fields;
+      formatted = await untilAborted(
+        lease.client.query<{ t: string }>(
+          'SELECT format_type(t, m) AS t FROM unnest($1::oid[], $2::int[]) WITH ORDINALITY AS x(t, m, i) ORDER BY i',
+          [fields.map((f) => f.dataTypeID), fields.map((f) => f.dataTypeModifier)],
+        ),
+        signal,
+      );
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      const code = (err as { code?: string }).code;
       // Keep the database's own errors (SQLSTATE) for the caller; connection failures say so.
-      throw (err as { code?: string }).code && !UNREACHABLE.has(String((err as { code?: string }).code)) ? err : toSourceError(err);
-    });
-    const fields = result.fields;
-    const formatted = await this.pool.query<{ t: string }>(
-      'SELECT format_type(t, m) AS t FROM unnest($1::oid[], $2::int[]) WITH ORDINALITY AS x(t, m, i) ORDER BY i',
-      [fields.map((f) => f.dataTypeID), fields.map((f) => f.dataTypeModifier)],
-    );
+      if (code && !UNREACHABLE.has(code) && !LOST.test(code) && !lease.lost) throw err;
+      lease.broken = true;
+      throw statementError(err, lease.lost);
+    } finally {
+      lease.release();
+    }
     return fields.map((f, i) => ({ name: f.name, sourceType: formatted.rows[i]!.t, type: engineTypeOfPostgres(formatted.rows[i]!.t) }));
   }
 
@@ -355,16 +457,23 @@ export class PostgresConnector implements RowConnector {
     const text = cappedText(jsonSelect, cap);
     const lease = await this.acquire(signal);
     try {
-      const result = await lease.client.query<[string]>({
-        name: preparedName(lease.client, text),
-        text,
-        values: [...values],
-        rowMode: 'array',
-      });
+      const result = await untilAborted(
+        lease.client.query<[string]>({
+          name: preparedName(lease.client, text),
+          text,
+          values: [...values],
+          rowMode: 'array',
+        }),
+        signal,
+      );
       return result.rows.length > cap ? null : result.rows.map((row) => this.withinLimit(row[0]));
     } catch (err) {
       lease.broken = true;
-      throw toSourceError(err);
+      if (signal.aborted) throw signal.reason;
+      // The statement's own errors (SQLSTATE) are the caller's to read; a lost connection says so.
+      const code = (err as { code?: string }).code;
+      if (code && !UNREACHABLE.has(code) && !LOST.test(code) && !lease.lost) throw err;
+      throw statementError(err, lease.lost);
     } finally {
       lease.release();
     }
@@ -402,15 +511,7 @@ export class PostgresConnector implements RowConnector {
 
   /** Runs `work` on one pooled client, cancelling its statement when `signal` aborts. */
   private async withClient<T>(signal: AbortSignal, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const lease = await this.acquire(signal);
-    try {
-      return await work(lease.client);
-    } catch (err) {
-      lease.broken = true;
-      throw toSourceError(err);
-    } finally {
-      lease.release();
-    }
+    return this.withLease(signal, work);
   }
 
   async executeWrite(sql: string, signal: AbortSignal): Promise<number> {
@@ -454,19 +555,26 @@ export class PostgresConnector implements RowConnector {
    * wait for ever.
    */
   private async cancelBackend(pid: number): Promise<void> {
-    const client = new pg.Client(this.pool.options);
+    const client = new pg.Client({ ...this.pool.options, connectionTimeoutMillis: Math.min(this.connectTimeoutMs, CANCEL_GRACE_MS) });
+    // Its connection may be lost as any other: never an unhandled 'error'.
+    client.on('error', () => undefined);
     try {
-      await client.connect();
-      await client.query('SELECT pg_cancel_backend($1)', [pid]);
+      await withinMs(
+        client.connect().then(() => client.query('SELECT pg_cancel_backend($1)', [pid])),
+        CANCEL_GRACE_MS,
+      );
     } catch {
       // The statement may already be over, or the database away; nothing to cancel.
     } finally {
-      await client.end().catch(() => undefined);
+      destroySocket(client);
     }
   }
 
+  /** Ends the pool: politely, then (a server that does not answer) by destroying what is left. */
   async close(): Promise<void> {
-    await this.pool.end();
+    const clients = [...((this.pool as unknown as { _clients?: pg.Client[] })._clients ?? [])];
+    await withinMs(this.pool.end(), CANCEL_GRACE_MS).catch(() => undefined);
+    for (const client of clients) destroySocket(client);
   }
 }
 

@@ -296,7 +296,7 @@ async function describeWhole(
 ): Promise<WholeColumns | null> {
   let described: StatementColumn[];
   try {
-    described = await plan.connector.describeStatement(plan.sql);
+    described = await plan.connector.describeStatement(plan.sql, signal);
   } catch (err) {
     const code = (err as { code?: string }).code ?? '';
     if (NOT_VALID_THERE.test(code)) return null;
