@@ -20,6 +20,9 @@ import { constantText, constantTexts, fill, markedTree, parameterized, templateO
 import { planShipping, DEFAULT_MAX_SHIPPED_ROWS } from './plan/ship.js';
 import { openShippedExecution } from './exec/ship.js';
 import { parseStatement, requireFaithful } from './front/parse.js';
+import { parseInWorker } from './front/parse-pool.js';
+import { checkStatementBytes, DEFAULT_STATEMENT_SIZE, type StatementSizeLimits } from './front/statement-size.js';
+import { CpuLane } from './cpu-lane.js';
 import type { CallStmt, Node, ParseResult } from '@pgsql/types';
 import { executeDml, isDml } from './exec/dml.js';
 import { explain, explainShipped, explainWhole } from './plan/explain.js';
@@ -113,6 +116,8 @@ export class Engine {
       /** Write small results of MySQL/SQLite statements sent whole without the engine (default true; off for diagnosis). */
       directRows?: boolean;
       dependentJoin: { maxKeys: number; batchSize: number; maxShippedRows?: number; lookupArrays?: boolean; keyLookups?: boolean };
+      /** How large a user's statement may be (statement-size.ts; default DEFAULT_STATEMENT_SIZE). */
+      statementSize?: StatementSizeLimits;
     },
     /** Users and cursors, for the user procedures (absent: those procedures are unavailable). */
     private readonly accounts?: Pick<ProcedureContext, 'users' | 'invites' | 'auditLog' | 'dropCursors'>,
@@ -125,12 +130,32 @@ export class Engine {
     signal: AbortSignal,
     access: { readOnly?: boolean; apiKey?: boolean; params?: readonly ParamValue[] } = {},
   ): Promise<Execution> {
+    const limits = this.options.statementSize ?? DEFAULT_STATEMENT_SIZE;
+    // Bounded before any work on the text (statement-size.ts).
+    checkStatementBytes(sql, limits);
     const text = this.statementText(sql, user, access.apiKey ?? false, access.params);
     if (text) {
       const known = await this.openText(text, sql, user, signal);
       if (known) return known;
     }
-    const tree = parseStatement(sql);
+    // Long statements are parsed and measured in a worker, and refused there beyond the limits.
+    const tree = await parseInWorker(sql, limits);
+    const work = () => this.openParsed(tree, sql, text, user, signal, access);
+    // Their main-thread work runs in a turn of its own (cpu-lane.ts); a short statement's is too short to matter.
+    return sql.length > LANE_BYTES ? this.lane.run(work) : work();
+  }
+
+  /** The main thread's share of long statements: one at a time, each in an event-loop turn of its own. */
+  private readonly lane = new CpuLane();
+
+  private async openParsed(
+    tree: ParseResult,
+    sql: string,
+    text: StatementText | null,
+    user: UserDef,
+    signal: AbortSignal,
+    access: { readOnly?: boolean; apiKey?: boolean; params?: readonly ParamValue[] },
+  ): Promise<Execution> {
     // $1, $2, ... become the values given with the statement (params.ts).
     if (access.params) bindParameters(tree, access.params);
     // Only what vdb lists may be called, whatever the statement's kind (allow-list.ts).
@@ -240,7 +265,7 @@ export class Engine {
         for (let i = literals.length - 1; i >= 0; i--) {
           variantSql = variantSql.slice(0, literals[i]!.start) + variants[i] + variantSql.slice(literals[i]!.end);
         }
-        const tree = parseStatement(variantSql);
+        const tree = parseStatement(variantSql, this.options.statementSize);
         if (params) bindParameters(tree, variantParams(params, variants.slice(literals.length), text.kinds.slice(literals.length)));
         const constants = constantTexts(tree);
         const key = template.key.slice(0, template.key.lastIndexOf(SHAPE_SEPARATOR) + 1) + shapeOf(tree);
@@ -509,6 +534,9 @@ export class Engine {
 
 /** Statements longer than this are not looked up by their text (the key holds the text). */
 const MAX_TEXT_LENGTH = 4096;
+
+/** Statements longer than this (characters) take the CPU lane (cpu-lane.ts): some 2,500 syntax nodes, a few ms of work. */
+const LANE_BYTES = 1024;
 
 /** Between the user's part of a template's key and the statement's shape. */
 const SHAPE_SEPARATOR = '\u0000';
