@@ -1,39 +1,38 @@
 /**
- * One statement's JavaScript work at a time, each in a turn of the event loop of its own.
+ * Turns of the event loop for the JavaScript work of long statements, one statement per turn.
  *
- * Allow-list, permission rewrite, binding and planning run on the main thread without a pause
- * until the statement first waits for a source or the engine: up to a few tens of ms for the
- * largest statement allowed (statement-size.ts). Statements that arrive together would run those
- * stretches back to back, in one phase of the event loop, and a status request or a sign-in would
- * wait for all of them. The lane lets each statement in on a `setImmediate` turn after the one
- * before has let go, so the event loop reads sockets (and answers them) between any two.
+ * Allow-list, permission rewrite, binding, planning and writing SQL run on the main thread, each
+ * stage without a pause: up to tens of ms for the largest statement allowed (statement-size.ts).
+ * Stages of several statements ready at the same moment would run back to back, and a status
+ * request or a sign-in would wait for all of them. A long statement awaits `turn()` before each
+ * expensive stage: each turn resolves one waiter, first come first served, from a `setImmediate`
+ * of its own; the next is scheduled from that one, so it runs in the next iteration of the event
+ * loop, after the sockets have been read (and answered) again.
  */
 export class CpuLane {
-  private busy = false;
   private readonly waiting: Array<() => void> = [];
+  private scheduled = false;
 
-  /** Runs `work` (synchronous up to its first real wait) alone in its turn; returns its result. */
-  async run<T>(work: () => T): Promise<T> {
-    await this.enter();
-    try {
-      return work();
-    } finally {
-      this.leave();
-    }
+  /** Resolves in a turn of its own. */
+  turn(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      this.schedule();
+    });
   }
 
-  private enter(): Promise<void> {
-    if (!this.busy) {
-      this.busy = true;
-      // Even the first waits a turn: requests read in this phase are answered first.
-      return new Promise((resolve) => setImmediate(resolve));
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
+  /** Statements waiting for a turn (tests). */
+  get length(): number {
+    return this.waiting.length;
   }
 
-  private leave(): void {
-    const next = this.waiting.shift();
-    if (next) setImmediate(next);
-    else this.busy = false;
+  private schedule(): void {
+    if (this.scheduled || this.waiting.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.waiting.shift()!();
+      this.schedule();
+    });
   }
 }

@@ -43,6 +43,8 @@ interface StatementContext {
   viaApiKey: boolean;
   /** Filled in by a SELECT: what its text may be linked to (see `learnText`). */
   learned?: Learned;
+  /** A long statement's wait for a turn of the event loop before an expensive stage (cpu-lane.ts). */
+  turn?: () => Promise<void>;
 }
 
 /** What a SELECT found out that its text can be linked to. */
@@ -140,12 +142,13 @@ export class Engine {
     }
     // Long statements are parsed and measured in a worker, and refused there beyond the limits.
     const tree = await parseInWorker(sql, limits);
-    const work = () => this.openParsed(tree, sql, text, user, signal, access);
-    // Their main-thread work runs in a turn of its own (cpu-lane.ts); a short statement's is too short to matter.
-    return sql.length > LANE_BYTES ? this.lane.run(work) : work();
+    // Their stages on the main thread each wait for a turn of their own (cpu-lane.ts); a short statement's are too short to matter.
+    const turn = sql.length > LANE_BYTES ? () => this.lane.turn() : undefined;
+    await turn?.();
+    return this.openParsed(tree, sql, text, user, signal, access, turn);
   }
 
-  /** The main thread's share of long statements: one at a time, each in an event-loop turn of its own. */
+  /** Turns of the event loop for the main-thread stages of long statements, one statement per turn. */
   private readonly lane = new CpuLane();
 
   private async openParsed(
@@ -155,6 +158,7 @@ export class Engine {
     user: UserDef,
     signal: AbortSignal,
     access: { readOnly?: boolean; apiKey?: boolean; params?: readonly ParamValue[] },
+    turn?: () => Promise<void>,
   ): Promise<Execution> {
     // $1, $2, ... become the values given with the statement (params.ts).
     if (access.params) bindParameters(tree, access.params);
@@ -173,7 +177,7 @@ export class Engine {
       }
     }
     const learned: Learned = {};
-    const execution = await this.openTree(tree, user, signal, access.apiKey ?? false, learned);
+    const execution = await this.openTree(tree, user, signal, access.apiKey ?? false, learned, turn);
     if (text) this.learnText(text, sql, learned, access.params);
     return execution;
   }
@@ -291,7 +295,14 @@ export class Engine {
     return { columns: execution.columns.length, rows: rows(), close: () => execution.close() };
   }
 
-  private async openTree(tree: ParseResult, user: UserDef, signal: AbortSignal, viaApiKey = false, learned?: Learned): Promise<Execution> {
+  private async openTree(
+    tree: ParseResult,
+    user: UserDef,
+    signal: AbortSignal,
+    viaApiKey = false,
+    learned?: Learned,
+    turn?: () => Promise<void>,
+  ): Promise<Execution> {
     const statement = statementOf(tree);
     // The user's permissions as they are now, for this statement.
     const context: StatementContext = {
@@ -302,6 +313,7 @@ export class Engine {
       policy: new AccessPolicy(user, this.registry.permissions),
       viaApiKey,
       learned,
+      turn,
     };
     const handler = (statement && this.handlers[nodeKind(statement)]) ?? this.selectStatement;
     return handler.call(this, context);
@@ -419,7 +431,7 @@ export class Engine {
     return openStaticExecution(this.runtime, staticResultSql(result), signal, result.sourceQueries);
   }
 
-  private async selectStatement({ tree, user, signal, policy, viaApiKey, learned }: StatementContext): Promise<Execution> {
+  private async selectStatement({ tree, user, signal, policy, viaApiKey, learned, turn }: StatementContext): Promise<Execution> {
     // The same shape planned before for this user under this catalog: fill in the constants.
     const constants = constantTexts(tree);
     const key = constants ? `${this.userKey(user, viaApiKey)}${SHAPE_SEPARATOR}${shapeOf(tree)}` : null;
@@ -435,9 +447,16 @@ export class Engine {
     // A first statement of its shape: a copy before binding rewrites it, to learn the template from.
     const pristine = key && template === undefined ? structuredClone(tree) : null;
 
+    await turn?.();
     const bound = bindStatement(tree, this.registry, this.vdbName, policy);
     const narrowed = bound.narrowed.size > 0 || bound.hiddenColumns.size > 0 || bound.readsViews;
-    const opened = await guarded(this.openBound(bound, user, signal, learned), (o) => o.execution, narrowed, bound.hiddenColumns, user);
+    const opened = await guarded(
+      this.openBound(bound, user, signal, learned, turn),
+      (o) => o.execution,
+      narrowed,
+      bound.hiddenColumns,
+      user,
+    );
     if (key && pristine && constants) {
       const learned =
         opened.route?.kind === 'whole' && opened.columnsKey
@@ -478,7 +497,14 @@ export class Engine {
     return guarded(opening, (execution) => execution, template.narrowed, template.hiddenColumns, user);
   }
 
-  private async openBound(bound: BoundStatement, user: UserDef, signal: AbortSignal, learned?: Learned): Promise<Opened> {
+  private async openBound(
+    bound: BoundStatement,
+    user: UserDef,
+    signal: AbortSignal,
+    learned?: Learned,
+    turn?: () => Promise<void>,
+  ): Promise<Opened> {
+    await turn?.();
     // SELECT 1 and its kind: no source, no engine.
     const constants = constantSelect(bound);
     if (constants) {
@@ -513,6 +539,7 @@ export class Engine {
       user,
       ...this.options,
       learned: this.learnedColumns,
+      turn,
     });
     return { execution: routed(federated, 'federated') };
   }
