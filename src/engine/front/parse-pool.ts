@@ -35,8 +35,6 @@ function failAll(err: unknown): void {
 function theWorker(): Worker {
   if (worker) return worker;
   const started = new Worker(new URL('./parse-worker.js', import.meta.url));
-  // The worker never keeps the process alive; it waits for messages only.
-  started.unref();
   started.on('message', (reply: ParseReply) => {
     const waiting = pending.get(reply.id);
     if (!waiting) return;
@@ -67,6 +65,9 @@ function theWorker(): Worker {
   };
   started.on('error', lost);
   started.on('exit', (code) => lost(new Error(`exit code ${code}`)));
+  // The worker never keeps the process alive; it waits for messages only. (After the listeners:
+  // adding a message listener refs the port again.)
+  started.unref();
   worker = started;
   return started;
 }
