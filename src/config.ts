@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { LIMIT_NAMES, type RoleLimits } from './security/statement-limits.js';
+import { DEFAULT_STATEMENT_SIZE } from './engine/front/statement-size.js';
 
 export interface Config {
   host: string;
@@ -61,6 +62,23 @@ export interface Config {
   };
   /** Statement limits per role (security/statement-limits.ts); "*" applies to roles not listed. */
   roleLimits: Record<string, RoleLimits>;
+  /** Limits every statement meets, whoever sends it (statement-size.ts, security/statement-limits.ts). */
+  statements: {
+    /** Most bytes (UTF-8) of SQL text in one statement. */
+    maxBytes: number;
+    /** Most nodes of a statement's syntax tree. */
+    maxSyntaxNodes: number;
+    /** Most terms of one select list or VALUES row. */
+    maxSelectListTerms: number;
+    /** Statements a user runs at once when their roles set no maxConcurrentStatements; admins have no such limit. */
+    maxPerUser: number;
+    /** Statements running at once in this instance, all users together; more wait in a queue. */
+    maxRunning: number;
+    /** Statements waiting for a place at most; more are refused (503). */
+    maxQueued: number;
+    /** Longest wait in the queue (ms); then the statement is refused (503). */
+    maxQueueMs: number;
+  };
   /** Honour X-Forwarded-Proto/Host when building absolute links (only behind a trusted proxy). */
   trustProxy: boolean;
   /** DuckDB memory limit, e.g. "4GB"; work beyond it spills to the data directory. Default: a share of the machine's (or cgroup's) memory. */
@@ -119,7 +137,10 @@ export interface Config {
   };
 }
 
-export type ConfigOverrides = Partial<Omit<Config, 'pagination' | 'queryLog' | 'dependentJoin' | 'throttle' | 'catalog' | 'cursors'>> & {
+export type ConfigOverrides = Partial<
+  Omit<Config, 'pagination' | 'queryLog' | 'dependentJoin' | 'throttle' | 'catalog' | 'cursors' | 'statements'>
+> & {
+  statements?: Partial<Config['statements']>;
   catalog?: Partial<Config['catalog']>;
   cursors?: Partial<Config['cursors']>;
   throttle?: Partial<Config['throttle']>;
@@ -230,6 +251,7 @@ function validate(config: Config): void {
     ['cursors.maxBytes', config.cursors.maxBytes],
     ['cursors.cacheBytes', config.cursors.cacheBytes],
     ['valueLimit', config.valueLimit],
+    ...Object.entries(config.statements).map(([name, value]): [string, unknown] => [`statements.${name}`, value]),
   ];
   for (const [name, value] of positive) {
     const allowZero = name === 'port';
@@ -443,6 +465,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       ...defined(overrides.cursors ?? {}),
     },
     roleLimits: merged.roleLimits ?? {},
+    statements: {
+      ...DEFAULT_STATEMENT_SIZE,
+      maxPerUser: 4,
+      // A small multiple of the engine's threads (one per core): each statement waits on sources part of the time.
+      maxRunning: Math.max(8, 4 * os.availableParallelism()),
+      maxQueued: 256,
+      maxQueueMs: 30_000,
+      ...fromFile.statements,
+      ...defined({
+        maxBytes: int(env.VDB_STATEMENT_MAX_BYTES, 'VDB_STATEMENT_MAX_BYTES'),
+        maxSyntaxNodes: int(env.VDB_STATEMENT_MAX_SYNTAX_NODES, 'VDB_STATEMENT_MAX_SYNTAX_NODES'),
+        maxSelectListTerms: int(env.VDB_STATEMENT_MAX_SELECT_LIST_TERMS, 'VDB_STATEMENT_MAX_SELECT_LIST_TERMS'),
+        maxPerUser: int(env.VDB_STATEMENTS_PER_USER, 'VDB_STATEMENTS_PER_USER'),
+        maxRunning: int(env.VDB_STATEMENTS_RUNNING, 'VDB_STATEMENTS_RUNNING'),
+        maxQueued: int(env.VDB_STATEMENTS_QUEUED, 'VDB_STATEMENTS_QUEUED'),
+        maxQueueMs: int(env.VDB_STATEMENT_QUEUE_MS, 'VDB_STATEMENT_QUEUE_MS'),
+      }),
+      ...defined(overrides.statements ?? {}),
+    },
     sources: (merged.sources ?? []).map((spec) => substituteEnv(spec, env)),
     catalog: {
       url: null,

@@ -28,7 +28,7 @@ import { AuditLog } from './security/audit-log.js';
 import { InviteService } from './security/invites.js';
 import type { SignInThrottle } from './security/throttle.js';
 import { createSharedStores } from './operations/shared-stores.js';
-import type { StatementGate } from './security/statement-limits.js';
+import { Admission, type StatementGate } from './security/statement-limits.js';
 import { deriveSigningKey } from './security/tokens.js';
 import { UserService } from './security/users.js';
 
@@ -49,6 +49,8 @@ export interface Services {
   throttle: SignInThrottle;
   /** Running statements per user, for the roles' maxConcurrentStatements. */
   statements: StatementGate;
+  /** The instance's places for running statements (statements.maxRunning, maxQueued, maxQueueMs). */
+  admission: Admission;
   apiKeys: ApiKeyService;
   invites: InviteService;
   users: UserService;
@@ -165,7 +167,16 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     registry,
     runtime,
     config.vdbName,
-    { pushdown: config.pushdown, directRows: config.directRows, dependentJoin: config.dependentJoin },
+    {
+      pushdown: config.pushdown,
+      directRows: config.directRows,
+      dependentJoin: config.dependentJoin,
+      statementSize: {
+        maxBytes: config.statements.maxBytes,
+        maxSyntaxNodes: config.statements.maxSyntaxNodes,
+        maxSelectListTerms: config.statements.maxSelectListTerms,
+      },
+    },
     {
       users,
       invites,
@@ -194,6 +205,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     lifecycle: new Lifecycle(),
     throttle: shared.throttle,
     statements: shared.statements,
+    admission: new Admission(config.statements),
     apiKeys: new ApiKeyService(store),
     invites,
     users,

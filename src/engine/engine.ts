@@ -20,6 +20,9 @@ import { constantText, constantTexts, fill, markedTree, parameterized, templateO
 import { planShipping, DEFAULT_MAX_SHIPPED_ROWS } from './plan/ship.js';
 import { openShippedExecution } from './exec/ship.js';
 import { parseStatement, requireFaithful } from './front/parse.js';
+import { parseInWorker } from './front/parse-pool.js';
+import { checkStatementBytes, DEFAULT_STATEMENT_SIZE, type StatementSizeLimits } from './front/statement-size.js';
+import { CpuLane } from './cpu-lane.js';
 import type { CallStmt, Node, ParseResult } from '@pgsql/types';
 import { executeDml, isDml } from './exec/dml.js';
 import { explain, explainShipped, explainWhole } from './plan/explain.js';
@@ -40,6 +43,8 @@ interface StatementContext {
   viaApiKey: boolean;
   /** Filled in by a SELECT: what its text may be linked to (see `learnText`). */
   learned?: Learned;
+  /** A long statement's wait for a turn of the event loop before an expensive stage (cpu-lane.ts). */
+  turn?: () => Promise<void>;
 }
 
 /** What a SELECT found out that its text can be linked to. */
@@ -113,6 +118,8 @@ export class Engine {
       /** Write small results of MySQL/SQLite statements sent whole without the engine (default true; off for diagnosis). */
       directRows?: boolean;
       dependentJoin: { maxKeys: number; batchSize: number; maxShippedRows?: number; lookupArrays?: boolean; keyLookups?: boolean };
+      /** How large a user's statement may be (statement-size.ts; default DEFAULT_STATEMENT_SIZE). */
+      statementSize?: StatementSizeLimits;
     },
     /** Users and cursors, for the user procedures (absent: those procedures are unavailable). */
     private readonly accounts?: Pick<ProcedureContext, 'users' | 'invites' | 'auditLog' | 'dropCursors'>,
@@ -125,12 +132,34 @@ export class Engine {
     signal: AbortSignal,
     access: { readOnly?: boolean; apiKey?: boolean; params?: readonly ParamValue[] } = {},
   ): Promise<Execution> {
+    const limits = this.options.statementSize ?? DEFAULT_STATEMENT_SIZE;
+    // Bounded before any work on the text (statement-size.ts).
+    checkStatementBytes(sql, limits);
     const text = this.statementText(sql, user, access.apiKey ?? false, access.params);
     if (text) {
       const known = await this.openText(text, sql, user, signal);
       if (known) return known;
     }
-    const tree = parseStatement(sql);
+    // Long statements are parsed and measured in a worker, and refused there beyond the limits.
+    const tree = await parseInWorker(sql, limits);
+    // Their stages on the main thread each wait for a turn of their own (cpu-lane.ts); a short statement's are too short to matter.
+    const turn = sql.length > LANE_BYTES ? () => this.lane.turn() : undefined;
+    await turn?.();
+    return this.openParsed(tree, sql, text, user, signal, access, turn);
+  }
+
+  /** Turns of the event loop for the main-thread stages of long statements, one statement per turn. */
+  private readonly lane = new CpuLane();
+
+  private async openParsed(
+    tree: ParseResult,
+    sql: string,
+    text: StatementText | null,
+    user: UserDef,
+    signal: AbortSignal,
+    access: { readOnly?: boolean; apiKey?: boolean; params?: readonly ParamValue[] },
+    turn?: () => Promise<void>,
+  ): Promise<Execution> {
     // $1, $2, ... become the values given with the statement (params.ts).
     if (access.params) bindParameters(tree, access.params);
     // Only what vdb lists may be called, whatever the statement's kind (allow-list.ts).
@@ -148,7 +177,7 @@ export class Engine {
       }
     }
     const learned: Learned = {};
-    const execution = await this.openTree(tree, user, signal, access.apiKey ?? false, learned);
+    const execution = await this.openTree(tree, user, signal, access.apiKey ?? false, learned, turn);
     if (text) this.learnText(text, sql, learned, access.params);
     return execution;
   }
@@ -240,7 +269,7 @@ export class Engine {
         for (let i = literals.length - 1; i >= 0; i--) {
           variantSql = variantSql.slice(0, literals[i]!.start) + variants[i] + variantSql.slice(literals[i]!.end);
         }
-        const tree = parseStatement(variantSql);
+        const tree = parseStatement(variantSql, this.options.statementSize);
         if (params) bindParameters(tree, variantParams(params, variants.slice(literals.length), text.kinds.slice(literals.length)));
         const constants = constantTexts(tree);
         const key = template.key.slice(0, template.key.lastIndexOf(SHAPE_SEPARATOR) + 1) + shapeOf(tree);
@@ -266,7 +295,14 @@ export class Engine {
     return { columns: execution.columns.length, rows: rows(), close: () => execution.close() };
   }
 
-  private async openTree(tree: ParseResult, user: UserDef, signal: AbortSignal, viaApiKey = false, learned?: Learned): Promise<Execution> {
+  private async openTree(
+    tree: ParseResult,
+    user: UserDef,
+    signal: AbortSignal,
+    viaApiKey = false,
+    learned?: Learned,
+    turn?: () => Promise<void>,
+  ): Promise<Execution> {
     const statement = statementOf(tree);
     // The user's permissions as they are now, for this statement.
     const context: StatementContext = {
@@ -277,6 +313,7 @@ export class Engine {
       policy: new AccessPolicy(user, this.registry.permissions),
       viaApiKey,
       learned,
+      turn,
     };
     const handler = (statement && this.handlers[nodeKind(statement)]) ?? this.selectStatement;
     return handler.call(this, context);
@@ -394,7 +431,7 @@ export class Engine {
     return openStaticExecution(this.runtime, staticResultSql(result), signal, result.sourceQueries);
   }
 
-  private async selectStatement({ tree, user, signal, policy, viaApiKey, learned }: StatementContext): Promise<Execution> {
+  private async selectStatement({ tree, user, signal, policy, viaApiKey, learned, turn }: StatementContext): Promise<Execution> {
     // The same shape planned before for this user under this catalog: fill in the constants.
     const constants = constantTexts(tree);
     const key = constants ? `${this.userKey(user, viaApiKey)}${SHAPE_SEPARATOR}${shapeOf(tree)}` : null;
@@ -410,9 +447,16 @@ export class Engine {
     // A first statement of its shape: a copy before binding rewrites it, to learn the template from.
     const pristine = key && template === undefined ? structuredClone(tree) : null;
 
+    await turn?.();
     const bound = bindStatement(tree, this.registry, this.vdbName, policy);
     const narrowed = bound.narrowed.size > 0 || bound.hiddenColumns.size > 0 || bound.readsViews;
-    const opened = await guarded(this.openBound(bound, user, signal, learned), (o) => o.execution, narrowed, bound.hiddenColumns, user);
+    const opened = await guarded(
+      this.openBound(bound, user, signal, learned, turn),
+      (o) => o.execution,
+      narrowed,
+      bound.hiddenColumns,
+      user,
+    );
     if (key && pristine && constants) {
       const learned =
         opened.route?.kind === 'whole' && opened.columnsKey
@@ -453,7 +497,14 @@ export class Engine {
     return guarded(opening, (execution) => execution, template.narrowed, template.hiddenColumns, user);
   }
 
-  private async openBound(bound: BoundStatement, user: UserDef, signal: AbortSignal, learned?: Learned): Promise<Opened> {
+  private async openBound(
+    bound: BoundStatement,
+    user: UserDef,
+    signal: AbortSignal,
+    learned?: Learned,
+    turn?: () => Promise<void>,
+  ): Promise<Opened> {
+    await turn?.();
     // SELECT 1 and its kind: no source, no engine.
     const constants = constantSelect(bound);
     if (constants) {
@@ -488,6 +539,7 @@ export class Engine {
       user,
       ...this.options,
       learned: this.learnedColumns,
+      turn,
     });
     return { execution: routed(federated, 'federated') };
   }
@@ -509,6 +561,9 @@ export class Engine {
 
 /** Statements longer than this are not looked up by their text (the key holds the text). */
 const MAX_TEXT_LENGTH = 4096;
+
+/** Statements longer than this (characters) take the CPU lane (cpu-lane.ts): some 2,500 syntax nodes, a few ms of work. */
+const LANE_BYTES = 1024;
 
 /** Between the user's part of a template's key and the statement's shape. */
 const SHAPE_SEPARATOR = '\u0000';

@@ -9,7 +9,7 @@ import { ApiError, badRequest, SourceFailure, timeoutError } from '../errors.js'
 import type { Execution } from '../engine/exec/execute.js';
 import { cursorHeaderRow, type Cursor, type CursorColumn } from '../results/cursors.js';
 import { columnTypeName, headerRow, type ResultColumn, type RowShape } from '../results/json.js';
-import { limitsOf, roleTimeout, tooManyRows } from '../security/statement-limits.js';
+import { concurrencyOf, limitsOf, roleTimeout, tooManyRows } from '../security/statement-limits.js';
 import type { Services } from '../services.js';
 import { parseStatement } from '../engine/front/parse.js';
 import { originOf } from './errors.js';
@@ -128,20 +128,39 @@ export async function sendResult(
   const limits = limitsOf(user, services.config.roleLimits);
   const roleCapsTime = limits.statementTimeoutMs !== null && limits.statementTimeoutMs < params.timeoutMs;
   const timeoutMs = roleCapsTime ? limits.statementTimeoutMs! : params.timeoutMs;
+  // A user's statements at once (their roles', else statements.maxPerUser), then a place among
+  // the instance's running statements (statement-limits.ts, Admission): never all of them.
   let released = () => undefined as void;
-  if (limits.maxConcurrentStatements !== null) {
+  const concurrency = concurrencyOf(user, limits, services.config.statements.maxPerUser);
+  const gone = new AbortController();
+  const leftWhileWaiting = () => gone.abort(new ApiError(499, 'Client closed request', 'The client went away.'));
+  reply.raw.on('close', leftWhileWaiting);
+  try {
+    const userReleased = concurrency
+      ? await services.statements.acquire(user.name, concurrency.max, Date.now() + timeoutMs, concurrency.setting)
+      : () => undefined;
+    let placeReleased: () => void;
     try {
-      released = await services.statements.acquire(user.name, limits.maxConcurrentStatements, Date.now() + timeoutMs);
+      placeReleased = await services.admission.acquire(user.name, Date.now() + timeoutMs, gone.signal);
     } catch (err) {
-      record({
-        rows: null,
-        status: 'error',
-        error: err instanceof ApiError ? err.description : String(err),
-        ...sourceQueriesOf(),
-        failedSource: err instanceof SourceFailure ? err.source : undefined,
-      });
+      userReleased();
       throw err;
     }
+    released = () => {
+      placeReleased();
+      userReleased();
+    };
+  } catch (err) {
+    record({
+      rows: null,
+      status: 'error',
+      error: err instanceof ApiError ? err.description : String(err),
+      ...sourceQueriesOf(),
+      failedSource: err instanceof SourceFailure ? err.source : undefined,
+    });
+    throw err;
+  } finally {
+    reply.raw.off('close', leftWhileWaiting);
   }
   const cancel = new AbortController();
   const finished = services.lifecycle.begin(cancel);

@@ -143,6 +143,8 @@ export interface ExecuteOptions {
   dependentJoin: DependentJoinLimits;
   /** Result columns of statements that read no source, learned once (statement-cache.ts). */
   learned?: BoundedCache<ResultColumn[]>;
+  /** A long statement's wait for a turn of the event loop before an expensive stage (cpu-lane.ts). */
+  turn?: () => Promise<void>;
 }
 
 /**
@@ -241,13 +243,16 @@ export async function openExecution(
         await connection.run(`INSERT INTO ${loadName} VALUES ${values}`);
       }
     }
+    await options.turn?.();
     const planned = planStatement(statement, registry, options.pushdown, options.dependentJoin);
     loads.rescaled ||= (await loadPlanned(connection, registry, planned, options, warnings, sourceQueries)).rescaled;
+    await options.turn?.();
     const tree = await withNumericValues(connection, planned.ast, engineSql);
     // Nothing of the statement stays on the connection when it loaded nothing (no source rows,
     // narrowed copies or logs): the connection serves the next statement.
     held.reusable = statement === bound && bound.tables.every((t) => !t.loadName);
     const constant = held.reusable && bound.tables.every((t) => t.resolved.kind === 'system');
+    await options.turn?.();
     const sql = await typedSql(connection, () => engineSql(tree), { reusable: constant });
     // Statements over no data, or over the system tables only, have the same columns until the
     // catalog changes: described once.

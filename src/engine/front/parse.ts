@@ -6,6 +6,7 @@ import { loadModule, parseSync } from 'libpg-query';
 import type { Node, ParseResult } from '@pgsql/types';
 import { ApiError, isStackOverflow, statementTooComplex } from '../../errors.js';
 import { asKind, statementOf, walk } from './ast.js';
+import { checkStatementBytes, checkTreeSize, DEFAULT_STATEMENT_SIZE, type StatementSizeLimits } from './statement-size.js';
 
 export const SYNTAX_ERROR_TITLE = 'SQL syntax error';
 
@@ -41,41 +42,18 @@ function hintFor(message: string, sql: string): string | null {
   return null;
 }
 
-/**
- * How deeply a statement's syntax tree may nest. vdb's rewriters walk trees recursively; a
- * statement nested deeper (an expression of thousands of terms) is refused up front with a 400
- * instead of overflowing the stack somewhere later.
- */
-export const MAX_TREE_DEPTH = 1000;
-
-/** The nesting depth of a syntax tree (objects and arrays), measured without recursion. */
-export function treeDepth(tree: unknown): number {
-  let deepest = 0;
-  const pending: Array<[unknown, number]> = [[tree, 1]];
-  while (pending.length > 0) {
-    const [value, depth] = pending.pop()!;
-    if (typeof value !== 'object' || value === null) continue;
-    deepest = Math.max(deepest, depth);
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
-    }
-  }
-  return deepest;
+/** The 400 of the parser's error `err` for `sql` (a syntax error with line and column). */
+export function syntaxError(err: unknown, sql: string): unknown {
+  if (isStackOverflow(err) || (err as { stackOverflow?: boolean }).stackOverflow) return statementTooComplex();
+  const details = (err as { sqlDetails?: SqlErrorDetails }).sqlDetails;
+  const message = details?.message ?? (err instanceof Error ? err.message : String((err as { message?: unknown }).message ?? err));
+  const where = details?.cursorPosition !== undefined ? lineAndColumn(sql, details.cursorPosition) : null;
+  const description = where ? `${message} (line ${where.line}, column ${where.column})` : message;
+  return new ApiError(400, SYNTAX_ERROR_TITLE, description, hintFor(message, sql));
 }
 
-export function parseStatement(sql: string): ParseResult {
-  let tree: ParseResult;
-  try {
-    tree = parseSync(sql) as ParseResult;
-  } catch (err) {
-    if (isStackOverflow(err)) throw statementTooComplex();
-    const details = (err as { sqlDetails?: SqlErrorDetails }).sqlDetails;
-    const message = details?.message ?? (err instanceof Error ? err.message : String(err));
-    const where = details?.cursorPosition !== undefined ? lineAndColumn(sql, details.cursorPosition) : null;
-    const description = where ? `${message} (line ${where.line}, column ${where.column})` : message;
-    throw new ApiError(400, SYNTAX_ERROR_TITLE, description, hintFor(message, sql));
-  }
-  if (treeDepth(tree) > MAX_TREE_DEPTH) throw statementTooComplex();
+/** Exactly one statement, else a 400. */
+export function requireOneStatement(tree: ParseResult): ParseResult {
   const count = tree.stmts?.length ?? 0;
   if (count === 0) {
     throw new ApiError(400, SYNTAX_ERROR_TITLE, 'The request contains no SQL statement.', 'Send one statement in "sql".');
@@ -89,6 +67,22 @@ export function parseStatement(sql: string): ParseResult {
     );
   }
   return tree;
+}
+
+/**
+ * Parses one statement on this thread, refusing it (400) beyond `limits` (statement-size.ts).
+ * Long statements from users go through `parseInWorker` (parse-pool.ts) instead.
+ */
+export function parseStatement(sql: string, limits: StatementSizeLimits = DEFAULT_STATEMENT_SIZE): ParseResult {
+  checkStatementBytes(sql, limits);
+  let tree: ParseResult;
+  try {
+    tree = parseSync(sql) as ParseResult;
+  } catch (err) {
+    throw syntaxError(err, sql);
+  }
+  checkTreeSize(tree, limits);
+  return requireOneStatement(tree);
 }
 
 /**
