@@ -29,7 +29,8 @@ before(async () => {
   myAdmin = await mysqlConnection();
   await myAdmin.query(`CREATE DATABASE ${tag}`);
   await myAdmin.query(`CREATE VIEW ${tag}.sleepy AS SELECT SLEEP(20) AS slept, 1 AS id`);
-  server = await startTestServer();
+  // Many statements of one user at once: beyond the default per-user limit, which is not what this file tests.
+  server = await startTestServer({}, { VDB_STATEMENTS_PER_USER: '1000' });
   for (const body of [
     {
       name: 'pgf',
