@@ -94,3 +94,13 @@ export function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /** A signal that never aborts, for work that has no statement of its own. */
 export const NEVER = new AbortController().signal;
+
+/** Drivers' connections whose errors are handled for good. */
+const guarded = new WeakSet<object>();
+
+/** Handles `connection`'s errors for good: an error after the last listener of a statement went must not crash the process. */
+export function guardErrors(connection: { on(event: 'error', listener: () => void): unknown }): void {
+  if (guarded.has(connection)) return;
+  guarded.add(connection);
+  connection.on('error', () => undefined);
+}

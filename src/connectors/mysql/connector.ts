@@ -3,7 +3,7 @@ import type { FieldPacket, Pool, PoolConnection, RowDataPacket } from 'mysql2';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { badRequest } from '../../errors.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
-import { CANCEL_GRACE_MS, ConnectionLostError, untilAborted, withinMs } from '../abort.js';
+import { CANCEL_GRACE_MS, ConnectionLostError, guardErrors, untilAborted, withinMs } from '../abort.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, SourceTransaction, StatementColumn } from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { MYSQL_DIALECT } from './dialect.js';
@@ -50,15 +50,6 @@ function statementError(err: unknown, lost: Error | null): Error {
 function destroyConnection(connection: mysql.Connection): void {
   connection.destroy();
   (connection as unknown as { stream?: { destroy(): void } }).stream?.destroy();
-}
-
-/** Connections whose errors are handled for good: an error after the last listener went must not crash the process. */
-const guarded = new WeakSet<mysql.Connection>();
-
-function guard(connection: mysql.Connection): void {
-  if (guarded.has(connection)) return;
-  guarded.add(connection);
-  connection.on('error', () => undefined);
 }
 
 /** A pooled connection had for one piece of work. */
@@ -206,7 +197,7 @@ export class MysqlConnector implements RowConnector {
     });
     // TIMESTAMP values are shown in the session's time zone: UTC, as the engine shows them.
     this.pool.on('connection', (connection) => {
-      guard(connection);
+      guardErrors(connection);
       connection.query("SET time_zone = '+00:00'");
     });
   }
@@ -402,7 +393,7 @@ export class MysqlConnector implements RowConnector {
       if (signal.aborted) throw signal.reason;
       throw toSourceError(err);
     }
-    guard(connection);
+    guardErrors(connection);
     const stop = new AbortController();
     let released = false;
     const lease: Lease = {
@@ -547,7 +538,7 @@ export class MysqlConnector implements RowConnector {
     if (threadId === null) return;
     // On a connection of its own: the pool's may all be busy with the statements being killed.
     const killer = mysql.createConnection({ ...this.endpoint, connectTimeout: Math.min(this.connectTimeoutMs, CANCEL_GRACE_MS) });
-    guard(killer);
+    guardErrors(killer);
     try {
       await withinMs(new Promise<void>((resolve) => killer.query(`KILL QUERY ${Number(threadId)}`, () => resolve())), CANCEL_GRACE_MS);
     } catch {

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
-import { abortable, CANCEL_GRACE_MS, ConnectionLostError, NEVER, untilAborted, withinMs } from '../abort.js';
+import { abortable, CANCEL_GRACE_MS, ConnectionLostError, guardErrors, NEVER, untilAborted, withinMs } from '../abort.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, StatementColumn } from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { copyLines, copyTextRows } from './copy-text.js';
@@ -44,15 +44,6 @@ function statementError(err: unknown, lost: Error | null): Error {
 /** The socket of a client, destroyed at once (no goodbye to a server that may not answer). */
 function destroySocket(client: pg.Client): void {
   (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-}
-
-/** Clients whose errors are handled for good: an error after the last listener went must not crash the process. */
-const guarded = new WeakSet<pg.Client>();
-
-function guard(client: pg.Client): void {
-  if (guarded.has(client)) return;
-  guarded.add(client);
-  client.on('error', () => undefined);
 }
 
 /** A pooled client had for one piece of work. */
@@ -324,7 +315,7 @@ export class PostgresConnector implements RowConnector {
       if (signal.aborted) throw signal.reason;
       throw toSourceError(err);
     }
-    guard(client);
+    guardErrors(client);
     const pid = (client as unknown as { processID: number }).processID;
     let released = false;
     const lease: Lease = {
