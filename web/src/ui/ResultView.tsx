@@ -1,5 +1,5 @@
 /** A result: the grid, its toolbar (copy, CSV, chart) and its row count and time. */
-import { useMemo, useState } from 'preact/hooks';
+import { useMemo, useRef, useState } from 'preact/hooks';
 import type { Api, Row } from '../lib/api.js';
 import type { PagedRows } from '../lib/pages.js';
 import { copyText } from '../lib/clipboard.js';
@@ -45,9 +45,12 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
     [result],
   );
 
+  // One timer: an earlier note's must not clear a later note before its two seconds.
+  const noteTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const flash = (text: string) => {
     setNote(text);
-    setTimeout(() => setNote(null), 2000);
+    clearTimeout(noteTimer.current);
+    noteTimer.current = setTimeout(() => setNote(null), 2000);
   };
   const copy = async (what: 'cell' | 'row') => {
     if (rowCount === 0) return;
