@@ -399,3 +399,43 @@ describe('statement shapes under a row condition', () => {
     });
   }
 });
+
+describe('a write that reads the rows is bound by the conditions of reading too', () => {
+  const READER = 'reader';
+  before(async () => {
+    await rows(admin, `CALL SYSADMIN.addRole('${READER}')`);
+    await rows(admin, `CALL SYSADMIN.addUserRole('${READER}', '${USER.name}')`);
+  });
+  after(async () => {
+    await rows(admin, `CALL SYSADMIN.removeRole('${READER}')`);
+  });
+
+  for (const source of SOURCES) {
+    test(`${source}: UPDATE and DELETE reach the rows the user may both write and read`, async () => {
+      // The editor writes grp = 'a' without reading; the reader reads n < 5.
+      await rows(admin, `CALL SYSADMIN.setPermissions('${ROLE}', '${source}.w', 'UD', ${q("grp = 'a'")})`);
+      await rows(admin, `CALL SYSADMIN.setPermissions('${READER}', '${source}.w', 'R', 'n < 5')`);
+      await reset(source);
+      const readable = await visibleIds(source, "WHERE grp = 'a'");
+      assert.ok(readable.length > 0 && readable.length < EXACT_A[source].length, `${source}: the two conditions overlap in part`);
+
+      // A WHERE reads the rows: only those the user reads are reached (and counted).
+      assert.deepEqual(await rows(user, `UPDATE ${source}.w SET note = 'hit' WHERE id > 0`), [[readable.length]]);
+      assert.deepEqual(
+        (await sourceRows(source)).filter(([, note]) => note === 'hit').map(([id]) => id),
+        readable,
+      );
+      // A count over rows the user may not read would tell their values: 0, not 1.
+      assert.deepEqual(await rows(user, `UPDATE ${source}.w SET note = 'probe' WHERE id = 10`), [[0]]);
+      // Without reading them, the write's own condition decides, as in PostgreSQL.
+      assert.deepEqual(await rows(user, `UPDATE ${source}.w SET note = 'all'`), [[EXACT_A[source].length]]);
+
+      const before = (await sourceRows(source)).map(([id]) => id);
+      assert.deepEqual(await rows(user, `DELETE FROM ${source}.w WHERE n IS NOT NULL OR n IS NULL`), [[readable.length]]);
+      assert.deepEqual(
+        (await sourceRows(source)).map(([id]) => id),
+        before.filter((id) => !readable.includes(id)),
+      );
+    });
+  }
+});

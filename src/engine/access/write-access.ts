@@ -116,7 +116,8 @@ export function checkConflictUpdate(
  * UPDATE and DELETE read the target's columns (in SET values and WHERE): only those the user may
  * read as they are. A hidden or masked column there would let its values be copied or probed.
  * Inside a subquery, a bare name is the target's only where no table of the subquery (or of one
- * around it) has a column of that name, as SQL resolves it.
+ * around it) has a column of that name, as SQL resolves it. Answers whether the statement reads
+ * a column of the target at all.
  */
 export function checkTargetReads(
   kind: string,
@@ -124,8 +125,9 @@ export function checkTargetReads(
   target: ResolvedTable,
   policy: AccessPolicy,
   registry: SourceRegistry,
-): void {
-  if (kind === 'InsertStmt' || policy.admin) return;
+): boolean {
+  if (kind === 'InsertStmt' || policy.admin) return false;
+  let readsTarget = false;
   const relation = body.relation!;
   const alias = String(relation.alias?.aliasname ?? relation.relname).toLowerCase();
   const { relation: _target, ...reads } = body;
@@ -139,6 +141,7 @@ export function checkTargetReads(
     const wholeRow = last === '*' || (fields.length === 1 && last.toLowerCase() === alias && !named(last));
     if (last === '*' && fields.length === 1 && scopes.length > 0) return; // a subquery's own *
     for (const column of wholeRow ? target.table.columns : [named(last)].filter((c): c is ColumnDef => c !== undefined)) {
+      readsTarget = true;
       const path = [target.schema, target.table.name, column.name];
       if (!policy.allows('R', path)) throw policy.denial('R', path, 'column');
       if (policy.columnMask(target.schema, target.table, column) !== null) {
@@ -187,6 +190,26 @@ export function checkTargetReads(
       if (kind === 'ColumnRef') check(fieldNames(node.fields), scopes);
     });
   visit(reads, []);
+  return readsTarget;
+}
+
+/**
+ * The rows an UPDATE or DELETE may reach, as a condition over the target; null for every row.
+ * Those meeting a condition of a role granting the write's letter, and, when the statement reads
+ * the target's columns (WHERE, SET values), also one of the roles granting the read: as
+ * PostgreSQL applies SELECT policies to a write that reads its rows. Otherwise the count of rows
+ * written would tell the user about rows they may not read.
+ */
+export function reachableRows(
+  kind: 'UpdateStmt' | 'DeleteStmt',
+  target: ResolvedTable,
+  policy: AccessPolicy,
+  readsTarget: boolean,
+): Node | null {
+  const write = policy.rowConditions(kind === 'UpdateStmt' ? 'U' : 'D', target.schema, target.table);
+  const read = readsTarget ? policy.rowConditions('R', target.schema, target.table) : null;
+  if (write === null && read === null) return null;
+  return allOf([write === null ? undefined : anyOfConditions(write), read === null ? undefined : anyOfConditions(read)]);
 }
 
 /** Checks and narrows the tables a write statement reads (not its target), as for a SELECT. */

@@ -31,6 +31,7 @@ import {
   checkTargetReads,
   checkWritePermission,
   outsideCondition,
+  reachableRows,
   targetNames,
   type WriteBody,
 } from '../access/write-access.js';
@@ -101,7 +102,7 @@ export async function executeDml(
   const source = writableSource(target, registry);
   const connector = registry.connectorOf(source) as WritableConnector;
   const insertCondition = checkWritePermission(kind, body, target, policy);
-  checkTargetReads(kind, body, target, policy, registry);
+  const readsTarget = checkTargetReads(kind, body, target, policy, registry);
   if (body.onConflictClause) checkConflictUpdate(body.onConflictClause, body, target, policy, registry);
 
   // What the statement reads besides its target, narrowed to what the user may see, and the
@@ -114,12 +115,12 @@ export async function executeDml(
   /** The row condition of an UPDATE's or DELETE's letter, over the target; null when none. */
   let targetCondition: Node | null = null;
   if (kind !== 'InsertStmt') {
-    const conditions = policy.rowConditions(kind === 'UpdateStmt' ? 'U' : 'D', target.schema, target.table);
-    if (conditions !== null) {
+    const reachable = reachableRows(kind, target, policy, readsTarget);
+    if (reachable !== null) {
       narrowed = true;
       // Over the target's alias, if it has one: never over a FROM entry that took the table's name.
       const targetAlias = body.relation!.alias;
-      const condition = targetAlias ? requalify(anyOfConditions(conditions), String(targetAlias.aliasname)) : anyOfConditions(conditions);
+      const condition = targetAlias ? requalify(reachable, String(targetAlias.aliasname)) : reachable;
       replaceUserFunctions({ condition }, policy.user.name);
       targetCondition = structuredClone(condition);
       // The tables the condition reads are the administrator's: read as they are.
