@@ -21,7 +21,7 @@ import type { RowConnector } from '../../connectors/types.js';
 import { SourceUnreachableError } from '../../connectors/types.js';
 import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
-import { anyOfConditions, replaceUserFunctions, requalify } from '../access/access.js';
+import { replaceUserFunctions, requalify } from '../access/access.js';
 import { ownMessage, withholdDataErrors } from '../access/access-errors.js';
 import {
   allOf,
