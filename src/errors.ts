@@ -73,6 +73,15 @@ export const statementTooComplex = () =>
     'Split long chains of operators (a + b + c ...) or deeply nested subqueries; an IN list or an array keeps a long list of values flat.',
   );
 
+/** A result wider than PostgreSQL allows (`SELECT *` over many wide tables). */
+export const tooManyColumns = (count: number, limit: number) =>
+  new ApiError(
+    400,
+    'Too many columns',
+    `The statement's result would have ${count} columns; vdb answers at most ${limit}, as PostgreSQL's target lists hold at most 1664 entries.`,
+    'Name the columns you need instead of SELECT *.',
+  );
+
 /** Whether `err` is JavaScript's stack overflow. */
 export const isStackOverflow = (err: unknown) => err instanceof RangeError && /call stack/i.test(err.message);
 

@@ -12,6 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBConnection, DuckDBInstance, type DuckDBPreparedStatement, type DuckDBResult, type DuckDBType } from '@duckdb/node-api';
+import { tooManyColumns } from '../errors.js';
 import { NUMERIC_MACROS } from './numeric-macros.js';
 import { defineValueChecks } from './value-macros.js';
 
@@ -287,10 +288,22 @@ export async function streamStatement(connection: DuckDBConnection, sql: string)
   return prepared.stream();
 }
 
-/** The result columns of `sql` (names and types), from preparing it without running it. */
-export async function describe(connection: DuckDBConnection, sql: string): Promise<Array<{ name: string; type: DuckDBType }>> {
+/** The most columns a result may have: PostgreSQL's limit of a target list, `SELECT *` expanded. */
+export const MAX_RESULT_COLUMNS = 1664;
+
+/**
+ * The result columns of `sql` (names and types), from preparing it without running it. The
+ * engine's description costs time quadratic in the columns (each column's type copies the list
+ * of all: 1 s for 16,000), on the process's one thread, so past `maxColumns` it is refused first.
+ */
+export async function describe(
+  connection: DuckDBConnection,
+  sql: string,
+  maxColumns = MAX_RESULT_COLUMNS,
+): Promise<Array<{ name: string; type: DuckDBType }>> {
   const prepared = await connection.prepare(sql);
   try {
+    if (prepared.columnCount > maxColumns) throw tooManyColumns(prepared.columnCount, maxColumns);
     return Array.from({ length: prepared.columnCount }, (_, i) => ({ name: prepared.columnName(i), type: prepared.columnType(i) }));
   } finally {
     prepared.destroySync();

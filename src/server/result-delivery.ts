@@ -21,8 +21,26 @@ export type Endpoint = 'query' | 'source';
 /** Header-safe text: printable ASCII, everything else escaped as \uXXXX. */
 const headerText = (text: string) => text.replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
+/**
+ * The most bytes of a result's own header (types, warnings). Clients and proxies limit a
+ * response's headers (Node's fetch 16 KB in all, nginx one 4 KB buffer by default), and a
+ * result of a thousand columns would pass them: its rows would never arrive.
+ */
+export const RESULT_HEADER_BYTES = 8192;
+
+/** The SQL-Warnings header of `warnings`: within RESULT_HEADER_BYTES, cut with a count when longer; null for none. */
+export function warningsHeader(warnings: readonly string[]): string | null {
+  if (warnings.length === 0) return null;
+  const text = headerText(warnings.join('; '));
+  if (text.length <= RESULT_HEADER_BYTES) return text;
+  const more = ` (and more: ${warnings.length} warnings in all)`;
+  // Not inside an escape (\uXXXX) the cut would leave half of.
+  return text.slice(0, RESULT_HEADER_BYTES - more.length).replace(/\\u[0-9a-f]{0,3}$|\\$/, '') + more;
+}
+
 function setWarnings(reply: FastifyReply, warnings: readonly string[]): void {
-  if (warnings.length > 0) reply.header('SQL-Warnings', headerText(warnings.join('; ')));
+  const header = warningsHeader(warnings);
+  if (header !== null) reply.header('SQL-Warnings', header);
 }
 
 type TypedColumns = ReadonlyArray<ResultColumn | CursorColumn>;
@@ -37,7 +55,8 @@ function setColumnTypes(reply: FastifyReply, columns: TypedColumns) {
     header = headerText(JSON.stringify(columns.map((c) => (typeof c.type === 'string' ? c.type : columnTypeName(c.type)))));
     columnTypeHeaders.set(columns, header);
   }
-  reply.header('SQL-Column-Types', header);
+  // Past the budget the types are left out (SYS.Columns has a table's); the rows still come.
+  if (header.length <= RESULT_HEADER_BYTES) reply.header('SQL-Column-Types', header);
 }
 
 /** What the query log keeps of the sources' queries: their text, which sources were asked, and the statement's route. */

@@ -78,6 +78,22 @@ test('a statement past each size limit: 400 Statement too large, naming the limi
   assert.equal((await query(server.basic(), largest)).status, 200);
 });
 
+test("a result wider than PostgreSQL's 1664 columns (SELECT * over joins): 400 Too many columns, before the engine describes it", async () => {
+  const auth = await roleless('widerow');
+  const wide = (columns: number) => `WITH w AS (SELECT ${Array.from({ length: columns }, (_, i) => `${i} AS c${i}`).join(', ')})`;
+  const refused = await errorOf(await query(auth, `${wide(600)} SELECT * FROM w a, w b, w c`), 400);
+  assert.equal(refused.title, 'Too many columns');
+  assert.match(refused.description, /1800 columns/);
+  assert.match(refused.hint, /SELECT \*/);
+  const widest = await query(auth, `${wide(832)} SELECT * FROM w a, w b`);
+  assert.equal(widest.status, 200);
+  assert.equal(((await widest.json()) as unknown[][])[0]!.length, 1664);
+  // Its types would pass what clients take in a response's headers: left out, the rows come.
+  assert.equal(widest.headers.get('sql-column-types'), null);
+  const narrow = await query(auth, `${wide(100)} SELECT * FROM w a, w b`);
+  assert.equal(JSON.parse(narrow.headers.get('sql-column-types')!).length, 200);
+});
+
 test('a flood of the largest statements allowed does not stall /rest/api/status', async () => {
   const largest = largestAllowed();
   const pastLimit = inList(40_000);

@@ -12,7 +12,8 @@
 import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
 import { DuckDBTypeId } from '@duckdb/node-api';
 import type { FuncCall, Node, ParseResult, ResTarget, SelectStmt } from '@pgsql/types';
-import { describe } from '../../runtime/duckdb.js';
+import { describe, MAX_RESULT_COLUMNS } from '../../runtime/duckdb.js';
+import { ApiError } from '../../errors.js';
 import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { asKind, fieldNames } from '../front/ast.js';
 import { call, calledName, int, isIntegerConst, literalText, written } from './syntax-nodes.js';
@@ -302,9 +303,14 @@ export async function withNumericValues(
   const witnesses = leaves.flat().map((leaf, k): Node => ({ ResTarget: { name: `vdb_w${k}`, val: leaf.witness } }));
   let types: DuckDBType[];
   try {
-    const described = await describe(connection, write(withTargets(tree, select, [...select.targetList!, ...witnesses])));
+    const described = await describe(
+      connection,
+      write(withTargets(tree, select, [...select.targetList!, ...witnesses])),
+      MAX_RESULT_COLUMNS + witnesses.length,
+    );
     types = described.slice(select.targetList!.length).map((c) => c.type);
-  } catch {
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
     return tree; // the statement's own error comes when it runs as written
   }
   const targetList = [...select.targetList!];
