@@ -116,8 +116,7 @@ export function checkConflictUpdate(
  * UPDATE and DELETE read the target's columns (in SET values and WHERE): only those the user may
  * read as they are. A hidden or masked column there would let its values be copied or probed.
  * Inside a subquery, a bare name is the target's only where no table of the subquery (or of one
- * around it) has a column of that name, as SQL resolves it. Answers whether the statement reads
- * a column of the target at all.
+ * around it) has a column of that name, as SQL resolves it.
  */
 export function checkTargetReads(
   kind: string,
@@ -125,9 +124,8 @@ export function checkTargetReads(
   target: ResolvedTable,
   policy: AccessPolicy,
   registry: SourceRegistry,
-): boolean {
-  if (kind === 'InsertStmt' || policy.admin) return false;
-  let readsTarget = false;
+): void {
+  if (kind === 'InsertStmt' || policy.admin) return;
   const relation = body.relation!;
   const alias = String(relation.alias?.aliasname ?? relation.relname).toLowerCase();
   const { relation: _target, ...reads } = body;
@@ -141,7 +139,6 @@ export function checkTargetReads(
     const wholeRow = last === '*' || (fields.length === 1 && last.toLowerCase() === alias && !named(last));
     if (last === '*' && fields.length === 1 && scopes.length > 0) return; // a subquery's own *
     for (const column of wholeRow ? target.table.columns : [named(last)].filter((c): c is ColumnDef => c !== undefined)) {
-      readsTarget = true;
       const path = [target.schema, target.table.name, column.name];
       if (!policy.allows('R', path)) throw policy.denial('R', path, 'column');
       if (policy.columnMask(target.schema, target.table, column) !== null) {
@@ -190,24 +187,20 @@ export function checkTargetReads(
       if (kind === 'ColumnRef') check(fieldNames(node.fields), scopes);
     });
   visit(reads, []);
-  return readsTarget;
 }
 
 /**
  * The rows an UPDATE or DELETE may reach, as a condition over the target; null for every row.
- * Those meeting a condition of a role granting the write's letter, and, when the statement reads
- * the target's columns (WHERE, SET values), also one of the roles granting the read: as
- * PostgreSQL applies SELECT policies to a write that reads its rows. Otherwise the count of rows
- * written would tell the user about rows they may not read.
+ * Those meeting a condition of a role granting the write's letter and, for a user who reads the
+ * table, also one of the roles granting the read: the count of rows written never tells about
+ * rows the user may not read, nor does a WHERE probe them (PostgreSQL applies SELECT policies to
+ * writes that read their rows; this holds for every write of a reader). A user who may not read
+ * the table at all writes by the letter's conditions alone, as in PostgreSQL.
  */
-export function reachableRows(
-  kind: 'UpdateStmt' | 'DeleteStmt',
-  target: ResolvedTable,
-  policy: AccessPolicy,
-  readsTarget: boolean,
-): Node | null {
-  const write = policy.rowConditions(kind === 'UpdateStmt' ? 'U' : 'D', target.schema, target.table);
-  const read = readsTarget ? policy.rowConditions('R', target.schema, target.table) : null;
+export function reachableRows(kind: 'UpdateStmt' | 'DeleteStmt', target: ResolvedTable, policy: AccessPolicy): Node | null {
+  const { table } = target;
+  const write = policy.rowConditions(kind === 'UpdateStmt' ? 'U' : 'D', target.schema, table);
+  const read = policy.canRead(target.schema, table) ? policy.rowConditions('R', target.schema, table) : null;
   if (write === null && read === null) return null;
   return allOf([write === null ? undefined : anyOfConditions(write), read === null ? undefined : anyOfConditions(read)]);
 }

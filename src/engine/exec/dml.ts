@@ -102,7 +102,7 @@ export async function executeDml(
   const source = writableSource(target, registry);
   const connector = registry.connectorOf(source) as WritableConnector;
   const insertCondition = checkWritePermission(kind, body, target, policy);
-  const readsTarget = checkTargetReads(kind, body, target, policy, registry);
+  checkTargetReads(kind, body, target, policy, registry);
   if (body.onConflictClause) checkConflictUpdate(body.onConflictClause, body, target, policy, registry);
 
   // What the statement reads besides its target, narrowed to what the user may see, and the
@@ -115,7 +115,7 @@ export async function executeDml(
   /** The row condition of an UPDATE's or DELETE's letter, over the target; null when none. */
   let targetCondition: Node | null = null;
   if (kind !== 'InsertStmt') {
-    const reachable = reachableRows(kind, target, policy, readsTarget);
+    const reachable = reachableRows(kind, target, policy);
     if (reachable !== null) {
       narrowed = true;
       // Over the target's alias, if it has one: never over a FROM entry that took the table's name.
