@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import type { Node } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
-import { asKind, mapTree, mapTreeUp, nodeKind } from '../../src/engine/front/ast.js';
+import { asKind, mapTree, mapTreeUp, nodeKind } from '../../src/engine/tree/ast.js';
 import { initParser, parseStatement } from '../../src/engine/front/parse.js';
 
 before(() => initParser());

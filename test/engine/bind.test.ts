@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { deparseSync } from 'pgsql-deparser';
 import { loadConfig } from '../../src/config.js';
-import { bindStatement } from '../../src/engine/front/bind.js';
+import { bindStatement } from '../../src/engine/access/bind.js';
 import { AccessPolicy } from '../../src/security/permissions.js';
 import { parseStatement } from '../../src/engine/front/parse.js';
 import { ApiError } from '../../src/errors.js';

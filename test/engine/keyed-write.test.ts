@@ -12,7 +12,7 @@ import type { SourceDialect } from '../../src/connectors/dialect.js';
 import { MYSQL_DIALECT } from '../../src/connectors/mysql/dialect.js';
 import { SQLITE_DIALECT } from '../../src/connectors/sqlite/dialect.js';
 import type { SourceTransaction } from '../../src/connectors/types.js';
-import { writeChosenRows, type ChosenRowsWrite } from '../../src/engine/exec/keyed-write.js';
+import { writeChosenRows, type ChosenRowsWrite } from '../../src/engine/statements/keyed-write.js';
 import { ApiError } from '../../src/errors.js';
 
 const column = (name: string, type: string, position: number, sourceType?: string): ColumnDef => ({

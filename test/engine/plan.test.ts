@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import type { CatalogData, ColumnDef, SourceDef, TableDef } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
-import { bindStatement } from '../../src/engine/front/bind.js';
+import { bindStatement } from '../../src/engine/access/bind.js';
 import { parseStatement } from '../../src/engine/front/parse.js';
 import { planStatement } from '../../src/engine/plan/planner.js';
 import { explain } from '../../src/engine/plan/explain.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type pg from 'pg';
 import { initParser, parseStatement } from '../../src/engine/front/parse.js';
-import { BoundedCache, shapeOf } from '../../src/engine/exec/statement-cache.js';
+import { BoundedCache, shapeOf } from '../../src/engine/tree/statement-cache.js';
 import type { WholeStatementConnector } from '../../src/connectors/types.js';
 import { pgClient } from '../connectors/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

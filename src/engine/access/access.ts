@@ -30,7 +30,7 @@ import { SYSTEM_SCHEMAS } from '../../catalog/system.js';
 import type { ColumnDef, TableDef, ViewDef } from '../../catalog/types.js';
 import { badRequest, forbidden } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
-import { asKind, contains, fieldNames, isObject, lower, nameNode, replaceNodesBelow, walk } from '../front/ast.js';
+import { asKind, contains, fieldNames, isObject, lower, nameNode, replaceNodesBelow, walk } from '../tree/ast.js';
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
 import { parseExpression, parseStatement } from '../front/parse.js';
 

@@ -10,7 +10,7 @@ import type { ColumnDef } from '../../catalog/types.js';
 import { forbidden } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
 import { anyOfConditions, applyAccess, requalify, trustTablesOf, type AccessRewrite } from './access.js';
-import { asKind, fieldNames, nameNode, walk } from '../front/ast.js';
+import { asKind, fieldNames, nameNode, walk } from '../tree/ast.js';
 import { parseExpression } from '../front/parse.js';
 
 /** The body of an INSERT, UPDATE or DELETE: the fields of all three, of which each statement has its own. */

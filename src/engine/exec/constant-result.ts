@@ -8,8 +8,8 @@ import { BOOLEAN, INTEGER, VARCHAR, type DuckDBType } from '@duckdb/node-api';
 import type { A_Const, SelectStmt } from '@pgsql/types';
 import type { ResultColumn } from '../../results/json.js';
 import { sqlLiteral, type DuckRuntime } from '../../runtime/duckdb.js';
-import type { BoundStatement } from '../front/bind.js';
-import { asKind, statementOf } from '../front/ast.js';
+import type { BoundStatement } from '../access/bind.js';
+import { asKind, statementOf } from '../tree/ast.js';
 import type { Execution } from './execute.js';
 
 export interface Constant {

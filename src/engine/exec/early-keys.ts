@@ -15,7 +15,7 @@ import type { ColumnDef } from '../../catalog/types.js';
 import type { KeyLookup } from '../../connectors/types.js';
 import type { ScanPlan } from '../plan/scans.js';
 import { MAX_LOOKUP_CODE } from '../plan/key-lookup.js';
-import { TupleNumbers } from './tuple-numbers.js';
+import { TupleNumbers } from '../translate/tuple-numbers.js';
 
 const INTEGER_TYPES = new Set(['SMALLINT', 'INTEGER', 'BIGINT']);
 const CANONICAL = /^-?(0|[1-9]\d{0,17})$/;

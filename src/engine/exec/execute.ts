@@ -16,12 +16,12 @@ import {
   type RowShape,
   type StreamOptions,
 } from '../../results/json.js';
-import type { BoundStatement, BoundTable } from '../front/bind.js';
+import type { BoundStatement, BoundTable } from '../access/bind.js';
 import { describe, quoteIdent, type DuckRuntime, type EngineGeneration } from '../../runtime/duckdb.js';
-import type { BoundedCache } from './statement-cache.js';
-import { engineSql, filteredSql } from './engine-dialect.js';
-import { withNumericValues } from './numeric-values.js';
-import { typedSql } from './probed-types.js';
+import type { BoundedCache } from '../tree/statement-cache.js';
+import { engineSql, filteredSql } from '../translate/engine-dialect.js';
+import { withNumericValues } from '../translate/numeric-values.js';
+import { typedSql } from '../translate/probed-types.js';
 import { engineError, isInterrupt } from './errors.js';
 import { dropLoad, type DependentJoinLimits, type SourceQuery } from './load.js';
 import { loadPlanned } from './load-planned.js';
@@ -29,7 +29,7 @@ import { standInColumns } from './stand-ins.js';
 import { narrowingQuery } from '../plan/narrowing.js';
 import { planStatement } from '../plan/planner.js';
 import type { Node, ParseResult } from '@pgsql/types';
-import { asKind, becomes, isNode, walk } from '../front/ast.js';
+import { asKind, becomes, isNode, walk } from '../tree/ast.js';
 
 /** Rows [offset, offset + limit) of a result. */
 export interface ResultWindow {

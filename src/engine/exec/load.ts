@@ -13,7 +13,7 @@ import { SourceUnreachableError, type KeyLookup, type RawType, type RowConnector
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import type { Node } from '@pgsql/types';
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
-import { filteredSql } from './engine-dialect.js';
+import { filteredSql } from '../translate/engine-dialect.js';
 import { exclusive } from './connection-lock.js';
 import type { JoinGroup } from '../plan/join-pushdown.js';
 import type { ScanPlan } from '../plan/scans.js';

@@ -10,7 +10,7 @@ import type { ColumnDef } from '../../catalog/types.js';
 import { POSTGRES_DIALECT } from '../../connectors/postgres/dialect.js';
 import { LOOKUP_CODE, type ExactCondition, type LookupKey } from '../plan/ship-lookup.js';
 import { arrayLiteral } from './ship-arrays.js';
-import { TupleNumbers } from './tuple-numbers.js';
+import { TupleNumbers } from '../translate/tuple-numbers.js';
 
 /** Elements of the lookup array at most: per shipped row, and in all (an int4 array's text is ~2 bytes per empty slot). */
 const SLOTS_PER_ROW = 16;

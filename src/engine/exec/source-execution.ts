@@ -9,7 +9,7 @@ import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
 import { SourceUnreachableError, type StatementColumn, type WholeStatementConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import { columnTypeName, type ResultColumn } from '../../results/json.js';
-import type { BoundStatement } from '../front/bind.js';
+import type { BoundStatement } from '../access/bind.js';
 import { describe, quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
 import { engineError } from './errors.js';
 import { engineExecution, statementConnection, type Execution } from './execute.js';
@@ -21,7 +21,7 @@ import { standInColumns } from './stand-ins.js';
 import { NOT_DECIMAL } from './load-scale.js';
 import type { SourceSelectPlan } from '../plan/route.js';
 import type { WholePlan } from '../plan/whole.js';
-import type { BoundedCache } from './statement-cache.js';
+import type { BoundedCache } from '../tree/statement-cache.js';
 
 /** Most rows of a result written without the engine; a larger result is loaded into it. */
 export const DIRECT_ROWS = 2048;

@@ -4,11 +4,11 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ResultColumn } from '../../results/json.js';
-import type { BoundStatement } from '../front/bind.js';
+import type { BoundStatement } from '../access/bind.js';
 import { describe, quoteIdent } from '../../runtime/duckdb.js';
-import { engineSql } from './engine-dialect.js';
-import { withNumericValues } from './numeric-values.js';
-import { typedSql } from './probed-types.js';
+import { engineSql } from '../translate/engine-dialect.js';
+import { withNumericValues } from '../translate/numeric-values.js';
+import { typedSql } from '../translate/probed-types.js';
 
 /** The engine's own result columns for the statement, over empty stand-ins of its tables. */
 export async function standInColumns(connection: DuckDBConnection, bound: BoundStatement): Promise<ResultColumn[]> {

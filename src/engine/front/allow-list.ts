@@ -10,7 +10,7 @@
  */
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeName } from '@pgsql/types';
-import { asKind, fieldNames, isObject, type KindAndNode } from './ast.js';
+import { asKind, fieldNames, isObject, type KindAndNode } from '../tree/ast.js';
 import { refusalReason } from './refused-functions.js';
 
 const words = (text: string): ReadonlySet<string> => new Set(text.trim().split(/\s+/));

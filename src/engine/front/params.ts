@@ -6,7 +6,7 @@
  */
 import type { Node, ParseResult } from '@pgsql/types';
 import { badRequest } from '../../errors.js';
-import { replaceNodesBelow, walk } from './ast.js';
+import { replaceNodesBelow, walk } from '../tree/ast.js';
 
 export type ParamValue = string | number | boolean | null;
 

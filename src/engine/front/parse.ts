@@ -5,7 +5,7 @@
 import { loadModule, parseSync } from 'libpg-query';
 import type { Node, ParseResult } from '@pgsql/types';
 import { ApiError, isStackOverflow, statementTooComplex } from '../../errors.js';
-import { asKind, statementOf, walk } from './ast.js';
+import { asKind, statementOf, walk } from '../tree/ast.js';
 import { checkStatementBytes, checkTreeSize, DEFAULT_STATEMENT_SIZE, type StatementSizeLimits } from './statement-size.js';
 
 export const SYNTAX_ERROR_TITLE = 'SQL syntax error';

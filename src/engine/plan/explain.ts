@@ -2,13 +2,12 @@
  * EXPLAIN <statement>: the plan as rows, one per step: what each source is asked (the exact
  * statement it receives) and what the engine runs over the results. Nothing is executed.
  */
-import { engineSql } from '../exec/engine-dialect.js';
+import { engineSql } from '../translate/engine-dialect.js';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';
-import type { BoundStatement } from '../front/bind.js';
+import type { BoundStatement } from '../access/bind.js';
 import { planStatement, type JoinLimits } from './planner.js';
-import type { StaticResult } from '../exec/static-result.js';
 import type { WholePlan } from './whole.js';
 import type { ShippedTable, ShippingPlan } from './ship.js';
 import type { LookupKey } from './ship-lookup.js';
@@ -16,6 +15,12 @@ import { describeEstimates, distinctOf } from './cost.js';
 import { estimatedRows } from './join-choice.js';
 import { lookupMinKeys, MAX_LOOKUP_CODE } from './key-lookup.js';
 import type { ScanPlan } from './scans.js';
+
+/** The plan as a result: columns and rows of plain values (the engine serves it as any static result). */
+export interface ExplainResult {
+  columns: string[];
+  rows: Array<Array<string | number | null>>;
+}
 
 const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
@@ -30,8 +35,8 @@ function keyLookupText(plan: ScanPlan, dependency: ScanPlan['dependencies'][numb
   return `; at least ${minKeys} dense keys go as a lookup (a byte per key) instead of an IN list${grouped}`;
 }
 
-export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean, limits?: JoinLimits): StaticResult {
-  const rows: StaticResult['rows'] = [];
+export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean, limits?: JoinLimits): ExplainResult {
+  const rows: ExplainResult['rows'] = [];
   let step = 1;
   const planned = planStatement(bound, registry, pushdown, limits);
   // Load names are the engine's; people know the tables as schema.table.
@@ -120,7 +125,7 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
 }
 
 /** The plan of a statement that one source runs whole. */
-export function explainWhole(plan: Pick<WholePlan, 'source' | 'sql'>): StaticResult {
+export function explainWhole(plan: Pick<WholePlan, 'source' | 'sql'>): ExplainResult {
   return {
     columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
     rows: [[1, plan.source.name, 'source statement', 'the whole statement', 'everything', plan.sql]],
@@ -133,7 +138,7 @@ export function explainShipped(
   whole: Pick<WholePlan, 'sql'>,
   registry: SourceRegistry,
   maxShippedRows: number,
-): StaticResult {
+): ExplainResult {
   // planShipping ships tables of row sources only.
   const sourceQuery = ({ table, scan }: Pick<ShippedTable, 'table' | 'scan'>) => {
     const resolved = table.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
@@ -151,7 +156,7 @@ export function explainShipped(
   const lookup = lookupOf(plan.lookup, plan.scan.columns);
   const choice = `shipped to PostgreSQL: ${smallRows} rows (estimate) against ${bigRows} rows there; federated instead if more than ${maxShippedRows} rows load${lookup}; ${describeEstimates(plan.estimates)}`;
   // Step 1 is the main shipped table; then the other sources' tables shipped along, then the engine's.
-  const moreSteps: StaticResult['rows'] = plan.moreShipped.map((more, i) => {
+  const moreSteps: ExplainResult['rows'] = plan.moreShipped.map((more, i) => {
     const { source, object, sql } = sourceQuery(more);
     return [
       2 + i,
@@ -163,7 +168,7 @@ export function explainShipped(
     ];
   });
   const engineStep = 2 + plan.moreShipped.length;
-  const engineSteps: StaticResult['rows'] = plan.engineTables.map(({ table }, i) => {
+  const engineSteps: ExplainResult['rows'] = plan.engineTables.map(({ table }, i) => {
     const connector = registry.connectorOf(table.resolved.source);
     const relation = connector.delivery === 'engine' ? connector.relationSql(table.resolved.table) : table.resolved.engineName;
     return [

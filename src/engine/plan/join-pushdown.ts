@@ -13,8 +13,8 @@ import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { castMayFail, type RawType, type RowConnector } from '../../connectors/types.js';
-import { asKind, conjuncts, fieldNames, lower, nameNode, rangeAlias, statementOf, walk } from '../front/ast.js';
-import type { BoundStatement } from '../front/bind.js';
+import { asKind, conjuncts, fieldNames, lower, nameNode, rangeAlias, statementOf, walk } from '../tree/ast.js';
+import type { BoundStatement } from '../access/bind.js';
 import type { ScanPlan } from './scans.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
 

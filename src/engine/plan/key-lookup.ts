@@ -16,7 +16,7 @@ import type { ParseResult } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';
-import { asKind, fieldNames, lower, rangeAlias, walk } from '../front/ast.js';
+import { asKind, fieldNames, lower, rangeAlias, walk } from '../tree/ast.js';
 import { distinctOf } from './cost.js';
 import type { GroupLookup, ScanPlan } from './scans.js';
 import { LOOKUP_MIN_SHARE } from './ship-lookup.js';

@@ -12,7 +12,7 @@
  */
 import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
 import { requalify } from '../access/access.js';
-import { asKind, conjuncts, fieldNames, isObject, lower, walk } from '../front/ast.js';
+import { asKind, conjuncts, fieldNames, isObject, lower, walk } from '../tree/ast.js';
 
 const COMPARISONS = new Set(['=', '<>', '!=', '<', '>', '<=', '>=']);
 const SAFE_KINDS = new Set(['AEXPR_OP', 'AEXPR_IN', 'AEXPR_BETWEEN', 'AEXPR_NOT_BETWEEN', 'AEXPR_LIKE', 'AEXPR_ILIKE']);

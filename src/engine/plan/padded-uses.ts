@@ -16,7 +16,7 @@
  * char(n) compared with it loses its padding only, as the check assumes.
  */
 import type { Node, ParseResult } from '@pgsql/types';
-import { asKind, fieldNames, lower, statementOf, walk } from '../front/ast.js';
+import { asKind, fieldNames, lower, statementOf, walk } from '../tree/ast.js';
 
 /** Type names of varchar (a cast to them is compared with a char(n) as a char(n)). */
 const VARCHAR = new Set(['varchar', 'character varying']);

@@ -15,7 +15,7 @@ import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
-import type { BoundStatement } from '../front/bind.js';
+import type { BoundStatement } from '../access/bind.js';
 import type { ScanPlan } from './scans.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
 import {
@@ -29,7 +29,7 @@ import {
   replaceNodesBelow,
   statementOf,
   walk,
-} from '../front/ast.js';
+} from '../tree/ast.js';
 
 export interface PartialAggregation {
   /** The statement the engine runs over the partial results. */

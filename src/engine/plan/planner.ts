@@ -6,7 +6,7 @@
  */
 import type { ParseResult } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
-import type { BoundStatement } from '../front/bind.js';
+import type { BoundStatement } from '../access/bind.js';
 import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';
 import { planGroupLookup } from './key-lookup.js';

@@ -11,7 +11,7 @@ import type { SourceRegistry } from '../../catalog/sources.js';
 import type { SourceDef } from '../../catalog/types.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
 import type { RowConnector } from '../../connectors/types.js';
-import type { BoundStatement } from '../front/bind.js';
+import type { BoundStatement } from '../access/bind.js';
 import { sourceSelect, type SourceSelect } from './source-select.js';
 import { planWhole, type WholePlan } from './whole.js';
 

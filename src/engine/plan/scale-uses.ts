@@ -9,7 +9,7 @@
  * the values where the statement reads them (load-scale.ts).
  */
 import type { Node, ParseResult } from '@pgsql/types';
-import { fieldNames, isNode, isObject, lower, walk } from '../front/ast.js';
+import { fieldNames, isNode, isObject, lower, walk } from '../tree/ast.js';
 
 const COMPARISONS = new Set(['=', '<>', '!=', '<', '>', '<=', '>=']);
 const COMPARING_KINDS = new Set(['AEXPR_IN', 'AEXPR_BETWEEN', 'AEXPR_NOT_BETWEEN', 'AEXPR_BETWEEN_SYM', 'AEXPR_NOT_BETWEEN_SYM']);

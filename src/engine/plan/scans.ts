@@ -13,11 +13,11 @@ import type { Node, RangeSubselect, SelectStmt } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
-import type { BoundStatement, BoundTable } from '../front/bind.js';
+import type { BoundStatement, BoundTable } from '../access/bind.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
 import { selectivity } from './selectivity.js';
 import type { JoinEstimates } from './cost.js';
-import { asKind, conjuncts, contains, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../front/ast.js';
+import { asKind, conjuncts, contains, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../tree/ast.js';
 
 /** The smaller load and key a scan's partial aggregation may group by the numbers of (key-lookup.ts). */
 export interface GroupLookup {

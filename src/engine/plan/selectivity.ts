@@ -8,7 +8,7 @@
  */
 import type { Node } from '@pgsql/types';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
-import { asKind, fieldNames } from '../front/ast.js';
+import { asKind, fieldNames } from '../tree/ast.js';
 import { distinctOf } from './cost.js';
 
 /** PostgreSQL's defaults where nothing is known (selfuncs.h). */

@@ -16,9 +16,9 @@
 import type { ParseResult } from '@pgsql/types';
 import type { ColumnDef } from '../../catalog/types.js';
 import { paddedChar } from '../../connectors/postgres/types.js';
-import type { BoundTable } from '../front/bind.js';
+import type { BoundTable } from '../access/bind.js';
 import type { Node } from '@pgsql/types';
-import { asKind, conjuncts, everyNode, fieldNames, isObject, statementOf } from '../front/ast.js';
+import { asKind, conjuncts, everyNode, fieldNames, isObject, statementOf } from '../tree/ast.js';
 import type { ScanPlan } from './scans.js';
 import { distinctOf } from './cost.js';
 

@@ -10,7 +10,7 @@ import type { FuncCall, Node, SelectStmt } from '@pgsql/types';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import type { RawType, RowConnector } from '../../connectors/types.js';
 import { castMayFail } from '../../connectors/types.js';
-import { asKind, fieldNames, lower, rangeAlias, sortTarget } from '../front/ast.js';
+import { asKind, fieldNames, lower, rangeAlias, sortTarget } from '../tree/ast.js';
 import type { SourceDialect } from '../../connectors/dialect.js';
 import { CannotPushDown, type PredicateGenerator } from '../../connectors/sql/predicate.js';
 

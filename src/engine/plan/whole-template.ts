@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ParseResult } from '@pgsql/types';
 import type { HiddenColumns } from '../access/access.js';
-import { isObject, walk } from '../front/ast.js';
+import { isObject, walk } from '../tree/ast.js';
 import type { WholePlan } from './whole.js';
 
 export interface WholeTemplate {

@@ -10,8 +10,8 @@ import type { ParseResult } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { SourceDef } from '../../catalog/types.js';
 import { wholeStatementConnector, type WholeStatementConnector } from '../../connectors/types.js';
-import type { BoundStatement } from '../front/bind.js';
-import { everyNode, fieldNames } from '../front/ast.js';
+import type { BoundStatement } from '../access/bind.js';
+import { everyNode, fieldNames } from '../tree/ast.js';
 
 export interface WholePlan {
   source: SourceDef;

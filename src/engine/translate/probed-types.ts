@@ -11,9 +11,9 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { FuncCall, Node, TypeCast } from '@pgsql/types';
-import { nameNode } from '../front/ast.js';
-import { int, written } from './syntax-nodes.js';
-import { BoundedCache } from './statement-cache.js';
+import { nameNode } from '../tree/ast.js';
+import { int, written } from '../tree/syntax-nodes.js';
+import { BoundedCache } from '../tree/statement-cache.js';
 
 interface Writing {
   probing: boolean;

@@ -24,7 +24,7 @@ import type { SourceTransaction } from '../../connectors/types.js';
 import { ApiError, badRequest } from '../../errors.js';
 import { requalify, trustTablesOf } from '../access/access.js';
 import { allOf, type WriteBody } from '../access/write-access.js';
-import { nameNode, walk } from '../front/ast.js';
+import { nameNode, walk } from '../tree/ast.js';
 
 /** What runs a SELECT in the engine for the user and hands its rows over as text, in batches. */
 export type SelectRows = (

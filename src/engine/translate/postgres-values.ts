@@ -7,7 +7,7 @@ import { badRequest } from '../../errors.js';
 import { POSTGRES_INTERVAL_TEXT } from '../../results/json.js';
 import { INTERVAL_FIELDS, intervalTruncation } from '../front/allow-list.js';
 import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
-import { asKind, fieldNames, nameNode } from '../front/ast.js';
+import { asKind, fieldNames, nameNode } from '../tree/ast.js';
 import {
   asVarchar,
   evaluatedOnce,
@@ -25,7 +25,7 @@ import {
   typeIs,
   typeNamed,
   written,
-} from './syntax-nodes.js';
+} from '../tree/syntax-nodes.js';
 
 /** The exact DECIMAL(p, s) of a number written as text, or null when it is not a plain number. */
 function decimalOf(text: string): { precision: number; scale: number } | null {

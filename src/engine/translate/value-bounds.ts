@@ -13,8 +13,8 @@
  * Tables functions of FROM stream their rows and are left as they are; their arguments are not.
  */
 import type { FuncCall, Node } from '@pgsql/types';
-import { asKind, mapChildren, nameNode } from '../front/ast.js';
-import { calledName, notAsPostgres, stringConst } from './syntax-nodes.js';
+import { asKind, mapChildren, nameNode } from '../tree/ast.js';
+import { calledName, notAsPostgres, stringConst } from '../tree/syntax-nodes.js';
 
 /** Functions checked on their result: what they build is at most a few times their inputs. */
 const WIDENING = new Set([

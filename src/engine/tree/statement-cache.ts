@@ -5,7 +5,7 @@
  * `WHERE id = 2` share an entry) and by the catalog's generation, so that any change to
  * sources, views or permissions makes every older entry unreachable.
  */
-import { isObject } from '../front/ast.js';
+import { isObject } from './ast.js';
 
 export class BoundedCache<V> {
   /** Each entry with whether it was used since it was (re)inserted. */

@@ -6,7 +6,7 @@
 import { narrowIntegers } from './probed-types.js';
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
-import { asKind, fieldNames, nameNode } from '../front/ast.js';
+import { asKind, fieldNames, nameNode } from '../tree/ast.js';
 import { dateTimeParse, dateTimeText } from './datetime-format.js';
 import { EXACT_AVERAGES, floatOnlyArgument, NUMERIC_MATH, numericArgumentsRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { DATE_TIME_TYPES, postgresDateTimeText, postgresText, quotedLiteral, textOf, typeNameOf } from './postgres-values.js';
@@ -30,7 +30,7 @@ import {
   typeIs,
   typeNamed,
   written,
-} from './syntax-nodes.js';
+} from '../tree/syntax-nodes.js';
 
 /**
  * `round(x)`: half to even for floating-point x, as PostgreSQL's rint. Written as a correction
@@ -453,224 +453,271 @@ function madeYear(name: string, args: Node[]): Node[] | null {
   return [read, ...args.slice(1)];
 }
 
+/**
+ * A translation of calls of one name: the call written for the engine, or null when this form
+ * is not one it handles (the next translation of the name is tried, then the call as written).
+ * It may also refuse the call (notAsPostgres).
+ */
+type Translation = (fc: FuncCall, args: Node[]) => Node | null;
+
+/** The translations of each function name, tried in order: the one place that says how a call of PostgreSQL's is written for the engine. */
+const TRANSLATIONS = new Map<string, Translation[]>();
+
+function translate(names: Iterable<string>, translation: Translation): void {
+  for (const name of names) TRANSLATIONS.set(name, [...(TRANSLATIONS.get(name) ?? []), translation]);
+}
+
+/** The call marked as vdb's own, with other arguments. */
+function withArgs(fc: FuncCall, args: Node[]): Node {
+  const same: FuncCall = { ...fc, args };
+  written.add(same);
+  return { FuncCall: same };
+}
+
 function translatedCall(fc: FuncCall): Node | null {
   const name = calledName(fc);
   const args = fc.args ?? [];
-  // The engine's date_part of a field computed per row fails inside itself for some fields (an
-  // 'epoch' of a timestamptz), and such a failure closes the whole engine: only constant fields.
-  if (name === 'date_part' && args.length === 2) {
-    // A field written as a cast constant ('year'::text) is that constant.
-    const castField = asKind(args[0], 'TypeCast');
-    if (castField && isStringConst(castField.arg) && ['text', 'varchar'].includes(typeNameOf(castField.typeName) ?? ''))
-      args[0] = castField.arg!;
+  for (const translation of TRANSLATIONS.get(name) ?? []) {
+    const translated = translation(fc, args);
+    if (translated) return translated;
   }
-  if (name === 'date_part' && args.length === 2 && literalText(args[0]) === null) {
+  return null;
+}
+
+// The engine's date_part of a field computed per row fails inside itself for some fields (an
+// 'epoch' of a timestamptz), and such a failure closes the whole engine: only constant fields.
+translate(['date_part'], (_fc, args) => {
+  if (args.length !== 2) return null;
+  // A field written as a cast constant ('year'::text) is that constant.
+  const castField = asKind(args[0], 'TypeCast');
+  if (castField && isStringConst(castField.arg) && ['text', 'varchar'].includes(typeNameOf(castField.typeName) ?? ''))
+    args[0] = castField.arg!;
+  if (literalText(args[0]) === null) {
     throw notAsPostgres(
       'date_part of a field given by an expression',
       "Name the field as a constant, such as date_part('year', x), or use EXTRACT(year FROM x).",
     );
   }
-  const yearField = yearFieldCall(name, args);
-  if (yearField) return yearField;
-  const made = madeYear(name, args);
-  if (made) {
-    const same: FuncCall = { ...fc, args: made };
-    written.add(same);
-    return { FuncCall: same };
+  return null;
+});
+
+translate(['date_part', 'extract'], (fc, args) => yearFieldCall(calledName(fc), args));
+
+translate(['make_date', 'make_timestamp', 'make_timestamptz'], (fc, args) => {
+  const made = madeYear(calledName(fc), args);
+  return made ? withArgs(fc, made) : null;
+});
+
+translate(['round'], (fc, args) => (args.length === 1 && !fc.over ? roundCall(args[0]!) : null));
+
+translate(NUMERIC_MATH, (fc, args) => {
+  if (args.length === 0 || fc.over) return null;
+  const guarded = numericArgumentsRefused(calledName(fc), args);
+  return guarded ? withArgs(fc, guarded) : null;
+});
+
+translate(['sign'], (fc, args) => {
+  if (args.length !== 1 || isVolatile(args[0])) return null;
+  // PostgreSQL's sign is double precision of integers and floats, numeric of numeric; the engine's a tinyint.
+  const same = { ...fc };
+  written.add(same);
+  const double = cast({ FuncCall: same }, 'float8');
+  written.add(double.TypeCast);
+  const failure = call('error', [
+    stringConst("sign() of a numeric value is not supported by vdb's engine; cast it to float8: sign(x::float8)"),
+  ]);
+  const numeric = call('starts_with', [call('typeof', [args[0]!]), stringConst('DECIMAL')]);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: numeric, result: failure } }], defresult: double } };
+});
+
+translate(['var_pop', 'var_samp', 'variance', 'stddev', 'stddev_pop', 'stddev_samp'], (fc, args) => {
+  if (args.length !== 1 || fc.over || fc.agg_distinct || isVolatile(args[0])) return null;
+  const name = calledName(fc);
+  // PostgreSQL's variance of floats holding an infinity is NaN; the engine fails.
+  const value = args[0]!;
+  const infinite: FuncCall = { ...fc, funcname: [nameNode('bool_or')], args: [engineCall('isinf', [cast(value, 'float8')])] };
+  written.add(infinite);
+  // The engine fails on an infinity even where the NaN is chosen: its infinities are left out.
+  const finite: Node = {
+    CaseExpr: {
+      args: [{ CaseWhen: { expr: engineCall('isinf', [cast(value, 'float8')]), result: int(0) } }],
+      defresult: floatOnlyArgument(name, value),
+    },
+  };
+  const checked: FuncCall = { ...fc, args: [finite] };
+  written.add(checked);
+  const nan = cast(stringConst('NaN'), 'float8');
+  written.add(nan.TypeCast);
+  // A sample's variance of one row is NULL, infinite or not.
+  const counted: FuncCall = { ...fc, funcname: [nameNode('count')], args: [value] };
+  written.add(counted);
+  const enough = op('>', { FuncCall: counted }, int(name === 'var_pop' || name === 'stddev_pop' ? 0 : 1));
+  const guard: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [{ FuncCall: infinite }, enough] } };
+  return { CaseExpr: { args: [{ CaseWhen: { expr: guard, result: nan } }], defresult: { FuncCall: checked } } };
+});
+
+translate(EXACT_AVERAGES, (fc, args) => (args.length === 1 ? withArgs(fc, [floatOnlyArgument(calledName(fc), args[0]!)]) : null));
+
+translate(['percentile_cont'], (fc) => {
+  if (!fc.agg_within_group || !fc.agg_order) return null;
+  // PostgreSQL interpolates in double precision whatever the ordered values' type.
+  const order = fc.agg_order.map((item): Node => {
+    const sortBy = asKind(item, 'SortBy');
+    return sortBy ? { SortBy: { ...sortBy, node: cast(sortBy.node, 'float8') } } : item;
+  });
+  const made = { ...fc, agg_order: order };
+  written.add(made);
+  return { FuncCall: made };
+});
+
+translate(['lag', 'lead'], (fc, args) => (args.length === 3 && fc.over ? withDefaultType(fc, args) : null));
+
+translate(CAST_FUNCTIONS, (fc, args) => (args.length === 1 ? { TypeCast: { arg: args[0], typeName: typeNamed(calledName(fc)) } } : null));
+
+translate(['lpad', 'rpad'], (fc, args) => (args.length === 2 ? call(calledName(fc), [...args, stringConst(' ')]) : null));
+
+translate(['octet_length'], (_fc, args) => {
+  if (args.length !== 1) return null;
+  const value = args[0]!;
+  const bytes: Node = { TypeCast: { arg: asVarchar(value), typeName: typeNamed('blob') } };
+  return {
+    CaseExpr: {
+      args: [{ CaseWhen: { expr: typeIs(value, ['BLOB']), result: engineCall('octet_length', [bytes]) } }],
+      defresult: call('strlen', [asVarchar(value)]),
+    },
+  };
+});
+
+translate(['to_json'], (_fc, args) => (args.length === 1 && !isVolatile(args[0]) ? cast(jsonText(args[0]!), 'json') : null));
+
+translate(['json_agg'], (fc, args) => {
+  if (args.length !== 1 || fc.over || isVolatile(args[0])) return null;
+  // PostgreSQL's text: elements as to_json writes them, joined by ', ' (scalars only).
+  const elements: FuncCall = {
+    ...fc,
+    funcname: [nameNode('string_agg')],
+    args: [{ CoalesceExpr: { args: [scalarJsonText(args[0]!), stringConst('null')] } }, stringConst(', ')],
+  };
+  written.add(elements);
+  const list = op('||', op('||', stringConst('['), { FuncCall: elements }), stringConst(']'));
+  return cast(list, 'json');
+});
+
+translate(['string_to_array'], (_fc, args) => {
+  if (args.length !== 2 || isVolatile(args[0])) return null;
+  // PostgreSQL: no elements for '', one per character for a NULL delimiter.
+  const [text, delimiter] = args as [Node, Node];
+  const split = engineCall('string_to_array', [text, isNullConst(delimiter) ? stringConst('') : delimiter]);
+  const empty: Node = { TypeCast: { arg: { A_ArrayExpr: {} }, typeName: { ...typeNamed('varchar'), arrayBounds: [int(-1)] } } };
+  return { CaseExpr: { args: [{ CaseWhen: { expr: op('=', text, stringConst('')), result: empty } }], defresult: split } };
+});
+
+translate(['array_length'], (_fc, args) => {
+  if (args.length !== 2) return null;
+  // PostgreSQL has no length for an empty array (NULL), the engine 0. A deeper dimension (2, 3)
+  // is the length of the first element's (PostgreSQL's arrays are rectangular).
+  const dimension = isIntegerConst(args[1]) ? Number(literalText(args[1])) : 1;
+  if (dimension >= 2 && dimension <= 6) {
+    let list: Node = args[0]!;
+    for (let d = 1; d < dimension; d++) list = { A_Indirection: { arg: list, indirection: [{ A_Indices: { uidx: int(1) } }] } };
+    return cast(call('nullif', [engineCall('len', [list]), int(0)]), 'int4');
   }
-  if (name === 'round' && args.length === 1 && !fc.over) return roundCall(args[0]!);
-  if (NUMERIC_MATH.has(name) && args.length > 0 && !fc.over) {
-    const guarded = numericArgumentsRefused(name, args);
-    if (guarded) {
-      const same: FuncCall = { ...fc, args: guarded };
-      written.add(same);
-      return { FuncCall: same };
-    }
-  }
-  if (name === 'sign' && args.length === 1 && !isVolatile(args[0])) {
-    // PostgreSQL's sign is double precision of integers and floats, numeric of numeric; the engine's a tinyint.
-    const same = { ...fc };
-    written.add(same);
-    const double = cast({ FuncCall: same }, 'float8');
-    written.add(double.TypeCast);
-    const failure = call('error', [
-      stringConst("sign() of a numeric value is not supported by vdb's engine; cast it to float8: sign(x::float8)"),
-    ]);
-    const numeric = call('starts_with', [call('typeof', [args[0]!]), stringConst('DECIMAL')]);
-    return { CaseExpr: { args: [{ CaseWhen: { expr: numeric, result: failure } }], defresult: double } };
-  }
-  if (
-    (name === 'var_pop' ||
-      name === 'var_samp' ||
-      name === 'variance' ||
-      name === 'stddev' ||
-      name === 'stddev_pop' ||
-      name === 'stddev_samp') &&
-    args.length === 1 &&
-    !fc.over &&
-    !fc.agg_distinct &&
-    !isVolatile(args[0])
-  ) {
-    // PostgreSQL's variance of floats holding an infinity is NaN; the engine fails.
-    const value = args[0]!;
-    const infinite: FuncCall = { ...fc, funcname: [nameNode('bool_or')], args: [engineCall('isinf', [cast(value, 'float8')])] };
-    written.add(infinite);
-    // The engine fails on an infinity even where the NaN is chosen: its infinities are left out.
-    const finite: Node = {
-      CaseExpr: {
-        args: [{ CaseWhen: { expr: engineCall('isinf', [cast(value, 'float8')]), result: int(0) } }],
-        defresult: floatOnlyArgument(name, value),
-      },
-    };
-    const checked: FuncCall = { ...fc, args: [finite] };
-    written.add(checked);
-    const nan = cast(stringConst('NaN'), 'float8');
-    written.add(nan.TypeCast);
-    // A sample's variance of one row is NULL, infinite or not.
-    const counted: FuncCall = { ...fc, funcname: [nameNode('count')], args: [value] };
-    written.add(counted);
-    const enough = op('>', { FuncCall: counted }, int(name === 'var_pop' || name === 'stddev_pop' ? 0 : 1));
-    const guard: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [{ FuncCall: infinite }, enough] } };
-    return { CaseExpr: { args: [{ CaseWhen: { expr: guard, result: nan } }], defresult: { FuncCall: checked } } };
-  }
-  if (EXACT_AVERAGES.has(name) && args.length === 1) {
-    const checked: FuncCall = { ...fc, args: [floatOnlyArgument(name, args[0]!)] };
-    written.add(checked);
-    return { FuncCall: checked };
-  }
-  if (name === 'percentile_cont' && fc.agg_within_group && fc.agg_order) {
-    // PostgreSQL interpolates in double precision whatever the ordered values' type.
-    const order = fc.agg_order.map((item): Node => {
-      const sortBy = asKind(item, 'SortBy');
-      return sortBy ? { SortBy: { ...sortBy, node: cast(sortBy.node, 'float8') } } : item;
-    });
-    const made = { ...fc, agg_order: order };
-    written.add(made);
-    return { FuncCall: made };
-  }
-  if ((name === 'lag' || name === 'lead') && args.length === 3 && fc.over) return withDefaultType(fc, args);
-  if (CAST_FUNCTIONS.has(name) && args.length === 1) return { TypeCast: { arg: args[0], typeName: typeNamed(name) } };
-  if ((name === 'lpad' || name === 'rpad') && args.length === 2) return call(name, [...args, stringConst(' ')]);
-  if (name === 'octet_length' && args.length === 1) {
-    const value = args[0]!;
-    const bytes: Node = { TypeCast: { arg: asVarchar(value), typeName: typeNamed('blob') } };
-    return {
-      CaseExpr: {
-        args: [{ CaseWhen: { expr: typeIs(value, ['BLOB']), result: engineCall('octet_length', [bytes]) } }],
-        defresult: call('strlen', [asVarchar(value)]),
-      },
-    };
-  }
-  if (name === 'to_json' && args.length === 1 && !isVolatile(args[0])) return cast(jsonText(args[0]!), 'json');
-  if (name === 'json_agg' && args.length === 1 && !fc.over && !isVolatile(args[0])) {
-    // PostgreSQL's text: elements as to_json writes them, joined by ', ' (scalars only).
-    const elements: FuncCall = {
-      ...fc,
-      funcname: [nameNode('string_agg')],
-      args: [{ CoalesceExpr: { args: [scalarJsonText(args[0]!), stringConst('null')] } }, stringConst(', ')],
-    };
-    written.add(elements);
-    const list = op('||', op('||', stringConst('['), { FuncCall: elements }), stringConst(']'));
-    return cast(list, 'json');
-  }
-  if (name === 'string_to_array' && args.length === 2 && !isVolatile(args[0])) {
-    // PostgreSQL: no elements for '', one per character for a NULL delimiter.
-    const [text, delimiter] = args as [Node, Node];
-    const split = engineCall('string_to_array', [text, isNullConst(delimiter) ? stringConst('') : delimiter]);
-    const empty: Node = { TypeCast: { arg: { A_ArrayExpr: {} }, typeName: { ...typeNamed('varchar'), arrayBounds: [int(-1)] } } };
-    return { CaseExpr: { args: [{ CaseWhen: { expr: op('=', text, stringConst('')), result: empty } }], defresult: split } };
-  }
-  if (name === 'array_length' && args.length === 2) {
-    // PostgreSQL has no length for an empty array (NULL), the engine 0. A deeper dimension (2, 3)
-    // is the length of the first element's (PostgreSQL's arrays are rectangular).
-    const dimension = isIntegerConst(args[1]) ? Number(literalText(args[1])) : 1;
-    if (dimension >= 2 && dimension <= 6) {
-      let list: Node = args[0]!;
-      for (let d = 1; d < dimension; d++) list = { A_Indirection: { arg: list, indirection: [{ A_Indices: { uidx: int(1) } }] } };
-      return cast(call('nullif', [engineCall('len', [list]), int(0)]), 'int4');
-    }
-    return call('nullif', [engineCall('array_length', args), int(0)]);
-  }
-  if (
-    (name === 'date_part' || name === 'extract') &&
-    args.length === 2 &&
-    literalText(args[0])?.toLowerCase() === 'second' &&
-    !isVolatile(args[1])
-  ) {
-    // PostgreSQL's seconds keep their fraction; the engine's are whole.
-    const micros: Node = { TypeCast: { arg: engineCall(name, [stringConst('microseconds'), args[1]!]), typeName: typeNamed('float8') } };
-    return op('/', micros, int(1_000_000));
-  }
-  if (name === 'generate_series' && !fc.over) {
-    // PostgreSQL's series of integers is integer (int4) when its bounds are; the engine's bigint.
-    const integers = args.every(isIntegerConst) ? { narrow: true } : narrowIntegers(args);
-    const first: Node = integers.probe ? { CaseExpr: { args: [{ CaseWhen: { expr: integers.probe, result: args[0] } }] } } : args[0]!;
-    const series = { ...fc, args: [first, ...args.slice(1)] };
-    written.add(series);
-    const rows = refusedForDates(args[0]!, call('unnest', [{ FuncCall: series }]), 'generate_series() of dates');
-    return integers.narrow ? cast(rows, 'int4') : rows;
-  }
-  if (name === 'array_to_string' && args.length === 3 && !isVolatile(args[0])) {
-    // PostgreSQL writes NULL elements as the third argument; the engine has no such argument.
-    return engineCall('vdb_array_to_string', args);
-  }
+  return call('nullif', [engineCall('array_length', args), int(0)]);
+});
+
+translate(['date_part', 'extract'], (fc, args) => {
+  if (args.length !== 2 || literalText(args[0])?.toLowerCase() !== 'second' || isVolatile(args[1])) return null;
+  // PostgreSQL's seconds keep their fraction; the engine's are whole.
+  const micros: Node = {
+    TypeCast: { arg: engineCall(calledName(fc), [stringConst('microseconds'), args[1]!]), typeName: typeNamed('float8') },
+  };
+  return op('/', micros, int(1_000_000));
+});
+
+translate(['generate_series'], (fc, args) => {
+  if (fc.over) return null;
+  // PostgreSQL's series of integers is integer (int4) when its bounds are; the engine's bigint.
+  const integers = args.every(isIntegerConst) ? { narrow: true } : narrowIntegers(args);
+  const first: Node = integers.probe ? { CaseExpr: { args: [{ CaseWhen: { expr: integers.probe, result: args[0] } }] } } : args[0]!;
+  const series = { ...fc, args: [first, ...args.slice(1)] };
+  written.add(series);
+  const rows = refusedForDates(args[0]!, call('unnest', [{ FuncCall: series }]), 'generate_series() of dates');
+  return integers.narrow ? cast(rows, 'int4') : rows;
+});
+
+// PostgreSQL writes NULL elements as the third argument; the engine has no such argument.
+translate(['array_to_string'], (_fc, args) => (args.length === 3 && !isVolatile(args[0]) ? engineCall('vdb_array_to_string', args) : null));
+
+translate(['rank'], (fc, args) => {
   const constant = asKind(args[0], 'A_Const');
-  if (name === 'rank' && fc.agg_within_group && fc.agg_order?.length === 1 && args.length === 1 && constant && !constant.isnull) {
-    // Hypothetical rank of a constant: 1 + the rows ordered before it (NULLs last ascending, first descending).
-    const sortBy = asKind(fc.agg_order[0], 'SortBy');
-    if (sortBy?.node && (sortBy.sortby_nulls ?? 'SORTBY_NULLS_DEFAULT') === 'SORTBY_NULLS_DEFAULT') {
-      const descending = sortBy.sortby_dir === 'SORTBY_DESC';
-      const nulls: Node = { NullTest: { arg: sortBy.node, nulltesttype: 'IS_NULL' } };
-      const before: Node = descending
-        ? { BoolExpr: { boolop: 'OR_EXPR', args: [op('>', sortBy.node, args[0]!), nulls] } }
-        : op('<', sortBy.node, args[0]!);
-      // The call's own FILTER applies too.
-      const filter: Node = fc.agg_filter ? { BoolExpr: { boolop: 'AND_EXPR', args: [fc.agg_filter, before] } } : before;
-      const count: FuncCall = {
-        funcname: [nameNode('count')],
-        agg_star: true,
-        agg_filter: filter,
-        funcformat: 'COERCE_EXPLICIT_CALL',
-        over: fc.over,
-      };
-      written.add(count);
-      return op('+', { FuncCall: count }, int(1));
-    }
-  }
-  if (name === 'initcap' && args.length === 1) return engineCall('vdb_initcap', args);
-  if ((name === 'concat_ws' || name === 'concat') && fc.func_variadic && args.length === (name === 'concat' ? 1 : 2)) {
-    // VARIADIC ARRAY[...]: the array's elements are the arguments (NULLs skipped); text arrays only.
-    const list = args[args.length - 1]!;
-    const joined = engineCall('array_to_string', [list, name === 'concat' ? stringConst('') : args[0]!]);
-    const failure = call('error', [stringConst(`${name}(VARIADIC ...) of a non-text array is not supported by vdb's engine`)]);
-    const text = typeIs(list, ['VARCHAR[]']);
-    return {
-      CaseExpr: { args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [text] } }, result: failure } }], defresult: joined },
-    };
-  }
-  if (name === 'make_interval' && args.length > 0 && args.every((arg) => asKind(arg, 'NamedArgExpr'))) {
-    const units: Record<string, (value: Node) => Node> = {
-      years: (v) => engineCall('to_years', [cast(v, 'int4')]),
-      months: (v) => engineCall('to_months', [cast(v, 'int4')]),
-      weeks: (v) => engineCall('to_days', [cast(op('*', v, int(7)), 'int4')]),
-      days: (v) => engineCall('to_days', [cast(v, 'int4')]),
-      hours: (v) => engineCall('to_hours', [cast(v, 'int8')]),
-      mins: (v) => engineCall('to_minutes', [cast(v, 'int8')]),
-    };
-    const parts = args.map((arg) => {
-      const named = asKind(arg, 'NamedArgExpr')!;
-      const unit = units[named.name ?? ''];
-      if (!unit) throw notAsPostgres(`make_interval(${named.name} => ...)`, 'Give years, months, weeks, days, hours or mins.');
-      return unit(named.arg!);
-    });
-    return parts.reduce((sum, piece) => op('+', sum, piece));
-  }
-  if (name === 'justify_days' && args.length === 1) return engineCall('vdb_justify_days', args);
-  const text = textFunction(name, args);
-  if (text) return text;
-  if (name === 'to_char' || name === 'to_date' || (name === 'to_timestamp' && args.length === 2)) return dateTimeCall(name, args);
+  if (!fc.agg_within_group || fc.agg_order?.length !== 1 || args.length !== 1 || !constant || constant.isnull) return null;
+  // Hypothetical rank of a constant: 1 + the rows ordered before it (NULLs last ascending, first descending).
+  const sortBy = asKind(fc.agg_order[0], 'SortBy');
+  if (!sortBy?.node || (sortBy.sortby_nulls ?? 'SORTBY_NULLS_DEFAULT') !== 'SORTBY_NULLS_DEFAULT') return null;
+  const descending = sortBy.sortby_dir === 'SORTBY_DESC';
+  const nulls: Node = { NullTest: { arg: sortBy.node, nulltesttype: 'IS_NULL' } };
+  const before: Node = descending
+    ? { BoolExpr: { boolop: 'OR_EXPR', args: [op('>', sortBy.node, args[0]!), nulls] } }
+    : op('<', sortBy.node, args[0]!);
+  // The call's own FILTER applies too.
+  const filter: Node = fc.agg_filter ? { BoolExpr: { boolop: 'AND_EXPR', args: [fc.agg_filter, before] } } : before;
+  const count: FuncCall = {
+    funcname: [nameNode('count')],
+    agg_star: true,
+    agg_filter: filter,
+    funcformat: 'COERCE_EXPLICIT_CALL',
+    over: fc.over,
+  };
+  written.add(count);
+  return op('+', { FuncCall: count }, int(1));
+});
+
+translate(['initcap'], (_fc, args) => (args.length === 1 ? engineCall('vdb_initcap', args) : null));
+
+translate(['concat', 'concat_ws'], (fc, args) => {
+  const name = calledName(fc);
+  if (!fc.func_variadic || args.length !== (name === 'concat' ? 1 : 2)) return null;
+  // VARIADIC ARRAY[...]: the array's elements are the arguments (NULLs skipped); text arrays only.
+  const list = args[args.length - 1]!;
+  const joined = engineCall('array_to_string', [list, name === 'concat' ? stringConst('') : args[0]!]);
+  const failure = call('error', [stringConst(`${name}(VARIADIC ...) of a non-text array is not supported by vdb's engine`)]);
+  const text = typeIs(list, ['VARCHAR[]']);
+  return {
+    CaseExpr: { args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [text] } }, result: failure } }], defresult: joined },
+  };
+});
+
+translate(['make_interval'], (_fc, args) => {
+  if (args.length === 0 || !args.every((arg) => asKind(arg, 'NamedArgExpr'))) return null;
+  const units: Record<string, (value: Node) => Node> = {
+    years: (v) => engineCall('to_years', [cast(v, 'int4')]),
+    months: (v) => engineCall('to_months', [cast(v, 'int4')]),
+    weeks: (v) => engineCall('to_days', [cast(op('*', v, int(7)), 'int4')]),
+    days: (v) => engineCall('to_days', [cast(v, 'int4')]),
+    hours: (v) => engineCall('to_hours', [cast(v, 'int8')]),
+    mins: (v) => engineCall('to_minutes', [cast(v, 'int8')]),
+  };
+  const parts = args.map((arg) => {
+    const named = asKind(arg, 'NamedArgExpr')!;
+    const unit = units[named.name ?? ''];
+    if (!unit) throw notAsPostgres(`make_interval(${named.name} => ...)`, 'Give years, months, weeks, days, hours or mins.');
+    return unit(named.arg!);
+  });
+  return parts.reduce((sum, piece) => op('+', sum, piece));
+});
+
+translate(['justify_days'], (_fc, args) => (args.length === 1 ? engineCall('vdb_justify_days', args) : null));
+
+translate(TEXT_FUNCTIONS, (fc, args) => textFunction(calledName(fc), args));
+
+translate(['to_char', 'to_date', 'to_timestamp'], (fc, args) => {
+  const name = calledName(fc);
+  return name !== 'to_timestamp' || args.length === 2 ? dateTimeCall(name, args) : null;
+});
+
+translate(['row_to_json'], (_fc, args) => {
   const row = args.length === 1 ? asKind(args[0], 'RowExpr') : undefined;
-  if (name === 'row_to_json' && row?.args && row.args.length > 0 && !isVolatile(row.args)) {
+  if (row?.args && row.args.length > 0 && !isVolatile(row.args)) {
     // PostgreSQL names a ROW(...)'s fields f1, f2, ... and writes each value as to_json does.
     const fields = row.args.map((arg, i): Node => {
       const value = { CoalesceExpr: { args: [scalarJsonText(arg), stringConst('null')] } };
@@ -685,75 +732,83 @@ function translatedCall(fc: FuncCall): Node | null {
       'json',
     );
   }
-  if (name === 'row_to_json' && args.some((arg) => asKind(arg, 'RowExpr'))) {
+  if (args.some((arg) => asKind(arg, 'RowExpr'))) {
     throw notAsPostgres(
       'row_to_json of a ROW(...) constructor',
       'Select the values from a subquery with named columns and pass its row: row_to_json(t).',
     );
   }
-  if (name === 'concat' || name === 'concat_ws') {
-    const texts = args.map((arg, i) =>
-      literalText(arg) !== null || (name === 'concat_ws' && i === 0) ? arg : (postgresText(arg, 't') ?? arg),
-    );
-    const made: FuncCall = { ...fc, args: texts };
-    written.add(made);
-    return { FuncCall: made };
-  }
-  if (name === 'date_trunc' && args.length === 2) {
-    const field = literalText(args[0])?.toLowerCase() ?? null;
-    if (field === null) {
-      throw notAsPostgres(
-        'date_trunc to a field given by an expression',
-        "Truncate to 'millennium', 'century', 'decade', 'year', 'quarter', 'month', 'week', 'day', 'hour', 'minute' or 'second', written as a constant.",
-      );
-    }
-    // A date literal is timestamp with time zone to PostgreSQL's date_trunc (midnight UTC here).
-    const dateLiteral = typeNameOf(asKind(args[1], 'TypeCast')?.typeName) === 'date';
-    const value = dateLiteral ? cast(args[1], 'timestamptz') : args[1]!;
-    const unit = { century: 100, millennium: 1000 }[field];
-    let truncated: Node;
-    if (unit && !isVolatile(value)) {
-      // Centuries and millennia begin with their year 1 (2001), the engine's with year 0.
-      const year = engineCall('year', [value]);
-      const back = engineCall('to_years', [cast(op('%', op('-', year, int(1)), int(unit)), 'int4')]);
-      const start = op('-', engineCall('date_trunc', [stringConst('year'), value]), back);
-      const failure = call('error', [stringConst(`date_trunc to ${field} of a year before 1 is not supported by vdb's engine`)]);
-      // The engine's year of a timestamp with time zone before year 1 is its era's (44 for 44 BC).
-      const before: Node = { BoolExpr: { boolop: 'OR_EXPR', args: [op('<', year, int(1)), beforeYearOne(value)] } };
-      truncated = { CaseExpr: { args: [{ CaseWhen: { expr: before, result: failure } }], defresult: start } };
-    } else if (unit) {
-      throw notAsPostgres(`date_trunc to ${field} of a volatile value`, 'Truncate a value computed once, in a subquery.');
-    } else if (field === 'decade' && !isVolatile(value)) {
-      // PostgreSQL's decades before year 1 end with a year 1 BC, 11 BC, ...; the engine's otherwise.
-      const failure = call('error', [stringConst(`date_trunc to decade of a year before 1 is not supported by vdb's engine`)]);
-      const engineDecade = engineCall('date_trunc', [args[0]!, value]);
-      truncated = { CaseExpr: { args: [{ CaseWhen: { expr: beforeYearOne(value), result: failure } }], defresult: engineDecade } };
-    } else truncated = engineCall('date_trunc', [args[0]!, value]);
-    return dateLiteral ? truncated : refusedForDates(args[1]!, truncated, 'date_trunc() of a date');
-  }
-  if (name === 'div' && args.length === 2 && !isVolatile(args)) {
-    // PostgreSQL's div: the quotient truncated toward zero, as numeric; the engine's // truncates too.
-    const [dividend, divisor] = args as [Node, Node];
-    const zero: Node = {
-      CaseExpr: {
-        args: [{ CaseWhen: { expr: op('=', divisor, int(0)), result: call('error', [stringConst('division by zero')]) } }],
-        defresult: divisor,
-      },
-    };
-    const quotient = cast(op('//', integersOnly('div', dividend, divisor), zero), 'numeric');
-    quotient.TypeCast.typeName.typmods = [int(38), int(0)];
-    written.add(quotient.TypeCast);
-    return quotient;
-  }
-  if (name === 'cardinality' && args.length === 1 && !isVolatile(args[0])) {
-    const list = args[0]!;
-    const nested = op('~~', call('typeof', [list]), stringConst('%[][]'));
-    const failure = call('error', [stringConst("cardinality() of a multidimensional array is not supported by vdb's engine")]);
-    const count = cast(call('len', [list]), 'int4');
-    written.add(count.TypeCast);
-    return { CaseExpr: { args: [{ CaseWhen: { expr: nested, result: failure } }], defresult: count } };
-  }
   return null;
+});
+
+translate(['concat', 'concat_ws'], (fc, args) => {
+  const name = calledName(fc);
+  const texts = args.map((arg, i) =>
+    literalText(arg) !== null || (name === 'concat_ws' && i === 0) ? arg : (postgresText(arg, 't') ?? arg),
+  );
+  return withArgs(fc, texts);
+});
+
+translate(['date_trunc'], (_fc, args) => (args.length === 2 ? dateTruncCall(args) : null));
+
+translate(['div'], (_fc, args) => {
+  if (args.length !== 2 || isVolatile(args)) return null;
+  // PostgreSQL's div: the quotient truncated toward zero, as numeric; the engine's // truncates too.
+  const [dividend, divisor] = args as [Node, Node];
+  const zero: Node = {
+    CaseExpr: {
+      args: [{ CaseWhen: { expr: op('=', divisor, int(0)), result: call('error', [stringConst('division by zero')]) } }],
+      defresult: divisor,
+    },
+  };
+  const quotient = cast(op('//', integersOnly('div', dividend, divisor), zero), 'numeric');
+  quotient.TypeCast.typeName.typmods = [int(38), int(0)];
+  written.add(quotient.TypeCast);
+  return quotient;
+});
+
+translate(['cardinality'], (_fc, args) => {
+  if (args.length !== 1 || isVolatile(args[0])) return null;
+  const list = args[0]!;
+  const nested = op('~~', call('typeof', [list]), stringConst('%[][]'));
+  const failure = call('error', [stringConst("cardinality() of a multidimensional array is not supported by vdb's engine")]);
+  const count = cast(call('len', [list]), 'int4');
+  written.add(count.TypeCast);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: nested, result: failure } }], defresult: count } };
+});
+
+/** date_trunc(field, value) as PostgreSQL answers it; refused for fields given by expressions. */
+function dateTruncCall(args: Node[]): Node {
+  const field = literalText(args[0])?.toLowerCase() ?? null;
+  if (field === null) {
+    throw notAsPostgres(
+      'date_trunc to a field given by an expression',
+      "Truncate to 'millennium', 'century', 'decade', 'year', 'quarter', 'month', 'week', 'day', 'hour', 'minute' or 'second', written as a constant.",
+    );
+  }
+  // A date literal is timestamp with time zone to PostgreSQL's date_trunc (midnight UTC here).
+  const dateLiteral = typeNameOf(asKind(args[1], 'TypeCast')?.typeName) === 'date';
+  const value = dateLiteral ? cast(args[1], 'timestamptz') : args[1]!;
+  const unit = { century: 100, millennium: 1000 }[field];
+  let truncated: Node;
+  if (unit && !isVolatile(value)) {
+    // Centuries and millennia begin with their year 1 (2001), the engine's with year 0.
+    const year = engineCall('year', [value]);
+    const back = engineCall('to_years', [cast(op('%', op('-', year, int(1)), int(unit)), 'int4')]);
+    const start = op('-', engineCall('date_trunc', [stringConst('year'), value]), back);
+    const failure = call('error', [stringConst(`date_trunc to ${field} of a year before 1 is not supported by vdb's engine`)]);
+    // The engine's year of a timestamp with time zone before year 1 is its era's (44 for 44 BC).
+    const before: Node = { BoolExpr: { boolop: 'OR_EXPR', args: [op('<', year, int(1)), beforeYearOne(value)] } };
+    truncated = { CaseExpr: { args: [{ CaseWhen: { expr: before, result: failure } }], defresult: start } };
+  } else if (unit) {
+    throw notAsPostgres(`date_trunc to ${field} of a volatile value`, 'Truncate a value computed once, in a subquery.');
+  } else if (field === 'decade' && !isVolatile(value)) {
+    // PostgreSQL's decades before year 1 end with a year 1 BC, 11 BC, ...; the engine's otherwise.
+    const failure = call('error', [stringConst(`date_trunc to decade of a year before 1 is not supported by vdb's engine`)]);
+    const engineDecade = engineCall('date_trunc', [args[0]!, value]);
+    truncated = { CaseExpr: { args: [{ CaseWhen: { expr: beforeYearOne(value), result: failure } }], defresult: engineDecade } };
+  } else truncated = engineCall('date_trunc', [args[0]!, value]);
+  return dateLiteral ? truncated : refusedForDates(args[1]!, truncated, 'date_trunc() of a date');
 }
 
 /** `value` when it is not a date; PostgreSQL reads a date there as timestamp with time zone, the engine as timestamp. */

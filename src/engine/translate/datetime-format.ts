@@ -6,7 +6,7 @@
  * Date/Time Formatting", is the reference.
  */
 import type { Node } from '@pgsql/types';
-import { call, cast, int, op, stringConst } from './syntax-nodes.js';
+import { call, cast, int, op, stringConst } from '../tree/syntax-nodes.js';
 
 /** How one pattern is written: a strftime format, or an expression over the value. */
 type Piece = { strftime: string } | { build: (value: Node) => Node };

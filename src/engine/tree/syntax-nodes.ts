@@ -5,7 +5,7 @@
  */
 import type { A_Expr, FuncCall, Node, TypeCast, TypeName } from '@pgsql/types';
 import { badRequest } from '../../errors.js';
-import { asKind, everyNode, fieldNames, nameNode } from '../front/ast.js';
+import { asKind, everyNode, fieldNames, nameNode } from './ast.js';
 
 export const stringConst = (text: string): Node => ({ A_Const: { sval: { sval: text } } });
 

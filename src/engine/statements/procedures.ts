@@ -18,10 +18,10 @@ import type { AuditLog } from '../../security/audit-log.js';
 import type { InviteService } from '../../security/invites.js';
 import type { UserService } from '../../security/users.js';
 import { canonicalPermissions, parseResource, type AccessPolicy } from '../../security/permissions.js';
-import { walk } from '../front/ast.js';
+import { walk } from '../tree/ast.js';
 import { quoteIdent } from '../../runtime/duckdb.js';
 import { parseExpression } from '../front/parse.js';
-import type { StaticResult } from './static-result.js';
+import type { StaticResult } from '../exec/static-result.js';
 
 export type ProcedureResult = StaticResult;
 

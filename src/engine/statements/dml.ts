@@ -35,9 +35,9 @@ import {
   targetNames,
   type WriteBody,
 } from '../access/write-access.js';
-import type { StaticResult } from './static-result.js';
+import type { StaticResult } from '../exec/static-result.js';
 import { writeChosenRows, type SelectRows, type TransactionalWriter } from './keyed-write.js';
-import { asKind, fieldNames, statementOf, walk } from '../front/ast.js';
+import { asKind, fieldNames, statementOf, walk } from '../tree/ast.js';
 import { SAFE_FUNCTIONS, SAFE_TYPES } from '../plan/whole.js';
 
 export interface WritableConnector extends RowConnector, Partial<Pick<TransactionalWriter, 'inTransaction'>> {

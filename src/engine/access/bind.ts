@@ -10,9 +10,9 @@ import type { FuncCall, Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/t
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
-import { applyAccess, type HiddenColumns } from '../access/access.js';
-import { checkAllowed } from './allow-list.js';
-import { fieldNames, nodeKind, statementOf, walk } from './ast.js';
+import { applyAccess, type HiddenColumns } from './access.js';
+import { checkAllowed } from '../front/allow-list.js';
+import { fieldNames, nodeKind, statementOf, walk } from '../tree/ast.js';
 
 export interface BoundTable {
   /** Views never get here: they are expanded into their SELECT before binding (access.ts). */

@@ -6,7 +6,7 @@
  * (they ask the values' types), so they cost nothing per row.
  */
 import type { Node } from '@pgsql/types';
-import { call, int, isNullConst, isVolatile, op, stringConst, TYPE_NAMES_OF_FLOATS, typeIs } from './syntax-nodes.js';
+import { call, int, isNullConst, isVolatile, op, stringConst, TYPE_NAMES_OF_FLOATS, typeIs } from '../tree/syntax-nodes.js';
 
 const or = (args: Node[]): Node => (args.length === 1 ? args[0]! : { BoolExpr: { boolop: 'OR_EXPR', args } });
 const and = (args: Node[]): Node => ({ BoolExpr: { boolop: 'AND_EXPR', args } });

@@ -15,8 +15,8 @@ import type { FuncCall, Node, ParseResult, ResTarget, SelectStmt } from '@pgsql/
 import { describe, MAX_RESULT_COLUMNS } from '../../runtime/duckdb.js';
 import { ApiError } from '../../errors.js';
 import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
-import { asKind, fieldNames } from '../front/ast.js';
-import { call, calledName, int, isIntegerConst, literalText, written } from './syntax-nodes.js';
+import { asKind, fieldNames } from '../tree/ast.js';
+import { call, calledName, int, isIntegerConst, literalText, written } from '../tree/syntax-nodes.js';
 
 /** PostgreSQL's kind of a value: integer, numeric (with the engine's scale), float, or anything else. */
 type Kind = { kind: 'int' } | { kind: 'numeric'; scale: number } | { kind: 'float' } | { kind: 'other' };

@@ -19,7 +19,7 @@
  */
 import { deparseSync } from 'pgsql-deparser';
 import type { A_Expr, FuncCall, Node, ParseResult, RangeFunction, TypeCast } from '@pgsql/types';
-import { asKind, mapChildren, mapTree, mapTreeUp, nameNode } from '../front/ast.js';
+import { asKind, mapChildren, mapTree, mapTreeUp, nameNode } from '../tree/ast.js';
 import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from './postgres-functions.js';
 import { BC_DATE_TIME, checkedCast, typeNameOf } from './postgres-values.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
@@ -43,7 +43,7 @@ import {
   stringConst,
   typeNamed,
   written,
-} from './syntax-nodes.js';
+} from '../tree/syntax-nodes.js';
 
 const LIKE_FUNCTIONS: Record<string, string> = {
   '~~': 'like_escape',

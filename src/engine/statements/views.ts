@@ -14,7 +14,7 @@ import type { ColumnDef, ViewDef } from '../../catalog/types.js';
 import { ApiError, badRequest, forbidden, notFound } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
 import type { AuditLog } from '../../security/audit-log.js';
-import { asKind, fieldNames, statementOf, walk } from '../front/ast.js';
+import { asKind, fieldNames, statementOf, walk } from '../tree/ast.js';
 import type { Execution } from '../exec/execute.js';
 import { parseStatement } from '../front/parse.js';
 import type { StaticResult } from '../exec/static-result.js';
