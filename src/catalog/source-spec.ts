@@ -3,6 +3,7 @@
  * body of POST /rest/api/source, the SYSADMIN procedures and the config file. Properties come
  * as `key=value,key=value` strings (Data Virtuality's format); secrets are split off here.
  */
+import { networkOf } from '../connectors/kinds.js';
 import { badRequest } from '../errors.js';
 import type { NewSource } from './sources.js';
 import type { SourceKind } from './types.js';
@@ -100,10 +101,11 @@ function checkInteger(what: string, props: Record<string, string>, key: string, 
  * address, timeouts and pool sizes that are no positive integers. Refused when the source is added.
  */
 export function checkNetworkProps(kind: SourceKind, connection: Record<string, string>, model: Record<string, string>): void {
-  if (kind !== 'postgresql' && kind !== 'mysql') return;
+  const network = networkOf(kind);
+  if (!network) return;
   const host = connection.host;
   // PostgreSQL also takes the folder of its Unix socket as the host.
-  const socketFolder = kind === 'postgresql' && (host ?? '').startsWith('/') && !/[\s\p{Cc}]/u.test(host ?? '');
+  const socketFolder = network.socketFolders && (host ?? '').startsWith('/') && !/[\s\p{Cc}]/u.test(host ?? '');
   if (host !== undefined && !socketFolder && (host.length > 253 || !(HOST_NAME.test(host) || (host.includes(':') && IPV6.test(host))))) {
     throw invalidProperty('connectionProps', 'host', host, 'a host name or IP address');
   }

@@ -3,6 +3,7 @@
  * SYSADMIN.DataSources), queryable with filters and joins like any table. Their rows are
  * computed from the catalog; no secret is ever part of them.
  */
+import { writableKind } from '../connectors/kinds.js';
 import type { QueryLogEntry } from './query-log.js';
 import type { AuditEntry } from '../security/audit-log.js';
 import type { CatalogData, ColumnDef, SourceDef, TableDef } from './types.js';
@@ -136,7 +137,7 @@ export const SYSTEM_TABLES: SystemTable[] = [
         table.nameInSource,
         source !== null && table.kind === 'Table',
         // Writable: tables of database sources (not files) whose definition is not read-only.
-        source !== null && table.kind === 'Table' && !source.readOnly && WRITABLE_KINDS.has(source.kind),
+        source !== null && table.kind === 'Table' && !source.readOnly && writableKind(source.kind),
         table.uid,
         table.cardinality,
         table.description ?? null,
@@ -318,5 +319,3 @@ export function formatProps(props: Record<string, string>): string {
 
 const isView = (table: TableDef) => 'sql' in table;
 
-/** Kinds of source that INSERT, UPDATE and DELETE can reach. */
-const WRITABLE_KINDS = new Set(['postgresql', 'mysql', 'sqlite']);

@@ -7,6 +7,13 @@
 /** Kinds of data source. The template/translator names of the REST API. */
 export type SourceKind = 'sqlite' | 'file' | 'postgresql' | 'mysql' | 'duckdb';
 
+/**
+ * The catalog's type of a numeric without declared scale (PostgreSQL's `numeric`): 38 digits, 10
+ * after the point, unless the source's dialect says its values carry their own scale
+ * (`SourceDialect.scaleFromValues`).
+ */
+export const UNCONSTRAINED_NUMERIC = 'DECIMAL(38,10)';
+
 export interface ColumnDef {
   name: string;
   /** Name of the column in the source, when it differs from `name`. */

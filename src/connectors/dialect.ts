@@ -58,6 +58,32 @@ export abstract class SourceDialect {
     return column.type !== 'VARCHAR';
   }
 
+  /** Any number of dependent-join keys go in one statement (an array): no batches are planned. */
+  readonly keysInOneStatement: boolean = false;
+
+  /**
+   * Many keys of a column as one array value of the column's type, for `column = ANY(...)`;
+   * null where the dialect has no such arrays or a key would not read as the column's type.
+   */
+  keyArray(_column: ColumnDef, _keys: readonly string[]): string | null {
+    return null;
+  }
+
+  /** Whether a column's values carry their own scale, read from their text (a numeric without declared scale). */
+  scaleFromValues(_column: Pick<ColumnDef, 'type'>): boolean {
+    return false;
+  }
+
+  /** Whether a column may hold char(n) values padded with spaces, which the source compares without them. */
+  paddedChar(_column: Pick<ColumnDef, 'type' | 'sourceType'>): boolean {
+    return false;
+  }
+
+  /** Whether the source compares a column with a char(n) as a char(n), without trailing spaces. */
+  comparesAsChar(_column: Pick<ColumnDef, 'type' | 'sourceType'>): boolean {
+    return false;
+  }
+
   /** A column as ORDER BY and GROUP BY write it, so that it orders as `ordersLikeEngine` promised. */
   orderedColumn(sql: string, _column: ColumnDef): string {
     return sql;

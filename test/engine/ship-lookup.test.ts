@@ -13,6 +13,9 @@ import type { ColumnDef } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
 import { lookupRelation, numbersText } from '../../src/engine/exec/ship-lookup.js';
 import type { LookupPlan } from '../../src/engine/plan/ship-lookup.js';
+import { POSTGRES_DIALECT } from '../../src/connectors/postgres/dialect.js';
+
+const quote = (name: string) => POSTGRES_DIALECT.quoteIdentifier(name);
 
 const column = (name: string, type: string) => ({ name, type }) as ColumnDef;
 const COLUMNS = [column('id', 'INTEGER'), column('country', 'VARCHAR')];
@@ -33,6 +36,7 @@ test('keys 3..6: a byte per key from 3 to 6, one number per distinct row, 0 for 
       ['DE', 'US', 'DE', 'FR'],
     ],
     { kind: 'mysql' },
+    quote,
   );
   assert.equal(
     sql,
@@ -43,7 +47,7 @@ test('keys 3..6: a byte per key from 3 to 6, one number per distinct row, 0 for 
 });
 
 test('a bigint key is looked up only within the bounds (no int4 cast error)', () => {
-  const sql = lookupRelation(plan('BIGINT'), [column('id', 'BIGINT')], [['-2', '1']], { kind: '' })!;
+  const sql = lookupRelation(plan('BIGINT'), [column('id', 'BIGINT')], [['-2', '1']], { kind: '' }, quote)!;
   assert.match(
     sql,
     /CASE WHEN "o"."customer_id" BETWEEN -2 AND 1 THEN get_byte\(\(SELECT decode\('01000001', 'hex'\)\), \("o"."customer_id" - \(-2\)\)::int4\) END/,
@@ -52,7 +56,7 @@ test('a bigint key is looked up only within the bounds (no int4 cast error)', ()
 });
 
 test('the plain form where a key repeats, is beyond int4, the keys are sparse, or there is none', () => {
-  const none = (keys: Array<string | null>) => lookupRelation(plan(), COLUMNS, [keys, keys.map(() => 'x')], { kind: '' });
+  const none = (keys: Array<string | null>) => lookupRelation(plan(), COLUMNS, [keys, keys.map(() => 'x')], { kind: '' }, quote);
   assert.equal(none(['1', '2', '1']), null);
   assert.equal(none(['1', '2147483648']), null);
   assert.equal(none(['1', '5000']), null, '5,000 slots for 2 rows');
@@ -69,6 +73,7 @@ test('the plain form where a key repeats, is beyond int4, the keys are sparse, o
         ['x', 'y'],
       ],
       { kind: '' },
+      quote,
     );
   assert.equal(few(3), null);
   assert.notEqual(few(2), null);
@@ -82,6 +87,7 @@ test('the plain form where a key repeats, is beyond int4, the keys are sparse, o
         ['x', 'y', 'z'],
       ],
       { kind: '' },
+      quote,
     ),
     null,
   );
@@ -96,24 +102,31 @@ test('conditions applied by vdb: only the rows whose text is exactly a value go,
       ['DE', 'de', 'DE ', 'a"b', 'FR', null],
     ],
     { kind: 'mysql' },
+    quote,
   );
   assert.match(sql ?? '', /unnest\('\{1,2\}'::int4\[\], '\{"DE","a\\"b"\}'::text\[\]\)/);
   assert.match(sql ?? '', /decode\('01000002', 'hex'\)/);
-  const none = lookupRelation({ ...plan(), conditions: [{ columnIndex: 1, values: ['US'] }] }, COLUMNS, [['3'], ['DE']], { kind: '' });
+  const none = lookupRelation(
+    { ...plan(), conditions: [{ columnIndex: 1, values: ['US'] }] },
+    COLUMNS,
+    [['3'], ['DE']],
+    { kind: '' },
+    quote,
+  );
   assert.equal(none, null, 'no row kept: the plain form, which keeps the condition');
 });
 
 test("more than 255 distinct rows: the numbers as an int4 array with the keys' bounds, a bigint key cast within them", () => {
   const keys = Array.from({ length: 300 }, (_, i) => String(i + 10));
   const names = keys.map((k) => `name ${k}`);
-  const sql = lookupRelation(plan(), COLUMNS, [keys, names], { kind: '' })!;
+  const sql = lookupRelation(plan(), COLUMNS, [keys, names], { kind: '' }, quote)!;
   assert.match(
     sql,
     new RegExp(`= \\(SELECT '\\[10:309\\]=\\{${keys.map((_, i) => i + 1).join(',')}\\}'::int4\\[\\]\\)\\["o"."customer_id"\\]\\)$`),
   );
-  const big = lookupRelation(plan('BIGINT'), [column('id', 'BIGINT'), column('country', 'VARCHAR')], [keys, names], { kind: '' })!;
+  const big = lookupRelation(plan('BIGINT'), [column('id', 'BIGINT'), column('country', 'VARCHAR')], [keys, names], { kind: '' }, quote)!;
   assert.match(big, /\)\[CASE WHEN "o"."customer_id" BETWEEN 10 AND 309 THEN "o"."customer_id"::int4 END\]\)$/);
-  const fewer = lookupRelation(plan(), COLUMNS, [keys.slice(0, 255), names.slice(0, 255)], { kind: '' })!;
+  const fewer = lookupRelation(plan(), COLUMNS, [keys.slice(0, 255), names.slice(0, 255)], { kind: '' }, quote)!;
   assert.match(fewer, /get_byte/, '255 numbers still fit a byte');
 });
 

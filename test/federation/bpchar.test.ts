@@ -17,7 +17,7 @@ import type { UserDef } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
 import { Engine } from '../../src/engine/engine.js';
 import { createServices, type Services } from '../../src/services.js';
-import { paddedChar } from '../../src/connectors/postgres/types.js';
+import { paddedChar } from '../../src/connectors/kinds.js';
 import { paddedUses } from '../../src/engine/plan/padded-uses.js';
 import { parseStatement } from '../../src/engine/front/parse.js';
 import { mysqlConnection, pgClient, uniqueTag } from '../connectors/db.js';

@@ -1,7 +1,8 @@
 /** PostgreSQL's SQL: the engine's own dialect, with the source's text collation to mind. */
-import type { ColumnDef, SourceTableName } from '../../catalog/types.js';
+import { UNCONSTRAINED_NUMERIC, type ColumnDef, type SourceTableName } from '../../catalog/types.js';
 import { SourceDialect } from '../dialect.js';
-import { keyArrayFilter } from './key-array.js';
+import { keyArrayElements, keyArrayFilter, keyArrayLiteral } from './key-array.js';
+import { paddedCharColumn, varcharColumn } from './types.js';
 import { PredicateGenerator, type Generated, type PredicateScope } from '../sql/predicate.js';
 
 /** Predicates: our own dialect. Text order follows the engine's byte order via COLLATE "C". */
@@ -40,6 +41,25 @@ const LISTED_KEYS = 64;
 
 export class PostgresDialect extends SourceDialect {
   override readonly speaksPostgres = true;
+  override readonly keysInOneStatement = true;
+
+  override keyArray(column: ColumnDef, keys: readonly string[]): string | null {
+    const elements = keyArrayElements(column, keys);
+    return elements && keyArrayLiteral(elements);
+  }
+
+  /** `numeric` without scale: each value keeps the scale of its text, as PostgreSQL writes it. */
+  override scaleFromValues(column: Pick<ColumnDef, 'type'>): boolean {
+    return column.type === UNCONSTRAINED_NUMERIC;
+  }
+
+  override paddedChar(column: Pick<ColumnDef, 'type' | 'sourceType'>): boolean {
+    return paddedCharColumn(column);
+  }
+
+  override comparesAsChar(column: Pick<ColumnDef, 'type' | 'sourceType'>): boolean {
+    return varcharColumn(column);
+  }
 
   /** Many keys: one array of the column's type in one statement (key-array.ts), not batches. */
   override keyFilters(column: ColumnDef, keys: readonly string[], batchSize: number): string[] | null {

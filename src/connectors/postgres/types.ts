@@ -2,11 +2,8 @@
  * PostgreSQL type mapping: the engine type of each PostgreSQL column type (format_type
  * spelling), and the class in which its COPY text is handed to the engine.
  */
-import type { ColumnDef } from '../../catalog/types.js';
+import { UNCONSTRAINED_NUMERIC, type ColumnDef } from '../../catalog/types.js';
 import type { RawType } from '../types.js';
-
-/** Unconstrained numeric has no fixed scale; the engine gives it 38 digits, 10 after the point. */
-export const UNCONSTRAINED_NUMERIC = 'DECIMAL(38,10)';
 
 export function engineTypeOfPostgres(formatted: string): string {
   const t = formatted.toLowerCase();
@@ -55,18 +52,14 @@ export const sourceTypeOfPostgres = (formatted: string): string | undefined =>
   engineTypeOfPostgres(formatted) === 'VARCHAR' ? formatted : undefined;
 
 /**
- * Whether a column of this source may hold char(n) values (padded with spaces): a PostgreSQL
- * column recorded as char(n), or a VARCHAR one imported before vdb recorded its source type (a
- * source refresh records it).
+ * Whether a column may hold char(n) values (padded with spaces): one recorded as char(n), or a
+ * VARCHAR one imported before vdb recorded its source type (a source refresh records it).
  */
-export function paddedChar(column: Pick<ColumnDef, 'type' | 'sourceType'>, source: { kind: string }): boolean {
-  if (source.kind !== 'postgresql' || column.type !== 'VARCHAR') return false;
+export function paddedCharColumn(column: Pick<ColumnDef, 'type' | 'sourceType'>): boolean {
+  if (column.type !== 'VARCHAR') return false;
   return column.sourceType === undefined || PADDED_CHAR.test(column.sourceType);
 }
 
-/** Whether a column of this source is a PostgreSQL varchar (compared with a char(n) as a char(n), without trailing spaces). */
-export const postgresVarchar = (column: Pick<ColumnDef, 'type' | 'sourceType'>, source: { kind: string }): boolean =>
-  source.kind === 'postgresql' && column.type === 'VARCHAR' && /^character varying/.test(column.sourceType ?? '');
-
-/** Whether the column's source type is unknown (imported before vdb recorded it). */
-export const sourceTypeUnknown = (column: Pick<ColumnDef, 'sourceType'>): boolean => column.sourceType === undefined;
+/** Whether a column is a varchar (compared with a char(n) as a char(n), without trailing spaces). */
+export const varcharColumn = (column: Pick<ColumnDef, 'type' | 'sourceType'>): boolean =>
+  column.type === 'VARCHAR' && /^character varying/.test(column.sourceType ?? '');

@@ -4,7 +4,7 @@
  * The result itself is read by the caller (streamed, or materialised for pagination).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
+import { scaleFromValues } from '../../connectors/kinds.js';
 import { literalOf, type SourceRegistry } from '../../catalog/sources.js';
 import type { UserDef } from '../../catalog/types.js';
 import {
@@ -276,14 +276,9 @@ export async function openExecution(
   }
 }
 
-/** Whether the statement reads a PostgreSQL numeric without declared scale (load-scale.ts). */
+/** Whether the statement reads a numeric whose values carry their own scale (load-scale.ts). */
 const readsScaledNumerics = (bound: BoundStatement) =>
-  bound.tables.some(
-    ({ resolved }) =>
-      resolved.kind === 'rows' &&
-      resolved.source.kind === 'postgresql' &&
-      resolved.table.columns.some((c) => c.type === UNCONSTRAINED_NUMERIC),
-  );
+  bound.tables.some(({ resolved }) => resolved.kind === 'rows' && resolved.table.columns.some((c) => scaleFromValues(c, resolved.source)));
 
 /**
  * The result's columns with the types the statement has over the catalog's types (those a

@@ -10,7 +10,7 @@ import type { SourceRegistry } from '../../catalog/sources.js';
 import type { StatementPlan } from '../plan/planner.js';
 import { scaleUses } from '../plan/scale-uses.js';
 import { paddedUses, type PaddedUses } from '../plan/padded-uses.js';
-import { paddedChar } from '../../connectors/postgres/types.js';
+import { paddedChar } from '../../connectors/kinds.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { dependentKeys, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
 import { estimatedRows } from '../plan/join-choice.js';

@@ -18,7 +18,7 @@ import { exclusive } from './connection-lock.js';
 import type { JoinGroup } from '../plan/join-pushdown.js';
 import type { ScanPlan } from '../plan/scans.js';
 import type { ScaleUses } from '../plan/scale-uses.js';
-import { paddedChar, postgresVarchar, sourceTypeUnknown, UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
+import { comparesAsChar, paddedChar, scaleFromValues, sourceTypeUnknown } from '../../connectors/kinds.js';
 import { ALL_USED, conditionUses, type PaddedUses } from '../plan/padded-uses.js';
 import { paddedRefusal, refusePadded, type PaddedColumn, type PaddedKind } from './load-padding.js';
 import { columnScales, NOT_DECIMAL, scaledCast, scaledType, type ColumnScales, type ScaledColumn } from './load-scale.js';
@@ -103,11 +103,11 @@ async function notDecimalsOf(
 const needsCast = (column: ColumnDef, raw: RawType | undefined) => raw !== column.type;
 
 /**
- * Whether a loaded column is a PostgreSQL numeric without declared scale, whose values' text
- * decides the type it is loaded as (load-scale.ts).
+ * Whether a loaded column is a numeric whose values' text decides the type it is loaded as
+ * (load-scale.ts): one whose values carry their own scale at the source, arriving as text.
  */
-const scaleFromValues = (source: { kind: string }, type: string, raw: RawType | undefined) =>
-  source.kind === 'postgresql' && type === UNCONSTRAINED_NUMERIC && raw === 'VARCHAR';
+const scaledByValues = (source: { kind: string }, type: string, raw: RawType | undefined) =>
+  scaleFromValues({ type }, source) && raw === 'VARCHAR';
 
 /** A load column, and what its scale follows; `uses` unknown: shown. */
 const scaledBy = (label: string, column: string, name: string, uses: ScaleUses | undefined): ScaledColumn => ({
@@ -123,7 +123,7 @@ const scaledBy = (label: string, column: string, name: string, uses: ScaleUses |
  */
 function paddedKind(column: ColumnDef, source: { kind: string }, padding: PaddedUses): PaddedKind | null {
   if (paddedChar(column, source)) return sourceTypeUnknown(column) ? 'unknown' : 'char';
-  return padding.varchar && postgresVarchar(column, source) ? 'varchar' : null;
+  return padding.varchar && comparesAsChar(column, source) ? 'varchar' : null;
 }
 
 /** Loads the rows of a join that its source computed; returns the warnings of the load. */
@@ -157,7 +157,7 @@ export async function loadJoinGroup(
         name: c.name,
         type: c.column.type,
         raw: c.raw,
-        scaled: scaleFromValues(source, c.column.type, c.raw)
+        scaled: scaledByValues(source, c.column.type, c.raw)
           ? scaledBy(`${c.alias}.${c.column.name}`, c.column.name, c.name, uses)
           : undefined,
       })),
@@ -332,7 +332,7 @@ export async function loadRows(
   ];
   const columnNames = [...columns.map((c) => c.name), ...(plan.aggregates ?? []).map((a) => a.column?.name ?? '*')];
   const scaled = loadColumns.map((c, i) =>
-    scaleFromValues(resolved.source, c.type, rawTypes[i]) ? scaledBy(labels[i]!, columnNames[i]!, c.name, uses) : undefined,
+    scaledByValues(resolved.source, c.type, rawTypes[i]) ? scaledBy(labels[i]!, columnNames[i]!, c.name, uses) : undefined,
   );
   const condition = plan.bound.rowCondition;
   // char(n) columns (and their partial min/max) that may hold padded values: checked where used beyond showing them.

@@ -7,7 +7,7 @@
  * path, with the load's warnings). Pure: no I/O.
  */
 import type { ColumnDef } from '../../catalog/types.js';
-import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
+import { UNCONSTRAINED_NUMERIC } from '../../catalog/types.js';
 import { shippedType } from '../plan/ship.js';
 
 /** The shipped table's source, by kind (a PostgreSQL numeric without scale goes as `numeric`). */

@@ -7,7 +7,6 @@
  * in its plain form. Pure: no I/O.
  */
 import type { ColumnDef } from '../../catalog/types.js';
-import { POSTGRES_DIALECT } from '../../connectors/postgres/dialect.js';
 import { LOOKUP_CODE, type ExactCondition, type LookupKey } from '../plan/ship-lookup.js';
 import { arrayLiteral } from './ship-arrays.js';
 import { TupleNumbers } from '../translate/tuple-numbers.js';
@@ -16,8 +15,6 @@ import { TupleNumbers } from '../translate/tuple-numbers.js';
 const SLOTS_PER_ROW = 16;
 const MAX_SLOTS = 4_000_000;
 const INT4_MAX = 2 ** 31 - 1;
-
-const quote = (name: string) => POSTGRES_DIALECT.quoteIdentifier(name);
 
 /** The rows the conditions keep (their texts among the conditions' values), 1 for each; null without conditions. */
 function keptRows(conditions: readonly ExactCondition[], values: ReadonlyArray<ReadonlyArray<string | null>>): Uint8Array | null {
@@ -76,6 +73,7 @@ export function lookupRelation(
   columns: readonly ColumnDef[],
   values: ReadonlyArray<ReadonlyArray<string | null>>,
   source: { kind: string },
+  quote: (name: string) => string,
 ): string | null {
   const keys = values[lookup.keyIndex]!;
   const rows = keys.length;

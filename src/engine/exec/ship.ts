@@ -25,7 +25,7 @@ import { lookupRelation } from './ship-lookup.js';
 import { readTogether } from './read-together.js';
 import type { LookupKey } from '../plan/ship-lookup.js';
 import type { ScanPlan } from '../plan/scans.js';
-import { keyArrayElements, keyArrayLiteral } from '../../connectors/postgres/key-array.js';
+import { dialectOf } from '../../connectors/kinds.js';
 import { statementConnection, type Execution } from './execute.js';
 import { openWholeExecution, type WholeColumns } from './source-execution.js';
 
@@ -119,6 +119,9 @@ export async function openShippedExecution(
   if (options.learned?.cache.get(options.learned.key) === null) return null;
   const whole = await planWhole({ ...bound, ast: plan.ast, tables: plan.targetTables }, registry);
   if (!whole) return null;
+  const target = dialectOf(whole.source);
+  if (!target) return null;
+  const quote = (name: string) => target.quoteIdentifier(name);
   // The shipped tables are read from their sources at the same time, the engine's (files) meanwhile.
   const mainKeys = plan.keyed.map((k) => k.keyIndex);
   const lookups = options.lookupArrays !== false;
@@ -139,7 +142,7 @@ export async function openShippedExecution(
   const engineArrays = read[read.length - 1] as string[][];
   // Dense unique integer keys: the rows go as a lookup array (ship-lookup.ts), the keyed wrappers left out.
   const lookupOf = (key: LookupKey | null | undefined, table: BoundTable, scan: ScanPlan, read: ShippedRows) =>
-    key && options.lookupArrays !== false && read.values ? lookupRelation(key, scan.columns, read.values, sourceOf(table)) : null;
+    key && options.lookupArrays !== false && read.values ? lookupRelation(key, scan.columns, read.values, sourceOf(table), quote) : null;
   const engineRelations = [
     ...plan.moreShipped.map((more, i) => {
       const read = moreShipped[i]!;
@@ -160,11 +163,11 @@ export async function openShippedExecution(
     const keyLists = plan.keyed.length > 0 ? shipped.keys() : [];
     for (const [i, keyed] of plan.keyed.entries()) {
       const keys = keyLists[i];
-      const elements = keys && keyArrayElements(keyed.column, keys);
+      const array = keys && target?.keyArray(keyed.column, keys);
       const split = sql?.split(`'${keyed.placeholder}'`);
-      // Keys PostgreSQL would not read as the column's type: the statement runs federated.
-      if (!elements || !split || split.length !== 2) return null;
-      sql = split.join(keyArrayLiteral(elements));
+      // Keys the source would not read as the column's type: the statement runs federated.
+      if (!array || !split || split.length !== 2) return null;
+      sql = split.join(array);
     }
   }
   if (sql === null) return null;

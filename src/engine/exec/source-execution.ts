@@ -5,7 +5,7 @@
  * only encodes them.
  */
 import { DuckDBTypeId } from '@duckdb/node-api';
-import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
+import { UNCONSTRAINED_NUMERIC } from '../../catalog/types.js';
 import { SourceUnreachableError, type StatementColumn, type WholeStatementConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import { columnTypeName, type ResultColumn } from '../../results/json.js';

@@ -6,6 +6,7 @@
 import { distinctOf, estimateJoin, groupsOf, MIN_TARGET_ROWS, type JoinEstimates } from './cost.js';
 import type { GroupLookup, ScanPlan } from './scans.js';
 import { MAX_LOOKUP_CODE } from './key-lookup.js';
+import { dialectOf } from '../../connectors/kinds.js';
 
 /** Rows a scan is estimated to read, for ordering loads (smaller first); unknown last. */
 export function estimatedRows(plan: ScanPlan): number {
@@ -53,8 +54,9 @@ export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: num
           plan.groupLookup?.from === dependency.from && plan.groupLookup.fromColumn.name === dependency.fromColumn.name
             ? lookupGroups(plan.groupLookup, small)
             : null,
-        // PostgreSQL takes the keys as one array (one statement); the others in batches.
-        batchSize: plan.bound.resolved.kind === 'rows' && plan.bound.resolved.source.kind === 'postgresql' ? undefined : limits.batchSize,
+        // A source that takes the keys as one array gets them in one statement; the others in batches.
+        batchSize:
+          plan.bound.resolved.kind === 'rows' && dialectOf(plan.bound.resolved.source)?.keysInOneStatement ? undefined : limits.batchSize,
         plans: ['dependent', 'parallel'],
       });
       if (best === null || estimates.keys < best.estimates.keys) best = { from: dependency.from, estimates };

@@ -15,7 +15,7 @@
  */
 import type { ParseResult } from '@pgsql/types';
 import type { ColumnDef } from '../../catalog/types.js';
-import { paddedChar } from '../../connectors/postgres/types.js';
+import { paddedChar } from '../../connectors/kinds.js';
 import type { BoundTable } from '../access/bind.js';
 import type { Node } from '@pgsql/types';
 import { asKind, conjuncts, everyNode, fieldNames, isObject, statementOf } from '../tree/ast.js';

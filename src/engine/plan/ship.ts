@@ -17,7 +17,7 @@
  * cost.ts (shipped, dependent, parallel); and once read (its conditions applied), each has at
  * most `maxShippedRows` rows (exec/ship.ts counts them). Pure: no I/O.
  */
-import { paddedChar, sourceTypeUnknown, UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
+import { paddedChar, scaleFromValues, sourceTypeUnknown } from '../../connectors/kinds.js';
 import { randomBytes } from 'node:crypto';
 import type { Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
@@ -44,7 +44,7 @@ export const DEFAULT_MAX_SHIPPED_ROWS = 100_000;
  * not go (none until the source is refreshed).
  */
 export function shippedType(column: ColumnDef, source: { kind: string } = { kind: '' }): string | null {
-  if (source.kind === 'postgresql' && column.type === UNCONSTRAINED_NUMERIC) return 'numeric';
+  if (scaleFromValues(column, source)) return 'numeric';
   if (paddedChar(column, source)) return sourceTypeUnknown(column) ? null : 'bpchar';
   const simple: Record<string, string> = {
     SMALLINT: 'int2',

@@ -14,7 +14,7 @@ import { DuckDBTypeId } from '@duckdb/node-api';
 import type { FuncCall, Node, ParseResult, ResTarget, SelectStmt } from '@pgsql/types';
 import { describe, MAX_RESULT_COLUMNS } from '../../runtime/duckdb.js';
 import { ApiError } from '../../errors.js';
-import { UNCONSTRAINED_NUMERIC } from '../../connectors/postgres/types.js';
+import { UNCONSTRAINED_NUMERIC } from '../../catalog/types.js';
 import { asKind, fieldNames } from '../tree/ast.js';
 import { call, calledName, int, isIntegerConst, literalText, written } from '../tree/syntax-nodes.js';
 
