@@ -1,5 +1,6 @@
 /** The engine's front: SQL text in, an open execution out (parse -> bind -> execute). */
-import { constantExecution, constantSelect, type Constant } from './exec/constant-result.js';
+import { constantExecution } from './exec/constant-result.js';
+import { constantSelect, type Constant } from './plan/constant-select.js';
 import type { ResultColumn } from '../results/json.js';
 import { bindParameters, paramConstant, type ParamValue } from './front/params.js';
 import { kindOfText, learnSlots, liftLiterals, slotConstants, variantValues, type LiftedText, type Slot } from './front/statement-text.js';

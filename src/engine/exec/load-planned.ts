@@ -8,12 +8,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceRegistry } from '../../catalog/sources.js';
 import type { StatementPlan } from '../plan/planner.js';
-import { scaleUses } from '../plan/scale-uses.js';
-import { paddedUses, type PaddedUses } from '../plan/padded-uses.js';
-import { paddedChar } from '../../connectors/kinds.js';
-import type { ColumnDef } from '../../catalog/types.js';
 import { dependentKeys, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
-import { estimatedRows } from '../plan/join-choice.js';
 import type { ScanPlan } from '../plan/scans.js';
 import { EarlyKeys } from './early-keys.js';
 import type { KeyLookup } from '../../connectors/types.js';
@@ -49,21 +44,6 @@ function groupLookupOf(
   return early.get(wanted.from)?.lookups.get(wanted.fromColumn.name) ?? null;
 }
 
-/**
- * The statement's uses; where it uses a char(n) column beyond showing it, PostgreSQL's varchar
- * columns it uses are checked too (PostgreSQL compares them with a char(n) without trailing spaces).
- */
-function usedWithChars(planned: StatementPlan, uses: PaddedUses): PaddedUses {
-  const used = (column: ColumnDef, source: { kind: string }) => paddedChar(column, source) && uses.used(column.name);
-  const scans = [...planned.scans.values()].some((plan) => {
-    const resolved = plan.bound.resolved;
-    const columns = [...plan.columns, ...(plan.aggregates ?? []).flatMap((a) => (a.column ? [a.column] : []))];
-    return 'source' in resolved && columns.some((c) => used(c, resolved.source));
-  });
-  const joins = planned.joins.some((group) => group.columns.some((c) => used(c.column, group.source)));
-  return scans || joins ? { ...uses, used: uses.used, paddedConstant: uses.paddedConstant, varchar: true } : uses;
-}
-
 export interface LoadOptions {
   signal: AbortSignal;
   pushdown: boolean;
@@ -84,14 +64,10 @@ export async function loadPlanned(
 ): Promise<{ relations: string[]; rescaled: boolean }> {
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
-  // Smaller tables first, so that their keys can narrow the bigger ones (dependent join).
-  const order = [...planned.scans.entries()].sort(([, a], [, b]) => estimatedRows(a) - estimatedRows(b));
+  const order = planned.loadOrder.map((loadName) => [loadName, planned.scans.get(loadName)!] as const);
   const done = new Map<string, Promise<unknown>>();
   const steps: Array<Promise<{ warnings: string[]; query: SourceQuery; rescaled: boolean }>> = [];
-  // Which columns the statement shows (a numeric of mixed scales is checked only then).
-  const uses = scaleUses(planned.ast);
-  // Which columns it uses beyond showing them (a char(n) whose values are padded is refused then); worked out when asked.
-  const padding = usedWithChars(planned, paddedUses(planned.ast));
+  const { scaleUses: uses, paddedUses: padding } = planned;
   const failed = (err: unknown) => {
     if (!stop.signal.aborted) stop.abort(err);
     throw err;

@@ -12,7 +12,7 @@ import type { WholePlan } from './whole.js';
 import type { ShippedTable, ShippingPlan } from './ship.js';
 import type { LookupKey } from './ship-lookup.js';
 import { describeEstimates, distinctOf } from './cost.js';
-import { estimatedRows } from './join-choice.js';
+
 import { lookupMinKeys, MAX_LOOKUP_CODE } from './key-lookup.js';
 import type { ScanPlan } from './scans.js';
 
@@ -45,8 +45,8 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
     const tables = group.members.map((m) => names.get(m) ?? m).join(' + ');
     rows.push([step++, group.source.name, 'source query', `${tables} -> ${group.loadName}`, 'join, conditions, columns', group.sql]);
   }
-  // In the order execution loads them (load-planned.ts): fewer estimated rows first.
-  const order = [...planned.scans.entries()].sort(([, a], [, b]) => estimatedRows(a) - estimatedRows(b));
+  // In the order execution loads them: fewer estimated rows first.
+  const order = planned.loadOrder.map((loadName) => [loadName, planned.scans.get(loadName)!] as const);
   const position = new Map(order.map(([loadName], i) => [loadName, i]));
   for (const [loadName, plan] of order) {
     const resolved = plan.bound.resolved;

@@ -16,6 +16,10 @@
  * char(n) compared with it loses its padding only, as the check assumes.
  */
 import type { Node, ParseResult } from '@pgsql/types';
+import type { ColumnDef } from '../../catalog/types.js';
+import { paddedChar } from '../../connectors/kinds.js';
+import type { JoinGroup } from './join-pushdown.js';
+import type { ScanPlan } from './scans.js';
 import { asKind, fieldNames, lower, statementOf, walk } from '../tree/ast.js';
 
 /** Type names of varchar (a cast to them is compared with a char(n) as a char(n)). */
@@ -140,4 +144,19 @@ function usesOf(tree: ParseResult): Found {
     else names.add(lower(last));
   });
   return { names, everything, constant };
+}
+
+/**
+ * The statement's uses; where it uses a char(n) column beyond showing it, PostgreSQL's varchar
+ * columns it uses are checked too (PostgreSQL compares them with a char(n) without trailing spaces).
+ */
+export function usedWithChars(scans: Iterable<ScanPlan>, joins: readonly JoinGroup[], uses: PaddedUses): PaddedUses {
+  const used = (column: ColumnDef, source: { kind: string }) => paddedChar(column, source) && uses.used(column.name);
+  const inScans = [...scans].some((plan) => {
+    const resolved = plan.bound.resolved;
+    const columns = [...plan.columns, ...(plan.aggregates ?? []).flatMap((a) => (a.column ? [a.column] : []))];
+    return 'source' in resolved && columns.some((c) => used(c, resolved.source));
+  });
+  const inJoins = joins.some((group) => group.columns.some((c) => used(c.column, group.source)));
+  return inScans || inJoins ? { ...uses, used: uses.used, paddedConstant: uses.paddedConstant, varchar: true } : uses;
 }

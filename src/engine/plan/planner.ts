@@ -11,7 +11,9 @@ import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';
 import { planGroupLookup } from './key-lookup.js';
 import { planScans, type ScanPlan } from './scans.js';
-import { chooseJoins } from './join-choice.js';
+import { chooseJoins, estimatedRows } from './join-choice.js';
+import { paddedUses, usedWithChars, type PaddedUses } from './padded-uses.js';
+import { scaleUses, type ScaleUses } from './scale-uses.js';
 
 export interface StatementPlan {
   /** Scans of single tables, by load name. */
@@ -20,6 +22,12 @@ export interface StatementPlan {
   joins: JoinGroup[];
   /** The statement the engine runs over the loaded results. */
   ast: ParseResult;
+  /** The scans' load names in the order they load: fewer estimated rows first, so that their keys can narrow the bigger ones (dependent join). */
+  loadOrder: string[];
+  /** Which columns the statement shows (a numeric of mixed scales is checked only then). */
+  scaleUses: ScaleUses;
+  /** Which columns it uses beyond showing them (a char(n) whose values are padded is refused then); worked out when asked. */
+  paddedUses: PaddedUses;
 }
 
 /** The dependent join's limits (config `dependentJoin`): they enter the estimates of its plan. */
@@ -45,7 +53,7 @@ export function planStatement(
     for (const [loadName, scan] of scans)
       scans.set(loadName, { ...scan, dependencies: scan.dependencies.filter((d) => !members.has(d.from)) });
     chooseJoins(scans, limits);
-    return { scans, joins: joins.groups, ast: joins.ast };
+    return completed(scans, joins.groups, joins.ast);
   }
   const partial = pushdown ? planPartialAggregation(bound, scans, registry) : null;
   if (partial) {
@@ -55,5 +63,11 @@ export function planStatement(
     if (groupLookup) scans.set(partial.loadName, { ...scans.get(partial.loadName)!, groupLookup });
   }
   if (pushdown) chooseJoins(scans, limits);
-  return { scans, joins: [], ast: partial?.ast ?? bound.ast };
+  return completed(scans, [], partial?.ast ?? bound.ast);
+}
+
+/** The plan with what loading it needs to know of the statement: the load order and the uses of columns. */
+function completed(scans: Map<string, ScanPlan>, joins: JoinGroup[], ast: ParseResult): StatementPlan {
+  const loadOrder = [...scans.entries()].sort(([, a], [, b]) => estimatedRows(a) - estimatedRows(b)).map(([loadName]) => loadName);
+  return { scans, joins, ast, loadOrder, scaleUses: scaleUses(ast), paddedUses: usedWithChars(scans.values(), joins, paddedUses(ast)) };
 }
