@@ -1,6 +1,6 @@
 /** The engine's front: SQL text in, an open execution out (parse -> bind -> execute). */
 import { constantExecution } from './exec/constant-result.js';
-import { constantSelect, type Constant } from './plan/constant-select.js';
+import type { Constant } from './plan/constant-select.js';
 import type { ResultColumn } from '../results/json.js';
 import { bindParameters, paramConstant, type ParamValue } from './front/params.js';
 import { kindOfText, learnSlots, liftLiterals, slotConstants, variantValues, type LiftedText, type Slot } from './front/statement-text.js';
@@ -13,12 +13,11 @@ import { checkAllowed } from './front/allow-list.js';
 import { asKind, fieldNames, nodeKind, statementOf, walk } from './tree/ast.js';
 import { bindStatement, type BoundStatement } from './access/bind.js';
 import type { DuckRuntime } from '../runtime/duckdb.js';
-import { openExecution, openStaticExecution, type Execution, type StatementRoute } from './exec/execute.js';
+import { openFederatedExecution, openStaticExecution, type Execution } from './exec/execute.js';
 import { engineColumnsOf, openSourceSelectExecution, openWholeExecution, type WholeColumns } from './exec/source-execution.js';
 import { BoundedCache, shapeOf } from './tree/statement-cache.js';
-import { chooseRoute, type Route } from './plan/route.js';
+import { choosePlan, type Plan, type SourceSelectRoute, type WholeRoute } from './plan/choose.js';
 import { constantText, constantTexts, fill, markedTree, parameterized, templateOf, type WholeTemplate } from './plan/whole-template.js';
-import { planShipping, DEFAULT_MAX_SHIPPED_ROWS } from './plan/ship.js';
 import { openShippedExecution } from './exec/ship.js';
 import { parseStatement, requireFaithful } from './front/parse.js';
 import { parseInWorker } from './front/parse-pool.js';
@@ -26,10 +25,10 @@ import { checkStatementBytes, DEFAULT_STATEMENT_SIZE, type StatementSizeLimits }
 import { CpuLane } from './cpu-lane.js';
 import type { CallStmt, Node, ParseResult } from '@pgsql/types';
 import { executeDml, isDml } from './statements/dml.js';
-import { explain, explainShipped, explainWhole } from './plan/explain.js';
+import { explainPlan } from './plan/explain.js';
 import { planWhole } from './plan/whole.js';
 import { callProcedure, type ProcedureCall, type ProcedureContext } from './statements/procedures.js';
-import { staticResultSql, type StaticResult } from './exec/static-result.js';
+import { staticResultSql } from './exec/static-result.js';
 import { createView, dropViews } from './statements/views.js';
 import type { HiddenColumns } from './access/access.js';
 
@@ -399,32 +398,17 @@ export class Engine {
         'Run the statement itself, or ask an administrator for READ on those tables.',
       );
     }
-    const route = await chooseRoute(bound, this.registry, this.options);
-    // A whole statement the source refuses (unknown function, ...) runs federated, as execution does.
-    const plan =
-      route.kind === 'whole'
-        ? await route.plan.connector.describeStatement(route.plan.sql, signal).then(
-            () => explainWhole(route.plan),
-            () => null,
-          )
-        : route.kind === 'source-select'
-          ? explainWhole({ source: route.plan.source, sql: route.plan.pushed.sql })
-          : null;
-    const shipped = route.kind === 'federated' ? await this.shippingPlan(bound) : null;
-    return openStaticExecution(
-      this.runtime,
-      staticResultSql(plan ?? shipped ?? explain(bound, this.registry, this.options.pushdown, this.options.dependentJoin)),
-      signal,
-    );
-  }
-
-  /** EXPLAIN of a join whose small side would go to PostgreSQL as arrays; null when that plan is not chosen. */
-  private async shippingPlan(bound: BoundStatement): Promise<StaticResult | null> {
-    if (!this.options.pushdown || this.options.wholeStatements === false) return null;
-    const maxShippedRows = this.options.dependentJoin.maxShippedRows ?? DEFAULT_MAX_SHIPPED_ROWS;
-    const plan = planShipping(bound, this.registry, maxShippedRows);
-    const whole = plan && (await planWhole({ ...bound, ast: plan.ast, tables: plan.targetTables }, this.registry));
-    return plan && whole ? explainShipped(plan, whole, this.registry, maxShippedRows) : null;
+    let plan = await choosePlan(bound, this.registry, this.options);
+    // A whole statement the source refuses (unknown function, ...) runs as its plan says then, as execution does.
+    if (plan.kind === 'whole') {
+      const whole = plan;
+      const refused = await whole.whole.connector.describeStatement(whole.whole.sql, signal).then(
+        () => false,
+        () => true,
+      );
+      if (refused) plan = await whole.otherwise();
+    }
+    return openStaticExecution(this.runtime, staticResultSql(explainPlan(plan, this.registry, this.options.dependentJoin)), signal);
   }
 
   private async writeStatement({ tree, user, signal, policy }: StatementContext): Promise<Execution> {
@@ -459,17 +443,15 @@ export class Engine {
       user,
     );
     if (key && pristine && constants) {
-      const learned =
-        opened.route?.kind === 'whole' && opened.columnsKey
-          ? await this.learnTemplate(pristine, constants, opened.route.plan.sql, policy).catch(() => null)
-          : null;
+      const whole = opened.plan?.kind === 'whole' ? opened.plan : null;
+      const learned = whole ? await this.learnTemplate(pristine, constants, whole.whole.sql, policy).catch(() => null) : null;
       this.wholeTemplates.set(
         key,
-        learned && opened.route?.kind === 'whole'
+        learned && whole
           ? {
               ...learned,
-              plan: { source: opened.route.plan.source, connector: opened.route.plan.connector },
-              columnsKey: opened.columnsKey!,
+              plan: { source: whole.whole.source, connector: whole.whole.connector },
+              columnsKey: whole.columnsKey,
               narrowed,
               hiddenColumns: bound.hiddenColumns,
             }
@@ -498,6 +480,7 @@ export class Engine {
     return guarded(opening, (execution) => execution, template.narrowed, template.hiddenColumns, user);
   }
 
+  /** Plans the statement (plan/choose.ts), then runs the plan. */
   private async openBound(
     bound: BoundStatement,
     user: UserDef,
@@ -506,57 +489,60 @@ export class Engine {
     turn?: () => Promise<void>,
   ): Promise<Opened> {
     await turn?.();
-    // SELECT 1 and its kind: no source, no engine.
-    const constants = constantSelect(bound);
-    if (constants) {
-      if (learned) learned.constants = constants;
-      return { execution: routed(constantExecution(constants, this.runtime), 'constant') };
-    }
-    const route = await chooseRoute(bound, this.registry, this.options);
-    const columnsKey =
-      route.kind === 'federated' ? undefined : `${route.plan.source.oid}:${this.registry.generation}:${shapeOf(bound.ast)}`;
-    // A narrower route may still decline once it meets the source: then the statement runs federated.
-    const execution =
-      route.kind === 'whole'
-        ? await openWholeExecution(route.plan, this.runtime, signal, { cache: this.wholeColumns, key: columnsKey! }, null, () =>
-            engineColumnsOf(bound, this.runtime, signal),
-          )
-        : route.kind === 'source-select'
-          ? await openSourceSelectExecution(
-              bound,
-              route.plan,
-              this.runtime,
-              signal,
-              { cache: this.learnedColumns, key: columnsKey! },
-              this.options.directRows !== false,
-            )
-          : null;
-    if (execution?.direct) this.direct++;
-    if (execution) return { execution: routed(execution, route.kind === 'whole' ? 'whole' : 'source-select'), route, columnsKey };
-    const shipped = await this.openShipped(bound, signal);
-    if (shipped) return { execution: routed(shipped, 'shipped') };
-    const federated = await openExecution(bound, this.registry, this.runtime, {
-      signal,
-      user,
-      ...this.options,
-      learned: this.learnedColumns,
-      turn,
-    });
-    return { execution: routed(federated, 'federated') };
+    return this.run(await choosePlan(bound, this.registry, this.options), bound, user, signal, learned, turn);
   }
 
-  /** A join whose small side goes to PostgreSQL as arrays (plan/ship.ts), where that plan is chosen. */
-  private async openShipped(bound: BoundStatement, signal: AbortSignal): Promise<Execution | null> {
-    if (!this.options.pushdown || this.options.wholeStatements === false) return null;
-    const maxShippedRows = this.options.dependentJoin.maxShippedRows ?? DEFAULT_MAX_SHIPPED_ROWS;
-    const plan = planShipping(bound, this.registry, maxShippedRows);
-    if (!plan) return null;
-    return openShippedExecution(bound, plan, this.registry, this.runtime, {
-      signal,
-      maxShippedRows,
-      lookupArrays: this.options.dependentJoin.lookupArrays,
-      learned: { cache: this.wholeColumns, key: `shipped:${plan.target.oid}:${this.registry.generation}:${shapeOf(bound.ast)}` },
-    });
+  /** Runs a plan; where a source refuses a route at its door, the plan's `otherwise`. */
+  private async run(
+    plan: Plan,
+    bound: BoundStatement,
+    user: UserDef,
+    signal: AbortSignal,
+    learned?: Learned,
+    turn?: () => Promise<void>,
+  ): Promise<Opened> {
+    switch (plan.kind) {
+      case 'constant':
+        // SELECT 1 and its kind: no source, no engine.
+        if (learned) learned.constants = plan.constants;
+        return { execution: routed(constantExecution(plan.constants, this.runtime), 'constant') };
+      case 'whole': {
+        const columns = { cache: this.wholeColumns, key: plan.columnsKey };
+        const execution = await openWholeExecution(plan.whole, this.runtime, signal, columns, null, () =>
+          engineColumnsOf(bound, this.runtime, signal),
+        );
+        if (!execution) return this.run(await plan.otherwise(), bound, user, signal, learned, turn);
+        return { execution: routed(execution, 'whole'), plan };
+      }
+      case 'source-select': {
+        const columns = { cache: this.learnedColumns, key: plan.columnsKey };
+        const execution = await openSourceSelectExecution(
+          bound,
+          plan.select,
+          this.runtime,
+          signal,
+          columns,
+          this.options.directRows !== false,
+        );
+        if (!execution) return this.run(await plan.otherwise(), bound, user, signal, learned, turn);
+        if (execution.direct) this.direct++;
+        return { execution: routed(execution, 'source-select'), plan };
+      }
+      case 'shipped': {
+        const execution = await openShippedExecution(plan, this.registry, this.runtime, {
+          signal,
+          maxShippedRows: plan.maxShippedRows,
+          lookupArrays: this.options.dependentJoin.lookupArrays,
+          learned: { cache: this.wholeColumns, key: plan.columnsKey },
+        });
+        if (!execution) return this.run(plan.otherwise(), bound, user, signal, learned, turn);
+        return { execution: routed(execution, 'shipped') };
+      }
+      case 'federated': {
+        const options = { signal, user, ...this.options, learned: this.learnedColumns, turn };
+        return { execution: routed(await openFederatedExecution(plan, this.registry, this.runtime, options), 'federated') };
+      }
+    }
   }
 }
 
@@ -583,16 +569,15 @@ function variantParams(params: readonly ParamValue[], texts: readonly string[], 
 }
 
 /** Marks how a SELECT was answered (metrics). */
-function routed(execution: Execution, route: StatementRoute): Execution {
+function routed(execution: Execution, route: Plan['kind']): Execution {
   execution.route = route;
   return execution;
 }
 
-/** An opened SELECT, and the route it took when a source runs it whole. */
+/** An opened SELECT, and the plan it took when a source runs it as such. */
 interface Opened {
   execution: Execution;
-  route?: Route;
-  columnsKey?: string;
+  plan?: WholeRoute | SourceSelectRoute;
 }
 
 /**

@@ -15,7 +15,8 @@ import { loadConfig } from '../../src/config.js';
 import { bindStatement } from '../../src/engine/access/bind.js';
 import { parseStatement } from '../../src/engine/front/parse.js';
 import { planStatement } from '../../src/engine/plan/planner.js';
-import { explain } from '../../src/engine/plan/explain.js';
+import { explainPlan } from '../../src/engine/plan/explain.js';
+import { planFederated } from '../../src/engine/plan/federated.js';
 import type { RowConnector } from '../../src/connectors/types.js';
 import { AccessPolicy } from '../../src/security/permissions.js';
 import { createServices, type Services } from '../../src/services.js';
@@ -364,7 +365,9 @@ describe('estimates (plan/selectivity.ts, plan/cost.ts)', () => {
     const policy = new AccessPolicy(services.users.find('admin')!, services.registry.permissions);
     const pushed = (sql: string, maxKeys = 100_000) => {
       const bound = bindStatement(parseStatement(sql), services.registry, 'vdb', policy);
-      return explain(bound, services.registry, true, { maxKeys, batchSize: 50_000 }).rows.map((r) => String(r[4]));
+      const limits = { maxKeys, batchSize: 50_000 };
+      const plan = planFederated(bound, services.registry, { pushdown: true, dependentJoin: limits });
+      return explainPlan(plan, services.registry, limits).rows.map((r) => String(r[4]));
     };
     const sql = "SELECT o.id FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id WHERE c.country = 'DE' AND o.status = 'open'";
     const [customers, orders] = pushed(sql);

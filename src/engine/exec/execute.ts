@@ -4,7 +4,6 @@
  * The result itself is read by the caller (streamed, or materialised for pagination).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { scaleFromValues } from '../../connectors/kinds.js';
 import { literalOf, type SourceRegistry } from '../../catalog/sources.js';
 import type { UserDef } from '../../catalog/types.js';
 import {
@@ -26,19 +25,14 @@ import { engineError, isInterrupt } from './errors.js';
 import { dropLoad, type DependentJoinLimits, type SourceQuery } from './load.js';
 import { loadPlanned } from './load-planned.js';
 import { standInColumns } from './stand-ins.js';
-import { narrowingQuery } from '../plan/narrowing.js';
-import { planStatement } from '../plan/planner.js';
-import type { Node, ParseResult } from '@pgsql/types';
-import { asKind, becomes, isNode, walk } from '../tree/ast.js';
+import type { FederatedPlan } from '../plan/federated.js';
+import type { Plan } from '../plan/choose.js';
 
 /** Rows [offset, offset + limit) of a result. */
 export interface ResultWindow {
   limit?: number;
   offset?: number;
 }
-
-/** How a SELECT is answered: without a source, whole at one, a source SELECT, a join shipped to PostgreSQL, or federated. */
-export type StatementRoute = 'constant' | 'whole' | 'source-select' | 'shipped' | 'federated';
 
 /**
  * An open statement whose result is ready to be read: streamed as JSON, or written whole into
@@ -66,7 +60,7 @@ export interface Execution {
   /** Answered from a source's rows without the engine (source-execution.ts, directExecution). */
   direct?: boolean;
   /** How a SELECT was answered (the metrics count statements by it); unset for other statements. */
-  route?: StatementRoute;
+  route?: Plan['kind'];
   /**
    * Every temporary relation the engine holds for this statement, with its rows: what a narrowed
    * user's statement can reach of the engine (the tests prove it holds nothing hidden).
@@ -148,62 +142,36 @@ export interface ExecuteOptions {
 }
 
 /**
- * Computes the statement's narrowing subqueries (a table as its user may see it: fewer columns,
- * rows, masked values), innermost first, each into a temporary table of its own, and drops what
- * was loaded for them before the statement runs. The statement that remains reads those tables:
- * what it can see of the engine never holds a hidden row, column or unmasked value.
+ * Computes the plan's narrowings (a table as its user may see it: fewer columns, rows, masked
+ * values), innermost first, each into its table, and drops what was loaded for them before the
+ * statement runs. The statement reads those tables: what it can see of the engine never holds a
+ * hidden row, column or unmasked value.
  */
 async function computeNarrowings(
   connection: DuckDBConnection,
-  bound: BoundStatement,
+  plan: FederatedPlan,
   registry: SourceRegistry,
   options: ExecuteOptions,
   sourceQueries: SourceQuery[],
   loads: { rescaled: boolean },
-): Promise<BoundStatement> {
-  const entries: Node[] = [];
-  walk(bound.ast, (_kind, node) => {
-    for (const value of Object.values(node)) {
-      for (const item of Array.isArray(value) ? value : [value]) if (isNode(item) && bound.narrowings.has(item)) entries.push(item);
-    }
-  });
-  // walk() visits outer nodes first: the innermost narrowings come last.
-  for (const [i, entry] of entries.reverse().entries()) {
-    const subselect = asKind(entry, 'RangeSubselect')!;
-    // The statement's simple conditions on the narrowing filter it at its source too (plan/narrowing.ts).
-    const inner: ParseResult = { version: 0, stmts: [{ stmt: narrowingQuery(bound.ast, entry) }] };
-    const planned = planStatement(
-      { ...bound, ast: inner, tables: tablesReadBy(inner, bound.tables) },
-      registry,
-      options.pushdown,
-      options.dependentJoin,
-    );
+): Promise<void> {
+  for (const { table, plan: narrowing } of plan.narrowings) {
     // Warnings of these loads count values of rows the user may not see: not shown.
-    const made = await loadPlanned(connection, registry, planned, options, [], sourceQueries);
+    const made = await loadPlanned(connection, registry, narrowing, options, [], sourceQueries);
     loads.rescaled ||= made.rescaled;
-    const name = `__vdb_narrowed_${i + 1}`;
-    await connection.run(`CREATE TEMP TABLE ${name} AS ${await typedSql(connection, () => engineSql(planned.ast))}`);
+    await connection.run(`CREATE TEMP TABLE ${table} AS ${await typedSql(connection, () => engineSql(narrowing.ast))}`);
     for (const relation of made.relations) await dropLoad(connection, relation);
-    becomes(entry, { RangeVar: { relname: name, inh: true, relpersistence: 'p', alias: subselect.alias } });
   }
-  return entries.length === 0 ? bound : { ...bound, tables: tablesReadBy(bound.ast, bound.tables) };
 }
 
-/** The bound tables whose load a tree still reads. */
-function tablesReadBy(tree: unknown, tables: readonly BoundTable[]): BoundTable[] {
-  const names = new Set<string>();
-  walk(tree, (kind, node) => {
-    if (kind === 'RangeVar' && typeof node.relname === 'string') names.add(node.relname);
-  });
-  return tables.filter((t) => !t.loadName || names.has(t.loadName));
-}
-
-export async function openExecution(
-  bound: BoundStatement,
+/** Runs a federated plan: loads, narrowings, the statement in the engine; its result ready to read. */
+export async function openFederatedExecution(
+  plan: FederatedPlan,
   registry: SourceRegistry,
   runtime: DuckRuntime,
   options: ExecuteOptions,
 ): Promise<Execution> {
+  const { bound } = plan;
   await registry.ensureSystemTables();
   for (const { resolved } of bound.tables) if (resolved.kind === 'native') await registry.ensurePublished(resolved.source);
   const held = await statementConnection(runtime, options.signal);
@@ -213,9 +181,6 @@ export async function openExecution(
     if (options.signal.aborted && (isInterrupt(err) || err === options.signal.reason)) return options.signal.reason;
     return engineError(err, rename, fileSourceOf(bound.tables)) ?? err;
   };
-  // The statement as bound, for its result types over the catalog's types (declaredColumns):
-  // narrowings below rewrite the tree in place.
-  const pristine = readsScaledNumerics(bound) ? structuredClone(bound.ast) : null;
   try {
     const warnings: string[] = [];
     const sourceQueries: SourceQuery[] = [];
@@ -228,9 +193,9 @@ export async function openExecution(
       );
     }
     // Narrowing subqueries next, each into a table of its own; the statement then reads only those.
-    const statement = await computeNarrowings(connection, bound, registry, options, sourceQueries, loads);
+    await computeNarrowings(connection, plan, registry, options, sourceQueries, loads);
     // The logs, as this user may see them, on this statement's own connection.
-    for (const { resolved, loadName, rowCondition } of statement.tables) {
+    for (const { resolved, loadName, rowCondition } of bound.tables) {
       if (resolved.kind !== 'system' || !loadName || rowCondition) continue;
       const columns = resolved.table.columns.map((c) => `${quoteIdent(c.name)} ${c.type}`).join(', ');
       await connection.run(`CREATE TEMP TABLE ${loadName} (${columns})`);
@@ -244,13 +209,13 @@ export async function openExecution(
       }
     }
     await options.turn?.();
-    const planned = planStatement(statement, registry, options.pushdown, options.dependentJoin);
+    const planned = plan.statement;
     loads.rescaled ||= (await loadPlanned(connection, registry, planned, options, warnings, sourceQueries)).rescaled;
     await options.turn?.();
     const tree = await withNumericValues(connection, planned.ast, engineSql);
     // Nothing of the statement stays on the connection when it loaded nothing (no source rows,
     // narrowed copies or logs): the connection serves the next statement.
-    held.reusable = statement === bound && bound.tables.every((t) => !t.loadName);
+    held.reusable = plan.narrowings.length === 0 && bound.tables.every((t) => !t.loadName);
     const constant = held.reusable && bound.tables.every((t) => t.resolved.kind === 'system');
     await options.turn?.();
     const sql = await typedSql(connection, () => engineSql(tree), { reusable: constant });
@@ -266,8 +231,8 @@ export async function openExecution(
     // a decimal's can differ).
     const decimals = columns.some((c) => c.type.toString().includes('DECIMAL'));
     const declared =
-      loads.rescaled && pristine && decimals
-        ? await declaredColumns({ ...bound, ast: pristine }, columns, runtime, options.signal)
+      loads.rescaled && plan.asBound && decimals
+        ? await declaredColumns({ ...bound, ast: plan.asBound }, columns, runtime, options.signal)
         : columns;
     return engineExecution(connection, sql, declared, { warnings, sourceQueries, translateError, close, engine, encoding: columns });
   } catch (err) {
@@ -275,10 +240,6 @@ export async function openExecution(
     throw translateError(err);
   }
 }
-
-/** Whether the statement reads a numeric whose values carry their own scale (load-scale.ts). */
-const readsScaledNumerics = (bound: BoundStatement) =>
-  bound.tables.some(({ resolved }) => resolved.kind === 'rows' && resolved.table.columns.some((c) => scaleFromValues(c, resolved.source)));
 
 /**
  * The result's columns with the types the statement has over the catalog's types (those a

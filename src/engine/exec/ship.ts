@@ -15,9 +15,9 @@ import { SourceUnreachableError, type RowConnector } from '../../connectors/type
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
 import { quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
 import type { BoundedCache } from '../tree/statement-cache.js';
-import { planWhole } from '../plan/whole.js';
+import type { ShippedRoute } from '../plan/choose.js';
 import { shippedType, type ShippedTable, type ShippingPlan } from '../plan/ship.js';
-import type { BoundStatement, BoundTable } from '../access/bind.js';
+import type { BoundTable } from '../access/bind.js';
 import { loadRows, type SourceQuery } from './load.js';
 import { NONE_USED } from '../plan/padded-uses.js';
 import { ArrayBuilder } from './ship-arrays.js';
@@ -108,17 +108,16 @@ export interface ShipOptions {
   learned?: { cache: BoundedCache<WholeColumns | null>; key: string };
 }
 
+/** Runs a shipped plan; null when it declines at run time (too many rows, PostgreSQL refuses): then the plan's `otherwise` runs. */
 export async function openShippedExecution(
-  bound: BoundStatement,
-  plan: ShippingPlan,
+  route: ShippedRoute,
   registry: SourceRegistry,
   runtime: DuckRuntime,
   options: ShipOptions,
 ): Promise<Execution | null> {
   // PostgreSQL refused statements of this shape before: not worth loading the small side for.
   if (options.learned?.cache.get(options.learned.key) === null) return null;
-  const whole = await planWhole({ ...bound, ast: plan.ast, tables: plan.targetTables }, registry);
-  if (!whole) return null;
+  const { shipping: plan, whole } = route;
   const target = dialectOf(whole.source);
   if (!target) return null;
   const quote = (name: string) => target.quoteIdentifier(name);
@@ -154,7 +153,7 @@ export async function openShippedExecution(
     ...plan.engineTables.map((t, i) => [t.placeholder, shippedRelation(t.table.resolved.table.columns, engineArrays[i]!)] as const),
   ];
   const lookup = lookupOf(plan.lookup, plan.shipped, plan.scan, shipped);
-  const lookupWhole = lookup && (await planWhole({ ...bound, ast: plan.lookup!.ast, tables: plan.targetTables }, registry));
+  const lookupWhole = lookup && route.lookupWhole;
   let sql: string | null;
   if (lookup && lookupWhole) {
     sql = substitute(lookupWhole.sql, [[plan.placeholder, lookup], ...engineRelations]);

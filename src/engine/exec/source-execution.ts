@@ -19,7 +19,7 @@ import { DECLINE, directEncoders, jsonString, rowJson, type ValueEncoder } from 
 import { loadBatches, tryCast } from './load.js';
 import { standInColumns } from './stand-ins.js';
 import { NOT_DECIMAL } from './load-scale.js';
-import type { SourceSelectPlan } from '../plan/route.js';
+import type { SourceSelectPlan } from '../plan/choose.js';
 import type { WholePlan } from '../plan/whole.js';
 import type { BoundedCache } from '../tree/statement-cache.js';
 

@@ -6,8 +6,9 @@ import { engineSql } from '../translate/engine-dialect.js';
 import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';
-import type { BoundStatement } from '../access/bind.js';
-import { planStatement, type JoinLimits } from './planner.js';
+import type { JoinLimits, StatementPlan } from './planner.js';
+import type { Plan } from './choose.js';
+import type { FederatedPlan } from './federated.js';
 import type { WholePlan } from './whole.js';
 import type { ShippedTable, ShippingPlan } from './ship.js';
 import type { LookupKey } from './ship-lookup.js';
@@ -35,10 +36,55 @@ function keyLookupText(plan: ScanPlan, dependency: ScanPlan['dependencies'][numb
   return `; at least ${minKeys} dense keys go as a lookup (a byte per key) instead of an IN list${grouped}`;
 }
 
-export function explain(bound: BoundStatement, registry: SourceRegistry, pushdown: boolean, limits?: JoinLimits): ExplainResult {
+const COLUMNS = ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'];
+
+/** The plan that runs (choose.ts), one row per step. */
+export function explainPlan(plan: Plan, registry: SourceRegistry, limits?: JoinLimits & { maxShippedRows?: number }): ExplainResult {
+  switch (plan.kind) {
+    case 'constant':
+      return {
+        columns: COLUMNS,
+        rows: [[1, 'vdb', 'constant', 'the select list', 'everything', plan.constants.map((c) => c.sql).join(', ')]],
+      };
+    case 'whole':
+      return explainWhole(plan.whole);
+    case 'source-select':
+      return explainWhole({ source: plan.select.source, sql: plan.select.pushed.sql });
+    case 'shipped':
+      return explainShipped(plan.shipping, plan.whole, registry, plan.maxShippedRows);
+    case 'federated':
+      return explainFederated(plan, registry, limits);
+  }
+}
+
+/** A federated plan: its narrowings' steps, each ending in the engine's table of its rows, then the statement's. */
+function explainFederated(plan: FederatedPlan, registry: SourceRegistry, limits?: JoinLimits): ExplainResult {
   const rows: ExplainResult['rows'] = [];
-  let step = 1;
-  const planned = planStatement(bound, registry, pushdown, limits);
+  for (const narrowing of plan.narrowings) {
+    explainStatement(narrowing.plan, registry, limits, rows);
+    rows.push([
+      rows.length + 1,
+      'vdb engine',
+      'narrowing',
+      `your view of the data -> ${narrowing.table}`,
+      null,
+      engineSql(narrowing.plan.ast),
+    ]);
+  }
+  explainStatement(plan.statement, registry, limits, rows);
+  rows.push([rows.length + 1, 'vdb engine', 'execute', 'statement over the source results', null, engineSql(plan.statement.ast)]);
+  return { columns: COLUMNS, rows };
+}
+
+/** The steps of one statement's loads: what each source is asked, and what the engine reads itself. */
+function explainStatement(
+  planned: StatementPlan,
+  registry: SourceRegistry,
+  limits: JoinLimits | undefined,
+  rows: ExplainResult['rows'],
+): void {
+  let step = rows.length + 1;
+  const bound = { tables: planned.tables };
   // Load names are the engine's; people know the tables as schema.table.
   const names = new Map(bound.tables.map((t) => [t.loadName, `${t.resolved.schema}.${t.resolved.table.name}`]));
   for (const group of planned.joins) {
@@ -120,8 +166,6 @@ export function explain(bound: BoundStatement, registry: SourceRegistry, pushdow
       ]);
     }
   }
-  rows.push([step, 'vdb engine', 'execute', 'statement over the source results', null, engineSql(planned.ast)]);
-  return { columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'], rows };
 }
 
 /** The plan of a statement that one source runs whole. */

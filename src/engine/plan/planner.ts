@@ -6,7 +6,7 @@
  */
 import type { ParseResult } from '@pgsql/types';
 import type { SourceRegistry } from '../../catalog/sources.js';
-import type { BoundStatement } from '../access/bind.js';
+import type { BoundStatement, BoundTable } from '../access/bind.js';
 import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';
 import { planGroupLookup } from './key-lookup.js';
@@ -22,6 +22,8 @@ export interface StatementPlan {
   joins: JoinGroup[];
   /** The statement the engine runs over the loaded results. */
   ast: ParseResult;
+  /** The tables the statement reads. */
+  tables: readonly BoundTable[];
   /** The scans' load names in the order they load: fewer estimated rows first, so that their keys can narrow the bigger ones (dependent join). */
   loadOrder: string[];
   /** Which columns the statement shows (a numeric of mixed scales is checked only then). */
@@ -53,7 +55,7 @@ export function planStatement(
     for (const [loadName, scan] of scans)
       scans.set(loadName, { ...scan, dependencies: scan.dependencies.filter((d) => !members.has(d.from)) });
     chooseJoins(scans, limits);
-    return completed(scans, joins.groups, joins.ast);
+    return completed(bound, scans, joins.groups, joins.ast);
   }
   const partial = pushdown ? planPartialAggregation(bound, scans, registry) : null;
   if (partial) {
@@ -63,11 +65,19 @@ export function planStatement(
     if (groupLookup) scans.set(partial.loadName, { ...scans.get(partial.loadName)!, groupLookup });
   }
   if (pushdown) chooseJoins(scans, limits);
-  return completed(scans, [], partial?.ast ?? bound.ast);
+  return completed(bound, scans, [], partial?.ast ?? bound.ast);
 }
 
 /** The plan with what loading it needs to know of the statement: the load order and the uses of columns. */
-function completed(scans: Map<string, ScanPlan>, joins: JoinGroup[], ast: ParseResult): StatementPlan {
+function completed(bound: BoundStatement, scans: Map<string, ScanPlan>, joins: JoinGroup[], ast: ParseResult): StatementPlan {
   const loadOrder = [...scans.entries()].sort(([, a], [, b]) => estimatedRows(a) - estimatedRows(b)).map(([loadName]) => loadName);
-  return { scans, joins, ast, loadOrder, scaleUses: scaleUses(ast), paddedUses: usedWithChars(scans.values(), joins, paddedUses(ast)) };
+  return {
+    scans,
+    joins,
+    ast,
+    tables: bound.tables,
+    loadOrder,
+    scaleUses: scaleUses(ast),
+    paddedUses: usedWithChars(scans.values(), joins, paddedUses(ast)),
+  };
 }
