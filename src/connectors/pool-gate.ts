@@ -55,10 +55,24 @@ export class PoolGates {
 
 interface Waiter {
   grant(): void;
+  fail(err: Error): void;
+  refuse(): void;
+  /** Its wait is over while a turn was still connecting: refused once no connect is under way. */
+  overdue: boolean;
+}
+
+/** One piece of work's hold on a connection of the pool. */
+export interface Turn {
+  /** The connection was had: the turn is a statement's now, no longer a connect under way. */
+  connected(): void;
+  /** The connection went back to the driver's pool (or was destroyed): the next waiter's turn. Once only. */
+  leave(): void;
 }
 
 export class PoolGate {
   private inUse = 0;
+  /** Turns whose connection is still being had (a connect under way). */
+  private connecting = 0;
   private refusals = 0;
   private readonly waiting: Waiter[] = [];
 
@@ -71,14 +85,15 @@ export class PoolGate {
   ) {}
 
   /**
-   * A turn: resolves with its end (call it once the connection went back to the driver's pool,
-   * or was destroyed). Rejects with the busy 503 after `waitMs`, or with `signal`'s reason.
+   * A turn, at once or after others'. Rejects with the busy 503 when no turn came within
+   * `waitMs` while every connection was held by a statement (a turn that is still connecting
+   * is waited for: its connect tells whether the source is busy or away), or with `signal`'s reason.
    */
-  enter(signal: AbortSignal): Promise<() => void> {
+  enter(signal: AbortSignal): Promise<Turn> {
     if (signal.aborted) return Promise.reject(signal.reason as Error);
     if (this.inUse < this.size && this.waiting.length === 0) {
       this.inUse++;
-      return Promise.resolve(this.leaver());
+      return Promise.resolve(this.turn());
     }
     return new Promise((resolve, reject) => {
       const settle = () => {
@@ -88,9 +103,19 @@ export class PoolGate {
         if (at >= 0) this.waiting.splice(at, 1);
       };
       const waiter: Waiter = {
+        overdue: false,
         grant: () => {
           settle();
-          resolve(this.leaver());
+          resolve(this.turn());
+        },
+        fail: (err) => {
+          settle();
+          reject(err);
+        },
+        refuse: () => {
+          settle();
+          this.refusals++;
+          reject(sourceBusy(this.source, this.size, this.waitMs));
         },
       };
       const onAbort = () => {
@@ -98,35 +123,63 @@ export class PoolGate {
         reject(signal.reason as Error);
       };
       const timer = setTimeout(() => {
-        settle();
-        this.refusals++;
-        reject(sourceBusy(this.source, this.size, this.waitMs));
+        if (this.connecting > 0) waiter.overdue = true;
+        else waiter.refuse();
       }, this.waitMs);
       signal.addEventListener('abort', onAbort, { once: true });
       this.waiting.push(waiter);
     });
   }
 
+  /**
+   * A connect failed for a reason that is the source's (refused, timed out, wrong password): the
+   * work waiting for a turn fails the same way now, instead of each trying (and waiting) in turn.
+   */
+  failWaiting(err: Error): void {
+    for (const waiter of [...this.waiting]) waiter.fail(err);
+  }
+
   /** Runs `work` in a turn of its own. */
   async within<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> {
-    const leave = await this.enter(signal);
+    const turn = await this.enter(signal);
+    turn.connected();
     try {
       return await work();
     } finally {
-      leave();
+      turn.leave();
     }
   }
 
-  /** The end of one turn (once only): handed straight to the first waiter, if any. */
-  private leaver(): () => void {
-    let left = false;
-    return () => {
-      if (left) return;
-      left = true;
-      const next = this.waiting[0];
-      if (next) next.grant();
-      else this.inUse--;
+  /** A new turn, connecting until it says otherwise. */
+  private turn(): Turn {
+    let state: 'connecting' | 'connected' | 'left' = 'connecting';
+    this.connecting++;
+    const connectDone = () => {
+      if (state !== 'connecting') return;
+      this.connecting--;
     };
+    return {
+      connected: () => {
+        connectDone();
+        if (state === 'connecting') state = 'connected';
+        this.refuseOverdue();
+      },
+      leave: () => {
+        if (state === 'left') return;
+        connectDone();
+        state = 'left';
+        const next = this.waiting[0];
+        if (next) next.grant();
+        else this.inUse--;
+        this.refuseOverdue();
+      },
+    };
+  }
+
+  /** Waiters past their wait are refused once every turn is a statement's (none connecting). */
+  private refuseOverdue(): void {
+    if (this.connecting > 0) return;
+    for (const waiter of this.waiting.filter((w) => w.overdue)) waiter.refuse();
   }
 
   stats(): PoolStats {

@@ -395,7 +395,7 @@ export class MysqlConnector implements RowConnector {
    */
   private async acquire(signal: AbortSignal): Promise<Lease> {
     // A turn first: a full pool answers busy after poolWaitMs (the driver's pool would wait for ever).
-    const leave = await this.gate.enter(signal);
+    const turn = await this.gate.enter(signal);
     let connection: PoolConnection;
     const connecting = new Promise<PoolConnection>((resolve, reject) =>
       this.pool.getConnection((err, conn) => (err ? reject(err) : resolve(conn))),
@@ -406,12 +406,16 @@ export class MysqlConnector implements RowConnector {
     } catch (err) {
       if (signal.aborted) {
         // The connect goes on: a connection it brings late goes back to the pool, then the turn ends.
-        connecting.then((late) => late.release(), () => undefined).finally(leave);
+        connecting.then((late) => late.release(), () => undefined).finally(turn.leave);
         throw signal.reason;
       }
-      leave();
-      throw toSourceError(err);
+      const failure = toSourceError(err);
+      // The source is away: who waits for a turn hears it now, not after a connect of their own.
+      if (failure instanceof SourceUnreachableError) this.gate.failWaiting(failure);
+      turn.leave();
+      throw failure;
     }
+    turn.connected();
     guardErrors(connection);
     const stop = new AbortController();
     let released = false;
@@ -427,7 +431,7 @@ export class MysqlConnector implements RowConnector {
         connection.off('error', onError);
         if (lease.broken || signal.aborted) destroyConnection(connection);
         else connection.release();
-        leave();
+        turn.leave();
       },
     };
     // The connection lost under the work: its statement fails, never the process.

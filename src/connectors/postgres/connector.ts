@@ -322,7 +322,7 @@ export class PostgresConnector implements RowConnector {
    */
   private async acquire(signal: AbortSignal): Promise<Lease> {
     // A turn first: a full pool answers busy after poolWaitMs, never as a connect that timed out.
-    const leave = await this.gate.enter(signal);
+    const turn = await this.gate.enter(signal);
     let client: pg.PoolClient;
     const connecting = this.pool.connect();
     try {
@@ -331,12 +331,16 @@ export class PostgresConnector implements RowConnector {
     } catch (err) {
       if (signal.aborted) {
         // The connect goes on: a client it brings late goes back to the pool, then the turn ends.
-        connecting.then((late) => late.release(), () => undefined).finally(leave);
+        connecting.then((late) => late.release(), () => undefined).finally(turn.leave);
         throw signal.reason;
       }
-      leave();
-      throw toSourceError(err);
+      const failure = toSourceError(err);
+      // The source is away: who waits for a turn hears it now, not after a connect of their own.
+      if (failure instanceof SourceUnreachableError) this.gate.failWaiting(failure);
+      turn.leave();
+      throw failure;
     }
+    turn.connected();
     guardErrors(client);
     const pid = (client as unknown as { processID: number }).processID;
     let released = false;
@@ -353,7 +357,7 @@ export class PostgresConnector implements RowConnector {
         client.release(broken);
         // Removed from the pool and closed now: a half-closed socket to a silent server would linger.
         if (broken) destroySocket(client);
-        leave();
+        turn.leave();
       },
     };
     // The connection lost under the work: its statement fails (the driver errors it), never the process.
