@@ -194,14 +194,14 @@ for (const source of ['pg2', 'my2'] as const) {
       try {
         // Two statements (one a cursor build) hold both connections, waiting on the lock.
         holders = [query(blocked(source)), query(blocked(source), { pagination: true })];
-        assert.ok(
-          await waitUntil(async () => (await metric('vdb_source_pool_in_use', source)) === 2, 10_000),
-          'both connections in use',
-        );
+        assert.ok(await waitUntil(async () => (await metric('vdb_source_pool_in_use', source)) === 2, 10_000), 'both connections in use');
         assert.equal(await metric('vdb_source_pool_size', source), 2);
         const busyBefore = (await metric('vdb_source_pool_busy_total', source)) ?? 0;
         const started = Date.now();
-        const excess = await Promise.all([query(`SELECT count(*) AS n FROM ${source}.small`), query(blocked(source), { pagination: true })]);
+        const excess = await Promise.all([
+          query(`SELECT count(*) AS n FROM ${source}.small`),
+          query(blocked(source), { pagination: true }),
+        ]);
         const took = Date.now() - started;
         for (const response of excess) {
           assert.equal(response.headers.get('retry-after'), String(Math.ceil(POOL_WAIT_MS / 1000)));
@@ -219,7 +219,10 @@ for (const source of ['pg2', 'my2'] as const) {
       }
       for (const response of await Promise.all(holders)) assert.equal(response.status, 200, await response.text());
       // A cursor build holds its connection no longer than the build.
-      assert.ok(await waitUntil(async () => (await metric('vdb_source_pool_in_use', source)) === 0, 5000), 'connections back after the builds');
+      assert.ok(
+        await waitUntil(async () => (await metric('vdb_source_pool_in_use', source)) === 0, 5000),
+        'connections back after the builds',
+      );
       assert.ok(((await metric('vdb_source_pool_idle', source)) ?? 0) >= 1, 'idle connections in the pool');
     });
   });

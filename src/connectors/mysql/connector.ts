@@ -406,7 +406,12 @@ export class MysqlConnector implements RowConnector {
     } catch (err) {
       if (signal.aborted) {
         // The connect goes on: a connection it brings late goes back to the pool, then the turn ends.
-        connecting.then((late) => late.release(), () => undefined).finally(turn.leave);
+        connecting
+          .then(
+            (late) => late.release(),
+            () => undefined,
+          )
+          .finally(turn.leave);
         throw signal.reason;
       }
       const failure = toSourceError(err);

@@ -194,7 +194,7 @@ export class PostgresConnector implements RowConnector {
     try {
       result = await this.gate.within(NEVER, () =>
         this.pool.query(
-        `SELECT n.nspname AS schema, c.relname AS name, c.relkind AS kind,
+          `SELECT n.nspname AS schema, c.relname AS name, c.relkind AS kind,
                 CASE WHEN c.reltuples < 0 THEN NULL ELSE c.reltuples::bigint END AS estimate,
                 obj_description(c.oid, 'pg_class') AS description,
                 json_agg(json_build_object(
@@ -221,8 +221,8 @@ export class PostgresConnector implements RowConnector {
             AND n.nspname LIKE ANY ($1::text[])
           GROUP BY n.nspname, c.relname, c.relkind, c.reltuples, c.oid
           ORDER BY n.nspname, c.relname`,
-        [patterns],
-      ),
+          [patterns],
+        ),
       );
     } catch (err) {
       throw toSourceError(err);
@@ -331,7 +331,12 @@ export class PostgresConnector implements RowConnector {
     } catch (err) {
       if (signal.aborted) {
         // The connect goes on: a client it brings late goes back to the pool, then the turn ends.
-        connecting.then((late) => late.release(), () => undefined).finally(turn.leave);
+        connecting
+          .then(
+            (late) => late.release(),
+            () => undefined,
+          )
+          .finally(turn.leave);
         throw signal.reason;
       }
       const failure = toSourceError(err);
