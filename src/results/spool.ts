@@ -38,9 +38,12 @@ export class Spools {
     fs.rmSync(limits.dir, { recursive: true, force: true });
   }
 
-  /** `source`'s chunks, read ahead of the caller. */
-  spool(source: AsyncGenerator<string>): AsyncGenerator<string> {
-    return spooled(new Spool(source, this));
+  /**
+   * `source`'s chunks, read ahead of the caller. When `signal` aborts (the statement's timeout,
+   * the client gone) the result ends with its reason, and what waits is let go of at once.
+   */
+  spool(source: AsyncGenerator<string>, signal?: AbortSignal): AsyncGenerator<string> {
+    return spooled(new Spool(source, this, signal));
   }
 
   stats(): { open: number; memoryBytes: number; diskBytes: number; spilled: number } {
@@ -108,12 +111,24 @@ class Spool {
   private wakeReader: (() => void) | null = null;
   private wakeWriter: (() => void) | null = null;
   private readonly pumping: Promise<void>;
+  private readonly onAbort: () => void;
 
   constructor(
     private readonly source: AsyncGenerator<string>,
     private readonly spools: Spools,
+    private readonly signal?: AbortSignal,
   ) {
     spools.opened(1);
+    // Ended by the statement (timeout, client gone), also after the source's end: a client that
+    // does not read must not keep the spool's memory and file until it goes.
+    this.onAbort = () => {
+      this.failure ??= { error: signal!.reason };
+      this.stopped = true;
+      this.wakeWriter?.();
+      this.wakeReader?.();
+      void this.discard();
+    };
+    signal?.addEventListener('abort', this.onAbort, { once: true });
     this.pumping = this.pump();
   }
 
@@ -144,18 +159,31 @@ class Spool {
 
   /** Stops the source (if it is still read) and lets go of the memory and the file. */
   async close(): Promise<void> {
-    if (this.stopped) return;
     this.stopped = true;
+    this.signal?.removeEventListener('abort', this.onAbort);
     this.wakeWriter?.();
     await this.pumping;
-    this.spools.memory(-this.memoryChars);
-    this.memory.length = 0;
-    this.memoryChars = 0;
-    this.onDisk.length = 0;
-    await this.file?.close().catch(() => undefined);
-    this.spools.giveDisk(this.fileSize);
-    this.fileSize = 0;
-    this.spools.opened(-1);
+    await this.discard();
+  }
+
+  /** Lets go of the memory and the file (once). */
+  private discarding: Promise<void> | null = null;
+
+  private discard(): Promise<void> {
+    this.discarding ??= (async () => {
+      this.spools.memory(-this.memoryChars);
+      this.memory.length = 0;
+      this.memoryChars = 0;
+      this.onDisk.length = 0;
+      // A file still being opened is closed by `write`, which sees `stopped`.
+      const file = this.file;
+      this.file = null;
+      await file?.close().catch(() => undefined);
+      this.spools.giveDisk(this.fileSize);
+      this.fileSize = 0;
+      this.spools.opened(-1);
+    })();
+    return this.discarding;
   }
 
   /** Reads the source to its end (or until stopped), as fast as it comes and room is left. */
@@ -203,6 +231,7 @@ class Spool {
 
   /** Appends a chunk to the file; false when the budget or the disk refuses it. */
   private async write(text: string): Promise<boolean> {
+    if (this.stopped) return false;
     const bytes = Buffer.from(text, 'utf8');
     // Everything written was read back: the file is written from its start again.
     if (this.onDisk.length === 0) this.writeAt = 0;
@@ -212,7 +241,15 @@ class Spool {
       this.fileSize = end;
     }
     try {
-      this.file ??= await this.openFile();
+      if (!this.file) {
+        const file = await this.openFile();
+        // Ended while the file was opened: nothing will read it.
+        if (this.stopped) {
+          await file.close();
+          return false;
+        }
+        this.file = file;
+      }
       await this.file.write(bytes, 0, bytes.length, this.writeAt);
     } catch {
       // A full or unwritable disk: the result goes on as it would without the spool.

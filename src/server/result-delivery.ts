@@ -248,7 +248,7 @@ export async function sendResult(
     },
   );
   // Rows that come straight from a source's connection are read ahead of the client: a slow one does not hold the connection.
-  const streamed = execution.streamsFromSource ? services.spools.spool(fromExecution) : fromExecution;
+  const streamed = execution.streamsFromSource ? services.spools.spool(fromExecution, cancel.signal) : fromExecution;
   const rows = maxRows === null ? streamed : refuseBeyond(streamed, () => sent, maxRows, user.name);
   let error: unknown = null;
   const finish = () => {

@@ -90,3 +90,18 @@ test('a client that stops early ends the source and gives everything back', asyn
   assert.ok(state.read < 1000);
   assert.deepEqual(spools.stats(), { open: 0, memoryBytes: 0, diskBytes: 0, spilled: 1 });
 });
+
+test("the statement's end (timeout, client gone) ends the result at once, also after the source's end, and lets go of memory and disk", async () => {
+  const spools = new Spools({ memoryBytes: 5000, diskBytes: 1_000_000, dir });
+  const { chunks, state } = source(100);
+  const cancel = new AbortController();
+  const spooled = spools.spool(chunks, cancel.signal);
+  await spooled.next();
+  for (let i = 0; i < 100 && !state.ended; i++) await settle(10);
+  assert.ok(state.ended && spools.stats().diskBytes > 0, 'the source was read to its end, part of it on disk');
+  cancel.abort(new Error('the statement was cancelled after 100 ms'));
+  await settle();
+  assert.deepEqual(spools.stats(), { open: 0, memoryBytes: 0, diskBytes: 0, spilled: 1 }, 'let go of before the client reads on');
+  await assert.rejects(spooled.next(), /cancelled after 100 ms/);
+  assert.deepEqual(spools.stats(), { open: 0, memoryBytes: 0, diskBytes: 0, spilled: 1 });
+});
