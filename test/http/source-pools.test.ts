@@ -198,8 +198,11 @@ for (const source of ['pg2', 'my2'] as const) {
         assert.equal(await metric('vdb_source_pool_size', source), 2);
         const busyBefore = (await metric('vdb_source_pool_busy_total', source)) ?? 0;
         const started = Date.now();
+        // Four more, two of them cursor builds: each refused after the wait, none left waiting.
         const excess = await Promise.all([
           query(`SELECT count(*) AS n FROM ${source}.small`),
+          query(`SELECT count(*) AS n FROM ${source}.small`),
+          query(blocked(source), { pagination: true }),
           query(blocked(source), { pagination: true }),
         ]);
         const took = Date.now() - started;
@@ -212,7 +215,7 @@ for (const source of ['pg2', 'my2'] as const) {
           assert.match(error.hint ?? '', /maxConnections/);
         }
         assert.ok(took >= POOL_WAIT_MS - 100 && took < POOL_WAIT_MS + 2000, `refused after ${took} ms (poolWaitMs ${POOL_WAIT_MS})`);
-        assert.equal(await metric('vdb_source_pool_busy_total', source), busyBefore + 2);
+        assert.equal(await metric('vdb_source_pool_busy_total', source), busyBefore + 4);
         assert.equal(await metric('vdb_source_pool_waiting', source), 0);
       } finally {
         await unlock();
