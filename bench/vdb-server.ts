@@ -74,8 +74,12 @@ export interface VdbServer {
 }
 
 /** Starts `node dist/src/cli.js serve` on an ephemeral port over a fresh data directory. */
-export async function startVdb(options: { demo: boolean; env?: Record<string, string> } = { demo: true }): Promise<VdbServer> {
-  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm run bench does).`);
+export async function startVdb(
+  /** `cli`: another build's dist/src/cli.js (a side-by-side with the build before). */
+  options: { demo: boolean; env?: Record<string, string>; cli?: string } = { demo: true },
+): Promise<VdbServer> {
+  const cli = options.cli ?? CLI;
+  if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: run "npm run build" first (npm run bench does).`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-bench-'));
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('VDB_')) env[key] = value;
@@ -90,7 +94,7 @@ export async function startVdb(options: { demo: boolean; env?: Record<string, st
   });
   // BENCH_NODE_OPTIONS: flags for the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeFlags = (process.env.BENCH_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, cli, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const alive = () => child.exitCode === null && child.signalCode === null;

@@ -27,6 +27,21 @@ export interface Config {
   queryTimeoutMs: number;
   /** How long connecting to a PostgreSQL or MySQL source may take (a source's connectTimeoutMs overrides it). */
   connectTimeoutMs: number;
+  /**
+   * How long a statement waits for a connection of a PostgreSQL or MySQL source whose pool is in
+   * use (maxConnections) before a 503 "Data source busy" (a source's poolWaitMs overrides it).
+   */
+  poolWaitMs: number;
+  /**
+   * Results a source streams (statements it runs whole) are read ahead of a slow client, so that
+   * the source's connection goes back to its pool: in memory, then in the data directory.
+   */
+  resultSpool: {
+    /** Bytes of one result held in memory ahead of its client; beyond it the rest goes to disk. */
+    memoryBytes: number;
+    /** Bytes on disk of all results together; beyond it the source waits for the client. */
+    diskBytes: number;
+  };
   pagination: {
     /** Rows per chunk when a paginated request gives no `limit`. */
     defaultLimit: number;
@@ -138,8 +153,9 @@ export interface Config {
 }
 
 export type ConfigOverrides = Partial<
-  Omit<Config, 'pagination' | 'queryLog' | 'dependentJoin' | 'throttle' | 'catalog' | 'cursors' | 'statements'>
+  Omit<Config, 'pagination' | 'queryLog' | 'dependentJoin' | 'throttle' | 'catalog' | 'cursors' | 'statements' | 'resultSpool'>
 > & {
+  resultSpool?: Partial<Config['resultSpool']>;
   statements?: Partial<Config['statements']>;
   catalog?: Partial<Config['catalog']>;
   cursors?: Partial<Config['cursors']>;
@@ -177,6 +193,9 @@ export function cursorQuota(config: Config): { cursors: number; bytes: number } 
 
 /** Where local cursors spill: in the data directory, never inside a file root (checkFileRoots). */
 export const cursorSpillDir = (dataDir: string) => path.join(dataDir, 'cursors');
+
+/** Where results wait for slow clients (resultSpool): in the data directory, emptied at start. */
+export const resultSpoolDir = (dataDir: string) => path.join(dataDir, 'tmp', 'results');
 
 /**
  * The engine may read the file roots: none may be the data directory or a folder above it,
@@ -250,6 +269,8 @@ function validate(config: Config): void {
     ['pagination.diskBytes', config.pagination.diskBytes],
     ['cursors.maxBytes', config.cursors.maxBytes],
     ['cursors.cacheBytes', config.cursors.cacheBytes],
+    ['resultSpool.memoryBytes', config.resultSpool.memoryBytes],
+    ['resultSpool.diskBytes', config.resultSpool.diskBytes],
     ['valueLimit', config.valueLimit],
     ...Object.entries(config.statements).map(([name, value]): [string, unknown] => [`statements.${name}`, value]),
   ];
@@ -267,6 +288,7 @@ function validate(config: Config): void {
   for (const [name, value] of [
     ['queryTimeoutMs', config.queryTimeoutMs],
     ['connectTimeoutMs', config.connectTimeoutMs],
+    ['poolWaitMs', config.poolWaitMs],
     ['shutdownGraceMs', config.shutdownGraceMs],
   ] as const) {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) {
@@ -362,6 +384,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     bodyLimit: int(env.VDB_BODY_LIMIT, 'VDB_BODY_LIMIT'),
     queryTimeoutMs: int(env.VDB_QUERY_TIMEOUT_MS, 'VDB_QUERY_TIMEOUT_MS'),
     connectTimeoutMs: int(env.VDB_CONNECT_TIMEOUT_MS, 'VDB_CONNECT_TIMEOUT_MS'),
+    poolWaitMs: int(env.VDB_POOL_WAIT_MS, 'VDB_POOL_WAIT_MS'),
     trustProxy: bool(env.VDB_TRUST_PROXY),
     engineMemoryLimit: env.VDB_ENGINE_MEMORY_LIMIT,
     engineSpillLimit: env.VDB_ENGINE_SPILL_LIMIT,
@@ -394,6 +417,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     bodyLimit: merged.bodyLimit ?? 1024 * 1024,
     queryTimeoutMs: merged.queryTimeoutMs ?? 600_000,
     connectTimeoutMs: merged.connectTimeoutMs ?? 10_000,
+    poolWaitMs: merged.poolWaitMs ?? 5000,
+    resultSpool: {
+      memoryBytes: 8 * 1024 * 1024,
+      diskBytes: 2 * 1024 * 1024 * 1024,
+      ...fromFile.resultSpool,
+      ...defined({
+        memoryBytes: int(env.VDB_RESULT_SPOOL_MEMORY_BYTES, 'VDB_RESULT_SPOOL_MEMORY_BYTES'),
+        diskBytes: int(env.VDB_RESULT_SPOOL_DISK_BYTES, 'VDB_RESULT_SPOOL_DISK_BYTES'),
+      }),
+      ...defined(overrides.resultSpool ?? {}),
+    },
     pagination: {
       defaultLimit: 1000,
       maxLimit: 100_000,

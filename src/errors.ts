@@ -92,3 +92,16 @@ export const valueTooLarge = (what: string, limit: number) =>
     'Build smaller values (a shorter length, a narrower split), or ask an administrator about the valueLimit setting.',
     'Value too large',
   );
+
+/**
+ * Every pooled connection of a source stayed in use for the whole wait (poolWaitMs): the source
+ * is fine, vdb's pool for it is full. A 503 with Retry-After, never "cannot be reached".
+ */
+export const sourceBusy = (source: string, size: number, waitedMs: number) =>
+  new ApiError(
+    503,
+    'Data source busy',
+    `Data source "${source}" is busy: all ${size} of its connections (maxConnections) stayed in use for ${waitedMs} ms.`,
+    "Try again in a moment; if it happens often, raise the source's maxConnections (or poolWaitMs) model property.",
+    { 'Retry-After': String(Math.max(1, Math.ceil(waitedMs / 1000))) },
+  );

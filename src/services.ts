@@ -11,7 +11,9 @@ import { SourceRegistry, SYSTEM_ENGINE_SCHEMA } from './catalog/sources.js';
 import { messageOf } from './errors.js';
 import type { CatalogStore } from './catalog/store.js';
 import { openCatalog } from './catalog/open.js';
-import { defaultFileRoot, type Config } from './config.js';
+import { defaultFileRoot, resultSpoolDir, type Config } from './config.js';
+import { PoolGates } from './connectors/pool-gate.js';
+import { Spools } from './results/spool.js';
 import { DuckRuntime, sqlLiteral } from './runtime/duckdb.js';
 import { Engine } from './engine/engine.js';
 import { initParser } from './engine/front/parse.js';
@@ -44,6 +46,8 @@ export interface Services {
   auditLog: AuditLog;
   /** Prometheus metrics (GET /metrics). */
   metrics: Metrics;
+  /** Results read ahead of slow clients, so that their sources' connections go back (resultSpool). */
+  spools: Spools;
   /** Stopping or not, and the statements in flight (graceful shutdown). */
   lifecycle: Lifecycle;
   throttle: SignInThrottle;
@@ -100,7 +104,15 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   // Counted as they are recorded; the cursors' gauges are read when scraped.
   let cursorStats = () => ({ count: 0, rows: 0, bytes: 0 });
   let cacheHits = (): Record<string, number> => ({});
-  const metrics = new Metrics({ cursors: () => cursorStats(), cacheHits: () => cacheHits() });
+  // The networked sources' pools, and the results read ahead of slow clients.
+  const pools = new PoolGates();
+  const spools = new Spools({ ...config.resultSpool, dir: resultSpoolDir(config.dataDir) });
+  const metrics = new Metrics({
+    cursors: () => cursorStats(),
+    cacheHits: () => cacheHits(),
+    pools: () => pools.stats(),
+    spools: () => spools.stats(),
+  });
   const queryLog = new QueryLog({
     maxEntries: config.queryLog.maxEntries,
     maxAgeMs: config.queryLog.maxAgeMs,
@@ -119,6 +131,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       sealSecret: (plain) => sealSecret(plain, secrets.encryptionKey),
       connectTimeoutMs: config.connectTimeoutMs,
       valueLimit: config.valueLimit,
+      pooling: { waitMs: config.poolWaitMs, gates: pools },
       describe: async (relation) =>
         runtime.withConnection(async (connection) => {
           const reader = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);
@@ -202,6 +215,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     queryLog,
     auditLog,
     metrics,
+    spools,
     lifecycle: new Lifecycle(),
     throttle: shared.throttle,
     statements: shared.statements,

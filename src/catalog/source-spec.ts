@@ -112,6 +112,7 @@ export function checkNetworkProps(kind: SourceKind, connection: Record<string, s
   checkInteger('connectionProps', connection, 'port', 1, 65535, 'a port from 1 to 65535');
   checkInteger('modelProps', model, 'connectTimeoutMs', 1, MAX_TIMER_MS, `an integer from 1 to ${MAX_TIMER_MS} (milliseconds)`);
   checkInteger('modelProps', model, 'maxConnections', 1, 10_000, 'an integer from 1 to 10000');
+  checkInteger('modelProps', model, 'poolWaitMs', 1, MAX_TIMER_MS, `an integer from 1 to ${MAX_TIMER_MS} (milliseconds)`);
 }
 
 export function sourceFromSpec(spec: SourceSpec): NewSource {

@@ -7,6 +7,7 @@ import { MysqlConnector } from './mysql/connector.js';
 import { PostgresConnector } from './postgres/connector.js';
 import { SqliteConnector } from './sqlite/connector.js';
 import type { Connector } from './types.js';
+import type { Pooling } from './pool-gate.js';
 
 export interface ConnectorContext extends FileConnectorContext, DuckdbConnectorContext {
   /** Decrypts a secret of a source definition (stored sealed in the catalog). */
@@ -17,6 +18,8 @@ export interface ConnectorContext extends FileConnectorContext, DuckdbConnectorC
   connectTimeoutMs?: number;
   /** Longest row text a source may send whole (configuration valueLimit). */
   valueLimit?: number;
+  /** Networked sources' pools: the default wait for a connection (poolWaitMs), and where the metrics find them. */
+  pooling?: Pooling;
 }
 
 export const SUPPORTED_KINDS = ['postgresql', 'mysql', 'sqlite', 'file', 'duckdb'] as const;
@@ -25,9 +28,9 @@ export function createConnector(source: SourceDef, context: ConnectorContext): C
   const secret = (key: string) => (source.secrets[key] === undefined ? undefined : context.openSecret(source.secrets[key]));
   switch (source.kind) {
     case 'postgresql':
-      return new PostgresConnector(source, secret('password'), context.connectTimeoutMs, context.valueLimit);
+      return new PostgresConnector(source, secret('password'), context.connectTimeoutMs, context.valueLimit, context.pooling);
     case 'mysql':
-      return new MysqlConnector(source, secret('password'), context.connectTimeoutMs);
+      return new MysqlConnector(source, secret('password'), context.connectTimeoutMs, context.pooling);
     case 'sqlite':
       return new SqliteConnector(source, context.roots);
     case 'file':

@@ -7,6 +7,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { QueryLogEntry } from '../catalog/query-log.js';
+import type { PoolStats } from '../connectors/pool-gate.js';
 
 /** Seconds: from a point lookup (a few ms) to a long federated statement. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -16,6 +17,10 @@ export interface MetricsSources {
   cursors: () => { count: number; rows: number; bytes: number };
   /** Hits of each cache since the start, by cache name. */
   cacheHits: () => Record<string, number>;
+  /** The connection pools of the PostgreSQL and MySQL/MariaDB sources. */
+  pools?: () => PoolStats[];
+  /** Results read ahead of slow clients (results/spool.ts). */
+  spools?: () => { open: number; memoryBytes: number; diskBytes: number; spilled: number };
 }
 
 export class Metrics {
@@ -106,6 +111,54 @@ export class Metrics {
       registers,
       collect() {
         this.set(sources.cursors().bytes);
+      },
+    });
+    const pools = sources.pools ?? (() => []);
+    const poolGauge = (name: string, help: string, value: (pool: PoolStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['source'],
+        registers,
+        collect() {
+          // Sources come and go: only the pools open now are shown.
+          this.reset();
+          for (const pool of pools()) this.set({ source: pool.source }, value(pool));
+        },
+      });
+    poolGauge('vdb_source_pool_size', 'Most connections of a source (its maxConnections), by source', (p) => p.size);
+    poolGauge('vdb_source_pool_in_use', 'Connections of a source held by statements now, by source', (p) => p.inUse);
+    poolGauge('vdb_source_pool_idle', 'Open connections of a source waiting in its pool, by source', (p) => p.idle);
+    poolGauge('vdb_source_pool_waiting', 'Statements waiting for a connection of a source, by source', (p) => p.waiting);
+    new Counter({
+      name: 'vdb_source_pool_busy_total',
+      help: 'Statements refused with 503 Data source busy (no connection of the source freed within poolWaitMs), by source',
+      labelNames: ['source'],
+      registers,
+      collect() {
+        this.reset();
+        for (const pool of pools()) this.inc({ source: pool.source }, pool.refusals);
+      },
+    });
+    const spools = sources.spools ?? (() => ({ open: 0, memoryBytes: 0, diskBytes: 0, spilled: 0 }));
+    new Gauge({
+      name: 'vdb_result_spool_bytes',
+      help: 'Bytes of streamed results read ahead of their clients, in memory and on disk (resultSpool)',
+      labelNames: ['where'],
+      registers,
+      collect() {
+        const now = spools();
+        this.set({ where: 'memory' }, now.memoryBytes);
+        this.set({ where: 'disk' }, now.diskBytes);
+      },
+    });
+    new Counter({
+      name: 'vdb_result_spool_spilled_total',
+      help: 'Streamed results whose client read so slowly that part of them waited on disk',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(spools().spilled);
       },
     });
   }

@@ -258,7 +258,7 @@ export async function sendResult(
   const maxRows = limits.maxRowsPerStatement;
   // With a row limit, one row more than allowed is asked for: its arrival is the refusal.
   const limit = maxRows === null || (params.limit !== undefined && params.limit <= maxRows) ? params.limit : maxRows + 1;
-  const streamed = execution.stream(
+  const fromExecution = execution.stream(
     shape,
     { limit, offset: params.offset },
     {
@@ -266,6 +266,8 @@ export async function sendResult(
       onRows: (count) => (sent += count),
     },
   );
+  // Rows that come straight from a source's connection are read ahead of the client: a slow one does not hold the connection.
+  const streamed = execution.streamsFromSource ? services.spools.spool(fromExecution, cancel.signal) : fromExecution;
   const rows = maxRows === null ? streamed : refuseBeyond(streamed, () => sent, maxRows, user.name);
   let error: unknown = null;
   const finish = () => {

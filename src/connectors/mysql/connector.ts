@@ -1,9 +1,10 @@
 import mysql from 'mysql2';
 import type { FieldPacket, Pool, PoolConnection, RowDataPacket } from 'mysql2';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
-import { badRequest } from '../../errors.js';
+import { ApiError, badRequest } from '../../errors.js';
+import { DEFAULT_POOL_WAIT_MS, PoolGate, type Pooling } from '../pool-gate.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
-import { CANCEL_GRACE_MS, ConnectionLostError, guardErrors, untilAborted, withinMs } from '../abort.js';
+import { CANCEL_GRACE_MS, ConnectionLostError, guardErrors, NEVER, untilAborted, withinMs } from '../abort.js';
 import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, SourceTransaction, StatementColumn } from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { MYSQL_DIALECT } from './dialect.js';
@@ -163,6 +164,9 @@ export class MysqlConnector implements RowConnector {
     joins: true,
   };
   private readonly pool: Pool;
+  /** The pool's turns: a statement that finds every connection in use waits, then is told the source is busy. */
+  private readonly gate: PoolGate;
+  private readonly pooling: Pooling;
   /** How long a connect may take. */
   private readonly connectTimeoutMs: number;
   /** Where the server is and who signs in: for the connections that kill statements. */
@@ -173,9 +177,11 @@ export class MysqlConnector implements RowConnector {
     password: string | undefined,
     /** The configured default (connectTimeoutMs); the source's own connectTimeoutMs wins. */
     connectTimeoutMs = 10_000,
+    pooling: Pooling = {},
   ) {
     const c = source.connection;
     this.connectTimeoutMs = Number(source.model.connectTimeoutMs ?? connectTimeoutMs);
+    const max = Number(source.model.maxConnections ?? 10);
     this.endpoint = {
       host: c.host ?? '127.0.0.1',
       port: c.port ? Number(c.port) : 3306,
@@ -185,7 +191,7 @@ export class MysqlConnector implements RowConnector {
     this.pool = mysql.createPool({
       ...this.endpoint,
       database: c.db ?? c.database,
-      connectionLimit: Number(source.model.maxConnections ?? 10),
+      connectionLimit: max,
       connectTimeout: this.connectTimeoutMs,
       dateStrings: true,
       supportBigNumbers: true,
@@ -200,6 +206,11 @@ export class MysqlConnector implements RowConnector {
       guardErrors(connection);
       connection.query("SET time_zone = '+00:00'");
     });
+    const waitMs = Number(source.model.poolWaitMs ?? pooling.waitMs ?? DEFAULT_POOL_WAIT_MS);
+    const idle = (this.pool as unknown as { _freeConnections?: { length: number } })._freeConnections;
+    this.gate = new PoolGate(source.name, max, waitMs, () => idle?.length ?? 0);
+    this.pooling = pooling;
+    pooling.gates?.add(this.gate);
   }
 
   private get database(): string {
@@ -208,7 +219,7 @@ export class MysqlConnector implements RowConnector {
 
   private async query<T extends RowDataPacket[]>(sql: string, values: unknown[] = []): Promise<T> {
     try {
-      const [rows] = await this.pool.promise().query<T>(sql, values);
+      const [rows] = await this.gate.within(NEVER, () => this.pool.promise().query<T>(sql, values));
       return rows;
     } catch (err) {
       throw toSourceError(err);
@@ -221,6 +232,8 @@ export class MysqlConnector implements RowConnector {
     try {
       await this.withConnection(signal, (connection) => connection.promise().query('SELECT 1'));
     } catch (err) {
+      // Busy (every connection in use) is not away.
+      if (err instanceof ApiError) throw err;
       if (signal.aborted) throw new SourceUnreachableError(`no answer within the connect timeout (${this.connectTimeoutMs} ms)`);
       throw err instanceof ConnectionLostError ? new SourceUnreachableError(err.message) : err;
     }
@@ -381,18 +394,33 @@ export class MysqlConnector implements RowConnector {
    * connection is destroyed. A connection that saw an error is not reused.
    */
   private async acquire(signal: AbortSignal): Promise<Lease> {
+    // A turn first: a full pool answers busy after poolWaitMs (the driver's pool would wait for ever).
+    const turn = await this.gate.enter(signal);
     let connection: PoolConnection;
+    const connecting = new Promise<PoolConnection>((resolve, reject) =>
+      this.pool.getConnection((err, conn) => (err ? reject(err) : resolve(conn))),
+    );
     try {
       // A connect is bounded by connectTimeout, and by the statement's own end.
-      connection = await untilAborted(
-        new Promise<PoolConnection>((resolve, reject) => this.pool.getConnection((err, conn) => (err ? reject(err) : resolve(conn)))),
-        signal,
-        (late) => late.release(),
-      );
+      connection = await untilAborted(connecting, signal);
     } catch (err) {
-      if (signal.aborted) throw signal.reason;
-      throw toSourceError(err);
+      if (signal.aborted) {
+        // The connect goes on: a connection it brings late goes back to the pool, then the turn ends.
+        connecting
+          .then(
+            (late) => late.release(),
+            () => undefined,
+          )
+          .finally(turn.leave);
+        throw signal.reason;
+      }
+      const failure = toSourceError(err);
+      // The source is away: who waits for a turn hears it now, not after a connect of their own.
+      if (failure instanceof SourceUnreachableError) this.gate.failWaiting(failure);
+      turn.leave();
+      throw failure;
     }
+    turn.connected();
     guardErrors(connection);
     const stop = new AbortController();
     let released = false;
@@ -408,6 +436,7 @@ export class MysqlConnector implements RowConnector {
         connection.off('error', onError);
         if (lease.broken || signal.aborted) destroyConnection(connection);
         else connection.release();
+        turn.leave();
       },
     };
     // The connection lost under the work: its statement fails, never the process.
@@ -550,6 +579,7 @@ export class MysqlConnector implements RowConnector {
 
   /** Ends the pool: politely, then (a server that does not answer) by destroying what is left. */
   async close(): Promise<void> {
+    this.pooling.gates?.remove(this.gate);
     const all = (this.pool as unknown as { _allConnections?: { toArray?(): mysql.Connection[] } })._allConnections;
     const connections = all?.toArray?.() ?? [];
     await withinMs(this.pool.promise().end(), CANCEL_GRACE_MS).catch(() => undefined);

@@ -8,7 +8,8 @@ import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, S
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { copyLines, copyTextRows } from './copy-text.js';
 import { jsonRowSql } from './json-rows.js';
-import { valueTooLarge } from '../../errors.js';
+import { ApiError, valueTooLarge } from '../../errors.js';
+import { DEFAULT_POOL_WAIT_MS, PoolGate, type PoolGates, type Pooling } from '../pool-gate.js';
 import { POSTGRES_DIALECT } from './dialect.js';
 import { engineTypeOfPostgres, rawTypeOfPostgres, sourceTypeOfPostgres } from './types.js';
 
@@ -127,6 +128,9 @@ export class PostgresConnector implements RowConnector {
     joins: true,
   };
   private readonly pool: pg.Pool;
+  /** The pool's turns: a statement that finds every connection in use waits, then is told the source is busy. */
+  private readonly gate: PoolGate;
+  private readonly gates: PoolGates | undefined;
   /** How long a connect may take (and a health check, which is one). */
   private readonly connectTimeoutMs: number;
   private collation: Promise<boolean> | undefined;
@@ -138,16 +142,18 @@ export class PostgresConnector implements RowConnector {
     connectTimeoutMs = 10_000,
     /** The longest row text accepted from a whole statement (configuration valueLimit). */
     private readonly valueLimit = 64 * 1024 * 1024,
+    pooling: Pooling = {},
   ) {
     const c = source.connection;
     this.connectTimeoutMs = Number(source.model.connectTimeoutMs ?? connectTimeoutMs);
+    const max = Number(source.model.maxConnections ?? 10);
     this.pool = new pg.Pool({
       host: c.host ?? '127.0.0.1',
       port: c.port ? Number(c.port) : 5432,
       database: c.db ?? c.database,
       user: c['user-name'] ?? c.user,
       password,
-      max: Number(source.model.maxConnections ?? 10),
+      max,
       connectionTimeoutMillis: this.connectTimeoutMs,
       idleTimeoutMillis: 30_000,
       application_name: 'vdb',
@@ -156,6 +162,10 @@ export class PostgresConnector implements RowConnector {
     });
     // An idle client that loses its server must not crash the process.
     this.pool.on('error', () => undefined);
+    const waitMs = Number(source.model.poolWaitMs ?? pooling.waitMs ?? DEFAULT_POOL_WAIT_MS);
+    this.gate = new PoolGate(source.name, max, waitMs, () => this.pool.idleCount);
+    this.gates = pooling.gates;
+    this.gates?.add(this.gate);
   }
 
   private schemas(): string[] {
@@ -171,6 +181,8 @@ export class PostgresConnector implements RowConnector {
     try {
       await this.withLease(signal, (client) => client.query('SELECT 1'));
     } catch (err) {
+      // Busy (every connection in use) is not away.
+      if (err instanceof ApiError) throw err;
       if (signal.aborted) throw new SourceUnreachableError(`no answer within the connect timeout (${this.connectTimeoutMs} ms)`);
       throw err instanceof ConnectionLostError ? new SourceUnreachableError(err.message) : err;
     }
@@ -180,8 +192,9 @@ export class PostgresConnector implements RowConnector {
     const patterns = this.schemas();
     let result: pg.QueryResult;
     try {
-      result = await this.pool.query(
-        `SELECT n.nspname AS schema, c.relname AS name, c.relkind AS kind,
+      result = await this.gate.within(NEVER, () =>
+        this.pool.query(
+          `SELECT n.nspname AS schema, c.relname AS name, c.relkind AS kind,
                 CASE WHEN c.reltuples < 0 THEN NULL ELSE c.reltuples::bigint END AS estimate,
                 obj_description(c.oid, 'pg_class') AS description,
                 json_agg(json_build_object(
@@ -208,7 +221,8 @@ export class PostgresConnector implements RowConnector {
             AND n.nspname LIKE ANY ($1::text[])
           GROUP BY n.nspname, c.relname, c.relkind, c.reltuples, c.oid
           ORDER BY n.nspname, c.relname`,
-        [patterns],
+          [patterns],
+        ),
       );
     } catch (err) {
       throw toSourceError(err);
@@ -307,14 +321,31 @@ export class PostgresConnector implements RowConnector {
    * when it aborted before the client was had. A client that saw an error is not reused.
    */
   private async acquire(signal: AbortSignal): Promise<Lease> {
+    // A turn first: a full pool answers busy after poolWaitMs, never as a connect that timed out.
+    const turn = await this.gate.enter(signal);
     let client: pg.PoolClient;
+    const connecting = this.pool.connect();
     try {
       // A connect is bounded by connectTimeoutMs, and by the statement's own end.
-      client = await untilAborted(this.pool.connect(), signal, (late) => late.release());
+      client = await untilAborted(connecting, signal);
     } catch (err) {
-      if (signal.aborted) throw signal.reason;
-      throw toSourceError(err);
+      if (signal.aborted) {
+        // The connect goes on: a client it brings late goes back to the pool, then the turn ends.
+        connecting
+          .then(
+            (late) => late.release(),
+            () => undefined,
+          )
+          .finally(turn.leave);
+        throw signal.reason;
+      }
+      const failure = toSourceError(err);
+      // The source is away: who waits for a turn hears it now, not after a connect of their own.
+      if (failure instanceof SourceUnreachableError) this.gate.failWaiting(failure);
+      turn.leave();
+      throw failure;
     }
+    turn.connected();
     guardErrors(client);
     const pid = (client as unknown as { processID: number }).processID;
     let released = false;
@@ -331,6 +362,7 @@ export class PostgresConnector implements RowConnector {
         client.release(broken);
         // Removed from the pool and closed now: a half-closed socket to a silent server would linger.
         if (broken) destroySocket(client);
+        turn.leave();
       },
     };
     // The connection lost under the work: its statement fails (the driver errors it), never the process.
@@ -563,6 +595,7 @@ export class PostgresConnector implements RowConnector {
 
   /** Ends the pool: politely, then (a server that does not answer) by destroying what is left. */
   async close(): Promise<void> {
+    this.gates?.remove(this.gate);
     const clients = [...((this.pool as unknown as { _clients?: pg.Client[] })._clients ?? [])];
     await withinMs(this.pool.end(), CANCEL_GRACE_MS).catch(() => undefined);
     for (const client of clients) destroySocket(client);

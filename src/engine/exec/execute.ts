@@ -59,6 +59,11 @@ export interface Execution {
   narrowed?: boolean;
   /** Answered from a source's rows without the engine (source-execution.ts, directExecution). */
   direct?: boolean;
+  /**
+   * `stream` reads a source's connection as it goes (a statement the source runs whole): the
+   * delivery reads it ahead of a slow client (results/spool.ts), so the connection goes back.
+   */
+  streamsFromSource?: boolean;
   /** How a SELECT was answered (the metrics count statements by it); unset for other statements. */
   route?: Plan['kind'];
   /**

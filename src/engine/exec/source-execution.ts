@@ -350,6 +350,7 @@ export async function openWholeExecution(
     columns,
     warnings: [],
     sourceQueries,
+    streamsFromSource: true,
     stream(shape, window, options) {
       const copySql = connector.statementJsonSql(sql, described, shape, window);
       sourceQueries[0] = { source: source.name, sql: copySql };
