@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import pg from 'pg';
-import { readStoredSecrets, SECURITY_EPOCH } from '../security/server-secrets.js';
+import { readStoredSecrets, SECURITY_EPOCH } from './server-secrets.js';
 import { rowsOf } from './catalog-rows.js';
 import { CATALOG_FILE, loadCatalogFile } from './file-store.js';
 import { PostgresSecretsStore } from './postgres-secrets.js';

@@ -5,8 +5,8 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { AuditEntry } from '../security/audit-log.js';
-import { FileSecretsStore, type SecretsStore } from '../security/server-secrets.js';
+import type { AuditEntry } from './audit-log.js';
+import { FileSecretsStore, type SecretsStore } from './server-secrets.js';
 import { FileCatalogStore } from './file-store.js';
 import { PostgresLogWriter } from './postgres-logs.js';
 import { PostgresSecretsStore } from './postgres-secrets.js';

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { messageOf } from '../errors.js';
-import type { AuditEntry } from '../security/audit-log.js';
+import type { AuditEntry } from './audit-log.js';
 import { checkout, quoteIdent } from './postgres-schema.js';
 import type { QueryLogEntry } from './query-log.js';
 

@@ -1,6 +1,6 @@
 /** The server secrets in the catalog database (the `secrets` row), for instances sharing it. */
 import type pg from 'pg';
-import { decodeStored, encodeStored, newStoredSecrets, type SecretsStore, type StoredSecrets } from '../security/server-secrets.js';
+import { decodeStored, encodeStored, newStoredSecrets, type SecretsStore, type StoredSecrets } from './server-secrets.js';
 import { quoteIdent } from './postgres-schema.js';
 
 interface SecretsRow {

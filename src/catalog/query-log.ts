@@ -3,7 +3,7 @@
  * was asked. Kept in memory with bounded retention (entries and age) and shown as the system
  * table SYSLOG.QueryLog.
  */
-import { redactSecrets } from '../security/redact.js';
+import { redactSecrets } from './redact.js';
 
 export interface QueryLogEntry {
   id: number;

@@ -4,7 +4,7 @@ import type { Constant } from './plan/constant-select.js';
 import type { ResultColumn } from '../results/json.js';
 import { bindParameters, paramConstant, type ParamValue } from './front/params.js';
 import { kindOfText, learnSlots, liftLiterals, slotConstants, variantValues, type LiftedText, type Slot } from './front/statement-text.js';
-import type { SourceRegistry } from '../catalog/sources.js';
+import type { SourceRegistry } from '../sources/registry.js';
 import type { UserDef } from '../catalog/types.js';
 import { ApiError, badRequest, forbidden } from '../errors.js';
 import { AccessPolicy } from '../security/permissions.js';

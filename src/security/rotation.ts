@@ -27,7 +27,7 @@ import {
   type ServerSecrets,
   type StoredSecrets,
   withEnvKey,
-} from './server-secrets.js';
+} from '../catalog/server-secrets.js';
 
 /** Where the reasons and the steps for users are written down. */
 const NOTES = 'docs/release-notes.md#020';
@@ -133,7 +133,7 @@ function rotateCatalog(catalog: CatalogData, keys: { current: Buffer; previous: 
   return result;
 }
 
-/** Every map of sealed values in the catalog: sealSecret is used for these two only (catalog/sources.ts). */
+/** Every map of sealed values in the catalog: sealSecret is used for these two only (sources/registry.ts). */
 function sealedValues(catalog: CatalogData): Array<{ where: string; secrets: Record<string, string> }> {
   return [
     ...catalog.sources.map((s) => ({ where: `source "${s.name}"`, secrets: s.secrets })),

@@ -8,7 +8,7 @@ import type { UserDef } from '../catalog/types.js';
 import type { ApiKeyService } from '../security/api-keys.js';
 import { AccessPolicy } from '../security/permissions.js';
 import type { Services } from '../services.js';
-import type { AuditLog } from '../security/audit-log.js';
+import type { AuditLog } from '../catalog/audit-log.js';
 import { signInKeys, type SignInThrottle } from '../security/throttle.js';
 import type { UserService } from '../security/users.js';
 import { safeEqual } from '../security/random.js';

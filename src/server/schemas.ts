@@ -50,7 +50,7 @@ export const SchemaParams = Type.Object({ schema: Type.String({ description: 'A 
 export const TableParams = Type.Object({ schema: Type.String(), table: Type.String() });
 export const KeyParams = Type.Object({ id: Type.String({ description: 'The id of an API key.' }) });
 
-/** POST /rest/api/source: the fields are checked one by one by catalog/source-spec.ts. */
+/** POST /rest/api/source: the fields are checked one by one by sources/source-spec.ts. */
 export const SourceBody = Type.Object(
   {
     name: text('The new schema.'),

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { loadOrCreateServerSecrets } from '../../src/security/server-secrets.js';
+import { loadOrCreateServerSecrets } from '../../src/catalog/server-secrets.js';
 import { deriveSigningKey } from '../../src/security/tokens.js';
 import { ADMIN_PASSWORD, type TestServer } from '../helpers/server.js';
 

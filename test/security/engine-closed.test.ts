@@ -13,7 +13,7 @@ import Fastify from 'fastify';
 import { registerErrorHandling } from '../../src/server/errors.js';
 import { loadConfig } from '../../src/config.js';
 import { ALLOWED_NAMES } from '../../src/engine/front/allow-list.js';
-import { loadOrCreateServerSecrets } from '../../src/security/server-secrets.js';
+import { loadOrCreateServerSecrets } from '../../src/catalog/server-secrets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tokenRequester } from '../http/util.js';
 import { admin, as, assertNoLeak, PASSWORD, refusedWithoutLeak, rows, run } from './attack-helpers.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { redactSecrets } from '../../src/security/redact.js';
+import { redactSecrets } from '../../src/catalog/redact.js';
 
 test('secrets in statements are replaced, everything else kept', () => {
   assert.equal(

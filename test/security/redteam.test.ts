@@ -20,7 +20,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { loadOrCreateServerSecrets } from '../../src/security/server-secrets.js';
+import { loadOrCreateServerSecrets } from '../../src/catalog/server-secrets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { pgClient } from '../connectors/db.js';
 import { tokenRequester } from '../http/util.js';

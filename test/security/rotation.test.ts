@@ -10,7 +10,7 @@ import { FileCatalogStore } from '../../src/catalog/file-store.js';
 import type { CatalogData } from '../../src/catalog/types.js';
 import { rotateExposedSecrets } from '../../src/security/rotation.js';
 import { openSecret, sealSecret } from '../../src/security/secret-box.js';
-import { FileSecretsStore, loadOrCreateServerSecrets, type ServerSecrets } from '../../src/security/server-secrets.js';
+import { FileSecretsStore, loadOrCreateServerSecrets, type ServerSecrets } from '../../src/catalog/server-secrets.js';
 import { deriveSigningKey } from '../../src/security/tokens.js';
 import { UserService } from '../../src/security/users.js';
 import { ADMIN_PASSWORD, startTestServer } from '../helpers/server.js';

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { loadOrCreateServerSecrets } from '../../src/security/server-secrets.js';
+import { loadOrCreateServerSecrets } from '../../src/catalog/server-secrets.js';
 
 let dir: string;
 const savedEnv = process.env.VDB_ENCRYPTION_KEY;

@@ -25,8 +25,8 @@
  * administrator who wrote the condition chose them. Errors are explained in access-errors.ts.
  */
 import type { CommonTableExpr, Node, RangeVar, SelectStmt, WithClause } from '@pgsql/types';
-import type { SourceRegistry } from '../../catalog/sources.js';
-import { SYSTEM_SCHEMAS } from '../../catalog/system.js';
+import type { SourceRegistry } from '../../sources/registry.js';
+import { SYSTEM_SCHEMAS } from '../../sources/system-tables.js';
 import type { ColumnDef, TableDef, ViewDef } from '../../catalog/types.js';
 import { badRequest, forbidden } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';

@@ -7,7 +7,7 @@
  * names (RangeVar, ColumnRef, FuncCall, RangeFunction).
  */
 import type { FuncCall, Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
-import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
+import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
 import { applyAccess, type HiddenColumns } from './access.js';

@@ -5,7 +5,7 @@
  */
 import type { DeleteStmt, InsertStmt, Node, OnConflictClause, SelectStmt, UpdateStmt } from '@pgsql/types';
 import { vdbOwn } from '../front/allow-list.js';
-import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
+import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { forbidden } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';

@@ -6,7 +6,7 @@
  * others, and its error is the statement's.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { SourceRegistry } from '../../sources/registry.js';
 import type { StatementPlan } from '../plan/planner.js';
 import { dependentKeys, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
 import type { ScanPlan } from '../plan/scans.js';

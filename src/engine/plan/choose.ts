@@ -10,7 +10,7 @@
  * A route a source may still refuse at its door (it declines the statement, or the small side
  * turns out larger than planned) carries `otherwise`: the plan that runs then, planned only if needed.
  */
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { SourceRegistry } from '../../sources/registry.js';
 import type { SourceDef } from '../../catalog/types.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
 import type { RowConnector } from '../../connectors/types.js';

@@ -3,7 +3,7 @@
  * statement it receives) and what the engine runs over the results. Nothing is executed.
  */
 import { engineSql } from '../translate/engine-dialect.js';
-import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
+import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';
 import type { JoinLimits, StatementPlan } from './planner.js';

@@ -6,7 +6,7 @@
  * (exec/execute.ts) and EXPLAIN prints it (explain.ts).
  */
 import type { Node, ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { SourceRegistry } from '../../sources/registry.js';
 import { scaleFromValues } from '../../connectors/kinds.js';
 import type { BoundStatement, BoundTable } from '../access/bind.js';
 import { asKind, becomes, isNode, walk } from '../tree/ast.js';

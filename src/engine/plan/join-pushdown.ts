@@ -10,7 +10,7 @@
  * superset). Inner joins only, no subqueries, every column reference qualified.
  */
 import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { SourceRegistry } from '../../sources/registry.js';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { castMayFail, type RawType, type RowConnector } from '../../connectors/types.js';
 import { asKind, conjuncts, fieldNames, lower, nameNode, rangeAlias, statementOf, walk } from '../tree/ast.js';

@@ -13,7 +13,7 @@
  * 255 numbers. Pure: no I/O.
  */
 import type { ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { SourceRegistry } from '../../sources/registry.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';
 import { asKind, fieldNames, lower, rangeAlias, walk } from '../tree/ast.js';

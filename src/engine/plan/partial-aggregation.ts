@@ -12,7 +12,7 @@
  * tables only min/max (grouping changes how often their rows join).
  */
 import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { SourceRegistry } from '../../sources/registry.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../access/bind.js';

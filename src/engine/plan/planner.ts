@@ -5,7 +5,7 @@
  * execution and EXPLAIN, so that EXPLAIN shows exactly what runs.
  */
 import type { ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { SourceRegistry } from '../../sources/registry.js';
 import type { BoundStatement, BoundTable } from '../access/bind.js';
 import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';

@@ -10,7 +10,7 @@
  * conditions: its one load serves every reference.
  */
 import type { Node, RangeSubselect, SelectStmt } from '@pgsql/types';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { SourceRegistry } from '../../sources/registry.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
 import type { BoundStatement, BoundTable } from '../access/bind.js';

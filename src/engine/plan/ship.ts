@@ -20,7 +20,7 @@
 import { paddedChar, scaleFromValues, sourceTypeUnknown } from '../../connectors/kinds.js';
 import { randomBytes } from 'node:crypto';
 import type { Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
-import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
+import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { wholeStatementConnector } from '../../connectors/types.js';
 import type { BoundStatement, BoundTable } from '../access/bind.js';

@@ -7,7 +7,7 @@
  */
 import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { SourceRegistry } from '../../sources/registry.js';
 import type { SourceDef } from '../../catalog/types.js';
 import { wholeStatementConnector, type WholeStatementConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../access/bind.js';

@@ -15,7 +15,7 @@
  */
 import type { Node, ParseResult, RangeVar } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
-import type { ResolvedTable, SourceRegistry } from '../../catalog/sources.js';
+import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';
 import { SourceUnreachableError } from '../../connectors/types.js';

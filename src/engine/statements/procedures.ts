@@ -10,11 +10,11 @@
  *
  * Arguments are positional or named (name => 'x'); props are `key=value,key=value` strings.
  */
-import { importWarnings, type SourceRegistry } from '../../catalog/sources.js';
-import { parseProps, sourceFromSpec } from '../../catalog/source-spec.js';
+import { importWarnings, type SourceRegistry } from '../../sources/registry.js';
+import { parseProps, sourceFromSpec } from '../../sources/source-spec.js';
 import type { UserDef } from '../../catalog/types.js';
 import { ApiError, badRequest, notFound } from '../../errors.js';
-import type { AuditLog } from '../../security/audit-log.js';
+import type { AuditLog } from '../../catalog/audit-log.js';
 import type { InviteService } from '../../security/invites.js';
 import type { UserService } from '../../security/users.js';
 import { canonicalPermissions, parseResource, type AccessPolicy } from '../../security/permissions.js';

@@ -9,11 +9,11 @@
  */
 import { deparseSync } from 'pgsql-deparser';
 import type { DropStmt, Node, ParseResult, ViewStmt } from '@pgsql/types';
-import type { SourceRegistry } from '../../catalog/sources.js';
+import type { SourceRegistry } from '../../sources/registry.js';
 import type { ColumnDef, ViewDef } from '../../catalog/types.js';
 import { ApiError, badRequest, forbidden, notFound } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
-import type { AuditLog } from '../../security/audit-log.js';
+import type { AuditLog } from '../../catalog/audit-log.js';
 import { asKind, fieldNames, statementOf, walk } from '../tree/ast.js';
 import type { Execution } from '../exec/execute.js';
 import { parseStatement } from '../front/parse.js';

@@ -4,8 +4,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { sourceFromSpec, type SourceSpec } from '../../catalog/source-spec.js';
-import { SYSTEM_SCHEMAS } from '../../catalog/system.js';
+import { sourceFromSpec, type SourceSpec } from '../../sources/source-spec.js';
+import { SYSTEM_SCHEMAS } from '../../sources/system-tables.js';
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';

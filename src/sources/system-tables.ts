@@ -4,9 +4,9 @@
  * computed from the catalog; no secret is ever part of them.
  */
 import { writableKind } from '../connectors/kinds.js';
-import type { QueryLogEntry } from './query-log.js';
-import type { AuditEntry } from '../security/audit-log.js';
-import type { CatalogData, ColumnDef, SourceDef, TableDef } from './types.js';
+import type { QueryLogEntry } from '../catalog/query-log.js';
+import type { AuditEntry } from '../catalog/audit-log.js';
+import type { CatalogData, ColumnDef, SourceDef, TableDef } from '../catalog/types.js';
 
 export type SystemValue = string | number | boolean | null;
 
@@ -318,4 +318,3 @@ export function formatProps(props: Record<string, string>): string {
 }
 
 const isView = (table: TableDef) => 'sql' in table;
-

@@ -5,8 +5,8 @@
  */
 import { networkOf } from '../connectors/kinds.js';
 import { badRequest } from '../errors.js';
-import type { NewSource } from './sources.js';
-import type { SourceKind } from './types.js';
+import type { NewSource } from './registry.js';
+import type { SourceKind } from '../catalog/types.js';
 
 export interface SourceSpec {
   name?: unknown;

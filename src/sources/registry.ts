@@ -9,12 +9,12 @@ import type { Connector, ImportedTable } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, messageOf, notFound, sourceFailed } from '../errors.js';
 import { DuckRuntime, EngineGeneration, quoteIdent, sqlLiteral } from '../runtime/duckdb.js';
-import type { QueryLogEntry } from './query-log.js';
-import type { AuditEntry } from '../security/audit-log.js';
+import type { QueryLogEntry } from '../catalog/query-log.js';
+import type { AuditEntry } from '../catalog/audit-log.js';
 import { parseResource } from '../security/permissions.js';
-import type { CatalogStore } from './store.js';
-import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable, type SystemValue } from './system.js';
-import type { PermissionDef, SourceDef, SourceKind, TableDef, UserDef, ViewDef } from './types.js';
+import type { CatalogStore } from '../catalog/store.js';
+import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable, type SystemValue } from './system-tables.js';
+import type { PermissionDef, SourceDef, SourceKind, TableDef, UserDef, ViewDef } from '../catalog/types.js';
 
 /** Where a table of the virtual database lives, as the binder needs to know it. */
 export type ResolvedTable =
