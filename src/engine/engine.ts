@@ -160,8 +160,8 @@ export class Engine {
     access: { readOnly?: boolean; apiKey?: boolean; params?: readonly ParamValue[] },
     turn?: () => Promise<void>,
   ): Promise<Execution> {
-    // $1, $2, ... become the values given with the statement (params.ts).
-    if (access.params) bindParameters(tree, access.params);
+    // $1, $2, ... become the values given with the statement (params.ts); without values, a $n is refused here.
+    bindParameters(tree, access.params ?? []);
     // Only what vdb lists may be called, whatever the statement's kind (allow-list.ts).
     checkAllowed(tree);
     requireFaithful(tree);

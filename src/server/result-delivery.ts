@@ -11,7 +11,6 @@ import { cursorHeaderRow, type Cursor, type CursorColumn } from '../results/curs
 import { columnTypeName, headerRow, type ResultColumn, type RowShape } from '../results/json.js';
 import { concurrencyOf, limitsOf, roleTimeout, tooManyRows } from '../security/statement-limits.js';
 import type { Services } from '../services.js';
-import { parseStatement } from '../engine/front/parse.js';
 import { originOf } from './errors.js';
 import type { ParamValue } from '../engine/front/params.js';
 import type { ResultParams } from './params.js';
@@ -70,86 +69,72 @@ const sourceQueriesOf = (execution?: Execution) => ({
 /** The resource a cursor belongs to: the path after any hosted-link prefix, without query. */
 const resourceOf = (request: FastifyRequest) => (request.url.split('?')[0] ?? '').replace(/^.*?(\/rest\/api\/)/, '$1').replace(/\/+$/, '');
 
-/** The `$n` placeholders of a statement, in order of their numbers. */
-function placeholders(sql: string): number[] {
-  const found = new Set<number>();
-  const pending: unknown[] = [parseStatement(sql)];
-  while (pending.length > 0) {
-    const node = pending.pop();
-    if (typeof node !== 'object' || node === null) continue;
-    const ref = (node as { ParamRef?: { number?: number } }).ParamRef;
-    if (ref && typeof ref.number === 'number') found.add(ref.number);
-    pending.push(...Object.values(node));
-  }
-  return [...found].sort((a, b) => a - b);
-}
-
 /**
  * A statement's errors are the client's statement's (spec 7, an illegal query): a 400, never a
  * 404, which is kept for the REST resources (a requestId, /source/{name}). The catalog's "does
  * not exist" answers for names in a statement (schema, table, column, function, procedure,
- * source...) become 400 "Invalid query" with their description; a `$1` placeholder is named.
+ * source...) become 400 "Invalid query" with their description.
  */
-export function statementError(err: unknown, sql: string): unknown {
+export function statementError(err: unknown): unknown {
   if (!(err instanceof ApiError)) return err;
   if (err.status === 404) return new ApiError(400, 'Invalid query', err.description, err.hint, err.headers);
-  if (err.status === 400 && err.description.includes('construct ParamRef')) {
-    let numbers: number[] = [];
-    try {
-      numbers = placeholders(sql);
-    } catch {
-      return err;
-    }
-    if (numbers.length === 0) return err;
-    const names = numbers.map((n) => `$${n}`);
-    return badRequest(
-      `The statement has the parameter ${names.join(', ')}, and no "params" were sent: ${names.length === 1 ? 'it has' : 'they have'} no value.`,
-      'Send the values with the statement: {"sql": "... $1 ...", "params": [value1, ...]}.',
-      'Invalid query',
-    );
-  }
   return err;
 }
 
-/**
- * Answers a result request: serves a page of an existing cursor (requestId), or runs `sql`
- * (streamed, or into a new cursor when pagination is on).
- */
-export async function sendResult(
-  services: Services,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  user: UserDef,
-  params: ResultParams,
-  sql: string | undefined,
-  endpoint: Endpoint,
+/** A statement request as read from HTTP: what to run, for whom, and how to answer. */
+interface StatementRequest {
+  user: UserDef;
+  sql: string;
+  params: ResultParams;
   /** Values of the statement's $1, $2, ... (the body's "params"). */
-  values?: readonly ParamValue[],
-): Promise<FastifyReply> {
-  const shape: RowShape = params.array ? 'array' : 'object';
-  if (params.requestId !== undefined) {
-    return sendPage(
-      services,
-      request,
-      reply,
-      await services.cursors.get(params.requestId, user.name, resourceOf(request)),
-      params,
-      endpoint,
-    );
-  }
-  if (sql === undefined) {
-    throw badRequest('The body must be a JSON object with a "sql" string.', 'Example: {"sql": "SELECT 1"}', 'Missing SQL');
-  }
-  const record = services.queryLog.begin(user.name, sql);
-  if (params.pagination && params.limit === 0) throw badRequest('With pagination, "limit" must be at least 1.', null, 'Invalid parameter');
+  values?: readonly ParamValue[];
+  endpoint: Endpoint;
+  /** The resource a cursor of the result belongs to. */
+  resource: string;
+}
 
-  // The roles' limits (configuration roleLimits): a shorter timeout, fewer rows, fewer at once.
+/** The request's one query-log record: the statement's outcome, written once whatever the path. */
+interface RequestLog {
+  ok(rows: number, execution: Execution): void;
+  failed(err: unknown, execution?: Execution, cancelled?: boolean): void;
+}
+
+function requestLog(services: Services, request: StatementRequest): RequestLog {
+  const record = services.queryLog.begin(request.user.name, request.sql);
+  return {
+    ok: (rows, execution) => record({ rows, status: 'ok', error: null, ...sourceQueriesOf(execution), narrowed: execution.narrowed }),
+    failed: (err, execution, cancelled = false) =>
+      record({
+        rows: null,
+        status: cancelled ? 'cancelled' : 'error',
+        error: err instanceof ApiError ? err.description : err instanceof Error ? err.message : String(err),
+        ...sourceQueriesOf(execution),
+        failedSource: err instanceof SourceFailure ? err.source : undefined,
+        narrowed: execution?.narrowed,
+      }),
+  };
+}
+
+/** A statement admitted to run: its time, its row limit, and the places it holds until it ends. */
+interface Admitted {
+  timeoutMs: number;
+  /** The error of running out of time: the request's timeout, or a role's. */
+  timedOut(): ApiError;
+  /** Rows a statement of this user may answer (configuration roleLimits); null: any number. */
+  maxRows: number | null;
+  release(): void;
+}
+
+/**
+ * Admits the statement: the roles' limits (a shorter timeout, fewer rows), the user's statements
+ * at once (their roles', else statements.maxPerUser), then a place among the instance's running
+ * statements (statement-limits.ts, Admission): never all of them.
+ */
+async function admit(services: Services, reply: FastifyReply, request: StatementRequest): Promise<Admitted> {
+  const { user, params } = request;
   const limits = limitsOf(user, services.config.roleLimits);
   const roleCapsTime = limits.statementTimeoutMs !== null && limits.statementTimeoutMs < params.timeoutMs;
   const timeoutMs = roleCapsTime ? limits.statementTimeoutMs! : params.timeoutMs;
-  // A user's statements at once (their roles', else statements.maxPerUser), then a place among
-  // the instance's running statements (statement-limits.ts, Admission): never all of them.
-  let released = () => undefined as void;
   const concurrency = concurrencyOf(user, limits, services.config.statements.maxPerUser);
   const gone = new AbortController();
   const leftWhileWaiting = () => gone.abort(new ApiError(499, 'Client closed request', 'The client went away.'));
@@ -165,97 +150,116 @@ export async function sendResult(
       userReleased();
       throw err;
     }
-    released = () => {
-      placeReleased();
-      userReleased();
+    return {
+      timeoutMs,
+      timedOut: () => (roleCapsTime ? roleTimeout(user.name, timeoutMs) : timeoutError(timeoutMs)),
+      maxRows: limits.maxRowsPerStatement,
+      release: () => {
+        placeReleased();
+        userReleased();
+      },
     };
-  } catch (err) {
-    record({
-      rows: null,
-      status: 'error',
-      error: err instanceof ApiError ? err.description : String(err),
-      ...sourceQueriesOf(),
-      failedSource: err instanceof SourceFailure ? err.source : undefined,
-    });
-    throw err;
   } finally {
     reply.raw.off('close', leftWhileWaiting);
   }
+}
+
+/** A statement running: its execution, cancelled at its deadline or when the client leaves; `end` frees what it holds. */
+interface Running {
+  execution: Execution;
+  cancel: AbortController;
+  end(): void;
+}
+
+/** Opens the statement under its deadline and the lifecycle (a stopping instance cancels it). */
+async function run(
+  services: Services,
+  http: FastifyRequest,
+  reply: FastifyReply,
+  request: StatementRequest,
+  admitted: Admitted,
+  log: RequestLog,
+): Promise<Running> {
   const cancel = new AbortController();
   const finished = services.lifecycle.begin(cancel);
-  const timer = setTimeout(() => cancel.abort(roleCapsTime ? roleTimeout(user.name, timeoutMs) : timeoutError(timeoutMs)), timeoutMs);
+  const timer = setTimeout(() => cancel.abort(admitted.timedOut()), admitted.timeoutMs);
   const onClose = () => {
     if (!reply.raw.writableFinished) cancel.abort(new ApiError(499, 'Client closed request', 'The client went away.'));
   };
   reply.raw.on('close', onClose);
-  const done = () => {
+  const end = () => {
     clearTimeout(timer);
     reply.raw.off('close', onClose);
     finished();
-    released();
+    admitted.release();
   };
-
-  const failed = (err: unknown, execution?: Execution) => {
-    const cancelled = cancel.signal.aborted;
-    record({
-      rows: null,
-      status: cancelled ? 'cancelled' : 'error',
-      error: err instanceof ApiError ? err.description : err instanceof Error ? err.message : String(err),
-      ...sourceQueriesOf(execution),
-      failedSource: err instanceof SourceFailure ? err.source : undefined,
-      narrowed: execution?.narrowed,
-    });
-  };
-
   let execution: Execution;
   try {
-    execution = await services.engine.open(sql, user, cancel.signal, {
-      readOnly: request.apiKey?.readOnly,
-      apiKey: request.apiKey !== null,
-      params: values,
+    execution = await services.engine.open(request.sql, request.user, cancel.signal, {
+      readOnly: http.apiKey?.readOnly,
+      apiKey: http.apiKey !== null,
+      params: request.values,
     });
   } catch (err) {
-    done();
-    const answer = statementError(err, sql);
-    failed(answer);
+    end();
+    const answer = statementError(err);
+    log.failed(answer, undefined, cancel.signal.aborted);
     throw answer;
   }
   if (cancel.signal.aborted) {
     execution.close();
-    done();
-    failed(cancel.signal.reason, execution);
+    end();
+    log.failed(cancel.signal.reason, execution, true);
     throw cancel.signal.reason;
   }
+  return { execution, cancel, end };
+}
 
-  if (params.pagination) {
-    let cursor: Cursor;
-    try {
-      cursor = await services.cursors.create(execution, user.name, resourceOf(request));
-      if (limits.maxRowsPerStatement !== null && cursor.rowCount > limits.maxRowsPerStatement) {
-        await services.cursors.remove(cursor.id);
-        throw tooManyRows(user.name, limits.maxRowsPerStatement);
-      }
-      record({
-        rows: cursor.rowCount,
-        status: 'ok',
-        error: null,
-        ...sourceQueriesOf(execution),
-        narrowed: execution.narrowed,
-      });
-    } catch (err) {
-      const translated = statementError(execution.translateError(err), sql);
-      failed(translated, execution);
-      throw translated;
-    } finally {
-      execution.close();
-      done();
+/** Keeps the whole result as a cursor and answers its first page. */
+async function respondPaginated(
+  services: Services,
+  http: FastifyRequest,
+  reply: FastifyReply,
+  request: StatementRequest,
+  admitted: Admitted,
+  running: Running,
+  log: RequestLog,
+): Promise<FastifyReply> {
+  const { execution } = running;
+  let cursor: Cursor;
+  try {
+    cursor = await services.cursors.create(execution, request.user.name, request.resource);
+    if (admitted.maxRows !== null && cursor.rowCount > admitted.maxRows) {
+      await services.cursors.remove(cursor.id);
+      throw tooManyRows(request.user.name, admitted.maxRows);
     }
-    return sendPage(services, request, reply, cursor, params, endpoint);
+    log.ok(cursor.rowCount, execution);
+  } catch (err) {
+    const translated = statementError(execution.translateError(err));
+    log.failed(translated, execution, running.cancel.signal.aborted);
+    throw translated;
+  } finally {
+    execution.close();
+    running.end();
   }
+  return sendPage(services, http, reply, cursor, request.params, request.endpoint);
+}
 
+/** Streams the rows as they come. */
+async function respondStreamed(
+  services: Services,
+  reply: FastifyReply,
+  request: StatementRequest,
+  admitted: Admitted,
+  running: Running,
+  log: RequestLog,
+): Promise<FastifyReply> {
+  const { execution, cancel } = running;
+  const { params } = request;
+  const shape: RowShape = params.array ? 'array' : 'object';
   const header = shape === 'array' && params.headers ? headerRow(execution.columns) : undefined;
   let sent = 0;
-  const maxRows = limits.maxRowsPerStatement;
+  const maxRows = admitted.maxRows;
   // With a row limit, one row more than allowed is asked for: its arrival is the refusal.
   const limit = maxRows === null || (params.limit !== undefined && params.limit <= maxRows) ? params.limit : maxRows + 1;
   const fromExecution = execution.stream(
@@ -268,18 +272,56 @@ export async function sendResult(
   );
   // Rows that come straight from a source's connection are read ahead of the client: a slow one does not hold the connection.
   const streamed = execution.streamsFromSource ? services.spools.spool(fromExecution, cancel.signal) : fromExecution;
-  const rows = maxRows === null ? streamed : refuseBeyond(streamed, () => sent, maxRows, user.name);
+  const rows = maxRows === null ? streamed : refuseBeyond(streamed, () => sent, maxRows, request.user.name);
   let error: unknown = null;
   const finish = () => {
-    if (error === null && !cancel.signal.aborted)
-      record({ rows: sent, status: 'ok', error: null, ...sourceQueriesOf(execution), narrowed: execution.narrowed });
-    else failed(error ?? cancel.signal.reason, execution);
+    if (error === null && !cancel.signal.aborted) log.ok(sent, execution);
+    else log.failed(error ?? cancel.signal.reason, execution, cancel.signal.aborted);
     execution.close();
-    done();
+    running.end();
   };
   setWarnings(reply, execution.warnings);
   setColumnTypes(reply, execution.columns);
-  return sendRows(reply, rows, header, finish, (err) => (error = statementError(execution.translateError(err), sql)), countBytes(services));
+  return sendRows(reply, rows, header, finish, (err) => (error = statementError(execution.translateError(err))), countBytes(services));
+}
+
+/**
+ * Answers a result request in stages: read it, admit it (limits, places), run it, respond (a
+ * cursor's page, or the rows streamed). A page of an existing cursor (requestId) is served as is.
+ * One query-log record per statement.
+ */
+export async function sendResult(
+  services: Services,
+  http: FastifyRequest,
+  reply: FastifyReply,
+  user: UserDef,
+  params: ResultParams,
+  sql: string | undefined,
+  endpoint: Endpoint,
+  /** Values of the statement's $1, $2, ... (the body's "params"). */
+  values?: readonly ParamValue[],
+): Promise<FastifyReply> {
+  const resource = resourceOf(http);
+  if (params.requestId !== undefined) {
+    return sendPage(services, http, reply, await services.cursors.get(params.requestId, user.name, resource), params, endpoint);
+  }
+  if (sql === undefined) {
+    throw badRequest('The body must be a JSON object with a "sql" string.', 'Example: {"sql": "SELECT 1"}', 'Missing SQL');
+  }
+  const request: StatementRequest = { user, sql, params, values, endpoint, resource };
+  const log = requestLog(services, request);
+  if (params.pagination && params.limit === 0) throw badRequest('With pagination, "limit" must be at least 1.', null, 'Invalid parameter');
+  let admitted: Admitted;
+  try {
+    admitted = await admit(services, reply, request);
+  } catch (err) {
+    log.failed(err);
+    throw err;
+  }
+  const running = await run(services, http, reply, request, admitted, log);
+  return params.pagination
+    ? respondPaginated(services, http, reply, request, admitted, running, log)
+    : respondStreamed(services, reply, request, admitted, running, log);
 }
 
 /** Serves one chunk of a cursor with the pagination headers. */
