@@ -1,5 +1,6 @@
 /**
- * The planners without a database: statements bound and planned against an in-memory catalog of
+ * The planners without a database or the service graph: statements bound and planned against a
+ * catalog of plain definitions (test/helpers/plain-catalog.ts) of
  * a PostgreSQL, a MySQL and a SQLite source (their definitions only; nothing is contacted), and
  * the plan asserted: the columns each source is asked for, the condition pushed in its dialect,
  * LIMIT, dependent-join keys, joins at a source and partial aggregation.
@@ -9,171 +10,33 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import pino from 'pino';
-import type { CatalogData, ColumnDef, SourceDef, TableDef } from '../../src/catalog/types.js';
-import { loadConfig } from '../../src/config.js';
 import { bindStatement } from '../../src/engine/access/bind.js';
-import { parseStatement } from '../../src/engine/front/parse.js';
+import { initParser, parseStatement } from '../../src/engine/front/parse.js';
 import { planStatement } from '../../src/engine/plan/planner.js';
 import { explainPlan } from '../../src/engine/plan/explain.js';
 import { planFederated } from '../../src/engine/plan/federated.js';
 import type { RowConnector } from '../../src/connectors/types.js';
-import { AccessPolicy } from '../../src/security/permissions.js';
-import { createServices, type Services } from '../../src/services.js';
+import { PlainCatalog } from '../helpers/plain-catalog.js';
+import { planSources } from './plan-sources.js';
 
-let services: Services;
+let catalog: PlainCatalog;
 let dataDir: string;
 
-const column = (name: string, type: string, position: number): ColumnDef => ({ name, nameInSource: name, type, nullable: true, position });
-
-function table(name: string, nameInSource: string, cardinality: number, columns: Array<[string, string]>, oid: number): TableDef {
-  return {
-    name,
-    nameInSource,
-    kind: 'Table',
-    columns: columns.map(([n, t], i) => column(n, t, i + 1)),
-    primaryKey: ['id'],
-    cardinality,
-    uid: `t${oid}`,
-    oid,
-  } as TableDef;
-}
-
-/** Statistics of some columns, as an importer leaves them: name -> [distinct, NULL share]. */
-function withStatistics(def: TableDef, stats: Record<string, [number | null, number | null]>): TableDef {
-  for (const c of def.columns) {
-    const [distinct, nulls] = stats[c.name] ?? [null, null];
-    if (distinct !== null) c.distinct = distinct;
-    if (nulls !== null) c.nullFraction = nulls;
-  }
-  return def;
-}
-
-function withSourceTypes(def: TableDef, types: string[]): TableDef {
-  def.columns.forEach((c, i) => (c.sourceType = types[i]));
-  return def;
-}
-
-function source(name: string, kind: SourceDef['kind'], connection: Record<string, string>, tables: TableDef[], oid: number): SourceDef {
-  return {
-    name,
-    kind,
-    connection,
-    secrets: {},
-    model: {},
-    translator: {},
-    description: null,
-    readOnly: false,
-    createdAt: '2026-11-23T00:00:00Z',
-    tables,
-    oid,
-  };
-}
-
 before(async () => {
+  await initParser();
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-plan-'));
-  // The sources' definitions as the importers would have left them; their hosts are never contacted.
-  const catalog: CatalogData = {
-    formatVersion: 1,
-    initialized: true,
-    users: [],
-    nextOid: 2000,
-    sources: [
-      source(
-        'pg',
-        'postgresql',
-        { host: '127.0.0.1', port: '1', db: 'none', user: 'none' },
-        [
-          withStatistics(
-            table(
-              'orders',
-              '"public"."orders"',
-              1_000_000,
-              [
-                ['id', 'BIGINT'],
-                ['customer_id', 'BIGINT'],
-                ['amount', 'DECIMAL(12,2)'],
-                ['status', 'VARCHAR'],
-                ['created', 'DATE'],
-              ],
-              1001,
-            ),
-            { customer_id: [100_000, 0], status: [4, 0.2] },
-          ),
-          table(
-            'customers',
-            '"public"."customers"',
-            100_000,
-            [
-              ['id', 'BIGINT'],
-              ['name', 'VARCHAR'],
-              ['country', 'VARCHAR'],
-            ],
-            1002,
-          ),
-        ],
-        1000,
-      ),
-      source(
-        'my',
-        'mysql',
-        { host: '127.0.0.1', port: '1', db: 'none', user: 'none' },
-        [
-          table(
-            'customers',
-            '`none`.`customers`',
-            100_000,
-            [
-              ['id', 'BIGINT'],
-              ['name', 'VARCHAR'],
-              ['country', 'VARCHAR'],
-              ['created', 'DATE'],
-            ],
-            1011,
-          ),
-        ],
-        1010,
-      ),
-      source(
-        'lite',
-        'sqlite',
-        { path: path.join(dataDir, 'files', 'none.sqlite') },
-        [
-          // SQLite's declared types (affinities): a TEXT column's values are always text.
-          withSourceTypes(
-            table(
-              'items',
-              'items',
-              500,
-              [
-                ['id', 'BIGINT'],
-                ['label', 'VARCHAR'],
-                ['made', 'DATE'],
-              ],
-              1021,
-            ),
-            ['INTEGER', 'TEXT', 'DATE'],
-          ),
-          // A file never analyzed (no sqlite_stat1): no row estimate.
-          { ...table('unanalyzed', 'unanalyzed', 0, [['id', 'BIGINT']], 1022), cardinality: null },
-        ],
-        1020,
-      ),
-    ],
-  };
-  fs.writeFileSync(path.join(dataDir, 'catalog.json'), JSON.stringify(catalog));
-  services = await createServices(loadConfig({}, { dataDir, adminPassword: 'plan-test-pw', demo: false }), pino({ level: 'silent' }));
+  catalog = new PlainCatalog(planSources(dataDir), [path.join(dataDir, 'files')]);
 });
 
 after(async () => {
-  await services?.close();
+  await catalog?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 function planOf(sql: string) {
-  const policy = new AccessPolicy(services.users.find('admin')!, services.registry.permissions);
-  const bound = bindStatement(parseStatement(sql), services.registry, 'vdb', policy);
-  const plan = planStatement(bound, services.registry, true);
+  const policy = catalog.adminPolicy();
+  const bound = bindStatement(parseStatement(sql), catalog, 'vdb', policy);
+  const plan = planStatement(bound, catalog, true);
   const scanOf = (qualified: string) => {
     const found = [...plan.scans.values()].find((s) => `${s.bound.resolved.schema}.${s.bound.resolved.table.name}` === qualified);
     assert.ok(found, `${sql}: no scan of ${qualified}`);
@@ -233,8 +96,8 @@ describe('MySQL', () => {
   });
 
   test('dependent-join keys of text are loose there: one batch only', () => {
-    const connector = services.registry.connectorOf(services.registry.findSource('my')!) as RowConnector;
-    const country = services.registry.findSource('my')!.tables[0]!.columns[2]!;
+    const connector = catalog.connectorOf(catalog.findSource('my')!) as RowConnector;
+    const country = catalog.findSource('my')!.tables[0]!.columns[2]!;
     assert.equal(connector.dialect.matchesKeysLoosely(country), true);
     assert.equal(connector.dialect.keyInList(country, ['DE', "O'Neil\\"]), "`country` IN ('DE', 'O''Neil\\\\')");
   });
@@ -337,7 +200,7 @@ describe('estimates (plan/selectivity.ts, plan/cost.ts)', () => {
   test('dependent or parallel by the estimates; the choice flips when the statistics change', () => {
     const sql =
       "SELECT c.country, sum(o.amount) FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id WHERE c.country = 'DE' GROUP BY c.country";
-    const country = services.registry
+    const country = catalog
       .findSource('my')!
       .tables.find((t) => t.name === 'customers')!
       .columns.find((c) => c.name === 'country')!;
@@ -362,12 +225,12 @@ describe('estimates (plan/selectivity.ts, plan/cost.ts)', () => {
   });
 
   test('EXPLAIN shows the rows a scan reads, both estimates of the join and the choice', () => {
-    const policy = new AccessPolicy(services.users.find('admin')!, services.registry.permissions);
+    const policy = catalog.adminPolicy();
     const pushed = (sql: string, maxKeys = 100_000) => {
-      const bound = bindStatement(parseStatement(sql), services.registry, 'vdb', policy);
+      const bound = bindStatement(parseStatement(sql), catalog, 'vdb', policy);
       const limits = { maxKeys, batchSize: 50_000 };
-      const plan = planFederated(bound, services.registry, { pushdown: true, dependentJoin: limits });
-      return explainPlan(plan, services.registry, limits).rows.map((r) => String(r[4]));
+      const plan = planFederated(bound, catalog, { pushdown: true, dependentJoin: limits });
+      return explainPlan(plan, catalog, limits).rows.map((r) => String(r[4]));
     };
     const sql = "SELECT o.id FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id WHERE c.country = 'DE' AND o.status = 'open'";
     const [customers, orders] = pushed(sql);
@@ -385,11 +248,11 @@ describe('estimates (plan/selectivity.ts, plan/cost.ts)', () => {
   });
 
   test('more estimated keys than dependentJoin.maxKeys: parallel at plan time', () => {
-    const policy = new AccessPolicy(services.users.find('admin')!, services.registry.permissions);
+    const policy = catalog.adminPolicy();
     const sql = "SELECT o.id FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id WHERE c.country = 'DE'";
-    const bound = bindStatement(parseStatement(sql), services.registry, 'vdb', policy);
+    const bound = bindStatement(parseStatement(sql), catalog, 'vdb', policy);
     const scan = (maxKeys: number) =>
-      [...planStatement(bound, services.registry, true, { maxKeys, batchSize: 50_000 }).scans.values()].find(
+      [...planStatement(bound, catalog, true, { maxKeys, batchSize: 50_000 }).scans.values()].find(
         (s) => s.bound.resolved.table.name === 'orders',
       )!;
     assert.equal(scan(100_000).join?.estimates.choice, 'dependent');
@@ -399,7 +262,7 @@ describe('estimates (plan/selectivity.ts, plan/cost.ts)', () => {
 
 describe('table names', () => {
   test('a table name is kept structured and quoted by its dialect; names imported before 0.2.0 are parsed', () => {
-    const dialectOf = (name: string) => (services.registry.connectorOf(services.registry.findSource(name)!) as RowConnector).dialect;
+    const dialectOf = (name: string) => (catalog.connectorOf(catalog.findSource(name)!) as RowConnector).dialect;
     const pg = dialectOf('pg');
     assert.equal(pg.tableSql({ nameInSource: '"public"."we""ird"' }), '"public"."we""ird"');
     assert.equal(pg.tableSql({ nameInSource: 'x', sourceName: { schema: 'public', table: 'we"ird' } }), '"public"."we""ird"');

@@ -25,7 +25,7 @@
  * administrator who wrote the condition chose them. Errors are explained in access-errors.ts.
  */
 import type { CommonTableExpr, Node, RangeVar, SelectStmt, WithClause } from '@pgsql/types';
-import type { SourceRegistry } from '../../sources/registry.js';
+import type { BindCatalog } from './bind-catalog.js';
 import { SYSTEM_SCHEMAS } from '../../sources/system-tables.js';
 import type { ColumnDef, TableDef, ViewDef } from '../../catalog/types.js';
 import { badRequest, forbidden } from '../../errors.js';
@@ -84,7 +84,7 @@ export interface AccessRewrite {
  * Checks and rewrites, in place, the tables a statement reads for `policy`'s user; expands views.
  * `statement` is a statement node, or the reading parts of a write statement (write-access.ts).
  */
-export function applyAccess(statement: object, registry: SourceRegistry, policy: AccessPolicy): AccessRewrite {
+export function applyAccess(statement: object, registry: BindCatalog, policy: AccessPolicy): AccessRewrite {
   const rewriter = new AccessRewriter(statement, registry, policy);
   rewriter.rewrite(statement, new Set());
   replaceUserFunctions(statement, policy.user.name);
@@ -109,7 +109,7 @@ class AccessRewriter {
 
   constructor(
     statement: object,
-    private readonly registry: SourceRegistry,
+    private readonly registry: BindCatalog,
     private readonly policy: AccessPolicy,
   ) {
     this.referenced = referencedColumns(statement);

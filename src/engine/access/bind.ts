@@ -7,7 +7,8 @@
  * names (RangeVar, ColumnRef, FuncCall, RangeFunction).
  */
 import type { FuncCall, Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
-import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/registry.js';
+import type { BindCatalog } from './bind-catalog.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
 import { applyAccess, type HiddenColumns } from './access.js';
@@ -52,7 +53,7 @@ const unsupported = (what: string) =>
  * Binds a SELECT. The tables it reads are first checked and narrowed to what the policy's user
  * may see, and views are expanded (access.ts).
  */
-export function bindStatement(tree: ParseResult, registry: SourceRegistry, vdbName: string, policy: AccessPolicy): BoundStatement {
+export function bindStatement(tree: ParseResult, registry: BindCatalog, vdbName: string, policy: AccessPolicy): BoundStatement {
   const raw = statementOf(tree);
   if (!raw || !('SelectStmt' in raw)) {
     const kind = raw ? nodeKind(raw) : 'An empty statement';

@@ -5,7 +5,8 @@
  */
 import type { DeleteStmt, InsertStmt, Node, OnConflictClause, SelectStmt, UpdateStmt } from '@pgsql/types';
 import { vdbOwn } from '../front/allow-list.js';
-import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/registry.js';
+import type { BindCatalog } from './bind-catalog.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { forbidden } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
@@ -88,7 +89,7 @@ export function checkConflictUpdate(
   insert: InsertStmt,
   target: ResolvedTable,
   policy: AccessPolicy,
-  registry: SourceRegistry,
+  registry: BindCatalog,
 ): void {
   if (conflict.action !== 'ONCONFLICT_UPDATE' || policy.admin) return;
   const path = [target.schema, target.table.name];
@@ -123,7 +124,7 @@ export function checkTargetReads(
   body: WriteBody,
   target: ResolvedTable,
   policy: AccessPolicy,
-  registry: SourceRegistry,
+  registry: BindCatalog,
 ): void {
   if (kind === 'InsertStmt' || policy.admin) return;
   const relation = body.relation!;
@@ -206,7 +207,7 @@ export function reachableRows(kind: 'UpdateStmt' | 'DeleteStmt', target: Resolve
 }
 
 /** Checks and narrows the tables a write statement reads (not its target), as for a SELECT. */
-export function applyWriteAccess(body: WriteBody, registry: SourceRegistry, policy: AccessPolicy): AccessRewrite {
+export function applyWriteAccess(body: WriteBody, registry: BindCatalog, policy: AccessPolicy): AccessRewrite {
   const { relation, usingClause, ...rest } = body;
   // DELETE ... USING lists tables like a FROM.
   const reads = usingClause === undefined ? rest : { ...rest, fromClause: usingClause };

@@ -10,7 +10,7 @@
  * A route a source may still refuse at its door (it declines the statement, or the small side
  * turns out larger than planned) carries `otherwise`: the plan that runs then, planned only if needed.
  */
-import type { SourceRegistry } from '../../sources/registry.js';
+import type { PlanCatalog } from './plan-catalog.js';
 import type { SourceDef } from '../../catalog/types.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
 import type { RowConnector } from '../../connectors/types.js';
@@ -73,7 +73,7 @@ export interface PlanOptions {
   dependentJoin: JoinLimits & { maxShippedRows?: number };
 }
 
-export async function choosePlan(bound: BoundStatement, registry: SourceRegistry, options: PlanOptions): Promise<Plan> {
+export async function choosePlan(bound: BoundStatement, registry: PlanCatalog, options: PlanOptions): Promise<Plan> {
   const constants = constantSelect(bound);
   if (constants) return { kind: 'constant', constants };
   const otherwise = () => planAcrossSources(bound, registry, options);
@@ -87,7 +87,7 @@ export async function choosePlan(bound: BoundStatement, registry: SourceRegistry
 }
 
 /** A statement no one source runs as such: shipped where that plan is chosen, else federated. */
-async function planAcrossSources(bound: BoundStatement, registry: SourceRegistry, options: PlanOptions): Promise<Plan> {
+async function planAcrossSources(bound: BoundStatement, registry: PlanCatalog, options: PlanOptions): Promise<Plan> {
   const federated = () => planFederated(bound, registry, options);
   if (!options.pushdown || options.wholeStatements === false) return federated();
   const maxShippedRows = options.dependentJoin.maxShippedRows ?? DEFAULT_MAX_SHIPPED_ROWS;
@@ -109,7 +109,7 @@ async function planAcrossSources(bound: BoundStatement, registry: SourceRegistry
 }
 
 /** The statement in the dialect of the one MySQL/MariaDB or SQLite source it reads, if it can run there whole. */
-export function planSourceSelect(bound: BoundStatement, registry: SourceRegistry): SourceSelectPlan | null {
+export function planSourceSelect(bound: BoundStatement, registry: PlanCatalog): SourceSelectPlan | null {
   const first = bound.tables[0]?.resolved;
   if (!first || first.kind !== 'rows') return null;
   const source = first.source;

@@ -3,7 +3,8 @@
  * statement it receives) and what the engine runs over the results. Nothing is executed.
  */
 import { engineSql } from '../translate/engine-dialect.js';
-import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/registry.js';
+import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';
 import type { JoinLimits, StatementPlan } from './planner.js';
@@ -39,7 +40,7 @@ function keyLookupText(plan: ScanPlan, dependency: ScanPlan['dependencies'][numb
 const COLUMNS = ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'];
 
 /** The plan that runs (choose.ts), one row per step. */
-export function explainPlan(plan: Plan, registry: SourceRegistry, limits?: JoinLimits & { maxShippedRows?: number }): ExplainResult {
+export function explainPlan(plan: Plan, registry: PlanCatalog, limits?: JoinLimits & { maxShippedRows?: number }): ExplainResult {
   switch (plan.kind) {
     case 'constant':
       return {
@@ -58,7 +59,7 @@ export function explainPlan(plan: Plan, registry: SourceRegistry, limits?: JoinL
 }
 
 /** A federated plan: its narrowings' steps, each ending in the engine's table of its rows, then the statement's. */
-function explainFederated(plan: FederatedPlan, registry: SourceRegistry, limits?: JoinLimits): ExplainResult {
+function explainFederated(plan: FederatedPlan, registry: PlanCatalog, limits?: JoinLimits): ExplainResult {
   const rows: ExplainResult['rows'] = [];
   for (const narrowing of plan.narrowings) {
     explainStatement(narrowing.plan, registry, limits, rows);
@@ -79,7 +80,7 @@ function explainFederated(plan: FederatedPlan, registry: SourceRegistry, limits?
 /** The steps of one statement's loads: what each source is asked, and what the engine reads itself. */
 function explainStatement(
   planned: StatementPlan,
-  registry: SourceRegistry,
+  registry: PlanCatalog,
   limits: JoinLimits | undefined,
   rows: ExplainResult['rows'],
 ): void {
@@ -180,7 +181,7 @@ export function explainWhole(plan: Pick<WholePlan, 'source' | 'sql'>): ExplainRe
 export function explainShipped(
   plan: ShippingPlan,
   whole: Pick<WholePlan, 'sql'>,
-  registry: SourceRegistry,
+  registry: PlanCatalog,
   maxShippedRows: number,
 ): ExplainResult {
   // planShipping ships tables of row sources only.

@@ -6,7 +6,7 @@
  * (exec/execute.ts) and EXPLAIN prints it (explain.ts).
  */
 import type { Node, ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../../sources/registry.js';
+import type { PlanCatalog } from './plan-catalog.js';
 import { scaleFromValues } from '../../connectors/kinds.js';
 import type { BoundStatement, BoundTable } from '../access/bind.js';
 import { asKind, becomes, isNode, walk } from '../tree/ast.js';
@@ -40,7 +40,7 @@ export interface FederatedOptions {
 }
 
 /** Plans the statement and its narrowings. The bound tree's narrowings are replaced by their tables (in place). */
-export function planFederated(bound: BoundStatement, registry: SourceRegistry, options: FederatedOptions): FederatedPlan {
+export function planFederated(bound: BoundStatement, registry: PlanCatalog, options: FederatedOptions): FederatedPlan {
   const asBound = readsScaledNumerics(bound) ? structuredClone(bound.ast) : null;
   const entries: Node[] = [];
   walk(bound.ast, (_kind, node) => {

@@ -10,7 +10,7 @@
  * superset). Inner joins only, no subqueries, every column reference qualified.
  */
 import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
-import type { SourceRegistry } from '../../sources/registry.js';
+import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { castMayFail, type RawType, type RowConnector } from '../../connectors/types.js';
 import { asKind, conjuncts, fieldNames, lower, nameNode, rangeAlias, statementOf, walk } from '../tree/ast.js';
@@ -46,7 +46,7 @@ interface Range {
   node: Node;
 }
 
-export function planJoinPushdown(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: SourceRegistry): JoinPushdown | null {
+export function planJoinPushdown(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: PlanCatalog): JoinPushdown | null {
   try {
     return plan(bound, plans, registry);
   } catch (err) {
@@ -55,7 +55,7 @@ export function planJoinPushdown(bound: BoundStatement, plans: Map<string, ScanP
   }
 }
 
-function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: SourceRegistry): JoinPushdown | null {
+function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: PlanCatalog): JoinPushdown | null {
   const ast = structuredClone(bound.ast);
   const select = asKind(statementOf(ast), 'SelectStmt');
   if (!select || select.op !== 'SETOP_NONE' || select.withClause) return null;
@@ -161,7 +161,7 @@ function groupQuery(
   conditions: Node[],
   select: SelectStmt,
   plans: Map<string, ScanPlan>,
-  registry: SourceRegistry,
+  registry: PlanCatalog,
   index: number,
 ): JoinGroup | null {
   const first = plans.get(members[0]!.relname)!.bound.resolved;

@@ -13,7 +13,7 @@
  * 255 numbers. Pure: no I/O.
  */
 import type { ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../../sources/registry.js';
+import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';
 import { asKind, fieldNames, lower, rangeAlias, walk } from '../tree/ast.js';
@@ -49,7 +49,7 @@ export function planGroupLookup(
   ast: ParseResult,
   loadName: string,
   scans: ReadonlyMap<string, ScanPlan>,
-  registry: SourceRegistry,
+  registry: PlanCatalog,
 ): GroupLookup | null {
   const scan = scans.get(loadName);
   const resolved = scan?.bound.resolved;

@@ -12,7 +12,7 @@
  * tables only min/max (grouping changes how often their rows join).
  */
 import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
-import type { SourceRegistry } from '../../sources/registry.js';
+import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../access/bind.js';
@@ -74,7 +74,7 @@ function sumType(column: ColumnDef): string {
 export function planPartialAggregation(
   bound: BoundStatement,
   plans: Map<string, ScanPlan>,
-  registry: SourceRegistry,
+  registry: PlanCatalog,
 ): PartialAggregation | null {
   const select = asKind(statementOf(bound.ast), 'SelectStmt');
   if (!select || select.op !== 'SETOP_NONE' || select.distinctClause || select.windowClause || select.withClause || select.valuesLists)
@@ -126,7 +126,7 @@ function rewrite(
   original: SelectStmt,
   target: { alias: string; relname: string },
   plan: ScanPlan,
-  registry: SourceRegistry,
+  registry: PlanCatalog,
 ): PartialAggregation | null {
   const resolved = plan.bound.resolved;
   if (resolved.kind !== 'rows') return null;

@@ -5,7 +5,7 @@
  * execution and EXPLAIN, so that EXPLAIN shows exactly what runs.
  */
 import type { ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../../sources/registry.js';
+import type { PlanCatalog } from './plan-catalog.js';
 import type { BoundStatement, BoundTable } from '../access/bind.js';
 import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';
@@ -42,7 +42,7 @@ export interface JoinLimits {
 
 export function planStatement(
   bound: BoundStatement,
-  registry: SourceRegistry,
+  registry: PlanCatalog,
   pushdown: boolean,
   limits: JoinLimits = { maxKeys: 100_000, batchSize: 100_000 },
 ): StatementPlan {

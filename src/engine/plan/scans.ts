@@ -10,7 +10,7 @@
  * conditions: its one load serves every reference.
  */
 import type { Node, RangeSubselect, SelectStmt } from '@pgsql/types';
-import type { SourceRegistry } from '../../sources/registry.js';
+import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
 import type { BoundStatement, BoundTable } from '../access/bind.js';
@@ -149,7 +149,7 @@ function typeFamily(type: string): 'number' | 'text' | 'date' | null {
   return null;
 }
 
-export function planScans(bound: BoundStatement, registry: SourceRegistry, options: PlanOptions): Map<string, ScanPlan> {
+export function planScans(bound: BoundStatement, registry: PlanCatalog, options: PlanOptions): Map<string, ScanPlan> {
   const planner = new ScanPlanner(bound, registry);
   if (planner.loads.size === 0) return new Map();
   const columns = planner.pruneColumns(options.pushdown);
@@ -182,7 +182,7 @@ class ScanPlanner {
 
   constructor(
     private readonly bound: BoundStatement,
-    private readonly registry: SourceRegistry,
+    private readonly registry: PlanCatalog,
   ) {
     for (const table of bound.tables) if (table.loadName && table.resolved.kind === 'rows') this.loads.set(table.loadName, table);
     for (const loadName of this.loads.keys()) {

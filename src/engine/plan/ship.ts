@@ -20,7 +20,8 @@
 import { paddedChar, scaleFromValues, sourceTypeUnknown } from '../../connectors/kinds.js';
 import { randomBytes } from 'node:crypto';
 import type { Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
-import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/registry.js';
+import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { wholeStatementConnector } from '../../connectors/types.js';
 import type { BoundStatement, BoundTable } from '../access/bind.js';
@@ -101,7 +102,7 @@ export interface ShippingPlan {
   lookup: LookupPlan | null;
 }
 
-export function planShipping(bound: BoundStatement, registry: SourceRegistry, maxShippedRows: number): ShippingPlan | null {
+export function planShipping(bound: BoundStatement, registry: PlanCatalog, maxShippedRows: number): ShippingPlan | null {
   if (maxShippedRows === 0 || !shippableAccess(bound)) return null;
   // Tables the engine reads (files) go whole, each under its own alias, all columns shippable.
   const natives = bound.tables.filter((t) => t.resolved.kind === 'native');
@@ -165,7 +166,7 @@ function shippableAccess(bound: BoundStatement): boolean {
  * joined at PostgreSQL). When several sources speak PostgreSQL, the one with more rows runs it
  * (the shipped tables must be smaller). None where a table is not a row source's.
  */
-function targetCandidates(bound: BoundStatement, registry: SourceRegistry): Array<[SourceDef, BoundTable[], BoundTable[]]> {
+function targetCandidates(bound: BoundStatement, registry: PlanCatalog): Array<[SourceDef, BoundTable[], BoundTable[]]> {
   const sources = new Map<SourceDef, BoundTable[]>();
   for (const table of bound.tables) {
     if (table.resolved.kind === 'native') continue;
@@ -232,7 +233,7 @@ function orderShipped(shipped: BoundTable[], targetTables: BoundTable[], scans: 
 /** The estimates of the shipped, dependent and parallel plans of this join (cost.ts). */
 function estimatePlans(
   bound: BoundStatement,
-  registry: SourceRegistry,
+  registry: PlanCatalog,
   plan: Pick<ShippingPlan, 'shipped' | 'scan'> & { scans: Map<string, ScanPlan> },
   targetTables: BoundTable[],
   targetRows: number,

@@ -7,7 +7,7 @@
  */
 import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
-import type { SourceRegistry } from '../../sources/registry.js';
+import type { PlanCatalog } from './plan-catalog.js';
 import type { SourceDef } from '../../catalog/types.js';
 import { wholeStatementConnector, type WholeStatementConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../access/bind.js';
@@ -139,7 +139,7 @@ export const SAFE_TYPES = new Set([
 /** Node kinds that order text (matter when the database's collation is not bytewise). */
 const ORDERING_OPERATORS = new Set(['<', '>', '<=', '>=']);
 
-export async function planWhole(bound: BoundStatement, registry: SourceRegistry): Promise<WholePlan | null> {
+export async function planWhole(bound: BoundStatement, registry: PlanCatalog): Promise<WholePlan | null> {
   if (bound.tables.length === 0) return null;
   const first = bound.tables[0]!.resolved;
   if (first.kind !== 'rows') return null;

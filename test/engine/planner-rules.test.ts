@@ -1,0 +1,202 @@
+/**
+ * Each planning rule, one test each, as EXPLAIN prints the plan that runs: statements bound and
+ * planned against plain source definitions (test/engine/plan-sources.ts), with no database and no
+ * service graph (only a PostgreSQL source's collation is asked, of a port where nothing listens).
+ * A change of a rule shows here as a change of the text the user sees.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { bindStatement } from '../../src/engine/access/bind.js';
+import { initParser, parseStatement } from '../../src/engine/front/parse.js';
+import { choosePlan, type PlanOptions } from '../../src/engine/plan/choose.js';
+import { explainPlan } from '../../src/engine/plan/explain.js';
+import { PlainCatalog } from '../helpers/plain-catalog.js';
+import { planSources } from './plan-sources.js';
+
+let catalog: PlainCatalog;
+let dataDir: string;
+
+before(async () => {
+  await initParser();
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-rules-'));
+  catalog = new PlainCatalog(planSources(dataDir), [path.join(dataDir, 'files')]);
+});
+
+after(async () => {
+  await catalog?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+const DEFAULTS: PlanOptions = { pushdown: true, dependentJoin: { maxKeys: 100_000, batchSize: 50_000 } };
+
+/** The plan's kind and its EXPLAIN rows. */
+async function explained(sql: string, options: Partial<PlanOptions> = {}) {
+  const settings = { ...DEFAULTS, ...options, dependentJoin: { ...DEFAULTS.dependentJoin, ...options.dependentJoin } };
+  const bound = bindStatement(parseStatement(sql), catalog, 'vdb', catalog.adminPolicy());
+  const plan = await choosePlan(bound, catalog, settings);
+  return { kind: plan.kind, rows: explainPlan(plan, catalog, settings.dependentJoin).rows };
+}
+
+test('constant: a select list of constants needs no source and no engine', async () => {
+  assert.deepEqual(await explained("SELECT 1, 'a'"), {
+    kind: 'constant',
+    rows: [[1, 'vdb', 'constant', 'the select list', 'everything', "1, 'a'"]],
+  });
+});
+
+test('whole: a statement over one PostgreSQL source goes to it as written there', async () => {
+  assert.deepEqual(await explained("SELECT id, name FROM pg.customers WHERE country = 'DE'"), {
+    kind: 'whole',
+    rows: [
+      [
+        1,
+        'pg',
+        'source statement',
+        'the whole statement',
+        'everything',
+        "SELECT\n  id,\n  name\nFROM public.customers AS customers\nWHERE\n  country = 'DE'",
+      ],
+    ],
+  });
+});
+
+test('scans: columns and conditions pushed in the dialect; a MySQL text condition is a superset, kept in the engine', async () => {
+  assert.deepEqual(await explained("SELECT id, name FROM my.customers WHERE country = 'DE' ORDER BY id LIMIT 5"), {
+    kind: 'federated',
+    rows: [
+      [
+        1,
+        'my',
+        'source query',
+        'my.customers -> __vdb_rows_1',
+        'conditions, columns, estimate 500 of 100000 rows',
+        "SELECT `id`, `name`, `country` FROM `none`.`customers` WHERE (`country` = 'DE')",
+      ],
+      [
+        2,
+        'vdb engine',
+        'execute',
+        'statement over the source results',
+        null,
+        "SELECT\n  id,\n  name\nFROM __vdb_rows_1 AS customers\nWHERE\n  country = 'DE'\nORDER BY\n  id\nLIMIT 5",
+      ],
+    ],
+  });
+});
+
+test('shipped: the small side goes to PostgreSQL as arrays, with the estimates it was chosen on', async () => {
+  const { kind, rows } = await explained("SELECT o.id FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id WHERE c.country = 'DE'");
+  assert.equal(kind, 'shipped');
+  assert.deepEqual(
+    rows.map((r) => r.slice(0, 4)),
+    [
+      [1, 'my', 'source query', 'my.customers'],
+      [2, 'pg', 'source statement', 'the whole statement, with the rows of step 1 as arrays'],
+    ],
+  );
+  assert.match(
+    String(rows[0]![4]),
+    /^shipped to PostgreSQL: 500 rows \(estimate\) against 1000000 rows there; federated instead if more than 100000 rows load;/,
+  );
+  assert.match(String(rows[0]![4]), /shipped \d+ ms, dependent \d+ ms, parallel \d+ ms: shipped$/);
+  assert.equal(rows[0]![5], "SELECT `id`, `country` FROM `none`.`customers` WHERE (`country` = 'DE')");
+  assert.match(String(rows[1]![5]), /customer_id = ANY \(<the distinct id of step 1 as an array>\)/);
+  assert.match(String(rows[1]![5]), /unnest\(<the columns of step 1 as arrays>\) AS shipped\("id", "country"\)/);
+});
+
+test('dependent join: the bigger scan takes the keys of the smaller one', async () => {
+  const { kind, rows } = await explained(
+    "SELECT i.label, c.name FROM lite.items i JOIN my.customers c ON c.id = i.id WHERE i.label LIKE 'a%'",
+  );
+  assert.equal(kind, 'federated');
+  assert.deepEqual(rows[0], [
+    1,
+    'lite',
+    'source query',
+    'lite.items -> __vdb_rows_1',
+    'conditions, columns, estimate 3 of 500 rows',
+    'SELECT "id", "label" FROM "items" WHERE ("label" LIKE \'a%\')',
+  ]);
+  assert.deepEqual(rows[1]!.slice(0, 4), [2, 'my', 'source query', 'my.customers -> __vdb_rows_2']);
+  assert.match(String(rows[1]![4]), /^columns, keys of lite\.items\.id \(dependent join, .*: dependent\), estimate 100000 rows$/);
+  assert.equal(rows[2]![2], 'execute');
+});
+
+test('join pushdown: tables of one source that join go to it as one query', async () => {
+  const { kind, rows } = await explained(
+    "SELECT o.id, c.name, m.name FROM pg.orders o JOIN pg.customers c ON c.id = o.customer_id JOIN my.customers m ON m.id = c.id WHERE o.status = 'open'",
+    { dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 } },
+  );
+  assert.equal(kind, 'federated');
+  assert.deepEqual(rows[0], [
+    1,
+    'pg',
+    'source query',
+    'pg.orders + pg.customers -> __vdb_join_1',
+    'join, conditions, columns',
+    'SELECT "o"."id", "c"."name", "c"."id", "o"."customer_id", "o"."status" FROM "public"."orders" AS "o", "public"."customers" AS "c" WHERE ("o"."status" = \'open\') AND ("c"."id" = "o"."customer_id")',
+  ]);
+  assert.deepEqual(rows[1], [
+    2,
+    'my',
+    'source query',
+    'my.customers -> __vdb_rows_3',
+    'columns, estimate 100000 rows',
+    'SELECT `id`, `name` FROM `none`.`customers`',
+  ]);
+});
+
+test('partial aggregation: the bigger source groups by the join key', async () => {
+  const { rows } = await explained(
+    'SELECT m.country, sum(o.amount) FROM pg.orders o JOIN my.customers m ON m.id = o.customer_id GROUP BY m.country',
+    {
+      dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 },
+    },
+  );
+  const pg = rows.find((r) => r[1] === 'pg')!;
+  assert.match(String(pg[4]), /^columns, partial aggregation, /);
+  assert.equal(pg[5], 'COPY (SELECT "customer_id", sum("amount") FROM "public"."orders" GROUP BY "customer_id") TO STDOUT');
+  assert.equal(
+    rows.at(-1)![5],
+    'SELECT\n  m.country,\n  sum(o.__agg_0) AS sum\nFROM __vdb_rows_1 AS o\nJOIN __vdb_rows_2 AS m ON m.id = o.customer_id\nGROUP BY\n  m.country',
+  );
+});
+
+test('pushdown off: no whole statement, no conditions at the source; the engine does the rest', async () => {
+  assert.deepEqual(await explained("SELECT id, name FROM pg.customers WHERE country = 'DE'", { pushdown: false }), {
+    kind: 'federated',
+    rows: [
+      [
+        1,
+        'pg',
+        'source query',
+        'pg.customers -> __vdb_rows_1',
+        'estimate 100000 rows',
+        'COPY (SELECT "id", "name", "country" FROM "public"."customers") TO STDOUT',
+      ],
+      [
+        2,
+        'vdb engine',
+        'execute',
+        'statement over the source results',
+        null,
+        "SELECT\n  id,\n  name\nFROM __vdb_rows_1 AS customers\nWHERE\n  country = 'DE'",
+      ],
+    ],
+  });
+});
+
+test('whole statements off: the same statement runs federated, its condition pushed', async () => {
+  const { kind, rows } = await explained("SELECT id, name FROM pg.customers WHERE country = 'DE'", { wholeStatements: false });
+  assert.equal(kind, 'federated');
+  assert.deepEqual(rows[0]!.slice(0, 5), [
+    1,
+    'pg',
+    'source query',
+    'pg.customers -> __vdb_rows_1',
+    'conditions, estimate 500 of 100000 rows',
+  ]);
+});
