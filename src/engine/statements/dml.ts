@@ -85,6 +85,28 @@ const PORTABLE_FORBIDDEN = new Set([
   'RowExpr',
 ]);
 
+/** A write checked against the user's permissions: its statement narrowed, and what it reaches. */
+interface CheckedWrite {
+  kind: (typeof DML)[number];
+  body: WriteBody;
+  /** The statement with what it reads narrowed to the user's view and the target's row condition in its WHERE. */
+  checked: WriteBody;
+  target: ResolvedTable;
+  source: SourceDef;
+  connector: WritableConnector;
+  /** The row conditions new rows of an INSERT must meet; null when none. */
+  insertCondition: string[] | null;
+  /** The row condition of an UPDATE's or DELETE's letter, over the target; null when none. */
+  targetCondition: Node | null;
+  /** It reads data narrowed for the user: errors that may quote values are withheld. */
+  narrowed: boolean;
+  /** Every table it reads is in the target's source. */
+  sameSource: boolean;
+  /** The statement as the user wrote it (before the row condition joined its WHERE) can go to the source. */
+  asWritten: boolean;
+  cteReferences: WeakSet<object>;
+}
+
 export async function executeDml(
   tree: ParseResult,
   policy: AccessPolicy,
@@ -93,6 +115,50 @@ export async function executeDml(
   selectRows: SelectRows,
   signal: AbortSignal,
 ): Promise<StaticResult & { sourceQueries: Array<{ source: string; sql: string }> }> {
+  const write = checkWrite(tree, policy, registry);
+  const { kind, body, checked, target, source, connector, insertCondition, targetCondition, narrowed, sameSource } = write;
+  // A source that may evaluate the condition otherwise than the engine: the engine chooses the rows.
+  if (targetCondition !== null && sameSource && !connector.dialect.speaksPostgres) {
+    return chosenRowsWrite(kind as 'UpdateStmt' | 'DeleteStmt', tree, body, checked, targetCondition, {
+      target,
+      source,
+      connector,
+      registry,
+      vdbName,
+      selectRows,
+      signal,
+      cteReferences: write.cteReferences,
+    });
+  }
+  if (sameSource && insertCondition === null && translatable(checked, connector)) {
+    const sql = sourceStatement(
+      { ...tree, stmts: [{ stmt: writeNode(kind, checked) }] },
+      registry,
+      source,
+      connector,
+      vdbName,
+      write.cteReferences,
+    );
+    const count = await connector.executeWrite(sql, signal).catch((err: unknown) => {
+      const error = writeError(source.name, err, signal);
+      return Promise.reject(narrowed ? withholdDataErrors(error) : error);
+    });
+    return { ...countResult(count), sourceQueries: [{ source: source.name, sql }] };
+  }
+  refuseUnsent(write);
+  const count = await insertSelect(body, target, connector, selectRows, signal, insertCondition).catch((err: unknown) =>
+    Promise.reject(writeError(source.name, err, signal)),
+  );
+  return {
+    ...countResult(count),
+    sourceQueries: [
+      { source: source.name, sql: `INSERT INTO ${connector.dialect.tableSql(target.table)} ... (${count} row(s) in batches)` },
+    ],
+  };
+}
+
+/** Checks the write against the user's permissions and narrows what it reads (access/write-access.ts). */
+function checkWrite(tree: ParseResult, policy: AccessPolicy, registry: SourceRegistry): CheckedWrite {
   const [kind, body] = writeOf(statementOf(tree)!);
   if ('returningList' in body || body.returningClause)
     throw badRequest('RETURNING is not supported.', 'Run a SELECT after the write.', 'Unsupported statement');
@@ -148,35 +214,24 @@ export async function executeDml(
     if (other.kind !== 'rows' || other.source.name !== source.name) sameSource = false;
   });
 
-  // A source that may evaluate the condition otherwise than the engine: the engine chooses the rows.
-  if (targetCondition !== null && sameSource && !connector.dialect.speaksPostgres) {
-    return chosenRowsWrite(kind as 'UpdateStmt' | 'DeleteStmt', tree, body, checked, targetCondition, {
-      target,
-      source,
-      connector,
-      registry,
-      vdbName,
-      selectRows,
-      signal,
-      cteReferences: access.cteReferences,
-    });
-  }
+  return {
+    kind,
+    body,
+    checked,
+    target,
+    source,
+    connector,
+    insertCondition,
+    targetCondition,
+    narrowed,
+    sameSource,
+    asWritten,
+    cteReferences: access.cteReferences,
+  };
+}
 
-  if (sameSource && insertCondition === null && translatable(checked, connector)) {
-    const sql = sourceStatement(
-      { ...tree, stmts: [{ stmt: writeNode(kind, checked) }] },
-      registry,
-      source,
-      connector,
-      vdbName,
-      access.cteReferences,
-    );
-    const count = await connector.executeWrite(sql, signal).catch((err: unknown) => {
-      const error = writeError(source.name, err, signal);
-      return Promise.reject(narrowed ? withholdDataErrors(error) : error);
-    });
-    return { ...countResult(count), sourceQueries: [{ source: source.name, sql }] };
-  }
+/** A write that can go to its source neither as written nor chosen by the engine: refused, unless an INSERT ... SELECT the engine feeds. */
+function refuseUnsent({ kind, body, target, source, sameSource, asWritten }: CheckedWrite): void {
   if (sameSource && asWritten && (kind !== 'InsertStmt' || !body.selectStmt)) {
     throw badRequest(
       `The row condition of your permission on ${target.schema}.${target.table.name} cannot be sent to ${source.name} (it uses functions, casts or CASE), so this ${kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} cannot run there.`,
@@ -202,15 +257,6 @@ export async function executeDml(
       'Unsupported statement',
     );
   }
-  const count = await insertSelect(body, target, connector, selectRows, signal, insertCondition).catch((err: unknown) =>
-    Promise.reject(writeError(source.name, err, signal)),
-  );
-  return {
-    ...countResult(count),
-    sourceQueries: [
-      { source: source.name, sql: `INSERT INTO ${connector.dialect.tableSql(target.table)} ... (${count} row(s) in batches)` },
-    ],
-  };
 }
 
 /**
