@@ -154,58 +154,71 @@ function validDate(year: number, month: number, day: number): string | null {
   return `${pad(year, 4)}-${pad(month)}-${pad(day)}`;
 }
 
-/** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
-export function checkedCast(cast: TypeCast): Node | null {
-  const arg = cast.arg;
-  // The parser gives every cast an argument.
-  if (!arg) return null;
-  const type = typeNameOf(cast.typeName);
-  const typmods = cast.typeName?.typmods;
-  const arrayBounds = cast.typeName?.arrayBounds;
-  const literal = literalText(arg);
-  const stringLiteral = isStringConst(arg);
-  if (type === 'numeric' && !typmods && !arrayBounds) {
-    const exact = literal === null ? null : decimalOf(literal);
-    if (literal === null && !isVolatile(arg)) return numericOfExpression(arg);
-    if (!exact || exact.precision > 38) {
-      throw notAsPostgres(
-        'numeric without precision and scale over an expression (the engine would round it to 3 decimals)',
-        'Give the precision and scale, e.g. CAST(x AS numeric(20, 6)), or cast to double precision.',
-      );
-    }
-    return {
-      TypeCast: {
-        ...cast,
-        typeName: { ...cast.typeName, typmods: [int(exact.precision), int(exact.scale)] },
-      },
-    };
+/** A cast and what its rules look at. */
+interface CastParts {
+  cast: TypeCast;
+  arg: Node;
+  type: string;
+  typmods: Node[] | undefined;
+  arrayBounds: Node[] | undefined;
+  /** The argument's text when it is a literal. */
+  literal: string | null;
+  stringLiteral: boolean;
+}
+
+/** A rule of casts: the cast written for the engine, null when it needs nothing, undefined when the rule is not about it. */
+type CastRule = (parts: CastParts) => Node | null | undefined;
+
+/** numeric without precision and scale: a literal's own, or per value (numeric-values.ts). */
+const numericCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal }) => {
+  if (!(type === 'numeric' && !typmods && !arrayBounds)) return undefined;
+  const exact = literal === null ? null : decimalOf(literal);
+  if (literal === null && !isVolatile(arg)) return numericOfExpression(arg);
+  if (!exact || exact.precision > 38) {
+    throw notAsPostgres(
+      'numeric without precision and scale over an expression (the engine would round it to 3 decimals)',
+      'Give the precision and scale, e.g. CAST(x AS numeric(20, 6)), or cast to double precision.',
+    );
   }
-  if (type === 'interval' && Array.isArray(typmods) && typmods.length === 1) {
-    // interval '2' hour: a number of the one field, its fraction dropped as the field's
-    // restriction drops smaller fields ('1.5' day is 1 day), but for seconds.
-    const mask = Number(literalText(typmods[0]));
-    const unit = INTERVAL_FIELDS[mask];
-    const number = literal === null ? null : /^\s*([+-]?\d+)(\.\d*)?\s*$/.exec(literal);
-    if (unit && number && literal !== null) {
-      const value = unit === 'second' ? literal.trim() : String(Number(number[1]));
-      return { TypeCast: { arg: stringConst(`${value} ${unit}`), typeName: { ...cast.typeName, typmods: undefined } } };
-    }
-    // interval '1 day 2 hours' day to hour: the literal read, then its smaller fields dropped.
-    const truncation = intervalTruncation(mask);
-    if (truncation && literal !== null && stringLiteral && !number) {
-      const plain: TypeCast = { arg, typeName: { ...cast.typeName, typmods: undefined } };
-      written.add(plain);
-      // Down to seconds, fractions included: nothing is dropped.
-      return truncation === 'second' ? { TypeCast: plain } : call('date_trunc', [stringConst(truncation), { TypeCast: plain }]);
-    }
-    if (!unit || literal === null || !/^\s*[+-]?\d+\s*$/.test(literal)) {
-      throw notAsPostgres(
-        'An interval restricted to a field (INTERVAL ... YEAR) over anything but a whole number literal',
-        "Write the unit inside the literal: interval '1 year'.",
-      );
-    }
-    return { TypeCast: { arg: stringConst(`${literal.trim()} ${unit}`), typeName: { ...cast.typeName, typmods: undefined } } };
+  return {
+    TypeCast: {
+      ...cast,
+      typeName: { ...cast.typeName, typmods: [int(exact.precision), int(exact.scale)] },
+    },
+  };
+};
+
+/** interval '2' hour and kin: a number of the one field, or the literal with its smaller fields dropped. */
+const intervalFieldCast: CastRule = ({ cast, arg, type, typmods, literal, stringLiteral }) => {
+  if (!(type === 'interval' && Array.isArray(typmods) && typmods.length === 1)) return undefined;
+  // interval '2' hour: a number of the one field, its fraction dropped as the field's
+  // restriction drops smaller fields ('1.5' day is 1 day), but for seconds.
+  const mask = Number(literalText(typmods[0]));
+  const unit = INTERVAL_FIELDS[mask];
+  const number = literal === null ? null : /^\s*([+-]?\d+)(\.\d*)?\s*$/.exec(literal);
+  if (unit && number && literal !== null) {
+    const value = unit === 'second' ? literal.trim() : String(Number(number[1]));
+    return { TypeCast: { arg: stringConst(`${value} ${unit}`), typeName: { ...cast.typeName, typmods: undefined } } };
   }
+  // interval '1 day 2 hours' day to hour: the literal read, then its smaller fields dropped.
+  const truncation = intervalTruncation(mask);
+  if (truncation && literal !== null && stringLiteral && !number) {
+    const plain: TypeCast = { arg, typeName: { ...cast.typeName, typmods: undefined } };
+    written.add(plain);
+    // Down to seconds, fractions included: nothing is dropped.
+    return truncation === 'second' ? { TypeCast: plain } : call('date_trunc', [stringConst(truncation), { TypeCast: plain }]);
+  }
+  if (!unit || literal === null || !/^\s*[+-]?\d+\s*$/.test(literal)) {
+    throw notAsPostgres(
+      'An interval restricted to a field (INTERVAL ... YEAR) over anything but a whole number literal',
+      "Write the unit inside the literal: interval '1 year'.",
+    );
+  }
+  return { TypeCast: { arg: stringConst(`${literal.trim()} ${unit}`), typeName: { ...cast.typeName, typmods: undefined } } };
+};
+
+/** Casts PostgreSQL reads otherwise than the engine by their shape: array literals, char(n), varchar(n), boolean literals, text of values. */
+const shapeCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal, stringLiteral }) => {
   if (arrayBounds && literal !== null && stringLiteral) {
     return arrayLiteral(literal, cast);
   }
@@ -234,6 +247,11 @@ export function checkedCast(cast: TypeCast): Node | null {
     // '+02:00': the engine does not read the sign of a time.
     return { TypeCast: { ...cast, arg: stringConst(literal.trim().slice(1)) } };
   }
+  return undefined;
+};
+
+/** Text read as a date, time or other typed value: checked against what PostgreSQL reads, as a literal or in the engine. */
+const textInputCast: CastRule = ({ cast, arg, type, arrayBounds, literal, stringLiteral }) => {
   const input = arrayBounds ? undefined : TEXT_INPUT.find((rule) => rule.types.has(type));
   if (!input) return null;
   const text = stringLiteral ? literal : null;
@@ -264,6 +282,29 @@ export function checkedCast(cast: TypeCast): Node | null {
   const checked = { ...cast };
   written.add(checked);
   return { CaseExpr: { args: [{ CaseWhen: { expr: wrong, result: failure } }], defresult: { TypeCast: checked } } };
+};
+
+const CAST_RULES: CastRule[] = [numericCast, intervalFieldCast, shapeCast, textInputCast];
+
+/** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
+export function checkedCast(cast: TypeCast): Node | null {
+  const arg = cast.arg;
+  // The parser gives every cast an argument.
+  if (!arg) return null;
+  const parts: CastParts = {
+    cast,
+    arg,
+    type: typeNameOf(cast.typeName),
+    typmods: cast.typeName?.typmods,
+    arrayBounds: cast.typeName?.arrayBounds,
+    literal: literalText(arg),
+    stringLiteral: isStringConst(arg),
+  };
+  for (const rule of CAST_RULES) {
+    const written = rule(parts);
+    if (written !== undefined) return written;
+  }
+  return null;
 }
 
 /**
