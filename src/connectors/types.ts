@@ -114,6 +114,28 @@ export interface RowConnector extends ConnectorBase {
   statementRows(sql: string, columns: readonly StatementColumn[], signal: AbortSignal): AsyncIterable<unknown[][]>;
   /** Streams the requested columns in batches. Stops early when `signal` aborts. */
   scan(request: ScanRequest): AsyncIterable<unknown[][]>;
+  /** Writes INSERT, UPDATE and DELETE to the source; absent where vdb does not write. */
+  readonly writer?: SourceWriter;
+  /** Runs whole statements written in PostgreSQL's SQL; absent where the dialect is another. */
+  readonly wholeStatements?: WholeStatementConnector;
+}
+
+/** What writes to a source (engine/statements/dml.ts). */
+export interface SourceWriter {
+  /** Runs one statement in the source's dialect; returns the number of rows it changed. */
+  executeWrite(sql: string, signal: AbortSignal): Promise<number>;
+  /** Inserts batches of text values into `columns` of `table` in one transaction. */
+  insertRows(
+    table: TableDef,
+    columns: readonly ColumnDef[],
+    batches: AsyncIterable<Array<string | null>[]>,
+    signal: AbortSignal,
+  ): Promise<number>;
+  /**
+   * Runs `work` in one transaction on one connection (writes whose rows the engine chose:
+   * engine/statements/keyed-write.ts); absent where the dialect speaks PostgreSQL (writes go whole there).
+   */
+  inTransaction?<T>(signal: AbortSignal, work: (transaction: SourceTransaction) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -152,9 +174,7 @@ export interface WholeStatementConnector extends RowConnector {
 
 /** The connector as one that runs whole PostgreSQL statements, or null when its dialect is another. */
 export function wholeStatementConnector(connector: Connector): WholeStatementConnector | null {
-  return connector.delivery === 'rows' && connector.dialect.speaksPostgres && 'describeStatement' in connector
-    ? (connector as WholeStatementConnector)
-    : null;
+  return connector.delivery === 'rows' ? (connector.wholeStatements ?? null) : null;
 }
 
 export type Connector = EngineNativeConnector | RowConnector;

@@ -5,7 +5,16 @@ import { ApiError, badRequest } from '../../errors.js';
 import { DEFAULT_POOL_WAIT_MS, PoolGate, type Pooling } from '../pool-gate.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import { CANCEL_GRACE_MS, ConnectionLostError, guardErrors, NEVER, untilAborted, withinMs } from '../abort.js';
-import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, SourceTransaction, StatementColumn } from '../types.js';
+import type {
+  Capabilities,
+  ImportedTable,
+  RawType,
+  RowConnector,
+  ScanRequest,
+  SourceTransaction,
+  SourceWriter,
+  StatementColumn,
+} from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { MYSQL_DIALECT } from './dialect.js';
 import { engineTypeOfMysql, rawTypeOfMysql } from './types.js';
@@ -149,6 +158,7 @@ async function* rowBatches(connection: PoolConnection, options: mysql.QueryOptio
  * (importer.schemaPattern) as `database.table`.
  */
 export class MysqlConnector implements RowConnector {
+  readonly writer: SourceWriter = this;
   readonly kind = 'mysql' as const;
   readonly delivery = 'rows' as const;
   readonly dialect = MYSQL_DIALECT;

@@ -4,7 +4,16 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import { abortable, CANCEL_GRACE_MS, ConnectionLostError, guardErrors, NEVER, untilAborted, withinMs } from '../abort.js';
-import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, StatementColumn } from '../types.js';
+import type {
+  Capabilities,
+  ImportedTable,
+  RawType,
+  RowConnector,
+  ScanRequest,
+  SourceWriter,
+  StatementColumn,
+  WholeStatementConnector,
+} from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { copyLines, copyTextRows } from './copy-text.js';
 import { jsonRowSql } from './json-rows.js';
@@ -113,6 +122,8 @@ function preparedName(client: pg.PoolClient, text: string): string | undefined {
  * are; other schemas (importer.schemaPattern) as `schema.table`.
  */
 export class PostgresConnector implements RowConnector {
+  readonly writer: SourceWriter = this;
+  readonly wholeStatements: WholeStatementConnector = this;
   readonly kind = 'postgresql' as const;
   readonly delivery = 'rows' as const;
   readonly dialect = POSTGRES_DIALECT;

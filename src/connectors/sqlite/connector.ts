@@ -2,7 +2,16 @@ import Database from 'better-sqlite3';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { confineDatabaseFile } from '../files/paths.js';
 import { NO_PUSHDOWN } from '../types.js';
-import type { Capabilities, ImportedTable, RawType, RowConnector, ScanRequest, SourceTransaction, StatementColumn } from '../types.js';
+import type {
+  Capabilities,
+  ImportedTable,
+  RawType,
+  RowConnector,
+  ScanRequest,
+  SourceTransaction,
+  SourceWriter,
+  StatementColumn,
+} from '../types.js';
 import { orderAndLimit } from '../scan-sql.js';
 import { SQLITE_DIALECT } from './dialect.js';
 import { engineTypeOfSqlite, rawTypeOf, ROWID_ALIAS, STRICT_SUFFIX, storedClassCertain } from './types.js';
@@ -42,6 +51,7 @@ interface TableInfoRow {
  * source is writable, and must exist: a missing file is an unreachable source, not a new one.
  */
 export class SqliteConnector implements RowConnector {
+  readonly writer: SourceWriter = this;
   readonly kind = 'sqlite' as const;
   readonly delivery = 'rows' as const;
   readonly dialect = SQLITE_DIALECT;

@@ -16,8 +16,8 @@
 import type { Node, ParseResult, RangeVar } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
 import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
-import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
-import type { RowConnector } from '../../connectors/types.js';
+import type { SourceDef } from '../../catalog/types.js';
+import type { RowConnector, SourceWriter } from '../../connectors/types.js';
 import { SourceUnreachableError } from '../../connectors/types.js';
 import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
@@ -36,23 +36,14 @@ import {
   type WriteBody,
 } from '../access/write-access.js';
 import type { StaticResult } from '../exec/static-result.js';
-import { writeChosenRows, type SelectRows, type TransactionalWriter } from './keyed-write.js';
+import { writeChosenRows, type SelectRows } from './keyed-write.js';
 import { asKind, fieldNames, statementOf, walk } from '../tree/ast.js';
 import { SAFE_FUNCTIONS, SAFE_TYPES } from '../plan/whole.js';
 
-export interface WritableConnector extends RowConnector, Partial<Pick<TransactionalWriter, 'inTransaction'>> {
-  /** Runs one statement in the source's dialect; returns the number of rows it changed. */
-  executeWrite(sql: string, signal: AbortSignal): Promise<number>;
-  /** Inserts batches of text values into `columns` of `table` in one transaction. */
-  insertRows(
-    table: TableDef,
-    columns: readonly ColumnDef[],
-    batches: AsyncIterable<Array<string | null>[]>,
-    signal: AbortSignal,
-  ): Promise<number>;
-}
+/** A row source vdb writes to: its dialect and its writer. */
+type WritableConnector = RowConnector & { readonly writer: SourceWriter };
 
-const isWritable = (c: RowConnector): c is WritableConnector => 'executeWrite' in c && 'insertRows' in c;
+const isWritable = (c: RowConnector): c is WritableConnector => c.writer !== undefined;
 
 const DML = ['InsertStmt', 'UpdateStmt', 'DeleteStmt'] as const;
 
@@ -139,7 +130,7 @@ export async function executeDml(
       vdbName,
       write.cteReferences,
     );
-    const count = await connector.executeWrite(sql, signal).catch((err: unknown) => {
+    const count = await connector.writer.executeWrite(sql, signal).catch((err: unknown) => {
       const error = writeError(source.name, err, signal);
       return Promise.reject(narrowed ? withholdDataErrors(error) : error);
     });
@@ -297,7 +288,7 @@ async function chosenRowsWrite(
       'Unsupported statement',
     );
   }
-  const inTransaction = connector.inTransaction?.bind(connector);
+  const inTransaction = connector.writer.inTransaction?.bind(connector.writer);
   if (!inTransaction) throw forbidden(`Data source "${source.name}" cannot be written under a row condition.`);
   // The statement without its WHERE; a DELETE without the alias (MySQL takes none there), which nothing else reads.
   const relation = structuredClone(body.relation!);
@@ -452,7 +443,7 @@ async function insertSelect(
         'Column count mismatch',
       );
     }
-    return await connector.insertRows(target.table, columns, rows.rows, signal);
+    return await connector.writer.insertRows(target.table, columns, rows.rows, signal);
   } catch (err) {
     if (conditions !== null && err instanceof ApiError && err.description.includes(outside.text)) {
       throw forbidden(outsideCondition(target), 'Nothing was inserted. Insert only rows your permission covers.');
