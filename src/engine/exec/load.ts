@@ -258,6 +258,86 @@ export async function dependentKeys(
   return best;
 }
 
+type RowsTable = Extract<ResolvedTable, { kind: 'rows' }>;
+
+/** The loaded relation's columns (those read, then any partial aggregates, as text cast on load), their labels and names in the statement. */
+function loadShape(plan: ScanPlan, resolved: RowsTable) {
+  const columns = plan.columns;
+  const loadColumns: ColumnDef[] = [
+    ...columns,
+    ...(plan.aggregates ?? []).map((a, i) => ({
+      name: a.alias,
+      nameInSource: a.alias,
+      type: a.type,
+      nullable: true,
+      position: columns.length + i + 1,
+    })),
+  ];
+  // Partial aggregates are named by what they compute; they are shown (summed, compared as values).
+  const labels = [
+    ...columns.map((c) => `${resolved.schema}.${resolved.table.name}.${c.name}`),
+    ...(plan.aggregates ?? []).map((a) => `${a.fn}(${resolved.schema}.${resolved.table.name}.${a.column?.name ?? '*'})`),
+  ];
+  const columnNames = [...columns.map((c) => c.name), ...(plan.aggregates ?? []).map((a) => a.column?.name ?? '*')];
+  return { loadColumns, labels, columnNames };
+}
+
+/** The scan's requests (one per batch of dependent-join keys) and the query the logs show for them. */
+function scanRequests(plan: ScanPlan, resolved: RowsTable, connector: RowConnector, keyFilters: string[] | KeyLookup | null) {
+  const withKeys = (keys: string) => (plan.filter ? `${plan.filter} AND (${keys})` : `(${keys})`);
+  const groupLookup = keyFilters !== null && !Array.isArray(keyFilters) ? keyFilters : undefined;
+  const requests = (Array.isArray(keyFilters) ? keyFilters : [null]).map((keys) => ({
+    table: resolved.table,
+    columns: plan.columns,
+    aggregates: plan.aggregates,
+    groupLookup,
+    orderBy: plan.orderBy,
+    limit: plan.limit,
+    filter: keys === null ? (plan.filter ?? undefined) : withKeys(keys),
+  }));
+  const first = connector.scanSql(requests[0]!);
+  const query: SourceQuery = {
+    source: resolved.source.name,
+    sql: requests.length > 1 ? `${first} -- and ${requests.length - 1} more batch(es) of keys` : first,
+  };
+  return { requests, query };
+}
+
+/** A loaded column that may hold char(n) values padded with spaces. */
+interface PaddableColumn {
+  i: number;
+  name: string;
+  label: string;
+  kind: PaddedKind;
+}
+
+/**
+ * The char(n) columns (and their partial min/max) that may hold padded values, checked where the
+ * statement uses them beyond showing them, and where the row condition reads them; refused at
+ * once where the statement or the condition holds what PostgreSQL compares without padding.
+ */
+function paddingChecks(
+  plan: ScanPlan,
+  resolved: RowsTable,
+  shape: ReturnType<typeof loadShape>,
+  padding: PaddedUses,
+): { checkedUses: PaddableColumn[]; checkedByCondition: PaddableColumn[] } {
+  const columns = plan.columns;
+  const paddable = shape.loadColumns.flatMap((c, i): PaddableColumn[] => {
+    const column = i < columns.length ? c : plan.aggregates![i - columns.length]!.column;
+    const kind = column && c.type === 'VARCHAR' ? paddedKind(column, resolved.source, padding) : null;
+    return kind ? [{ i, name: shape.columnNames[i]!, label: shape.labels[i]!, kind }] : [];
+  });
+  const condition = plan.bound.rowCondition;
+  const narrows = condition !== undefined && !plan.aggregates;
+  const checkedUses = paddable.filter((c) => padding.used(c.name));
+  const conditionUsed = narrows && paddable.length > 0 ? conditionUses(condition) : null;
+  const checkedByCondition = conditionUsed ? paddable.filter((c) => conditionUsed.used(c.name)) : [];
+  if (checkedUses.length > 0 && padding.paddedConstant()) throw paddedRefusal(checkedUses[0]!);
+  if (checkedByCondition.length > 0 && conditionUsed!.paddedConstant()) throw paddedRefusal(checkedByCondition[0]!);
+  return { checkedUses, checkedByCondition };
+}
+
 /**
  * Streams a scan of a row-delivered source into the connection (loadBatches: raw classes, then
  * each column cast to its catalog type; values that do not fit are NULL and reported as
@@ -283,33 +363,8 @@ export async function loadRows(
   const resolved = plan.bound.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   const columns = plan.columns;
-  // The loaded relation: the columns read, then any partial aggregates (as text, cast on load).
-  const loadColumns: ColumnDef[] = [
-    ...columns,
-    ...(plan.aggregates ?? []).map((a, i) => ({
-      name: a.alias,
-      nameInSource: a.alias,
-      type: a.type,
-      nullable: true,
-      position: columns.length + i + 1,
-    })),
-  ];
-  const withKeys = (keys: string) => (plan.filter ? `${plan.filter} AND (${keys})` : `(${keys})`);
-  const groupLookup = keyFilters !== null && !Array.isArray(keyFilters) ? keyFilters : undefined;
-  const requests = (Array.isArray(keyFilters) ? keyFilters : [null]).map((keys) => ({
-    table: resolved.table,
-    columns,
-    aggregates: plan.aggregates,
-    groupLookup,
-    orderBy: plan.orderBy,
-    limit: plan.limit,
-    filter: keys === null ? (plan.filter ?? undefined) : withKeys(keys),
-  }));
-  const first = connector.scanSql(requests[0]!);
-  const query = {
-    source: resolved.source.name,
-    sql: requests.length > 1 ? `${first} -- and ${requests.length - 1} more batch(es) of keys` : first,
-  };
+  const { loadColumns, labels, columnNames } = loadShape(plan, resolved);
+  const { requests, query } = scanRequests(plan, resolved, connector, keyFilters);
   async function* scans(): AsyncIterable<unknown[][]> {
     if (started) return yield* started;
     try {
@@ -325,29 +380,13 @@ export async function loadRows(
     }
   }
   const rawTypes: RawType[] = [...columns.map((c) => connector.rawType(c)), ...(plan.aggregates ?? []).map((): RawType => 'VARCHAR')];
-  // Partial aggregates are named by what they compute; they are shown (summed, compared as values).
-  const labels = [
-    ...columns.map((c) => `${resolved.schema}.${resolved.table.name}.${c.name}`),
-    ...(plan.aggregates ?? []).map((a) => `${a.fn}(${resolved.schema}.${resolved.table.name}.${a.column?.name ?? '*'})`),
-  ];
-  const columnNames = [...columns.map((c) => c.name), ...(plan.aggregates ?? []).map((a) => a.column?.name ?? '*')];
   const scaled = loadColumns.map((c, i) =>
     scaledByValues(resolved.source, c.type, rawTypes[i]) ? scaledBy(labels[i]!, columnNames[i]!, c.name, uses) : undefined,
   );
   const condition = plan.bound.rowCondition;
-  // char(n) columns (and their partial min/max) that may hold padded values: checked where used beyond showing them.
-  const paddable = loadColumns.flatMap((c, i) => {
-    const column = i < columns.length ? c : plan.aggregates![i - columns.length]!.column;
-    const kind = column && c.type === 'VARCHAR' ? paddedKind(column, resolved.source, padding) : null;
-    return kind ? [{ i, name: columnNames[i]!, label: labels[i]!, kind }] : [];
-  });
   const narrows = condition !== undefined && !plan.aggregates;
-  const checkedUses = paddable.filter((c) => padding.used(c.name));
-  const conditionUsed = narrows && paddable.length > 0 ? conditionUses(condition) : null;
-  const checkedByCondition = conditionUsed ? paddable.filter((c) => conditionUsed.used(c.name)) : [];
-  if (checkedUses.length > 0 && padding.paddedConstant()) throw paddedRefusal(checkedUses[0]!);
-  if (checkedByCondition.length > 0 && conditionUsed!.paddedConstant()) throw paddedRefusal(checkedByCondition[0]!);
-  const paddedIn = (list: typeof paddable, named: boolean): PaddedColumn[] =>
+  const { checkedUses, checkedByCondition } = paddingChecks(plan, resolved, { loadColumns, labels, columnNames }, padding);
+  const paddedIn = (list: PaddableColumn[], named: boolean): PaddedColumn[] =>
     list.map((c) => ({ expr: named ? quoteIdent(loadColumns[c.i]!.name) : `c${c.i}`, label: c.label, kind: c.kind }));
   let loaded: Loaded;
   try {
