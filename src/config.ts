@@ -27,6 +27,12 @@ export interface Config {
   queryTimeoutMs: number;
   /** How long connecting to a PostgreSQL or MySQL source may take (a source's connectTimeoutMs overrides it). */
   connectTimeoutMs: number;
+  /** Longest a source's metadata import may take when it is added, altered or refreshed. */
+  metadataTimeoutMs: number;
+  /** First wait before an unavailable source is checked again in the background; it doubles up to sourceRetryMaxMs. */
+  sourceRetryMs: number;
+  /** Longest wait between two background checks of an unavailable source. */
+  sourceRetryMaxMs: number;
   pagination: {
     /** Rows per chunk when a paginated request gives no `limit`. */
     defaultLimit: number;
@@ -267,6 +273,9 @@ function validate(config: Config): void {
   for (const [name, value] of [
     ['queryTimeoutMs', config.queryTimeoutMs],
     ['connectTimeoutMs', config.connectTimeoutMs],
+    ['metadataTimeoutMs', config.metadataTimeoutMs],
+    ['sourceRetryMs', config.sourceRetryMs],
+    ['sourceRetryMaxMs', config.sourceRetryMaxMs],
     ['shutdownGraceMs', config.shutdownGraceMs],
   ] as const) {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) {
@@ -362,6 +371,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     bodyLimit: int(env.VDB_BODY_LIMIT, 'VDB_BODY_LIMIT'),
     queryTimeoutMs: int(env.VDB_QUERY_TIMEOUT_MS, 'VDB_QUERY_TIMEOUT_MS'),
     connectTimeoutMs: int(env.VDB_CONNECT_TIMEOUT_MS, 'VDB_CONNECT_TIMEOUT_MS'),
+    metadataTimeoutMs: int(env.VDB_METADATA_TIMEOUT_MS, 'VDB_METADATA_TIMEOUT_MS'),
+    sourceRetryMs: int(env.VDB_SOURCE_RETRY_MS, 'VDB_SOURCE_RETRY_MS'),
+    sourceRetryMaxMs: int(env.VDB_SOURCE_RETRY_MAX_MS, 'VDB_SOURCE_RETRY_MAX_MS'),
     trustProxy: bool(env.VDB_TRUST_PROXY),
     engineMemoryLimit: env.VDB_ENGINE_MEMORY_LIMIT,
     engineSpillLimit: env.VDB_ENGINE_SPILL_LIMIT,
@@ -394,6 +406,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     bodyLimit: merged.bodyLimit ?? 1024 * 1024,
     queryTimeoutMs: merged.queryTimeoutMs ?? 600_000,
     connectTimeoutMs: merged.connectTimeoutMs ?? 10_000,
+    metadataTimeoutMs: merged.metadataTimeoutMs ?? 60_000,
+    sourceRetryMs: merged.sourceRetryMs ?? 5000,
+    sourceRetryMaxMs: merged.sourceRetryMaxMs ?? 60_000,
     pagination: {
       defaultLimit: 1000,
       maxLimit: 100_000,

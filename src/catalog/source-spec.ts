@@ -4,7 +4,7 @@
  * as `key=value,key=value` strings (Data Virtuality's format); secrets are split off here.
  */
 import { badRequest } from '../errors.js';
-import type { NewSource } from './sources.js';
+import type { ConnectionChange, NewSource } from './sources.js';
 import type { SourceKind } from './types.js';
 
 export interface SourceSpec {
@@ -110,6 +110,34 @@ export function checkNetworkProps(kind: SourceKind, connection: Record<string, s
   checkInteger('connectionProps', connection, 'port', 1, 65535, 'a port from 1 to 65535');
   checkInteger('modelProps', model, 'connectTimeoutMs', 1, MAX_TIMER_MS, `an integer from 1 to ${MAX_TIMER_MS} (milliseconds)`);
   checkInteger('modelProps', model, 'maxConnections', 1, 10_000, 'an integer from 1 to 10000');
+}
+
+/**
+ * A change of a source's connection (SYSADMIN.alterDataSource): `connectionProps` (when given)
+ * replaces the connection properties, less the secret ones, which join `encryptedProperties`.
+ */
+export function connectionChangeFromSpec(
+  kind: SourceKind,
+  model: Record<string, string>,
+  connectionProps: unknown,
+  encryptedProperties: unknown,
+): ConnectionChange {
+  const change: ConnectionChange = {};
+  const secrets =
+    encryptedProperties === undefined || encryptedProperties === null ? {} : parseProps(encryptedProperties, 'encryptedProperties');
+  if (connectionProps !== undefined && connectionProps !== null) {
+    const connection = parseProps(connectionProps, 'connectionProps');
+    for (const [k, v] of Object.entries(connection)) {
+      if (SECRET_KEYS.test(k)) {
+        secrets[k] = v;
+        delete connection[k];
+      }
+    }
+    checkNetworkProps(kind, connection, model);
+    change.connection = connection;
+  }
+  if (Object.keys(secrets).length > 0 || (encryptedProperties !== undefined && encryptedProperties !== null)) change.secrets = secrets;
+  return change;
 }
 
 export function sourceFromSpec(spec: SourceSpec): NewSource {
