@@ -469,7 +469,17 @@ describe('system tables', () => {
       'Tables',
       'Description',
       'CreatedAt',
+      'Status',
+      'StatusReason',
+      'StatusSince',
     ]);
+    assert.deepEqual(
+      rows.map((r) => [r.Status, r.StatusReason, r.StatusSince]),
+      [
+        ['available', null, null],
+        ['available', null, null],
+      ],
+    );
     assert.doesNotMatch(JSON.stringify(rows), /password|secret/i);
     assert.match(String(rows[1]!.Connection), /shop\.sqlite/);
   });
