@@ -297,6 +297,31 @@ test('SYSADMIN.alterDataSource: a wrong setting leaves the source as it was; a n
     assert.ok(logged.length > 0);
     for (const [text] of logged) assert.doesNotMatch(String(text), /password=/);
 
+    // The same through REST: refused with a wrong port, then back to the direct port.
+    const patch = (body: unknown, user?: [string, string]) =>
+      server.request('/rest/api/source/pga', {
+        method: 'PATCH',
+        body,
+        headers: user ? { authorization: server.basic(...user) } : {},
+      });
+    const viaProxy = stored();
+    await expectError(await patch({ connectionProps: `host=127.0.0.1,port=1,db=test,user-name=${role}` }), 503, 'PATCH wrong port');
+    assert.deepEqual(stored(), viaProxy);
+    const changed = await expectOkJson<{ connectionProps: string; encryptedProperties: string }>(
+      await patch({ connectionProps: `host=127.0.0.1,port=${PG.port},db=test,user-name=${role}`, encryptedProperties: 'password=fourth' }),
+      'PATCH',
+    );
+    assert.match(changed.connectionProps, new RegExp(`port=${PG.port}`));
+    assert.equal(changed.encryptedProperties, 'password');
+    assert.deepEqual(await aliceSees(), [[2], [3]]);
+    await expectError(await patch({ encryptedProperties: 'password=x' }, alice), 403, 'PATCH by alice');
+    await expectError(await patch({ port: 5 }), 400, 'PATCH unknown field');
+    await expectError(
+      await server.request('/rest/api/source/nosuch', { method: 'PATCH', body: { encryptedProperties: 'password=x' } }),
+      404,
+      'PATCH unknown',
+    );
+
     // Not for a user without ALTER on the schema; an unknown source is named.
     await expectError(await query(server, `CALL SYSADMIN.alterDataSource('pga', null, 'password=x')`, alice), 403, 'alice');
     await expectError(await query(server, `CALL SYSADMIN.alterDataSource('nosuch', null, 'password=x')`), [400, 404], 'unknown');
