@@ -18,6 +18,7 @@ import { FaultProxy } from '../helpers/fault-proxy.js';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.js';
 import { expectError, expectOkJson, PG, pgClient, uniqueTag, waitUntil } from '../connectors/db.js';
 import type { PostgresConnector } from '../../src/connectors/postgres/connector.js';
+import { createCatalogDatabase } from '../catalog/pg-catalog.js';
 
 const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'cli.js');
 const tag = uniqueTag();
@@ -328,6 +329,42 @@ test('SYSADMIN.alterDataSource: a wrong setting leaves the source as it was; a n
   } finally {
     await server.close();
     await proxy.close();
+  }
+});
+
+test('an instance sharing the catalog follows a changed connection', async () => {
+  const db = await createCatalogDatabase();
+  const proxy = await FaultProxy.start(PG.port);
+  const shared = { demo: false, catalog: { url: db.url, schema: 'vdb' } };
+  const a = await startTestServer(shared);
+  const b = await startTestServer(shared);
+  try {
+    const added = await a.request('/rest/api/source', {
+      body: {
+        name: 'pgs',
+        template: 'postgresql',
+        connectionProps: `host=127.0.0.1,port=${PG.port},db=test,user-name=postgres`,
+        modelProps: `importer.schemaPattern=${tag}`,
+      },
+    });
+    assert.equal(added.status, 201, await added.text());
+    assert.ok(await waitUntil(async () => (await query(b, 'SELECT count(*) FROM pgs.t')).status === 200, 5000), 'b reads pgs');
+    await rows(a, `CALL SYSADMIN.alterDataSource('pgs', 'host=127.0.0.1,port=${proxy.port},db=test,user-name=postgres')`);
+    const bytes = proxy.bytesDown;
+    assert.ok(
+      await waitUntil(async () => {
+        const [[connection]] = await rows(b, `SELECT "Connection" FROM SYSADMIN."DataSources" WHERE "Name" = 'pgs'`);
+        return String(connection).includes(`port=${proxy.port}`);
+      }, 5000),
+      'b sees the new connection',
+    );
+    assert.deepEqual(await rows(b, 'SELECT count(*) FROM pgs.t'), [[3]]);
+    assert.ok(proxy.bytesDown > bytes, "b's statement went through the new port");
+  } finally {
+    await a.close();
+    await b.close();
+    await proxy.close();
+    await db.drop();
   }
 });
 
