@@ -651,7 +651,7 @@ describe('errors', () => {
     for (const [method, p, allow] of [
       ['GET', '/rest/api/query', 'POST'],
       ['DELETE', '/rest/api/query', 'GET, HEAD, POST'],
-      ['PUT', '/rest/api/source/shop', 'GET, HEAD, DELETE'],
+      ['PUT', '/rest/api/source/shop', 'GET, HEAD, PATCH, DELETE'],
       ['DELETE', '/rest/api/keys', 'GET, HEAD, POST'],
     ] as const) {
       const response = await req(p, { method });
