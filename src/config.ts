@@ -42,6 +42,12 @@ export interface Config {
     /** Bytes on disk of all results together; beyond it the source waits for the client. */
     diskBytes: number;
   };
+  /** Longest a source's metadata import may take when it is added, altered or refreshed. */
+  metadataTimeoutMs: number;
+  /** First wait before an unavailable source is checked again in the background; it doubles up to sourceRetryMaxMs. */
+  sourceRetryMs: number;
+  /** Longest wait between two background checks of an unavailable source. */
+  sourceRetryMaxMs: number;
   pagination: {
     /** Rows per chunk when a paginated request gives no `limit`. */
     defaultLimit: number;
@@ -289,6 +295,9 @@ function validate(config: Config): void {
     ['queryTimeoutMs', config.queryTimeoutMs],
     ['connectTimeoutMs', config.connectTimeoutMs],
     ['poolWaitMs', config.poolWaitMs],
+    ['metadataTimeoutMs', config.metadataTimeoutMs],
+    ['sourceRetryMs', config.sourceRetryMs],
+    ['sourceRetryMaxMs', config.sourceRetryMaxMs],
     ['shutdownGraceMs', config.shutdownGraceMs],
   ] as const) {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) {
@@ -385,6 +394,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     queryTimeoutMs: int(env.VDB_QUERY_TIMEOUT_MS, 'VDB_QUERY_TIMEOUT_MS'),
     connectTimeoutMs: int(env.VDB_CONNECT_TIMEOUT_MS, 'VDB_CONNECT_TIMEOUT_MS'),
     poolWaitMs: int(env.VDB_POOL_WAIT_MS, 'VDB_POOL_WAIT_MS'),
+    metadataTimeoutMs: int(env.VDB_METADATA_TIMEOUT_MS, 'VDB_METADATA_TIMEOUT_MS'),
+    sourceRetryMs: int(env.VDB_SOURCE_RETRY_MS, 'VDB_SOURCE_RETRY_MS'),
+    sourceRetryMaxMs: int(env.VDB_SOURCE_RETRY_MAX_MS, 'VDB_SOURCE_RETRY_MAX_MS'),
     trustProxy: bool(env.VDB_TRUST_PROXY),
     engineMemoryLimit: env.VDB_ENGINE_MEMORY_LIMIT,
     engineSpillLimit: env.VDB_ENGINE_SPILL_LIMIT,
@@ -428,6 +440,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       }),
       ...defined(overrides.resultSpool ?? {}),
     },
+    metadataTimeoutMs: merged.metadataTimeoutMs ?? 60_000,
+    sourceRetryMs: merged.sourceRetryMs ?? 5000,
+    sourceRetryMaxMs: merged.sourceRetryMaxMs ?? 60_000,
     pagination: {
       defaultLimit: 1000,
       maxLimit: 100_000,

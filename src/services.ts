@@ -22,6 +22,7 @@ import { CURSOR_SCHEMA, type CursorStore } from './results/cursors.js';
 import { RedisCursorStore } from './results/redis-cursors.js';
 import { Lifecycle } from './operations/lifecycle.js';
 import { Metrics } from './operations/metrics.js';
+import { lockDataDir } from './operations/data-dir-lock.js';
 import { openSecret, sealSecret } from './security/secret-box.js';
 import { withEnvKey } from './catalog/server-secrets.js';
 import { rotateExposedSecrets } from './security/rotation.js';
@@ -83,6 +84,17 @@ export const DEMO_DIR = path.join(ROOT, 'demo');
 export async function createServices(config: Config, log: Logger): Promise<Services> {
   // The data directory holds secrets and cached results: only its owner may read it.
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // One server per data directory (its catalog, spill and cursor files are this process's).
+  const unlock = lockDataDir(config.dataDir);
+  try {
+    return await buildServices(config, log, unlock);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+async function buildServices(config: Config, log: Logger, unlock: () => void): Promise<Services> {
   // The default file root holds the demo data; the engine may read it, never the data directory itself.
   fs.mkdirSync(defaultFileRoot(config.dataDir), { recursive: true, mode: 0o700 });
   // The catalog and the server secrets: in the data directory, or in the catalog database (catalog.url).
@@ -119,6 +131,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     onRecord: (entry) => {
       metrics.observeStatement(entry, entry.sources ?? []);
       catalog.logs?.query(entry);
+      // A source that answered is checked at once if it was unavailable (not left for its timer).
+      if (entry.status === 'ok') for (const source of entry.sources ?? []) registry.sourceAnswered(source);
     },
   });
   const registry = new SourceRegistry(
@@ -152,6 +166,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     log,
     () => queryLog.list(),
     () => auditLog.list(),
+    { retryMs: config.sourceRetryMs, retryMaxMs: config.sourceRetryMaxMs, metadataTimeoutMs: config.metadataTimeoutMs },
   );
   const sharedLogs = catalog.logs;
   if (sharedLogs) registry.useSharedLogs(() => sharedLogs.recent(config.queryLog.maxEntries));
@@ -159,13 +174,20 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   const users = new UserService(store, deriveSigningKey(secrets.serverSecret, appVersion()));
   const generatedAdminPassword = await users.ensureAdmin(config.adminPassword);
   const invites = new InviteService(store, users);
-  // The demo is attached once, on the first start that completes; a failed attempt is retried.
+  // The demo is attached once, on the first start that attaches it; a failed attempt is retried
+  // at the next start, and does not stop this one (e.g. fileRoots without the default file root).
   if (!store.current.initialized) {
     // Not with a shared catalog: the demo's files would be in this instance's data directory only.
-    if (config.demo && config.catalog.url === null) await installDemo(config, registry, log);
-    await store.update((catalog) => {
-      catalog.initialized = true;
-    });
+    let attached = true;
+    if (config.demo && config.catalog.url === null)
+      await installDemo(config, registry, log).catch((err: unknown) => {
+        attached = false;
+        log.warn({ err: messageOf(err) }, 'demo sources not attached (tried again at the next start)');
+      });
+    if (attached)
+      await store.update((catalog) => {
+        catalog.initialized = true;
+      });
   }
   await createConfiguredSources(config, registry, log);
   // Cursors, sign-in failures and running statements: in Redis when configured, else here.
@@ -230,6 +252,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       runtime.close();
       await catalog.logs?.close();
       await store.close();
+      unlock();
     },
   };
 }

@@ -64,6 +64,15 @@ export const SourceBody = Type.Object(
   { additionalProperties: true, description: 'A data source (docs/sources.md).' },
 );
 
+/** PATCH /rest/api/source/{schema}: a source's new connection (SYSADMIN.alterDataSource). */
+export const SourceChangeBody = Type.Object(
+  {
+    connectionProps: text('key=value pairs separated by commas; replaces the connection properties.'),
+    encryptedProperties: text('key=value pairs (password=...); sets the secrets named, keeps the others.'),
+  },
+  { additionalProperties: false, description: "A source's new connection (docs/sources.md)." },
+);
+
 export const LoginBody = Type.Object({ username: Type.String({ minLength: 1 }), password: Type.String() });
 export type LoginBody = Static<typeof LoginBody>;
 

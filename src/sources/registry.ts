@@ -8,6 +8,7 @@ import { createConnector, type ConnectorContext } from '../connectors/factory.js
 import type { Connector, ImportedTable } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, messageOf, notFound, sourceFailed } from '../errors.js';
+import { SourceHealth, type SourceStatus } from './source-health.js';
 import { DuckRuntime, EngineGeneration, quoteIdent, sqlLiteral } from '../runtime/duckdb.js';
 import type { QueryLogEntry } from '../catalog/query-log.js';
 import type { AuditEntry } from '../catalog/audit-log.js';
@@ -22,6 +23,23 @@ export type ResolvedTable =
   | { kind: 'native'; schema: string; table: TableDef; source: SourceDef; engineSchema: string; engineName: string }
   | { kind: 'rows'; schema: string; table: TableDef; source: SourceDef }
   | { kind: 'view'; schema: string; table: ViewDef };
+
+/** A source's new connection (SYSADMIN.alterDataSource): each part given replaces the stored one. */
+export interface ConnectionChange {
+  connection?: Record<string, string>;
+  /** Secret settings in plain text (sealed before they are stored); each replaces the stored one of its name, others stay. */
+  secrets?: Record<string, string>;
+}
+
+/** How vdb follows its sources' availability (configuration sourceRetryMs, sourceRetryMaxMs, metadataTimeoutMs). */
+export interface SourceLifecycleOptions {
+  retryMs: number;
+  retryMaxMs: number;
+  /** Longest a source's metadata import may take (adding, altering, refreshing a source). */
+  metadataTimeoutMs: number;
+}
+
+const DEFAULT_LIFECYCLE: SourceLifecycleOptions = { retryMs: 5000, retryMaxMs: 60_000, metadataTimeoutMs: 60_000 };
 
 export interface NewSource {
   name: string;
@@ -52,8 +70,8 @@ export class SourceRegistry {
   private readonly connectors = new Map<string, Connector>();
   /** Engine-read sources whose tables could not be published (missing folder or file). */
   private readonly unpublished = new Set<string>();
-  /** The catalog generation each engine generation's system tables were written at. */
-  private readonly systemWritten = new WeakMap<EngineGeneration, number>();
+  /** The catalog generation and sources' status each engine generation's system tables were written at. */
+  private readonly systemWritten = new WeakMap<EngineGeneration, string>();
   private systemRefresh: Promise<void> | null = null;
   /** The source definition each connector was built from (a change made elsewhere replaces the connector). */
   private readonly builtFrom = new Map<string, SourceDef>();
@@ -68,6 +86,9 @@ export class SourceRegistry {
   /** Sources this instance is adding, removing or refreshing: following other instances leaves them alone. */
   private readonly changing = new Set<string>();
   private following: Promise<void> = Promise.resolve();
+  /** Which sources are available; unavailable ones are checked again in the background. */
+  readonly health: SourceHealth;
+  private readonly lifecycle: SourceLifecycleOptions;
 
   constructor(
     private readonly store: CatalogStore,
@@ -77,18 +98,33 @@ export class SourceRegistry {
     private readonly log: Logger,
     private readonly queryLog: () => readonly QueryLogEntry[] = () => [],
     private readonly auditLog: () => readonly AuditEntry[] = () => [],
+    lifecycle: Partial<SourceLifecycleOptions> = {},
   ) {
+    this.lifecycle = { ...DEFAULT_LIFECYCLE, ...lifecycle };
+    this.health = new SourceHealth((name) => this.checkSource(name), this.lifecycle, log);
     // An engine renewed after a fatal error of its own is made ready as a new generation is.
     runtime.preparesWith((engine) => this.prepare(engine));
   }
 
   /**
    * Brings every persisted source up, in an engine allowed to read their folders. A source that
-   * fails keeps its schema; queries on it fail.
+   * fails (unreachable, outside the file roots, its file or folder missing) keeps its schema and
+   * is marked unavailable: statements on it get a 503, and it is checked again in the background.
+   * Networked sources are checked in the background: the start never waits for them.
    */
   async start(): Promise<void> {
-    for (const source of this.store.current.sources) this.setConnector(source, createConnector(source, this.context));
+    const rowSources: string[] = [];
+    for (const source of this.store.current.sources) {
+      try {
+        const connector = createConnector(source, this.context);
+        this.setConnector(source, connector);
+        if (connector.delivery === 'rows') rowSources.push(source.name);
+      } catch (err) {
+        this.health.markUnavailable(source.name, messageOf(err));
+      }
+    }
     if (!(await this.confine())) await this.prepare(this.runtime.current);
+    for (const name of rowSources) void this.health.checkNow(name);
     // A shared catalog changed by another instance: its sources come and go here too.
     this.store.onChange((change) => {
       if (change.remote) this.followCatalog();
@@ -119,6 +155,7 @@ export class SourceRegistry {
       this.connectors.delete(name);
       this.builtFrom.delete(name);
       this.unpublished.delete(name);
+      this.health.forget(name);
       await connector.close();
       if (was) await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(was))} CASCADE`]);
       engineSources ||= connector.delivery === 'engine';
@@ -128,6 +165,7 @@ export class SourceRegistry {
       const connector = createConnector(source, this.context);
       this.setConnector(source, connector);
       engineSources ||= connector.delivery === 'engine';
+      if (connector.delivery === 'rows') void this.health.checkNow(source.name);
       fresh.push(source);
     }
     if (!engineSources) return;
@@ -138,9 +176,10 @@ export class SourceRegistry {
       if (connector?.delivery !== 'engine') continue;
       try {
         await this.publish(source, connector);
+        this.health.markAvailable(source.name);
       } catch (err) {
         this.unpublished.add(source.name);
-        this.log.warn({ source: source.name, err: messageOf(err) }, 'data source not available');
+        this.health.markUnavailable(source.name, messageOf(err));
       }
     }
   }
@@ -166,9 +205,10 @@ export class SourceRegistry {
       try {
         await this.publish(source, connector, engine);
         this.unpublished.delete(source.name);
+        this.health.markAvailable(source.name);
       } catch (err) {
         this.unpublished.add(source.name);
-        this.log.warn({ source: source.name, err: messageOf(err) }, 'data source not available');
+        this.health.markUnavailable(source.name, messageOf(err));
       }
     }
     await this.writeSystemTables(engine);
@@ -380,7 +420,10 @@ export class SourceRegistry {
     const connector = createConnector(draft, this.context);
     this.changing.add(input.name);
     try {
-      return await this.importAndSave(input, draft, connector);
+      const saved = await this.importAndSave(input, draft, connector);
+      this.health.forget(saved.name);
+      this.health.markAvailable(saved.name);
+      return saved;
     } finally {
       this.changing.delete(input.name);
     }
@@ -392,8 +435,7 @@ export class SourceRegistry {
       // The engine reads a new file source's folder from the start (to learn its tables).
       const folder = connector.delivery === 'engine' ? connector.engineFolder() : null;
       if (folder) await this.confine([folder]);
-      await connector.healthCheck();
-      imported = await connector.importMetadata();
+      imported = await this.importWithin(connector);
     } catch (err) {
       await connector.close();
       await this.confine().catch((e: unknown) => this.log.error({ err: messageOf(e) }, 'engine not confined again'));
@@ -479,6 +521,8 @@ export class SourceRegistry {
     const connector = this.connectors.get(source.name);
     this.connectors.delete(source.name);
     this.builtFrom.delete(source.name);
+    this.unpublished.delete(source.name);
+    this.health.forget(source.name);
     await connector?.close();
     await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(source))} CASCADE`]);
     // Its folder is no longer readable by the engine (unless another source shares it).
@@ -502,9 +546,9 @@ export class SourceRegistry {
     const connector = this.connectorOf(source);
     let imported: ImportedTable[];
     try {
-      await connector.healthCheck();
-      imported = await connector.importMetadata();
+      imported = await this.importWithin(connector);
     } catch (err) {
+      if (err instanceof SourceUnreachableError) this.health.markUnavailable(source.name, messageOf(err));
       if (err instanceof ApiError) throw err;
       throw sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
     }
@@ -521,7 +565,130 @@ export class SourceRegistry {
     this.builtFrom.set(saved.name, saved);
     await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(saved))} CASCADE`]);
     await this.publish(saved, connector);
+    this.unpublished.delete(saved.name);
+    this.health.markAvailable(saved.name);
     return saved;
+  }
+
+  /**
+   * Changes a source's connection (its password included): connects and imports with the new
+   * settings first, and stores them only when that succeeded, so a wrong setting leaves the
+   * source as it was. The source keeps its name, identity, grants, conditions, masks and the
+   * views on it; tables keeping their name keep their OID and UID. The old connections are closed
+   * once the new connector is in place.
+   */
+  async alterSource(name: string, change: ConnectionChange): Promise<SourceDef> {
+    const source = this.findSource(name);
+    if (!source) throw notFound(`Data source "${name}" does not exist.`, 'GET /rest/api/source lists the sources.', 'Unknown source');
+    if (change.connection === undefined && change.secrets === undefined) {
+      throw badRequest(
+        `Nothing to change for data source "${source.name}".`,
+        'Give the new connection properties, the new encrypted properties (password=...), or both.',
+      );
+    }
+    this.changing.add(source.name);
+    try {
+      return await this.reconnect(source, change);
+    } finally {
+      this.changing.delete(source.name);
+    }
+  }
+
+  private async reconnect(source: SourceDef, change: ConnectionChange): Promise<SourceDef> {
+    const sealed = (secrets: Record<string, string>) =>
+      Object.fromEntries(Object.entries(secrets).map(([k, v]) => [k, this.context.sealSecret(v)]));
+    const draft: SourceDef = {
+      ...source,
+      connection: change.connection ?? source.connection,
+      secrets: { ...source.secrets, ...sealed(change.secrets ?? {}) },
+    };
+    const candidate = createConnector(draft, this.context);
+    let imported: ImportedTable[];
+    try {
+      const folder = candidate.delivery === 'engine' ? candidate.engineFolder() : null;
+      if (folder) await this.confine([folder]);
+      imported = await this.importWithin(candidate);
+    } catch (err) {
+      await candidate.close();
+      await this.confine().catch((e: unknown) => this.log.error({ err: messageOf(e) }, 'engine not confined again'));
+      if (err instanceof ApiError) throw err;
+      throw sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
+    }
+    await candidate.close();
+    const saved = await this.store.update((catalog) => {
+      const target = catalog.sources.find((s) => s.name === source.name);
+      if (!target) throw notFound(`Data source "${source.name}" does not exist.`, null, 'Unknown source');
+      target.connection = draft.connection;
+      target.secrets = draft.secrets;
+      const previous = new Map(target.tables.map((t) => [t.name, t]));
+      target.tables = imported.map((t) => {
+        const old = previous.get(t.name);
+        return { ...t, uid: old?.uid ?? `${target.name}.${t.name}`, oid: old?.oid ?? catalog.nextOid++ };
+      });
+      return structuredClone(target);
+    });
+    const old = this.connectors.get(source.name);
+    const live = createConnector(saved, this.context);
+    this.setConnector(saved, live);
+    this.unpublished.delete(saved.name);
+    await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(saved))} CASCADE`]);
+    // A moved folder: the engine reads the new one, no longer the old one.
+    if (!(live.delivery === 'engine' && (await this.confine()))) await this.publish(saved, live);
+    await old?.close();
+    this.health.markAvailable(saved.name);
+    return saved;
+  }
+
+  /**
+   * Checks a source and imports its tables, within connectTimeoutMs for the check (the
+   * connectors') and metadataTimeoutMs for the import: a source that accepts connections but
+   * never answers fails in time.
+   */
+  private async importWithin(connector: Connector): Promise<ImportedTable[]> {
+    await connector.healthCheck();
+    const ms = this.lifecycle.metadataTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new SourceUnreachableError(`its tables were not imported within metadataTimeoutMs (${ms} ms)`)), ms);
+    });
+    const importing = connector.importMetadata();
+    // Given up at the deadline: a later failure of the import is nobody's.
+    importing.catch(() => undefined);
+    try {
+      return await Promise.race([importing, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Checks an unavailable source (the background checks, a statement's success): an engine-read
+   * source is published (its folder back in an engine that may read it), a networked one must
+   * answer within its connect timeout.
+   */
+  private async checkSource(name: string): Promise<void> {
+    const source = this.store.current.sources.find((s) => s.name === name);
+    if (!source || this.changing.has(name)) return;
+    const connector = this.connectorOf(source);
+    if (connector.delivery === 'rows') {
+      await connector.healthCheck();
+      return;
+    }
+    // A new engine generation when the readable folders changed (it publishes every source).
+    await this.confine();
+    if (this.findSource(name) !== source) return;
+    await this.publish(source, connector);
+    this.unpublished.delete(name);
+  }
+
+  /** A statement read `name` without failing: an unavailable source is checked at once (not left for the timer). */
+  sourceAnswered(name: string): void {
+    if (!this.health.isAvailable(name)) void this.health.checkNow(name);
+  }
+
+  /** The availability of `name` as vdb last found it. */
+  statusOf(name: string): SourceStatus {
+    return this.health.status(name);
   }
 
   /**
@@ -536,7 +703,9 @@ export class SourceRegistry {
       if (!this.unpublished.has(source.name)) return;
       await this.publish(source, this.connectorOf(source));
       this.unpublished.delete(source.name);
+      this.health.markAvailable(source.name);
     } catch (err) {
+      this.health.markUnavailable(source.name, messageOf(err));
       throw sourceFailed(source.name, messageOf(err), true);
     }
   }
@@ -559,7 +728,7 @@ export class SourceRegistry {
     // Twice at most: a refresh under way may be for an engine generation just replaced.
     for (let attempt = 0; attempt < 2; attempt++) {
       const engine = this.runtime.current;
-      if (this.systemWritten.get(engine) === this.store.generation) return;
+      if (this.systemWritten.get(engine) === this.systemStamp()) return;
       this.systemRefresh ??= this.writeSystemTables(engine).finally(() => {
         this.systemRefresh = null;
       });
@@ -599,9 +768,15 @@ export class SourceRegistry {
 
   /** Writes the non-volatile system tables into `engine`, as the catalog is now. */
   private async writeSystemTables(engine: EngineGeneration): Promise<void> {
-    const generation = this.store.generation;
+    const stamp = this.systemStamp();
     const tables = SYSTEM_TABLES.filter((t) => !t.volatile);
-    const state = { catalog: this.store.current, vdbName: this.vdbName, queryLog: this.queryLog(), auditLog: this.auditLog() };
+    const state = {
+      catalog: this.store.current,
+      vdbName: this.vdbName,
+      queryLog: this.queryLog(),
+      auditLog: this.auditLog(),
+      sourceStatus: (name: string) => this.health.status(name),
+    };
     await engine.withConnection(async (connection) => {
       await connection.run('BEGIN TRANSACTION');
       for (const table of tables) {
@@ -615,10 +790,16 @@ export class SourceRegistry {
       }
       await connection.run('COMMIT');
     });
-    this.systemWritten.set(engine, generation);
+    this.systemWritten.set(engine, stamp);
+  }
+
+  /** What the non-volatile system tables are computed from: the catalog and the sources' status. */
+  private systemStamp(): string {
+    return `${this.store.generation}:${this.health.version}`;
   }
 
   async close(): Promise<void> {
+    this.health.close();
     for (const connector of this.connectors.values()) await connector.close();
   }
 }

@@ -5,7 +5,7 @@
  */
 import { networkOf } from '../connectors/kinds.js';
 import { badRequest } from '../errors.js';
-import type { NewSource } from './registry.js';
+import type { ConnectionChange, NewSource } from './registry.js';
 import type { SourceKind } from '../catalog/types.js';
 
 export interface SourceSpec {
@@ -113,6 +113,34 @@ export function checkNetworkProps(kind: SourceKind, connection: Record<string, s
   checkInteger('modelProps', model, 'connectTimeoutMs', 1, MAX_TIMER_MS, `an integer from 1 to ${MAX_TIMER_MS} (milliseconds)`);
   checkInteger('modelProps', model, 'maxConnections', 1, 10_000, 'an integer from 1 to 10000');
   checkInteger('modelProps', model, 'poolWaitMs', 1, MAX_TIMER_MS, `an integer from 1 to ${MAX_TIMER_MS} (milliseconds)`);
+}
+
+/**
+ * A change of a source's connection (SYSADMIN.alterDataSource): `connectionProps` (when given)
+ * replaces the connection properties, less the secret ones, which join `encryptedProperties`.
+ */
+export function connectionChangeFromSpec(
+  kind: SourceKind,
+  model: Record<string, string>,
+  connectionProps: unknown,
+  encryptedProperties: unknown,
+): ConnectionChange {
+  const change: ConnectionChange = {};
+  const secrets =
+    encryptedProperties === undefined || encryptedProperties === null ? {} : parseProps(encryptedProperties, 'encryptedProperties');
+  if (connectionProps !== undefined && connectionProps !== null) {
+    const connection = parseProps(connectionProps, 'connectionProps');
+    for (const [k, v] of Object.entries(connection)) {
+      if (SECRET_KEYS.test(k)) {
+        secrets[k] = v;
+        delete connection[k];
+      }
+    }
+    checkNetworkProps(kind, connection, model);
+    change.connection = connection;
+  }
+  if (Object.keys(secrets).length > 0 || (encryptedProperties !== undefined && encryptedProperties !== null)) change.secrets = secrets;
+  return change;
 }
 
 export function sourceFromSpec(spec: SourceSpec): NewSource {

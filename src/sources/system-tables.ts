@@ -16,6 +16,8 @@ export interface SystemState {
   vdbName: string;
   queryLog: readonly QueryLogEntry[];
   auditLog: readonly AuditEntry[];
+  /** Whether each source is available as vdb last found it (sources/source-health.ts); all are when absent. */
+  sourceStatus?: (name: string) => { available: boolean; reason: string | null; since: string };
 }
 
 export interface SystemTable {
@@ -201,19 +203,29 @@ export const SYSTEM_TABLES: SystemTable[] = [
       ['Tables', 'INTEGER'],
       ['Description', 'VARCHAR'],
       ['CreatedAt', 'VARCHAR'],
+      ['Status', 'VARCHAR'],
+      ['StatusReason', 'VARCHAR'],
+      ['StatusSince', 'VARCHAR'],
     ],
-    ({ catalog }) =>
-      catalog.sources.map((s): SystemValue[] => [
-        s.name,
-        s.kind,
-        s.kind,
-        formatProps(s.connection),
-        formatProps(s.model),
-        s.readOnly,
-        s.tables.length,
-        s.description,
-        s.createdAt,
-      ]),
+    ({ catalog, sourceStatus }) =>
+      catalog.sources.map((s): SystemValue[] => {
+        const status = sourceStatus?.(s.name) ?? null;
+        const available = status?.available ?? true;
+        return [
+          s.name,
+          s.kind,
+          s.kind,
+          formatProps(s.connection),
+          formatProps(s.model),
+          s.readOnly,
+          s.tables.length,
+          s.description,
+          s.createdAt,
+          available ? 'available' : 'unavailable',
+          available ? null : (status?.reason ?? null),
+          available ? null : (status?.since ?? null),
+        ];
+      }),
   ),
   systemTable(
     'SYSADMIN',

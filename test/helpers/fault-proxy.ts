@@ -15,6 +15,8 @@ export class FaultProxy {
   private readonly pairs = new Set<Pair>();
   private stalled = false;
   private rate: number | null = null;
+  /** Text that stalls the connection carrying it to the server (stallOn). */
+  private stallText: string | null = null;
   /** Bytes forwarded from the server to vdb so far. */
   bytesDown = 0;
 
@@ -63,6 +65,12 @@ export class FaultProxy {
   private forward(from: net.Socket, to: net.Socket, down: boolean): void {
     from.on('data', (chunk: Buffer) => {
       if (down) this.bytesDown += chunk.length;
+      // The statement that carries the text never reaches the server, nor anything after it.
+      if (!down && this.stallText !== null && chunk.includes(this.stallText)) {
+        from.pause();
+        to.pause();
+        return;
+      }
       if (this.rate === null) {
         if (!to.write(chunk)) {
           from.pause();
@@ -107,6 +115,14 @@ export class FaultProxy {
   /** Destroys every connection through the proxy (new ones are served as before). */
   cut(): void {
     for (const pair of [...this.pairs]) this.drop(pair);
+  }
+
+  /**
+   * Stops a connection for good once it sends `text` to the server (e.g. one statement of many):
+   * what came before passed, that statement is never answered. null: no such text.
+   */
+  stallOn(text: string | null): void {
+    this.stallText = text;
   }
 
   /** Forwards at most `bytesPerSec` each way from now on. */

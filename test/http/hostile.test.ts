@@ -397,7 +397,7 @@ describe('hostile requests', () => {
       ['PUT', '/rest/api/query', 'GET, HEAD, POST'],
       ['DELETE', '/rest/api/query', 'GET, HEAD, POST'],
       ['PATCH', '/rest/api/source', 'GET, HEAD, POST'],
-      ['PUT', '/rest/api/source/shop', 'GET, HEAD, DELETE'],
+      ['PUT', '/rest/api/source/shop', 'GET, HEAD, PATCH, DELETE'],
       ['POST', '/rest/api/source/shop/customers', 'GET, HEAD'],
       ['POST', '/rest/api/preferences', 'GET, HEAD, PUT'],
       ['PUT', '/rest/api/keys', 'GET, HEAD, POST'],

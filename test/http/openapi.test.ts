@@ -34,6 +34,7 @@ const CONTRACT = [
   'get /rest/api/source',
   'post /rest/api/source',
   'get /rest/api/source/{schema}',
+  'patch /rest/api/source/{schema}',
   'delete /rest/api/source/{schema}',
   'get /rest/api/source/{schema}/{table}',
   'get /rest/api/preferences',

@@ -38,7 +38,11 @@ describe('health, readiness and metrics', () => {
     assert.deepEqual(await health.json(), { status: 'ok' });
     const ready = await fetch(`${server.url}/readyz`);
     assert.equal(ready.status, 200);
-    assert.deepEqual(await ready.json(), { status: 'ready', checks: { lifecycle: 'ok', catalog: 'ok', engine: 'ok', cursors: 'ok' } });
+    assert.deepEqual(await ready.json(), {
+      status: 'ready',
+      checks: { lifecycle: 'ok', catalog: 'ok', engine: 'ok', cursors: 'ok' },
+      unavailableSources: [],
+    });
   });
 
   test('/metrics counts requests by route pattern and statements by outcome; no link token becomes a label', async () => {

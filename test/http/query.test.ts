@@ -469,7 +469,17 @@ describe('system tables', () => {
       'Tables',
       'Description',
       'CreatedAt',
+      'Status',
+      'StatusReason',
+      'StatusSince',
     ]);
+    assert.deepEqual(
+      rows.map((r) => [r.Status, r.StatusReason, r.StatusSince]),
+      [
+        ['available', null, null],
+        ['available', null, null],
+      ],
+    );
     assert.doesNotMatch(JSON.stringify(rows), /password|secret/i);
     assert.match(String(rows[1]!.Connection), /shop\.sqlite/);
   });
@@ -641,7 +651,7 @@ describe('errors', () => {
     for (const [method, p, allow] of [
       ['GET', '/rest/api/query', 'POST'],
       ['DELETE', '/rest/api/query', 'GET, HEAD, POST'],
-      ['PUT', '/rest/api/source/shop', 'GET, HEAD, DELETE'],
+      ['PUT', '/rest/api/source/shop', 'GET, HEAD, PATCH, DELETE'],
       ['DELETE', '/rest/api/keys', 'GET, HEAD, POST'],
     ] as const) {
       const response = await req(p, { method });

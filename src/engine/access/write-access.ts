@@ -119,13 +119,7 @@ export function checkConflictUpdate(
  * Inside a subquery, a bare name is the target's only where no table of the subquery (or of one
  * around it) has a column of that name, as SQL resolves it.
  */
-export function checkTargetReads(
-  kind: string,
-  body: WriteBody,
-  target: ResolvedTable,
-  policy: AccessPolicy,
-  registry: BindCatalog,
-): void {
+export function checkTargetReads(kind: string, body: WriteBody, target: ResolvedTable, policy: AccessPolicy, registry: BindCatalog): void {
   if (kind === 'InsertStmt' || policy.admin) return;
   const relation = body.relation!;
   const alias = String(relation.alias?.aliasname ?? relation.relname).toLowerCase();

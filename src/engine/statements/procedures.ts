@@ -2,8 +2,8 @@
  * System procedures called with CALL: the SQL door onto catalog operations (Data Virtuality's
  * names). Each returns a small result (columns and rows) that is encoded like any other.
  *
- * Sources: createConnection, createDataSource, removeDataSource, refreshDataSource,
- * removeConnection. Users: addUser, addExternalUser, inviteUser, removeUser, changeUserPwd,
+ * Sources: createConnection, createDataSource, alterDataSource, removeDataSource,
+ * refreshDataSource, removeConnection. Users: addUser, addExternalUser, inviteUser, removeUser, changeUserPwd,
  * revokeTokens. Roles and permissions: addRole, removeRole, addUserRole, removeUserRole,
  * setPermissions. All in SYSADMIN; their arguments are in docs/sql.md ("User procedures") and
  * docs/sources.md.
@@ -11,7 +11,7 @@
  * Arguments are positional or named (name => 'x'); props are `key=value,key=value` strings.
  */
 import { importWarnings, type SourceRegistry } from '../../sources/registry.js';
-import { parseProps, sourceFromSpec } from '../../sources/source-spec.js';
+import { connectionChangeFromSpec, parseProps, sourceFromSpec } from '../../sources/source-spec.js';
 import type { UserDef } from '../../catalog/types.js';
 import { ApiError, badRequest, notFound } from '../../errors.js';
 import type { AuditLog } from '../../catalog/audit-log.js';
@@ -266,6 +266,24 @@ const PROCEDURES: Record<string, Procedure> = {
       return { ...sourceRow(source.name, source.kind, source.tables.length), warnings: importWarnings(source) };
     },
   },
+  'sysadmin.alterdatasource': {
+    params: ['name', 'connectionOrResourceAdapterProperties', 'encryptedProperties'],
+    required: 1,
+    access: (args) => [args.name ?? ''],
+    async run(args, { registry }) {
+      const name = args.name ?? '';
+      const source = registry.findSource(name);
+      if (!source) throw notFound(`Data source "${name}" does not exist.`, 'GET /rest/api/source lists the sources.', 'Unknown source');
+      const change = connectionChangeFromSpec(
+        source.kind,
+        source.model,
+        args.connectionOrResourceAdapterProperties,
+        args.encryptedProperties,
+      );
+      const altered = await registry.alterSource(source.name, change);
+      return { ...sourceRow(altered.name, altered.kind, altered.tables.length), warnings: importWarnings(altered) };
+    },
+  },
   'sysadmin.removedatasource': {
     params: ['name'],
     required: 1,
@@ -348,6 +366,7 @@ const CANONICAL_NAMES = [
   'SYSADMIN.revokeTokens',
   'SYSADMIN.createConnection',
   'SYSADMIN.createDataSource',
+  'SYSADMIN.alterDataSource',
   'SYSADMIN.removeDataSource',
   'SYSADMIN.refreshDataSource',
   'SYSADMIN.removeConnection',

@@ -48,7 +48,9 @@ export function healthRoutes(app: FastifyInstance, services: Services): void {
   app.get('/readyz', hide, async (_request, reply) => {
     const checks = await readiness(services);
     const failing = Object.entries(checks).filter(([, state]) => state !== 'ok');
-    if (failing.length === 0) return { status: 'ready', checks };
+    // Unavailable sources are named, never a reason to be unready: the instance serves the others.
+    const unavailableSources = services.registry.health.unavailable().map((s) => s.name);
+    if (failing.length === 0) return { status: 'ready', checks, unavailableSources };
     return reply.code(503).send({
       title: 'Not ready',
       description: `This instance cannot take requests now: ${failing.map(([name, state]) => `${name}: ${state}`).join('; ')}.`,

@@ -1,18 +1,26 @@
 /**
  * The source endpoints: the list of data sources (spec 4.4), one source's tables, one table's rows,
- * and adding and removing sources (Data Virtuality's body for POST).
+ * and adding, changing (the connection: PATCH) and removing sources (Data Virtuality's body for POST).
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { sourceFromSpec, type SourceSpec } from '../../sources/source-spec.js';
+import { connectionChangeFromSpec, sourceFromSpec, type SourceSpec } from '../../sources/source-spec.js';
 import { SYSTEM_SCHEMAS } from '../../sources/system-tables.js';
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
-import { badRequest } from '../../errors.js';
+import { badRequest, notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { accessOf, requireWritable } from '../auth.js';
 import { parseResultParams } from '../params.js';
 import { sendResult } from '../result-delivery.js';
-import { invalidBody, ResultQuery, SchemaParams, SourceBody, TableParams, type ResultQuery as ResultQueryType } from '../schemas.js';
+import {
+  invalidBody,
+  ResultQuery,
+  SchemaParams,
+  SourceBody,
+  SourceChangeBody,
+  TableParams,
+  type ResultQuery as ResultQueryType,
+} from '../schemas.js';
 
 /** One object per data source and virtual schema (spec 4.4); the system schemas stay in SYS.Schemas. */
 const LIST_SOURCES = `SELECT "Name" FROM SYS."Schemas" WHERE "UID" NOT LIKE 'sys:%' ORDER BY "OID"`;
@@ -75,6 +83,44 @@ export function sourceRoutes(fastify: FastifyInstance, services: Services): void
     });
     return reply.code(201).send(services.registry.describe(source));
   });
+
+  app.patch(
+    '/source/:schema',
+    { schema: { summary: "Change a data source's connection", params: SchemaParams, body: SourceChangeBody }, attachValidation: true },
+    async (request, reply) => {
+      requireWritable(request, 'change data sources');
+      const { schema } = request.params;
+      const named = services.registry.findSource(schema);
+      if (named) accessOf(request, services).require('A', [named.name], 'schema');
+      if (!named) throw notFound(`Data source "${schema}" does not exist.`, 'GET /rest/api/source lists the sources.', 'Unknown source');
+      if (invalidBody(request)) {
+        throw badRequest(
+          'The body must be a JSON object with connectionProps and/or encryptedProperties (strings).',
+          'See docs/sources.md, "SQL procedures" (alterDataSource).',
+        );
+      }
+      const body = request.body;
+      const change = connectionChangeFromSpec(named.kind, named.model, body.connectionProps, body.encryptedProperties);
+      const record = (outcome: 'ok' | 'failed') =>
+        services.auditLog.record({
+          user: request.user!.name,
+          action: 'alter data source',
+          target: named.name,
+          outcome,
+          address: request.ip,
+        });
+      let source;
+      try {
+        source = await services.registry.alterSource(named.name, change);
+      } catch (err) {
+        record('failed');
+        throw err;
+      }
+      request.log.info({ source: source.name }, 'data source connection changed');
+      record('ok');
+      return reply.code(200).send(services.registry.describe(source));
+    },
+  );
 
   app.delete('/source/:schema', { schema: { summary: 'Remove a data source', params: SchemaParams } }, async (request, reply) => {
     requireWritable(request, 'remove data sources');
