@@ -235,42 +235,80 @@ async function shipTable(
   };
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
+  const reading: Reading = { iterator: connector.scan({ ...request, signal })[Symbol.asyncIterator](), read: [], stop };
   // Under a row condition the rows go through the engine's load, which keeps only those it lets through.
   const builder = table.rowCondition ? null : ArrayBuilder.for(scan.columns, resolved.source);
-  const iterator = connector.scan({ ...request, signal })[Symbol.asyncIterator]();
-  // Every batch read, for the engine's load should a value not go as it came.
-  const read: unknown[][][] = [];
+  const direct = await readDirect(reading, builder, resolved.source.name, options);
+  if (direct === 'too many') return null;
+  if (direct === 'done' && builder) {
+    return {
+      arrays: () => builder.literals(),
+      keys: () => keyIndexes.map((i) => [...builder.distinct(i)]),
+      values: builder.values,
+      query: { source: resolved.source.name, sql: connector.scanSql(request) },
+      warnings: [],
+    };
+  }
+  return shipThroughEngine(reading, { table, scan }, keyIndexes, wantValues, registry, runtime, options, signal);
+}
+
+/** A shipped table's scan being read: its iterator, the batches read so far, and what stops its source statement. */
+interface Reading {
+  iterator: AsyncIterator<unknown[][]>;
+  read: unknown[][][];
+  stop: AbortController;
+}
+
+/**
+ * Reads the rows straight into the arrays while every value goes as it came: 'done' at the end,
+ * 'too many' past maxShippedRows (the source's statement cancelled at once), 'engine' from the
+ * first value that must go through the engine's load (or with no builder at all).
+ */
+async function readDirect(
+  reading: Reading,
+  builder: ArrayBuilder | null,
+  sourceName: string,
+  options: ShipOptions,
+): Promise<'done' | 'too many' | 'engine'> {
+  const { iterator, read, stop } = reading;
   let count = 0;
   try {
     for (;;) {
       const next = await iterator.next();
-      if (next.done) {
-        if (builder) {
-          return {
-            arrays: () => builder.literals(),
-            keys: () => keyIndexes.map((i) => [...builder.distinct(i)]),
-            values: builder.values,
-            query: { source: resolved.source.name, sql: connector.scanSql(request) },
-            warnings: [],
-          };
-        }
-        break;
-      }
+      if (next.done) return builder ? 'done' : 'engine';
       count += next.value.length;
       if (count > options.maxShippedRows) {
         stop.abort();
         await iterator.return?.();
-        return null;
+        return 'too many';
       }
       read.push(next.value);
-      if (builder && !next.value.every((row) => builder.add(row))) break;
+      if (builder && !next.value.every((row) => builder.add(row))) return 'engine';
     }
   } catch (err) {
     await iterator.return?.().catch(() => undefined);
     if (options.signal.aborted) throw options.signal.reason;
     if (err instanceof ApiError) throw err;
-    throw sourceFailed(resolved.source.name, messageOf(err), err instanceof SourceUnreachableError);
+    throw sourceFailed(sourceName, messageOf(err), err instanceof SourceUnreachableError);
   }
+}
+
+/**
+ * The shipped table loaded into the engine as any scan's (its casts, warnings and row condition),
+ * the rows read so far first, and its arrays written from there; null when a value cannot go.
+ */
+async function shipThroughEngine(
+  { iterator, read, stop }: Reading,
+  { table, scan }: Pick<ShippedTable, 'table' | 'scan'>,
+  keyIndexes: number[],
+  wantValues: boolean,
+  registry: SourceRegistry,
+  runtime: DuckRuntime,
+  options: ShipOptions,
+  /** The scan's own signal: the statement's, or the scan stopped. */
+  signal: AbortSignal,
+): Promise<ShippedRows | null> {
+  const resolved = table.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
   async function* rows(): AsyncIterable<unknown[][]> {
     let finished = false;
     try {
