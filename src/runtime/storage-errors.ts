@@ -11,9 +11,11 @@ const FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
 /** Node errno codes of a data directory that cannot be written (only where vdb wrote its own files). */
 const UNWRITABLE_CODES = new Set(['EROFS', 'EACCES', 'EPERM', 'EIO', 'ENOENT', 'ENOTDIR']);
 
-/** The engine's messages about its spill files: a full disk or engineSpillLimit reached, or a spill folder it cannot write. */
-const ENGINE_FULL = [/^Out of Memory Error:[^]*max_temp_directory_size/, /^IO Error:[^]*(No space left on device|Disk quota exceeded|File too large)/];
-const ENGINE_UNWRITABLE = [/^IO Error:[^]*Read-only file system/, /^IO Error:[^]*duckdb_temp_/];
+/** Messages of the engine's own (a source's driver never writes these): its errors, and its appender's as rows load. */
+const ENGINE_MESSAGE = /^(IO Error|Out of Memory Error|Failed to append):/;
+/** About its spill files: a full disk or engineSpillLimit reached, or a spill folder it cannot write. */
+const ENGINE_FULL = /max_temp_directory_size|No space left on device|Disk quota exceeded|File too large/;
+const ENGINE_UNWRITABLE = /Read-only file system|duckdb_temp_/;
 
 const ENGINE_SPILL = "the engine's spill files";
 
@@ -31,7 +33,7 @@ function errnoDetail(err: NodeJS.ErrnoException): string {
 /** The engine's message as a short reason, without its paths and tuning advice. */
 function engineDetail(message: string): string {
   if (/max_temp_directory_size/.test(message)) {
-    const first = message.split('\n')[0]!.replace(/^Out of Memory Error:\s*/, '');
+    const first = message.split('\n')[0]!.replace(/^(Out of Memory Error|Failed to append):\s*/, '');
     return `the spill files reached their limit (engineSpillLimit): ${first}`;
   }
   // IO Error: Could not write file "/…/duckdb_temp_storage-0.tmp": No space left on device
@@ -41,8 +43,9 @@ function engineDetail(message: string): string {
 
 /** An engine (DuckDB) error about its spill files, as vdb's storage failure; null for any other message. */
 export function engineStorageFailure(message: string): StorageFailure | null {
-  if (ENGINE_FULL.some((pattern) => pattern.test(message))) return new StorageFailure(true, ENGINE_SPILL, engineDetail(message));
-  if (ENGINE_UNWRITABLE.some((pattern) => pattern.test(message))) return new StorageFailure(false, ENGINE_SPILL, engineDetail(message));
+  if (!ENGINE_MESSAGE.test(message)) return null;
+  if (ENGINE_FULL.test(message)) return new StorageFailure(true, ENGINE_SPILL, engineDetail(message));
+  if (ENGINE_UNWRITABLE.test(message)) return new StorageFailure(false, ENGINE_SPILL, engineDetail(message));
   return null;
 }
 
