@@ -288,8 +288,14 @@ function validate(config: Config): void {
       throw new Error(`configuration ${name} must be an integer of at least ${allowZero ? 0 : 1}, got ${JSON.stringify(value)}`);
     }
   }
-  if (typeof config.dataDirMinFreeBytes !== 'number' || !Number.isSafeInteger(config.dataDirMinFreeBytes) || config.dataDirMinFreeBytes < 0) {
-    throw new Error(`configuration dataDirMinFreeBytes must be an integer of at least 0, got ${JSON.stringify(config.dataDirMinFreeBytes)}`);
+  if (
+    typeof config.dataDirMinFreeBytes !== 'number' ||
+    !Number.isSafeInteger(config.dataDirMinFreeBytes) ||
+    config.dataDirMinFreeBytes < 0
+  ) {
+    throw new Error(
+      `configuration dataDirMinFreeBytes must be an integer of at least 0, got ${JSON.stringify(config.dataDirMinFreeBytes)}`,
+    );
   }
   const perUser = config.pagination.maxBytesPerUser;
   if (perUser !== null && (typeof perUser !== 'number' || !Number.isInteger(perUser) || perUser < 1)) {

@@ -123,8 +123,8 @@ export class StorageFailure extends ApiError {
       full ? "vdb's storage is full" : "vdb's storage is unavailable",
       `vdb could not write ${what} in its data directory: ${detail}`,
       full
-        ? 'Not a fault of the data source: the disk of vdb\'s data directory (or its spill budget, engineSpillLimit) is full. Retry once an operator has made room; /readyz reports it.'
-        : 'Not a fault of the data source: vdb\'s data directory is read-only, missing or failing. An operator must repair it; /readyz reports it.',
+        ? "Not a fault of the data source: the disk of vdb's data directory (or its spill budget, engineSpillLimit) is full. Retry once an operator has made room; /readyz reports it."
+        : "Not a fault of the data source: vdb's data directory is read-only, missing or failing. An operator must repair it; /readyz reports it.",
     );
   }
 }

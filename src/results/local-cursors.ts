@@ -290,7 +290,7 @@ export class LocalCursorStore implements CursorStore {
 
 /** Writes all of `bytes` at `position`: a write on a nearly full disk may take only part of them. */
 async function writeAll(handle: fs.promises.FileHandle, bytes: Buffer, position: number): Promise<void> {
-  for (let done = 0; done < bytes.length; ) {
+  for (let done = 0; done < bytes.length;) {
     const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position + done);
     done += bytesWritten;
   }

@@ -57,7 +57,8 @@ export function engineStorageFailure(message: string): StorageFailure | null {
 export function ownStorageFailure(err: unknown): StorageFailure | null {
   if (err instanceof StorageFailure) return err;
   const code = errnoOf(err);
-  if (code && (FULL_CODES.has(code) || code === 'EROFS')) return new StorageFailure(FULL_CODES.has(code), 'its files', errnoDetail(err as Error));
+  if (code && (FULL_CODES.has(code) || code === 'EROFS'))
+    return new StorageFailure(FULL_CODES.has(code), 'its files', errnoDetail(err as Error));
   if (err instanceof Error && !code) return engineStorageFailure(err.message);
   return null;
 }

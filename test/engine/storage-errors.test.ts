@@ -13,7 +13,11 @@ const errno = (code: string, message: string, syscall = 'write') => Object.assig
 
 test('the engine: a full spill folder or engineSpillLimit reached is a 507, an unwritable one a 503, without paths', () => {
   const cases: Array<[string, number, RegExp]> = [
-    ['IO Error: Could not write file "/data/spill/duckdb_temp_storage_DEFAULT-0.tmp": No space left on device', 507, /No space left on device$/],
+    [
+      'IO Error: Could not write file "/data/spill/duckdb_temp_storage_DEFAULT-0.tmp": No space left on device',
+      507,
+      /No space left on device$/,
+    ],
     [
       "Out of Memory Error: failed to offload data block of size 160.0 KiB (1.9 MiB/1.9 MiB used).\nThis limit was set by the 'max_temp_directory_size' setting.\nPossible solutions:\n* Reducing the number of threads",
       507,
@@ -29,7 +33,11 @@ test('the engine: a full spill folder or engineSpillLimit reached is a 507, an u
     ['IO Error: Failed to create directory "/data/spill": Read-only file system', 503, /Read-only file system$/],
   ];
   for (const [message, status, detail] of cases) {
-    const mapped = engineError(new Error(message), (m) => m, () => 'files');
+    const mapped = engineError(
+      new Error(message),
+      (m) => m,
+      () => 'files',
+    );
     assert.ok(mapped instanceof StorageFailure, message);
     assert.equal(mapped.status, status, message);
     assert.match(mapped.description, detail);
@@ -48,7 +56,14 @@ test("a source's errors stay the source's, even about a full disk of its own", (
   const fileSource = new Error('IO Error: No files found that match the pattern "/files/x.csv"');
   for (const err of [postgres, mariadb, sqlite, lost, fileSource]) assert.equal(ownStorageFailure(err), null, err.message);
   // An IO error of a file source's own file goes to the file source, as before.
-  assert.match(engineError(fileSource, (m) => m, () => 'files')?.description ?? '', /Data source "files"/);
+  assert.match(
+    engineError(
+      fileSource,
+      (m) => m,
+      () => 'files',
+    )?.description ?? '',
+    /Data source "files"/,
+  );
 });
 
 test('a local write: full is a 507, read-only a 503 wherever it is met; other refusals only where vdb wrote its own files', () => {

@@ -181,7 +181,11 @@ describe('a full or read-only data directory', { skip: cannotMount ?? false }, (
     namesVdb(user, /^vdb's storage is full$/, 'addUser');
     assert.match(user.description, /the catalog/);
     const source = await server.request('/rest/api/source', {
-      body: { name: 'pg2', template: 'postgresql', connectionProps: `host=${PG.host},port=${PG.port},db=${PG.database},user-name=${PG.user}` },
+      body: {
+        name: 'pg2',
+        template: 'postgresql',
+        connectionProps: `host=${PG.host},port=${PG.port},db=${PG.database},user-name=${PG.user}`,
+      },
     });
     namesVdb(await expectError(source, 507, 'createDataSource'), /^vdb's storage is full$/, 'createDataSource');
     assert.equal(fs.readFileSync(path.join(dataDir, 'catalog.json'), 'utf8'), before, 'catalog.json untouched');
@@ -208,7 +212,7 @@ describe('a full or read-only data directory', { skip: cannotMount ?? false }, (
   test('room made: /readyz is ready again and the same statements answer', async () => {
     fs.rmSync(filler);
     assert.equal((await readyz()).status, 200);
-    const [[count]] = await expectOkJson<unknown[][]>(await query(server, SPILL_SQL), "spill");
+    const [[count]] = await expectOkJson<unknown[][]>(await query(server, SPILL_SQL), 'spill');
     assert.equal(count, BIG_ROWS);
     const page = await query(server, `SELECT id, pad FROM pg.medium ORDER BY id`, '?pagination=true&limit=10');
     assert.equal(page.status, 200, await page.text());
@@ -235,6 +239,8 @@ describe('a full or read-only data directory', { skip: cannotMount ?? false }, (
       namesVdb(cursor, /^vdb's storage is unavailable$/, 'cursor read-only');
       const spill = await expectError(await query(server, SPILL_SQL), 503, 'spill read-only');
       namesVdb(spill, /^vdb's storage is unavailable$/, 'spill read-only');
+      // What writes nothing answers.
+      assert.deepEqual(await expectOkJson(await query(server, 'SELECT count(*) FROM pg.medium'), 'read'), [[20000]]);
     } finally {
       remount(mountPoint, 'rw');
     }
