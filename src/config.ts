@@ -13,6 +13,8 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /** /readyz fails when the data directory's disk has fewer bytes free (0: only the write probe counts). */
+  dataDirMinFreeBytes: number;
   /** Name of the virtual database, shown as VDBName in the system tables. */
   vdbName: string;
   /** Password for the `admin` user on first start; generated and printed when unset. */
@@ -286,6 +288,15 @@ function validate(config: Config): void {
       throw new Error(`configuration ${name} must be an integer of at least ${allowZero ? 0 : 1}, got ${JSON.stringify(value)}`);
     }
   }
+  if (
+    typeof config.dataDirMinFreeBytes !== 'number' ||
+    !Number.isSafeInteger(config.dataDirMinFreeBytes) ||
+    config.dataDirMinFreeBytes < 0
+  ) {
+    throw new Error(
+      `configuration dataDirMinFreeBytes must be an integer of at least 0, got ${JSON.stringify(config.dataDirMinFreeBytes)}`,
+    );
+  }
   const perUser = config.pagination.maxBytesPerUser;
   if (perUser !== null && (typeof perUser !== 'number' || !Number.isInteger(perUser) || perUser < 1)) {
     throw new Error(`configuration pagination.maxBytesPerUser must be an integer of at least 1 or null, got ${JSON.stringify(perUser)}`);
@@ -385,6 +396,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   const fromFile: ConfigOverrides = fs.existsSync(configFile) ? (JSON.parse(fs.readFileSync(configFile, 'utf8')) as ConfigOverrides) : {};
   const fromEnv: ConfigOverrides = defined({
     host: env.VDB_HOST,
+    dataDirMinFreeBytes: int(env.VDB_DATA_DIR_MIN_FREE_BYTES, 'VDB_DATA_DIR_MIN_FREE_BYTES'),
     port: int(env.PORT, 'PORT'),
     vdbName: env.VDB_NAME,
     adminPassword: env.VDB_ADMIN_PASSWORD,
@@ -422,6 +434,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     host: merged.host ?? '127.0.0.1',
     port: merged.port ?? 8080,
     dataDir,
+    dataDirMinFreeBytes: merged.dataDirMinFreeBytes ?? 64 * 1024 * 1024,
     vdbName: merged.vdbName ?? 'vdb',
     adminPassword: merged.adminPassword ?? null,
     fileRoots: (merged.fileRoots ?? [defaultFileRoot(dataDir)]).map((root) => path.resolve(root)),

@@ -105,3 +105,26 @@ export const sourceBusy = (source: string, size: number, waitedMs: number) =>
     "Try again in a moment; if it happens often, raise the source's maxConnections (or poolWaitMs) model property.",
     { 'Retry-After': String(Math.max(1, Math.ceil(waitedMs / 1000))) },
   );
+
+/**
+ * vdb's own storage failed (the data directory: catalog, secrets, the engine's spill folder,
+ * cursors' spill files): the error names vdb, never a data source. A full disk or a spent spill
+ * budget is a 507; a data directory that cannot be written (read-only, missing, failing) a 503.
+ */
+export class StorageFailure extends ApiError {
+  constructor(
+    readonly full: boolean,
+    /** What vdb was writing, e.g. "the catalog", "spill files of the engine". */
+    what: string,
+    detail: string,
+  ) {
+    super(
+      full ? 507 : 503,
+      full ? "vdb's storage is full" : "vdb's storage is unavailable",
+      `vdb could not write ${what} in its data directory: ${detail}`,
+      full
+        ? "Not a fault of the data source: the disk of vdb's data directory (or its spill budget, engineSpillLimit) is full. Retry once an operator has made room; /readyz reports it."
+        : "Not a fault of the data source: vdb's data directory is read-only, missing or failing. An operator must repair it; /readyz reports it.",
+    );
+  }
+}

@@ -31,6 +31,7 @@ import { AuditLog } from './catalog/audit-log.js';
 import { InviteService } from './security/invites.js';
 import type { SignInThrottle } from './security/throttle.js';
 import { createSharedStores } from './operations/shared-stores.js';
+import { freeBytes } from './operations/data-dir.js';
 import { Admission, type StatementGate } from './security/statement-limits.js';
 import { deriveSigningKey } from './security/tokens.js';
 import { UserService } from './security/users.js';
@@ -124,6 +125,7 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
     cacheHits: () => cacheHits(),
     pools: () => pools.stats(),
     spools: () => spools.stats(),
+    dataDirFreeBytes: () => freeBytes(config.dataDir),
   });
   const queryLog = new QueryLog({
     maxEntries: config.queryLog.maxEntries,

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { CatalogChange, CatalogStore } from './store.js';
 import { CatalogData, emptyCatalog } from './types.js';
+import { storageWriteFailure } from '../runtime/storage-errors.js';
 
 export const CATALOG_FILE = 'catalog.json';
 export const PREVIOUS_FILE = 'catalog.previous.json';
@@ -44,7 +45,10 @@ export class FileCatalogStore implements CatalogStore {
     const run = async (): Promise<T> => {
       const draft = structuredClone(this.data);
       const result = change(draft);
-      await replaceCatalogFile(this.dataDir, JSON.stringify(draft, null, 2));
+      // A refused write leaves the catalog file and this copy as they were: a 507/503, nothing half-done.
+      await replaceCatalogFile(this.dataDir, JSON.stringify(draft, null, 2)).catch((err: unknown) => {
+        throw storageWriteFailure(err, 'the catalog');
+      });
       this.data = draft;
       this.generation++;
       for (const listener of this.listeners) listener({ remote: false });

@@ -2,6 +2,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { storageWriteFailure } from '../runtime/storage-errors.js';
 
 export interface ServerSecrets {
   /** Root of token signing keys. */
@@ -108,7 +109,11 @@ export class FileSecretsStore implements SecretsStore {
   }
 
   async write(stored: StoredSecrets): Promise<void> {
-    writeStoredSecrets(this.dataDir, stored);
+    try {
+      writeStoredSecrets(this.dataDir, stored);
+    } catch (err) {
+      throw storageWriteFailure(err, 'the server secrets');
+    }
   }
 }
 

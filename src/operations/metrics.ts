@@ -21,6 +21,8 @@ export interface MetricsSources {
   pools?: () => PoolStats[];
   /** Results read ahead of slow clients (results/spool.ts). */
   spools?: () => { open: number; memoryBytes: number; diskBytes: number; spilled: number };
+  /** Bytes the data directory's disk has free (rejects when it cannot be read). */
+  dataDirFreeBytes: () => Promise<number>;
 }
 
 export class Metrics {
@@ -103,6 +105,18 @@ export class Metrics {
       registers,
       collect() {
         this.set(sources.cursors().rows);
+      },
+    });
+    new Gauge({
+      name: 'vdb_data_dir_free_bytes',
+      help: "Bytes free on the disk of vdb's data directory (catalog, spill files, cursors); /readyz fails below dataDirMinFreeBytes",
+      registers,
+      async collect() {
+        try {
+          this.set(await sources.dataDirFreeBytes());
+        } catch {
+          this.reset();
+        }
       },
     });
     new Gauge({

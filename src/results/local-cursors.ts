@@ -23,6 +23,7 @@ import {
   type MaterializableResult,
 } from './cursors.js';
 import type { RowShape } from './json.js';
+import { storageWriteFailure } from '../runtime/storage-errors.js';
 
 export interface LocalCursorOptions extends CursorPolicy {
   maxCursors: number;
@@ -126,14 +127,19 @@ export class LocalCursorStore implements CursorStore {
           // Counted before the write, so that results computed at the same time see it.
           const position = entry.disk;
           this.charge(entry, 0, size);
-          if (!handle) {
-            entry.file = path.join(
-              this.options.spillDir,
-              `${process.pid}-${this.entries.size}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
-            );
-            handle = await fs.promises.open(entry.file, 'wx', 0o600);
+          try {
+            if (!handle) {
+              entry.file = path.join(
+                this.options.spillDir,
+                `${process.pid}-${this.entries.size}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+              );
+              handle = await fs.promises.open(entry.file, 'wx', 0o600);
+            }
+            await writeAll(handle, Buffer.from(chunk), position);
+          } catch (err) {
+            // A full or unwritable data directory is vdb's failure, not the source's the rows came from.
+            throw storageWriteFailure(err, "a paginated result's spill file");
           }
-          await handle.write(chunk, position);
           entry.chunks.push({ position, length: size });
         },
       );
@@ -279,5 +285,13 @@ export class LocalCursorStore implements CursorStore {
       if (!victim) return;
       this.drop(victim.cursor.id);
     }
+  }
+}
+
+/** Writes all of `bytes` at `position`: a write on a nearly full disk may take only part of them. */
+async function writeAll(handle: fs.promises.FileHandle, bytes: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < bytes.length;) {
+    const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position + done);
+    done += bytesWritten;
   }
 }

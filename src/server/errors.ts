@@ -9,6 +9,7 @@ import net from 'node:net';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { ApiError, badRequest, isStackOverflow, statementTooComplex } from '../errors.js';
+import { ownStorageFailure } from '../runtime/storage-errors.js';
 
 export const UNAUTHORIZED_PAGE =
   '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Error</title></head>' +
@@ -236,7 +237,13 @@ export function registerErrorHandling(
       return sendUnauthorizedPage(reply);
     }
     // A recursion that ran out of stack on a deep statement the depth check let through: still the client's 400.
-    const api = err instanceof ApiError ? err : isStackOverflow(err) ? statementTooComplex() : fromFastify(err as FastifyError);
+    // vdb's own disk full or read-only where no module mapped it: still a 507/503 naming vdb, not a bare 500.
+    const api =
+      err instanceof ApiError
+        ? err
+        : isStackOverflow(err)
+          ? statementTooComplex()
+          : (fromFastify(err as FastifyError) ?? ownStorageFailure(err));
     if (api) {
       if (api.status >= 500) request.log.warn({ status: api.status, err: api.message }, 'request failed');
       return json(reply, api);

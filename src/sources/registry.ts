@@ -442,14 +442,22 @@ export class SourceRegistry {
       if (err instanceof ApiError) throw err;
       throw sourceFailed(input.name, messageOf(err), err instanceof SourceUnreachableError);
     }
-    const saved = await this.store.update((catalog) => {
-      const source: SourceDef = { ...draft, oid: catalog.nextOid++ };
-      source.tables = imported.map((t) => ({ ...t, uid: `${source.name}.${t.name}`, oid: catalog.nextOid++ }));
-      catalog.sources.push(source);
-      return source;
-    });
-    // The connector was built from the draft; rebuild it from the saved definition.
-    await connector.close();
+    let saved: SourceDef;
+    try {
+      saved = await this.store.update((catalog) => {
+        const source: SourceDef = { ...draft, oid: catalog.nextOid++ };
+        source.tables = imported.map((t) => ({ ...t, uid: `${source.name}.${t.name}`, oid: catalog.nextOid++ }));
+        catalog.sources.push(source);
+        return source;
+      });
+    } catch (err) {
+      // Not saved: the engine no longer reads a new file source's folder.
+      await this.confine().catch((e: unknown) => this.log.error({ err: messageOf(e) }, 'engine not confined again'));
+      throw err;
+    } finally {
+      // The connector was built from the draft: closed whether it was saved (rebuilt below) or not (a full disk).
+      await connector.close();
+    }
     const live = createConnector(saved, this.context);
     this.setConnector(saved, live);
     await this.publish(saved, live);

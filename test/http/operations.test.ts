@@ -40,7 +40,7 @@ describe('health, readiness and metrics', () => {
     assert.equal(ready.status, 200);
     assert.deepEqual(await ready.json(), {
       status: 'ready',
-      checks: { lifecycle: 'ok', catalog: 'ok', engine: 'ok', cursors: 'ok' },
+      checks: { lifecycle: 'ok', dataDir: 'ok', catalog: 'ok', engine: 'ok', cursors: 'ok' },
       unavailableSources: [],
     });
   });

@@ -1,10 +1,12 @@
 /**
  * Engine (DuckDB) errors in the terms of the REST contract: the statement's fault is a 400,
- * an interruption is the caller's timeout or cancellation, anything else a logged 500.
+ * an interruption is the caller's timeout or cancellation, a full or unwritable spill folder
+ * vdb's storage failure (507/503), anything else a logged 500.
  * Internal relation names in messages are turned back into the names the user wrote.
  */
 import { ApiError, badRequest, sourceFailed, valueTooLarge } from '../../errors.js';
 import { BATCH_LIMIT_MARK, VALUE_LIMIT_MARK } from '../../runtime/value-macros.js';
+import { engineStorageFailure } from '../../runtime/storage-errors.js';
 
 const USER_ERRORS =
   /^(Parser|Binder|Catalog|Conversion|Invalid Input|Out of Range|Not implemented|Constraint|Syntax|Dependency|Invalid type|Type mismatch|Mismatch Type) Error:/i;
@@ -28,6 +30,9 @@ export function engineError(
 ): ApiError | null {
   if (err instanceof ApiError) return err;
   const message = withoutExcerpt(err instanceof Error ? err.message : String(err));
+  // The engine's spill files are vdb's own storage: never a file source's failure, nor memory.
+  const storage = engineStorageFailure(message);
+  if (storage) return storage;
   if (/^IO Error:/.test(message)) {
     const source = sourceOfFile(message);
     if (source) return sourceFailed(source, message.replace(/^IO Error:\s*/, ''), /No files found|Cannot open|No such file/i.test(message));

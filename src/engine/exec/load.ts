@@ -11,6 +11,7 @@ import { keyLookup, type EarlyKeys } from './early-keys.js';
 import { lookupMinKeys } from '../plan/key-lookup.js';
 import { SourceUnreachableError, type KeyLookup, type RawType, type RowConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
+import { ownStorageFailure } from '../../runtime/storage-errors.js';
 import type { Node } from '@pgsql/types';
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
 import { filteredSql } from '../translate/engine-dialect.js';
@@ -176,7 +177,8 @@ export async function loadJoinGroup(
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     if (err instanceof ApiError) throw err;
-    throw sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
+    // The engine's spill folder filling up while rows load is vdb's failure, not the source's.
+    throw ownStorageFailure(err) ?? sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
   }
 }
 
@@ -403,7 +405,7 @@ export async function loadRows(
     // A cancelled source statement fails with its driver's error; the cause is the cancel.
     if (signal.aborted) throw signal.reason;
     if (err instanceof ApiError) throw err;
-    throw sourceFailed(resolved.source.name, messageOf(err), err instanceof SourceUnreachableError);
+    throw ownStorageFailure(err) ?? sourceFailed(resolved.source.name, messageOf(err), err instanceof SourceUnreachableError);
   }
   // Under a row condition the load keeps only the rows it lets through (partial aggregates were
   // computed at the source over exactly those rows). Warnings would count hidden rows: none.

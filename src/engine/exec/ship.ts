@@ -13,6 +13,7 @@ import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { SourceUnreachableError, type RowConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
+import { ownStorageFailure } from '../../runtime/storage-errors.js';
 import { quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
 import type { BoundedCache } from '../tree/statement-cache.js';
 import type { ShippedRoute } from '../plan/choose.js';
@@ -289,7 +290,7 @@ async function readDirect(
     await iterator.return?.().catch(() => undefined);
     if (options.signal.aborted) throw options.signal.reason;
     if (err instanceof ApiError) throw err;
-    throw sourceFailed(sourceName, messageOf(err), err instanceof SourceUnreachableError);
+    throw ownStorageFailure(err) ?? sourceFailed(sourceName, messageOf(err), err instanceof SourceUnreachableError);
   }
 }
 

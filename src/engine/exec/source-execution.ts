@@ -8,6 +8,7 @@ import { DuckDBTypeId } from '@duckdb/node-api';
 import { UNCONSTRAINED_NUMERIC } from '../../catalog/types.js';
 import { SourceUnreachableError, type StatementColumn, type WholeStatementConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';
+import { ownStorageFailure } from '../../runtime/storage-errors.js';
 import { columnTypeName, type ResultColumn } from '../../results/json.js';
 import type { BoundStatement } from '../access/bind.js';
 import { describe, quoteIdent, type DuckRuntime } from '../../runtime/duckdb.js';
@@ -65,7 +66,7 @@ export async function openSourceSelectExecution(
       ? signal.reason
       : err instanceof ApiError
         ? err
-        : sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
+        : (ownStorageFailure(err) ?? sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError));
   const rows = connector.statementRows(pushed.sql, [], signal)[Symbol.asyncIterator]();
   const encoders = direct && columns.every((c) => !CONTROL.test(c.name)) ? directEncoders(columns, pushed.raws) : null;
   if (!encoders) {
@@ -462,5 +463,5 @@ function sourceError(source: string, err: unknown, signal: AbortSignal): unknown
   if (err instanceof ApiError) return err;
   const code = (err as { code?: string }).code ?? '';
   if (/^(22|42|23|2B|0A)/.test(code)) return new ApiError(400, 'Invalid query', messageOf(err), null);
-  return sourceFailed(source, messageOf(err), err instanceof SourceUnreachableError || /^(08|57P)/.test(code));
+  return ownStorageFailure(err) ?? sourceFailed(source, messageOf(err), err instanceof SourceUnreachableError || /^(08|57P)/.test(code));
 }

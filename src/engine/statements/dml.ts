@@ -20,6 +20,7 @@ import type { SourceDef } from '../../catalog/types.js';
 import type { RowConnector, SourceWriter } from '../../connectors/types.js';
 import { SourceUnreachableError } from '../../connectors/types.js';
 import { ApiError, badRequest, forbidden, messageOf, sourceFailed } from '../../errors.js';
+import { ownStorageFailure } from '../../runtime/storage-errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
 import { replaceUserFunctions, requalify } from '../access/access.js';
 import { ownMessage, withholdDataErrors } from '../access/access-errors.js';
@@ -327,7 +328,7 @@ function writeError(source: string, err: unknown, signal: AbortSignal): unknown 
   const state = sqlState ?? code ?? '';
   const refused = /^(22|23|42|0A|HY)/.test(state) || /^SQLITE_(CONSTRAINT|ERROR|MISMATCH|RANGE|TOOBIG)/.test(code ?? '');
   if (refused) return new ApiError(400, 'Write refused', `Data source "${source}" refused the write: ${messageOf(err)}`, null);
-  return sourceFailed(source, messageOf(err), false);
+  return ownStorageFailure(err) ?? sourceFailed(source, messageOf(err), false);
 }
 
 function writableSource(target: ResolvedTable, registry: SourceRegistry): SourceDef {

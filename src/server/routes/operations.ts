@@ -1,12 +1,12 @@
 /**
  * For operators and load balancers, without authentication: GET /healthz (the process answers),
- * GET /readyz (the catalog, the engine and the cursor store are usable and the process is not
- * stopping) and GET /metrics (Prometheus; on the main port unless metricsPort moves it).
+ * GET /readyz (the data directory takes writes and has room, the catalog, the engine and the
+ * cursor store are usable and the process is not stopping) and GET /metrics (Prometheus; on the main port unless metricsPort moves it).
  */
-import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { messageOf } from '../../errors.js';
+import { dataDirCheck } from '../../operations/data-dir.js';
 
 /** How long the engine may take to answer SELECT 1 before it counts as not usable. */
 const ENGINE_CHECK_MS = 2000;
@@ -16,12 +16,9 @@ type Check = 'ok' | string;
 async function readiness(services: Services): Promise<Record<string, Check>> {
   const checks: Record<string, Check> = {};
   checks.lifecycle = services.lifecycle.stopping ? 'stopping' : 'ok';
-  try {
-    fs.accessSync(services.config.dataDir, fs.constants.W_OK);
-    checks.catalog = services.store.available ? 'ok' : `catalog database unreachable (${services.store.unavailableReason})`;
-  } catch (err) {
-    checks.catalog = messageOf(err);
-  }
+  // Full, read-only or missing: the catalog, spills and cursors of this instance would fail.
+  checks.dataDir = await dataDirCheck(services.config.dataDir, services.config.dataDirMinFreeBytes);
+  checks.catalog = services.store.available ? 'ok' : `catalog database unreachable (${services.store.unavailableReason})`;
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
