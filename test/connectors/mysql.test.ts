@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type mysql from 'mysql2/promise';
 import type { SourceDef, TableDef } from '../../src/catalog/types.js';
-import type { RowConnector } from '../../src/connectors/types.js';
 import { MYSQL_DIALECT } from '../../src/connectors/mysql/dialect.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { assertApiError, expectError, expectOkJson, expectOkText, mysqlConnection, scanQueriesOf, uniqueTag, waitUntil } from './db.js';
@@ -61,7 +60,6 @@ before(async () => {
       (3, 127, 0, 0, 9223372036854775807, -0.01, -0.25, -1e300, '1000-01-01', '9999-12-31 23:59:59', '-838:59:59',
        '', '\\\\N', X'', '[]', 'red', 'x'),
       (4, 0, 7, 1, 1, 0, 0, 0, '2000-01-01', '2000-01-01 00:00:00', '00:00:00', 'abc  ', 'ABC', NULL, NULL, NULL, 'x');
-    CREATE TABLE composite (a int, b varchar(10), c int NOT NULL, PRIMARY KEY (b, a)) ENGINE=InnoDB;
     CREATE TABLE bits (id int PRIMARY KEY, bt bit(8), yr year, st set('a','b','c')) ENGINE=InnoDB;
     CREATE TABLE flags (id int PRIMARY KEY, flag boolean, small tinyint(1) unsigned) ENGINE=InnoDB;
     INSERT INTO flags VALUES (1, true, 1), (2, false, 0), (3, NULL, NULL), (4, 2, 2), (5, -1, 9);
@@ -71,10 +69,9 @@ before(async () => {
     CREATE VIEW types_v AS SELECT id, vc FROM types;
     CREATE VIEW slow AS SELECT seq AS id FROM seq_1_to_200 WHERE SLEEP(0.05) = 0;
     CREATE VIEW bigv AS SELECT seq AS id FROM seq_1_to_50000000;
-    CREATE VIEW midv AS SELECT seq AS id FROM seq_1_to_10000;
     CREATE TABLE ${dbB}.other (x int PRIMARY KEY, y varchar(10)) ENGINE=InnoDB;
     INSERT INTO ${dbB}.other VALUES (1, 'b-one'), (2, 'b-two');
-    ANALYZE TABLE types, composite, bits, flags, \`odd\`\`name\`, ${dbB}.other;`,
+    ANALYZE TABLE types, bits, flags, \`odd\`\`name\`, ${dbB}.other;`,
     [TEXT_1],
   );
   if (zeroDatesAllowed) {
@@ -123,7 +120,6 @@ test('imports tables and views with their columns, engine types, nullability and
     ],
   );
   assert.deepEqual(types.primaryKey, ['id']);
-  assert.deepEqual(table(main, 'composite').primaryKey.slice().sort(), ['a', 'b']);
   const view = table(main, 'types_v');
   assert.equal(view.kind, 'View');
   assert.deepEqual(
@@ -180,37 +176,6 @@ test("MariaDB's BOOLEAN (tinyint(1)) is read as boolean, with MySQL's truth; imp
   } finally {
     await server.services.registry.removeSource('my_numbers');
   }
-});
-
-test('scans arrive in batches of 2,048 rows, in order; a reader that stops early leaves the source usable', async () => {
-  const connector = server.services.registry.connectorOf(main) as RowConnector;
-  const scan = (name: string) => {
-    const found = table(main, name);
-    return connector.scan({ table: found, columns: found.columns, signal: new AbortController().signal });
-  };
-  const sizes: number[] = [];
-  let last = 0;
-  let ordered = true;
-  for await (const batch of scan('midv')) {
-    sizes.push(batch.length);
-    for (const [id] of batch) ordered &&= Number(id) === ++last;
-  }
-  assert.deepEqual(sizes, [2048, 2048, 2048, 2048, 1808]);
-  assert.ok(ordered && last === 10_000);
-  // 50M rows: the reader stops after three batches; the rest is not read (the connection is dropped).
-  const started = performance.now();
-  let batches = 0;
-  for await (const batch of scan('bigv')) {
-    assert.equal(batch.length, 2048);
-    if (++batches === 3) break;
-  }
-  assert.ok(performance.now() - started < 10_000);
-  assert.ok(await waitUntil(async () => (await running('bigv')) === 0, 3000), 'the stopped statement was killed');
-  assert.deepEqual(await rows('SELECT count(*) FROM my.midv'), [[10000]]);
-});
-
-test('composite primary keys keep their key order', () => {
-  assert.deepEqual(table(main, 'composite').primaryKey, ['b', 'a']);
 });
 
 test('a MariaDB JSON column is imported as JSON and returned as a JSON value', async () => {

@@ -183,6 +183,8 @@ export class SqliteConnector implements RowConnector {
   }
 
   scanSql(request: ScanRequest): string {
+    // Partial aggregates are not among its capabilities: a request for them fails rather than answering plain rows.
+    if (request.aggregates) throw new Error(`SQLite source "${this.source.name}" computes no partial aggregates`);
     const list = request.columns.map((c) => this.quote(c.nameInSource)).join(', ') || 'NULL';
     const where = request.filter ? ` WHERE ${request.filter}` : '';
     return `SELECT ${list} FROM ${this.dialect.tableSql(request.table)}${where}${orderAndLimit(request, this.quote, 'COLLATE BINARY')}`;
