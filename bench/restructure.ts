@@ -1,7 +1,7 @@
 /**
  * Benchmark: the engine's restructuring (issue 25: plan values, stages, connectors' facets)
  * must cost nothing. This build and the build before (BENCH_BEFORE_CLI=<its dist/src/cli.js>),
- * side by side in one run, the runs alternating, on the federation benchmark's data
+ * side by side in one run, the runs alternating (each build first in every other run), on the federation benchmark's data
  * (federation-data.ts: PostgreSQL bench_orders, 1M rows; MariaDB bench_customers, 100k rows):
  *
  *   - `SELECT 1` and point lookups by primary key (sequential requests, the time of one);
@@ -12,6 +12,7 @@
  *
  *   npm run build && BENCH_BEFORE_CLI=/path/to/before/dist/src/cli.js node dist/bench/restructure.js
  *   BENCH_RUNS=7 ...   (timed runs per build and workload, default 5, after 1 warm-up)
+ *   BENCH_ONLY=join ... (only the workloads whose name contains it)
  */
 import { setUpData, type BenchData } from './federation-data.js';
 import { median, table } from './measure.js';
@@ -102,12 +103,14 @@ async function main(): Promise<void> {
       servers.push({ server, auth });
     }
     const rows: string[][] = [];
-    for (const workload of WORKLOADS) {
+    for (const workload of WORKLOADS.filter((w) => w.name.includes(process.env.BENCH_ONLY ?? ''))) {
       const runs = builds.map(() => [] as number[]);
       for (const { server, auth } of servers) await workload.run(server, auth); // warm-up
       for (let r = 0; r < RUNS; r++) {
         process.stderr.write(`${workload.name}: run ${r + 1}/${RUNS}\n`);
-        for (const [i, { server, auth }] of servers.entries()) runs[i]!.push(await workload.run(server, auth));
+        // ABBA: each build goes first in every other run, so that neither gains from the other's warmth.
+        const order = r % 2 === 0 ? [...servers.keys()] : [...servers.keys()].reverse();
+        for (const i of order) runs[i]!.push(await workload.run(servers[i]!.server, servers[i]!.auth));
       }
       const medians = runs.map(median);
       rows.push([
