@@ -105,3 +105,34 @@ test("the statement's end (timeout, client gone) ends the result at once, also a
   await assert.rejects(spooled.next(), /cancelled after 100 ms/);
   assert.deepEqual(spools.stats(), { open: 0, memoryBytes: 0, diskBytes: 0, spilled: 1 });
 });
+
+test('a result of one chunk goes as it is: no spool is opened for it; from a second chunk on, one is', async () => {
+  const spools = new Spools({ memoryBytes: 10_000, diskBytes: 10_000_000, dir });
+  const one = source(1);
+  const read: string[] = [];
+  for await (const chunk of spools.spool(one.chunks)) {
+    read.push(chunk);
+    assert.equal(spools.stats().open, 0, 'no spool for one chunk');
+  }
+  assert.deepEqual(read, [`0:${CHUNK}`]);
+  assert.ok(one.state.ended);
+  const three = source(3);
+  const chunks: string[] = [];
+  let opened = 0;
+  for await (const chunk of spools.spool(three.chunks)) {
+    chunks.push(chunk.slice(0, 2));
+    opened = Math.max(opened, spools.stats().open);
+  }
+  assert.deepEqual(chunks, ['0:', '1:', '2:']);
+  assert.equal(opened, 1);
+  assert.equal(spools.stats().open, 0);
+  // A client that stops after the first of several chunks ends the source.
+  const many = source(50);
+  for await (const chunk of spools.spool(many.chunks)) {
+    assert.match(chunk, /^0:/);
+    break;
+  }
+  await settle();
+  assert.ok(many.state.ended, 'the source was ended');
+  assert.equal(spools.stats().open, 0);
+});
