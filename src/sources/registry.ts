@@ -14,17 +14,10 @@ import type { QueryLogEntry } from '../catalog/query-log.js';
 import type { AuditEntry } from '../catalog/audit-log.js';
 import { parseResource } from '../security/permissions.js';
 import type { CatalogStore } from '../catalog/store.js';
-import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable, type SystemValue } from './system-tables.js';
+import { engineSchemaOf, same, SourceDefinitions, SYSTEM_ENGINE_SCHEMA, systemEngineName } from './definitions.js';
+import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemValue } from './system-tables.js';
 import type { PermissionDef, SourceDef, SourceKind, TableDef, UserDef, ViewDef } from '../catalog/types.js';
 
-/** Where a table of the virtual database lives, as the binder needs to know it. */
-export type ResolvedTable =
-  | { kind: 'system'; schema: string; table: TableDef; engineSchema: string; engineName: string }
-  | { kind: 'native'; schema: string; table: TableDef; source: SourceDef; engineSchema: string; engineName: string }
-  | { kind: 'rows'; schema: string; table: TableDef; source: SourceDef }
-  | { kind: 'view'; schema: string; table: ViewDef };
-
-/** A source's new connection (SYSADMIN.alterDataSource): each part given replaces the stored one. */
 export interface ConnectionChange {
   connection?: Record<string, string>;
   /** Secret settings in plain text (sealed before they are stored); each replaces the stored one of its name, others stay. */
@@ -53,20 +46,9 @@ export interface NewSource {
   readOnly?: boolean;
 }
 
-/** The engine schema of the system tables' copies (created in every engine generation). */
-export const SYSTEM_ENGINE_SCHEMA = 'vdb_sys';
 const NAME_RULE = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
-const engineSchemaOf = (source: SourceDef) => `src_${source.oid}`;
-const systemEngineName = (t: SystemTable) => `${t.schema}_${t.def.name}`;
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
-/** Exact match first, then a unique case-insensitive one (names are case-insensitive). */
-function findByName<T>(items: readonly T[], name: string, nameOf: (item: T) => string): T | undefined {
-  return items.find((i) => nameOf(i) === name) ?? items.find((i) => same(nameOf(i), name));
-}
-
-export class SourceRegistry {
+export class SourceRegistry extends SourceDefinitions {
   private readonly connectors = new Map<string, Connector>();
   /** Engine-read sources whose tables could not be published (missing folder or file). */
   private readonly unpublished = new Set<string>();
@@ -91,7 +73,7 @@ export class SourceRegistry {
   private readonly lifecycle: SourceLifecycleOptions;
 
   constructor(
-    private readonly store: CatalogStore,
+    store: CatalogStore,
     private readonly runtime: DuckRuntime,
     private readonly context: ConnectorContext,
     private readonly vdbName: string,
@@ -100,6 +82,7 @@ export class SourceRegistry {
     private readonly auditLog: () => readonly AuditEntry[] = () => [],
     lifecycle: Partial<SourceLifecycleOptions> = {},
   ) {
+    super(store);
     this.lifecycle = { ...DEFAULT_LIFECYCLE, ...lifecycle };
     this.health = new SourceHealth((name) => this.checkSource(name), this.lifecycle, log);
     // An engine renewed after a fatal error of its own is made ready as a new generation is.
@@ -214,35 +197,6 @@ export class SourceRegistry {
     await this.writeSystemTables(engine);
   }
 
-  /** Changes with every change to the catalog (sources, views, users, grants): cached plans key on it. */
-  get generation(): number {
-    return this.store.generation;
-  }
-
-  get sources(): readonly SourceDef[] {
-    return this.store.current.sources;
-  }
-
-  /** Lists schema names: system schemas first, then sources in creation order, then virtual schemas. */
-  schemaNames(): string[] {
-    return [...SYSTEM_SCHEMAS, ...this.store.current.sources.map((s) => s.name), ...this.virtualSchemas()];
-  }
-
-  /** Schemas that hold views only (they exist while they hold one). */
-  virtualSchemas(): string[] {
-    return [...new Set((this.store.current.views ?? []).map((v) => v.schema))];
-  }
-
-  get views(): readonly ViewDef[] {
-    return this.store.current.views ?? [];
-  }
-
-  /** The tables (and views) of a schema that is not a system schema. */
-  tablesOf(schema: string): readonly TableDef[] {
-    const source = this.findSource(schema);
-    return source ? source.tables : this.views.filter((v) => same(v.schema, schema));
-  }
-
   /** Stores a new view (or replaces one, keeping its identity). 409 when the name is taken otherwise. */
   async saveView(view: Omit<ViewDef, 'uid' | 'oid'>, replace: boolean): Promise<ViewDef> {
     if (!NAME_RULE.test(view.schema))
@@ -286,25 +240,8 @@ export class SourceRegistry {
     });
   }
 
-  /** The exact name of schema `name` (case-insensitive), or a 404. */
-  requireSchema(name: string): string {
-    const found = findByName(this.schemaNames(), name, (s) => s);
-    if (!found) throw notFound(`Schema "${name}" does not exist.`, 'GET /rest/api/source lists the schemas.', 'Unknown schema');
-    return found;
-  }
-
-  /** The definitions of the system tables (SYS, SYSADMIN, SYSLOG). */
-  systemTables(): TableDef[] {
-    return SYSTEM_TABLES.map((t) => t.def);
-  }
-
-  /** The permission entries of every role. */
-  get permissions(): readonly PermissionDef[] {
-    return this.store.current.permissions ?? [];
-  }
-
-  findSource(name: string): SourceDef | undefined {
-    return findByName(this.store.current.sources, name, (s) => s.name);
+  protected deliveryOf(source: SourceDef): 'engine' | 'rows' {
+    return this.connectorOf(source).delivery;
   }
 
   connectorOf(source: SourceDef): Connector {
@@ -316,72 +253,6 @@ export class SourceRegistry {
     this.setConnector(source, created);
     if (created.delivery === 'engine') this.unpublished.add(source.name);
     return created;
-  }
-
-  /** Resolves `schema.table` (or a bare table name that is unique across schemas). */
-  resolve(schema: string | undefined, table: string): ResolvedTable {
-    if (schema === undefined) return this.resolveUnqualified(table);
-    const systemSchema = SYSTEM_SCHEMAS.find((s) => same(s, schema));
-    if (systemSchema) {
-      const found = findByName(
-        SYSTEM_TABLES.filter((t) => t.schema === systemSchema),
-        table,
-        (t) => t.def.name,
-      );
-      if (!found) throw this.unknownTable(systemSchema, table);
-      return {
-        kind: 'system',
-        schema: systemSchema,
-        table: found.def,
-        engineSchema: SYSTEM_ENGINE_SCHEMA,
-        engineName: systemEngineName(found),
-      };
-    }
-    const schemaName = this.requireSchema(schema);
-    const source = this.findSource(schemaName);
-    if (!source) {
-      const view = findByName(this.tablesOf(schemaName) as ViewDef[], table, (v) => v.name);
-      if (!view) throw this.unknownTable(schemaName, table);
-      return { kind: 'view', schema: view.schema, table: view };
-    }
-    const def = findByName(source.tables, table, (t) => t.name);
-    if (!def) throw this.unknownTable(source.name, table);
-    const connector = this.connectorOf(source);
-    if (connector.delivery === 'engine') {
-      return {
-        kind: 'native',
-        schema: source.name,
-        table: def,
-        source,
-        engineSchema: engineSchemaOf(source),
-        engineName: def.name,
-      };
-    }
-    return { kind: 'rows', schema: source.name, table: def, source };
-  }
-
-  private resolveUnqualified(table: string): ResolvedTable {
-    const candidates = [
-      ...SYSTEM_TABLES.filter((t) => same(t.def.name, table)).map((t) => t.schema),
-      ...this.store.current.sources.filter((s) => s.tables.some((t) => same(t.name, table))).map((s) => s.name),
-      ...this.virtualSchemas().filter((schema) => this.tablesOf(schema).some((t) => same(t.name, table))),
-    ];
-    if (candidates.length === 1) return this.resolve(candidates[0], table);
-    if (candidates.length === 0) throw this.unknownTable(undefined, table);
-    throw badRequest(
-      `Table name "${table}" is ambiguous: it exists in schemas ${candidates.join(', ')}.`,
-      'Qualify the table with its schema, e.g. schema.table.',
-      'Ambiguous name',
-    );
-  }
-
-  private unknownTable(schema: string | undefined, table: string): ApiError {
-    const name = schema ? `${schema}.${table}` : table;
-    return notFound(
-      `Table "${name}" does not exist.`,
-      schema ? `GET /rest/api/source/${schema} lists its tables.` : 'Qualify the table with its schema, e.g. schema.table.',
-      'Unknown table',
-    );
   }
 
   /** Creates, checks and imports a new source, then persists it. Nothing is kept on failure. */
@@ -742,11 +613,6 @@ export class SourceRegistry {
       });
       await this.systemRefresh;
     }
-  }
-
-  /** Whether a system table changes without catalog changes (the logs): loaded per statement. */
-  isVolatile(table: TableDef): boolean {
-    return SYSTEM_TABLES.some((t) => t.def === table && t.volatile);
   }
 
   /**

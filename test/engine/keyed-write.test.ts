@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ResolvedTable } from '../../src/sources/registry.js';
+import type { ResolvedTable } from '../../src/sources/definitions.js';
 import type { ColumnDef, SourceDef, TableDef } from '../../src/catalog/types.js';
 import type { SourceDialect } from '../../src/connectors/dialect.js';
 import { MYSQL_DIALECT } from '../../src/connectors/mysql/dialect.js';

@@ -10,7 +10,7 @@ import type { BindCatalog } from '../../src/engine/access/bind-catalog.js';
 import type { PlanCatalog } from '../../src/engine/plan/plan-catalog.js';
 import { notFound } from '../../src/errors.js';
 import { AccessPolicy } from '../../src/security/permissions.js';
-import type { ResolvedTable } from '../../src/sources/registry.js';
+import type { ResolvedTable } from '../../src/sources/definitions.js';
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 

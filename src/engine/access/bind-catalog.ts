@@ -4,7 +4,7 @@
  * source registry is one; planner tests build one from plain definitions.
  */
 import type { SourceDef, TableDef, ViewDef } from '../../catalog/types.js';
-import type { ResolvedTable } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/definitions.js';
 
 export interface BindCatalog {
   /** The table or view a (possibly unqualified) name means; throws a 404 for an unknown one. */

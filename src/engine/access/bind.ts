@@ -7,7 +7,7 @@
  * names (RangeVar, ColumnRef, FuncCall, RangeFunction).
  */
 import type { FuncCall, Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
-import type { ResolvedTable } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/definitions.js';
 import type { BindCatalog } from './bind-catalog.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';

@@ -5,7 +5,7 @@
  */
 import type { DeleteStmt, InsertStmt, Node, OnConflictClause, SelectStmt, UpdateStmt } from '@pgsql/types';
 import { vdbOwn } from '../front/allow-list.js';
-import type { ResolvedTable } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/definitions.js';
 import type { BindCatalog } from './bind-catalog.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { forbidden } from '../../errors.js';

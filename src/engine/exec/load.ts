@@ -5,7 +5,8 @@
  * lists, and joins computed by a source.
  */
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
-import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
+import type { SourceRegistry } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/definitions.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { keyLookup, type EarlyKeys } from './early-keys.js';
 import { lookupMinKeys } from '../plan/key-lookup.js';

@@ -9,7 +9,8 @@
  * PostgreSQL writes differently), or PostgreSQL refuses the statement as such.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
+import type { SourceRegistry } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/definitions.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import { SourceUnreachableError, type RowConnector } from '../../connectors/types.js';
 import { ApiError, messageOf, sourceFailed } from '../../errors.js';

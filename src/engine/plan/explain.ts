@@ -3,7 +3,7 @@
  * statement it receives) and what the engine runs over the results. Nothing is executed.
  */
 import { engineSql } from '../translate/engine-dialect.js';
-import type { ResolvedTable } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/definitions.js';
 import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';

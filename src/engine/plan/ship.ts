@@ -20,7 +20,7 @@
 import { paddedChar, scaleFromValues, sourceTypeUnknown } from '../../connectors/kinds.js';
 import { randomBytes } from 'node:crypto';
 import type { Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
-import type { ResolvedTable } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/definitions.js';
 import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
 import { wholeStatementConnector } from '../../connectors/types.js';

@@ -15,7 +15,8 @@
  */
 import type { Node, ParseResult, RangeVar } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
-import type { ResolvedTable, SourceRegistry } from '../../sources/registry.js';
+import type { SourceRegistry } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/definitions.js';
 import type { SourceDef } from '../../catalog/types.js';
 import type { RowConnector, SourceWriter } from '../../connectors/types.js';
 import { SourceUnreachableError } from '../../connectors/types.js';

@@ -17,7 +17,7 @@
  * No primary key, or one the dialect cannot match exactly: refused (400).
  */
 import type { Node, ParseResult } from '@pgsql/types';
-import type { ResolvedTable } from '../../sources/registry.js';
+import type { ResolvedTable } from '../../sources/definitions.js';
 import type { ColumnDef } from '../../catalog/types.js';
 import type { SourceDialect } from '../../connectors/dialect.js';
 import type { SourceTransaction } from '../../connectors/types.js';
