@@ -1,6 +1,6 @@
 /**
  * The virtual database's sources: the catalog's source definitions brought to life as
- * connectors, their tables published to the engine, and name resolution for the binder.
+ * connectors, their health, their tables published to the engine (names resolve in definitions.ts).
  * Adding a source imports its metadata first and persists only when everything succeeded.
  */
 import type { Logger } from 'pino';
@@ -9,13 +9,14 @@ import type { Connector, ImportedTable } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, messageOf, notFound, sourceFailed } from '../errors.js';
 import { SourceHealth, type SourceStatus } from './source-health.js';
-import { DuckRuntime, EngineGeneration, quoteIdent, sqlLiteral } from '../runtime/duckdb.js';
+import { SystemTableCopies } from './system-copies.js';
+import { DuckRuntime, EngineGeneration, quoteIdent } from '../runtime/duckdb.js';
 import type { QueryLogEntry } from '../catalog/query-log.js';
 import type { AuditEntry } from '../catalog/audit-log.js';
 import { parseResource } from '../security/permissions.js';
 import type { CatalogStore } from '../catalog/store.js';
-import { engineSchemaOf, same, SourceDefinitions, SYSTEM_ENGINE_SCHEMA, systemEngineName } from './definitions.js';
-import { formatProps, SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemValue } from './system-tables.js';
+import { engineSchemaOf, same, SourceDefinitions } from './definitions.js';
+import { formatProps, SYSTEM_SCHEMAS, type SystemValue } from './system-tables.js';
 import type { PermissionDef, SourceDef, SourceKind, TableDef, UserDef, ViewDef } from '../catalog/types.js';
 
 export interface ConnectionChange {
@@ -52,17 +53,24 @@ export class SourceRegistry extends SourceDefinitions {
   private readonly connectors = new Map<string, Connector>();
   /** Engine-read sources whose tables could not be published (missing folder or file). */
   private readonly unpublished = new Set<string>();
-  /** The catalog generation and sources' status each engine generation's system tables were written at. */
-  private readonly systemWritten = new WeakMap<EngineGeneration, string>();
-  private systemRefresh: Promise<void> | null = null;
   /** The source definition each connector was built from (a change made elsewhere replaces the connector). */
   private readonly builtFrom = new Map<string, SourceDef>();
-  /** Every instance's logs, when they are kept in a shared catalog database (useSharedLogs). */
-  private sharedLogs: (() => Promise<{ queries: readonly QueryLogEntry[]; audits: readonly AuditEntry[] }>) | null = null;
+  /** The system tables as the engine reads them. */
+  private readonly systemCopies: SystemTableCopies;
 
   /** SYSLOG.QueryLog and SYSLOG.AuditLog read from `read` (every instance's entries) instead of this process's logs. */
   useSharedLogs(read: () => Promise<{ queries: readonly QueryLogEntry[]; audits: readonly AuditEntry[] }>): void {
-    this.sharedLogs = read;
+    this.systemCopies.useSharedLogs(read);
+  }
+
+  /** Brings the current engine's copies of the (non-volatile) system tables up to date with the catalog. */
+  ensureSystemTables(): Promise<void> {
+    return this.systemCopies.ensureCurrent();
+  }
+
+  /** The rows of a volatile system table (the logs) as `viewer` may see them. */
+  volatileRows(table: TableDef, viewer: UserDef): Promise<SystemValue[][]> {
+    return this.systemCopies.volatileRows(table, viewer);
   }
 
   /** Sources this instance is adding, removing or refreshing: following other instances leaves them alone. */
@@ -85,6 +93,7 @@ export class SourceRegistry extends SourceDefinitions {
     super(store);
     this.lifecycle = { ...DEFAULT_LIFECYCLE, ...lifecycle };
     this.health = new SourceHealth((name) => this.checkSource(name), this.lifecycle, log);
+    this.systemCopies = new SystemTableCopies(store, runtime, this.health, vdbName, queryLog, auditLog);
     // An engine renewed after a fatal error of its own is made ready as a new generation is.
     runtime.preparesWith((engine) => this.prepare(engine));
   }
@@ -194,7 +203,7 @@ export class SourceRegistry extends SourceDefinitions {
         this.health.markUnavailable(source.name, messageOf(err));
       }
     }
-    await this.writeSystemTables(engine);
+    await this.systemCopies.write(engine);
   }
 
   /** Stores a new view (or replaces one, keeping its identity). 409 when the name is taken otherwise. */
@@ -602,76 +611,6 @@ export class SourceRegistry extends SourceDefinitions {
     await engine.runAll(statements);
   }
 
-  /** Brings the current engine's copies of the (non-volatile) system tables up to date with the catalog. */
-  async ensureSystemTables(): Promise<void> {
-    // Twice at most: a refresh under way may be for an engine generation just replaced.
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const engine = this.runtime.current;
-      if (this.systemWritten.get(engine) === this.systemStamp()) return;
-      this.systemRefresh ??= this.writeSystemTables(engine).finally(() => {
-        this.systemRefresh = null;
-      });
-      await this.systemRefresh;
-    }
-  }
-
-  /**
-   * The rows of a volatile system table as `viewer` may see them: administrators everything,
-   * other users their own entries (their own statements, their own sign-ins).
-   */
-  async volatileRows(table: TableDef, viewer: UserDef): Promise<SystemValue[][]> {
-    const system = SYSTEM_TABLES.find((t) => t.def === table);
-    if (!system) return [];
-    // With a shared catalog the logs are every instance's (the catalog database's), else this process's.
-    const shared = this.sharedLogs ? await this.sharedLogs() : null;
-    const queryLog = shared?.queries ?? this.queryLog();
-    const rows = system.rows({ catalog: this.store.current, vdbName: this.vdbName, queryLog, auditLog: shared?.audits ?? this.auditLog() });
-    if (viewer.roles.includes('admin')) return rows;
-    const userColumn = table.columns.findIndex((c) => c.name === 'UserName');
-    const own = userColumn < 0 ? [] : rows.filter((row) => row[userColumn] === viewer.name);
-    // What sources were asked for a statement over narrowed data may name values beyond the user's view.
-    const sourceQueries = table.columns.findIndex((c) => c.name === 'SourceQueries');
-    if (sourceQueries < 0) return own;
-    const withheld = new Set(queryLog.filter((e) => e.narrowed).map((e) => e.id));
-    return own.map((row) =>
-      withheld.has(Number(row[0]))
-        ? row.map((v, i) => (i === sourceQueries && v !== null ? '(withheld: the statement read data narrowed by your permissions)' : v))
-        : row,
-    );
-  }
-
-  /** Writes the non-volatile system tables into `engine`, as the catalog is now. */
-  private async writeSystemTables(engine: EngineGeneration): Promise<void> {
-    const stamp = this.systemStamp();
-    const tables = SYSTEM_TABLES.filter((t) => !t.volatile);
-    const state = {
-      catalog: this.store.current,
-      vdbName: this.vdbName,
-      queryLog: this.queryLog(),
-      auditLog: this.auditLog(),
-      sourceStatus: (name: string) => this.health.status(name),
-    };
-    await engine.withConnection(async (connection) => {
-      await connection.run('BEGIN TRANSACTION');
-      for (const table of tables) {
-        const name = `${SYSTEM_ENGINE_SCHEMA}.${quoteIdent(systemEngineName(table))}`;
-        const columns = table.def.columns.map((c) => `${quoteIdent(c.name)} ${c.type}`).join(', ');
-        await connection.run(`CREATE OR REPLACE TABLE ${name} (${columns})`);
-        const rows = table.rows(state);
-        if (rows.length === 0) continue;
-        const values = rows.map((row) => `(${row.map(literalOf).join(', ')})`).join(',\n');
-        await connection.run(`INSERT INTO ${name} VALUES ${values}`);
-      }
-      await connection.run('COMMIT');
-    });
-    this.systemWritten.set(engine, stamp);
-  }
-
-  /** What the non-volatile system tables are computed from: the catalog and the sources' status. */
-  private systemStamp(): string {
-    return `${this.store.generation}:${this.health.version}`;
-  }
-
   async close(): Promise<void> {
     this.health.close();
     for (const connector of this.connectors.values()) await connector.close();
@@ -685,13 +624,6 @@ function withoutEntriesOn(entries: PermissionDef[] | undefined, path: readonly s
     const resource = parseResource(entry.resource);
     return !(resource.length >= path.length && path.every((part, i) => same(part, resource[i]!)));
   });
-}
-
-export function literalOf(value: string | number | boolean | null): string {
-  if (value === null) return 'NULL';
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'NULL';
-  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
-  return sqlLiteral(value);
 }
 
 /**

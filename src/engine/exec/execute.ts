@@ -4,7 +4,8 @@
  * The result itself is read by the caller (streamed, or materialised for pagination).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { literalOf, type SourceRegistry } from '../../sources/registry.js';
+import type { SourceRegistry } from '../../sources/registry.js';
+import { literalOf } from '../../sources/system-copies.js';
 import type { UserDef } from '../../catalog/types.js';
 import {
   aliasedRelation,
