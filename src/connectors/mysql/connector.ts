@@ -5,6 +5,7 @@ import { ApiError, badRequest } from '../../errors.js';
 import { DEFAULT_POOL_WAIT_MS, PoolGate, type Pooling } from '../pool-gate.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
 import { CANCEL_GRACE_MS, ConnectionLostError, guardErrors, NEVER, untilAborted, withinMs } from '../abort.js';
+import { leaseConnection, type Lease, type PooledDriver } from '../lease.js';
 import type {
   Capabilities,
   ImportedTable,
@@ -63,16 +64,6 @@ function destroyConnection(connection: mysql.Connection): void {
 }
 
 /** A pooled connection had for one piece of work. */
-interface Lease {
-  connection: PoolConnection;
-  /** Not to be reused: it saw an error, was left mid-statement, or its statement was killed. */
-  broken: boolean;
-  /** The error that ended its connection, if one did. */
-  lost: Error | null;
-  /** Aborts when the work must stop: the statement's signal aborted, or the connection was lost. */
-  stopped: AbortSignal;
-  release(): void;
-}
 
 const STRING_TYPES = new Set(['BLOB', 'TINY_BLOB', 'MEDIUM_BLOB', 'LONG_BLOB', 'VAR_STRING', 'STRING']);
 
@@ -398,80 +389,23 @@ export class MysqlConnector implements RowConnector {
     }
   }
 
+  /** The pool as leases see it (lease.ts): cancels by KILL QUERY, destroys a broken connection. */
+  private readonly driver: PooledDriver<PoolConnection> = {
+    connect: () =>
+      new Promise<PoolConnection>((resolve, reject) => this.pool.getConnection((err, conn) => (err ? reject(err) : resolve(conn)))),
+    release: (connection, broken) => (broken ? destroyConnection(connection) : connection.release()),
+    cancel: (connection) => this.killQuery(connection.threadId),
+    destroy: (connection) => destroyConnection(connection),
+    sourceError: toSourceError,
+  };
+
   /**
    * A pooled connection whose statement is killed (KILL QUERY) when `signal` aborts, also when it
    * aborted before the connection was had; its work then fails at once (lease.stopped) and the
    * connection is destroyed. A connection that saw an error is not reused.
    */
-  private async acquire(signal: AbortSignal): Promise<Lease> {
-    // A turn first: a full pool answers busy after poolWaitMs (the driver's pool would wait for ever).
-    const turn = await this.gate.enter(signal);
-    let connection: PoolConnection;
-    const connecting = new Promise<PoolConnection>((resolve, reject) =>
-      this.pool.getConnection((err, conn) => (err ? reject(err) : resolve(conn))),
-    );
-    try {
-      // A connect is bounded by connectTimeout, and by the statement's own end.
-      connection = await untilAborted(connecting, signal);
-    } catch (err) {
-      if (signal.aborted) {
-        // The connect goes on: a connection it brings late goes back to the pool, then the turn ends.
-        connecting
-          .then(
-            (late) => late.release(),
-            () => undefined,
-          )
-          .finally(turn.leave);
-        throw signal.reason;
-      }
-      const failure = toSourceError(err);
-      // The source is away: who waits for a turn hears it now, not after a connect of their own.
-      if (failure instanceof SourceUnreachableError) this.gate.failWaiting(failure);
-      turn.leave();
-      throw failure;
-    }
-    turn.connected();
-    guardErrors(connection);
-    const stop = new AbortController();
-    let released = false;
-    const lease: Lease = {
-      connection,
-      broken: false,
-      lost: null,
-      stopped: stop.signal,
-      release: () => {
-        if (released) return;
-        released = true;
-        signal.removeEventListener('abort', cancel);
-        connection.off('error', onError);
-        if (lease.broken || signal.aborted) destroyConnection(connection);
-        else connection.release();
-        turn.leave();
-      },
-    };
-    // The connection lost under the work: its statement fails, never the process.
-    const onError = (err: Error) => {
-      lease.lost ??= err;
-      lease.broken = true;
-      stop.abort(new ConnectionLostError(err.message));
-      destroyConnection(connection);
-    };
-    connection.on('error', onError);
-    // Cancelled (timeout, client gone): the work fails at once; the statement is killed at the
-    // source best-effort, and the connection destroyed unless that is done quickly.
-    const cancel = () => {
-      lease.broken = true;
-      stop.abort(signal.reason);
-      void withinMs(this.killQuery(connection.threadId), CANCEL_GRACE_MS)
-        .catch(() => undefined)
-        .finally(() => destroyConnection(connection));
-    };
-    signal.addEventListener('abort', cancel);
-    if (signal.aborted) {
-      lease.release();
-      throw signal.reason;
-    }
-    return lease;
+  private acquire(signal: AbortSignal): Promise<Lease<PoolConnection>> {
+    return leaseConnection(this.gate, this.driver, signal);
   }
 
   /** Runs `work` on a connection of its own, killing its statement when `signal` aborts. */

@@ -3,7 +3,8 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
-import { abortable, CANCEL_GRACE_MS, ConnectionLostError, guardErrors, NEVER, untilAborted, withinMs } from '../abort.js';
+import { abortable, CANCEL_GRACE_MS, ConnectionLostError, NEVER, untilAborted, withinMs } from '../abort.js';
+import { leaseConnection, type Lease, type PooledDriver } from '../lease.js';
 import type {
   Capabilities,
   ImportedTable,
@@ -57,14 +58,6 @@ function destroySocket(client: pg.Client): void {
 }
 
 /** A pooled client had for one piece of work. */
-interface Lease {
-  client: pg.PoolClient;
-  /** Not to be reused: it saw an error, was left mid-protocol, or its statement was cancelled. */
-  broken: boolean;
-  /** The error that ended its connection, if one did. */
-  lost: Error | null;
-  release(): void;
-}
 
 /** `c0, c1, ...` of each described statement's columns (the same list each time for a known statement). */
 const aliasLists = new WeakMap<readonly StatementColumn[], string>();
@@ -315,7 +308,7 @@ export class PostgresConnector implements RowConnector {
     const lease = await this.acquire(signal);
     let complete = false;
     try {
-      yield* lease.client.query(copyTo(copySql)) as AsyncIterable<Buffer>;
+      yield* lease.connection.query(copyTo(copySql)) as AsyncIterable<Buffer>;
       complete = true;
     } catch (err) {
       lease.broken = true;
@@ -327,83 +320,32 @@ export class PostgresConnector implements RowConnector {
     }
   }
 
+  /** The pool as leases see it (lease.ts): cancels by pg_cancel_backend, destroys the socket of a broken client. */
+  private readonly driver: PooledDriver<pg.PoolClient> = {
+    connect: () => this.pool.connect(),
+    release: (client, broken) => {
+      client.release(broken);
+      // Removed from the pool and closed now: a half-closed socket to a silent server would linger.
+      if (broken) destroySocket(client);
+    },
+    cancel: (client) => this.cancelBackend((client as unknown as { processID: number }).processID),
+    destroy: (client) => destroySocket(client),
+    sourceError: toSourceError,
+  };
+
   /**
    * A pooled client whose statement is cancelled (pg_cancel_backend) when `signal` aborts, also
    * when it aborted before the client was had. A client that saw an error is not reused.
    */
-  private async acquire(signal: AbortSignal): Promise<Lease> {
-    // A turn first: a full pool answers busy after poolWaitMs, never as a connect that timed out.
-    const turn = await this.gate.enter(signal);
-    let client: pg.PoolClient;
-    const connecting = this.pool.connect();
-    try {
-      // A connect is bounded by connectTimeoutMs, and by the statement's own end.
-      client = await untilAborted(connecting, signal);
-    } catch (err) {
-      if (signal.aborted) {
-        // The connect goes on: a client it brings late goes back to the pool, then the turn ends.
-        connecting
-          .then(
-            (late) => late.release(),
-            () => undefined,
-          )
-          .finally(turn.leave);
-        throw signal.reason;
-      }
-      const failure = toSourceError(err);
-      // The source is away: who waits for a turn hears it now, not after a connect of their own.
-      if (failure instanceof SourceUnreachableError) this.gate.failWaiting(failure);
-      turn.leave();
-      throw failure;
-    }
-    turn.connected();
-    guardErrors(client);
-    const pid = (client as unknown as { processID: number }).processID;
-    let released = false;
-    const lease: Lease = {
-      client,
-      broken: false,
-      lost: null,
-      release: () => {
-        if (released) return;
-        released = true;
-        signal.removeEventListener('abort', cancel);
-        client.off('error', onError);
-        const broken = lease.broken || signal.aborted;
-        client.release(broken);
-        // Removed from the pool and closed now: a half-closed socket to a silent server would linger.
-        if (broken) destroySocket(client);
-        turn.leave();
-      },
-    };
-    // The connection lost under the work: its statement fails (the driver errors it), never the process.
-    const onError = (err: Error) => {
-      lease.lost ??= err;
-      lease.broken = true;
-      destroySocket(client);
-    };
-    client.on('error', onError);
-    // Cancelled (timeout, client gone): the reader has already failed; the statement is cancelled
-    // at the source best-effort, and the connection destroyed unless that is done quickly.
-    const cancel = () => {
-      lease.broken = true;
-      void withinMs(this.cancelBackend(pid), CANCEL_GRACE_MS)
-        .catch(() => undefined)
-        .finally(() => destroySocket(client));
-    };
-    signal.addEventListener('abort', cancel);
-    if (signal.aborted) {
-      lease.release();
-      throw signal.reason;
-    }
-    return lease;
+  private acquire(signal: AbortSignal): Promise<Lease<pg.PoolClient>> {
+    return leaseConnection(this.gate, this.driver, signal);
   }
 
   /** Runs `work` on one pooled client until it is done or `signal` aborts (then it fails at once). */
   private async withLease<T>(signal: AbortSignal, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const lease = await this.acquire(signal);
     try {
-      return await untilAborted(work(lease.client), signal);
+      return await untilAborted(work(lease.connection), signal);
     } catch (err) {
       lease.broken = true;
       if (signal.aborted) throw signal.reason;
@@ -436,9 +378,10 @@ export class PostgresConnector implements RowConnector {
     let fields: pg.FieldDef[];
     let formatted: pg.QueryResult<{ t: string }>;
     try {
-      fields = (await untilAborted(lease.client.query({ text: `SELECT * FROM (${sql}) AS q LIMIT 0`, rowMode: 'array' }), signal)).fields;
+      fields = (await untilAborted(lease.connection.query({ text: `SELECT * FROM (${sql}) AS q LIMIT 0`, rowMode: 'array' }), signal))
+        .fields;
       formatted = await untilAborted(
-        lease.client.query<{ t: string }>(
+        lease.connection.query<{ t: string }>(
           'SELECT format_type(t, m) AS t FROM unnest($1::oid[], $2::int[]) WITH ORDINALITY AS x(t, m, i) ORDER BY i',
           [fields.map((f) => f.dataTypeID), fields.map((f) => f.dataTypeModifier)],
         ),
@@ -492,8 +435,8 @@ export class PostgresConnector implements RowConnector {
     const lease = await this.acquire(signal);
     try {
       const result = await untilAborted(
-        lease.client.query<[string]>({
-          name: preparedName(lease.client, text),
+        lease.connection.query<[string]>({
+          name: preparedName(lease.connection, text),
           text,
           values: [...values],
           rowMode: 'array',
