@@ -13,8 +13,9 @@ import { after, before, describe, test } from 'node:test';
 import type mysql from 'mysql2/promise';
 import type pg from 'pg';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { FaultProxy } from '../helpers/fault-proxy.js';
-import { expectError, expectOkJson, mysqlConnection, MY, PG, pgClient, uniqueTag, waitUntil } from '../connectors/db.js';
+import type { FaultProxy } from '../helpers/fault-proxy.js';
+import { sourceFixture, type SourceFixture } from '../helpers/source-fixture.js';
+import { expectError, expectOkJson, uniqueTag, waitUntil } from '../connectors/db.js';
 
 const tag = uniqueTag();
 let server: TestServer;
@@ -22,25 +23,14 @@ let pgAdmin: pg.Client;
 let myAdmin: mysql.Connection;
 let pgProxy: FaultProxy;
 let myProxy: FaultProxy;
+let fixture: SourceFixture;
 
 /** Rows enough to be mid-stream for seconds (about 90 MB of COPY text, more as JSON). */
 const ROWS = 2_000_000;
 
 before(async () => {
-  pgAdmin = await pgClient();
-  await pgAdmin.query(`
-    CREATE SCHEMA ${tag};
-    CREATE VIEW ${tag}.big AS SELECT g AS id, repeat('x', 40) AS pad FROM generate_series(1, ${ROWS}) g;
-    CREATE TABLE ${tag}.small (id int PRIMARY KEY);
-    INSERT INTO ${tag}.small VALUES (1), (2), (3);
-  `);
-  myAdmin = await mysqlConnection();
-  await myAdmin.query(`CREATE DATABASE ${tag}`);
-  await myAdmin.query(`CREATE VIEW ${tag}.big AS SELECT seq AS id, REPEAT('x', 40) AS pad FROM test.seq_1_to_${ROWS}`);
-  await myAdmin.query(`CREATE TABLE ${tag}.small (id int PRIMARY KEY)`);
-  await myAdmin.query(`INSERT INTO ${tag}.small VALUES (1), (2), (3)`);
-  pgProxy = await FaultProxy.start(PG.port);
-  myProxy = await FaultProxy.start(MY.port);
+  fixture = await sourceFixture(tag, ROWS);
+  ({ pgAdmin, myAdmin, pgProxy, myProxy } = fixture);
   server = await startTestServer({ demo: false });
   for (const body of [
     {
@@ -62,15 +52,7 @@ before(async () => {
 });
 
 after(async () => {
-  pgProxy?.resume();
-  myProxy?.resume();
-  await server?.close();
-  await pgProxy?.close();
-  await myProxy?.close();
-  await pgAdmin?.query(`DROP SCHEMA IF EXISTS ${tag} CASCADE`);
-  await pgAdmin?.end();
-  await myAdmin?.query(`DROP DATABASE IF EXISTS ${tag}`);
-  await myAdmin?.end();
+  await fixture?.drop(async () => server?.close());
 });
 
 const sources = [

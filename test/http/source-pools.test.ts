@@ -11,8 +11,9 @@ import { after, before, describe, test } from 'node:test';
 import type mysql from 'mysql2/promise';
 import type pg from 'pg';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { FaultProxy } from '../helpers/fault-proxy.js';
-import { expectError, expectOkJson, mysqlConnection, MY, PG, pgClient, uniqueTag, waitUntil } from '../connectors/db.js';
+import type { FaultProxy } from '../helpers/fault-proxy.js';
+import { sourceFixture, type SourceFixture } from '../helpers/source-fixture.js';
+import { expectError, expectOkJson, MY, PG, uniqueTag, waitUntil } from '../connectors/db.js';
 
 const tag = uniqueTag();
 let server: TestServer;
@@ -20,30 +21,15 @@ let pgAdmin: pg.Client;
 let myAdmin: mysql.Connection;
 let pgProxy: FaultProxy;
 let myProxy: FaultProxy;
+let fixture: SourceFixture;
 
 /** Rows of the large results: about 15 MB of JSON, more than socket buffers hold. */
 const ROWS = 250_000;
 const POOL_WAIT_MS = 1000;
 
 before(async () => {
-  pgAdmin = await pgClient();
-  await pgAdmin.query(`
-    CREATE SCHEMA ${tag};
-    CREATE VIEW ${tag}.big AS SELECT g AS id, repeat('x', 40) AS pad FROM generate_series(1, ${ROWS}) g;
-    CREATE TABLE ${tag}.small (id int PRIMARY KEY);
-    INSERT INTO ${tag}.small VALUES (1), (2), (3);
-    CREATE TABLE ${tag}.locked (id int PRIMARY KEY);
-    INSERT INTO ${tag}.locked VALUES (1);
-  `);
-  myAdmin = await mysqlConnection();
-  await myAdmin.query(`CREATE DATABASE ${tag}`);
-  await myAdmin.query(`CREATE VIEW ${tag}.big AS SELECT seq AS id, REPEAT('x', 40) AS pad FROM test.seq_1_to_${ROWS}`);
-  await myAdmin.query(`CREATE TABLE ${tag}.small (id int PRIMARY KEY)`);
-  await myAdmin.query(`INSERT INTO ${tag}.small VALUES (1), (2), (3)`);
-  await myAdmin.query(`CREATE TABLE ${tag}.locked (id int PRIMARY KEY)`);
-  await myAdmin.query(`INSERT INTO ${tag}.locked VALUES (1)`);
-  pgProxy = await FaultProxy.start(PG.port);
-  myProxy = await FaultProxy.start(MY.port);
+  fixture = await sourceFixture(tag, ROWS, ['locked']);
+  ({ pgAdmin, myAdmin, pgProxy, myProxy } = fixture);
   // A small memory share per result: the slow clients' results go to disk too.
   server = await startTestServer({ demo: false, resultSpool: { memoryBytes: 1024 * 1024 } }, { VDB_STATEMENTS_PER_USER: '1000' });
   const pool = `maxConnections=2,poolWaitMs=${POOL_WAIT_MS},connectTimeoutMs=1000`;
@@ -79,15 +65,7 @@ before(async () => {
 });
 
 after(async () => {
-  pgProxy?.resume();
-  myProxy?.resume();
-  await server?.close();
-  await pgProxy?.close();
-  await myProxy?.close();
-  await pgAdmin?.query(`DROP SCHEMA IF EXISTS ${tag} CASCADE`);
-  await pgAdmin?.end();
-  await myAdmin?.query(`DROP DATABASE IF EXISTS ${tag}`);
-  await myAdmin?.end();
+  await fixture?.drop(async () => server?.close());
 });
 
 const query = (sql: string, options: { pagination?: boolean } = {}) =>
