@@ -489,7 +489,7 @@ export class Engine {
     turn?: () => Promise<void>,
   ): Promise<Opened> {
     await turn?.();
-    return this.run(await choosePlan(bound, this.registry, this.options), bound, user, signal, learned, turn);
+    return this.run(await choosePlan(bound, this.registry, { ...this.options, turn }), bound, user, signal, learned, turn);
   }
 
   /** Runs a plan; where a source refuses a route at its door, the plan's `otherwise`. */

@@ -288,6 +288,9 @@ export async function streamStatement(connection: DuckDBConnection, sql: string)
   return prepared.stream();
 }
 
+/** Columns described in one turn of the event loop (each costs time in proportion to all of them). */
+const DESCRIBED_PER_TURN = 256;
+
 /** The most columns a result may have: PostgreSQL's limit of a target list, `SELECT *` expanded. */
 export const MAX_RESULT_COLUMNS = 1664;
 
@@ -303,8 +306,15 @@ export async function describe(
 ): Promise<Array<{ name: string; type: DuckDBType }>> {
   const prepared = await connection.prepare(sql);
   try {
-    if (prepared.columnCount > maxColumns) throw tooManyColumns(prepared.columnCount, maxColumns);
-    return Array.from({ length: prepared.columnCount }, (_, i) => ({ name: prepared.columnName(i), type: prepared.columnType(i) }));
+    const count = prepared.columnCount;
+    if (count > maxColumns) throw tooManyColumns(count, maxColumns);
+    const columns: Array<{ name: string; type: DuckDBType }> = [];
+    for (let i = 0; i < count; i++) {
+      // A wide result's description takes the thread for milliseconds per slice: other requests go between slices.
+      if (i > 0 && i % DESCRIBED_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+      columns.push({ name: prepared.columnName(i), type: prepared.columnType(i) });
+    }
+    return columns;
   } finally {
     prepared.destroySync();
   }

@@ -214,7 +214,6 @@ export async function openFederatedExecution(
         await connection.run(`INSERT INTO ${loadName} VALUES ${values}`);
       }
     }
-    await options.turn?.();
     const planned = plan.statement;
     loads.rescaled ||= (await loadPlanned(connection, registry, planned, options, warnings, sourceQueries)).rescaled;
     await options.turn?.();

@@ -71,6 +71,8 @@ export interface PlanOptions {
   /** Send statements of one source whole (default true; off for diagnosis). */
   wholeStatements?: boolean;
   dependentJoin: JoinLimits & { maxShippedRows?: number };
+  /** A long statement's wait for a turn of the event loop before each expensive stage (engine/cpu-lane.ts). */
+  turn?: () => Promise<void>;
 }
 
 export async function choosePlan(bound: BoundStatement, registry: PlanCatalog, options: PlanOptions): Promise<Plan> {
@@ -88,6 +90,7 @@ export async function choosePlan(bound: BoundStatement, registry: PlanCatalog, o
 
 /** A statement no one source runs as such: shipped where that plan is chosen, else federated. */
 async function planAcrossSources(bound: BoundStatement, registry: PlanCatalog, options: PlanOptions): Promise<Plan> {
+  await options.turn?.();
   const federated = () => planFederated(bound, registry, options);
   if (!options.pushdown || options.wholeStatements === false) return federated();
   const maxShippedRows = options.dependentJoin.maxShippedRows ?? DEFAULT_MAX_SHIPPED_ROWS;
