@@ -47,6 +47,14 @@ interface Range {
 }
 
 export function planJoinPushdown(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: PlanCatalog): JoinPushdown | null {
+  // No source with two tables to join: nothing to look at (and the statement is not copied).
+  const perSource = new Map<string, number>();
+  for (const scan of plans.values()) {
+    const resolved = scan.bound.resolved;
+    if (resolved.kind !== 'rows' || scan.bound.rowCondition) continue;
+    perSource.set(resolved.source.name, (perSource.get(resolved.source.name) ?? 0) + 1);
+  }
+  if (![...perSource.values()].some((count) => count >= 2)) return null;
   try {
     return plan(bound, plans, registry);
   } catch (err) {

@@ -76,6 +76,8 @@ export function planPartialAggregation(
   plans: Map<string, ScanPlan>,
   registry: PlanCatalog,
 ): PartialAggregation | null {
+  // A join of two loads at least (a table named twice is one load): nothing to look at otherwise.
+  if (plans.size < 2) return null;
   const select = asKind(statementOf(bound.ast), 'SelectStmt');
   if (!select || select.op !== 'SETOP_NONE' || select.distinctClause || select.windowClause || select.withClause || select.valuesLists)
     return null;
