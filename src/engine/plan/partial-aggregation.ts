@@ -11,13 +11,13 @@
  * conditions pushed exactly (they cannot be re-checked after grouping), aggregates over other
  * tables only min/max (grouping changes how often their rows join).
  */
-import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
+import type { FuncCall, Node, ParseResult, SelectStmt } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
-import type { ColumnDef } from '../../catalog/types.js';
+import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../access/bind.js';
 import type { ScanPlan } from './scans.js';
-import { CannotPushDown } from '../../connectors/sql/predicate.js';
+import { CannotPushDown, type PredicateGenerator } from '../../connectors/sql/predicate.js';
 import {
   asKind,
   conjuncts,
@@ -135,10 +135,6 @@ function rewrite(
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   if (!connector.capabilities.aggregates) return null;
   const table = resolved.table;
-  const columnOf = (fields: string[]): ColumnDef | null => {
-    if (fields.length !== 2 || lower(fields[0]!) !== target.alias) return null;
-    return table.columns.find((c) => lower(c.name) === lower(fields[1]!)) ?? null;
-  };
   // Unqualified references could mean the table's columns: not handled.
   walk(original, (key, node) => {
     if (key !== 'ColumnRef') return;
@@ -149,128 +145,22 @@ function rewrite(
 
   const ast = structuredClone(bound.ast);
   const select = asKind(statementOf(ast), 'SelectStmt')!;
-  const keys = new Map<string, ColumnDef>();
-  const pushedSql: string[] = [];
-  const generator = connector.dialect.predicates({
-    column: (fields) => columnOf(fields) ?? undefined,
-    castMayFail: (column) => castMayFail(connector, column),
-  });
-
-  /** Splits a condition: the table's own parts are pushed (exactly) and dropped here. */
-  const splitCondition = (condition: Node | undefined): Node | undefined => {
-    const kept: Node[] = [];
-    for (const part of conjuncts(condition)) {
-      const aliases = aliasesIn(part);
-      if (!aliases.has(target.alias)) {
-        kept.push(part);
-        continue;
-      }
-      if (aliases.size === 1) {
-        let generated;
-        try {
-          generated = generator.generate(part);
-        } catch (err) {
-          if (err instanceof CannotPushDown) throw new Abort();
-          throw err;
-        }
-        if (!generated.exact) throw new Abort();
-        pushedSql.push(generated.sql);
-        continue;
-      }
-      // A join condition: only `t.k = other.x`, which keeps t.k as a grouping key.
-      const expr = asKind(part, 'A_Expr');
-      if (!expr || expr.kind !== 'AEXPR_OP' || fieldNames(expr.name)[0] !== '=') throw new Abort();
-      const sides = [expr.lexpr, expr.rexpr].map((s) => {
-        const ref = asKind(s, 'ColumnRef');
-        return ref ? fieldNames(ref.fields) : null;
-      });
-      const own = sides.map((f) => (f ? columnOf(f) : null));
-      const ownSide = own.findIndex((c) => c !== null);
-      if (ownSide < 0 || own[1 - ownSide] || !sides[1 - ownSide]) throw new Abort();
-      keys.set(own[ownSide]!.name, own[ownSide]!);
-      kept.push(part);
-    }
-    return andOf(kept);
-  };
-  select.whereClause = splitCondition(select.whereClause);
+  const rewriting = new PartialRewrite(target.alias, table, connector);
+  select.whereClause = rewriting.splitCondition(select.whereClause);
   if (select.whereClause === undefined) delete select.whereClause;
   walk(select.fromClause, (key, node) => {
     if (key === 'JoinExpr' && node.quals) {
-      const quals = splitCondition(node.quals);
+      const quals = rewriting.splitCondition(node.quals);
       node.quals = quals ?? { A_Const: { boolval: { boolval: true } } };
     }
   });
-
-  for (const item of select.groupClause ?? []) {
-    const aliases = aliasesIn(item);
-    if (!aliases.has(target.alias)) continue;
-    const ref = asKind(item, 'ColumnRef');
-    const fields = ref ? fieldNames(ref.fields) : null;
-    const column = fields ? columnOf(fields) : null;
-    if (!column) throw new Abort();
-    keys.set(column.name, column);
-  }
-
-  const aggregates: PartialAggregation['aggregates'] = [];
-  let hasAggregate = false;
-  const columnRef = (name: string): Node => ({ ColumnRef: { fields: [nameNode(target.alias), nameNode(name)] } });
-  const call = (fn: string, args: Node[]): Node => ({
-    FuncCall: { funcname: [nameNode(fn)], args, funcformat: 'COERCE_EXPLICIT_CALL' },
-  });
-  // A sum of counts over no rows is NULL where the count was 0; a bigint, as a count of rows is.
-  const coalesceZero = (expr: Node): Node => typed({ CoalesceExpr: { args: [expr, { A_Const: { ival: { ival: 0 } } }] } }, 'bigint');
-  const partial = (fn: PartialAggregate['fn'], column: ColumnDef | null, type: string) => {
-    const alias = `__agg_${aggregates.length}`;
-    aggregates.push({ fn, column, alias, type });
-    return columnRef(alias);
-  };
-
-  /**
-   * Replaces aggregates over the table by aggregates over its partial results (replaceNodes:
-   * a node answered is kept and not walked into; undefined walks into the node).
-   */
-  const transform = (value: Node): Node | undefined => {
-    if ('FuncCall' in value) {
-      const fc = value.FuncCall;
-      const name = lower(fieldNames(fc.funcname).pop() ?? '');
-      if (AGGREGATES.has(name)) {
-        hasAggregate = true;
-        const args = fc.args ?? [];
-        if (fc.agg_star) return coalesceZero(call('sum', [partial('count', null, 'BIGINT')]));
-        const arg = args[0];
-        const ref = args.length === 1 ? asKind(arg, 'ColumnRef') : undefined;
-        const fields = ref ? fieldNames(ref.fields) : null;
-        const column = fields ? columnOf(fields) : null;
-        if (!column) {
-          // Over other tables: only min and max do not depend on how often rows join.
-          if (aliasesIn(arg).has(target.alias) || (name !== 'min' && name !== 'max')) throw new Abort();
-          return value;
-        }
-        if (name === 'count') return coalesceZero(call('sum', [partial('count', column, 'BIGINT')]));
-        if (name === 'sum') {
-          // The type the engine gives the sum of the column itself: the same answer on both plans.
-          const sum = call('sum', [partial('sum', column, sumType(column))]);
-          // (PostgreSQL's: bigint for narrow integers, numeric for bigint; a float4's sum is float4.)
-          if (/^(TINYINT|SMALLINT|INTEGER)$/.test(column.type)) return typed(sum, 'int8');
-          return column.type === 'FLOAT' ? typed(sum, 'float4') : sum;
-        }
-        // min/max of text depend on collation: numbers and dates only.
-        if (!/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL|FLOAT|DOUBLE|DATE|TIMESTAMP)/.test(column.type)) throw new Abort();
-        return call(name, [partial(name as 'min' | 'max', column, column.type)]);
-      }
-    }
-    if ('ColumnRef' in value) {
-      const column = columnOf(fieldNames(value.ColumnRef.fields));
-      // Outside aggregates the table's columns must be grouping keys.
-      if (column && !keys.has(column.name)) throw new Abort();
-      return value;
-    }
-    return undefined;
-  };
+  rewriting.groupKeys(select.groupClause ?? []);
+  const transform = (value: Node) => rewriting.transform(value);
   replaceNodesBelow(select.targetList, transform);
   if (select.havingClause) select.havingClause = replaceNodes(select.havingClause, transform);
   if (select.sortClause) replaceNodesBelow(select.sortClause, transform);
-  if (!hasAggregate && !select.groupClause) return null;
+  const { keys, aggregates, pushedSql } = rewriting;
+  if (!rewriting.hasAggregate && !select.groupClause) return null;
   if (aggregates.length === 0 && keys.size === table.columns.length) return null;
 
   // Keys the source groups otherwise than the engine (text under a collation) stay in the engine.
@@ -283,3 +173,146 @@ function rewrite(
     filter: pushedSql.length > 0 ? pushedSql.map((p) => `(${p})`).join(' AND ') : null,
   };
 }
+
+/** The rewrite of one statement for partial aggregation at the table under `alias`: what it pushes, groups by and computes there. */
+class PartialRewrite {
+  /** The grouping keys at the source: GROUP BY columns and join keys. */
+  readonly keys = new Map<string, ColumnDef>();
+  /** The table's own conditions, in the source's dialect (exact). */
+  readonly pushedSql: string[] = [];
+  readonly aggregates: PartialAggregation['aggregates'] = [];
+  hasAggregate = false;
+  private readonly generator: PredicateGenerator;
+
+  constructor(
+    private readonly alias: string,
+    private readonly table: TableDef,
+    connector: RowConnector,
+  ) {
+    this.generator = connector.dialect.predicates({
+      column: (fields) => this.columnOf(fields) ?? undefined,
+      castMayFail: (column) => castMayFail(connector, column),
+    });
+  }
+
+  /** The table's column that `alias.column` names; null for anything else. */
+  private columnOf(fields: string[]): ColumnDef | null {
+    if (fields.length !== 2 || lower(fields[0]!) !== this.alias) return null;
+    return this.table.columns.find((c) => lower(c.name) === lower(fields[1]!)) ?? null;
+  }
+
+  /** Splits a condition: the table's own parts are pushed (exactly) and dropped here. */
+  splitCondition(condition: Node | undefined): Node | undefined {
+    const kept: Node[] = [];
+    for (const part of conjuncts(condition)) {
+      const aliases = aliasesIn(part);
+      if (!aliases.has(this.alias)) {
+        kept.push(part);
+        continue;
+      }
+      if (aliases.size === 1) {
+        this.pushedSql.push(this.pushed(part));
+        continue;
+      }
+      // A join condition: only `t.k = other.x`, which keeps t.k as a grouping key.
+      const expr = asKind(part, 'A_Expr');
+      if (!expr || expr.kind !== 'AEXPR_OP' || fieldNames(expr.name)[0] !== '=') throw new Abort();
+      const sides = [expr.lexpr, expr.rexpr].map((s) => {
+        const ref = asKind(s, 'ColumnRef');
+        return ref ? fieldNames(ref.fields) : null;
+      });
+      const own = sides.map((f) => (f ? this.columnOf(f) : null));
+      const ownSide = own.findIndex((c) => c !== null);
+      if (ownSide < 0 || own[1 - ownSide] || !sides[1 - ownSide]) throw new Abort();
+      this.keys.set(own[ownSide]!.name, own[ownSide]!);
+      kept.push(part);
+    }
+    return andOf(kept);
+  }
+
+  /** A condition on the table alone in the source's dialect; it must be exact. */
+  private pushed(part: Node): string {
+    let generated;
+    try {
+      generated = this.generator.generate(part);
+    } catch (err) {
+      if (err instanceof CannotPushDown) throw new Abort();
+      throw err;
+    }
+    if (!generated.exact) throw new Abort();
+    return generated.sql;
+  }
+
+  /** GROUP BY items of the table: its plain columns, which become keys. */
+  groupKeys(items: Node[]): void {
+    for (const item of items) {
+      const aliases = aliasesIn(item);
+      if (!aliases.has(this.alias)) continue;
+      const ref = asKind(item, 'ColumnRef');
+      const fields = ref ? fieldNames(ref.fields) : null;
+      const column = fields ? this.columnOf(fields) : null;
+      if (!column) throw new Abort();
+      this.keys.set(column.name, column);
+    }
+  }
+
+  /**
+   * Replaces aggregates over the table by aggregates over its partial results (replaceNodes:
+   * a node answered is kept and not walked into; undefined walks into the node).
+   */
+  transform(value: Node): Node | undefined {
+    if ('FuncCall' in value) {
+      const fc = value.FuncCall;
+      const name = lower(fieldNames(fc.funcname).pop() ?? '');
+      if (AGGREGATES.has(name)) return this.aggregateOf(value, fc, name);
+    }
+    if ('ColumnRef' in value) {
+      const column = this.columnOf(fieldNames(value.ColumnRef.fields));
+      // Outside aggregates the table's columns must be grouping keys.
+      if (column && !this.keys.has(column.name)) throw new Abort();
+      return value;
+    }
+    return undefined;
+  }
+
+  /** An aggregate over partial results: counts summed, sums summed, min of mins, max of maxes. */
+  private aggregateOf(value: Node, fc: FuncCall, name: string): Node {
+    this.hasAggregate = true;
+    const args = fc.args ?? [];
+    if (fc.agg_star) return coalesceZero(aggregateCall('sum', [this.partial('count', null, 'BIGINT')]));
+    const arg = args[0];
+    const ref = args.length === 1 ? asKind(arg, 'ColumnRef') : undefined;
+    const fields = ref ? fieldNames(ref.fields) : null;
+    const column = fields ? this.columnOf(fields) : null;
+    if (!column) {
+      // Over other tables: only min and max do not depend on how often rows join.
+      if (aliasesIn(arg).has(this.alias) || (name !== 'min' && name !== 'max')) throw new Abort();
+      return value;
+    }
+    if (name === 'count') return coalesceZero(aggregateCall('sum', [this.partial('count', column, 'BIGINT')]));
+    if (name === 'sum') {
+      // The type the engine gives the sum of the column itself: the same answer on both plans.
+      const sum = aggregateCall('sum', [this.partial('sum', column, sumType(column))]);
+      // (PostgreSQL's: bigint for narrow integers, numeric for bigint; a float4's sum is float4.)
+      if (/^(TINYINT|SMALLINT|INTEGER)$/.test(column.type)) return typed(sum, 'int8');
+      return column.type === 'FLOAT' ? typed(sum, 'float4') : sum;
+    }
+    // min/max of text depend on collation: numbers and dates only.
+    if (!/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL|FLOAT|DOUBLE|DATE|TIMESTAMP)/.test(column.type)) throw new Abort();
+    return aggregateCall(name, [this.partial(name as 'min' | 'max', column, column.type)]);
+  }
+
+  /** A partial aggregate computed at the source, as the load's column that holds it. */
+  private partial(fn: PartialAggregate['fn'], column: ColumnDef | null, type: string): Node {
+    const alias = `__agg_${this.aggregates.length}`;
+    this.aggregates.push({ fn, column, alias, type });
+    return { ColumnRef: { fields: [nameNode(this.alias), nameNode(alias)] } };
+  }
+}
+
+const aggregateCall = (fn: string, args: Node[]): Node => ({
+  FuncCall: { funcname: [nameNode(fn)], args, funcformat: 'COERCE_EXPLICIT_CALL' },
+});
+
+/** A sum of counts over no rows is NULL where the count was 0; a bigint, as a count of rows is. */
+const coalesceZero = (expr: Node): Node => typed({ CoalesceExpr: { args: [expr, { A_Const: { ival: { ival: 0 } } }] } }, 'bigint');
