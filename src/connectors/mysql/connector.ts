@@ -241,16 +241,7 @@ export class MysqlConnector implements RowConnector {
   }
 
   async importMetadata(): Promise<ImportedTable[]> {
-    const patterns = (this.source.model['importer.schemaPattern'] ?? this.database)
-      .split(/[;|]/)
-      .map((s) => s.trim())
-      .filter(Boolean);
-    if (patterns.length === 0) {
-      throw badRequest(
-        `MySQL source "${this.source.name}" names no database.`,
-        'Give db in connectionProps, or importer.schemaPattern in modelProps.',
-      );
-    }
+    const patterns = this.importPatterns();
     const where = patterns.map(() => 'c.TABLE_SCHEMA LIKE ?').join(' OR ');
     const rows = await this.query<RowDataPacket[]>(
       `SELECT c.TABLE_SCHEMA AS db, c.TABLE_NAME AS name, t.TABLE_TYPE AS kind, t.TABLE_ROWS AS estimate,
@@ -263,24 +254,90 @@ export class MysqlConnector implements RowConnector {
         ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION`,
       patterns,
     );
-    // MariaDB declares JSON as LONGTEXT with a json_valid() check; that check marks JSON columns.
-    const jsonChecks = await this.query<RowDataPacket[]>(
-      `SELECT CONSTRAINT_SCHEMA AS db, TABLE_NAME AS name, CHECK_CLAUSE AS clause FROM information_schema.CHECK_CONSTRAINTS
-        WHERE ${patterns.map(() => 'CONSTRAINT_SCHEMA LIKE ?').join(' OR ')}`,
-      patterns,
-    ).catch(() => [] as RowDataPacket[]);
-    const jsonColumns = new Set(
-      jsonChecks.flatMap((c) => {
-        const m = /^json_valid\(`([^`]+)`\)$/i.exec(String(c.clause).trim());
-        return m ? [`${c.db}.${c.name}.${m[1]}`] : [];
-      }),
-    );
+    const jsonColumns = await this.jsonColumns(patterns);
     const keyRows = await this.query<RowDataPacket[]>(
       `SELECT TABLE_SCHEMA AS db, TABLE_NAME AS name, COLUMN_NAME AS col FROM information_schema.KEY_COLUMN_USAGE
         WHERE CONSTRAINT_NAME = 'PRIMARY' AND (${patterns.map(() => 'TABLE_SCHEMA LIKE ?').join(' OR ')})
         ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`,
       patterns,
     );
+    const statistics = await this.columnStatistics(patterns);
+    const importedDatabases = new Set(rows.map((row) => String(row.db)));
+    const booleans = !/^(false|0|no)$/i.test(this.source.model['importer.tinyint1AsBoolean'] ?? '');
+    const tables = new Map<string, ImportedTable>();
+    for (const row of rows) {
+      const key = `${row.db}.${row.name}`;
+      let table = tables.get(key);
+      if (!table) {
+        table = this.importedTable(row, importedDatabases.size);
+        tables.set(key, table);
+      }
+      const column: ColumnDef = {
+        name: String(row.col),
+        nameInSource: String(row.col),
+        type: jsonColumns.has(`${row.db}.${row.name}.${row.col}`) ? 'JSON' : engineTypeOfMysql(String(row.type), booleans),
+        nullable: row.nullable === 'YES',
+        position: Number(row.position),
+        description: row.col_description ? String(row.col_description) : null,
+        ...statistics(`${row.db}.${row.name}.${row.col}`, table.cardinality),
+      };
+      table.columns.push(column);
+    }
+    for (const key of keyRows) tables.get(`${key.db}.${key.name}`)?.primaryKey.push(String(key.col));
+    return [...tables.values()];
+  }
+
+  /** The databases to import (`importer.schemaPattern`, else the connection's database), as LIKE patterns. */
+  private importPatterns(): string[] {
+    const patterns = (this.source.model['importer.schemaPattern'] ?? this.database)
+      .split(/[;|]/)
+      .map((s) => s.trim())
+      .filter(Boolean);
+    if (patterns.length === 0) {
+      throw badRequest(
+        `MySQL source "${this.source.name}" names no database.`,
+        'Give db in connectionProps, or importer.schemaPattern in modelProps.',
+      );
+    }
+    return patterns;
+  }
+
+  /** A table of the import, without its columns yet. */
+  private importedTable(row: RowDataPacket, databases: number): ImportedTable {
+    // Bare names when one database is imported; else the connection's bare, others qualified.
+    const isDefault = row.db === this.database || databases === 1;
+    return {
+      name: isDefault ? String(row.name) : `${row.db}.${row.name}`,
+      nameInSource: `${this.quote(String(row.db))}.${this.quote(String(row.name))}`,
+      sourceName: { schema: String(row.db), table: String(row.name) },
+      kind: String(row.kind).includes('VIEW') ? 'View' : 'Table',
+      columns: [],
+      primaryKey: [],
+      // InnoDB's TABLE_ROWS is an estimate from its statistics; views have none.
+      cardinality: row.estimate === null || String(row.kind).includes('VIEW') ? null : Number(row.estimate),
+      description: row.description ? String(row.description) : null,
+    };
+  }
+
+  /** `db.table.column` of the JSON columns: MariaDB declares JSON as LONGTEXT with a json_valid() check. */
+  private async jsonColumns(patterns: string[]): Promise<Set<string>> {
+    const jsonChecks = await this.query<RowDataPacket[]>(
+      `SELECT CONSTRAINT_SCHEMA AS db, TABLE_NAME AS name, CHECK_CLAUSE AS clause FROM information_schema.CHECK_CONSTRAINTS
+        WHERE ${patterns.map(() => 'CONSTRAINT_SCHEMA LIKE ?').join(' OR ')}`,
+      patterns,
+    ).catch(() => [] as RowDataPacket[]);
+    return new Set(
+      jsonChecks.flatMap((c) => {
+        const m = /^json_valid\(`([^`]+)`\)$/i.exec(String(c.clause).trim());
+        return m ? [`${c.db}.${c.name}.${m[1]}`] : [];
+      }),
+    );
+  }
+
+  /** The statistics of each column (`db.table.column`): distinct values and the share of NULLs, where the server keeps them. */
+  private async columnStatistics(
+    patterns: string[],
+  ): Promise<(key: string, rows: number | null) => Pick<ColumnDef, 'distinct' | 'nullFraction'>> {
     // Distinct values of a column that leads an index (its cardinality, from the index statistics).
     const cardinalities = await this.query<RowDataPacket[]>(
       `SELECT TABLE_SCHEMA AS db, TABLE_NAME AS name, COLUMN_NAME AS col, MAX(CARDINALITY) AS card FROM information_schema.STATISTICS
@@ -303,7 +360,7 @@ export class MysqlConnector implements RowConnector {
       if (c.nulls !== null && Number.isFinite(Number(c.nulls))) nullFractions.set(key, Number(c.nulls));
       if (c.frequency !== null && Number(c.frequency) > 0) frequencies.set(key, Number(c.frequency));
     }
-    const statistics = (key: string, rows: number | null): Pick<ColumnDef, 'distinct' | 'nullFraction'> => {
+    return (key, rows) => {
       const nulls = nullFractions.get(key);
       const frequency = frequencies.get(key);
       const fromFrequency =
@@ -311,41 +368,6 @@ export class MysqlConnector implements RowConnector {
       const count = distinct.get(key) ?? fromFrequency;
       return { ...(count !== undefined ? { distinct: count } : {}), ...(nulls !== undefined ? { nullFraction: nulls } : {}) };
     };
-    const importedDatabases = new Set(rows.map((row) => String(row.db)));
-    const booleans = !/^(false|0|no)$/i.test(this.source.model['importer.tinyint1AsBoolean'] ?? '');
-    const tables = new Map<string, ImportedTable>();
-    for (const row of rows) {
-      const key = `${row.db}.${row.name}`;
-      let table = tables.get(key);
-      if (!table) {
-        // Bare names when one database is imported; else the connection's bare, others qualified.
-        const isDefault = row.db === this.database || importedDatabases.size === 1;
-        table = {
-          name: isDefault ? String(row.name) : key,
-          nameInSource: `${this.quote(String(row.db))}.${this.quote(String(row.name))}`,
-          sourceName: { schema: String(row.db), table: String(row.name) },
-          kind: String(row.kind).includes('VIEW') ? 'View' : 'Table',
-          columns: [],
-          primaryKey: [],
-          // InnoDB's TABLE_ROWS is an estimate from its statistics; views have none.
-          cardinality: row.estimate === null || String(row.kind).includes('VIEW') ? null : Number(row.estimate),
-          description: row.description ? String(row.description) : null,
-        };
-        tables.set(key, table);
-      }
-      const column: ColumnDef = {
-        name: String(row.col),
-        nameInSource: String(row.col),
-        type: jsonColumns.has(`${row.db}.${row.name}.${row.col}`) ? 'JSON' : engineTypeOfMysql(String(row.type), booleans),
-        nullable: row.nullable === 'YES',
-        position: Number(row.position),
-        description: row.col_description ? String(row.col_description) : null,
-        ...statistics(`${row.db}.${row.name}.${row.col}`, table.cardinality),
-      };
-      table.columns.push(column);
-    }
-    for (const key of keyRows) tables.get(`${key.db}.${key.name}`)?.primaryKey.push(String(key.col));
-    return [...tables.values()];
   }
 
   rawType(column: ColumnDef): RawType {
