@@ -127,6 +127,8 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
     pools: () => pools.stats(),
     spools: () => spools.stats(),
     dataDirFreeBytes: () => freeBytes(config.dataDir),
+    // The registry is made below; scrapes come later.
+    sourcesAvailable: () => registry.sources.map((s) => ({ source: s.name, available: registry.statusOf(s.name).available })),
   });
   const queryLog = new QueryLog({
     maxEntries: config.queryLog.maxEntries,

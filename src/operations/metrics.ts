@@ -21,6 +21,8 @@ export interface MetricsSources {
   pools?: () => PoolStats[];
   /** Results read ahead of slow clients (results/spool.ts). */
   spools?: () => { open: number; memoryBytes: number; diskBytes: number; spilled: number };
+  /** Each source and whether it is available (sources/source-health.ts). */
+  sourcesAvailable?: () => Array<{ source: string; available: boolean }>;
   /** Bytes the data directory's disk has free (rejects when it cannot be read). */
   dataDirFreeBytes: () => Promise<number>;
 }
@@ -65,17 +67,6 @@ export class Metrics {
       labelNames: ['source'],
       registers,
     });
-    // Read when scraped: each cache counts its own hits.
-    new Counter({
-      name: 'vdb_cache_hits_total',
-      help: 'Lookups answered from a cache, by cache (statement templates, result columns, login tokens, cursor chunks)',
-      labelNames: ['cache'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [cache, hits] of Object.entries(sources.cacheHits())) this.inc({ cache }, hits);
-      },
-    });
     this.statementSeconds = new Histogram({
       name: 'vdb_statement_duration_seconds',
       help: 'Time a statement ran, by outcome',
@@ -90,91 +81,7 @@ export class Metrics {
       labelNames: ['source'],
       registers,
     });
-    // Read when scraped, so the numbers are never stale.
-    new Gauge({
-      name: 'vdb_cursors_open',
-      help: 'Paginated results kept for requestId',
-      registers,
-      collect() {
-        this.set(sources.cursors().count);
-      },
-    });
-    new Gauge({
-      name: 'vdb_cursor_rows',
-      help: 'Rows held by the open paginated results',
-      registers,
-      collect() {
-        this.set(sources.cursors().rows);
-      },
-    });
-    new Gauge({
-      name: 'vdb_data_dir_free_bytes',
-      help: "Bytes free on the disk of vdb's data directory (catalog, spill files, cursors); /readyz fails below dataDirMinFreeBytes",
-      registers,
-      async collect() {
-        try {
-          this.set(await sources.dataDirFreeBytes());
-        } catch {
-          this.reset();
-        }
-      },
-    });
-    new Gauge({
-      name: 'vdb_cursor_bytes',
-      help: 'Bytes held by the open paginated results (memory, spill folder or Redis)',
-      registers,
-      collect() {
-        this.set(sources.cursors().bytes);
-      },
-    });
-    const pools = sources.pools ?? (() => []);
-    const poolGauge = (name: string, help: string, value: (pool: PoolStats) => number) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ['source'],
-        registers,
-        collect() {
-          // Sources come and go: only the pools open now are shown.
-          this.reset();
-          for (const pool of pools()) this.set({ source: pool.source }, value(pool));
-        },
-      });
-    poolGauge('vdb_source_pool_size', 'Most connections of a source (its maxConnections), by source', (p) => p.size);
-    poolGauge('vdb_source_pool_in_use', 'Connections of a source held by statements now, by source', (p) => p.inUse);
-    poolGauge('vdb_source_pool_idle', 'Open connections of a source waiting in its pool, by source', (p) => p.idle);
-    poolGauge('vdb_source_pool_waiting', 'Statements waiting for a connection of a source, by source', (p) => p.waiting);
-    new Counter({
-      name: 'vdb_source_pool_busy_total',
-      help: 'Statements refused with 503 Data source busy (no connection of the source freed within poolWaitMs), by source',
-      labelNames: ['source'],
-      registers,
-      collect() {
-        this.reset();
-        for (const pool of pools()) this.inc({ source: pool.source }, pool.refusals);
-      },
-    });
-    const spools = sources.spools ?? (() => ({ open: 0, memoryBytes: 0, diskBytes: 0, spilled: 0 }));
-    new Gauge({
-      name: 'vdb_result_spool_bytes',
-      help: 'Bytes of streamed results read ahead of their clients, in memory and on disk (resultSpool)',
-      labelNames: ['where'],
-      registers,
-      collect() {
-        const now = spools();
-        this.set({ where: 'memory' }, now.memoryBytes);
-        this.set({ where: 'disk' }, now.diskBytes);
-      },
-    });
-    new Counter({
-      name: 'vdb_result_spool_spilled_total',
-      help: 'Streamed results whose client read so slowly that part of them waited on disk',
-      registers,
-      collect() {
-        this.reset();
-        this.inc(spools().spilled);
-      },
-    });
+    scrapedMetrics(sources, registers);
   }
 
   /** One answered HTTP request; `route` is the pattern (/rest/api/source/:name), or 'unmatched'. */
@@ -205,4 +112,118 @@ export class Metrics {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/** The metrics read when scraped, so they are never stale: caches, cursors and the data directory's disk, then the sources'. */
+function scrapedMetrics(sources: MetricsSources, registers: Registry[]): void {
+  // Read when scraped: each cache counts its own hits.
+  new Counter({
+    name: 'vdb_cache_hits_total',
+    help: 'Lookups answered from a cache, by cache (statement templates, result columns, login tokens, cursor chunks)',
+    labelNames: ['cache'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [cache, hits] of Object.entries(sources.cacheHits())) this.inc({ cache }, hits);
+    },
+  });
+  new Gauge({
+    name: 'vdb_cursors_open',
+    help: 'Paginated results kept for requestId',
+    registers,
+    collect() {
+      this.set(sources.cursors().count);
+    },
+  });
+  new Gauge({
+    name: 'vdb_cursor_rows',
+    help: 'Rows held by the open paginated results',
+    registers,
+    collect() {
+      this.set(sources.cursors().rows);
+    },
+  });
+  new Gauge({
+    name: 'vdb_data_dir_free_bytes',
+    help: "Bytes free on the disk of vdb's data directory (catalog, spill files, cursors); /readyz fails below dataDirMinFreeBytes",
+    registers,
+    async collect() {
+      try {
+        this.set(await sources.dataDirFreeBytes());
+      } catch {
+        this.reset();
+      }
+    },
+  });
+  new Gauge({
+    name: 'vdb_cursor_bytes',
+    help: 'Bytes held by the open paginated results (memory, spill folder or Redis)',
+    registers,
+    collect() {
+      this.set(sources.cursors().bytes);
+    },
+  });
+  sourceMetrics(sources, registers);
+}
+
+/** The sources' metrics read when scraped: their pools, the results read ahead of clients, whether each is available. */
+function sourceMetrics(sources: MetricsSources, registers: Registry[]): void {
+  const pools = sources.pools ?? (() => []);
+  const poolGauge = (name: string, help: string, value: (pool: PoolStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['source'],
+      registers,
+      collect() {
+        // Sources come and go: only the pools open now are shown.
+        this.reset();
+        for (const pool of pools()) this.set({ source: pool.source }, value(pool));
+      },
+    });
+  poolGauge('vdb_source_pool_size', 'Most connections of a source (its maxConnections), by source', (p) => p.size);
+  poolGauge('vdb_source_pool_in_use', 'Connections of a source held by statements now, by source', (p) => p.inUse);
+  poolGauge('vdb_source_pool_idle', 'Open connections of a source waiting in its pool, by source', (p) => p.idle);
+  poolGauge('vdb_source_pool_waiting', 'Statements waiting for a connection of a source, by source', (p) => p.waiting);
+  new Counter({
+    name: 'vdb_source_pool_busy_total',
+    help: 'Statements refused with 503 Data source busy (no connection of the source freed within poolWaitMs), by source',
+    labelNames: ['source'],
+    registers,
+    collect() {
+      this.reset();
+      for (const pool of pools()) this.inc({ source: pool.source }, pool.refusals);
+    },
+  });
+  const spools = sources.spools ?? (() => ({ open: 0, memoryBytes: 0, diskBytes: 0, spilled: 0 }));
+  new Gauge({
+    name: 'vdb_result_spool_bytes',
+    help: 'Bytes of streamed results read ahead of their clients, in memory and on disk (resultSpool)',
+    labelNames: ['where'],
+    registers,
+    collect() {
+      const now = spools();
+      this.set({ where: 'memory' }, now.memoryBytes);
+      this.set({ where: 'disk' }, now.diskBytes);
+    },
+  });
+  new Counter({
+    name: 'vdb_result_spool_spilled_total',
+    help: 'Streamed results whose client read so slowly that part of them waited on disk',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(spools().spilled);
+    },
+  });
+  new Gauge({
+    name: 'vdb_source_available',
+    help: 'Whether each data source is available (1) or marked unavailable and checked again in the background (0), by source',
+    labelNames: ['source'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { source, available } of sources.sourcesAvailable?.() ?? []) this.set({ source }, available ? 1 : 0);
+    },
+  });
 }

@@ -124,6 +124,9 @@ test('the start goes on with sources down or outside the file roots; they answer
     const stillReady = await readyz(server);
     assert.equal(stillReady.status, 200);
     assert.deepEqual([...(stillReady.body.unavailableSources ?? [])].sort(), ['files', 'pgl', 'sheets', 'shop']);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    assert.match(metrics, /^vdb_source_available\{source="pgl"\} 0$/m);
+    assert.match(metrics, /^vdb_source_available\{source="pgd"\} 1$/m);
 
     // Statements on them: 503 naming the source and why; the others work.
     const shop = await expectError(await query(server, 'SELECT count(*) FROM shop.customers'), 503, 'shop');
