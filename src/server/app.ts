@@ -57,41 +57,8 @@ export function buildApp(services: Services, logger: boolean | object = true): F
   app.decorateRequest('user', null);
   app.decorateRequest('apiKey', null);
 
-  // JSON only (spec 1, limitation 1). An empty body is allowed: later pagination requests
-  // carry only requestId. Anything not JSON is a 415 by fastify's own check.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(\s*;.*)?$/i, { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch (err) {
-      done(badRequest(`The body is not valid JSON: ${(err as Error).message}`, 'Check quotes and commas.', 'Invalid JSON'), undefined);
-    }
-  });
-
-  // The OpenAPI description is written from the routes' schemas (schemas.ts).
-  void app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'vdb REST API',
-        version: services.version,
-        description:
-          'SQL over REST on one virtual database. Every /rest/api path is also served under /{linkToken}/rest/api (the hosted link). Errors are {title, description, hint}; a request without valid credentials gets 401 and an HTML page.',
-      },
-      components: {
-        securitySchemes: {
-          basic: { type: 'http', scheme: 'basic' },
-          token: { type: 'apiKey', in: 'header', name: 'x-auth-token' },
-          apiKey: { type: 'http', scheme: 'bearer' },
-        },
-      },
-      security: [{ basic: [] }, { token: [] }, { apiKey: [] }],
-    },
-    // The hosted copies of the routes are the same API: described once.
-    transform: ({ schema, url }) => ({ schema: url.startsWith('/:linkToken') ? { ...schema, hide: true } : schema, url }),
-  });
-
+  jsonBodies(app);
+  describeApi(app, services);
   registerErrorHandling(
     app,
     async (request) => {
@@ -118,6 +85,53 @@ export function buildApp(services: Services, logger: boolean | object = true): F
     services.metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
+  registerRoutes(app, services);
+  return app;
+}
+
+/** JSON bodies only; anything else is a 415 by fastify's own check. */
+function jsonBodies(app: FastifyInstance): void {
+  // JSON only (spec 1, limitation 1). An empty body is allowed: later pagination requests
+  // carry only requestId. Anything not JSON is a 415 by fastify's own check.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(\s*;.*)?$/i, { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(badRequest(`The body is not valid JSON: ${(err as Error).message}`, 'Check quotes and commas.', 'Invalid JSON'), undefined);
+    }
+  });
+}
+
+/** The OpenAPI description, written from the routes' schemas (schemas.ts). */
+function describeApi(app: FastifyInstance, services: Services): void {
+  // The OpenAPI description is written from the routes' schemas (schemas.ts).
+  void app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'vdb REST API',
+        version: services.version,
+        description:
+          'SQL over REST on one virtual database. Every /rest/api path is also served under /{linkToken}/rest/api (the hosted link). Errors are {title, description, hint}; a request without valid credentials gets 401 and an HTML page.',
+      },
+      components: {
+        securitySchemes: {
+          basic: { type: 'http', scheme: 'basic' },
+          token: { type: 'apiKey', in: 'header', name: 'x-auth-token' },
+          apiKey: { type: 'http', scheme: 'bearer' },
+        },
+      },
+      security: [{ basic: [] }, { token: [] }, { apiKey: [] }],
+    },
+    // The hosted copies of the routes are the same API: described once.
+    transform: ({ schema, url }) => ({ schema: url.startsWith('/:linkToken') ? { ...schema, hide: true } : schema, url }),
+  });
+}
+
+/** The operations routes, sign-in, the REST API on-premise (/rest/api) and hosted (/{linkToken}/rest/api), and the console. */
+function registerRoutes(app: FastifyInstance, services: Services): void {
   healthRoutes(app, services);
   if (services.config.metricsPort === null) metricsRoutes(app, services);
   // Users, grants and sources come from the catalog: without its database nothing can be checked (503).
@@ -149,5 +163,4 @@ export function buildApp(services: Services, logger: boolean | object = true): F
   }
   // The web console (docs/console.md): its built files at /, after the API so it shadows none.
   void app.register(async (instance) => consoleRoutes(instance));
-  return app;
 }

@@ -62,7 +62,12 @@ export function sourceRoutes(fastify: FastifyInstance, services: Services): void
       return sendResult(services, request, reply, request.user!, params(request.query, true), sql, 'source');
     },
   );
+  sourceChangeRoutes(fastify, services);
+}
 
+/** POST, PATCH and DELETE of sources: adding one, changing its connection, removing it. */
+function sourceChangeRoutes(fastify: FastifyInstance, services: Services): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.post('/source', { schema: { summary: 'Add a data source', body: SourceBody }, attachValidation: true }, async (request, reply) => {
     accessOf(request, services).require('A', [], 'schema');
     requireWritable(request, 'add data sources');
