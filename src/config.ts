@@ -301,6 +301,11 @@ function validate(config: Config): void {
   if (perUser !== null && (typeof perUser !== 'number' || !Number.isInteger(perUser) || perUser < 1)) {
     throw new Error(`configuration pagination.maxBytesPerUser must be an integer of at least 1 or null, got ${JSON.stringify(perUser)}`);
   }
+  validateSettings(config);
+}
+
+/** The timers, ports, names, the catalog's and Redis's addresses, role limits and TLS files. */
+function validateSettings(config: Config): void {
   // Timers: Node fires a longer one at once (2^31 - 1 ms is about 24.8 days).
   for (const [name, value] of [
     ['queryTimeoutMs', config.queryTimeoutMs],
@@ -394,7 +399,48 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   const configFile = env.VDB_CONFIG ?? path.join(dataDir, 'vdb.config.json');
   if (env.VDB_CONFIG && !fs.existsSync(env.VDB_CONFIG)) throw new Error(`VDB_CONFIG names ${env.VDB_CONFIG}, which does not exist`);
   const fromFile: ConfigOverrides = fs.existsSync(configFile) ? (JSON.parse(fs.readFileSync(configFile, 'utf8')) as ConfigOverrides) : {};
-  const fromEnv: ConfigOverrides = defined({
+  const fromEnv = settingsFromEnv(env);
+  const merged = { ...fromFile, ...fromEnv, ...defined(overrides) };
+  const config: Config = {
+    ...resultSections(env, fromFile, overrides),
+    ...limitSections(env, fromFile, overrides),
+    host: merged.host ?? '127.0.0.1',
+    port: merged.port ?? 8080,
+    dataDir,
+    dataDirMinFreeBytes: merged.dataDirMinFreeBytes ?? 64 * 1024 * 1024,
+    vdbName: merged.vdbName ?? 'vdb',
+    adminPassword: merged.adminPassword ?? null,
+    fileRoots: (merged.fileRoots ?? [defaultFileRoot(dataDir)]).map((root) => path.resolve(root)),
+    demo: merged.demo ?? true,
+    bodyLimit: merged.bodyLimit ?? 1024 * 1024,
+    queryTimeoutMs: merged.queryTimeoutMs ?? 600_000,
+    connectTimeoutMs: merged.connectTimeoutMs ?? 10_000,
+    poolWaitMs: merged.poolWaitMs ?? 5000,
+    metadataTimeoutMs: merged.metadataTimeoutMs ?? 60_000,
+    sourceRetryMs: merged.sourceRetryMs ?? 5000,
+    sourceRetryMaxMs: merged.sourceRetryMaxMs ?? 60_000,
+    trustProxy: merged.trustProxy ?? false,
+    engineMemoryLimit: merged.engineMemoryLimit ?? defaultEngineMemoryLimit(),
+    engineSpillLimit: merged.engineSpillLimit ?? '10GB',
+    valueLimit: merged.valueLimit ?? 64 * 1024 * 1024,
+    logLevel: merged.logLevel ?? 'info',
+    pushdown: merged.pushdown ?? true,
+    directRows: merged.directRows ?? true,
+    metricsPort: merged.metricsPort ?? null,
+    shutdownGraceMs: merged.shutdownGraceMs ?? 10_000,
+    tls: env.VDB_TLS_CERT || env.VDB_TLS_KEY ? { certFile: env.VDB_TLS_CERT ?? '', keyFile: env.VDB_TLS_KEY ?? '' } : (merged.tls ?? null),
+
+    roleLimits: merged.roleLimits ?? {},
+
+    sources: (merged.sources ?? []).map((spec) => substituteEnv(spec, env)),
+  };
+  validate(config);
+  return config;
+}
+
+/** The settings read from the environment (VDB_*, PORT), those given. */
+function settingsFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
+  return defined({
     host: env.VDB_HOST,
     dataDirMinFreeBytes: int(env.VDB_DATA_DIR_MIN_FREE_BYTES, 'VDB_DATA_DIR_MIN_FREE_BYTES'),
     port: int(env.PORT, 'PORT'),
@@ -419,6 +465,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     metricsPort: int(env.VDB_METRICS_PORT, 'VDB_METRICS_PORT'),
     shutdownGraceMs: int(env.VDB_SHUTDOWN_GRACE_MS, 'VDB_SHUTDOWN_GRACE_MS'),
   });
+}
+
+/** The sections about results (spool, pagination, cursors), each from its defaults, the file, the environment and the overrides. */
+function resultSections(
+  env: NodeJS.ProcessEnv,
+  fromFile: ConfigOverrides,
+  overrides: ConfigOverrides,
+): Pick<Config, 'resultSpool' | 'pagination' | 'cursors'> {
   const pagingEnv = defined({
     defaultLimit: int(env.VDB_PAGE_DEFAULT_LIMIT, 'VDB_PAGE_DEFAULT_LIMIT'),
     maxLimit: int(env.VDB_PAGE_MAX_LIMIT, 'VDB_PAGE_MAX_LIMIT'),
@@ -429,20 +483,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     memoryBytes: int(env.VDB_CURSOR_MEMORY_BYTES, 'VDB_CURSOR_MEMORY_BYTES'),
     diskBytes: int(env.VDB_CURSOR_DISK_BYTES, 'VDB_CURSOR_DISK_BYTES'),
   });
-  const merged = { ...fromFile, ...fromEnv, ...defined(overrides) };
-  const config: Config = {
-    host: merged.host ?? '127.0.0.1',
-    port: merged.port ?? 8080,
-    dataDir,
-    dataDirMinFreeBytes: merged.dataDirMinFreeBytes ?? 64 * 1024 * 1024,
-    vdbName: merged.vdbName ?? 'vdb',
-    adminPassword: merged.adminPassword ?? null,
-    fileRoots: (merged.fileRoots ?? [defaultFileRoot(dataDir)]).map((root) => path.resolve(root)),
-    demo: merged.demo ?? true,
-    bodyLimit: merged.bodyLimit ?? 1024 * 1024,
-    queryTimeoutMs: merged.queryTimeoutMs ?? 600_000,
-    connectTimeoutMs: merged.connectTimeoutMs ?? 10_000,
-    poolWaitMs: merged.poolWaitMs ?? 5000,
+  return {
     resultSpool: {
       memoryBytes: 8 * 1024 * 1024,
       diskBytes: 2 * 1024 * 1024 * 1024,
@@ -453,9 +494,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       }),
       ...defined(overrides.resultSpool ?? {}),
     },
-    metadataTimeoutMs: merged.metadataTimeoutMs ?? 60_000,
-    sourceRetryMs: merged.sourceRetryMs ?? 5000,
-    sourceRetryMaxMs: merged.sourceRetryMaxMs ?? 60_000,
     pagination: {
       defaultLimit: 1000,
       maxLimit: 100_000,
@@ -469,16 +507,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       ...pagingEnv,
       ...defined(overrides.pagination ?? {}),
     },
-    trustProxy: merged.trustProxy ?? false,
-    engineMemoryLimit: merged.engineMemoryLimit ?? defaultEngineMemoryLimit(),
-    engineSpillLimit: merged.engineSpillLimit ?? '10GB',
-    valueLimit: merged.valueLimit ?? 64 * 1024 * 1024,
-    logLevel: merged.logLevel ?? 'info',
-    pushdown: merged.pushdown ?? true,
-    directRows: merged.directRows ?? true,
-    metricsPort: merged.metricsPort ?? null,
-    shutdownGraceMs: merged.shutdownGraceMs ?? 10_000,
-    tls: env.VDB_TLS_CERT || env.VDB_TLS_KEY ? { certFile: env.VDB_TLS_CERT ?? '', keyFile: env.VDB_TLS_KEY ?? '' } : (merged.tls ?? null),
+    cursors: {
+      redisUrl: null,
+      keyPrefix: 'vdb:',
+      maxBytes: 1024 * 1024 * 1024,
+      cacheBytes: 64 * 1024 * 1024,
+      ...fromFile.cursors,
+      ...defined({ redisUrl: env.VDB_REDIS_URL, keyPrefix: env.VDB_REDIS_KEY_PREFIX }),
+      ...defined(overrides.cursors ?? {}),
+    },
+  };
+}
+
+/** The sections about sources and statements (dependent joins, throttle, query log, statement limits, catalog). */
+function limitSections(
+  env: NodeJS.ProcessEnv,
+  fromFile: ConfigOverrides,
+  overrides: ConfigOverrides,
+): Pick<Config, 'dependentJoin' | 'throttle' | 'queryLog' | 'statements' | 'catalog'> {
+  return {
     dependentJoin: {
       maxKeys: 100_000,
       batchSize: 100_000,
@@ -517,16 +564,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       }),
       ...defined(overrides.queryLog ?? {}),
     },
-    cursors: {
-      redisUrl: null,
-      keyPrefix: 'vdb:',
-      maxBytes: 1024 * 1024 * 1024,
-      cacheBytes: 64 * 1024 * 1024,
-      ...fromFile.cursors,
-      ...defined({ redisUrl: env.VDB_REDIS_URL, keyPrefix: env.VDB_REDIS_KEY_PREFIX }),
-      ...defined(overrides.cursors ?? {}),
-    },
-    roleLimits: merged.roleLimits ?? {},
+
     statements: {
       ...DEFAULT_STATEMENT_SIZE,
       maxPerUser: 4,
@@ -546,7 +584,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       }),
       ...defined(overrides.statements ?? {}),
     },
-    sources: (merged.sources ?? []).map((spec) => substituteEnv(spec, env)),
     catalog: {
       url: null,
       schema: 'vdb',
@@ -555,6 +592,4 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       ...defined(overrides.catalog ?? {}),
     },
   };
-  validate(config);
-  return config;
 }
