@@ -14,6 +14,7 @@ import type { CatalogStore } from './catalog/store.js';
 import { openCatalog } from './catalog/open.js';
 import { defaultFileRoot, resultSpoolDir, type Config } from './config.js';
 import { PoolGates } from './connectors/pool-gate.js';
+import type { ConnectorContext } from './connectors/factory.js';
 import { Spools } from './results/spool.js';
 import { DuckRuntime, sqlLiteral } from './runtime/duckdb.js';
 import { Engine } from './engine/engine.js';
@@ -143,30 +144,7 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
   const registry = new SourceRegistry(
     store,
     runtime,
-    {
-      roots: config.fileRoots,
-      stateDir: config.dataDir,
-      openSecret: (sealed) => openSecret(sealed, secrets.encryptionKey),
-      sealSecret: (plain) => sealSecret(plain, secrets.encryptionKey),
-      connectTimeoutMs: config.connectTimeoutMs,
-      valueLimit: config.valueLimit,
-      pooling: { waitMs: config.poolWaitMs, gates: pools },
-      describe: async (relation) =>
-        runtime.withConnection(async (connection) => {
-          const reader = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);
-          return reader.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
-        }),
-      engineQuery: async (sql) =>
-        runtime.withConnection(
-          async (connection) => (await connection.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>,
-        ),
-      parquetRowCount: async (file) =>
-        runtime.withConnection(async (connection) => {
-          const reader = await connection.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlLiteral(file)})`);
-          const value = reader.getRows()[0]?.[0];
-          return value === null || value === undefined ? null : Number(value);
-        }),
-    },
+    connectorContext(config, runtime, secrets.encryptionKey, pools),
     config.vdbName,
     log,
     () => queryLog.list(),
@@ -179,21 +157,7 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
   const users = new UserService(store, deriveSigningKey(secrets.serverSecret, appVersion()));
   const generatedAdminPassword = await users.ensureAdmin(config.adminPassword);
   const invites = new InviteService(store, users);
-  // The demo is attached once, on the first start that attaches it; a failed attempt is retried
-  // at the next start, and does not stop this one (e.g. fileRoots without the default file root).
-  if (!store.current.initialized) {
-    // Not with a shared catalog: the demo's files would be in this instance's data directory only.
-    let attached = true;
-    if (config.demo && config.catalog.url === null)
-      await installDemo(config, registry, log).catch((err: unknown) => {
-        attached = false;
-        log.warn({ err: messageOf(err) }, 'demo sources not attached (tried again at the next start)');
-      });
-    if (attached)
-      await store.update((catalog) => {
-        catalog.initialized = true;
-      });
-  }
+  await attachDemoOnce(config, store, registry, log);
   await createConfiguredSources(config, registry, log);
   // Cursors, sign-in failures and running statements: in Redis when configured, else here.
   const shared = await createSharedStores(config, (owner) => {
@@ -203,29 +167,8 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
   });
   const { cursors } = shared;
   cursorStats = () => cursors.stats();
-  const engine = new Engine(
-    registry,
-    runtime,
-    config.vdbName,
-    {
-      pushdown: config.pushdown,
-      directRows: config.directRows,
-      dependentJoin: config.dependentJoin,
-      statementSize: {
-        maxBytes: config.statements.maxBytes,
-        maxSyntaxNodes: config.statements.maxSyntaxNodes,
-        maxSelectListTerms: config.statements.maxSelectListTerms,
-      },
-    },
-    {
-      users,
-      invites,
-      auditLog,
-      // The user is gone already; cursors Redis cannot drop now expire on their own.
-      dropCursors: (owner) =>
-        cursors.dropOwner(owner).catch((err: unknown) => log.warn({ owner, err: messageOf(err) }, 'cursors of a removed user not dropped')),
-    },
-  );
+  const engine = createEngine(config, registry, runtime, { users, invites, auditLog, cursors }, log);
+
   cacheHits = () => ({
     ...engine.cacheHits(),
     'login-tokens': users.tokenCacheHits,
@@ -260,6 +203,86 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
       unlock();
     },
   };
+}
+
+/** The engine of statements, with the settings of pushdown and statement sizes and what its procedures change. */
+function createEngine(
+  config: Config,
+  registry: SourceRegistry,
+  runtime: DuckRuntime,
+  { users, invites, auditLog, cursors }: { users: UserService; invites: InviteService; auditLog: AuditLog; cursors: CursorStore },
+  log: Logger,
+): Engine {
+  return new Engine(
+    registry,
+    runtime,
+    config.vdbName,
+    {
+      pushdown: config.pushdown,
+      directRows: config.directRows,
+      dependentJoin: config.dependentJoin,
+      statementSize: {
+        maxBytes: config.statements.maxBytes,
+        maxSyntaxNodes: config.statements.maxSyntaxNodes,
+        maxSelectListTerms: config.statements.maxSelectListTerms,
+      },
+    },
+    {
+      users,
+      invites,
+      auditLog,
+      // The user is gone already; cursors Redis cannot drop now expire on their own.
+      dropCursors: (owner) =>
+        cursors.dropOwner(owner).catch((err: unknown) => log.warn({ owner, err: messageOf(err) }, 'cursors of a removed user not dropped')),
+    },
+  );
+}
+
+/** What connectors are given: the file roots, secrets sealed with the encryption key, timeouts, the pools, the engine's readers of files. */
+function connectorContext(config: Config, runtime: DuckRuntime, encryptionKey: Buffer, pools: PoolGates): ConnectorContext {
+  return {
+    roots: config.fileRoots,
+    stateDir: config.dataDir,
+    openSecret: (sealed) => openSecret(sealed, encryptionKey),
+    sealSecret: (plain) => sealSecret(plain, encryptionKey),
+    connectTimeoutMs: config.connectTimeoutMs,
+    valueLimit: config.valueLimit,
+    pooling: { waitMs: config.poolWaitMs, gates: pools },
+    describe: async (relation) =>
+      runtime.withConnection(async (connection) => {
+        const reader = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${relation}`);
+        return reader.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
+      }),
+    engineQuery: async (sql) =>
+      runtime.withConnection(
+        async (connection) => (await connection.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>,
+      ),
+    parquetRowCount: async (file) =>
+      runtime.withConnection(async (connection) => {
+        const reader = await connection.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlLiteral(file)})`);
+        const value = reader.getRows()[0]?.[0];
+        return value === null || value === undefined ? null : Number(value);
+      }),
+  };
+}
+
+/**
+ * The demo is attached once, on the first start that attaches it; a failed attempt is retried at
+ * the next start, and does not stop this one (e.g. fileRoots without the default file root).
+ */
+async function attachDemoOnce(config: Config, store: CatalogStore, registry: SourceRegistry, log: Logger): Promise<void> {
+  if (store.current.initialized) return;
+  // Not with a shared catalog: the demo's files would be in this instance's data directory only.
+  let attached = true;
+  if (config.demo && config.catalog.url === null)
+    await installDemo(config, registry, log).catch((err: unknown) => {
+      attached = false;
+      log.warn({ err: messageOf(err) }, 'demo sources not attached (tried again at the next start)');
+    });
+  if (attached)
+    await store.update((catalog) => {
+      catalog.initialized = true;
+    });
 }
 
 /** Sources of the config file that the catalog does not have yet are created now. */
