@@ -95,7 +95,24 @@ function mountTmpfs(dir: string, bytes: number): string | null {
   }
 }
 
-const remount = (dir: string, mode: 'ro' | 'rw') => execFileSync('mount', ['-o', `remount,${mode}`, dir], { stdio: 'pipe' });
+/**
+ * Remounts `dir`'s tmpfs read-only or writable. A file still open for writing there (the engine
+ * or the cursor store closing one of the statement before) makes a read-only remount "busy" for
+ * a moment: tried again for up to 5 s.
+ */
+function remount(dir: string, mode: 'ro' | 'rw'): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      execFileSync('mount', ['-o', `remount,${mode}`, dir], { stdio: 'pipe' });
+      return;
+    } catch (err) {
+      const busy = /busy/i.test((err as { stderr?: Buffer }).stderr?.toString() ?? '');
+      if (!busy || attempt >= 50) throw err;
+      Atomics.wait(pause, 0, 0, 100);
+    }
+  }
+}
 
 /** Fills the file system of `dir` to the last block; returns the file that holds the filling. */
 function fill(dir: string): string {
