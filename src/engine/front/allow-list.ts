@@ -1,8 +1,9 @@
 /**
  * What user SQL may call: the functions, table functions, operators, types, collations and
- * node kinds vdb lists. Everything else is refused with a 400 that names it, decided on the
- * parsed tree before anything runs, so no statement reaches what the engine (DuckDB) offers
- * beyond these: its files, settings, catalogs, SQL-text functions or state.
+ * node kinds vdb lists (the functions as facts of tree/functions.ts: where each may be called).
+ * Everything else is refused with a 400 that names it, decided on the parsed tree before
+ * anything runs, so no statement reaches what the engine (DuckDB) offers beyond these: its
+ * files, settings, catalogs, SQL-text functions or state.
  *
  * An allow-list, not a deny-list: an engine upgrade that adds functions adds nothing here.
  * `REFUSED_ENGINE_FUNCTIONS` (refused-functions.ts) names, with a reason, every function the
@@ -12,43 +13,12 @@ import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, isObject, type KindAndNode } from '../tree/ast.js';
 import { refusalReason } from './refused-functions.js';
+import { functionsWith, hasFact } from '../tree/functions.js';
 
 const words = (text: string): ReadonlySet<string> => new Set(text.trim().split(/\s+/));
 
-/** Scalar functions with PostgreSQL's name and meaning. */
-export const SCALAR_FUNCTIONS = words(`
-  abs acos acosh asin asinh atan atan2 atanh cbrt ceil ceiling cos cosh cot degrees exp factorial floor
-  gcd lcm ln log log10 mod pi pow power radians random round sign sin sinh sqrt tan tanh trunc
-  ascii bit_length btrim char_length character_length chr concat concat_ws left length lower lpad ltrim md5
-  octet_length position repeat replace reverse right rpad rtrim split_part starts_with strpos substr
-  substring translate upper regexp_replace regexp_split_to_array string_to_array
-  format quote_literal to_hex encode decode overlay initcap
-  age date_part date_trunc extract isfinite justify_days make_date make_interval make_time make_timestamp make_timestamptz now
-  timezone to_timestamp transaction_timestamp to_char to_date
-  array_append array_cat array_length array_position array_prepend array_to_string cardinality div
-  to_json row_to_json array_to_json json_array_length
-  gen_random_uuid uuidv4 uuidv7
-  float8 float4 int2 int4 int8 text bool date
-`);
-
-/** Aggregates with PostgreSQL's name and meaning (also usable as window functions). */
-export const AGGREGATE_FUNCTIONS = words(`
-  avg bit_and bit_or bit_xor bool_and bool_or count max min sum string_agg array_agg
-  stddev stddev_pop stddev_samp variance var_pop var_samp covar_pop covar_samp
-  regr_avgx regr_avgy regr_count
-  mode percentile_cont percentile_disc json_agg rank
-`);
-
-/** Window functions (with OVER). */
-export const WINDOW_FUNCTIONS = words(`
-  row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value
-`);
-
-/** Set-returning functions a select list may call: they multiply rows as in PostgreSQL. */
-export const SELECT_LIST_SET_FUNCTIONS = words(`unnest generate_series`);
-
-/** Table functions of FROM. */
-export const TABLE_FUNCTIONS = words(`generate_series unnest`);
+/** Where user SQL may call a function: each a fact of tree/functions.ts, the one list of functions. */
+const ALLOWED_USES = ['allowedScalar', 'allowedAggregate', 'allowedWindow', 'allowedSetInSelectList', 'allowedInFrom'] as const;
 
 /** Operators (A_Expr names). The regular-expression ones, # (xor), |/ and ||/ (roots) are translated for the engine (engine-dialect.ts). */
 export const OPERATORS = words(`
@@ -59,14 +29,7 @@ export const OPERATORS = words(`
 const REGEX_OPERATORS = words(`~ ~* !~ !~*`);
 
 /** Every function and operator name on the lists (whatever its place). */
-export const ALLOWED_NAMES: ReadonlySet<string> = new Set([
-  ...SCALAR_FUNCTIONS,
-  ...AGGREGATE_FUNCTIONS,
-  ...WINDOW_FUNCTIONS,
-  ...SELECT_LIST_SET_FUNCTIONS,
-  ...TABLE_FUNCTIONS,
-  ...OPERATORS,
-]);
+export const ALLOWED_NAMES: ReadonlySet<string> = new Set([...ALLOWED_USES.flatMap(functionsWith), ...OPERATORS]);
 
 /** Types (last part of a type name; `pg_catalog.` is allowed in front). */
 export const TYPES = words(`
@@ -132,17 +95,18 @@ function functionName(funcname: unknown): { name: string; written: string } {
 function checkCall(call: FuncCall, inFrom: boolean): void {
   if (ownNodes.has(call)) return;
   const { name, written } = functionName(call.funcname);
-  // concat and concat_ws take VARIADIC text arrays (translated in postgres-functions.ts).
-  if (call.func_variadic && name !== 'concat' && name !== 'concat_ws')
+  if (call.func_variadic && !hasFact(name, 'allowedVariadic'))
     throw refuse(`VARIADIC in a call of ${written}`, 'Pass the arguments one by one.');
   if (inFrom) {
-    if (!TABLE_FUNCTIONS.has(name))
-      throw refuse(`Table function "${written}"`, `Table functions in FROM: ${[...TABLE_FUNCTIONS].join(', ')}.`, refusalReason(name));
+    if (!hasFact(name, 'allowedInFrom')) {
+      const tableFunctions = functionsWith('allowedInFrom').join(', ');
+      throw refuse(`Table function "${written}"`, `Table functions in FROM: ${tableFunctions}.`, refusalReason(name));
+    }
     return;
   }
   const allowed = call.over
-    ? AGGREGATE_FUNCTIONS.has(name) || WINDOW_FUNCTIONS.has(name)
-    : SCALAR_FUNCTIONS.has(name) || AGGREGATE_FUNCTIONS.has(name) || SELECT_LIST_SET_FUNCTIONS.has(name);
+    ? hasFact(name, 'allowedAggregate') || hasFact(name, 'allowedWindow')
+    : hasFact(name, 'allowedScalar') || hasFact(name, 'allowedAggregate') || hasFact(name, 'allowedSetInSelectList');
   if (!allowed) throw refuse(`Function "${written}"`, FUNCTION_HINT, refusalReason(name));
 }
 

@@ -18,6 +18,7 @@ import { CannotPushDown } from '../../connectors/sql/predicate.js';
 import { selectivity } from './selectivity.js';
 import type { JoinEstimates } from './cost.js';
 import { asKind, conjuncts, contains, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../tree/ast.js';
+import { hasFact } from '../tree/functions.js';
 
 /** The smaller load and key a scan's partial aggregation may group by the numbers of (key-lookup.ts). */
 export interface GroupLookup {
@@ -68,69 +69,6 @@ interface ScopeItem {
   columns?: Set<string>;
   nullable: boolean;
 }
-
-/** Scalar functions that never aggregate: a statement using only these keeps one row per row. */
-const SCALAR_FUNCTIONS = new Set([
-  'lower',
-  'upper',
-  'length',
-  'char_length',
-  'coalesce',
-  'abs',
-  'round',
-  'substring',
-  'substr',
-  'concat',
-  'trim',
-  'btrim',
-  'ltrim',
-  'rtrim',
-  'replace',
-  'left',
-  'right',
-  'nullif',
-]);
-
-/** Aggregates and set-returning functions: they compute over or multiply rows. */
-const ROW_SET_FUNCTIONS = new Set([
-  'count',
-  'sum',
-  'avg',
-  'min',
-  'max',
-  'string_agg',
-  'array_agg',
-  'list',
-  'bool_and',
-  'bool_or',
-  'every',
-  'stddev',
-  'stddev_pop',
-  'stddev_samp',
-  'variance',
-  'var_pop',
-  'var_samp',
-  'median',
-  'mode',
-  'first',
-  'last',
-  'any_value',
-  'arg_min',
-  'arg_max',
-  'json_agg',
-  'jsonb_agg',
-  'json_object_agg',
-  'percentile_cont',
-  'percentile_disc',
-  'approx_count_distinct',
-  'histogram',
-  'unnest',
-  'generate_series',
-  'range',
-  'json_each',
-  'json_tree',
-  'generate_subscripts',
-]);
 
 /** An integer constant (LIMIT, OFFSET, ORDER BY position), else null. */
 function constantInt(node: Node | undefined): number | null {
@@ -326,7 +264,7 @@ class ScanPlanner {
     let simple = true;
     walk(select, (key, node) => {
       // Only scalar functions known not to aggregate; anything else might (count, sum, ...).
-      if (key === 'FuncCall' && (!SCALAR_FUNCTIONS.has(lower(fieldNames(node.funcname).pop() ?? '')) || node.over)) simple = false;
+      if (key === 'FuncCall' && (!hasFact(lower(fieldNames(node.funcname).pop() ?? ''), 'keepsRows') || node.over)) simple = false;
       if (key === 'SubLink' || key === 'RangeSubselect') simple = false;
     });
     if (!simple) return;
@@ -471,7 +409,7 @@ class ScanPlanner {
     walk(select.targetList, (key, node) => {
       if (
         key === 'FuncCall' &&
-        (node.over || node.agg_star || node.agg_distinct || ROW_SET_FUNCTIONS.has(lower(fieldNames(node.funcname).pop() ?? '')))
+        (node.over || node.agg_star || node.agg_distinct || hasFact(lower(fieldNames(node.funcname).pop() ?? ''), 'computesOverRows'))
       )
         computesOverRows = true;
     });

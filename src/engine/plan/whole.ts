@@ -12,6 +12,7 @@ import type { SourceDef } from '../../catalog/types.js';
 import { wholeStatementConnector, type WholeStatementConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../access/bind.js';
 import { everyNode, fieldNames } from '../tree/ast.js';
+import { hasFact } from '../tree/functions.js';
 
 export interface WholePlan {
   source: SourceDef;
@@ -19,92 +20,6 @@ export interface WholePlan {
   /** The statement in the source's own names. */
   sql: string;
 }
-
-/** Functions that mean the same in PostgreSQL as in the engine, and reach nothing else. */
-export const SAFE_FUNCTIONS = new Set([
-  'count',
-  'sum',
-  'avg',
-  'min',
-  'max',
-  'bool_and',
-  'bool_or',
-  'every',
-  'string_agg',
-  'stddev',
-  'stddev_pop',
-  'stddev_samp',
-  'variance',
-  'var_pop',
-  'var_samp',
-  'corr',
-  'covar_pop',
-  'covar_samp',
-  'lower',
-  'upper',
-  'length',
-  'char_length',
-  'character_length',
-  'octet_length',
-  'substring',
-  'substr',
-  'trim',
-  'btrim',
-  'ltrim',
-  'rtrim',
-  'replace',
-  'concat',
-  'concat_ws',
-  'left',
-  'right',
-  'lpad',
-  'rpad',
-  'position',
-  'strpos',
-  'split_part',
-  'initcap',
-  'reverse',
-  'repeat',
-  'starts_with',
-  'md5',
-  'abs',
-  'ceil',
-  'ceiling',
-  'floor',
-  'round',
-  'trunc',
-  'mod',
-  'power',
-  'pow',
-  'sqrt',
-  'cbrt',
-  'exp',
-  'ln',
-  'log',
-  'log10',
-  'sign',
-  'pi',
-  'greatest',
-  'least',
-  'coalesce',
-  'nullif',
-  'date_trunc',
-  'date_part',
-  'extract',
-  'make_date',
-  'row_number',
-  'rank',
-  'dense_rank',
-  'percent_rank',
-  'cume_dist',
-  'ntile',
-  'lag',
-  'lead',
-  'first_value',
-  'last_value',
-  'generate_series',
-  'unnest',
-]);
 
 /** Types whose casts mean the same on both sides. */
 export const SAFE_TYPES = new Set([
@@ -155,7 +70,8 @@ export async function planWhole(bound: BoundStatement, registry: PlanCatalog): P
     switch (key) {
       case 'FuncCall': {
         const parts = fieldNames(node.funcname);
-        return parts.length === 1 && SAFE_FUNCTIONS.has(parts[0]!.toLowerCase()) && (bytewise || !/^(min|max)$/i.test(parts[0]!));
+        const name = parts.length === 1 ? parts[0]!.toLowerCase() : '';
+        return hasFact(name, 'sameAtPostgres') && (bytewise || !hasFact(name, 'ordersText'));
       }
       case 'TypeCast':
       case 'TypeName': {

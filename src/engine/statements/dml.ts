@@ -40,7 +40,8 @@ import {
 import type { StaticResult } from '../exec/static-result.js';
 import { writeChosenRows, type SelectRows } from './keyed-write.js';
 import { asKind, fieldNames, statementOf, walk } from '../tree/ast.js';
-import { SAFE_FUNCTIONS, SAFE_TYPES } from '../plan/whole.js';
+import { SAFE_TYPES } from '../plan/whole.js';
+import { hasFact } from '../tree/functions.js';
 
 /** A row source vdb writes to: its dialect and its writer. */
 type WritableConnector = RowConnector & { readonly writer: SourceWriter };
@@ -358,7 +359,7 @@ function translatable(body: WriteBody, connector: WritableConnector): boolean {
     walk(body, (key, node) => {
       if (key === 'FuncCall') {
         const parts = fieldNames(node.funcname);
-        if (parts.length !== 1 || !SAFE_FUNCTIONS.has(parts[0]!.toLowerCase())) safe = false;
+        if (parts.length !== 1 || !hasFact(parts[0]!.toLowerCase(), 'sameAtPostgres')) safe = false;
       }
       if (key === 'TypeCast') {
         const parts = fieldNames(node.typeName?.names).filter((n) => n !== 'pg_catalog');

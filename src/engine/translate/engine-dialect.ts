@@ -20,6 +20,7 @@
 import { deparseSync } from 'pgsql-deparser';
 import type { A_Expr, FuncCall, Node, ParseResult, RangeFunction, TypeCast } from '@pgsql/types';
 import { asKind, mapChildren, mapTree, mapTreeUp, nameNode } from '../tree/ast.js';
+import { functionFacts } from '../tree/functions.js';
 import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from './postgres-functions.js';
 import { BC_DATE_TIME, checkedCast, typeNameOf } from './postgres-values.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
@@ -66,9 +67,6 @@ function likeCall(expr: A_Expr): Node | null {
   if (escapeCall && callName === 'like_escape' && escapeCall.args?.length === 2) [pattern, escape] = escapeCall.args as [Node, Node];
   return call(fn, [expr.lexpr!, pattern!, escape]);
 }
-
-/** PostgreSQL functions the engine has under another name, with the same arguments. */
-const RENAMED: Record<string, string> = { btrim: 'trim', extract: 'date_part' };
 
 const REGEX_OPERATORS: Record<string, { options: string; negated: boolean }> = {
   '~': { options: 's', negated: false },
@@ -310,7 +308,7 @@ function rewriteNode(node: Node): Node | undefined {
     if (upper) return mapChildren(upper, rewriteNode);
     const substr = funcCall.over ? null : substrCall(funcCall);
     if (substr) return { FuncCall: { ...substr, args: rewrite(substr.args) } };
-    const renamed = RENAMED[calledName(funcCall)];
+    const renamed = functionFacts(calledName(funcCall))?.engineName;
     if (renamed) {
       return {
         FuncCall: { ...funcCall, funcname: [nameNode(renamed)], funcformat: 'COERCE_EXPLICIT_CALL', args: rewrite(funcCall.args) },

@@ -59,9 +59,6 @@ export function sameScaleOrRefused(expr: Node, values: Array<Node | undefined>, 
   return condition ? unless(condition, refusal(`${what} over numeric values of different scales`, MIXED_HINT), expr) : expr;
 }
 
-/** The aggregates PostgreSQL answers as numeric with a scale of its own choosing for exact input. */
-export const EXACT_AVERAGES = new Set(['avg', 'stddev', 'stddev_samp', 'stddev_pop', 'variance', 'var_samp', 'var_pop']);
-
 /** The argument of avg(x) and kin, refused when exact (integers, numeric): PostgreSQL answers numeric there. */
 export function floatOnlyArgument(name: string, value: Node): Node {
   const failure = refusal(
@@ -82,9 +79,6 @@ export function numericDivisionRefused(dividend: Node, divisor: Node): { conditi
     ),
   };
 }
-
-/** Functions PostgreSQL answers as numeric (with a scale of its own) when an argument is numeric. */
-export const NUMERIC_MATH = new Set(['power', 'pow', 'log', 'log10', 'ln', 'exp', 'sqrt']);
 
 /** The arguments of `name`, the first refused when a numeric one (and no float) is among them; null when volatile. */
 export function numericArgumentsRefused(name: string, args: Node[]): Node[] | null {

@@ -16,6 +16,7 @@ import { describe, MAX_RESULT_COLUMNS } from '../../runtime/duckdb.js';
 import { ApiError } from '../../errors.js';
 import { UNCONSTRAINED_NUMERIC } from '../../catalog/types.js';
 import { asKind, fieldNames } from '../tree/ast.js';
+import { hasFact } from '../tree/functions.js';
 import { call, calledName, int, isIntegerConst, literalText, written } from '../tree/syntax-nodes.js';
 
 /** PostgreSQL's kind of a value: integer, numeric (with the engine's scale), float, or anything else. */
@@ -28,7 +29,6 @@ interface Leaf {
   witness: Node;
 }
 
-const AVERAGES = new Set(['avg', 'variance', 'var_samp', 'var_pop', 'stddev', 'stddev_samp', 'stddev_pop']);
 const ARITHMETIC = new Set(['+', '-', '*', '/']);
 
 const mark = (fc: { FuncCall: FuncCall }) => {
@@ -47,7 +47,7 @@ function parts(node: Node): Node[] | null {
   if (fc && !fc.agg_order && !fc.agg_within_group && !fc.agg_star && !fc.func_variadic) {
     const name = calledName(fc);
     const args = fc.args ?? [];
-    if (AVERAGES.has(name) && args.length === 1) return []; // its argument is a leaf of its own
+    if (hasFact(name, 'exactAverage') && args.length === 1) return []; // its argument is a leaf of its own
     if (fc.over) return (name === 'lag' || name === 'lead') && args.length === 3 ? [] : null;
     if (fc.agg_filter || fc.agg_distinct) return null;
     if ((name === 'round' || name === 'trunc') && (args.length === 1 || (args.length === 2 && isIntegerConst(args[1])))) return [args[0]!];
@@ -68,7 +68,7 @@ function parts(node: Node): Node[] | null {
 function mayChooseScale(node: Node): boolean {
   const fc = asKind(node, 'FuncCall');
   const name = fc ? calledName(fc) : '';
-  if (fc && (AVERAGES.has(name) || name === 'lag' || name === 'lead' || name === 'sign')) return true;
+  if (fc && (hasFact(name, 'exactAverage') || name === 'lag' || name === 'lead' || name === 'sign')) return true;
   const expr = asKind(node, 'A_Expr');
   if (expr && fieldNames(expr.name).join('') === '/') return true;
   if (asKind(node, 'MinMaxExpr') || asKind(node, 'CoalesceExpr')) return true;
@@ -79,7 +79,7 @@ function mayChooseScale(node: Node): boolean {
 function leavesOf(node: Node, leaves: Leaf[]): void {
   const fc = asKind(node, 'FuncCall');
   const name = fc ? calledName(fc) : '';
-  if (fc && AVERAGES.has(name) && parts(node)?.length === 0) {
+  if (fc && hasFact(name, 'exactAverage') && parts(node)?.length === 0) {
     const arg = fc.args![0]!;
     const witness = mark(call('min', [arg]));
     if (fc.over) witness.FuncCall.over = fc.over;
@@ -158,7 +158,7 @@ class Translator {
   translate(node: Node): Translated {
     const fc = asKind(node, 'FuncCall');
     const name = fc ? calledName(fc) : '';
-    if (fc && AVERAGES.has(name) && parts(node)?.length === 0) return this.average(fc, name);
+    if (fc && hasFact(name, 'exactAverage') && parts(node)?.length === 0) return this.average(fc, name);
     if (fc && fc.over && (name === 'lag' || name === 'lead')) return this.lagLead(fc, name);
     const inner = parts(node);
     if (inner === null) return this.leaf(node);
@@ -260,9 +260,6 @@ const withTargets = (tree: ParseResult, select: SelectStmt, targetList: Node[]):
   stmts: [{ ...tree.stmts![0], stmt: { SelectStmt: { ...select, targetList } } }, ...tree.stmts!.slice(1)],
 });
 
-/** Calls whose JSON text PostgreSQL spaces and spells its own way (1.50, ", "): written as their text. */
-const JSON_TEXTS = new Set(['to_json', 'json_agg']);
-
 /** The select list's to_json and json_agg, marked to be written as their text (the engine's JSON writer would respell it). */
 function withJsonTexts(tree: ParseResult, select: SelectStmt): ParseResult {
   let changed = false;
@@ -270,7 +267,7 @@ function withJsonTexts(tree: ParseResult, select: SelectStmt): ParseResult {
     const target = asKind(item, 'ResTarget');
     const fc = asKind(target?.val, 'FuncCall');
     const rowJson = fc && calledName(fc) === 'row_to_json' && asKind(fc.args?.[0], 'RowExpr') !== undefined;
-    if (!target || !fc || !(JSON_TEXTS.has(calledName(fc)) || rowJson) || referenced(select, i, target)) return item;
+    if (!target || !fc || !(hasFact(calledName(fc), 'jsonText') || rowJson) || referenced(select, i, target)) return item;
     changed = true;
     return { ResTarget: { ...target, name: target.name ?? calledName(fc), val: mark(call('vdb_json_result', [target.val!])) } };
   });

@@ -8,7 +8,8 @@ import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../tree/ast.js';
 import { dateTimeParse, dateTimeText } from './datetime-format.js';
-import { EXACT_AVERAGES, floatOnlyArgument, NUMERIC_MATH, numericArgumentsRefused, sameScaleOrRefused } from './numeric-scales.js';
+import { floatOnlyArgument, numericArgumentsRefused, sameScaleOrRefused } from './numeric-scales.js';
+import { functionFacts, functionsWith, hasFact } from '../tree/functions.js';
 import { DATE_TIME_TYPES, postgresDateTimeText, postgresText, quotedLiteral, textOf, typeNameOf } from './postgres-values.js';
 import {
   asVarchar,
@@ -75,9 +76,6 @@ export function walkCalls(items: Node[] | undefined, visit: (fc: FuncCall) => vo
   }
 }
 
-/** Functions of FROM that return one column: an alias without column names names that column. */
-const ONE_COLUMN_FUNCTIONS = new Set(['generate_series', 'unnest']);
-
 export function namedFunctionColumn(rangeFunction: RangeFunction): RangeFunction | null {
   const alias = rangeFunction.alias;
   if (!alias || alias.colnames || rangeFunction.ordinality || rangeFunction.is_rowsfrom) return null;
@@ -87,7 +85,7 @@ export function namedFunctionColumn(rangeFunction: RangeFunction): RangeFunction
   const fn = asKind(list ? list.items?.[0] : items[0], 'FuncCall');
   const name = fn ? calledName(fn) : '';
   const args = fn?.args ?? [];
-  if (!ONE_COLUMN_FUNCTIONS.has(name) || (name === 'unnest' && args.length !== 1)) return null;
+  if (!hasFact(name, 'oneColumnInFrom') || (name === 'unnest' && args.length !== 1)) return null;
   return { ...rangeFunction, alias: { ...alias, colnames: [{ String: { sval: alias.aliasname } }] } };
 }
 
@@ -153,9 +151,6 @@ export function postgresOperator(expr: A_Expr): Node | null {
   }
   return null;
 }
-
-/** Function-style casts of PostgreSQL (float8(3), int4('7'), text(x)): the type's cast. */
-const CAST_FUNCTIONS = new Set(['float8', 'float4', 'int2', 'int4', 'int8', 'text', 'bool', 'date']);
 
 /**
  * to_char of a date or timestamp, to_date and to_timestamp with a constant template, written
@@ -260,38 +255,9 @@ function textFunction(name: string, args: Node[]): Node | null {
     return call('concat', [call('left', [text, op('-', start, int(1))]), replacement, call('substr', [text, op('+', start, length)])]);
   }
   // The engine has functions of these names that mean something else: no other form reaches them.
-  if (TEXT_FUNCTIONS.has(name)) throw notAsPostgres(`${name} in this form`, 'See docs/sql.md for the forms vdb translates.');
+  if (hasFact(name, 'textNamesake')) throw notAsPostgres(`${name} in this form`, 'See docs/sql.md for the forms vdb translates.');
   return null;
 }
-
-const TEXT_FUNCTIONS = new Set(['format', 'quote_literal', 'to_hex', 'encode', 'decode', 'overlay']);
-
-/** PostgreSQL's result type of functions whose engine namesake answers another type (BIGINT for int4, ...). */
-const RESULT_TYPES: Record<string, { type: string; typmods?: number[] }> = {
-  length: { type: 'int4' },
-  char_length: { type: 'int4' },
-  character_length: { type: 'int4' },
-  octet_length: { type: 'int4' },
-  bit_length: { type: 'int4' },
-  strpos: { type: 'int4' },
-  position: { type: 'int4' },
-  array_length: { type: 'int4' },
-  array_position: { type: 'int4' },
-  json_array_length: { type: 'int4' },
-  ntile: { type: 'int4' },
-  ascii: { type: 'int4' },
-  date_part: { type: 'float8' },
-  factorial: { type: 'numeric', typmods: [38, 0] },
-  to_json: { type: 'json' },
-  array_to_json: { type: 'json' },
-  row_to_json: { type: 'json' },
-  json_agg: { type: 'json' },
-  json_build_object: { type: 'json' },
-  json_build_array: { type: 'json' },
-};
-
-/** Functions whose result is int4 when their arguments are (known here for integer literals). */
-const INT4_OF_INT4_ARGUMENTS = new Set(['gcd', 'lcm']);
 
 /** Fields whose EXTRACT is a whole number; PostgreSQL answers numeric (scale 0). */
 const WHOLE_FIELDS = new Set([
@@ -357,9 +323,9 @@ export function postgresCall(fc: FuncCall): Node | null {
   const result =
     name === 'extract' && args.length === 2
       ? extractType(args)
-      : INT4_OF_INT4_ARGUMENTS.has(name) && intLiterals
+      : hasFact(name, 'int4OfInt4') && intLiterals
         ? { type: 'int4' }
-        : RESULT_TYPES[name];
+        : functionFacts(name)?.resultType;
   const translated = name === 'extract' && literalText(args[0])?.toLowerCase() === 'epoch' ? epochOf(args[1]!) : translatedCall(fc);
   if (!result) return translated;
   let value: Node | null = translated;
@@ -510,7 +476,7 @@ translate(['make_date', 'make_timestamp', 'make_timestamptz'], (fc, args) => {
 
 translate(['round'], (fc, args) => (args.length === 1 && !fc.over ? roundCall(args[0]!) : null));
 
-translate(NUMERIC_MATH, (fc, args) => {
+translate(functionsWith('numericMath'), (fc, args) => {
   if (args.length === 0 || fc.over) return null;
   const guarded = numericArgumentsRefused(calledName(fc), args);
   return guarded ? withArgs(fc, guarded) : null;
@@ -556,7 +522,9 @@ translate(['var_pop', 'var_samp', 'variance', 'stddev', 'stddev_pop', 'stddev_sa
   return { CaseExpr: { args: [{ CaseWhen: { expr: guard, result: nan } }], defresult: { FuncCall: checked } } };
 });
 
-translate(EXACT_AVERAGES, (fc, args) => (args.length === 1 ? withArgs(fc, [floatOnlyArgument(calledName(fc), args[0]!)]) : null));
+translate(functionsWith('exactAverage'), (fc, args) =>
+  args.length === 1 ? withArgs(fc, [floatOnlyArgument(calledName(fc), args[0]!)]) : null,
+);
 
 translate(['percentile_cont'], (fc) => {
   if (!fc.agg_within_group || !fc.agg_order) return null;
@@ -572,7 +540,9 @@ translate(['percentile_cont'], (fc) => {
 
 translate(['lag', 'lead'], (fc, args) => (args.length === 3 && fc.over ? withDefaultType(fc, args) : null));
 
-translate(CAST_FUNCTIONS, (fc, args) => (args.length === 1 ? { TypeCast: { arg: args[0], typeName: typeNamed(calledName(fc)) } } : null));
+translate(functionsWith('castFunction'), (fc, args) =>
+  args.length === 1 ? { TypeCast: { arg: args[0], typeName: typeNamed(calledName(fc)) } } : null,
+);
 
 translate(['lpad', 'rpad'], (fc, args) => (args.length === 2 ? call(calledName(fc), [...args, stringConst(' ')]) : null));
 
@@ -708,7 +678,7 @@ translate(['make_interval'], (_fc, args) => {
 
 translate(['justify_days'], (_fc, args) => (args.length === 1 ? engineCall('vdb_justify_days', args) : null));
 
-translate(TEXT_FUNCTIONS, (fc, args) => textFunction(calledName(fc), args));
+translate(functionsWith('textNamesake'), (fc, args) => textFunction(calledName(fc), args));
 
 translate(['to_char', 'to_date', 'to_timestamp'], (fc, args) => {
   const name = calledName(fc);

@@ -14,31 +14,8 @@
  */
 import type { FuncCall, Node } from '@pgsql/types';
 import { asKind, mapChildren, nameNode } from '../tree/ast.js';
+import { hasFact } from '../tree/functions.js';
 import { calledName, notAsPostgres, stringConst } from '../tree/syntax-nodes.js';
-
-/** Functions checked on their result: what they build is at most a few times their inputs. */
-const WIDENING = new Set([
-  'concat',
-  'concat_ws',
-  'array_to_string',
-  'vdb_array_to_string',
-  'translate',
-  'hex',
-  'to_base64',
-  'to_json',
-  'row_to_json',
-  'array_to_json',
-  'json_quote',
-  'list_concat',
-  'array_cat',
-  'array_concat',
-  'list_append',
-  'array_append',
-  'list_prepend',
-  'array_prepend',
-  'format',
-  'printf',
-]);
 
 const CONCATENATION = '||';
 
@@ -134,7 +111,7 @@ function bound(node: Node, inChain = false): Node {
     if (checked) return checked;
     const { args: _args, ...rest } = fc;
     const copy: Node = { FuncCall: { ...mapChildren(rest, (child) => bound(child)), ...(fc.args ? { args } : {}) } };
-    return WIDENING.has(calledName(fc)) && !fc.over ? bounded(copy, calledName(fc)) : copy;
+    return hasFact(calledName(fc), 'widensValues') && !fc.over ? bounded(copy, calledName(fc)) : copy;
   }
   if (isConcatenation(node)) {
     const expr = asKind(node, 'A_Expr')!;

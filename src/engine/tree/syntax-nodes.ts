@@ -6,6 +6,7 @@
 import type { A_Expr, FuncCall, Node, TypeCast, TypeName } from '@pgsql/types';
 import { badRequest } from '../../errors.js';
 import { asKind, everyNode, fieldNames, nameNode } from './ast.js';
+import { hasFact } from './functions.js';
 
 export const stringConst = (text: string): Node => ({ A_Const: { sval: { sval: text } } });
 
@@ -56,10 +57,9 @@ export const isNullConst = (node: Node | undefined): boolean => asKind(node, 'A_
 
 export const TYPE_NAMES_OF_FLOATS = ['DOUBLE', 'FLOAT'];
 
-/** Calls whose value changes from one evaluation to the next: never duplicated by a rewrite. */
-const VOLATILE = new Set(['random', 'gen_random_uuid', 'uuidv4', 'uuidv7']);
+/** Whether `node` calls a function whose value changes from one evaluation to the next (never duplicated by a rewrite). */
 export const isVolatile = (node: Node | Node[] | undefined): boolean =>
-  !everyNode(node, (...[kind, body]) => kind !== 'FuncCall' || !VOLATILE.has(calledName(body)));
+  !everyNode(node, (...[kind, body]) => kind !== 'FuncCall' || !hasFact(calledName(body), 'volatile'));
 
 /** `typeof(value) IN (names)`: whether the engine's type of `value` is one of `names`. */
 export const typeIs = (value: Node, names: string[]): Node => ({
