@@ -391,7 +391,7 @@ export class Engine {
       if (qualified) throw hiddenColumnDenial(qualified, user.name);
     });
     // A plan names every table it reads: only those the user may read themselves.
-    const behind = bound.tables.filter((t) => t.resolved.kind !== 'system' && !policy.canRead(t.resolved.schema, t.resolved.table));
+    const behind = bound.tables.filter((t) => t.resolved.origin !== 'system' && !policy.canRead(t.resolved.schema, t.resolved.table));
     if (behind.length > 0) {
       throw forbidden(
         `EXPLAIN would show tables you may not read (${behind.map((t) => `${t.resolved.schema}.${t.resolved.table.name}`).join(', ')}), read here through views or row conditions.`,
@@ -400,7 +400,7 @@ export class Engine {
     }
     let plan = await choosePlan(bound, this.registry, this.options);
     // A whole statement the source refuses (unknown function, ...) runs as its plan says then, as execution does.
-    if (plan.kind === 'whole') {
+    if (plan.route === 'whole') {
       const whole = plan;
       const refused = await whole.whole.connector.describeStatement(whole.whole.sql, signal).then(
         () => false,
@@ -443,7 +443,7 @@ export class Engine {
       user,
     );
     if (key && pristine && constants) {
-      const whole = opened.plan?.kind === 'whole' ? opened.plan : null;
+      const whole = opened.plan?.route === 'whole' ? opened.plan : null;
       const learned = whole ? await this.learnTemplate(pristine, constants, whole.whole.sql, policy).catch(() => null) : null;
       this.wholeTemplates.set(
         key,
@@ -501,7 +501,7 @@ export class Engine {
     learned?: Learned,
     turn?: () => Promise<void>,
   ): Promise<Opened> {
-    switch (plan.kind) {
+    switch (plan.route) {
       case 'constant':
         // SELECT 1 and its kind: no source, no engine.
         if (learned) learned.constants = plan.constants;
@@ -561,15 +561,15 @@ function variantParams(params: readonly ParamValue[], texts: readonly string[], 
   return params.map((value) => {
     if (value === null) return null;
     const text = texts[next]!;
-    const kind = kinds[next++]!;
-    if (kind === 'b') return text === 'true';
-    if (kind === 's') return text.slice(1, -1);
+    const marker = kinds[next++]!;
+    if (marker === 'b') return text === 'true';
+    if (marker === 's') return text.slice(1, -1);
     return Number(text);
   });
 }
 
 /** Marks how a SELECT was answered (metrics). */
-function routed(execution: Execution, route: Plan['kind']): Execution {
+function routed(execution: Execution, route: Plan['route']): Execution {
   execution.route = route;
   return execution;
 }

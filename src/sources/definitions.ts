@@ -10,10 +10,10 @@ import { SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable } from './system-tables
 
 /** Where a table of the virtual database lives, as the binder needs to know it. */
 export type ResolvedTable =
-  | { kind: 'system'; schema: string; table: TableDef; engineSchema: string; engineName: string }
-  | { kind: 'native'; schema: string; table: TableDef; source: SourceDef; engineSchema: string; engineName: string }
-  | { kind: 'rows'; schema: string; table: TableDef; source: SourceDef }
-  | { kind: 'view'; schema: string; table: ViewDef };
+  | { origin: 'system'; schema: string; table: TableDef; engineSchema: string; engineName: string }
+  | { origin: 'native'; schema: string; table: TableDef; source: SourceDef; engineSchema: string; engineName: string }
+  | { origin: 'rows'; schema: string; table: TableDef; source: SourceDef }
+  | { origin: 'view'; schema: string; table: ViewDef };
 
 /** The engine schema of the system tables' copies (created in every engine generation). */
 export const SYSTEM_ENGINE_SCHEMA = 'vdb_sys';
@@ -95,7 +95,7 @@ export abstract class SourceDefinitions {
       );
       if (!found) throw this.unknownTable(systemSchema, table);
       return {
-        kind: 'system',
+        origin: 'system',
         schema: systemSchema,
         table: found.def,
         engineSchema: SYSTEM_ENGINE_SCHEMA,
@@ -107,13 +107,13 @@ export abstract class SourceDefinitions {
     if (!source) {
       const view = findByName(this.tablesOf(schemaName) as ViewDef[], table, (v) => v.name);
       if (!view) throw this.unknownTable(schemaName, table);
-      return { kind: 'view', schema: view.schema, table: view };
+      return { origin: 'view', schema: view.schema, table: view };
     }
     const def = findByName(source.tables, table, (t) => t.name);
     if (!def) throw this.unknownTable(source.name, table);
     if (this.deliveryOf(source) === 'engine') {
       return {
-        kind: 'native',
+        origin: 'native',
         schema: source.name,
         table: def,
         source,
@@ -121,7 +121,7 @@ export abstract class SourceDefinitions {
         engineName: def.name,
       };
     }
-    return { kind: 'rows', schema: source.name, table: def, source };
+    return { origin: 'rows', schema: source.name, table: def, source };
   }
 
   private resolveUnqualified(table: string): ResolvedTable {

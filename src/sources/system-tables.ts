@@ -137,9 +137,9 @@ export const SYSTEM_TABLES: SystemTable[] = [
         table.name,
         table.kind,
         table.nameInSource,
-        source !== null && table.kind === 'Table',
+        source !== null && table.kind !== 'View',
         // Writable: tables of database sources (not files) whose definition is not read-only.
-        source !== null && table.kind === 'Table' && !source.readOnly && writableKind(source.kind),
+        source !== null && table.kind !== 'View' && !source.readOnly && writableKind(source.kind),
         table.uid,
         table.cardinality,
         table.description ?? null,

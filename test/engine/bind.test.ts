@@ -40,20 +40,20 @@ test('file tables are rewritten to their engine views, keeping the written name 
   const sql = deparseSync(bound.ast);
   assert.match(sql, /FROM src_\d+\.regions AS regions/);
   assert.equal(bound.tables.length, 1);
-  assert.equal(bound.tables[0]?.resolved.kind, 'native');
+  assert.equal(bound.tables[0]?.resolved.origin, 'native');
 });
 
 test('SQLite tables are loaded under a temporary name', () => {
   const bound = bind('SELECT o.id FROM shop.orders o JOIN shop.orders p ON p.id = o.id');
   assert.equal(bound.tables.length, 1, 'one load per table, however often it is referenced');
-  assert.equal(bound.tables[0]?.resolved.kind, 'rows');
+  assert.equal(bound.tables[0]?.resolved.origin, 'rows');
   assert.match(deparseSync(bound.ast), /__vdb_rows_1 AS o/);
 });
 
 test('names are case-insensitive, and unique bare table names resolve', () => {
   assert.equal(bind('SELECT * FROM SHOP.Customers').tables[0]?.resolved.table.name, 'customers');
   assert.equal(bind('SELECT * FROM customers').tables[0]?.resolved.schema, 'shop');
-  assert.equal(bind('SELECT * FROM sys.tables').tables[0]?.resolved.kind, 'system');
+  assert.equal(bind('SELECT * FROM sys.tables').tables[0]?.resolved.origin, 'system');
 });
 
 test('schema-qualified column references drop the schema', () => {

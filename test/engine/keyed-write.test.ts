@@ -36,7 +36,7 @@ const table = (key: ColumnDef): TableDef => ({
   oid: 1,
 });
 
-const target = (key: ColumnDef): ResolvedTable => ({ kind: 'rows', schema: 'src', table: table(key), source: {} as SourceDef });
+const target = (key: ColumnDef): ResolvedTable => ({ origin: 'rows', schema: 'src', table: table(key), source: {} as SourceDef });
 
 /** A source that records what it is asked; `execute` reaches `reached(sql)` rows. */
 function fakeWrite(
@@ -47,7 +47,7 @@ function fakeWrite(
   let round = 0;
   const key = options.key ?? column('id', 'INTEGER', 1);
   const write: ChosenRowsWrite = {
-    kind: 'DeleteStmt',
+    statementType: 'DeleteStmt',
     body: { relation: { relname: 'w', schemaname: 'src', inh: true, relpersistence: 'p' } },
     target: target(key),
     condition: { A_Const: { boolval: { boolval: true } } },

@@ -37,7 +37,7 @@ async function explained(sql: string, options: Partial<PlanOptions> = {}) {
   const settings = { ...DEFAULTS, ...options, dependentJoin: { ...DEFAULTS.dependentJoin, ...options.dependentJoin } };
   const bound = bindStatement(parseStatement(sql), catalog, 'vdb', catalog.adminPolicy());
   const plan = await choosePlan(bound, catalog, settings);
-  return { kind: plan.kind, rows: explainPlan(plan, catalog, settings.dependentJoin).rows };
+  return { kind: plan.route, rows: explainPlan(plan, catalog, settings.dependentJoin).rows };
 }
 
 test('constant: a select list of constants needs no source and no engine', async () => {

@@ -64,7 +64,7 @@ export class PlainCatalog implements BindCatalog, PlanCatalog {
     const source = schema === undefined ? this.sources.find((s) => s.tables.some((t) => same(t.name, table))) : this.findSource(schema);
     const def = source?.tables.find((t) => same(t.name, table));
     if (!source || !def) throw notFound(`Table ${schema ? `${schema}.` : ''}${table} does not exist.`);
-    return { kind: 'rows', schema: source.name, table: def, source };
+    return { origin: 'rows', schema: source.name, table: def, source };
   }
 
   virtualSchemas(): string[] {

@@ -54,8 +54,8 @@ const administratorsTables = new WeakSet<object>();
 
 /** Marks the tables a condition reads as the administrator's (see administratorsTables). */
 export function trustTablesOf(expression: Node): Node {
-  walk(expression, (kind, node) => {
-    if (kind === 'RangeVar') administratorsTables.add(node);
+  walk(expression, (nodeType, node) => {
+    if (nodeType === 'RangeVar') administratorsTables.add(node);
   });
   return expression;
 }
@@ -192,7 +192,7 @@ class AccessRewriter {
         relation && !scope.has(String(relation.relname).toLowerCase())
           ? this.registry.resolve(typeof relation.schemaname === 'string' ? relation.schemaname : undefined, String(relation.relname))
           : null;
-      if (named?.kind === 'view')
+      if (named?.origin === 'view')
         throw badRequest(
           `TABLESAMPLE samples tables; ${named.schema}.${named.table.name} is a view.`,
           'Sample the tables the view reads, or filter the view with a WHERE on random().',
@@ -234,10 +234,10 @@ class AccessRewriter {
     const resolved = this.registry.resolve(schemaname, relname);
     this.approved.add(range);
     const viaView = this.insideViews.has(range);
-    if (resolved.kind === 'view') return this.expandView(range, resolved.table, viaView);
+    if (resolved.origin === 'view') return this.expandView(range, resolved.table, viaView);
     if (this.policy.admin) return null;
     const restriction =
-      resolved.kind === 'system'
+      resolved.origin === 'system'
         ? this.systemRestriction(resolved.schema, resolved.table)
         : this.tableRestriction(resolved.schema, resolved.table, viaView);
     if (!restriction) return null;
@@ -292,8 +292,8 @@ class AccessRewriter {
     const inside = referencedColumns(body);
     this.referenced.all ||= inside.all;
     for (const name of inside.names) this.referenced.names.add(name);
-    walk(body, (kind, node) => {
-      if (kind === 'RangeVar') this.insideViews.add(node);
+    walk(body, (nodeType, node) => {
+      if (nodeType === 'RangeVar') this.insideViews.add(node);
     });
     this.expanding.push(qualified);
     // A view's SELECT sees its own WITH queries, never those of the statement reading it.
@@ -308,8 +308,8 @@ class AccessRewriter {
 
   /** Tables read by a condition or mask are read as they are (the administrator chose them). */
   private approveTables(expression: Node): Node {
-    walk(expression, (kind, node) => {
-      if (kind === 'RangeVar') this.approved.add(node);
+    walk(expression, (nodeType, node) => {
+      if (nodeType === 'RangeVar') this.approved.add(node);
     });
     return expression;
   }
@@ -339,7 +339,7 @@ class AccessRewriter {
 
   private tableRestriction(schema: string, table: TableDef, viaView: boolean): Restriction | null {
     if (!viaView && !this.policy.canRead(schema, table))
-      throw this.policy.denial('R', [schema, table.name], 'kind' in table && table.kind === 'View' ? 'view' : 'table');
+      throw this.policy.denial('R', [schema, table.name], 'kind' in table && table.kind !== 'Table' ? 'view' : 'table');
     const readable = viaView ? table.columns : this.policy.readableColumns(schema, table);
     const columns = readable.map((column) => ({ column, mask: this.policy.columnMask(schema, table, column) }));
     const conditions = this.policy.rowConditions('R', schema, table, viaView);
@@ -421,8 +421,8 @@ const cteEngineName = (name: string) => `__vdb_cte_${name}`;
 function requireRecursiveForm(cte: CommonTableExpr, name: string): void {
   const query = asKind(cte.ctequery, 'SelectStmt');
   let namesItself = false;
-  walk(cte.ctequery, (kind, node) => {
-    if (kind === 'RangeVar' && node.schemaname === undefined && lower(String(node.relname ?? '')) === name) namesItself = true;
+  walk(cte.ctequery, (nodeType, node) => {
+    if (nodeType === 'RangeVar' && node.schemaname === undefined && lower(String(node.relname ?? '')) === name) namesItself = true;
   });
   if (!namesItself || query?.op === 'SETOP_UNION') return;
   throw badRequest(
@@ -479,9 +479,9 @@ function viewBody(view: ViewDef): Node {
  * References inside the condition's subqueries keep their own scope.
  */
 export function requalify(condition: Node, alias: string): Node {
-  walk(condition, (kind, node) => {
-    if (kind === 'SelectStmt') return 'skip';
-    if (kind !== 'ColumnRef') return;
+  walk(condition, (nodeType, node) => {
+    if (nodeType === 'SelectStmt') return 'skip';
+    if (nodeType !== 'ColumnRef') return;
     const fields = node.fields!;
     node.fields = [nameNode(alias), fields[fields.length - 1]!];
     return 'skip';
@@ -504,16 +504,16 @@ function referencedColumns(statement: unknown): { all: boolean; names: Set<strin
   const names = new Set<string>();
   const aliases = new Set<string>();
   let all = false;
-  walk(statement, (kind, node) => {
-    if (kind === 'RangeVar') {
+  walk(statement, (nodeType, node) => {
+    if (nodeType === 'RangeVar') {
       aliases.add(lower(String(node.relname ?? '')));
       if (node.alias) aliases.add(lower(String(node.alias.aliasname ?? '')));
-    } else if (kind === 'ColumnRef') {
+    } else if (nodeType === 'ColumnRef') {
       const fields = fieldNames(node.fields);
       const last = fields[fields.length - 1] ?? '*';
       if (last === '*') all = true;
       else names.add(lower(last));
-    } else if (kind === 'JoinExpr') {
+    } else if (nodeType === 'JoinExpr') {
       if (node.isNatural) all = true;
       for (const name of fieldNames(node.usingClause)) names.add(lower(name));
     }
@@ -534,9 +534,9 @@ const userFunction = (node: Node | undefined): string | undefined => {
 /** CURRENT_USER, SESSION_USER, USER and CURRENT_ROLE mean the signed-in user of vdb (below `value`, not `value` itself). */
 export function replaceUserFunctions(value: unknown, userName: string): void {
   // An output column keeps PostgreSQL's name for it (current_user), not that of a constant.
-  walk(value, (kind, node) => {
-    const op = kind === 'ResTarget' ? userFunction(node.val) : undefined;
-    if (kind === 'ResTarget' && op && node.name === undefined && 'location' in node) node.name = op.slice(6).toLowerCase();
+  walk(value, (nodeType, node) => {
+    const op = nodeType === 'ResTarget' ? userFunction(node.val) : undefined;
+    if (nodeType === 'ResTarget' && op && node.name === undefined && 'location' in node) node.name = op.slice(6).toLowerCase();
   });
   replaceNodesBelow(value, (node) => (userFunction(node) ? userConstant(userName) : undefined));
 }

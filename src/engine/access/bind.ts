@@ -13,11 +13,11 @@ import { badRequest, notFound } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
 import { applyAccess, type HiddenColumns } from './access.js';
 import { checkAllowed } from '../front/allow-list.js';
-import { fieldNames, nodeKind, statementOf, walk } from '../tree/ast.js';
+import { fieldNames, nodeKind, statementOf, walk, exprIs } from '../tree/ast.js';
 
 export interface BoundTable {
   /** Views never get here: they are expanded into their SELECT before binding (access.ts). */
-  resolved: Exclude<ResolvedTable, { kind: 'view' }>;
+  resolved: Exclude<ResolvedTable, { origin: 'view' }>;
   /** For row-delivered tables: the temporary relation the rows are loaded into. */
   loadName?: string;
   /**
@@ -108,7 +108,7 @@ export function bindStatement(tree: ParseResult, registry: BindCatalog, vdbName:
     }
     const resolved = registry.resolve(schemaname, relname);
     // Views are expanded before; one that is left sits in a row condition or mask.
-    if (resolved.kind === 'view')
+    if (resolved.origin === 'view')
       throw badRequest(
         `View ${resolved.schema}.${resolved.table.name} cannot be read by a row condition or mask.`,
         'Conditions and masks read tables.',
@@ -127,16 +127,16 @@ export function bindStatement(tree: ParseResult, registry: BindCatalog, vdbName:
       // Rows of sources, the volatile system tables (logs, filtered per user) and tables under
       // a row condition are loaded per statement.
       const loaded =
-        resolved.kind === 'rows' || rowCondition !== undefined || (resolved.kind === 'system' && registry.isVolatile(resolved.table));
+        resolved.origin === 'rows' || rowCondition !== undefined || (resolved.origin === 'system' && registry.isVolatile(resolved.table));
       bound = loaded
-        ? { resolved, loadName: `__vdb_${resolved.kind === 'system' ? 'sys' : 'rows'}_${tables.size + 1}`, rowCondition }
+        ? { resolved, loadName: `__vdb_${resolved.origin === 'system' ? 'sys' : 'rows'}_${tables.size + 1}`, rowCondition }
         : { resolved };
       tables.set(key, bound);
     }
     if (bound.loadName) {
       delete node.schemaname;
       node.relname = bound.loadName;
-    } else if (resolved.kind !== 'rows') {
+    } else if (resolved.origin !== 'rows') {
       node.schemaname = resolved.engineSchema;
       node.relname = resolved.engineName;
     }
@@ -169,7 +169,7 @@ function outputName(node: Node | undefined): string | null {
   if ('CaseExpr' in node) return 'case';
   if ('CoalesceExpr' in node) return 'coalesce';
   if ('MinMaxExpr' in node) return node.MinMaxExpr.op === 'IS_GREATEST' ? 'greatest' : 'least';
-  if ('NullIfExpr' in node || ('A_Expr' in node && node.A_Expr.kind === 'AEXPR_NULLIF')) return 'nullif';
+  if ('NullIfExpr' in node || ('A_Expr' in node && exprIs(node.A_Expr, 'AEXPR_NULLIF'))) return 'nullif';
   if ('SubLink' in node) {
     const { subLinkType, subselect } = node.SubLink;
     if (subLinkType === 'EXISTS_SUBLINK') return 'exists';

@@ -25,13 +25,13 @@ export const targetNames = (items: Node[]): string[] => items.map((c) => String(
  * columns an UPDATE sets, DELETE on the table. Returns the row conditions new rows must meet
  * (an INSERT through a conditioned grant), null when there are none.
  */
-export function checkWritePermission(kind: string, body: WriteBody, target: ResolvedTable, policy: AccessPolicy): string[] | null {
+export function checkWritePermission(statementType: string, body: WriteBody, target: ResolvedTable, policy: AccessPolicy): string[] | null {
   const path = [target.schema, target.table.name];
-  if (kind === 'DeleteStmt') {
+  if (statementType === 'DeleteStmt') {
     policy.require('D', path);
     return null;
   }
-  const action = kind === 'InsertStmt' ? 'C' : 'U';
+  const action = statementType === 'InsertStmt' ? 'C' : 'U';
   const list = body.cols ?? body.targetList;
   const named = list ? targetNames(list) : [];
   // Unknown columns are the source's to report.
@@ -119,8 +119,14 @@ export function checkConflictUpdate(
  * Inside a subquery, a bare name is the target's only where no table of the subquery (or of one
  * around it) has a column of that name, as SQL resolves it.
  */
-export function checkTargetReads(kind: string, body: WriteBody, target: ResolvedTable, policy: AccessPolicy, registry: BindCatalog): void {
-  if (kind === 'InsertStmt' || policy.admin) return;
+export function checkTargetReads(
+  statementType: string,
+  body: WriteBody,
+  target: ResolvedTable,
+  policy: AccessPolicy,
+  registry: BindCatalog,
+): void {
+  if (statementType === 'InsertStmt' || policy.admin) return;
   const relation = body.relation!;
   const alias = String(relation.alias?.aliasname ?? relation.relname).toLowerCase();
   const { relation: _target, ...reads } = body;
@@ -160,7 +166,7 @@ export function checkTargetReads(kind: string, body: WriteBody, target: Resolved
         const visible =
           resolved === null
             ? null
-            : resolved.kind === 'system'
+            : resolved.origin === 'system'
               ? resolved.table.columns
               : policy.readableColumns(resolved.schema, resolved.table);
         if (visible) for (const column of visible) columns.add(column.name.toLowerCase());
@@ -174,12 +180,12 @@ export function checkTargetReads(kind: string, body: WriteBody, target: Resolved
   };
   // A subquery's column references are read in the scopes around it and its own.
   const visit = (value: unknown, scopes: Array<Set<string> | null>): void =>
-    walk(value, (kind, node) => {
-      if (kind === 'SelectStmt') {
+    walk(value, (nodeType, node) => {
+      if (nodeType === 'SelectStmt') {
         visit(node, [...scopes, columnsOfFrom(node)]);
         return 'skip';
       }
-      if (kind === 'ColumnRef') check(fieldNames(node.fields), scopes);
+      if (nodeType === 'ColumnRef') check(fieldNames(node.fields), scopes);
     });
   visit(reads, []);
 }
@@ -192,9 +198,9 @@ export function checkTargetReads(kind: string, body: WriteBody, target: Resolved
  * writes that read their rows; this holds for every write of a reader). A user who may not read
  * the table at all writes by the letter's conditions alone, as in PostgreSQL.
  */
-export function reachableRows(kind: 'UpdateStmt' | 'DeleteStmt', target: ResolvedTable, policy: AccessPolicy): Node | null {
+export function reachableRows(statementType: 'UpdateStmt' | 'DeleteStmt', target: ResolvedTable, policy: AccessPolicy): Node | null {
   const { table } = target;
-  const write = policy.rowConditions(kind === 'UpdateStmt' ? 'U' : 'D', target.schema, table);
+  const write = policy.rowConditions(statementType === 'UpdateStmt' ? 'U' : 'D', target.schema, table);
   const read = policy.canRead(target.schema, table) ? policy.rowConditions('R', target.schema, table) : null;
   if (write === null && read === null) return null;
   return allOf([write === null ? undefined : anyOfConditions(write), read === null ? undefined : anyOfConditions(read)]);

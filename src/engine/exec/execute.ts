@@ -66,7 +66,7 @@ export interface Execution {
    */
   streamsFromSource?: boolean;
   /** How a SELECT was answered (the metrics count statements by it); unset for other statements. */
-  route?: Plan['kind'];
+  route?: Plan['route'];
   /**
    * Every temporary relation the engine holds for this statement, with its rows: what a narrowed
    * user's statement can reach of the engine (the tests prove it holds nothing hidden).
@@ -179,7 +179,7 @@ export async function openFederatedExecution(
 ): Promise<Execution> {
   const { bound } = plan;
   await registry.ensureSystemTables();
-  for (const { resolved } of bound.tables) if (resolved.kind === 'native') await registry.ensurePublished(resolved.source);
+  for (const { resolved } of bound.tables) if (resolved.origin === 'native') await registry.ensurePublished(resolved.source);
   const held = await statementConnection(runtime, options.signal);
   const { connection, engine, close } = held;
   const rename = renamer(bound.tables);
@@ -193,7 +193,7 @@ export async function openFederatedExecution(
     const loads = { rescaled: false };
     // Tables of the engine under a row condition: copied with only the rows it lets through.
     for (const { resolved, loadName, rowCondition } of bound.tables) {
-      if (resolved.kind === 'rows' || !loadName || !rowCondition) continue;
+      if (resolved.origin === 'rows' || !loadName || !rowCondition) continue;
       await connection.run(
         `CREATE TEMP TABLE ${loadName} AS ${filteredSql({ schema: resolved.engineSchema, name: resolved.engineName }, resolved.table.name, rowCondition)}`,
       );
@@ -202,7 +202,7 @@ export async function openFederatedExecution(
     await computeNarrowings(connection, plan, registry, options, sourceQueries, loads);
     // The logs, as this user may see them, on this statement's own connection.
     for (const { resolved, loadName, rowCondition } of bound.tables) {
-      if (resolved.kind !== 'system' || !loadName || rowCondition) continue;
+      if (resolved.origin !== 'system' || !loadName || rowCondition) continue;
       const columns = resolved.table.columns.map((c) => `${quoteIdent(c.name)} ${c.type}`).join(', ');
       await connection.run(`CREATE TEMP TABLE ${loadName} (${columns})`);
       const rows = await registry.volatileRows(resolved.table, options.user);
@@ -221,7 +221,7 @@ export async function openFederatedExecution(
     // Nothing of the statement stays on the connection when it loaded nothing (no source rows,
     // narrowed copies or logs): the connection serves the next statement.
     held.reusable = plan.narrowings.length === 0 && bound.tables.every((t) => !t.loadName);
-    const constant = held.reusable && bound.tables.every((t) => t.resolved.kind === 'system');
+    const constant = held.reusable && bound.tables.every((t) => t.resolved.origin === 'system');
     await options.turn?.();
     const sql = await typedSql(connection, () => engineSql(tree), { reusable: constant });
     // Statements over no data, or over the system tables only, have the same columns until the
@@ -354,12 +354,12 @@ function interruptOnAbort(connection: DuckDBConnection, signal: AbortSignal): { 
 function fileSourceOf(tables: readonly BoundTable[]): (message: string) => string | null {
   return (message) => {
     for (const { resolved } of tables) {
-      if (resolved.kind !== 'native') continue;
+      if (resolved.origin !== 'native') continue;
       const folder = resolved.source.connection.ParentDirectory;
       if (folder && message.includes(folder)) return resolved.source.name;
     }
-    const natives = tables.filter((t) => t.resolved.kind === 'native');
-    return natives.length === 1 && natives[0]!.resolved.kind === 'native' ? natives[0]!.resolved.source.name : null;
+    const natives = tables.filter((t) => t.resolved.origin === 'native');
+    return natives.length === 1 && natives[0]!.resolved.origin === 'native' ? natives[0]!.resolved.source.name : null;
   };
 }
 
@@ -369,7 +369,7 @@ function renamer(tables: readonly BoundTable[]): (message: string) => string {
   for (const { resolved, loadName } of tables) {
     const user = `${resolved.schema}.${resolved.table.name}`;
     if (loadName) pairs.push([loadName, user]);
-    if (resolved.kind !== 'rows') pairs.push([`${resolved.engineSchema}.${resolved.engineName}`, user]);
+    if (resolved.origin !== 'rows') pairs.push([`${resolved.engineSchema}.${resolved.engineName}`, user]);
   }
   return (message) =>
     pairs

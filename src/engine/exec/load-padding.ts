@@ -24,22 +24,26 @@ export type PaddedKind = 'char' | 'unknown' | 'varchar';
 
 /** The refusal of a statement (also where a string constant ends with a space: PostgreSQL compares a char(n) with it without them) that uses a padded char(n) column in the engine. */
 export function paddedRefusal(column: Pick<PaddedColumn, 'label' | 'kind'>): Error {
-  if (column.kind === 'varchar') {
-    return badRequest(
-      `Comparing the PostgreSQL varchar column ${column.label}, whose values end with spaces, with a char(n) column is not supported by vdb's engine: PostgreSQL compares them without trailing spaces, the engine would not.`,
-      'Read the char(n) column as text at PostgreSQL (a view with code::text), or query the tables so that the statement is sent whole to PostgreSQL (only its tables, pushdown on).',
-      'char(n) column not supported here',
-    );
+  switch (column.kind) {
+    case 'varchar':
+      return badRequest(
+        `Comparing the PostgreSQL varchar column ${column.label}, whose values end with spaces, with a char(n) column is not supported by vdb's engine: PostgreSQL compares them without trailing spaces, the engine would not.`,
+        'Read the char(n) column as text at PostgreSQL (a view with code::text), or query the tables so that the statement is sent whole to PostgreSQL (only its tables, pushdown on).',
+        'char(n) column not supported here',
+      );
+    case 'unknown':
+      return badRequest(
+        `Comparing or computing with the column ${column.label} is not supported by vdb's engine: its values end with spaces, and its source was imported before vdb recorded which PostgreSQL columns are char(n), whose padding PostgreSQL ignores and the engine would not.`,
+        'Refresh the data source (vdb then records the columns that are char(n)), or query the table so that the statement is sent whole to PostgreSQL.',
+        'char(n) column not supported here',
+      );
+    case 'char':
+      return badRequest(
+        `Comparing or computing with the PostgreSQL char(n) column ${column.label} is not supported by vdb's engine: PostgreSQL ignores the spaces that pad its values, the engine would not, and the answer would differ from PostgreSQL's.`,
+        'Read the column as text or varchar at PostgreSQL (a view with code::text, which drops the padding), or query the table so that the statement is sent whole to PostgreSQL (only its tables, pushdown on).',
+        'char(n) column not supported here',
+      );
   }
-  const description =
-    column.kind === 'unknown'
-      ? `Comparing or computing with the column ${column.label} is not supported by vdb's engine: its values end with spaces, and its source was imported before vdb recorded which PostgreSQL columns are char(n), whose padding PostgreSQL ignores and the engine would not.`
-      : `Comparing or computing with the PostgreSQL char(n) column ${column.label} is not supported by vdb's engine: PostgreSQL ignores the spaces that pad its values, the engine would not, and the answer would differ from PostgreSQL's.`;
-  const hint =
-    column.kind === 'unknown'
-      ? 'Refresh the data source (vdb then records the columns that are char(n)), or query the table so that the statement is sent whole to PostgreSQL.'
-      : 'Read the column as text or varchar at PostgreSQL (a view with code::text, which drops the padding), or query the table so that the statement is sent whole to PostgreSQL (only its tables, pushdown on).';
-  return badRequest(description, hint, 'char(n) column not supported here');
 }
 
 /** Fails with paddedRefusal for the first of `columns` of which a value of `relation` ends with a space. */

@@ -235,7 +235,7 @@ export async function dependentKeys(
   early?: ReadonlyMap<string, ReadonlyMap<string, string[] | null>>,
 ): Promise<string[] | null> {
   const resolved = plan.bound.resolved;
-  if (resolved.kind !== 'rows') return null;
+  if (resolved.origin !== 'rows') return null;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   if (!connector.capabilities.filters) return null;
   let best: string[] | null = null;
@@ -261,7 +261,7 @@ export async function dependentKeys(
   return best;
 }
 
-type RowsTable = Extract<ResolvedTable, { kind: 'rows' }>;
+type RowsTable = Extract<ResolvedTable, { origin: 'rows' }>;
 
 /** The loaded relation's columns (those read, then any partial aggregates, as text cast on load), their labels and names in the statement. */
 function loadShape(plan: ScanPlan, resolved: RowsTable) {
@@ -363,7 +363,7 @@ export async function loadRows(
   /** How the statement uses the columns beyond showing them (char(n) padding); unknown: every column used. */
   padding: PaddedUses = ALL_USED,
 ): Promise<{ warnings: string[]; query: SourceQuery; rescaled: boolean }> {
-  const resolved = plan.bound.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
+  const resolved = plan.bound.resolved as Extract<ResolvedTable, { origin: 'rows' }>;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   const columns = plan.columns;
   const { loadColumns, labels, columnNames } = loadShape(plan, resolved);

@@ -99,7 +99,7 @@ const REFUSED_VALUE =
 
 /** A shipped table's source (its kind decides how a numeric without scale goes: plan/ship.ts). */
 const NO_SOURCE = { kind: '' };
-const sourceOf = (table: BoundTable) => (table.resolved.kind === 'rows' ? table.resolved.source : NO_SOURCE);
+const sourceOf = (table: BoundTable) => (table.resolved.origin === 'rows' ? table.resolved.source : NO_SOURCE);
 
 export interface ShipOptions {
   signal: AbortSignal;
@@ -226,7 +226,7 @@ async function shipTable(
   runtime: DuckRuntime,
   options: ShipOptions,
 ): Promise<ShippedRows | null> {
-  const resolved = table.resolved as Extract<ResolvedTable, { kind: 'rows' }>; // planShipping ships row sources only
+  const resolved = table.resolved as Extract<ResolvedTable, { origin: 'rows' }>; // planShipping ships row sources only
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   const request = {
     table: resolved.table,
@@ -310,7 +310,7 @@ async function shipThroughEngine(
   /** The scan's own signal: the statement's, or the scan stopped. */
   signal: AbortSignal,
 ): Promise<ShippedRows | null> {
-  const resolved = table.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
+  const resolved = table.resolved as Extract<ResolvedTable, { origin: 'rows' }>;
   async function* rows(): AsyncIterable<unknown[][]> {
     let finished = false;
     try {

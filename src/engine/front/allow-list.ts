@@ -11,7 +11,7 @@
  */
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeName } from '@pgsql/types';
-import { asKind, fieldNames, isObject, type KindAndNode } from '../tree/ast.js';
+import { asKind, fieldNames, isObject, type KindAndNode, exprIs } from '../tree/ast.js';
 import { refusalReason } from './refused-functions.js';
 import { functionsWith, hasFact } from '../tree/functions.js';
 
@@ -112,13 +112,13 @@ function checkCall(call: FuncCall, inFrom: boolean): void {
 
 function checkOperator(expr: A_Expr): void {
   // NOT SIMILAR TO is the same kind, with the operator !~.
-  if (expr.kind === 'AEXPR_SIMILAR') {
+  if (exprIs(expr, 'AEXPR_SIMILAR')) {
     throw refuse('SIMILAR TO', 'Use LIKE, or the regular-expression operators ~ and ~*.');
   }
   // BETWEEN and its kind name themselves by keyword; every other kind names an operator.
   if (String(expr.kind).includes('BETWEEN')) return;
   // The regular-expression operators are translated for the engine only as plain operators (not ANY/ALL).
-  checkOperatorName(expr.name, expr.kind === 'AEXPR_OP');
+  checkOperatorName(expr.name, exprIs(expr, 'AEXPR_OP'));
 }
 
 /** An operator's name list (`=`, `pg_catalog.+`): on the list, and qualified by pg_catalog only. */

@@ -26,8 +26,8 @@ export function paramConstant(value: ParamValue): Node {
 /** Replaces every `$n` of `tree` by `values[n - 1]`; a 400 when the counts disagree (a `$n` and no values sent too). */
 export function bindParameters(tree: ParseResult, values: readonly ParamValue[]): void {
   const used = new Set<number>();
-  walk(tree, (kind, node) => {
-    if (kind === 'ParamRef') used.add(node.number ?? 0);
+  walk(tree, (nodeType, node) => {
+    if (nodeType === 'ParamRef') used.add(node.number ?? 0);
   });
   if (used.size === 0 && values.length === 0) return;
   const missing = [...used].filter((n) => n < 1 || n > values.length).sort((a, b) => a - b);

@@ -130,14 +130,14 @@ export function requireFaithful(tree: unknown): void {
       );
     }
   };
-  walk(tree, (kind, node) => {
-    if (kind === 'CommonTableExpr') check(node.ctename, 'WITH query');
-    else if (kind === 'JoinExpr') {
+  walk(tree, (nodeType, node) => {
+    if (nodeType === 'CommonTableExpr') check(node.ctename, 'WITH query');
+    else if (nodeType === 'JoinExpr') {
       check(node.alias?.aliasname, 'join alias');
       check(node.join_using_alias?.aliasname, 'join alias');
-    } else if (kind === 'WindowDef') {
+    } else if (nodeType === 'WindowDef') {
       check(node.name, 'window');
       check(node.refname, 'window');
-    } else if (kind === 'NamedArgExpr') check(node.name, 'named argument');
+    } else if (nodeType === 'NamedArgExpr') check(node.name, 'named argument');
   });
 }

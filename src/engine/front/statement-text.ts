@@ -172,15 +172,15 @@ export function variantValues(kinds: readonly string[], values: readonly string[
   const taken = new Set(values);
   const variants: string[] = [];
   const booleans = kinds.filter((k) => k === 'b').length;
-  for (const [i, kind] of kinds.entries()) {
+  for (const [i, marker] of kinds.entries()) {
     let variant: string | null = null;
-    if (kind === 'b') {
+    if (marker === 'b') {
       // Two booleans at most can differ; each is turned over.
       if (booleans > 2) return null;
       variant = values[i] === 'true' ? 'false' : 'true';
     } else {
       for (let attempt = 0; attempt < 20 && variant === null; attempt++) {
-        const candidate = candidateOf(kind, randomInt(1, 1_000_000_000));
+        const candidate = candidateOf(marker, randomInt(1, 1_000_000_000));
         if (candidate !== null && !taken.has(candidate)) variant = candidate;
       }
     }
@@ -191,7 +191,7 @@ export function variantValues(kinds: readonly string[], values: readonly string[
   return new Set(variants).size === variants.length ? variants : null;
 }
 
-function candidateOf(kind: string, seed: number): string | null {
+function candidateOf(marker: string, seed: number): string | null {
   // `count` digits of the seed; the first not 0 (007 would be read as 7), and the last not 0
   // where it ends a fraction (a parameter's 1.50 is the number 1.5).
   const digits = (count: number, first: boolean, last: boolean) => {
@@ -200,16 +200,16 @@ function candidateOf(kind: string, seed: number): string | null {
     if (last && text.endsWith('0')) text = `${text.slice(0, -1)}3`;
     return text;
   };
-  if (kind === 'i') return String(seed);
-  if (kind === 's') return `'vdb variant ${seed}'`;
-  const numeral = /^f(\d+)(?:\.(\d+))?$/.exec(kind);
+  if (marker === 'i') return String(seed);
+  if (marker === 's') return `'vdb variant ${seed}'`;
+  const numeral = /^f(\d+)(?:\.(\d+))?$/.exec(marker);
   if (!numeral) return null;
   const whole = Number(numeral[1]);
   if (numeral[2] !== undefined) return `${digits(whole, true, false)}.${digits(Number(numeral[2]), false, true)}`;
   // An integer beyond int4: as many digits, still beyond it.
   if (whole < INT4_MAX.length) return null;
   const text = `9${digits(whole - 1, false, false)}`;
-  return integerKind(text) === kind ? text : null;
+  return integerKind(text) === marker ? text : null;
 }
 
 /** The kind of a constant as the deparser writes it (see `variantValues`); null for any other. */

@@ -26,12 +26,12 @@ import { planWhole, type WholePlan } from './whole.js';
 export type Plan = ConstantPlan | WholeRoute | SourceSelectRoute | ShippedRoute | FederatedPlan;
 
 export interface ConstantPlan {
-  kind: 'constant';
+  route: 'constant';
   constants: Constant[];
 }
 
 export interface WholeRoute {
-  kind: 'whole';
+  route: 'whole';
   whole: WholePlan;
   /** Where the result columns of statements of this shape are learned (per source and catalog generation). */
   columnsKey: string;
@@ -40,14 +40,14 @@ export interface WholeRoute {
 }
 
 export interface SourceSelectRoute {
-  kind: 'source-select';
+  route: 'source-select';
   select: SourceSelectPlan;
   columnsKey: string;
   otherwise(): Promise<Plan>;
 }
 
 export interface ShippedRoute {
-  kind: 'shipped';
+  route: 'shipped';
   shipping: ShippingPlan;
   /** The statement PostgreSQL runs over the shipped arrays. */
   whole: WholePlan;
@@ -77,14 +77,14 @@ export interface PlanOptions {
 
 export async function choosePlan(bound: BoundStatement, registry: PlanCatalog, options: PlanOptions): Promise<Plan> {
   const constants = constantSelect(bound);
-  if (constants) return { kind: 'constant', constants };
+  if (constants) return { route: 'constant', constants };
   const otherwise = () => planAcrossSources(bound, registry, options);
   if (!options.pushdown || options.wholeStatements === false) return otherwise();
   const shape = () => `${registry.generation}:${shapeOf(bound.ast)}`;
   const whole = await planWhole(bound, registry);
-  if (whole) return { kind: 'whole', whole, columnsKey: `${whole.source.oid}:${shape()}`, otherwise };
+  if (whole) return { route: 'whole', whole, columnsKey: `${whole.source.oid}:${shape()}`, otherwise };
   const select = planSourceSelect(bound, registry);
-  if (select) return { kind: 'source-select', select, columnsKey: `${select.source.oid}:${shape()}`, otherwise };
+  if (select) return { route: 'source-select', select, columnsKey: `${select.source.oid}:${shape()}`, otherwise };
   return otherwise();
 }
 
@@ -101,7 +101,7 @@ async function planAcrossSources(bound: BoundStatement, registry: PlanCatalog, o
     ? await planWhole({ ...bound, ast: shipping.lookup.ast, tables: shipping.targetTables }, registry)
     : null;
   return {
-    kind: 'shipped',
+    route: 'shipped',
     shipping,
     whole,
     lookupWhole,
@@ -114,9 +114,9 @@ async function planAcrossSources(bound: BoundStatement, registry: PlanCatalog, o
 /** The statement in the dialect of the one MySQL/MariaDB or SQLite source it reads, if it can run there whole. */
 export function planSourceSelect(bound: BoundStatement, registry: PlanCatalog): SourceSelectPlan | null {
   const first = bound.tables[0]?.resolved;
-  if (!first || first.kind !== 'rows') return null;
+  if (!first || first.origin !== 'rows') return null;
   const source = first.source;
-  if (!bound.tables.every((t) => t.resolved.kind === 'rows' && t.resolved.source === source)) return null;
+  if (!bound.tables.every((t) => t.resolved.origin === 'rows' && t.resolved.source === source)) return null;
   const connector = registry.connectorOf(source) as RowConnector;
   if (!connector.dialect.writesWholeSelects) return null;
   const select = (bound.ast.stmts?.[0]?.stmt as Record<string, unknown> | undefined)?.SelectStmt as Record<string, unknown> | undefined;

@@ -41,7 +41,7 @@ const COLUMNS = ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'];
 
 /** The plan that runs (choose.ts), one row per step. */
 export function explainPlan(plan: Plan, registry: PlanCatalog, limits?: JoinLimits & { maxShippedRows?: number }): ExplainResult {
-  switch (plan.kind) {
+  switch (plan.route) {
     case 'constant':
       return {
         columns: COLUMNS,
@@ -97,7 +97,7 @@ function explainStatement(
   const position = new Map(order.map(([loadName], i) => [loadName, i]));
   for (const [loadName, plan] of order) {
     const resolved = plan.bound.resolved;
-    if (resolved.kind !== 'rows') continue;
+    if (resolved.origin !== 'rows') continue;
     const connector = registry.connectorOf(resolved.source) as RowConnector;
     const sql = connector.scanSql({
       table: resolved.table,
@@ -154,7 +154,7 @@ function explainStatement(
     ]);
   }
   for (const { resolved } of bound.tables) {
-    if (resolved.kind === 'native') {
+    if (resolved.origin === 'native') {
       const connector = registry.connectorOf(resolved.source);
       const relation = connector.delivery === 'engine' ? connector.relationSql(resolved.table) : resolved.engineName;
       rows.push([
@@ -186,7 +186,7 @@ export function explainShipped(
 ): ExplainResult {
   // planShipping ships tables of row sources only.
   const sourceQuery = ({ table, scan }: Pick<ShippedTable, 'table' | 'scan'>) => {
-    const resolved = table.resolved as Extract<ResolvedTable, { kind: 'rows' }>;
+    const resolved = table.resolved as Extract<ResolvedTable, { origin: 'rows' }>;
     const connector = registry.connectorOf(resolved.source) as RowConnector;
     const sql = connector.scanSql({ table: resolved.table, columns: scan.columns, filter: scan.filter ?? undefined });
     return { source: resolved.source.name, object: `${resolved.schema}.${resolved.table.name}`, sql };

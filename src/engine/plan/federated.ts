@@ -20,7 +20,7 @@ export interface NarrowingStep {
 }
 
 export interface FederatedPlan {
-  kind: 'federated';
+  route: 'federated';
   /** The narrowings, innermost first: each may read the tables of those before it. */
   narrowings: NarrowingStep[];
   /** The statement over the sources' results and the narrowings' tables. */
@@ -65,7 +65,7 @@ export function planFederated(bound: BoundStatement, registry: PlanCatalog, opti
   });
   const statement = narrowings.length === 0 ? bound : { ...bound, tables: tablesReadBy(bound.ast, bound.tables) };
   return {
-    kind: 'federated',
+    route: 'federated',
     narrowings,
     statement: planStatement(statement, registry, options.pushdown, options.dependentJoin),
     bound: statement,
@@ -76,12 +76,14 @@ export function planFederated(bound: BoundStatement, registry: PlanCatalog, opti
 /** The bound tables whose load a tree still reads. */
 function tablesReadBy(tree: unknown, tables: readonly BoundTable[]): BoundTable[] {
   const names = new Set<string>();
-  walk(tree, (kind, node) => {
-    if (kind === 'RangeVar' && typeof node.relname === 'string') names.add(node.relname);
+  walk(tree, (nodeType, node) => {
+    if (nodeType === 'RangeVar' && typeof node.relname === 'string') names.add(node.relname);
   });
   return tables.filter((t) => !t.loadName || names.has(t.loadName));
 }
 
 /** Whether the statement reads a numeric whose values carry their own scale (exec/load-scale.ts). */
 const readsScaledNumerics = (bound: BoundStatement) =>
-  bound.tables.some(({ resolved }) => resolved.kind === 'rows' && resolved.table.columns.some((c) => scaleFromValues(c, resolved.source)));
+  bound.tables.some(
+    ({ resolved }) => resolved.origin === 'rows' && resolved.table.columns.some((c) => scaleFromValues(c, resolved.source)),
+  );

@@ -56,7 +56,7 @@ export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: num
             : null,
         // A source that takes the keys as one array gets them in one statement; the others in batches.
         batchSize:
-          plan.bound.resolved.kind === 'rows' && dialectOf(plan.bound.resolved.source)?.keysInOneStatement ? undefined : limits.batchSize,
+          plan.bound.resolved.origin === 'rows' && dialectOf(plan.bound.resolved.source)?.keysInOneStatement ? undefined : limits.batchSize,
         plans: ['dependent', 'parallel'],
       });
       if (best === null || estimates.keys < best.estimates.keys) best = { from: dependency.from, estimates };

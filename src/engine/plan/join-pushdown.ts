@@ -51,7 +51,7 @@ export function planJoinPushdown(bound: BoundStatement, plans: Map<string, ScanP
   const perSource = new Map<string, number>();
   for (const scan of plans.values()) {
     const resolved = scan.bound.resolved;
-    if (resolved.kind !== 'rows' || scan.bound.rowCondition) continue;
+    if (resolved.origin !== 'rows' || scan.bound.rowCondition) continue;
     perSource.set(resolved.source.name, (perSource.get(resolved.source.name) ?? 0) + 1);
   }
   if (![...perSource.values()].some((count) => count >= 2)) return null;
@@ -96,7 +96,7 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Pla
     // A table under a row condition is loaded filtered on its own (load.ts), never inside a join's result.
     if (
       !scan ||
-      scan.bound.resolved.kind !== 'rows' ||
+      scan.bound.resolved.origin !== 'rows' ||
       scan.bound.rowCondition ||
       ranges.filter((r) => r.relname === range.relname).length !== 1
     )
@@ -173,7 +173,7 @@ function groupQuery(
   index: number,
 ): JoinGroup | null {
   const first = plans.get(members[0]!.relname)!.bound.resolved;
-  if (first.kind !== 'rows') return null;
+  if (first.origin !== 'rows') return null;
   const connector = registry.connectorOf(first.source) as RowConnector;
   const { dialect } = connector;
   const aliases = new Map(members.map((m) => [m.alias, plans.get(m.relname)!.bound.resolved.table]));

@@ -16,7 +16,7 @@ import type { ParseResult } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import type { RowConnector } from '../../connectors/types.js';
-import { asKind, fieldNames, lower, rangeAlias, walk } from '../tree/ast.js';
+import { asKind, fieldNames, lower, rangeAlias, walk, exprIs } from '../tree/ast.js';
 import { distinctOf } from './cost.js';
 import type { GroupLookup, ScanPlan } from './scans.js';
 import { LOOKUP_MIN_SHARE } from './ship-lookup.js';
@@ -53,7 +53,7 @@ export function planGroupLookup(
 ): GroupLookup | null {
   const scan = scans.get(loadName);
   const resolved = scan?.bound.resolved;
-  if (!scan?.aggregates || scan.columns.length !== 1 || resolved?.kind !== 'rows') return null;
+  if (!scan?.aggregates || scan.columns.length !== 1 || resolved?.origin !== 'rows') return null;
   if (!(registry.connectorOf(resolved.source) as RowConnector).dialect.takesKeyLookups) return null;
   const key = scan.columns[0]!;
   for (const dependency of scan.dependencies) {
@@ -82,8 +82,8 @@ export function planGroupLookup(
  */
 function usedOnlyToJoin(ast: ParseResult, loadName: string, key: ColumnDef, from: string, fromColumn: ColumnDef): boolean {
   const aliases = new Map<string, string[]>();
-  walk(ast, (kind, node) => {
-    if (kind === 'RangeVar') {
+  walk(ast, (nodeType, node) => {
+    if (nodeType === 'RangeVar') {
       const relname = String(node.relname);
       aliases.set(relname, [...(aliases.get(relname) ?? []), rangeAlias(node)]);
     }
@@ -103,13 +103,13 @@ function usedOnlyToJoin(ast: ParseResult, loadName: string, key: ColumnDef, from
   let ownReferences = 0;
   let otherReferences = 0;
   let joined = false;
-  walk(ast, (kind, node) => {
-    if (kind === 'ColumnRef') {
+  walk(ast, (nodeType, node) => {
+    if (nodeType === 'ColumnRef') {
       const fields = names(fieldNames(node.fields));
       if (mayMean(fields, own[0]!, key)) ownReferences++;
       if (mayMean(fields, other[0]!, fromColumn)) otherReferences++;
     }
-    if (kind === 'A_Expr' && node.kind === 'AEXPR_OP' && fieldNames(node.name).join('.') === '=') {
+    if (nodeType === 'A_Expr' && exprIs(node, 'AEXPR_OP') && fieldNames(node.name).join('.') === '=') {
       const sides = [node.lexpr, node.rexpr].map((side) => names(fieldNames(asKind(side, 'ColumnRef')?.fields)));
       if (sides.some((s) => isRef(s, own[0]!, key)) && sides.some((s) => isRef(s, other[0]!, fromColumn))) joined = true;
     }

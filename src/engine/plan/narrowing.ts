@@ -12,7 +12,7 @@
  */
 import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
 import { requalify } from '../access/access.js';
-import { asKind, conjuncts, fieldNames, isObject, lower, walk } from '../tree/ast.js';
+import { asKind, conjuncts, fieldNames, isObject, lower, walk, exprIs } from '../tree/ast.js';
 
 const COMPARISONS = new Set(['=', '<>', '!=', '<', '>', '<=', '>=']);
 const SAFE_KINDS = new Set(['AEXPR_OP', 'AEXPR_IN', 'AEXPR_BETWEEN', 'AEXPR_NOT_BETWEEN', 'AEXPR_LIKE', 'AEXPR_ILIKE']);
@@ -53,8 +53,8 @@ function enclosingSelect(tree: ParseResult, entry: Node): SelectStmt | null {
       (type !== 'JOIN_LEFT' && type !== 'JOIN_FULL' && holds(join.rarg))
     );
   };
-  walk(tree, (kind, node) => {
-    if (kind === 'SelectStmt' && !found && (node.fromClause ?? []).some(holds)) found = node;
+  walk(tree, (nodeType, node) => {
+    if (nodeType === 'SelectStmt' && !found && (node.fromClause ?? []).some(holds)) found = node;
   });
   return found;
 }
@@ -87,7 +87,7 @@ function safe(node: Node): boolean {
     if ('A_Expr' in value) {
       const b = value.A_Expr;
       const op = fieldNames(b.name)[0] ?? '';
-      if (!SAFE_KINDS.has(String(b.kind)) || (b.kind === 'AEXPR_OP' && !COMPARISONS.has(op))) ok = false;
+      if (!SAFE_KINDS.has(String(b.kind)) || (exprIs(b, 'AEXPR_OP') && !COMPARISONS.has(op))) ok = false;
       else check([b.lexpr, b.rexpr]);
       return;
     }
@@ -101,8 +101,8 @@ function safe(node: Node): boolean {
 function namesOnly(node: Node, alias: string, plain: ReadonlySet<string>, alone: boolean): boolean {
   let ok = true;
   let any = false;
-  walk(node, (kind, ref) => {
-    if (kind !== 'ColumnRef') return;
+  walk(node, (nodeType, ref) => {
+    if (nodeType !== 'ColumnRef') return;
     any = true;
     const fields = fieldNames(ref.fields).map(lower);
     const column = fields[fields.length - 1]!;

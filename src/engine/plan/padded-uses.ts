@@ -75,25 +75,25 @@ function usesOf(tree: ParseResult): Found {
   let everything = false;
   let constant = false;
   const aliases = new Set<string>();
-  walk(tree, (kind, node) => {
-    if (kind === 'RangeVar') {
+  walk(tree, (nodeType, node) => {
+    if (nodeType === 'RangeVar') {
       aliases.add(lower(String(node.relname)));
       if (node.alias) aliases.add(lower(String(node.alias.aliasname)));
       if (node.alias?.colnames) everything = true;
-    } else if (kind === 'RangeSubselect' || kind === 'RangeFunction') {
+    } else if (nodeType === 'RangeSubselect' || nodeType === 'RangeFunction') {
       if (node.alias) aliases.add(lower(String(node.alias.aliasname)));
       if (node.alias?.colnames) everything = true;
-    } else if (kind === 'CommonTableExpr') {
+    } else if (nodeType === 'CommonTableExpr') {
       aliases.add(lower(String(node.ctename)));
       if (node.aliascolnames) everything = true;
-    } else if (kind === 'JoinExpr') {
+    } else if (nodeType === 'JoinExpr') {
       // NATURAL and USING compare columns that no ColumnRef names.
       if (node.isNatural) everything = true;
       for (const name of fieldNames(node.usingClause)) names.add(lower(name));
       if (node.alias) aliases.add(lower(String(node.alias.aliasname)));
-    } else if (kind === 'A_Const' && node.sval && String(node.sval.sval ?? '').endsWith(' ')) {
+    } else if (nodeType === 'A_Const' && node.sval && String(node.sval.sval ?? '').endsWith(' ')) {
       constant = true;
-    } else if (kind === 'TypeName') {
+    } else if (nodeType === 'TypeName') {
       const type = fieldNames(node.names).map(lower);
       if (VARCHAR.has(type[type.length - 1] ?? '')) constant = true;
     }
@@ -135,9 +135,9 @@ function usesOf(tree: ParseResult): Found {
     [...(select.sortClause ?? []), ...(select.groupClause ?? [])].forEach(byOutput);
   }
 
-  walk(tree, (kind, node) => {
-    if (kind === 'ResTarget' && bare.has(node)) return 'skip';
-    if (kind !== 'ColumnRef') return;
+  walk(tree, (nodeType, node) => {
+    if (nodeType === 'ResTarget' && bare.has(node)) return 'skip';
+    if (nodeType !== 'ColumnRef') return;
     const fields = fieldNames(node.fields);
     const last = fields[fields.length - 1] ?? '*';
     if (last === '*' || (fields.length === 1 && aliases.has(lower(last)))) everything = true;

@@ -131,7 +131,7 @@ function rewrite(
   registry: PlanCatalog,
 ): PartialAggregation | null {
   const resolved = plan.bound.resolved;
-  if (resolved.kind !== 'rows') return null;
+  if (resolved.origin !== 'rows') return null;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
   if (!connector.capabilities.aggregates) return null;
   const table = resolved.table;

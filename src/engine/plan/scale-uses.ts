@@ -36,8 +36,8 @@ export function scaleUses(tree: ParseResult): ScaleUses {
   const shown = new Set<string>();
   let everything = false;
   const aliases = new Set<string>();
-  walk(tree, (kind, node) => {
-    if (kind !== 'RangeVar') return;
+  walk(tree, (nodeType, node) => {
+    if (nodeType !== 'RangeVar') return;
     aliases.add(lower(String(node.relname)));
     if (node.alias) aliases.add(lower(String(node.alias.aliasname)));
     // `t AS x(a, b)`: its columns go by other names.
@@ -63,26 +63,27 @@ export function scaleUses(tree: ParseResult): ScaleUses {
       for (const child of Object.values(value)) visit(child, false);
       return;
     }
-    const [kind, body] = Object.entries(value)[0] as [string, Record<string, unknown>];
-    if (kind === 'ColumnRef') return reference(body.fields, compared);
+    const [nodeType, body] = Object.entries(value)[0] as [string, Record<string, unknown>];
+    if (nodeType === 'ColumnRef') return reference(body.fields, compared);
     // The fields of this node whose references are only compared.
     const comparedFields = new Set<string>();
-    if (kind === 'List') comparedFields.add(compared ? 'items' : '');
-    if (kind === 'A_Expr') {
+    if (nodeType === 'List') comparedFields.add(compared ? 'items' : '');
+    if (nodeType === 'A_Expr') {
       const op = fieldNames(body.name)[0] ?? '';
       const exprKind = String(body.kind);
       if ((exprKind === 'AEXPR_OP' && COMPARISONS.has(op)) || COMPARING_KINDS.has(exprKind) || DISTINCT_KINDS.has(exprKind)) {
         comparedFields.add('lexpr').add('rexpr');
       }
     }
-    if (kind === 'NullTest') comparedFields.add('arg');
-    if (kind === 'SortBy') comparedFields.add('node');
-    if (kind === 'TypeCast' && fixedScaleCast(body.typeName as never)) comparedFields.add('arg');
-    if (kind === 'SubLink' && (body.subLinkType === 'ANY_SUBLINK' || body.subLinkType === 'ALL_SUBLINK')) comparedFields.add('testexpr');
-    if (kind === 'SelectStmt') comparedFields.add('groupClause');
-    if (kind === 'WindowDef') comparedFields.add('partitionClause');
+    if (nodeType === 'NullTest') comparedFields.add('arg');
+    if (nodeType === 'SortBy') comparedFields.add('node');
+    if (nodeType === 'TypeCast' && fixedScaleCast(body.typeName as never)) comparedFields.add('arg');
+    if (nodeType === 'SubLink' && (body.subLinkType === 'ANY_SUBLINK' || body.subLinkType === 'ALL_SUBLINK'))
+      comparedFields.add('testexpr');
+    if (nodeType === 'SelectStmt') comparedFields.add('groupClause');
+    if (nodeType === 'WindowDef') comparedFields.add('partitionClause');
     if (
-      kind === 'FuncCall' &&
+      nodeType === 'FuncCall' &&
       fieldNames(body.funcname)
         .map(lower)
         .join('.')
@@ -92,7 +93,7 @@ export function scaleUses(tree: ParseResult): ScaleUses {
     }
     for (const [field, child] of Object.entries(body)) {
       // A call's OVER holds its window unwrapped: visited as the WindowDef it is.
-      if (kind === 'FuncCall' && field === 'over' && isObject(child)) visit({ WindowDef: child }, false);
+      if (nodeType === 'FuncCall' && field === 'over' && isObject(child)) visit({ WindowDef: child }, false);
       else visit(child, comparedFields.has(field));
     }
   };

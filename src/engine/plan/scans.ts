@@ -122,7 +122,7 @@ class ScanPlanner {
     private readonly bound: BoundStatement,
     private readonly registry: PlanCatalog,
   ) {
-    for (const table of bound.tables) if (table.loadName && table.resolved.kind === 'rows') this.loads.set(table.loadName, table);
+    for (const table of bound.tables) if (table.loadName && table.resolved.origin === 'rows') this.loads.set(table.loadName, table);
     for (const loadName of this.loads.keys()) {
       this.pushed.set(loadName, []);
       this.dependencies.set(loadName, []);
@@ -269,7 +269,7 @@ class ScanPlanner {
     });
     if (!simple) return;
     const bt = this.loads.get(loadName)!;
-    if (bt.resolved.kind !== 'rows') return;
+    if (bt.resolved.origin !== 'rows') return;
     const connector = this.registry.connectorOf(bt.resolved.source) as RowConnector;
     if (!connector.capabilities.limit || !connector.capabilities.orderBy) return;
     const alias = rangeAlias(range!);
@@ -334,7 +334,7 @@ class ScanPlanner {
       if (rv.alias?.colnames) return [{ alias, nullable: false }];
       const loadName = typeof rv.relname === 'string' && this.loads.has(rv.relname) ? rv.relname : undefined;
       const resolved = this.bound.tables.find(
-        (t) => t.loadName === loadName || (!t.loadName && t.resolved.kind !== 'rows' && t.resolved.engineName === rv.relname),
+        (t) => t.loadName === loadName || (!t.loadName && t.resolved.origin !== 'rows' && t.resolved.engineName === rv.relname),
       );
       const columns = resolved ? new Set(resolved.resolved.table.columns.map((c) => lower(c.name))) : undefined;
       return [{ alias, loadName, columns, nullable: false }];
@@ -467,7 +467,7 @@ class ScanPlanner {
     const loadName = target.loadName!;
     if ((this.references.get(loadName) ?? 0) !== 1) return;
     const bt = this.loads.get(loadName)!;
-    if (bt.resolved.kind !== 'rows') return;
+    if (bt.resolved.origin !== 'rows') return;
     const connector = this.registry.connectorOf(bt.resolved.source) as RowConnector;
     if (!connector.capabilities.filters) return;
     const table = bt.resolved.table;

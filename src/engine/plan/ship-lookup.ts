@@ -18,7 +18,7 @@ import type { ColumnDef } from '../../catalog/types.js';
 import { paddedChar } from '../../connectors/kinds.js';
 import type { BoundTable } from '../access/bind.js';
 import type { Node } from '@pgsql/types';
-import { asKind, conjuncts, everyNode, fieldNames, isObject, statementOf } from '../tree/ast.js';
+import { asKind, conjuncts, everyNode, fieldNames, isObject, statementOf, exprIs } from '../tree/ast.js';
 import type { ScanPlan } from './scans.js';
 import { distinctOf } from './cost.js';
 
@@ -61,19 +61,19 @@ const INTEGER_TYPES = new Set(['SMALLINT', 'INTEGER', 'BIGINT']);
 
 /** Whether `node` holds a reference to the relation `name`. */
 const holds = (node: unknown, name: string): boolean =>
-  !everyNode(node, (kind, child) => !(kind === 'RangeVar' && (child as { relname?: string }).relname === name));
+  !everyNode(node, (nodeType, child) => !(nodeType === 'RangeVar' && (child as { relname?: string }).relname === name));
 
 /** Whether `placeholder` stands where a LATERAL subquery in its place sees `target`. */
 function lateralSees(ast: ParseResult, placeholder: string, target: string): boolean {
   const isPlaceholder = (node: unknown) => isObject(node) && (node.RangeVar as { relname?: string } | undefined)?.relname === placeholder;
   let seen = false;
-  everyNode(ast, (kind, node) => {
-    if (kind === 'JoinExpr') {
+  everyNode(ast, (nodeType, node) => {
+    if (nodeType === 'JoinExpr') {
       const join = node as { jointype?: string; larg?: unknown; rarg?: unknown };
       if (isPlaceholder(join.rarg) && (join.jointype === 'JOIN_INNER' || join.jointype === 'JOIN_LEFT') && holds(join.larg, target))
         seen = true;
     }
-    if (kind === 'SelectStmt') {
+    if (nodeType === 'SelectStmt') {
       const from = ((node as { fromClause?: unknown[] }).fromClause ?? []) as unknown[];
       const at = from.findIndex(isPlaceholder);
       if (at > 0 && from.slice(0, at).some((item) => holds(item, target))) seen = true;
@@ -101,15 +101,15 @@ export function planLookup(
     if (keyIndex < 0) continue;
     // The PostgreSQL table: read once, under an alias that keeps its column names.
     const aliases: string[] = [];
-    everyNode(ast, (kind, node) => {
+    everyNode(ast, (nodeType, node) => {
       const range = node as { relname?: string; alias?: { aliasname?: string; colnames?: unknown } };
-      if (kind === 'RangeVar' && range.relname === table.loadName)
+      if (nodeType === 'RangeVar' && range.relname === table.loadName)
         aliases.push(range.alias && !range.alias.colnames ? String(range.alias.aliasname) : '');
       return true;
     });
     if (aliases.length !== 1 || !aliases[0] || !lateralSees(ast, placeholder, table.loadName!)) continue;
     // Without statistics of the column, the plain form (an index on it may serve better).
-    const distinct = table.resolved.kind === 'rows' ? distinctOf(table.resolved.table, dependency.column) : null;
+    const distinct = table.resolved.origin === 'rows' ? distinctOf(table.resolved.table, dependency.column) : null;
     if (distinct === null) continue;
     return {
       alias: aliases[0],
@@ -190,13 +190,13 @@ function exactCondition(node: Node, alias: string, columns: readonly ColumnDef[]
   };
   let index = columnOf(expr.lexpr);
   let other = expr.rexpr;
-  if (index < 0 && expr.kind === 'AEXPR_OP') {
+  if (index < 0 && exprIs(expr, 'AEXPR_OP')) {
     index = columnOf(expr.rexpr);
     other = expr.lexpr;
   }
   if (index < 0) return null;
   const type = columns[index]!.type;
-  const sides = expr.kind === 'AEXPR_IN' ? (asKind(other, 'List')?.items ?? []) : [other];
+  const sides = exprIs(expr, 'AEXPR_IN') ? (asKind(other, 'List')?.items ?? []) : [other];
   const values = sides.map((side) => constantOf(side, type));
   return values.length > 0 && values.every((v) => v !== null) ? { columnIndex: index, values: values as string[] } : null;
 }

@@ -97,7 +97,7 @@ export interface ShippingPlan {
    * Tables the engine reads itself (files), shipped whole along with the other: each read by the
    * engine and written as arrays in place of its `placeholder` relation (all its columns).
    */
-  engineTables: Array<{ table: BoundTable & { resolved: Extract<ResolvedTable, { kind: 'native' }> }; placeholder: string }>;
+  engineTables: Array<{ table: BoundTable & { resolved: Extract<ResolvedTable, { origin: 'native' }> }; placeholder: string }>;
   /** The lookup form of the statement (ship-lookup.ts), where its join allows one; used when the keys turn out dense. */
   lookup: LookupPlan | null;
 }
@@ -105,7 +105,7 @@ export interface ShippingPlan {
 export function planShipping(bound: BoundStatement, registry: PlanCatalog, maxShippedRows: number): ShippingPlan | null {
   if (maxShippedRows === 0 || !shippableAccess(bound)) return null;
   // Tables the engine reads (files) go whole, each under its own alias, all columns shippable.
-  const natives = bound.tables.filter((t) => t.resolved.kind === 'native');
+  const natives = bound.tables.filter((t) => t.resolved.origin === 'native');
   if (!natives.every((t) => t.resolved.table.columns.every((c) => shippedType(c) !== null))) return null;
   const candidates = targetCandidates(bound, registry);
   if (candidates.length === 0) return null;
@@ -157,7 +157,7 @@ function shippableAccess(bound: BoundStatement): boolean {
   const nameOf = (t: BoundTable) => `${t.resolved.schema}.${t.resolved.table.name}`;
   const conditioned = (name: string) => bound.tables.every((t) => nameOf(t) !== name || t.rowCondition !== undefined);
   if (![...bound.narrowed].every((name) => bound.tables.some((t) => nameOf(t) === name) && conditioned(name))) return false;
-  return !bound.tables.some((t) => t.resolved.kind === 'native' && t.rowCondition);
+  return !bound.tables.some((t) => t.resolved.origin === 'native' && t.rowCondition);
 }
 
 /**
@@ -169,8 +169,8 @@ function shippableAccess(bound: BoundStatement): boolean {
 function targetCandidates(bound: BoundStatement, registry: PlanCatalog): Array<[SourceDef, BoundTable[], BoundTable[]]> {
   const sources = new Map<SourceDef, BoundTable[]>();
   for (const table of bound.tables) {
-    if (table.resolved.kind === 'native') continue;
-    if (table.resolved.kind !== 'rows' || !table.loadName) return [];
+    if (table.resolved.origin === 'native') continue;
+    if (table.resolved.origin !== 'rows' || !table.loadName) return [];
     const list = sources.get(table.resolved.source) ?? [];
     list.push(table);
     sources.set(table.resolved.source, list);
@@ -282,7 +282,7 @@ function estimatePlans(
 function placeShipped(ast: ParseResult, shipped: BoundTable, scans: Map<string, ScanPlan>): ShippedTable | null {
   const loadName = shipped.loadName!;
   const scan = scans.get(loadName);
-  const source = shipped.resolved.kind === 'rows' ? shipped.resolved.source : null;
+  const source = shipped.resolved.origin === 'rows' ? shipped.resolved.source : null;
   if (!scan || !source || scan.columns.length === 0 || !scan.columns.every((c) => shippedType(c, source) !== null)) return null;
   const placeholder = `__vdb_shipped_${randomBytes(6).toString('hex')}`;
   let references = 0;
@@ -363,7 +363,7 @@ function keyTargets(
 function shipEngineTables(ast: ParseResult, natives: BoundTable[]): ShippingPlan['engineTables'] | null {
   const shipped: ShippingPlan['engineTables'] = [];
   for (const table of natives) {
-    if (table.resolved.kind !== 'native') return null;
+    if (table.resolved.origin !== 'native') return null;
     const { engineSchema, engineName } = table.resolved;
     const placeholder = `__vdb_shipped_${randomBytes(6).toString('hex')}`;
     let references = 0;

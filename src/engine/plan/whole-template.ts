@@ -46,8 +46,8 @@ const MARKED = new RegExp(`'${MARKER}(\\d+)'`, 'g');
 export function constantTexts(tree: ParseResult): string[] | null {
   const texts: string[] = [];
   let fillable = true;
-  walk(tree, (kind, node) => {
-    if (kind !== 'A_Const' || node.isnull) return;
+  walk(tree, (nodeType, node) => {
+    if (nodeType !== 'A_Const' || node.isnull) return;
     const text = constantText(node as Record<string, unknown>);
     if (text === null) fillable = false;
     else texts.push(text);
@@ -73,7 +73,7 @@ function collectTypeModifiers(value: unknown, into: Set<unknown>): void {
   if (Array.isArray(value)) for (const item of value) collectTypeModifiers(item, into);
   else if (isObject(value)) {
     for (const [key, child] of Object.entries(value)) {
-      if (key === 'typmods') walk(child, (kind, node) => void (kind === 'A_Const' && into.add(node)));
+      if (key === 'typmods') walk(child, (nodeType, node) => void (nodeType === 'A_Const' && into.add(node)));
       else collectTypeModifiers(child, into);
     }
   }
@@ -93,12 +93,12 @@ export function markedTree(tree: ParseResult): { tree: ParseResult; parameters: 
   collectTypeModifiers(copy, literalOnly);
   // Every constant of an ORDER BY, GROUP BY (grouping sets too) or DISTINCT ON item, not only
   // the positions themselves: simpler to see right, and such statements merely skip preparing.
-  const constantsBelow = (value: unknown) => walk(value, (kind, node) => void (kind === 'A_Const' && literalOnly.add(node)));
-  walk(copy, (kind, node) => {
-    if (kind === 'SortBy') {
+  const constantsBelow = (value: unknown) => walk(value, (nodeType, node) => void (nodeType === 'A_Const' && literalOnly.add(node)));
+  walk(copy, (nodeType, node) => {
+    if (nodeType === 'SortBy') {
       literalOnly.add(constantOf(node.node));
       constantsBelow(node.node);
-    } else if (kind === 'SelectStmt') {
+    } else if (nodeType === 'SelectStmt') {
       for (const item of [...(node.groupClause ?? []), ...(node.distinctClause ?? [])]) {
         literalOnly.add(constantOf(item));
         constantsBelow(item);
@@ -106,8 +106,8 @@ export function markedTree(tree: ParseResult): { tree: ParseResult; parameters: 
     }
   });
   const parameters: boolean[] = [];
-  walk(copy, (kind, node) => {
-    if (kind !== 'A_Const' || node.isnull) return;
+  walk(copy, (nodeType, node) => {
+    if (nodeType !== 'A_Const' || node.isnull) return;
     const body = node as Record<string, unknown>;
     parameters.push(!literalOnly.has(node));
     for (const key of Object.keys(body)) if (key !== 'location') delete body[key];

@@ -57,9 +57,9 @@ const ORDERING_OPERATORS = new Set(['<', '>', '<=', '>=']);
 export async function planWhole(bound: BoundStatement, registry: PlanCatalog): Promise<WholePlan | null> {
   if (bound.tables.length === 0) return null;
   const first = bound.tables[0]!.resolved;
-  if (first.kind !== 'rows') return null;
+  if (first.origin !== 'rows') return null;
   const source = first.source;
-  if (!bound.tables.every((t) => t.resolved.kind === 'rows' && t.resolved.source === source)) return null;
+  if (!bound.tables.every((t) => t.resolved.origin === 'rows' && t.resolved.source === source)) return null;
   const connector = wholeStatementConnector(registry.connectorOf(source));
   if (!connector) return null;
   // Text is ordered as the engine orders it only under a bytewise collation, database and columns.

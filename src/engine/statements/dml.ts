@@ -54,17 +54,17 @@ export function isDml(statement: Node | undefined): boolean {
   return statement !== undefined && DML.some((k) => k in statement);
 }
 
-/** The kind and body of a write statement. */
-function writeOf(statement: Node): [kind: (typeof DML)[number], body: WriteBody] {
+/** The statement type and body of a write statement. */
+function writeOf(statement: Node): [statementType: (typeof DML)[number], body: WriteBody] {
   if ('InsertStmt' in statement) return ['InsertStmt', statement.InsertStmt];
   if ('UpdateStmt' in statement) return ['UpdateStmt', statement.UpdateStmt];
   if ('DeleteStmt' in statement) return ['DeleteStmt', statement.DeleteStmt];
   throw new Error(`not a write statement: ${Object.keys(statement)[0]}`);
 }
 
-/** A write statement of `kind` over `body`. */
-const writeNode = (kind: (typeof DML)[number], body: WriteBody): Node =>
-  kind === 'InsertStmt' ? { InsertStmt: body } : kind === 'UpdateStmt' ? { UpdateStmt: body } : { DeleteStmt: body };
+/** A write statement of `statementType` over `body`. */
+const writeNode = (statementType: (typeof DML)[number], body: WriteBody): Node =>
+  statementType === 'InsertStmt' ? { InsertStmt: body } : statementType === 'UpdateStmt' ? { UpdateStmt: body } : { DeleteStmt: body };
 
 /** Node kinds that MySQL and SQLite may read differently from PostgreSQL: not sent to them. */
 const PORTABLE_FORBIDDEN = new Set([
@@ -81,7 +81,7 @@ const PORTABLE_FORBIDDEN = new Set([
 
 /** A write checked against the user's permissions: its statement narrowed, and what it reaches. */
 interface CheckedWrite {
-  kind: (typeof DML)[number];
+  statementType: (typeof DML)[number];
   body: WriteBody;
   /** The statement with what it reads narrowed to the user's view and the target's row condition in its WHERE. */
   checked: WriteBody;
@@ -110,10 +110,10 @@ export async function executeDml(
   signal: AbortSignal,
 ): Promise<StaticResult & { sourceQueries: Array<{ source: string; sql: string }> }> {
   const write = checkWrite(tree, policy, registry);
-  const { kind, body, checked, target, source, connector, insertCondition, targetCondition, narrowed, sameSource } = write;
+  const { statementType, body, checked, target, source, connector, insertCondition, targetCondition, narrowed, sameSource } = write;
   // A source that may evaluate the condition otherwise than the engine: the engine chooses the rows.
   if (targetCondition !== null && sameSource && !connector.dialect.speaksPostgres) {
-    return chosenRowsWrite(kind as 'UpdateStmt' | 'DeleteStmt', tree, body, checked, targetCondition, {
+    return chosenRowsWrite(statementType as 'UpdateStmt' | 'DeleteStmt', tree, body, checked, targetCondition, {
       target,
       source,
       connector,
@@ -126,7 +126,7 @@ export async function executeDml(
   }
   if (sameSource && insertCondition === null && translatable(checked, connector)) {
     const sql = sourceStatement(
-      { ...tree, stmts: [{ stmt: writeNode(kind, checked) }] },
+      { ...tree, stmts: [{ stmt: writeNode(statementType, checked) }] },
       registry,
       source,
       connector,
@@ -153,7 +153,7 @@ export async function executeDml(
 
 /** Checks the write against the user's permissions and narrows what it reads (access/write-access.ts). */
 function checkWrite(tree: ParseResult, policy: AccessPolicy, registry: SourceRegistry): CheckedWrite {
-  const [kind, body] = writeOf(statementOf(tree)!);
+  const [statementType, body] = writeOf(statementOf(tree)!);
   if ('returningList' in body || body.returningClause)
     throw badRequest('RETURNING is not supported.', 'Run a SELECT after the write.', 'Unsupported statement');
   if (body.withClause) throw badRequest('WITH on a write statement is not supported.', null, 'Unsupported statement');
@@ -161,8 +161,8 @@ function checkWrite(tree: ParseResult, policy: AccessPolicy, registry: SourceReg
   const target = registry.resolve(typeof relation.schemaname === 'string' ? relation.schemaname : undefined, String(relation.relname));
   const source = writableSource(target, registry);
   const connector = registry.connectorOf(source) as WritableConnector;
-  const insertCondition = checkWritePermission(kind, body, target, policy);
-  checkTargetReads(kind, body, target, policy, registry);
+  const insertCondition = checkWritePermission(statementType, body, target, policy);
+  checkTargetReads(statementType, body, target, policy, registry);
   if (body.onConflictClause) checkConflictUpdate(body.onConflictClause, body, target, policy, registry);
 
   // What the statement reads besides its target, narrowed to what the user may see, and the
@@ -174,8 +174,8 @@ function checkWrite(tree: ParseResult, policy: AccessPolicy, registry: SourceReg
   const asWritten = translatable(checked, connector);
   /** The row condition of an UPDATE's or DELETE's letter, over the target; null when none. */
   let targetCondition: Node | null = null;
-  if (kind !== 'InsertStmt') {
-    const reachable = reachableRows(kind, target, policy);
+  if (statementType !== 'InsertStmt') {
+    const reachable = reachableRows(statementType, target, policy);
     if (reachable !== null) {
       narrowed = true;
       // Over the target's alias, if it has one: never over a FROM entry that took the table's name.
@@ -205,11 +205,11 @@ function checkWrite(tree: ParseResult, policy: AccessPolicy, registry: SourceReg
       );
     }
     const other = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
-    if (other.kind !== 'rows' || other.source.name !== source.name) sameSource = false;
+    if (other.origin !== 'rows' || other.source.name !== source.name) sameSource = false;
   });
 
   return {
-    kind,
+    statementType,
     body,
     checked,
     target,
@@ -225,19 +225,19 @@ function checkWrite(tree: ParseResult, policy: AccessPolicy, registry: SourceReg
 }
 
 /** A write that can go to its source neither as written nor chosen by the engine: refused, unless an INSERT ... SELECT the engine feeds. */
-function refuseUnsent({ kind, body, target, source, sameSource, asWritten }: CheckedWrite): void {
-  if (sameSource && asWritten && (kind !== 'InsertStmt' || !body.selectStmt)) {
+function refuseUnsent({ statementType, body, target, source, sameSource, asWritten }: CheckedWrite): void {
+  if (sameSource && asWritten && (statementType !== 'InsertStmt' || !body.selectStmt)) {
     throw badRequest(
-      `The row condition of your permission on ${target.schema}.${target.table.name} cannot be sent to ${source.name} (it uses functions, casts or CASE), so this ${kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} cannot run there.`,
+      `The row condition of your permission on ${target.schema}.${target.table.name} cannot be sent to ${source.name} (it uses functions, casts or CASE), so this ${statementType === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} cannot run there.`,
       'Ask an administrator to write the condition with plain columns, values and operators, or to make this change.',
       'Unsupported statement',
     );
   }
-  if (kind !== 'InsertStmt' || !body.selectStmt) {
+  if (statementType !== 'InsertStmt' || !body.selectStmt) {
     throw badRequest(
       sameSource
-        ? `This ${kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} cannot be sent to ${source.name} as written: only plain values, columns and operators are (no functions, casts, CASE or backslashes in strings).`
-        : `${kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} can only read the target's own source (${source.name}).`,
+        ? `This ${statementType === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} cannot be sent to ${source.name} as written: only plain values, columns and operators are (no functions, casts, CASE or backslashes in strings).`
+        : `${statementType === 'UpdateStmt' ? 'UPDATE' : 'DELETE'} can only read the target's own source (${source.name}).`,
       sameSource
         ? 'Compute the new values with a SELECT first, then write them as plain values.'
         : 'Compute the keys with a SELECT first, then write with their values.',
@@ -259,7 +259,7 @@ function refuseUnsent({ kind, body, target, source, sameSource, asWritten }: Che
  * Only the SET values go to the source as written, so only they must be plain there.
  */
 async function chosenRowsWrite(
-  kind: 'UpdateStmt' | 'DeleteStmt',
+  statementType: 'UpdateStmt' | 'DeleteStmt',
   tree: ParseResult,
   body: WriteBody,
   checked: WriteBody,
@@ -295,10 +295,10 @@ async function chosenRowsWrite(
   if (!inTransaction) throw forbidden(`Data source "${source.name}" cannot be written under a row condition.`);
   // The statement without its WHERE; a DELETE without the alias (MySQL takes none there), which nothing else reads.
   const relation = structuredClone(body.relation!);
-  if (kind === 'DeleteStmt') delete relation.alias;
-  const written = kind === 'UpdateStmt' ? { relation, targetList: structuredClone(checked.targetList) } : { relation };
+  if (statementType === 'DeleteStmt') delete relation.alias;
+  const written = statementType === 'UpdateStmt' ? { relation, targetList: structuredClone(checked.targetList) } : { relation };
   const statementSql = sourceStatement(
-    { ...tree, stmts: [{ stmt: writeNode(kind, written) }] },
+    { ...tree, stmts: [{ stmt: writeNode(statementType, written) }] },
     context.registry,
     source,
     connector,
@@ -306,7 +306,7 @@ async function chosenRowsWrite(
     context.cteReferences,
   );
   const { count, sql } = await writeChosenRows({
-    kind,
+    statementType,
     body,
     target,
     condition,
@@ -334,14 +334,14 @@ function writeError(source: string, err: unknown, signal: AbortSignal): unknown 
 }
 
 function writableSource(target: ResolvedTable, registry: SourceRegistry): SourceDef {
-  if (target.kind === 'view')
+  if (target.origin === 'view')
     throw forbidden(`${target.schema}.${target.table.name} is a view and cannot be written.`, 'Write to the tables it reads.');
-  if (target.kind !== 'rows') {
+  if (target.origin !== 'rows') {
     // Sources the engine reads itself (files, DuckDB files) are never written.
-    const why = target.kind === 'system' ? 'system tables are read-only' : `${target.source.kind} sources are read-only`;
+    const why = target.origin === 'system' ? 'system tables are read-only' : `${target.source.kind} sources are read-only`;
     throw forbidden(`${target.schema}.${target.table.name} cannot be written: ${why}.`);
   }
-  if (target.table.kind === 'View') throw forbidden(`${target.schema}.${target.table.name} is a view and cannot be written.`);
+  if (target.table.kind !== 'Table') throw forbidden(`${target.schema}.${target.table.name} is a view and cannot be written.`);
   if (target.source.readOnly) {
     throw forbidden(`Data source "${target.source.name}" is read-only.`, 'Its definition has readOnly=true (modelProps).');
   }

@@ -45,7 +45,7 @@ const KEYS_PER_STATEMENT = 500;
 const MAX_ROUNDS = 3;
 
 export interface ChosenRowsWrite {
-  kind: 'UpdateStmt' | 'DeleteStmt';
+  statementType: 'UpdateStmt' | 'DeleteStmt';
   /** The statement as the user wrote it (its target, WHERE and USING are read, never changed). */
   body: WriteBody;
   target: ResolvedTable;
@@ -102,13 +102,13 @@ export async function writeChosenRows(write: ChosenRowsWrite): Promise<{ count: 
 }
 
 /** The target's primary key columns; refused without one. */
-function primaryKeyOf({ target, kind }: ChosenRowsWrite): ColumnDef[] {
+function primaryKeyOf({ target, statementType }: ChosenRowsWrite): ColumnDef[] {
   const columns = target.table.primaryKey.map((name) =>
     target.table.columns.find((c) => c.nameInSource === name || c.name.toLowerCase() === name.toLowerCase()),
   );
   if (columns.length === 0 || columns.some((c) => c === undefined)) {
     throw badRequest(
-      `This ${verb(kind)} on ${target.schema}.${target.table.name} runs under the row condition of your permission, which ${target.schema} may evaluate otherwise than vdb (its collation or value types); vdb writes such rows by their primary key, and the table has none.`,
+      `This ${verb(statementType)} on ${target.schema}.${target.table.name} runs under the row condition of your permission, which ${target.schema} may evaluate otherwise than vdb (its collation or value types); vdb writes such rows by their primary key, and the table has none.`,
       'Ask an administrator to give the table a primary key (and refresh the source), or to make this change.',
       'Unsupported statement',
     );
@@ -116,11 +116,11 @@ function primaryKeyOf({ target, kind }: ChosenRowsWrite): ColumnDef[] {
   return columns as ColumnDef[];
 }
 
-const verb = (kind: ChosenRowsWrite['kind']) => (kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE');
+const verb = (statementType: ChosenRowsWrite['statementType']) => (statementType === 'UpdateStmt' ? 'UPDATE' : 'DELETE');
 
-function inexactKeys({ target, kind }: ChosenRowsWrite, keyColumns: readonly ColumnDef[]): ApiError {
+function inexactKeys({ target, statementType }: ChosenRowsWrite, keyColumns: readonly ColumnDef[]): ApiError {
   return badRequest(
-    `This ${verb(kind)} on ${target.schema}.${target.table.name} runs under the row condition of your permission, and ${target.schema} cannot be asked for exactly the rows it reaches by their primary key (${keyColumns.map((c) => `${c.name} ${c.type}`).join(', ')}): nothing was written.`,
+    `This ${verb(statementType)} on ${target.schema}.${target.table.name} runs under the row condition of your permission, and ${target.schema} cannot be asked for exactly the rows it reaches by their primary key (${keyColumns.map((c) => `${c.name} ${c.type}`).join(', ')}): nothing was written.`,
     'Integer and text keys can be matched exactly (in SQLite, of the class the column declares). Ask an administrator to make this change.',
     'Unsupported statement',
   );
@@ -167,10 +167,10 @@ function keySelect(body: WriteBody, keyColumns: readonly ColumnDef[], condition:
 /** The names the entries of a DELETE's USING take (lower case); those of their subqueries too, to be safe. */
 function usingNames(body: WriteBody): Set<string> {
   const names = new Set<string>();
-  walk(body.usingClause, (kind, node) => {
-    if (kind !== 'RangeVar' && kind !== 'RangeSubselect' && kind !== 'RangeFunction' && kind !== 'JoinExpr') return;
+  walk(body.usingClause, (nodeType, node) => {
+    if (nodeType !== 'RangeVar' && nodeType !== 'RangeSubselect' && nodeType !== 'RangeFunction' && nodeType !== 'JoinExpr') return;
     const { alias } = node as { alias?: { aliasname?: string } };
-    const named = alias?.aliasname ?? (kind === 'RangeVar' ? (node as { relname?: string }).relname : undefined);
+    const named = alias?.aliasname ?? (nodeType === 'RangeVar' ? (node as { relname?: string }).relname : undefined);
     if (named) names.add(named.toLowerCase());
   });
   return names;

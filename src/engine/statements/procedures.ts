@@ -318,7 +318,7 @@ function checkTablesRead(expression: Record<string, unknown>, registry: SourceRe
   walk(expression, (kind, node) => {
     if (kind !== 'RangeVar') return;
     const resolved = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
-    if (resolved.kind === 'view')
+    if (resolved.origin === 'view')
       throw badRequest(
         `A ${what} cannot read a view (${resolved.schema}.${resolved.table.name}).`,
         'Name the tables the view reads.',

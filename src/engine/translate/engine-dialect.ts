@@ -19,7 +19,7 @@
  */
 import { deparseSync } from 'pgsql-deparser';
 import type { A_Expr, FuncCall, Node, ParseResult, RangeFunction, TypeCast } from '@pgsql/types';
-import { asKind, mapChildren, mapTree, mapTreeUp, nameNode } from '../tree/ast.js';
+import { asKind, mapChildren, mapTree, mapTreeUp, nameNode, exprIs } from '../tree/ast.js';
 import { functionFacts } from '../tree/functions.js';
 import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from './postgres-functions.js';
 import { BC_DATE_TIME, checkedCast, typeNameOf } from './postgres-values.js';
@@ -132,7 +132,7 @@ function upperCall(fc: FuncCall): Node | null {
  * input's text as written, the engine writes it anew without spaces; the same text only when
  * the input is already written so (refused otherwise).
  */
-const isArrow = (expr: A_Expr) => expr.kind === 'AEXPR_OP' && (operatorName(expr) === '->' || operatorName(expr) === '->>');
+const isArrow = (expr: A_Expr) => exprIs(expr, 'AEXPR_OP') && (operatorName(expr) === '->' || operatorName(expr) === '->>');
 /** Arrows whose result only feeds another arrow: checked there. */
 const innerArrows = new WeakSet<A_Expr>();
 
@@ -327,7 +327,7 @@ function rewriteNode(node: Node): Node | undefined {
       const rewritten = mapChildren({ A_Expr: expr }, rewriteNode);
       return jsonPartChecked(expr, rewritten) ?? rewritten;
     }
-    if (expr.kind === 'AEXPR_OP' && operatorName(expr) === '-' && mayBeDates(expr.lexpr) && mayBeDates(expr.rexpr)) {
+    if (exprIs(expr, 'AEXPR_OP') && operatorName(expr) === '-' && mayBeDates(expr.lexpr) && mayBeDates(expr.rexpr)) {
       const difference = mapChildren({ A_Expr: expr }, rewriteNode);
       return typedDifference(difference, difference.A_Expr.lexpr!, difference.A_Expr.rexpr!);
     }

@@ -15,12 +15,12 @@ import type { FuncCall, Node, ParseResult, ResTarget, SelectStmt } from '@pgsql/
 import { describe, MAX_RESULT_COLUMNS } from '../../runtime/duckdb.js';
 import { ApiError } from '../../errors.js';
 import { UNCONSTRAINED_NUMERIC } from '../../catalog/types.js';
-import { asKind, fieldNames } from '../tree/ast.js';
+import { asKind, fieldNames, exprIs } from '../tree/ast.js';
 import { hasFact } from '../tree/functions.js';
 import { call, calledName, int, isIntegerConst, literalText, written } from '../tree/syntax-nodes.js';
 
 /** PostgreSQL's kind of a value: integer, numeric (with the engine's scale), float, or anything else. */
-type Kind = { kind: 'int' } | { kind: 'numeric'; scale: number } | { kind: 'float' } | { kind: 'other' };
+type Kind = { family: 'int' } | { family: 'numeric'; scale: number } | { family: 'float' } | { family: 'other' };
 
 /** A leaf: a value the engine computes as it is, whose type the probe tells. */
 interface Leaf {
@@ -39,7 +39,7 @@ const mark = (fc: { FuncCall: FuncCall }) => {
 /** The operand nodes of a supported expression (structure only); null for a leaf. */
 function parts(node: Node): Node[] | null {
   const expr = asKind(node, 'A_Expr');
-  if (expr?.kind === 'AEXPR_OP' && ARITHMETIC.has(fieldNames(expr.name).join(''))) {
+  if (expr && exprIs(expr, 'AEXPR_OP') && ARITHMETIC.has(fieldNames(expr.name).join(''))) {
     if (!expr.lexpr) return fieldNames(expr.name).join('') === '-' && expr.rexpr ? [expr.rexpr] : null;
     return expr.rexpr ? [expr.lexpr, expr.rexpr] : null;
   }
@@ -108,30 +108,30 @@ function kindOfType(type: DuckDBType): Kind {
     case DuckDBTypeId.INTEGER:
     case DuckDBTypeId.BIGINT:
     case DuckDBTypeId.HUGEINT:
-      return { kind: 'int' };
+      return { family: 'int' };
     case DuckDBTypeId.DECIMAL:
       // DECIMAL(38,10) is how a numeric without declared scale arrives (PostgreSQL keeps each
       // value's own scale there, the engine 10 digits): its PostgreSQL scale is not known.
-      if (type.toString() === UNCONSTRAINED_NUMERIC) return { kind: 'other' };
-      return { kind: 'numeric', scale: (type as unknown as { scale: number }).scale };
+      if (type.toString() === UNCONSTRAINED_NUMERIC) return { family: 'other' };
+      return { family: 'numeric', scale: (type as unknown as { scale: number }).scale };
     case DuckDBTypeId.FLOAT:
     case DuckDBTypeId.DOUBLE:
-      return { kind: 'float' };
+      return { family: 'float' };
     default:
-      return { kind: 'other' };
+      return { family: 'other' };
   }
 }
 
 /** PostgreSQL's kind of operands combined (int and numeric give numeric; a float wins; else other). */
 function combined(kinds: Kind[]): Kind {
-  if (kinds.some((k) => k.kind === 'other')) return { kind: 'other' };
-  if (kinds.some((k) => k.kind === 'float')) return { kind: 'float' };
-  if (kinds.some((k) => k.kind === 'numeric')) return { kind: 'numeric', scale: -1 };
-  return { kind: 'int' };
+  if (kinds.some((k) => k.family === 'other')) return { family: 'other' };
+  if (kinds.some((k) => k.family === 'float')) return { family: 'float' };
+  if (kinds.some((k) => k.family === 'numeric')) return { family: 'numeric', scale: -1 };
+  return { family: 'int' };
 }
 
-const isExact = (k: Kind) => k.kind === 'int' || k.kind === 'numeric';
-const scaleOf = (k: Kind) => (k.kind === 'numeric' ? k.scale : 0);
+const isExact = (k: Kind) => k.family === 'int' || k.family === 'numeric';
+const scaleOf = (k: Kind) => (k.family === 'numeric' ? k.scale : 0);
 
 /** A translation: the pair expression, PostgreSQL's kind, and whether a scale is chosen per value. */
 interface Translated {
@@ -146,7 +146,7 @@ class Translator {
 
   /** The leaf as a pair of the engine's numeric macros (its digits and its scale). */
   private leafPair(node: Node, kind: Kind): Node {
-    if (kind.kind === 'numeric') return mark(call('vdb_num', [mark(call('vdb_unscaled', [node])), int(kind.scale)]));
+    if (kind.family === 'numeric') return mark(call('vdb_num', [mark(call('vdb_unscaled', [node])), int(kind.scale)]));
     return mark(call('vdb_num', [mark(call('vdb_hugeint', [node])), int(0)]));
   }
 
@@ -168,9 +168,9 @@ class Translator {
     const pairs = done.map((d) => d.pair);
     const ready = isExact(kind) && pairs.every((p): p is Node => p !== null);
     // Integers only: the engine's own value (integer division stays integer division).
-    if (kind.kind === 'int') return { pair: this.leafPair(node, kind), kind, perValue: false };
+    if (kind.family === 'int') return { pair: this.leafPair(node, kind), kind, perValue: false };
     if (!ready) return { pair: null, kind, perValue };
-    const mixed = new Set(done.map((d) => (d.kind.kind === 'numeric' && d.kind.scale >= 0 ? d.kind.scale : d.kind.kind))).size > 1;
+    const mixed = new Set(done.map((d) => (d.kind.family === 'numeric' && d.kind.scale >= 0 ? d.kind.scale : d.kind.family))).size > 1;
     const expr = asKind(node, 'A_Expr');
     if (expr) {
       const operator = fieldNames(expr.name).join('');
@@ -196,8 +196,8 @@ class Translator {
   private average(fc: FuncCall, name: string): Translated {
     const arg = fc.args![0]!;
     const kind = this.kinds[this.next++]!;
-    if (!isExact(kind)) return { pair: null, kind: kind.kind === 'float' ? kind : { kind: 'other' }, perValue: false };
-    const digits = kind.kind === 'numeric' ? mark(call('vdb_unscaled', [arg])) : mark(call('vdb_hugeint', [arg]));
+    if (!isExact(kind)) return { pair: null, kind: kind.family === 'float' ? kind : { family: 'other' }, perValue: false };
+    const digits = kind.family === 'numeric' ? mark(call('vdb_unscaled', [arg])) : mark(call('vdb_hugeint', [arg]));
     const aggregate = (fn: string, args: Node[]) => {
       const made = mark(call(fn, args));
       Object.assign(made.FuncCall, { agg_filter: fc.agg_filter, agg_distinct: fc.agg_distinct, over: fc.over });
@@ -219,7 +219,7 @@ class Translator {
       const macro = name.startsWith('stddev') ? 'vdb_num_stddev' : 'vdb_num_variance';
       pair = mark(call(macro, [sum, squares, count, { A_Const: { boolval: { boolval: sample } } }]));
     }
-    return { pair, kind: { kind: 'numeric', scale: -1 }, perValue: true };
+    return { pair, kind: { family: 'numeric', scale: -1 }, perValue: true };
   }
 
   private lagLead(fc: FuncCall, name: string): Translated {
@@ -227,7 +227,7 @@ class Translator {
     const valueKind = this.kinds[this.next++]!;
     const fallbackKind = this.kinds[this.next++]!;
     const kind = combined([valueKind, fallbackKind]);
-    if (kind.kind !== 'numeric') return { pair: null, kind, perValue: false };
+    if (kind.family !== 'numeric') return { pair: null, kind, perValue: false };
     const shifted = mark(call(name, [this.leafPair(value, valueKind), offset, this.leafPair(fallback, fallbackKind)]));
     shifted.FuncCall.over = fc.over;
     return { pair: shifted, kind, perValue: scaleOf(valueKind) !== scaleOf(fallbackKind) };
@@ -317,7 +317,7 @@ export async function withNumericValues(
     const translator = new Translator(types.slice(offset, offset + count).map(kindOfType));
     offset += count;
     const done = translator.translate(target.val!);
-    if (!done.pair || !done.perValue || done.kind.kind !== 'numeric') return;
+    if (!done.pair || !done.perValue || done.kind.family !== 'numeric') return;
     const name = target.name ?? (asKind(target.val, 'FuncCall') ? fieldNames(asKind(target.val, 'FuncCall')!.funcname).pop() : '?column?');
     targetList[i] = { ResTarget: { ...target, name, val: mark(call('vdb_num_result', [done.pair])) } };
   });

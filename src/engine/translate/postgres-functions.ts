@@ -6,7 +6,7 @@
 import { narrowIntegers } from './probed-types.js';
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
-import { asKind, fieldNames, nameNode } from '../tree/ast.js';
+import { asKind, fieldNames, nameNode, exprIs } from '../tree/ast.js';
 import { dateTimeParse, dateTimeText } from './datetime-format.js';
 import { floatOnlyArgument, numericArgumentsRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { functionFacts, functionsWith, hasFact } from '../tree/functions.js';
@@ -92,11 +92,11 @@ export function namedFunctionColumn(rangeFunction: RangeFunction): RangeFunction
 /** Operators the engine lacks or reads otherwise: # (xor), |/ and ||/ (roots), BETWEEN SYMMETRIC. */
 export function postgresOperator(expr: A_Expr): Node | null {
   const name = fieldNames(expr.name).join('');
-  if (expr.kind === 'AEXPR_OP' && name === '#' && expr.lexpr) return call('xor', [expr.lexpr, expr.rexpr!]);
+  if (exprIs(expr, 'AEXPR_OP') && name === '#' && expr.lexpr) return call('xor', [expr.lexpr, expr.rexpr!]);
   // PostgreSQL reads a NULL beside || as text; the engine as an integer.
   const isText = (node: Node | undefined) => isNullConst(node) || isStringConst(node);
   if (
-    expr.kind === 'AEXPR_OP' &&
+    exprIs(expr, 'AEXPR_OP') &&
     name === '||' &&
     (isNullConst(expr.lexpr) || isNullConst(expr.rexpr)) &&
     isText(expr.lexpr) &&
@@ -107,7 +107,7 @@ export function postgresOperator(expr: A_Expr): Node | null {
     return asVarchar({ A_Expr: { ...expr, lexpr: text(expr.lexpr), rexpr: text(expr.rexpr) } });
   }
   if (
-    expr.kind === 'AEXPR_OP' &&
+    exprIs(expr, 'AEXPR_OP') &&
     name === '<<' &&
     !written.has(expr) &&
     expr.lexpr &&
@@ -128,23 +128,23 @@ export function postgresOperator(expr: A_Expr): Node | null {
       return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(expr.lexpr, ['INTEGER']), result: int4 } }], defresult: { A_Expr: same } } };
     }
   }
-  if (expr.kind === 'AEXPR_OP' && name === '/' && expr.lexpr && typeNameOf(asKind(expr.lexpr, 'TypeCast')?.typeName) === 'interval')
+  if (exprIs(expr, 'AEXPR_OP') && name === '/' && expr.lexpr && typeNameOf(asKind(expr.lexpr, 'TypeCast')?.typeName) === 'interval')
     // An interval literal divided (the engine has no such division): times only, rounded to the microsecond.
     return engineCall('vdb_interval_div', [expr.lexpr, expr.rexpr!]);
-  if (expr.kind === 'AEXPR_OP' && !expr.lexpr && (name === '|/' || name === '||/'))
+  if (exprIs(expr, 'AEXPR_OP') && !expr.lexpr && (name === '|/' || name === '||/'))
     return call(name === '|/' ? 'sqrt' : 'cbrt', [expr.rexpr!]);
-  const symmetric = expr.kind === 'AEXPR_BETWEEN_SYM' || expr.kind === 'AEXPR_NOT_BETWEEN_SYM';
+  const symmetric = exprIs(expr, 'AEXPR_BETWEEN_SYM') || exprIs(expr, 'AEXPR_NOT_BETWEEN_SYM');
   const bounds = asKind(expr.rexpr, 'List')?.items;
   if (symmetric && bounds && bounds.length === 2 && !isVolatile(bounds)) {
     const [low, high] = bounds as [Node, Node];
     const least: Node = { MinMaxExpr: { op: 'IS_LEAST', args: [low, high] } };
     const greatest: Node = { MinMaxExpr: { op: 'IS_GREATEST', args: [low, high] } };
-    const kind = expr.kind === 'AEXPR_BETWEEN_SYM' ? 'AEXPR_BETWEEN' : 'AEXPR_NOT_BETWEEN';
+    const between = exprIs(expr, 'AEXPR_BETWEEN_SYM');
     return {
       A_Expr: {
         ...expr,
-        kind,
-        name: [nameNode(kind === 'AEXPR_BETWEEN' ? 'BETWEEN' : 'NOT BETWEEN')],
+        kind: between ? 'AEXPR_BETWEEN' : 'AEXPR_NOT_BETWEEN',
+        name: [nameNode(between ? 'BETWEEN' : 'NOT BETWEEN')],
         rexpr: { List: { items: [least, greatest] } },
       },
     };
@@ -188,18 +188,18 @@ function formatCall(args: Node[]): Node | null {
   for (let match = spec.exec(template); match; match = spec.exec(template)) {
     if (match.index > last) pieces.push(stringConst(template.slice(last, match.index)));
     last = spec.lastIndex;
-    const [, given, left, width, kind] = match;
-    if (kind === '%' && !left && !width) {
+    const [, given, left, width, conversion] = match;
+    if (conversion === '%' && !left && !width) {
       pieces.push(stringConst('%'));
       continue;
     }
-    if (!kind || kind === '%') return null; // %I, '*' widths: not translated
+    if (!conversion || conversion === '%') return null; // %I, '*' widths: not translated
     const position = given ? Number(given) : next;
     next = position + 1;
     const value = args[position];
     if (value === undefined) throw badRequest('too few arguments for format()', 'Give one argument per %s or %L.');
     const text =
-      kind === 's' ? textOf(value, 't') : { CoalesceExpr: { args: [quotedLiteral(textOf(value, 'true')), stringConst('NULL')] } };
+      conversion === 's' ? textOf(value, 't') : { CoalesceExpr: { args: [quotedLiteral(textOf(value, 'true')), stringConst('NULL')] } };
     // A width pads with spaces (on the right with '-'), never cuts; a NULL %s is '' and is padded too.
     const padded = (node: Node): Node => {
       const filled = { CoalesceExpr: { args: [node, stringConst('')] } };

@@ -13,7 +13,7 @@
  * Tables functions of FROM stream their rows and are left as they are; their arguments are not.
  */
 import type { FuncCall, Node } from '@pgsql/types';
-import { asKind, mapChildren, nameNode } from '../tree/ast.js';
+import { asKind, mapChildren, nameNode, exprIs } from '../tree/ast.js';
 import { hasFact } from '../tree/functions.js';
 import { calledName, notAsPostgres, stringConst } from '../tree/syntax-nodes.js';
 
@@ -86,7 +86,7 @@ function isSimple(node: Node | undefined): boolean {
 
 const isConcatenation = (node: Node | undefined): boolean => {
   const expr = asKind(node, 'A_Expr');
-  return expr?.kind === 'AEXPR_OP' && asKind(expr.name?.[expr.name.length - 1], 'String')?.sval === CONCATENATION;
+  return expr !== undefined && exprIs(expr, 'AEXPR_OP') && asKind(expr.name?.[expr.name.length - 1], 'String')?.sval === CONCATENATION;
 };
 
 /** `node` and its children with the checks; `inChain`: its parent is a concatenation it continues. */

@@ -3,9 +3,9 @@
  * rewriters. Nodes are typed by @pgsql/types: a `Node` is a wrapped object ({SelectStmt: {...}})
  * whose one key names its kind; narrow it with `'SelectStmt' in node` or `asKind(node,
  * 'SelectStmt')`. `walk` hands each visitor the node typed by its kind, so
- * `if (kind === 'RangeVar') node.relname` is checked by the compiler.
+ * `if (nodeType === 'RangeVar') node.relname` is checked by the compiler.
  */
-import type { Node, ParseResult, RangeVar } from '@pgsql/types';
+import type { A_Expr, A_Expr_Kind, Node, ParseResult, RangeVar } from '@pgsql/types';
 
 /**
  * Any object of a tree, before it is known which node or field it is. Only for the code that
@@ -33,8 +33,8 @@ export const fieldNames = (list: unknown): string[] =>
 type KeysOfUnion<T> = T extends unknown ? keyof T : never;
 export type NodeKind = KeysOfUnion<Node>;
 export type NodeOf<K extends NodeKind> = Extract<Node, Record<K, unknown>>[K];
-/** `[kind, node]` of every kind: narrowing on `kind` types `node`. */
-export type KindAndNode = { [K in NodeKind]: [kind: K, node: NodeOf<K>] }[NodeKind];
+/** `[nodeType, node]` of every node type: narrowing on `nodeType` types `node`. */
+export type KindAndNode = { [K in NodeKind]: [nodeType: K, node: NodeOf<K>] }[NodeKind];
 
 /** The kind of a node: 'ColumnRef' for `{ColumnRef: {...}}`. */
 export const nodeKind = (node: Node): NodeKind => Object.keys(node)[0] as NodeKind;
@@ -64,7 +64,7 @@ export function becomes(node: Node, by: Node): void {
 export type WalkStep = void | 'skip';
 
 /**
- * Calls `visit(kind, node)` for every node of the tree, depth first, parents before children.
+ * Calls `visit(nodeType, node)` for every node of the tree, depth first, parents before children.
  * Where `visit` answers 'skip', the children of that node are not visited.
  */
 export function walk(value: unknown, visit: (...args: KindAndNode) => WalkStep): void {
@@ -190,3 +190,6 @@ export function sortTarget(node: Node | undefined, targetList: Node[] | undefine
   }
   return node;
 }
+
+/** Whether `expr` is an A_Expr of libpg-query's `which` (AEXPR_OP for `a + b`, AEXPR_IN, ...). */
+export const exprIs = (expr: A_Expr | undefined, which: A_Expr_Kind): boolean => expr?.kind === which;

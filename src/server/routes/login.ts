@@ -24,7 +24,7 @@ export function loginRoutes(fastify: FastifyInstance, services: Services): void 
         throw err;
       }
       const known = services.users.find(body.username);
-      if (known?.kind === 'external') {
+      if (known !== undefined && known.kind !== 'password') {
         services.auditLog.record({ user: body.username, action: 'login', target: null, outcome: 'refused', address: request.ip });
         throw new ApiError(
           401,
