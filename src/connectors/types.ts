@@ -10,10 +10,12 @@
  *    MySQL/MariaDB, SQLite). Its `dialect` (connectors/<kind>/dialect.ts) tells the planners
  *    every SQL difference of its kind; `scan` takes the SQL they generated for it.
  */
+import type { Node } from '@pgsql/types';
 import type { ColumnDef, SourceDef, SourceKind, TableDef } from '../catalog/types.js';
 import type { KeyLookup, SourceDialect } from './dialect.js';
+import type { Generated, PredicateScope } from './sql/predicate.js';
 
-/** What the planner may push to a source (Teiid's translator capabilities). */
+/** What a source can take at all (Teiid's translator capabilities); planners ask `ScanPushdown`, which reads these. */
 export interface Capabilities {
   /** Only the needed columns are read. */
   projection: boolean;
@@ -24,6 +26,50 @@ export interface Capabilities {
   aggregates: boolean;
   /** Joins among the source's own tables. */
   joins: boolean;
+}
+
+/** One key of an order: a column, its direction and where NULLs go (the engine's placement). */
+export interface SortKey {
+  column: ColumnDef;
+  descending: boolean;
+  nullsFirst: boolean;
+}
+
+/**
+ * Pushdown as a negotiation (Trino's ConnectorMetadata.apply*): a planner offers one part of a
+ * statement at a time, and the source answers what it takes, or null to decline, which leaves
+ * that part to the engine. A source declines whatever it would compute otherwise than the
+ * engine, so what it takes never changes an answer. SQL sources share one implementation
+ * (connectors/sql/scan-pushdown.ts).
+ */
+export interface ScanPushdown {
+  /**
+   * A condition on a scan's table (or a join's tables, as `scope` resolves them): the predicate
+   * in the source's dialect, `exact` when it keeps exactly the rows the engine's would (else a
+   * superset, and the engine filters again).
+   */
+  applyFilter(condition: Node, scope: Omit<PredicateScope, 'castMayFail'>): Generated | null;
+  /** Only the first `limit` rows in `orderBy`'s order, sent in the engine's order. */
+  applyTopN(orderBy: readonly SortKey[], limit: number): { orderBy: SortKey[]; limit: number } | null;
+  /** `aggregates` per group of `keys` computed by the source (partial aggregation below a join). */
+  applyAggregation(
+    keys: readonly ColumnDef[],
+    aggregates: readonly PartialAggregate[],
+  ): { keys: ColumnDef[]; aggregates: PartialAggregate[] } | null;
+  /**
+   * A join of the source's own tables under their aliases, reading `columns`: the query in the
+   * source's dialect, and which of `conditions` it applies (the rest stay in the engine).
+   */
+  applyJoin(join: {
+    tables: ReadonlyArray<{ alias: string; table: TableDef }>;
+    conditions: readonly Node[];
+    columns: ReadonlyArray<{ alias: string; column: ColumnDef }>;
+  }): { sql: string; taken: boolean[] } | null;
+  /**
+   * A dependent join's keys as filters on `column`, one scan each: one lookup condition where
+   * `lookup` is given and the source takes one, else lists of `batchSize` keys at most.
+   */
+  applyKeyFilter(column: ColumnDef, keys: readonly string[], options: { batchSize: number; lookup?: KeyLookup }): string[] | null;
 }
 
 export type ImportedTable = Omit<TableDef, 'uid' | 'oid'>;
@@ -65,7 +111,7 @@ export interface ScanRequest {
    */
   groupLookup?: KeyLookup;
   /** Order of the rows (with the engine's NULL placement) when `limit` is set. */
-  orderBy?: Array<{ column: ColumnDef; descending: boolean; nullsFirst: boolean }>;
+  orderBy?: SortKey[];
   /** Only the first rows are needed (the engine still applies the statement's own LIMIT). */
   limit?: number;
   /** A predicate in the source's dialect, pushed down by the planner (rows must satisfy it). */
@@ -97,6 +143,8 @@ export interface RowConnector extends ConnectorBase {
   readonly delivery: 'rows';
   /** Every SQL difference of this kind of source that the planners need (connectors/<kind>/dialect.ts). */
   readonly dialect: SourceDialect;
+  /** What the source takes of a scan when offered (filters, top-N, aggregation, joins, key filters). */
+  readonly pushdown: ScanPushdown;
   /** The raw type each column's values arrive in; the engine casts to the column's type. */
   rawType(column: ColumnDef): RawType;
   /**

@@ -3,7 +3,8 @@ import type { FieldPacket, Pool, PoolConnection, RowDataPacket } from 'mysql2';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { ApiError, badRequest } from '../../errors.js';
 import { DEFAULT_POOL_WAIT_MS, PoolGate, type Pooling } from '../pool-gate.js';
-import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
+import { NO_PUSHDOWN, SourceUnreachableError, type ScanPushdown } from '../types.js';
+import { SqlScanPushdown } from '../sql/scan-pushdown.js';
 import { CANCEL_GRACE_MS, ConnectionLostError, guardErrors, NEVER, untilAborted, withinMs } from '../abort.js';
 import { leaseConnection, type Lease, type PooledDriver } from '../lease.js';
 import type {
@@ -155,6 +156,8 @@ export class MysqlConnector implements RowConnector {
   readonly dialect = MYSQL_DIALECT;
   /** Quotes an identifier for this source (its dialect's rule). */
   private readonly quote = (name: string) => this.dialect.quoteIdentifier(name);
+  /** Answers the planners' offers from the capabilities and the dialect (connectors/sql/scan-pushdown.ts). */
+  readonly pushdown: ScanPushdown = new SqlScanPushdown(this);
   readonly capabilities: Capabilities = {
     ...NO_PUSHDOWN,
     projection: true,

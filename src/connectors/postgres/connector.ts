@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
-import { NO_PUSHDOWN, SourceUnreachableError } from '../types.js';
+import { NO_PUSHDOWN, SourceUnreachableError, type ScanPushdown } from '../types.js';
+import { SqlScanPushdown } from '../sql/scan-pushdown.js';
 import { abortable, CANCEL_GRACE_MS, ConnectionLostError, NEVER, untilAborted, withinMs } from '../abort.js';
 import { leaseConnection, type Lease, type PooledDriver } from '../lease.js';
 import type {
@@ -122,6 +123,8 @@ export class PostgresConnector implements RowConnector {
   readonly dialect = POSTGRES_DIALECT;
   /** Quotes an identifier for this source (its dialect's rule). */
   private readonly quote = (name: string) => this.dialect.quoteIdentifier(name);
+  /** Answers the planners' offers from the capabilities and the dialect (connectors/sql/scan-pushdown.ts). */
+  readonly pushdown: ScanPushdown = new SqlScanPushdown(this);
   readonly capabilities: Capabilities = {
     ...NO_PUSHDOWN,
     projection: true,

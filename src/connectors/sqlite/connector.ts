@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import { confineDatabaseFile } from '../files/paths.js';
-import { NO_PUSHDOWN } from '../types.js';
+import { NO_PUSHDOWN, type ScanPushdown } from '../types.js';
+import { SqlScanPushdown } from '../sql/scan-pushdown.js';
 import type {
   Capabilities,
   ImportedTable,
@@ -57,6 +58,8 @@ export class SqliteConnector implements RowConnector {
   readonly dialect = SQLITE_DIALECT;
   /** Quotes an identifier for this source (its dialect's rule). */
   private readonly quote = (name: string) => this.dialect.quoteIdentifier(name);
+  /** Answers the planners' offers from the capabilities and the dialect (connectors/sql/scan-pushdown.ts). */
+  readonly pushdown: ScanPushdown = new SqlScanPushdown(this);
   readonly capabilities: Capabilities = { ...NO_PUSHDOWN, projection: true, filters: true, limit: true, orderBy: true, joins: true };
   private db: Database.Database | null = null;
   /** Prepared SELECTs by text, least recently used first: a statement asked again is not compiled again. */

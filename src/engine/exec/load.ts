@@ -207,17 +207,10 @@ async function distinctKeys(connection: DuckDBConnection, load: string, column: 
   return reader.getRows().map((row) => String(row[0]));
 }
 
-/** The keys as one lookup condition (plan/key-lookup.ts), where the source takes one and they are enough; null otherwise. */
-function lookupFilter(
-  connector: RowConnector,
-  plan: ScanPlan,
-  dependency: ScanPlan['dependencies'][number],
-  keys: readonly string[],
-): [string] | null {
-  if (!connector.dialect.takesKeyLookups) return null;
+/** The keys of `dependency` as a key lookup (key-lookup.ts) where there are enough of them for one to pay; else undefined. */
+function lookupOf(plan: ScanPlan, dependency: ScanPlan['dependencies'][number], keys: readonly string[]): KeyLookup | undefined {
   const minKeys = lookupMinKeys(plan.bound.resolved.table, dependency.column, dependency.fromColumn);
-  const lookup = minKeys !== null && keys.length >= minKeys ? keyLookup(keys) : null;
-  return lookup ? [connector.dialect.keyLookupFilter(dependency.column, lookup)] : null;
+  return (minKeys !== null && keys.length >= minKeys ? keyLookup(keys) : null) ?? undefined;
 }
 
 /**
@@ -237,7 +230,6 @@ export async function dependentKeys(
   const resolved = plan.bound.resolved;
   if (resolved.origin !== 'rows') return null;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
-  if (!connector.capabilities.filters) return null;
   let best: string[] | null = null;
   let bestKeys = 0;
   for (const dependency of plan.dependencies) {
@@ -246,13 +238,8 @@ export async function dependentKeys(
       early?.get(dependency.from)?.get(dependency.fromColumn.name) ??
       (await distinctKeys(connection, dependency.from, dependency.fromColumn, limits.maxKeys));
     if (keys.length > limits.maxKeys) continue;
-    // Batches must not overlap at the source: where text matches loosely (MySQL's
-    // case-insensitive IN), two batches could return the same row twice. Then: one batch only.
-    const loose = connector.dialect.matchesKeysLoosely(dependency.column);
-    if (loose && keys.length > limits.batchSize) continue;
-    const filters =
-      (limits.keyLookups === false ? null : lookupFilter(connector, plan, dependency, keys)) ??
-      connector.dialect.keyFilters(dependency.column, keys, limits.batchSize);
+    const lookup = limits.keyLookups === false ? undefined : lookupOf(plan, dependency, keys);
+    const filters = connector.pushdown.applyKeyFilter(dependency.column, keys, { batchSize: limits.batchSize, lookup });
     if (filters !== null && (best === null || keys.length < bestKeys)) {
       best = filters;
       bestKeys = keys.length;

@@ -12,11 +12,10 @@
 import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, SourceDef } from '../../catalog/types.js';
-import { castMayFail, type RawType, type RowConnector } from '../../connectors/types.js';
+import type { RawType, RowConnector } from '../../connectors/types.js';
 import { asKind, conjuncts, fieldNames, lower, nameNode, rangeAlias, statementOf, walk } from '../tree/ast.js';
 import type { BoundStatement } from '../access/bind.js';
 import type { ScanPlan } from './scans.js';
-import { CannotPushDown } from '../../connectors/sql/predicate.js';
 
 export interface JoinGroup {
   /** The engine relation the joined rows are loaded into. */
@@ -101,7 +100,6 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Pla
       ranges.filter((r) => r.relname === range.relname).length !== 1
     )
       continue;
-    if (!registry.connectorOf(scan.bound.resolved.source).capabilities.joins) continue;
     const key = scan.bound.resolved.source.name;
     bySource.set(key, [...(bySource.get(key) ?? []), range]);
   }
@@ -175,42 +173,16 @@ function groupQuery(
   const first = plans.get(members[0]!.relname)!.bound.resolved;
   if (first.origin !== 'rows') return null;
   const connector = registry.connectorOf(first.source) as RowConnector;
-  const { dialect } = connector;
   const aliases = new Map(members.map((m) => [m.alias, plans.get(m.relname)!.bound.resolved.table]));
-  const quote = (name: string) => dialect.quoteIdentifier(name);
   const resolve = (fields: string[]) => {
     if (fields.length !== 2) return undefined;
     return aliases.get(lower(fields[0]!))?.columns.find((c) => lower(c.name) === lower(fields[1]!));
   };
-  const generator = dialect.predicates({
-    column: resolve,
-    castMayFail: (column) => castMayFail(connector, column),
-    columnSql: (fields, column) => `${quote(lower(fields[0]!))}.${quote(column.nameInSource)}`,
+  // The conditions on these tables alone, offered to the source with the columns the statement uses.
+  const offered = conditions.filter((condition) => {
+    const used = aliasesUsed(condition);
+    return used.size > 0 && [...used].every((a) => aliases.has(a));
   });
-
-  // The conditions on these tables alone, as far as the source can write them.
-  const pushed: string[] = [];
-  const links = new Map(members.map((m) => [m.alias, m.alias]));
-  const rootOf = (a: string): string => (links.get(a) === a ? a : rootOf(links.get(a)!));
-  for (const condition of conditions) {
-    const used = new Set<string>();
-    walk(condition, (key, node) => {
-      if (key === 'ColumnRef') used.add(lower(fieldNames(node.fields)[0] ?? ''));
-    });
-    if (used.size === 0 || ![...used].every((a) => aliases.has(a))) continue;
-    try {
-      pushed.push(generator.generate(condition).sql);
-    } catch (err) {
-      if (err instanceof CannotPushDown) continue;
-      throw err;
-    }
-    const [head, ...rest] = [...used];
-    for (const a of rest) links.set(rootOf(a), rootOf(head!));
-  }
-  // Joined through their conditions, or it would be a cross product at the source.
-  if (new Set(members.map((m) => rootOf(m.alias))).size !== 1) return null;
-
-  // The columns the statement uses of each table.
   const columns: JoinGroup['columns'] = [];
   walk(select, (key, node) => {
     if (key !== 'ColumnRef') return;
@@ -220,11 +192,30 @@ function groupQuery(
     const name = `${alias}__${lower(fields[1] ?? '')}`;
     if (column && !columns.some((c) => c.name === name)) columns.push({ name, alias, column, raw: connector.rawType(column) });
   });
-  if (columns.length === 0) return null;
-  const tableSql = (alias: string) => `${dialect.tableSql(aliases.get(alias)!)} AS ${quote(alias)}`;
-  const list = columns.map((c) => `${quote(c.alias)}.${quote(c.column.nameInSource)}`);
-  const sql =
-    `SELECT ${list.join(', ')} FROM ${members.map((m) => tableSql(m.alias)).join(', ')}` +
-    (pushed.length > 0 ? ` WHERE ${pushed.map((p) => `(${p})`).join(' AND ')}` : '');
+  const taken = connector.pushdown.applyJoin({
+    tables: members.map((m) => ({ alias: m.alias, table: aliases.get(m.alias)! })),
+    conditions: offered,
+    columns,
+  });
+  if (!taken) return null;
+  // Joined through the conditions the source applies, or it would be a cross product there.
+  const links = new Map(members.map((m) => [m.alias, m.alias]));
+  const rootOf = (a: string): string => (links.get(a) === a ? a : rootOf(links.get(a)!));
+  offered.forEach((condition, i) => {
+    if (!taken.taken[i]) return;
+    const [head, ...rest] = [...aliasesUsed(condition)];
+    for (const a of rest) links.set(rootOf(a), rootOf(head!));
+  });
+  if (new Set(members.map((m) => rootOf(m.alias))).size !== 1) return null;
+  const sql = taken.sql;
   return { loadName: `__vdb_join_${index}`, source: first.source, connector, members: members.map((m) => m.relname), sql, columns };
+}
+
+/** The aliases a condition's column references name (their first field). */
+function aliasesUsed(condition: Node): Set<string> {
+  const used = new Set<string>();
+  walk(condition, (key, node) => {
+    if (key === 'ColumnRef') used.add(lower(fieldNames(node.fields)[0] ?? ''));
+  });
+  return used;
 }

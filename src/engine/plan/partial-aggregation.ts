@@ -14,10 +14,9 @@
 import type { FuncCall, Node, ParseResult, SelectStmt } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
-import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
+import type { PartialAggregate, RowConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../access/bind.js';
 import type { ScanPlan } from './scans.js';
-import { CannotPushDown, type PredicateGenerator } from '../../connectors/sql/predicate.js';
 import {
   asKind,
   conjuncts,
@@ -133,7 +132,6 @@ function rewrite(
   const resolved = plan.bound.resolved;
   if (resolved.origin !== 'rows') return null;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
-  if (!connector.capabilities.aggregates) return null;
   const table = resolved.table;
   // Unqualified references could mean the table's columns: not handled.
   walk(original, (key, node) => {
@@ -163,12 +161,16 @@ function rewrite(
   if (!rewriting.hasAggregate && !select.groupClause) return null;
   if (aggregates.length === 0 && keys.size === table.columns.length) return null;
 
-  // Keys the source groups otherwise than the engine (text under a collation) stay in the engine.
-  if (!connector.dialect.groupsLikeEngine(table.columns.filter((c) => keys.has(c.name)))) return null;
+  // The source may decline (no aggregates, or keys it groups otherwise than the engine).
+  const taken = connector.pushdown.applyAggregation(
+    table.columns.filter((c) => keys.has(c.name)),
+    aggregates.map(({ fn, column }) => ({ fn, column })),
+  );
+  if (!taken) return null;
   return {
     ast,
     loadName: target.relname,
-    keys: table.columns.filter((c) => keys.has(c.name)),
+    keys: taken.keys,
     aggregates,
     filter: pushedSql.length > 0 ? pushedSql.map((p) => `(${p})`).join(' AND ') : null,
   };
@@ -182,18 +184,12 @@ class PartialRewrite {
   readonly pushedSql: string[] = [];
   readonly aggregates: PartialAggregation['aggregates'] = [];
   hasAggregate = false;
-  private readonly generator: PredicateGenerator;
 
   constructor(
     private readonly alias: string,
     private readonly table: TableDef,
-    connector: RowConnector,
-  ) {
-    this.generator = connector.dialect.predicates({
-      column: (fields) => this.columnOf(fields) ?? undefined,
-      castMayFail: (column) => castMayFail(connector, column),
-    });
-  }
+    private readonly connector: RowConnector,
+  ) {}
 
   /** The table's column that `alias.column` names; null for anything else. */
   private columnOf(fields: string[]): ColumnDef | null {
@@ -232,15 +228,9 @@ class PartialRewrite {
 
   /** A condition on the table alone in the source's dialect; it must be exact. */
   private pushed(part: Node): string {
-    let generated;
-    try {
-      generated = this.generator.generate(part);
-    } catch (err) {
-      if (err instanceof CannotPushDown) throw new Abort();
-      throw err;
-    }
-    if (!generated.exact) throw new Abort();
-    return generated.sql;
+    const taken = this.connector.pushdown.applyFilter(part, { column: (fields) => this.columnOf(fields) ?? undefined });
+    if (!taken?.exact) throw new Abort();
+    return taken.sql;
   }
 
   /** GROUP BY items of the table: its plain columns, which become keys. */

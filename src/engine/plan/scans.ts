@@ -12,9 +12,8 @@
 import type { Node, RangeSubselect, SelectStmt } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
-import { castMayFail, type PartialAggregate, type RowConnector } from '../../connectors/types.js';
+import type { PartialAggregate, RowConnector, SortKey } from '../../connectors/types.js';
 import type { BoundStatement, BoundTable } from '../access/bind.js';
-import { CannotPushDown } from '../../connectors/sql/predicate.js';
 import { selectivity } from './selectivity.js';
 import type { JoinEstimates } from './cost.js';
 import { asKind, conjuncts, contains, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../tree/ast.js';
@@ -44,7 +43,7 @@ export interface ScanPlan {
    */
   dependencies: Array<{ column: ColumnDef; from: string; fromColumn: ColumnDef }>;
   /** Only the first rows, in this order, are needed (a single-table statement with LIMIT). */
-  orderBy?: Array<{ column: ColumnDef; descending: boolean; nullsFirst: boolean }>;
+  orderBy?: SortKey[];
   limit?: number;
   /**
    * The federated plan of this scan's join with a smaller load (cost.ts chooseJoins): dependent
@@ -271,37 +270,30 @@ class ScanPlanner {
     const bt = this.loads.get(loadName)!;
     if (bt.resolved.origin !== 'rows') return;
     const connector = this.registry.connectorOf(bt.resolved.source) as RowConnector;
-    if (!connector.capabilities.limit || !connector.capabilities.orderBy) return;
     const alias = rangeAlias(range!);
     const table = bt.resolved.table;
     const columnOf = (fields: string[]) =>
       fields.length === 1 || (fields.length === 2 && lower(fields[0]!) === alias)
         ? table.columns.find((c) => lower(c.name) === lower(fields[fields.length - 1]!))
         : undefined;
-    const mayFail = (column: ColumnDef) => castMayFail(connector, column);
-    const generator = connector.dialect.predicates({ column: (f) => columnOf(f), castMayFail: mayFail });
+    // Every condition must reach the source exactly, or the source's first rows are not the engine's.
     for (const part of conjuncts(select.whereClause)) {
-      try {
-        if (!generator.generate(part).exact) return;
-      } catch (err) {
-        if (err instanceof CannotPushDown) return;
-        throw err;
-      }
+      if (!connector.pushdown.applyFilter(part, { column: columnOf })?.exact) return;
     }
     const targets = select.targetList ?? [];
-    const orderBy: NonNullable<ScanPlan['orderBy']> = [];
+    const orderBy: SortKey[] = [];
     for (const item of select.sortClause ?? []) {
       const sort = asKind(item, 'SortBy')!;
       const ref = asKind(sortTarget(sort.node, targets), 'ColumnRef');
       const column = ref ? columnOf(fieldNames(ref.fields)) : undefined;
-      // Text orders differ between collations: the dialect says whether the source's is the engine's.
-      if (!column || mayFail(column) || !connector.dialect.ordersLikeEngine(column)) return;
-      if (!/^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|HUGEINT|DECIMAL|FLOAT|DOUBLE|DATE|TIMESTAMP|VARCHAR)/.test(column.type)) return;
+      if (!column) return;
       const descending = sort.sortby_dir === 'SORTBY_DESC';
       const nullsFirst = sort.sortby_nulls === 'SORTBY_NULLS_FIRST' || (sort.sortby_nulls !== 'SORTBY_NULLS_LAST' && descending);
       orderBy.push({ column, descending, nullsFirst });
     }
-    this.limitPlans.set(loadName, { orderBy, limit: limit + offset });
+    const topN = connector.pushdown.applyTopN(orderBy, limit + offset);
+    if (!topN) return;
+    this.limitPlans.set(loadName, topN);
   }
 
   /** Pushes the WHERE and ON conditions of one SELECT to the this.loads of its FROM. */
@@ -469,7 +461,6 @@ class ScanPlanner {
     const bt = this.loads.get(loadName)!;
     if (bt.resolved.origin !== 'rows') return;
     const connector = this.registry.connectorOf(bt.resolved.source) as RowConnector;
-    if (!connector.capabilities.filters) return;
     const table = bt.resolved.table;
     const column = (fields: string[]): ColumnDef | undefined => {
       const name = lower(fields[fields.length - 1] ?? '');
@@ -484,12 +475,9 @@ class ScanPlanner {
       if (!target.columns?.has(name)) return undefined;
       return table.columns.find((c) => lower(c.name) === name);
     };
-    const generator = connector.dialect.predicates({ column, castMayFail: (c) => castMayFail(connector, c) });
-    try {
-      this.pushed.get(loadName)!.push(generator.generate(condition).sql);
-      this.shares.set(loadName, (this.shares.get(loadName) ?? 1) * selectivity(table, [condition], column));
-    } catch (err) {
-      if (!(err instanceof CannotPushDown)) throw err;
-    }
+    const taken = connector.pushdown.applyFilter(condition, { column });
+    if (!taken) return;
+    this.pushed.get(loadName)!.push(taken.sql);
+    this.shares.set(loadName, (this.shares.get(loadName) ?? 1) * selectivity(table, [condition], column));
   }
 }
