@@ -15,6 +15,7 @@ import type { FuncCall, Node, ParseResult, SelectStmt } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import type { PartialAggregate, RowConnector } from '../../connectors/types.js';
+import { hasFact } from '../tree/functions.js';
 import type { BoundStatement } from '../access/bind.js';
 import type { ScanPlan } from './scans.js';
 import {
@@ -40,8 +41,6 @@ export interface PartialAggregation {
   /** The table's own conditions, all pushed exactly. */
   filter: string | null;
 }
-
-const AGGREGATES = new Set(['count', 'sum', 'min', 'max']);
 
 class Abort extends Error {}
 
@@ -254,7 +253,7 @@ class PartialRewrite {
     if ('FuncCall' in value) {
       const fc = value.FuncCall;
       const name = lower(fieldNames(fc.funcname).pop() ?? '');
-      if (AGGREGATES.has(name)) return this.aggregateOf(value, fc, name);
+      if (hasFact(name, 'partialAggregate')) return this.aggregateOf(value, fc, name);
     }
     if ('ColumnRef' in value) {
       const column = this.columnOf(fieldNames(value.ColumnRef.fields));

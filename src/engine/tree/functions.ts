@@ -33,6 +33,8 @@ export interface FunctionFacts {
   computesOverRows?: true;
   /** What it builds is at most a few times its inputs: its result is checked against the value limit (translate/value-bounds.ts). */
   widensValues?: true;
+  /** An aggregate whose value over a join combines from values a source computes per group of a table's keys (count as a sum of counts, sum, min, max) (plan/partial-aggregation.ts). */
+  partialAggregate?: true;
   /** An aggregate PostgreSQL answers as numeric with a scale of its own choosing for exact input (translate/numeric-scales.ts, numeric-values.ts). */
   exactAverage?: true;
   /** PostgreSQL answers numeric (with a scale of its own) when an argument is numeric (translate/numeric-scales.ts). */
@@ -103,7 +105,7 @@ const FUNCTIONS: Readonly<Record<string, Readonly<FunctionFacts>>> = {
   cos: { allowedScalar: true },
   cosh: { allowedScalar: true },
   cot: { allowedScalar: true },
-  count: { allowedAggregate: true, sameAtPostgres: true, computesOverRows: true },
+  count: { allowedAggregate: true, sameAtPostgres: true, partialAggregate: true, computesOverRows: true },
   covar_pop: { allowedAggregate: true, sameAtPostgres: true },
   covar_samp: { allowedAggregate: true, sameAtPostgres: true },
   cume_dist: { allowedWindow: true, sameAtPostgres: true },
@@ -176,10 +178,10 @@ const FUNCTIONS: Readonly<Record<string, Readonly<FunctionFacts>>> = {
   make_time: { allowedScalar: true },
   make_timestamp: { allowedScalar: true },
   make_timestamptz: { allowedScalar: true },
-  max: { allowedAggregate: true, sameAtPostgres: true, ordersText: true, computesOverRows: true },
+  max: { allowedAggregate: true, sameAtPostgres: true, partialAggregate: true, ordersText: true, computesOverRows: true },
   md5: { allowedScalar: true, sameAtPostgres: true },
   median: { computesOverRows: true },
-  min: { allowedAggregate: true, sameAtPostgres: true, ordersText: true, computesOverRows: true },
+  min: { allowedAggregate: true, sameAtPostgres: true, partialAggregate: true, ordersText: true, computesOverRows: true },
   mod: { allowedScalar: true, sameAtPostgres: true },
   mode: { allowedAggregate: true, computesOverRows: true },
   now: { allowedScalar: true },
@@ -229,7 +231,7 @@ const FUNCTIONS: Readonly<Record<string, Readonly<FunctionFacts>>> = {
   strpos: { allowedScalar: true, sameAtPostgres: true, resultType: { type: 'int4' } },
   substr: { allowedScalar: true, sameAtPostgres: true, keepsRows: true },
   substring: { allowedScalar: true, sameAtPostgres: true, keepsRows: true },
-  sum: { allowedAggregate: true, sameAtPostgres: true, computesOverRows: true },
+  sum: { allowedAggregate: true, sameAtPostgres: true, partialAggregate: true, computesOverRows: true },
   tan: { allowedScalar: true },
   tanh: { allowedScalar: true },
   text: { allowedScalar: true, castFunction: true },
