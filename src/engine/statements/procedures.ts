@@ -315,8 +315,8 @@ const PROCEDURES: Record<string, Procedure> = {
 
 /** The tables a condition or mask reads must exist, and be tables: views are not expanded there. */
 function checkTablesRead(expression: Record<string, unknown>, registry: SourceRegistry, what: string): void {
-  walk(expression, (kind, node) => {
-    if (kind !== 'RangeVar') return;
+  walk(expression, (nodeType, node) => {
+    if (nodeType !== 'RangeVar') return;
     const resolved = registry.resolve(typeof node.schemaname === 'string' ? node.schemaname : undefined, String(node.relname));
     if (resolved.origin === 'view')
       throw badRequest(

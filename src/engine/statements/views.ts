@@ -149,8 +149,8 @@ export async function dropViews(statement: DropStmt, context: Omit<ViewContext, 
 function pathTo(select: Node | undefined, registry: SourceRegistry, schema: string, name: string, seen: string[]): string[] | null {
   const named: ViewDef[] = [];
   let direct = false;
-  walk(select, (kind, node) => {
-    if (kind !== 'RangeVar') return;
+  walk(select, (nodeType, node) => {
+    if (nodeType !== 'RangeVar') return;
     const relname = String(node.relname ?? '');
     const written = typeof node.schemaname === 'string' ? node.schemaname : undefined;
     if (same(relname, name) && (written === undefined || same(written, schema))) direct = true;
@@ -170,8 +170,8 @@ function pathTo(select: Node | undefined, registry: SourceRegistry, schema: stri
 /** Whether a SELECT names the view schema.name (directly). */
 function readsView(select: Node | undefined, registry: SourceRegistry, schema: string, name: string): boolean {
   let found = false;
-  walk(select, (kind, node) => {
-    if (kind !== 'RangeVar' || !same(String(node.relname ?? ''), name)) return;
+  walk(select, (nodeType, node) => {
+    if (nodeType !== 'RangeVar' || !same(String(node.relname ?? ''), name)) return;
     const named = typeof node.schemaname === 'string' ? node.schemaname : undefined;
     if (named !== undefined ? same(named, schema) : registry.views.some((v) => same(v.schema, schema) && same(v.name, name))) found = true;
   });
