@@ -107,6 +107,18 @@ test('shipped: the small side goes to PostgreSQL as arrays, with the estimates i
   assert.match(String(rows[1]![5]), /unnest\(<the columns of step 1 as arrays>\) AS shipped\("id", "country"\)/);
 });
 
+test('shipping decided before it runs: a small side estimated beyond maxShippedRows is not shipped, and EXPLAIN shows the plan that runs', async () => {
+  const sql = "SELECT o.id FROM pg.orders o JOIN my.customers c ON o.customer_id = c.id WHERE c.country = 'DE'";
+  // 500 rows estimated (the country's share of 100,000): shipped under a limit of 500, not under 499.
+  assert.equal((await explained(sql, { dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 500 } })).kind, 'shipped');
+  const { kind, rows } = await explained(sql, { dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 499 } });
+  assert.equal(kind, 'federated');
+  assert.ok(
+    rows.every((row) => !String(row[5]).includes('unnest(')),
+    JSON.stringify(rows),
+  );
+});
+
 test('dependent join: the bigger scan takes the keys of the smaller one', async () => {
   const { kind, rows } = await explained(
     "SELECT i.label, c.name FROM lite.items i JOIN my.customers c ON c.id = i.id WHERE i.label LIKE 'a%'",
