@@ -134,6 +134,10 @@ const PER_SOURCE = [
   'SELECT id FROM {s}.customers WHERE score NOT BETWEEN 0 AND 10.5 ORDER BY id',
   "SELECT id FROM {s}.customers WHERE created >= DATE '2025-01-03' ORDER BY id",
   "SELECT id FROM {s}.customers WHERE created = '2025-01-03'::date ORDER BY id",
+  // Date arithmetic of constants, folded to dates for the sources (plan/date-folding.ts).
+  "SELECT id FROM {s}.customers WHERE created >= DATE '2024-12-31' AND created < DATE '2024-12-31' + interval '1' month ORDER BY id",
+  "SELECT id FROM {s}.customers WHERE created BETWEEN DATE '2025-03-30' - interval '3 months' AND DATE '2025-01-31' + interval '1 month' - interval '2 days' ORDER BY id",
+  "SELECT id FROM {s}.customers WHERE DATE '2024-06-30' + interval '6 months 1 day' <= created ORDER BY id",
   'SELECT id FROM {s}.customers WHERE created IS NULL ORDER BY id',
   'SELECT id, name FROM {s}.customers WHERE id IN (1, 3, 5) ORDER BY id',
   "SELECT count(*), sum(amount), min(created), max(status) FROM {s}.orders WHERE status = 'paid'",
@@ -404,6 +408,17 @@ test('text order in a locale-collated PostgreSQL column follows the engine, not 
     assert.equal(a.json, b.json, `pushed SQL: ${a.sourceSql.join(' | ')}`);
     assert.match(a.sourceSql[0] ?? '', /COLLATE "C"/);
   }
+});
+
+test('both bounds of a range with date arithmetic reach the sources, as dates', async () => {
+  const sql =
+    "SELECT id FROM my.customers WHERE created >= DATE '2024-12-31' AND created < DATE '2024-12-31' + interval '1' month ORDER BY id";
+  const a = await rows(scansOnly, sql);
+  assert.equal(a.json, (await rows(local, sql)).json);
+  assert.ok(
+    a.sourceSql.some((q) => q.includes("`created` >= DATE '2024-12-31'") && q.includes("`created` < DATE '2025-01-31'")),
+    a.sourceSql.join(' | '),
+  );
 });
 
 test('pushdown actually happens: conditions and columns reach the sources', async () => {

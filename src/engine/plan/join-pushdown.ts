@@ -16,6 +16,7 @@ import type { RawType, RowConnector } from '../../connectors/types.js';
 import { asKind, conjuncts, fieldNames, lower, nameNode, rangeAlias, statementOf, walk } from '../tree/ast.js';
 import type { BoundStatement } from '../access/bind.js';
 import type { ScanPlan } from './scans.js';
+import { foldDateArithmetic } from './date-folding.js';
 
 export interface JoinGroup {
   /** The engine relation the joined rows are loaded into. */
@@ -194,7 +195,7 @@ function groupQuery(
   });
   const taken = connector.pushdown.applyJoin({
     tables: members.map((m) => ({ alias: m.alias, table: aliases.get(m.alias)! })),
-    conditions: offered,
+    conditions: offered.map((condition) => foldDateArithmetic(condition, resolve)),
     columns,
   });
   if (!taken) return null;

@@ -18,6 +18,7 @@ import type { PartialAggregate, RowConnector } from '../../connectors/types.js';
 import { hasFact } from '../tree/functions.js';
 import type { BoundStatement } from '../access/bind.js';
 import type { ScanPlan } from './scans.js';
+import { foldDateArithmetic } from './date-folding.js';
 import {
   asKind,
   conjuncts,
@@ -227,7 +228,8 @@ class PartialRewrite {
 
   /** A condition on the table alone in the source's dialect; it must be exact. */
   private pushed(part: Node): string {
-    const taken = this.connector.pushdown.applyFilter(part, { column: (fields) => this.columnOf(fields) ?? undefined });
+    const column = (fields: string[]) => this.columnOf(fields) ?? undefined;
+    const taken = this.connector.pushdown.applyFilter(foldDateArithmetic(part, column), { column });
     if (!taken?.exact) throw new Abort();
     return taken.sql;
   }

@@ -18,6 +18,7 @@ import { selectivity } from './selectivity.js';
 import type { JoinEstimates } from './cost.js';
 import { asKind, conjuncts, contains, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../tree/ast.js';
 import { hasFact } from '../tree/functions.js';
+import { foldDateArithmetic } from './date-folding.js';
 
 /** The smaller load and key a scan's partial aggregation may group by the numbers of (key-lookup.ts). */
 export interface GroupLookup {
@@ -278,7 +279,7 @@ class ScanPlanner {
         : undefined;
     // Every condition must reach the source exactly, or the source's first rows are not the engine's.
     for (const part of conjuncts(select.whereClause)) {
-      if (!connector.pushdown.applyFilter(part, { column: columnOf })?.exact) return;
+      if (!connector.pushdown.applyFilter(foldDateArithmetic(part, columnOf), { column: columnOf })?.exact) return;
     }
     const targets = select.targetList ?? [];
     const orderBy: SortKey[] = [];
@@ -475,9 +476,10 @@ class ScanPlanner {
       if (!target.columns?.has(name)) return undefined;
       return table.columns.find((c) => lower(c.name) === name);
     };
-    const taken = connector.pushdown.applyFilter(condition, { column });
+    const offered = foldDateArithmetic(condition, column);
+    const taken = connector.pushdown.applyFilter(offered, { column });
     if (!taken) return;
     this.pushed.get(loadName)!.push(taken.sql);
-    this.shares.set(loadName, (this.shares.get(loadName) ?? 1) * selectivity(table, [condition], column));
+    this.shares.set(loadName, (this.shares.get(loadName) ?? 1) * selectivity(table, [offered], column));
   }
 }
