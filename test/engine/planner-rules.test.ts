@@ -119,6 +119,25 @@ test('shipping decided before it runs: a small side estimated beyond maxShippedR
   );
 });
 
+test('equivalences: a condition on one side of an equi-join is carried to the other side, its date arithmetic folded', async () => {
+  const { kind, rows } = await explained(
+    "SELECT o.id FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.id < 100 AND o.created < date '1994-01-01' + interval '3' month",
+    { wholeStatements: false },
+  );
+  assert.equal(kind, 'federated');
+  const sqlOf = (source: string) => String(rows.find((r) => r[1] === source)![5]);
+  assert.equal(sqlOf('my'), 'SELECT `id` FROM `none`.`customers` WHERE (`id` < 100)');
+  assert.equal(
+    sqlOf('pg'),
+    'COPY (SELECT "id", "customer_id", "created" FROM "public"."orders" WHERE ("created" < \'1994-04-01\'::date) AND ("customer_id" < 100)) TO STDOUT',
+  );
+  // Not into a table an outer join fills with NULLs.
+  const outer = await explained('SELECT o.id FROM pg.orders o LEFT JOIN my.customers c ON c.id = o.customer_id WHERE o.customer_id < 100', {
+    wholeStatements: false,
+  });
+  assert.equal(String(outer.rows.find((r) => r[1] === 'my')![5]), 'SELECT `id` FROM `none`.`customers`');
+});
+
 test('dependent join: the bigger scan takes the keys of the smaller one', async () => {
   const { kind, rows } = await explained(
     "SELECT i.label, c.name FROM lite.items i JOIN my.customers c ON c.id = i.id WHERE i.label LIKE 'a%'",

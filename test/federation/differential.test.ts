@@ -189,6 +189,14 @@ const PER_SOURCE = [
 ];
 
 const CROSS_SOURCE = [
+  // Conditions carried through equi-joins to the other side (plan/equivalences.ts).
+  'SELECT o.id, c.name FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.id BETWEEN 2 AND 5 ORDER BY o.id',
+  'SELECT o.id, c.name FROM pg.orders o, my.customers c, lite.customers l WHERE c.id = o.customer_id AND l.id = c.id AND l.id IN (1, 3, 7) ORDER BY o.id',
+  "SELECT m.id, l.id FROM my.customers m JOIN lite.customers l ON l.name = m.name WHERE m.name = 'alice' ORDER BY 1, 2",
+  "SELECT m.id, l.id FROM my.customers m JOIN lite.customers l ON l.name = m.name WHERE m.name >= 'Bob' ORDER BY 1, 2",
+  'SELECT o.id, c.id FROM pg.orders o LEFT JOIN my.customers c ON c.id = o.customer_id WHERE o.customer_id < 4 ORDER BY 1, 2',
+  'SELECT o.id, c.id FROM pg.orders o LEFT JOIN my.customers c ON c.id = o.customer_id AND c.id < 3 ORDER BY 1, 2',
+  "SELECT o.id, c.id FROM my.orders o JOIN pg.customers c ON c.created = o.created WHERE o.created < DATE '2024-12-01' + interval '2 months' ORDER BY 1, 2",
   'SELECT c.name, o.id, f.segment FROM pg.customers c JOIN pg.orders o ON o.customer_id = c.id JOIN fs.customers f ON f.id = c.id ORDER BY 2',
   'SELECT r.tag, count(*) FROM my.tags r JOIN my.customers m ON m.id = r.id JOIN pg.customers p ON p.id = m.id GROUP BY r.tag ORDER BY 1 NULLS FIRST',
   'SELECT t.tag, sum(c.score) FROM pg.customers c JOIN my.tags t ON t.id = c.id GROUP BY t.tag ORDER BY 1 NULLS FIRST',
@@ -417,6 +425,16 @@ test('both bounds of a range with date arithmetic reach the sources, as dates', 
   assert.equal(a.json, (await rows(local, sql)).json);
   assert.ok(
     a.sourceSql.some((q) => q.includes("`created` >= DATE '2024-12-31'") && q.includes("`created` < DATE '2025-01-31'")),
+    a.sourceSql.join(' | '),
+  );
+});
+
+test("a condition on one side of an equi-join reaches the other side's source too", async () => {
+  const sql = 'SELECT o.id, c.name FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.id BETWEEN 2 AND 5 ORDER BY o.id';
+  const a = await rows(scansOnly, sql);
+  assert.equal(a.json, (await rows(local, sql)).json);
+  assert.ok(
+    a.sourceSql.some((q) => q.startsWith('COPY') && q.includes('("customer_id" >= 2 AND "customer_id" <= 5)')),
     a.sourceSql.join(' | '),
   );
 });

@@ -19,6 +19,7 @@ import type { JoinEstimates } from './cost.js';
 import { asKind, conjuncts, contains, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../tree/ast.js';
 import { hasFact } from '../tree/functions.js';
 import { foldDateArithmetic } from './date-folding.js';
+import { deriveThroughEquiJoins } from './equivalences.js';
 
 /** The smaller load and key a scan's partial aggregation may group by the numbers of (key-lookup.ts). */
 export interface GroupLookup {
@@ -69,6 +70,9 @@ interface ScopeItem {
   columns?: Set<string>;
   nullable: boolean;
 }
+
+/** The ON conditions of a SELECT's joins, the tables each filters, and whether the join is inner. */
+type OnTargets = Array<{ quals: Node; targets: ScopeItem[]; inner: boolean }>;
 
 /** An integer constant (LIMIT, OFFSET, ORDER BY position), else null. */
 function constantInt(node: Node | undefined): number | null {
@@ -300,7 +304,7 @@ class ScanPlanner {
   /** Pushes the WHERE and ON conditions of one SELECT to the this.loads of its FROM. */
   private pushSelect(select: SelectStmt): void {
     const scope: ScopeItem[] = [];
-    const onTargets: Array<{ quals: Node; targets: ScopeItem[] }> = [];
+    const onTargets: OnTargets = [];
     for (const item of select.fromClause ?? []) scope.push(...this.fromItem(item, onTargets));
     if (scope.every((s) => !s.loadName)) return;
     const attempt = (condition: Node | undefined, targets: ScopeItem[]) => {
@@ -310,15 +314,26 @@ class ScanPlanner {
         this.noteEquiJoin(part, targets, scope);
       }
     };
-    attempt(
-      select.whereClause,
-      scope.filter((s) => s.loadName && !s.nullable),
-    );
+    const filterable = scope.filter((s) => s.loadName && !s.nullable);
+    attempt(select.whereClause, filterable);
     for (const { quals, targets } of onTargets) attempt(quals, targets);
+    // Conditions carried through equi-joins to the other tables (equivalences.ts): facts of
+    // WHERE and of inner joins' ON, over tables no outer join fills with NULLs.
+    const facts = [select.whereClause, ...onTargets.filter((o) => o.inner).map((o) => o.quals)]
+      .flatMap((condition) => conjuncts(condition))
+      .filter((part) => !contains(part, 'SubLink'));
+    const resolve = (fields: string[]) => {
+      const found = this.resolveColumn(fields, scope);
+      return found && filterable.includes(found.item) ? { alias: found.item.alias, column: found.column } : null;
+    };
+    for (const { alias, condition } of deriveThroughEquiJoins(facts, resolve, typeFamily)) {
+      const target = filterable.find((s) => s.alias === alias);
+      if (target) this.tryPush(condition, target, scope);
+    }
   }
 
   /** Scope items of a FROM entry; `nullable` is relative to this entry. Collects ON targets. */
-  private fromItem(item: Node | undefined, onTargets: Array<{ quals: Node; targets: ScopeItem[] }>): ScopeItem[] {
+  private fromItem(item: Node | undefined, onTargets: OnTargets): ScopeItem[] {
     if (!item) return [];
     if ('RangeVar' in item) {
       const rv = item.RangeVar;
@@ -349,7 +364,7 @@ class ScanPlanner {
               : type === 'JOIN_RIGHT'
                 ? filterable(leftInput)
                 : [];
-        onTargets.push({ quals: join.quals, targets });
+        onTargets.push({ quals: join.quals, targets, inner: type === 'JOIN_INNER' });
       }
       const nullableLeft = type === 'JOIN_RIGHT' || type === 'JOIN_FULL';
       const nullableRight = type === 'JOIN_LEFT' || type === 'JOIN_FULL';
