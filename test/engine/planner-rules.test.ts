@@ -156,6 +156,22 @@ test('dependent join: the bigger scan takes the keys of the smaller one', async 
   assert.equal(rows[2]![2], 'execute');
 });
 
+test("semi-joins: IN and EXISTS let the outer table take the keys of the subquery's table", async () => {
+  for (const sql of [
+    "SELECT o.id FROM pg.orders o WHERE o.customer_id IN (SELECT c.id FROM my.customers c WHERE c.country = 'DE')",
+    "SELECT o.id FROM pg.orders o WHERE EXISTS (SELECT 1 FROM my.customers c WHERE c.id = o.customer_id AND c.country = 'DE')",
+  ]) {
+    const { rows } = await explained(sql, { wholeStatements: false });
+    const orders = rows.find((r) => r[1] === 'pg')!;
+    assert.match(String(orders[4]), /^columns, keys of my\.customers\.id \(dependent join/, sql);
+  }
+  const { rows } = await explained(
+    "SELECT o.id FROM pg.orders o WHERE o.customer_id NOT IN (SELECT c.id FROM my.customers c WHERE c.country = 'DE')",
+    { wholeStatements: false },
+  );
+  assert.doesNotMatch(String(rows.find((r) => r[1] === 'pg')![4]), /keys of/);
+});
+
 test('join pushdown: tables of one source that join go to it as one query', async () => {
   const { kind, rows } = await explained(
     "SELECT o.id, c.name, m.name FROM pg.orders o JOIN pg.customers c ON c.id = o.customer_id JOIN my.customers m ON m.id = c.id WHERE o.status = 'open'",

@@ -189,6 +189,14 @@ const PER_SOURCE = [
 ];
 
 const CROSS_SOURCE = [
+  // Semi-joins as key filters: the outer table depends on the subquery's load (plan/scans.ts noteSemiJoin).
+  "SELECT o.id FROM pg.orders o WHERE o.customer_id IN (SELECT c.id FROM my.customers c WHERE c.segment = 'enterprise') ORDER BY o.id",
+  'SELECT o.id FROM pg.orders o WHERE o.customer_id = ANY (SELECT l.id FROM lite.customers l WHERE l.score > 0) ORDER BY o.id',
+  "SELECT c.name FROM my.customers c WHERE EXISTS (SELECT 1 FROM pg.orders o WHERE o.customer_id = c.id AND o.status = 'paid') ORDER BY 1",
+  'SELECT c.id FROM my.customers c WHERE NOT EXISTS (SELECT 1 FROM pg.orders o WHERE o.customer_id = c.id) ORDER BY 1',
+  "SELECT o.id FROM pg.orders o WHERE o.customer_id NOT IN (SELECT c.id FROM my.customers c WHERE c.segment = 'smb') ORDER BY o.id",
+  'SELECT o.id FROM pg.orders o WHERE o.customer_id IN (SELECT c.id FROM my.customers c GROUP BY c.id HAVING count(*) > 0) OR o.qty > 3 ORDER BY o.id',
+  'SELECT c.id FROM my.customers c WHERE c.created IN (SELECT o.created FROM pg.orders o) ORDER BY 1',
   // Conditions carried through equi-joins to the other side (plan/equivalences.ts).
   'SELECT o.id, c.name FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.id BETWEEN 2 AND 5 ORDER BY o.id',
   'SELECT o.id, c.name FROM pg.orders o, my.customers c, lite.customers l WHERE c.id = o.customer_id AND l.id = c.id AND l.id IN (1, 3, 7) ORDER BY o.id',
@@ -427,6 +435,13 @@ test('both bounds of a range with date arithmetic reach the sources, as dates', 
     a.sourceSql.some((q) => q.includes("`created` >= DATE '2024-12-31'") && q.includes("`created` < DATE '2025-01-31'")),
     a.sourceSql.join(' | '),
   );
+});
+
+test('a semi-join (IN, EXISTS) sends the outer table only the keys the subquery may match', async () => {
+  const sql = "SELECT o.id FROM pg.orders o WHERE o.customer_id IN (SELECT c.id FROM my.customers c WHERE c.segment = 'smb') ORDER BY o.id";
+  const a = await rows(scansOnly, sql);
+  assert.equal(a.json, (await rows(local, sql)).json);
+  assert.match(a.sourceSql.find((q) => q.startsWith('COPY')) ?? '', /"customer_id" IN \(2, 7\)/, a.sourceSql.join(' | '));
 });
 
 test("a condition on one side of an equi-join reaches the other side's source too", async () => {

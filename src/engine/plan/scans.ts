@@ -9,14 +9,14 @@
  * ON of joins (tables on the side that ON filters). A table referenced more than once gets no
  * conditions: its one load serves every reference.
  */
-import type { Node, RangeSubselect, SelectStmt } from '@pgsql/types';
+import type { Node, RangeSubselect, SelectStmt, SubLink } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import type { PartialAggregate, RowConnector, SortKey } from '../../connectors/types.js';
 import type { BoundStatement, BoundTable } from '../access/bind.js';
 import { selectivity } from './selectivity.js';
 import type { JoinEstimates } from './cost.js';
-import { asKind, conjuncts, contains, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../tree/ast.js';
+import { asKind, conjuncts, contains, exprIs, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../tree/ast.js';
 import { hasFact } from '../tree/functions.js';
 import { foldDateArithmetic } from './date-folding.js';
 import { deriveThroughEquiJoins } from './equivalences.js';
@@ -309,6 +309,7 @@ class ScanPlanner {
     if (scope.every((s) => !s.loadName)) return;
     const attempt = (condition: Node | undefined, targets: ScopeItem[]) => {
       for (const part of conjuncts(condition)) {
+        if (asKind(part, 'SubLink')) this.noteSemiJoin(asKind(part, 'SubLink')!, targets, scope);
         if (contains(part, 'SubLink')) continue;
         for (const target of targets) this.tryPush(part, target, scope);
         this.noteEquiJoin(part, targets, scope);
@@ -468,6 +469,51 @@ class ScanPlanner {
       if (!targets.some((t) => t.loadName === loadName && t.alias === target.item.alias)) continue;
       if ((this.references.get(loadName) ?? 0) !== 1) continue;
       this.dependencies.get(loadName)!.push({ column: target.column, from: other.item.loadName!, fromColumn: other.column });
+    }
+  }
+
+  /**
+   * `a.x IN (SELECT b.y FROM b ...)` and `EXISTS (SELECT ... FROM b WHERE b.y = a.x ...)`, a
+   * conjunct that filters `a`: rows of `a` whose x is no y of b's load cannot be in the answer
+   * (b's load holds every row the subquery may use), so `a` may depend on b's keys as in an
+   * equi-join. Only plain subqueries over loads, with qualified references on both sides.
+   */
+  private noteSemiJoin(sublink: SubLink, targets: ScopeItem[], scope: ScopeItem[]): void {
+    const select = asKind(sublink.subselect, 'SelectStmt');
+    if (!select || select.op !== 'SETOP_NONE') return;
+    const inner: ScopeItem[] = [];
+    for (const item of select.fromClause ?? []) inner.push(...this.fromItem(item, []));
+    const own = (node: Node | undefined, where: ScopeItem[]) => {
+      const fields = fieldNames(asKind(node, 'ColumnRef')?.fields);
+      const found = fields.length === 2 ? this.resolveColumn(fields, where) : null;
+      return found && !found.item.nullable ? found : null;
+    };
+    const pairs: Array<[ReturnType<typeof own>, ReturnType<typeof own>]> = [];
+    // `x IN (...)` has no operator name; `x = ANY (...)` names '='.
+    const operator = fieldNames(sublink.operName).join('.');
+    if (sublink.subLinkType === 'ANY_SUBLINK' && (operator === '' || operator === '=') && select.targetList?.length === 1) {
+      pairs.push([own(sublink.testexpr, scope), own(asKind(select.targetList[0], 'ResTarget')?.val, inner)]);
+    } else if (sublink.subLinkType === 'EXISTS_SUBLINK') {
+      const innerAliases = new Set(inner.map((i) => i.alias));
+      for (const part of conjuncts(select.whereClause)) {
+        const expr = asKind(part, 'A_Expr');
+        if (!expr || !exprIs(expr, 'AEXPR_OP') || fieldNames(expr.name).join('.') !== '=') continue;
+        for (const [outerSide, innerSide] of [
+          [expr.lexpr, expr.rexpr],
+          [expr.rexpr, expr.lexpr],
+        ] as const) {
+          // The outer reference must not name a table of the subquery (which would hide the outer one).
+          const alias = lower(fieldNames(asKind(outerSide, 'ColumnRef')?.fields)[0] ?? '');
+          if (!innerAliases.has(alias)) pairs.push([own(outerSide, scope), own(innerSide, inner)]);
+        }
+      }
+    }
+    for (const [outer, from] of pairs) {
+      if (!outer || !from || outer.item.loadName === from.item.loadName) continue;
+      if (typeFamily(outer.column.type) === null || typeFamily(outer.column.type) !== typeFamily(from.column.type)) continue;
+      const loadName = outer.item.loadName!;
+      if (!targets.includes(outer.item) || (this.references.get(loadName) ?? 0) !== 1) continue;
+      this.dependencies.get(loadName)!.push({ column: outer.column, from: from.item.loadName!, fromColumn: from.column });
     }
   }
 
