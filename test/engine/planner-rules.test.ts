@@ -172,6 +172,23 @@ test("semi-joins: IN and EXISTS let the outer table take the keys of the subquer
   assert.doesNotMatch(String(rows.find((r) => r[1] === 'pg')![4]), /keys of/);
 });
 
+test('a table named twice: one load, asked for the rows either reference may use', async () => {
+  const { rows } = await explained(
+    "SELECT a.id, b.id FROM my.customers a JOIN my.customers b ON a.name = b.name WHERE a.country = 'DE' AND b.country = 'FR'",
+    { wholeStatements: false },
+  );
+  assert.equal(
+    rows.find((r) => r[1] === 'my')![5],
+    "SELECT `id`, `name`, `country` FROM `none`.`customers` WHERE ((`country` = 'DE')) OR ((`country` = 'FR'))",
+  );
+  // A reference without a condition of its own needs every row.
+  const { rows: whole } = await explained(
+    "SELECT a.id FROM my.customers a WHERE a.country = 'DE' AND a.id > (SELECT min(b.id) FROM my.customers b)",
+    { wholeStatements: false },
+  );
+  assert.equal(whole.find((r) => r[1] === 'my')![5], 'SELECT `id`, `country` FROM `none`.`customers`');
+});
+
 test('join pushdown: tables of one source that join go to it as one query', async () => {
   const { kind, rows } = await explained(
     "SELECT o.id, c.name, m.name FROM pg.orders o JOIN pg.customers c ON c.id = o.customer_id JOIN my.customers m ON m.id = c.id WHERE o.status = 'open'",

@@ -189,6 +189,12 @@ const PER_SOURCE = [
 ];
 
 const CROSS_SOURCE = [
+  // A table named twice: its one load asked for the rows either reference may use (scans.ts loadFilter).
+  "SELECT a.id, b.id FROM my.customers a JOIN my.customers b ON a.country = b.country WHERE a.segment = 'enterprise' AND b.segment = 'smb' ORDER BY 1, 2",
+  "SELECT a.id, b.id FROM pg.orders a JOIN pg.orders b ON a.customer_id = b.customer_id JOIN my.customers c ON c.id = a.customer_id WHERE a.qty > 1 AND b.status = 'paid' ORDER BY 1, 2",
+  'SELECT o.id FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE o.qty >= 2 AND o.amount > (SELECT avg(o2.amount) FROM pg.orders o2 WHERE o2.qty < 5) ORDER BY 1',
+  'SELECT o.id FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE o.qty >= 2 AND o.amount > (SELECT avg(o2.amount) FROM pg.orders o2) ORDER BY 1',
+  "SELECT l.id FROM lite.customers l WHERE l.score > 0 AND l.id IN (SELECT l2.id FROM lite.customers l2 WHERE l2.name LIKE 'a%') AND l.id IN (SELECT o.customer_id FROM pg.orders o) ORDER BY 1",
   // Semi-joins as key filters: the outer table depends on the subquery's load (plan/scans.ts noteSemiJoin).
   "SELECT o.id FROM pg.orders o WHERE o.customer_id IN (SELECT c.id FROM my.customers c WHERE c.segment = 'enterprise') ORDER BY o.id",
   'SELECT o.id FROM pg.orders o WHERE o.customer_id = ANY (SELECT l.id FROM lite.customers l WHERE l.score > 0) ORDER BY o.id',

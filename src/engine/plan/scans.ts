@@ -9,7 +9,7 @@
  * ON of joins (tables on the side that ON filters). A table referenced more than once gets no
  * conditions: its one load serves every reference.
  */
-import type { Node, RangeSubselect, SelectStmt, SubLink } from '@pgsql/types';
+import type { Node, RangeSubselect, RangeVar, SelectStmt, SubLink } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, TableDef } from '../../catalog/types.js';
 import type { PartialAggregate, RowConnector, SortKey } from '../../connectors/types.js';
@@ -69,6 +69,8 @@ interface ScopeItem {
   /** Known column names (lower case); undefined for subqueries and functions. */
   columns?: Set<string>;
   nullable: boolean;
+  /** The reference to the load (its RangeVar, also for a narrowing subquery over it). */
+  range?: RangeVar;
 }
 
 /** The ON conditions of a SELECT's joins, the tables each filters, and whether the join is inner. */
@@ -112,13 +114,16 @@ class ScanPlanner {
   readonly loads = new Map<string, BoundTable>();
   /** Which loads each alias names. */
   private readonly aliasLoads = new Map<string, Set<string>>();
-  /** How often each load is referenced: a load named twice serves both, so it gets no conditions. */
+  /** How often each load is referenced: a load named twice serves both (no keys, no LIMIT; conditions only where each reference has its own). */
   private readonly references = new Map<string, number>();
+  /** The references of each load, in the order of the statement. */
+  private readonly occurrences = new Map<string, RangeVar[]>();
   /** Loads whose columns are renamed by an alias list (`t AS x(a, b)`): every column is needed. */
   private readonly renamed = new Set<string>();
-  private readonly pushed = new Map<string, string[]>();
-  /** The share of rows the pushed conditions of each load keep (estimated). */
-  private readonly shares = new Map<string, number>();
+  /** Conditions pushed for each reference of each load, in the source's dialect. */
+  private readonly pushed = new Map<string, Map<RangeVar, string[]>>();
+  /** The share of rows the pushed conditions of each reference keep (estimated). */
+  private readonly shares = new Map<RangeVar, number>();
   private readonly limitPlans = new Map<string, Pick<ScanPlan, 'orderBy' | 'limit'>>();
   private readonly dependencies = new Map<string, ScanPlan['dependencies']>();
 
@@ -128,7 +133,8 @@ class ScanPlanner {
   ) {
     for (const table of bound.tables) if (table.loadName && table.resolved.origin === 'rows') this.loads.set(table.loadName, table);
     for (const loadName of this.loads.keys()) {
-      this.pushed.set(loadName, []);
+      this.pushed.set(loadName, new Map());
+      this.occurrences.set(loadName, []);
       this.dependencies.set(loadName, []);
     }
     // Which loads each alias names, how often each load is referenced, which are renamed.
@@ -146,6 +152,7 @@ class ScanPlanner {
       if (!this.aliasLoads.has(alias)) this.aliasLoads.set(alias, new Set());
       this.aliasLoads.get(alias)!.add(node.relname);
       this.references.set(node.relname, (this.references.get(node.relname) ?? 0) + 1);
+      this.occurrences.get(node.relname)!.push(node);
       if (node.alias?.colnames) this.renamed.add(node.relname);
     });
   }
@@ -229,18 +236,37 @@ class ScanPlanner {
     });
   }
 
+  /**
+   * What a load's source is asked to filter: its one reference's conditions ANDed; for a load
+   * that serves several references, the rows any of them may use (each reference's conditions
+   * ANDed, then ORed), and nothing when one reference has no condition of its own.
+   */
+  private loadFilter(loadName: string): { filter: string | null; share: number } {
+    const pushed = this.pushed.get(loadName)!;
+    const each = this.occurrences.get(loadName)!.map((range) => ({ filters: pushed.get(range) ?? [], share: this.shares.get(range) ?? 1 }));
+    const and = (filters: string[]) => filters.map((f) => `(${f})`).join(' AND ');
+    if (each.length === 1) return { filter: each[0]!.filters.length > 0 ? and(each[0]!.filters) : null, share: each[0]!.share };
+    if (each.length === 0 || each.some((e) => e.filters.length === 0)) return { filter: null, share: 1 };
+    return {
+      filter: each.map((e) => `(${and(e.filters)})`).join(' OR '),
+      share: Math.min(
+        1,
+        each.reduce((sum, e) => sum + e.share, 0),
+      ),
+    };
+  }
+
   /** The plans, from the columns chosen and what was pushed. */
   plans(columns: Map<string, ColumnDef[]>): Map<string, ScanPlan> {
     const plans = new Map<string, ScanPlan>();
     for (const [loadName, table] of this.loads) {
-      const filters = this.pushed.get(loadName)!;
+      const { filter, share } = this.loadFilter(loadName);
       const cardinality = table.resolved.table.cardinality;
       plans.set(loadName, {
         bound: table,
         columns: columns.get(loadName)!,
-        filter: filters.length > 0 ? filters.map((f) => `(${f})`).join(' AND ') : null,
-        rows:
-          cardinality === null ? null : Math.max(filters.length > 0 ? 1 : 0, Math.round(cardinality * (this.shares.get(loadName) ?? 1))),
+        filter,
+        rows: cardinality === null ? null : Math.max(filter !== null ? 1 : 0, Math.round(cardinality * share)),
         dependencies: this.dependencies.get(loadName)!,
         ...this.limitPlans.get(loadName),
       });
@@ -346,7 +372,7 @@ class ScanPlanner {
         (t) => t.loadName === loadName || (!t.loadName && t.resolved.origin !== 'rows' && t.resolved.engineName === rv.relname),
       );
       const columns = resolved ? new Set(resolved.resolved.table.columns.map((c) => lower(c.name))) : undefined;
-      return [{ alias, loadName, columns, nullable: false }];
+      return [{ alias, loadName, columns, nullable: false, range: loadName ? rv : undefined }];
     }
     if ('JoinExpr' in item) {
       const join = item.JoinExpr;
@@ -431,7 +457,7 @@ class ScanPlanner {
       if (ref.length !== 1 || name === '*' || (typeof target!.name === 'string' && lower(target!.name) !== lower(name!))) continue;
       if (this.hasColumn(loadName, name!)) columns.add(lower(name!));
     }
-    return { alias: lower(String(alias.aliasname)), loadName, columns, nullable: false };
+    return { alias: lower(String(alias.aliasname)), loadName, columns, nullable: false, range: range! };
   }
 
   /** The load and column a column reference means in `scope`, if it is a loaded table's. */
@@ -519,7 +545,8 @@ class ScanPlanner {
 
   private tryPush(condition: Node, target: ScopeItem, scope: ScopeItem[]): void {
     const loadName = target.loadName!;
-    if ((this.references.get(loadName) ?? 0) !== 1) return;
+    // Conditions are kept per reference (loadFilter): one the scope cannot name stays in the engine.
+    if (!target.range) return;
     const bt = this.loads.get(loadName)!;
     if (bt.resolved.origin !== 'rows') return;
     const connector = this.registry.connectorOf(bt.resolved.source) as RowConnector;
@@ -540,7 +567,8 @@ class ScanPlanner {
     const offered = foldDateArithmetic(condition, column);
     const taken = connector.pushdown.applyFilter(offered, { column });
     if (!taken) return;
-    this.pushed.get(loadName)!.push(taken.sql);
-    this.shares.set(loadName, (this.shares.get(loadName) ?? 1) * selectivity(table, [offered], column));
+    const pushed = this.pushed.get(loadName)!;
+    pushed.set(target.range, [...(pushed.get(target.range) ?? []), taken.sql]);
+    this.shares.set(target.range, (this.shares.get(target.range) ?? 1) * selectivity(table, [offered], column));
   }
 }
