@@ -6,8 +6,9 @@
  * keep every row the original keeps (see connectors/sql/predicate.ts); that is what keeps answers exact.
  *
  * Conditions come from WHERE (tables not on the nullable side of an outer join) and from the
- * ON of joins (tables on the side that ON filters). A table referenced more than once gets no
- * conditions: its one load serves every reference.
+ * ON of joins (tables on the side that ON filters), and through equi-joins from the tables joined
+ * with (equivalences.ts). A table referenced more than once has one load for every reference: it
+ * is asked for the rows any reference may use (loadFilter), and gets no keys and no LIMIT.
  */
 import type { Node, RangeSubselect, RangeVar, SelectStmt, SubLink } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
