@@ -141,6 +141,16 @@ async function sourceQueries(planCatalog: PlainCatalog, sql: string): Promise<st
     .map((row) => String(row[5]));
 }
 
+/** The source queries of `sql` when the sources decline the offers named. */
+async function declinedQueries(sql: string, declined: ReadonlyArray<keyof ScanPushdown>): Promise<string[]> {
+  const declining = new DecliningCatalog(catalog.sources, [path.join(dataDir, 'files')], new Set(declined));
+  try {
+    return await sourceQueries(declining, sql);
+  } finally {
+    await declining.close();
+  }
+}
+
 describe('the planners keep in the engine what a source declines', () => {
   const statement = 'SELECT id, name FROM my.customers WHERE id > 10 ORDER BY id LIMIT 5';
 
@@ -151,21 +161,11 @@ describe('the planners keep in the engine what a source declines', () => {
   });
 
   test('a declined filter: the source sends every row, and with a condition kept in the engine, no top-N either', async () => {
-    const declining = new DecliningCatalog(catalog.sources, [path.join(dataDir, 'files')], new Set(['applyFilter']));
-    try {
-      assert.deepEqual(await sourceQueries(declining, statement), ['SELECT `id`, `name` FROM `none`.`customers`']);
-    } finally {
-      await declining.close();
-    }
+    assert.deepEqual(await declinedQueries(statement, ['applyFilter']), ['SELECT `id`, `name` FROM `none`.`customers`']);
   });
 
   test('a declined top-N: the condition still goes, the order and limit stay in the engine', async () => {
-    const declining = new DecliningCatalog(catalog.sources, [path.join(dataDir, 'files')], new Set(['applyTopN']));
-    try {
-      assert.deepEqual(await sourceQueries(declining, statement), ['SELECT `id`, `name` FROM `none`.`customers` WHERE (`id` > 10)']);
-    } finally {
-      await declining.close();
-    }
+    assert.deepEqual(await declinedQueries(statement, ['applyTopN']), ['SELECT `id`, `name` FROM `none`.`customers` WHERE (`id` > 10)']);
   });
 
   test('a declined join: the tables of one source are read one by one', async () => {
@@ -173,13 +173,8 @@ describe('the planners keep in the engine what a source declines', () => {
     const joined = await sourceQueries(catalog, sql);
     assert.equal(joined.length, 2, joined.join('\n'));
     assert.match(joined[0]!, /FROM "items" AS "i", "unanalyzed" AS "u" WHERE/);
-    const declining = new DecliningCatalog(catalog.sources, [path.join(dataDir, 'files')], new Set(['applyJoin']));
-    try {
-      const separate = await sourceQueries(declining, sql);
-      assert.equal(separate.length, 3, separate.join('\n'));
-      assert.ok(separate.every((q) => !q.includes(' AS "i"')));
-    } finally {
-      await declining.close();
-    }
+    const separate = await declinedQueries(sql, ['applyJoin']);
+    assert.equal(separate.length, 3, separate.join('\n'));
+    assert.ok(separate.every((q) => !q.includes(' AS "i"')));
   });
 });
