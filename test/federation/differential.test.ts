@@ -200,6 +200,8 @@ const CROSS_SOURCE = [
   'SELECT o.id FROM pg.orders o WHERE o.customer_id = ANY (SELECT l.id FROM lite.customers l WHERE l.score > 0) ORDER BY o.id',
   "SELECT c.name FROM my.customers c WHERE EXISTS (SELECT 1 FROM pg.orders o WHERE o.customer_id = c.id AND o.status = 'paid') ORDER BY 1",
   'SELECT c.id FROM my.customers c WHERE NOT EXISTS (SELECT 1 FROM pg.orders o WHERE o.customer_id = c.id) ORDER BY 1',
+  'SELECT c.id FROM my.customers c WHERE EXISTS (SELECT * FROM pg.orders o WHERE o.customer_id = c.id) ORDER BY 1',
+  "SELECT c.id FROM my.customers c WHERE EXISTS (SELECT o.*, o.status FROM pg.orders o WHERE o.customer_id = c.id AND o.status <> 'x') ORDER BY 1",
   "SELECT o.id FROM pg.orders o WHERE o.customer_id NOT IN (SELECT c.id FROM my.customers c WHERE c.segment = 'smb') ORDER BY o.id",
   'SELECT o.id FROM pg.orders o WHERE o.customer_id IN (SELECT c.id FROM my.customers c GROUP BY c.id HAVING count(*) > 0) OR o.qty > 3 ORDER BY o.id',
   'SELECT c.id FROM my.customers c WHERE c.created IN (SELECT o.created FROM pg.orders o) ORDER BY 1',

@@ -198,6 +198,13 @@ class ScanPlanner {
           markColumns(node, directLoads(node));
           return 'skip';
         }
+        // EXISTS asks whether rows exist: a `*` in its select list needs no column (TPC-H's Q22).
+        const exists = key === 'SubLink' && node.subLinkType === 'EXISTS_SUBLINK' ? asKind(node.subselect, 'SelectStmt') : undefined;
+        if (exists) {
+          const targetList = (exists.targetList ?? []).filter((item) => !isStar(asKind(item, 'ResTarget')?.val));
+          markColumns({ ...exists, targetList }, directLoads(exists));
+          return 'skip';
+        }
         if (key === 'ColumnRef') {
           const fields = fieldNames(node.fields);
           const last = fields[fields.length - 1]!;
@@ -572,4 +579,10 @@ class ScanPlanner {
     pushed.set(target.range, [...(pushed.get(target.range) ?? []), taken.sql]);
     this.shares.set(target.range, (this.shares.get(target.range) ?? 1) * selectivity(table, [offered], column));
   }
+}
+
+/** `*` or `alias.*` as a select-list item. */
+function isStar(node: Node | undefined): boolean {
+  const fields = asKind(node, 'ColumnRef')?.fields ?? [];
+  return fields.length > 0 && 'A_Star' in fields[fields.length - 1]!;
 }
