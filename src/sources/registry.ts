@@ -1,21 +1,25 @@
 /**
- * The virtual database's sources: the catalog's source definitions brought to life as
- * connectors, their health, their tables published to the engine (names resolve in definitions.ts).
- * Adding a source imports its metadata first and persists only when everything succeeded.
+ * The virtual database's sources through their lifecycle: started, added, refreshed, altered,
+ * removed, and brought in line with a catalog other instances share. It composes their live
+ * connectors (live-connectors.ts), their health (source-health.ts) and their tables published to
+ * the engine (publishing.ts); names resolve in definitions.ts. Adding a source imports its
+ * metadata first and persists only when everything succeeded.
  */
 import type { Logger } from 'pino';
-import { createConnector, type ConnectorContext } from '../connectors/factory.js';
+import type { ConnectorContext } from '../connectors/factory.js';
 import type { Connector, ImportedTable } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, messageOf, notFound, sourceFailed } from '../errors.js';
 import { SourceHealth, type SourceStatus } from './source-health.js';
 import { SystemTableCopies } from './system-copies.js';
-import { DuckRuntime, EngineGeneration, quoteIdent } from '../runtime/duckdb.js';
+import type { DuckRuntime } from '../runtime/duckdb.js';
 import type { QueryLogEntry } from '../catalog/query-log.js';
 import type { AuditEntry } from '../catalog/audit-log.js';
 import { parseResource } from '../security/permissions.js';
 import type { CatalogStore } from '../catalog/store.js';
-import { engineSchemaOf, same, SourceDefinitions } from './definitions.js';
+import { same, SourceDefinitions } from './definitions.js';
+import { LiveConnectors } from './live-connectors.js';
+import { SourcePublishing } from './publishing.js';
 import { formatProps, SYSTEM_SCHEMAS, type SystemValue } from './system-tables.js';
 import type { PermissionDef, SourceDef, SourceKind, TableDef, UserDef, ViewDef } from '../catalog/types.js';
 
@@ -50,11 +54,10 @@ export interface NewSource {
 const NAME_RULE = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
 export class SourceRegistry extends SourceDefinitions {
-  private readonly connectors = new Map<string, Connector>();
-  /** Engine-read sources whose tables could not be published (missing folder or file). */
-  private readonly unpublished = new Set<string>();
-  /** The source definition each connector was built from (a change made elsewhere replaces the connector). */
-  private readonly builtFrom = new Map<string, SourceDef>();
+  /** Each source's connector, built from its definition. */
+  private readonly live: LiveConnectors;
+  /** Engine-read sources' tables as the engine reads them, and the folders it may read. */
+  private readonly publishing: SourcePublishing;
   /** The system tables as the engine reads them. */
   private readonly systemCopies: SystemTableCopies;
 
@@ -82,7 +85,7 @@ export class SourceRegistry extends SourceDefinitions {
 
   constructor(
     store: CatalogStore,
-    private readonly runtime: DuckRuntime,
+    runtime: DuckRuntime,
     private readonly context: ConnectorContext,
     private readonly vdbName: string,
     private readonly log: Logger,
@@ -94,8 +97,15 @@ export class SourceRegistry extends SourceDefinitions {
     this.lifecycle = { ...DEFAULT_LIFECYCLE, ...lifecycle };
     this.health = new SourceHealth((name) => this.checkSource(name), this.lifecycle, log);
     this.systemCopies = new SystemTableCopies(store, runtime, this.health, vdbName, queryLog, auditLog);
-    // An engine renewed after a fatal error of its own is made ready as a new generation is.
-    runtime.preparesWith((engine) => this.prepare(engine));
+    this.live = new LiveConnectors(
+      context,
+      (name) => this.findSource(name),
+      // Built on demand: an engine-read source is published when a statement first reads it.
+      (source, connector) => {
+        if (connector.delivery === 'engine') this.publishing.markUnpublished(source.name);
+      },
+    );
+    this.publishing = new SourcePublishing(runtime, store, this.live, this.health, this.systemCopies);
   }
 
   /**
@@ -108,24 +118,18 @@ export class SourceRegistry extends SourceDefinitions {
     const rowSources: string[] = [];
     for (const source of this.store.current.sources) {
       try {
-        const connector = createConnector(source, this.context);
-        this.setConnector(source, connector);
+        const connector = this.live.build(source);
         if (connector.delivery === 'rows') rowSources.push(source.name);
       } catch (err) {
         this.health.markUnavailable(source.name, messageOf(err));
       }
     }
-    if (!(await this.confine())) await this.prepare(this.runtime.current);
+    await this.publishing.publishAll();
     for (const name of rowSources) void this.health.checkNow(name);
     // A shared catalog changed by another instance: its sources come and go here too.
     this.store.onChange((change) => {
       if (change.remote) this.followCatalog();
     });
-  }
-
-  private setConnector(source: SourceDef, connector: Connector): void {
-    this.connectors.set(source.name, connector);
-    this.builtFrom.set(source.name, source);
   }
 
   /** Brings connectors and published tables in line with the catalog after another instance changed it. */
@@ -140,70 +144,29 @@ export class SourceRegistry extends SourceDefinitions {
     const current = new Map(this.store.current.sources.map((s) => [s.name, s]));
     const fresh: SourceDef[] = [];
     let engineSources = false;
-    for (const [name, connector] of [...this.connectors]) {
-      const was = this.builtFrom.get(name);
-      const now = current.get(name);
-      if (this.changing.has(name) || (now && was && JSON.stringify(now) === JSON.stringify(was))) continue;
-      this.connectors.delete(name);
-      this.builtFrom.delete(name);
-      this.unpublished.delete(name);
+    for (const [name, connector] of this.live.entries()) {
+      if (this.changing.has(name) || this.live.builtFromSame(name, current.get(name))) continue;
+      this.publishing.markPublished(name);
       this.health.forget(name);
-      await connector.close();
-      if (was) await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(was))} CASCADE`]);
+      const was = await this.live.retire(name);
+      if (was) await this.publishing.unpublish(was);
       engineSources ||= connector.delivery === 'engine';
     }
     for (const source of current.values()) {
-      if (this.connectors.has(source.name) || this.changing.has(source.name)) continue;
-      const connector = createConnector(source, this.context);
-      this.setConnector(source, connector);
+      if (this.live.has(source.name) || this.changing.has(source.name)) continue;
+      const connector = this.live.build(source);
       engineSources ||= connector.delivery === 'engine';
       if (connector.delivery === 'rows') void this.health.checkNow(source.name);
       fresh.push(source);
     }
     if (!engineSources) return;
     // A new engine generation when the readable folders changed (publishing everything), else the new ones here.
-    if (await this.confine()) return;
+    if (await this.publishing.confine()) return;
     for (const source of fresh) {
-      const connector = this.connectors.get(source.name);
+      const connector = this.live.get(source.name);
       if (connector?.delivery !== 'engine') continue;
-      try {
-        await this.publish(source, connector);
-        this.health.markAvailable(source.name);
-      } catch (err) {
-        this.unpublished.add(source.name);
-        this.health.markUnavailable(source.name, messageOf(err));
-      }
+      await this.publishing.tryPublish(source, connector);
     }
-  }
-
-  /**
-   * Keeps the engine confined to the folders of the engine-read sources (plus `extra`, a folder
-   * about to be added): a change opens a new engine generation, prepared before it takes over.
-   */
-  private async confine(extra: readonly string[] = []): Promise<boolean> {
-    const folders = [...extra];
-    for (const connector of this.connectors.values()) {
-      const folder = connector.delivery === 'engine' ? connector.engineFolder() : null;
-      if (folder) folders.push(folder);
-    }
-    return this.runtime.confineTo(folders, (engine) => this.prepare(engine));
-  }
-
-  /** Publishes every engine-read source and the system tables in `engine`. */
-  private async prepare(engine: EngineGeneration): Promise<void> {
-    for (const source of this.store.current.sources) {
-      const connector = this.connectors.get(source.name);
-      if (connector?.delivery !== 'engine') continue;
-      try {
-        await this.publish(source, connector, engine);
-        this.unpublished.delete(source.name);
-        this.health.markAvailable(source.name);
-      } catch (err) {
-        this.unpublished.add(source.name);
-        this.health.markUnavailable(source.name, messageOf(err));
-      }
-    }
-    await this.systemCopies.write(engine);
   }
 
   /** Stores a new view (or replaces one, keeping its identity). 409 when the name is taken otherwise. */
@@ -254,14 +217,7 @@ export class SourceRegistry extends SourceDefinitions {
   }
 
   connectorOf(source: SourceDef): Connector {
-    const connector = this.connectors.get(source.name);
-    if (connector) return connector;
-    if (this.findSource(source.name) !== source) throw new Error(`no connector for source ${source.name}`);
-    // A source another instance has just added, asked for before following the catalog reached it.
-    const created = createConnector(source, this.context);
-    this.setConnector(source, created);
-    if (created.delivery === 'engine') this.unpublished.add(source.name);
-    return created;
+    return this.live.connectorOf(source);
   }
 
   /** Creates, checks and imports a new source, then persists it. Nothing is kept on failure. */
@@ -297,7 +253,7 @@ export class SourceRegistry extends SourceDefinitions {
       tables: [],
       oid: 0,
     };
-    const connector = createConnector(draft, this.context);
+    const connector = this.live.create(draft);
     this.changing.add(input.name);
     try {
       const saved = await this.importAndSave(input, draft, connector);
@@ -314,11 +270,11 @@ export class SourceRegistry extends SourceDefinitions {
     try {
       // The engine reads a new file source's folder from the start (to learn its tables).
       const folder = connector.delivery === 'engine' ? connector.engineFolder() : null;
-      if (folder) await this.confine([folder]);
+      if (folder) await this.publishing.confine([folder]);
       imported = await this.importWithin(connector);
     } catch (err) {
       await connector.close();
-      await this.confine().catch((e: unknown) => this.log.error({ err: messageOf(e) }, 'engine not confined again'));
+      await this.confineAgain();
       if (err instanceof ApiError) throw err;
       throw sourceFailed(input.name, messageOf(err), err instanceof SourceUnreachableError);
     }
@@ -332,15 +288,14 @@ export class SourceRegistry extends SourceDefinitions {
       });
     } catch (err) {
       // Not saved: the engine no longer reads a new file source's folder.
-      await this.confine().catch((e: unknown) => this.log.error({ err: messageOf(e) }, 'engine not confined again'));
+      await this.confineAgain();
       throw err;
     } finally {
       // The connector was built from the draft: closed whether it was saved (rebuilt below) or not (a full disk).
       await connector.close();
     }
-    const live = createConnector(saved, this.context);
-    this.setConnector(saved, live);
-    await this.publish(saved, live);
+    const live = this.live.build(saved);
+    await this.publishing.publish(saved, live);
     return saved;
   }
 
@@ -406,15 +361,12 @@ export class SourceRegistry extends SourceDefinitions {
       // Its permission entries go with it: a new source of that name starts without grants.
       catalog.permissions = withoutEntriesOn(catalog.permissions, [source.name]);
     });
-    const connector = this.connectors.get(source.name);
-    this.connectors.delete(source.name);
-    this.builtFrom.delete(source.name);
-    this.unpublished.delete(source.name);
+    this.publishing.markPublished(source.name);
     this.health.forget(source.name);
-    await connector?.close();
-    await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(source))} CASCADE`]);
+    await this.live.retire(source.name);
+    await this.publishing.unpublish(source);
     // Its folder is no longer readable by the engine (unless another source shares it).
-    await this.confine();
+    await this.publishing.confine();
     return source;
   }
 
@@ -450,10 +402,10 @@ export class SourceRegistry extends SourceDefinitions {
       });
       return structuredClone(target);
     });
-    this.builtFrom.set(saved.name, saved);
-    await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(saved))} CASCADE`]);
-    await this.publish(saved, connector);
-    this.unpublished.delete(saved.name);
+    this.live.rebase(saved);
+    await this.publishing.unpublish(saved);
+    await this.publishing.publish(saved, connector);
+    this.publishing.markPublished(saved.name);
     this.health.markAvailable(saved.name);
     return saved;
   }
@@ -490,15 +442,15 @@ export class SourceRegistry extends SourceDefinitions {
       connection: change.connection ?? source.connection,
       secrets: { ...source.secrets, ...sealed(change.secrets ?? {}) },
     };
-    const candidate = createConnector(draft, this.context);
+    const candidate = this.live.create(draft);
     let imported: ImportedTable[];
     try {
       const folder = candidate.delivery === 'engine' ? candidate.engineFolder() : null;
-      if (folder) await this.confine([folder]);
+      if (folder) await this.publishing.confine([folder]);
       imported = await this.importWithin(candidate);
     } catch (err) {
       await candidate.close();
-      await this.confine().catch((e: unknown) => this.log.error({ err: messageOf(e) }, 'engine not confined again'));
+      await this.confineAgain();
       if (err instanceof ApiError) throw err;
       throw sourceFailed(source.name, messageOf(err), err instanceof SourceUnreachableError);
     }
@@ -515,14 +467,13 @@ export class SourceRegistry extends SourceDefinitions {
       });
       return structuredClone(target);
     });
-    const old = this.connectors.get(source.name);
-    const live = createConnector(saved, this.context);
-    this.setConnector(saved, live);
-    this.unpublished.delete(saved.name);
-    await this.runtime.runAll([`DROP SCHEMA IF EXISTS ${quoteIdent(engineSchemaOf(saved))} CASCADE`]);
-    // A moved folder: the engine reads the new one, no longer the old one.
-    if (!(live.delivery === 'engine' && (await this.confine()))) await this.publish(saved, live);
-    await old?.close();
+    // The old connections are closed once the new connector is in place.
+    await this.live.replace(saved, async (live) => {
+      this.publishing.markPublished(saved.name);
+      await this.publishing.unpublish(saved);
+      // A moved folder: the engine reads the new one, no longer the old one.
+      if (!(live.delivery === 'engine' && (await this.publishing.confine()))) await this.publishing.publish(saved, live);
+    });
     this.health.markAvailable(saved.name);
     return saved;
   }
@@ -563,10 +514,10 @@ export class SourceRegistry extends SourceDefinitions {
       return;
     }
     // A new engine generation when the readable folders changed (it publishes every source).
-    await this.confine();
+    await this.publishing.confine();
     if (this.findSource(name) !== source) return;
-    await this.publish(source, connector);
-    this.unpublished.delete(name);
+    await this.publishing.publish(source, connector);
+    this.publishing.markPublished(name);
   }
 
   /** A statement read `name` without failing: an unavailable source is checked at once (not left for the timer). */
@@ -583,37 +534,22 @@ export class SourceRegistry extends SourceDefinitions {
    * Publishes an engine-read source that was not available before (it recovers by itself once
    * its folder or file is back); a 503 naming the source while it is still missing.
    */
-  async ensurePublished(source: SourceDef): Promise<void> {
-    if (!this.unpublished.has(source.name)) return;
-    try {
-      // Its folder back: an engine that may read it (publishing every source there).
-      await this.confine();
-      if (!this.unpublished.has(source.name)) return;
-      await this.publish(source, this.connectorOf(source));
-      this.unpublished.delete(source.name);
-      this.health.markAvailable(source.name);
-    } catch (err) {
-      this.health.markUnavailable(source.name, messageOf(err));
-      throw sourceFailed(source.name, messageOf(err), true);
-    }
+  ensurePublished(source: SourceDef): Promise<void> {
+    return this.publishing.ensurePublished(source);
   }
 
-  /** Makes a native source's tables visible to the engine as views in its own schema. */
-  private async publish(source: SourceDef, connector: Connector, engine = this.runtime.current): Promise<void> {
-    if (connector.delivery !== 'engine') return;
-    await connector.healthCheck();
-    const schema = quoteIdent(engineSchemaOf(source));
-    // e.g. attaches a DuckDB file before views can refer to it
-    const statements = [...connector.setupSql(), `CREATE SCHEMA IF NOT EXISTS ${schema}`];
-    for (const table of source.tables) {
-      statements.push(`CREATE OR REPLACE VIEW ${schema}.${quoteIdent(table.name)} AS SELECT * FROM ${connector.relationSql(table)}`);
+  /** Confines the engine again after a failed change, which fails no further for it. */
+  private async confineAgain(): Promise<void> {
+    try {
+      await this.publishing.confine();
+    } catch (err) {
+      this.log.error({ err: messageOf(err) }, 'engine not confined again');
     }
-    await engine.runAll(statements);
   }
 
   async close(): Promise<void> {
     this.health.close();
-    for (const connector of this.connectors.values()) await connector.close();
+    await this.live.closeAll();
   }
 }
 
