@@ -181,7 +181,7 @@ function prepare(num: NumberDesc, key: Key): void {
       break;
     case 'RN':
     case 'rn':
-      if (num.roman) throw syntax('cannot use "RN" twice');
+      // PostgreSQL 15 allows RN twice (later versions refuse it).
       num.roman = true;
       break;
     case 'V':
@@ -255,9 +255,6 @@ export function numberTemplate(template: string): NumberTemplate {
       i++;
     }
   }
-  // PostgreSQL 15 writes the sign of SG in Roman numerals as a NUL (cutting the text short there).
-  if (num.roman && nodes.some((n) => 'key' in n && n.key === 'SG'))
-    throw new NumberFormatError('to_char with "RN" and "SG" together', true);
   const parsed: NumberTemplate = { nodes, desc: num, empty: template.length === 0 };
   if (PARSED.size > 1000) PARSED.clear();
   PARSED.set(template, parsed);
