@@ -9,7 +9,7 @@ import type { Node } from '@pgsql/types';
 import { badRequest } from '../../errors.js';
 import { NumberFormatError, numberTemplate, numberText, type NumberKind, type NumberTemplate } from '../../runtime/number-format.js';
 import { asKind } from '../tree/ast.js';
-import { call, engineCall, isStringConst, literalText, notAsPostgres, stringConst, typeIs, typeNamed, written } from '../tree/syntax-nodes.js';
+import { call, engineCall, isNullConst, isStringConst, literalText, notAsPostgres, stringConst, typeIs, typeNamed, written } from '../tree/syntax-nodes.js';
 
 /** PostgreSQL's error (a 400), or vdb's refusal of what it does not do. */
 function failure(err: unknown): never {
@@ -84,6 +84,7 @@ function hasExponentLiteral(node: unknown): boolean {
  * template is read here; another must be text (PostgreSQL has no other form) and is read per row.
  */
 export function numberTextCall(value: Node, kind: NumberKind, format: Node): Node {
+  if (isNullConst(format)) return engineCast({ A_Const: { isnull: true } }, 'varchar');
   const template = isStringConst(format) ? literalText(format) : null;
   if (template !== null) readNumberTemplate(template);
   if (hasExponentLiteral(value) || hasExponentLiteral(format)) {
