@@ -529,6 +529,130 @@ function ordinal(digits: string, upper: boolean): string {
   return upper ? suffix.toUpperCase() : suffix;
 }
 
+/** NUM_processor's state while it writes (PostgreSQL's NUMProc). */
+interface Writing {
+  num: NumberDesc;
+  /** The prepared digits, and the position of the next one. */
+  input: string;
+  p: number;
+  out: string[];
+  outPreSpaces: number;
+  sign: string;
+  signWrote: boolean;
+  numCount: number;
+  /** FM: the last digit after the point worth writing (-1: none). */
+  lastRelevant: number;
+  numIn: boolean;
+  numCurr: number;
+}
+
+const relevantIsPoint = (w: Writing) => w.lastRelevant >= 0 && w.input[w.lastRelevant] === '.';
+/** IS_PREDEC_SPACE: a lone 0 before the point is written as a space ("9.9" of 0.1 is "  .1"). */
+const predecSpace = (w: Writing) => !w.num.zero && w.p === 0 && w.input[0] === '0' && w.num.post !== 0;
+
+/** The sign before the first digit written, where one is due. */
+function leadingSign(w: Writing): void {
+  const { num, sign } = w;
+  if (w.signWrote || !(w.numCurr >= w.outPreSpaces || (num.zero && num.zeroStart === w.numCurr))) return;
+  if (predecSpace(w) && !relevantIsPoint(w)) return;
+  if (num.localeSign) {
+    if (num.lsign === 'pre') {
+      w.out.push(sign === '-' ? '-' : '+');
+      w.signWrote = true;
+    }
+  } else if (num.bracket) {
+    w.out.push(sign === '+' ? ' ' : '<');
+    w.signWrote = true;
+  } else if (sign === '+') {
+    if (!num.fillMode) w.out.push(' ');
+    w.signWrote = true;
+  } else if (sign === '-') {
+    w.out.push('-');
+    w.signWrote = true;
+  }
+}
+
+/** NUM_numpart_to_char: a digit, zero, space or point for one of 9, 0, . and D, and the sign around it. */
+function numberPart(w: Writing, key: Key): void {
+  const { num, out } = w;
+  if (num.roman) return;
+  w.numIn = false;
+  leadingSign(w);
+  if (w.numCurr < w.outPreSpaces && (num.zeroStart > w.numCurr || !num.zero)) {
+    if (!num.fillMode) out.push(' ');
+  } else if (num.zero && w.numCurr < w.outPreSpaces && num.zeroStart <= w.numCurr) {
+    out.push('0');
+    w.numIn = true;
+  } else {
+    const ch = w.p < w.input.length ? w.input[w.p]! : '\0';
+    if (ch === '.') {
+      if (!relevantIsPoint(w) || num.fillMode) out.push('.');
+    } else if (w.lastRelevant >= 0 && w.p > w.lastRelevant && key !== '0') {
+      // past the last relevant digit (FM)
+    } else if (predecSpace(w)) {
+      if (!num.fillMode) out.push(' ');
+      else if (relevantIsPoint(w)) out.push('0');
+    } else {
+      out.push(ch);
+      w.numIn = true;
+    }
+    if (w.p < w.input.length) w.p++;
+  }
+  let end = w.numCount + (w.outPreSpaces ? 1 : 0) + (num.decimal ? 1 : 0);
+  if (w.lastRelevant >= 0 && w.lastRelevant === w.p) end = w.numCurr;
+  if (w.numCurr + 1 === end) {
+    if (w.signWrote && num.bracket) out.push(w.sign === '+' ? ' ' : '>');
+    else if (num.localeSign && num.lsign === 'post') out.push(w.sign === '-' ? '-' : '+');
+  }
+  w.numCurr++;
+}
+
+/** The last digit after the point worth writing in fill mode, '0' patterns kept (-1: no point). */
+function lastRelevantDigit(num: NumberDesc, input: string, outPreSpaces: number): number {
+  const point = input.indexOf('.');
+  if (!num.fillMode || !num.decimal || point < 0) return -1;
+  let last = point;
+  for (let i = point + 1; i < input.length; i++) if (input[i] !== '0') last = i;
+  if (num.zeroEnd > outPreSpaces) last = Math.max(last, Math.min(input.length - 1, num.zeroEnd - outPreSpaces));
+  return last;
+}
+
+/** Whether the sign is written by the digits (false) or not at all or by MI/PL/SG (true), as NUM_processor sets it up. */
+function signSetUp(num: NumberDesc, sign: string): boolean {
+  if (num.plus || num.minus) return !(num.plus && !num.minus);
+  if (sign !== '-' && num.fillMode) num.bracket = false;
+  if (num.lsign === 'pre' && num.pre === num.preLsignNum) num.lsign = 'post';
+  return sign === '+' && num.fillMode && !num.localeSign;
+}
+
+/** What one pattern other than the digits writes. */
+function patternText(w: Writing, key: Key): string {
+  const { num, sign, input } = w;
+  switch (key) {
+    case ',':
+    case 'G':
+      return w.numIn ? ',' : num.fillMode ? '' : ' ';
+    case 'L':
+      return ' ';
+    case 'RN':
+    case 'rn': {
+      const roman = key === 'rn' ? input.toLowerCase() : input;
+      return num.fillMode ? roman : roman.padStart(15, ' ');
+    }
+    case 'TH':
+    case 'th':
+      return num.roman || input[0] === '#' || sign === '-' || num.decimal ? '' : ordinal(input, key === 'TH');
+    case 'MI':
+      return sign === '-' ? '-' : num.fillMode ? '' : ' ';
+    case 'PL':
+      return sign === '+' ? '+' : num.fillMode ? '' : ' ';
+    case 'SG':
+      return sign;
+    default:
+      return '';
+  }
+}
+
 /** NUM_processor of to_char: the template written around the prepared digits. */
 function processed(nodes: readonly FormatNode[], num: NumberDesc, input: string, outPreSpaces: number, sign: string): string {
   if (num.zeroStart) num.zeroStart--;
@@ -540,131 +664,27 @@ function processed(nodes: readonly FormatNode[], num: NumberDesc, input: string,
       num[flag] = false;
     outPreSpaces = 0;
   }
-  const out: string[] = [];
-  let signWrote: boolean;
-  if (num.plus || num.minus) signWrote = !(num.plus && !num.minus);
-  else {
-    if (sign !== '-' && num.fillMode) num.bracket = false;
-    signWrote = sign === '+' && num.fillMode && !num.localeSign;
-    if (num.lsign === 'pre' && num.pre === num.preLsignNum) num.lsign = 'post';
-  }
-  let numCount = num.post + num.pre - 1;
-  let lastRelevant = -1;
-  if (num.fillMode && num.decimal) {
-    const point = input.indexOf('.');
-    if (point >= 0) {
-      lastRelevant = point;
-      for (let i = point + 1; i < input.length; i++) if (input[i] !== '0') lastRelevant = i;
-      if (num.zeroEnd > outPreSpaces) {
-        const lastZero = Math.min(input.length - 1, num.zeroEnd - outPreSpaces);
-        if (lastRelevant < lastZero) lastRelevant = lastZero;
-      }
-    }
-  }
-  if (!signWrote && outPreSpaces === 0) numCount++;
-  let numIn = false;
-  let numCurr = 0;
-  let p = 0;
-  const relevantIsPoint = () => lastRelevant >= 0 && input[lastRelevant] === '.';
-  const predecSpace = () => !num.zero && p === 0 && input[0] === '0' && num.post !== 0;
-
-  const numberPart = (key: Key) => {
-    if (num.roman) return;
-    numIn = false;
-    if (!signWrote && (numCurr >= outPreSpaces || (num.zero && num.zeroStart === numCurr)) && (!predecSpace() || relevantIsPoint())) {
-      if (num.localeSign) {
-        if (num.lsign === 'pre') {
-          out.push(sign === '-' ? '-' : '+');
-          signWrote = true;
-        }
-      } else if (num.bracket) {
-        out.push(sign === '+' ? ' ' : '<');
-        signWrote = true;
-      } else if (sign === '+') {
-        if (!num.fillMode) out.push(' ');
-        signWrote = true;
-      } else if (sign === '-') {
-        out.push('-');
-        signWrote = true;
-      }
-    }
-    if (numCurr < outPreSpaces && (num.zeroStart > numCurr || !num.zero)) {
-      if (!num.fillMode) out.push(' ');
-    } else if (num.zero && numCurr < outPreSpaces && num.zeroStart <= numCurr) {
-      out.push('0');
-      numIn = true;
-    } else {
-      const ch = p < input.length ? input[p]! : '\0';
-      if (ch === '.') {
-        if (!relevantIsPoint() || num.fillMode) out.push('.');
-      } else if (lastRelevant >= 0 && p > lastRelevant && key !== '0') {
-        // past the last relevant digit (FM)
-      } else if (predecSpace()) {
-        if (!num.fillMode) out.push(' ');
-        else if (relevantIsPoint()) out.push('0');
-      } else {
-        out.push(ch);
-        numIn = true;
-      }
-      if (p < input.length) p++;
-    }
-    let end = numCount + (outPreSpaces ? 1 : 0) + (num.decimal ? 1 : 0);
-    if (lastRelevant >= 0 && lastRelevant === p) end = numCurr;
-    if (numCurr + 1 === end) {
-      if (signWrote && num.bracket) out.push(sign === '+' ? ' ' : '>');
-      else if (num.localeSign && num.lsign === 'post') out.push(sign === '-' ? '-' : '+');
-    }
-    numCurr++;
+  const signWrote = signSetUp(num, sign);
+  const w: Writing = {
+    num,
+    input,
+    p: 0,
+    out: [],
+    outPreSpaces,
+    sign,
+    signWrote,
+    numCount: num.post + num.pre - 1 + (!signWrote && outPreSpaces === 0 ? 1 : 0),
+    lastRelevant: lastRelevantDigit(num, input, outPreSpaces),
+    numIn: false,
+    numCurr: 0,
   };
-
   for (const node of nodes) {
-    if ('text' in node) {
-      out.push(node.text);
-      continue;
-    }
-    switch (node.key) {
-      case '9':
-      case '0':
-      case '.':
-      case 'D':
-        numberPart(node.key);
-        break;
-      case ',':
-      case 'G':
-        if (numIn) out.push(',');
-        else if (!num.fillMode) out.push(' ');
-        break;
-      case 'L':
-        out.push(' ');
-        break;
-      case 'RN':
-      case 'rn': {
-        const roman = node.key === 'rn' ? input.toLowerCase() : input;
-        out.push(num.fillMode ? roman : roman.padStart(15, ' '));
-        break;
-      }
-      case 'TH':
-      case 'th':
-        if (num.roman || input[0] === '#' || sign === '-' || num.decimal) break;
-        out.push(ordinal(input, node.key === 'TH'));
-        break;
-      case 'MI':
-        if (sign === '-') out.push('-');
-        else if (!num.fillMode) out.push(' ');
-        break;
-      case 'PL':
-        if (sign === '+') out.push('+');
-        else if (!num.fillMode) out.push(' ');
-        break;
-      case 'SG':
-        out.push(sign);
-        break;
-      default:
-        break;
-    }
+    if ('text' in node) w.out.push(node.text);
+    else if (node.key === '9' || node.key === '0' || node.key === '.' || node.key === 'D') numberPart(w, node.key);
+    else w.out.push(patternText(w, node.key));
   }
   // PostgreSQL 15 writes into a C string: a NUL written past the digits ends the text there.
-  const text = out.join('');
+  const text = w.out.join('');
   const nul = text.indexOf('\0');
   return nul < 0 ? text : text.slice(0, nul);
 }

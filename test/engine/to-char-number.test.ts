@@ -196,7 +196,10 @@ async function judge(tally: Tally, sql: string, pgSql = sql): Promise<boolean> {
   const [expected, actual] = [await oracle(pgSql), await vdb(sql)];
   if ('error' in expected) {
     if (actual.status === 400) tally.failedAlike++;
-    else tally.differences.push(`${sql}\n  PostgreSQL fails (${expected.error}), vdb: ${actual.status} ${'rows' in actual ? actual.rows : ''}`);
+    else
+      tally.differences.push(
+        `${sql}\n  PostgreSQL fails (${expected.error}), vdb: ${actual.status} ${'rows' in actual ? actual.rows : ''}`,
+      );
     return false;
   }
   if ('rows' in actual && actual.rows === expected.rows) tally.same++;
@@ -224,8 +227,7 @@ test('to_char of constants of each kind answers as PostgreSQL over the grid of t
 test('to_char of numeric literals (int4, int8, numeric as written) answers as PostgreSQL', async () => {
   const tally: Tally = { same: 0, failedAlike: 0, differences: [] };
   const literals = ['0', '-12', '2147483648', '-9223372036854775808', '12.50', '-0.5', '2.5', '1e15', '1.5E-7', '99999999999999999999.5'];
-  for (const template of TEMPLATES)
-    for (const literal of literals) await judge(tally, `SELECT to_char(${literal}, ${quoted(template)})`);
+  for (const template of TEMPLATES) for (const literal of literals) await judge(tally, `SELECT to_char(${literal}, ${quoted(template)})`);
   console.log(`literals: ${tally.same} same, ${tally.failedAlike} failing as in PostgreSQL`);
   assert.deepEqual(tally.differences, []);
 });
@@ -247,8 +249,16 @@ test('to_char of table columns read by the engine answers as PostgreSQL, row by 
 test('a template computed per row, NULLs, and what is refused', async () => {
   const tally: Tally = { same: 0, failedAlike: 0, differences: [] };
   const rows = `(VALUES (1, '9.99'), (2, 'FM999th'), (3, NULL), (4, '9.9EEEE')) AS v(id, t)`;
-  await judge(tally, `SELECT id, to_char(f, t) FROM nums.nums JOIN ${rows} USING (id) ORDER BY id`, `SELECT id, to_char(f, t) FROM ${tag}.nums JOIN ${rows} USING (id) ORDER BY id`);
-  await judge(tally, `SELECT id, to_char(n, t) FROM nums.nums JOIN ${rows} USING (id) ORDER BY id`, `SELECT id, to_char(n, t) FROM ${tag}.nums JOIN ${rows} USING (id) ORDER BY id`);
+  await judge(
+    tally,
+    `SELECT id, to_char(f, t) FROM nums.nums JOIN ${rows} USING (id) ORDER BY id`,
+    `SELECT id, to_char(f, t) FROM ${tag}.nums JOIN ${rows} USING (id) ORDER BY id`,
+  );
+  await judge(
+    tally,
+    `SELECT id, to_char(n, t) FROM nums.nums JOIN ${rows} USING (id) ORDER BY id`,
+    `SELECT id, to_char(n, t) FROM ${tag}.nums JOIN ${rows} USING (id) ORDER BY id`,
+  );
   await judge(tally, `SELECT to_char(NULL::integer, '999'), to_char(12, NULL), to_char(NULL::float8, 'RN')`);
   // PostgreSQL's own errors: templates, V past the range, a template of another type.
   for (const sql of [

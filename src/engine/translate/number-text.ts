@@ -9,7 +9,18 @@ import type { Node } from '@pgsql/types';
 import { badRequest } from '../../errors.js';
 import { NumberFormatError, numberTemplate, numberText, type NumberKind, type NumberTemplate } from '../../runtime/number-format.js';
 import { asKind } from '../tree/ast.js';
-import { call, engineCall, isNullConst, isStringConst, literalText, notAsPostgres, stringConst, typeIs, typeNamed, written } from '../tree/syntax-nodes.js';
+import {
+  call,
+  engineCall,
+  isNullConst,
+  isStringConst,
+  literalText,
+  notAsPostgres,
+  stringConst,
+  typeIs,
+  typeNamed,
+  written,
+} from '../tree/syntax-nodes.js';
 
 /** PostgreSQL's error (a 400), or vdb's refusal of what it does not do. */
 function failure(err: unknown): never {
@@ -95,7 +106,11 @@ export function numberTextCall(value: Node, kind: NumberKind, format: Node): Nod
   }
   // Floats as doubles: the engine's text of a double reads back as the same double.
   const number = kind === 'float4' || kind === 'float8' ? engineCast(value, 'float8') : value;
-  const formatted = engineCall('vdb_to_char', [engineCast(number, 'varchar'), stringConst(kind), template === null ? engineCast(format, 'varchar') : stringConst(template)]);
+  const formatted = engineCall('vdb_to_char', [
+    engineCast(number, 'varchar'),
+    stringConst(kind),
+    template === null ? engineCast(format, 'varchar') : stringConst(template),
+  ]);
   if (template !== null) return formatted;
   const notText = { BoolExpr: { boolop: 'NOT_EXPR' as const, args: [typeIs(format, ['VARCHAR'])] } };
   const failure = call('error', [stringConst('to_char of a number takes a text template (function to_char does not exist for this type)')]);
