@@ -308,7 +308,8 @@ function withPoint(q: bigint, scale: number): string {
 
 /** numeric_round(x, scale) written by numeric_out: half away from zero, exactly `scale` digits, no negative zero. */
 function numericRounded(value: Decimal, scale: number): string {
-  const q = value.scale <= scale ? value.digits * pow10(scale - value.scale) : roundHalfUp(value.digits, pow10(value.scale - scale));
+  if (value.scale <= scale) return (value.negative ? '-' : '') + withPoint(value.digits * pow10(scale - value.scale), scale);
+  const q = roundHalfUp(value.digits, pow10(value.scale - scale));
   return (value.negative && q !== 0n ? '-' : '') + withPoint(q, scale);
 }
 
@@ -347,9 +348,27 @@ function scaled(x: number, k: number): { n: bigint; d: bigint } {
 function printfFixed(x: number, digits: number): string {
   if (Number.isNaN(x)) return 'NaN';
   if (!Number.isFinite(x)) return x < 0 ? '-Infinity' : 'Infinity';
-  const { n, d } = scaled(x, digits);
   const negative = x < 0 || Object.is(x, -0);
+  // toFixed rounds the exact value too, but ties up: it serves where there is no tie.
+  if (Math.abs(x) < 1e21 && !isTie(x, digits)) return (negative ? '-' : '') + Math.abs(x).toFixed(digits);
+  const { n, d } = scaled(x, digits);
   return (negative ? '-' : '') + withPoint(roundHalfEven(n, d), digits);
+}
+
+const WORDS = new DataView(new ArrayBuffer(8));
+
+/** Whether |x| * 10^digits lies exactly halfway between two integers: |x| = m * 2^e (m odd) with e + digits + 1 = 0. */
+function isTie(x: number, digits: number): boolean {
+  if (x === 0) return false;
+  WORDS.setFloat64(0, x);
+  const high = WORDS.getUint32(0);
+  const low = WORDS.getUint32(4);
+  const biased = (high >>> 20) & 0x7ff;
+  const mantissaHigh = (high & 0xfffff) | (biased === 0 ? 0 : 0x100000);
+  const trailing = (v: number) => 31 - Math.clz32(v & -v);
+  const zeros = low !== 0 ? trailing(low) : 32 + trailing(mantissaHigh);
+  const exponent = (biased === 0 ? -1074 : biased - 1075) + zeros;
+  return exponent + digits + 1 === 0;
 }
 
 /** C's printf("%+.*e", digits, x) of a finite double. */
@@ -464,15 +483,18 @@ function prepared(kind: NumberKind, text: string, num: NumberDesc): { digits: st
     return { digits: written.startsWith('-') ? written : ` ${written}`, outPreSpaces: 0, sign };
   }
   if (kind === 'int4' || kind === 'int8') {
-    let value = BigInt(decimalOf(text).digits) * (decimalOf(text).negative ? -1n : 1n);
+    // The engine's text of an integer is int4out's/int8out's.
+    let written = text.trim();
+    if (!/^(-?[1-9]\d*|0)$/.test(written)) written = BigInt(written).toString();
     if (num.multiply) {
+      let value = BigInt(written);
       const [low, high, name] = kind === 'int4' ? [-(2n ** 31n), 2n ** 31n - 1n, 'integer'] : [-(2n ** 63n), 2n ** 63n - 1n, 'bigint'];
       const factor = pow10(num.multi);
       if (factor > high || value * factor > high || value * factor < low) throw new NumberFormatError(`${name} out of range`);
       value *= factor;
+      written = value.toString();
       num.pre += num.multi;
     }
-    const written = value.toString();
     sign = written.startsWith('-') ? '-' : '+';
     const whole = written.replace(/^-/, '');
     digits = num.post ? `${whole}.${'0'.repeat(num.post)}` : whole;
