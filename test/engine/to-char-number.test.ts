@@ -274,6 +274,9 @@ test('a template computed per row, NULLs, and what is refused', async () => {
     const answer = await vdb(sql);
     assert.equal(answer.status, 400, `${sql}: ${'rows' in answer ? answer.rows : answer.error}`);
   }
+  // The engine's numeric holds no NaN: refused (PostgreSQL answers " NaN").
+  const nan = await vdb("SELECT to_char('NaN'::numeric(10,2), '999')");
+  assert.equal(nan.status, 400);
   // vdb's refusal: a number written with an exponent computed with (numeric to PostgreSQL, a double to the engine).
   const refused = await vdb("SELECT to_char(1e15 + i, '9.99') FROM nums.nums");
   assert.equal(refused.status, 400);

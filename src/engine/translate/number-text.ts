@@ -94,7 +94,7 @@ function hasExponentLiteral(node: unknown): boolean {
  * to_char(value, template) of a number computed by the engine, `kind` the number's. A constant
  * template is read here; another must be text (PostgreSQL has no other form) and is read per row.
  */
-export function numberTextCall(value: Node, kind: NumberKind, format: Node): Node {
+export function numberTextCall(value: Node, kind: NumberKind | null, format: Node): Node {
   if (isNullConst(format)) return engineCast({ A_Const: { isnull: true } }, 'varchar');
   const template = isStringConst(format) ? literalText(format) : null;
   if (template !== null) readNumberTemplate(template);
@@ -108,13 +108,35 @@ export function numberTextCall(value: Node, kind: NumberKind, format: Node): Nod
   const number = kind === 'float4' || kind === 'float8' ? engineCast(value, 'float8') : value;
   const formatted = engineCall('vdb_to_char', [
     engineCast(number, 'varchar'),
-    stringConst(kind),
+    kind === null ? kindWhileRunning(value) : stringConst(kind),
     template === null ? engineCast(format, 'varchar') : stringConst(template),
   ]);
   if (template !== null) return formatted;
   const notText = { BoolExpr: { boolop: 'NOT_EXPR' as const, args: [typeIs(format, ['VARCHAR'])] } };
   const failure = call('error', [stringConst('to_char of a number takes a text template (function to_char does not exist for this type)')]);
   return { CaseExpr: { args: [{ CaseWhen: { expr: notText, result: failure } }], defresult: formatted } };
+}
+
+/** The kind of a value's to_char by its type as the statement runs (where no probe could tell it). */
+function kindWhileRunning(value: Node): Node {
+  const types: Array<[string[], NumberKind]> = [
+    [['INTEGER'], 'int4'],
+    [['BIGINT'], 'int8'],
+    [['HUGEINT'], 'numeric'],
+    [['FLOAT'], 'float4'],
+    [['DOUBLE', 'SMALLINT', 'TINYINT'], 'float8'],
+  ];
+  const decimal = call('starts_with', [call('typeof', [value]), stringConst('DECIMAL')]);
+  const failure = call('error', [stringConst("to_char of this type is not supported by vdb's engine here")]);
+  return {
+    CaseExpr: {
+      args: [
+        ...types.map(([names, kind]) => ({ CaseWhen: { expr: typeIs(value, names), result: stringConst(kind) } })),
+        { CaseWhen: { expr: decimal, result: stringConst('numeric') } },
+      ],
+      defresult: failure,
+    },
+  };
 }
 
 /** A cast the rewrites leave alone. */

@@ -193,8 +193,10 @@ function toCharCall(args: Node[]): Node {
   const constant = asKind(value, 'A_Const');
   if (constant && !constant.ival && !constant.fval)
     throw notAsPostgres('to_char of a text or NULL constant', 'Cast it: to_char(x::numeric, ...) or to_char(x::date, ...).');
-  const { type, probe } = probedType(value);
+  const { type, probe, probed } = probedType(value);
   if (probe) return { CaseExpr: { args: [{ CaseWhen: { expr: probe, result: asVarchar({ A_Const: { isnull: true } }) } }] } };
+  // A probe that failed (the statement's own error comes as it runs): the number's kind asked while it runs.
+  if (type === undefined && probed) return numberTextCall(value, null, format);
   const kind = type === undefined ? 'datetime' : toCharKind(type);
   if (kind === null) throw notAsPostgres(`to_char of ${type}`, 'Give a number, a date or a timestamp.');
   return kind === 'datetime' ? dateTimeCall('to_char', args) : numberTextCall(value, kind, format);

@@ -125,9 +125,11 @@ export function narrowIntegers(values: Node[]): { narrow: boolean; probe?: Node 
  * that asks it (to stand where the value's use is written: to_char(x, ...) of a number or a
  * date is written otherwise).
  */
-export function probedType(value: Node): { type: string | undefined; probe?: Node } {
+export function probedType(value: Node): { type: string | undefined; probe?: Node; probed: boolean } {
   const at = place([value]);
-  return at.params ? { type: at.types[0], probe: equals(value, at.params[0]!) } : { type: at.types[0] };
+  // probed: written to run (not for EXPLAIN), so an unknown type means the probe failed.
+  const probed = current !== null;
+  return at.params ? { type: at.types[0], probe: equals(value, at.params[0]!), probed } : { type: at.types[0], probed };
 }
 
 /**
