@@ -44,7 +44,7 @@ const EXPECTED: Record<FunctionFact, string> = {
   widensValues: `
     array_append array_cat array_concat array_prepend array_to_json array_to_string concat concat_ws
     format hex json_quote list_append list_concat list_prepend printf row_to_json to_base64 to_json
-    translate vdb_array_to_string
+    translate vdb_array_to_string vdb_to_char
   `,
   partialAggregate: `
     count max min sum

@@ -112,6 +112,21 @@ export const EXPRESSIONS: readonly string[] = [
   '||/ 27',
   "regexp_matches('foobarbequebaz', 'ba.')",
   "to_char(12.5, '999D9')",
+  // to_char of numbers (to-char-number.test.ts has the whole grid).
+  "to_char(-1234.567, 'FM9,999.99')",
+  "to_char(0.5, '0.99S')",
+  "to_char(1e15, '9.999EEEE')",
+  "to_char(999, '9.9EEEE')",
+  "to_char(21, '99th') || to_char(12, 'FM99TH')",
+  "to_char(1999, 'RN') || to_char(4, 'FMrn')",
+  "to_char(12, '99V99')",
+  "to_char(-5::int8, '999PR')",
+  "to_char(2.5::float8, '9') || to_char(-0.0::float8, '9.9')",
+  "to_char(1.1::float4, '9.9999999999')",
+  "to_char(12345678901234.5::float8, '99999999999999.99')",
+  "to_char('NaN'::float8, '9.99EEEE') || to_char('-Infinity'::float8, '9999999999')",
+  "to_char(x, 'FM990.00') ;; FROM (VALUES (1.50), (-0.25), (NULL)) v(x)",
+  "to_char(x, t) ;; FROM (VALUES (12, '9.9'), (-3, 'SG999'), (5, NULL)) v(x, t)",
   "to_date('05 Dec 2000', 'DD Mon YYYY')",
   'to_timestamp(0)',
   "to_timestamp('2000-12-05', 'YYYY-MM-DD')",
@@ -821,6 +836,9 @@ export const FAILING: readonly string[] = [
   "SELECT ''::int",
   'SELECT 2147483647 + 1',
   'SELECT 9223372036854775807::int8 + 1',
+  "SELECT to_char(12, '9.9.9')",
+  "SELECT to_char(2147483647, '9V99')",
+  "SELECT to_char(x, '9V99') FROM (VALUES (2147483647)) v(x)",
 ];
 
 /**
@@ -940,4 +958,6 @@ export const TABLE_STATEMENTS: readonly string[] = [
   "SELECT max(d) - min(d), sum(d - date '2000-01-01') FROM {t}",
   'SELECT id, f * 1e15, f / 1e7, f::float4 * 1e6 FROM {t} ORDER BY id',
   'SELECT array_agg(f * 1e15 ORDER BY id) FROM {t}',
+  "SELECT id, to_char(i, '999th'), to_char(b, 'FM99,999,999,999'), to_char(n, 'S990.00'), to_char(f, '9.99EEEE'), to_char(f, 'FM9990.999') FROM {t} ORDER BY id",
+  "SELECT to_char(sum(n), 'FM9999.00'), to_char(count(*), 'RN'), to_char(max(f), '0000.0000PR') FROM {t}",
 ];

@@ -3,7 +3,8 @@
  * meaning, written so that they answer as in PostgreSQL (round, lag/lead defaults, to_char,
  * format, ...), or refused. Used by engine-dialect.ts's rewrite.
  */
-import { narrowIntegers } from './probed-types.js';
+import { narrowIntegers, probedType } from './probed-types.js';
+import { literalNumberText, numberTextCall, toCharKind } from './number-text.js';
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
 import { asKind, fieldNames, nameNode, exprIs } from '../tree/ast.js';
@@ -158,12 +159,13 @@ export function postgresOperator(expr: A_Expr): Node | null {
  */
 function dateTimeCall(name: string, args: Node[]): Node {
   const template = args.length === 2 && isStringConst(args[1]) ? literalText(args[1]) : null;
-  const hint = 'vdb translates constant date/time templates (YYYY, MM, DD, HH24, MI, SS, Mon, Month, Day, ...); see docs/sql.md.';
+  const hint =
+    name === 'to_char'
+      ? 'vdb translates constant templates: of numbers (9, 0, ., D, ,, G, S, MI, PL, SG, PR, FM, EEEE, TH, V, RN, L) and of dates (YYYY, MM, DD, HH24, MI, SS, Mon, ...); see docs/sql.md.'
+      : 'vdb translates constant date/time templates (YYYY, MM, DD, HH24, MI, SS, Mon, Month, Day, ...); see docs/sql.md.';
   if (template === null) throw notAsPostgres(`${name} without a constant template`, hint);
   if (name === 'to_char') {
     const value = args[0]!;
-    if (asKind(value, 'A_Const'))
-      throw notAsPostgres('to_char of a number or text', 'Format numbers with round() and casts, or with concat.');
     const text = isVolatile(value) ? null : dateTimeText(value, template);
     if (text === null) throw notAsPostgres(`The to_char template '${template}'`, hint);
     // The engine's strftime writes years before 1 otherwise (-43 for 44 BC).
@@ -175,6 +177,29 @@ function dateTimeCall(name: string, args: Node[]): Node {
   if (format === null) throw notAsPostgres(`The ${name} template '${template}'`, hint);
   const parsed = engineCall('strptime', [args[0]!, stringConst(format)]);
   return { TypeCast: { arg: parsed, typeName: typeNamed(name === 'to_date' ? 'date' : 'timestamptz') } };
+}
+
+/**
+ * to_char(value, template): of a number (number-text.ts; a literal written at once, a template
+ * of any text), else of a date or timestamp by dateTimeCall, by the engine's type of the value
+ * (learned by a probe).
+ */
+function toCharCall(args: Node[]): Node {
+  if (args.length !== 2) return dateTimeCall('to_char', args);
+  const [value, format] = args as [Node, Node];
+  const template = isStringConst(format) ? literalText(format) : null;
+  const literal = template === null ? null : literalNumberText(value, template);
+  if (literal) return literal;
+  const constant = asKind(value, 'A_Const');
+  if (constant && !constant.ival && !constant.fval)
+    throw notAsPostgres('to_char of a text or NULL constant', 'Cast it: to_char(x::numeric, ...) or to_char(x::date, ...).');
+  const { type, probe, probed } = probedType(value);
+  if (probe) return { CaseExpr: { args: [{ CaseWhen: { expr: probe, result: asVarchar({ A_Const: { isnull: true } }) } }] } };
+  // A probe that failed (the statement's own error comes as it runs): the number's kind asked while it runs.
+  if (type === undefined && probed) return numberTextCall(value, null, format);
+  const kind = type === undefined ? 'datetime' : toCharKind(type);
+  if (kind === null) throw notAsPostgres(`to_char of ${type}`, 'Give a number, a date or a timestamp.');
+  return kind === 'datetime' ? dateTimeCall('to_char', args) : numberTextCall(value, kind, format);
 }
 
 /** format() with a constant template of %s, %L, %% and positions (%2$s); null for other templates. */
@@ -682,6 +707,7 @@ translate(functionsWith('textNamesake'), (fc, args) => textFunction(calledName(f
 
 translate(['to_char', 'to_date', 'to_timestamp'], (fc, args) => {
   const name = calledName(fc);
+  if (name === 'to_char') return toCharCall(args);
   return name !== 'to_timestamp' || args.length === 2 ? dateTimeCall(name, args) : null;
 });
 

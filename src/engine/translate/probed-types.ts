@@ -1,7 +1,8 @@
 /**
  * PostgreSQL's result types where they depend on argument types only the engine knows:
  * sum(int2/int4) is bigint and sum(int8) numeric (the engine's sums of integers are HUGEINT),
- * sum(float4) is float4 (the engine's DOUBLE), date - date is integer (the engine's BIGINT).
+ * sum(float4) is float4 (the engine's DOUBLE), date - date is integer (the engine's BIGINT);
+ * to_char(x, ...) formats a number or a date by x's type.
  *
  * The statement is written twice. First as a probe: at each such place the arguments are
  * compared with a new parameter, whose type the engine infers from what it is compared with;
@@ -117,6 +118,18 @@ export function narrowIntegers(values: Node[]): { narrow: boolean; probe?: Node 
   const at = place(values);
   const narrow = at.types.every((t) => t !== undefined && NARROW_INTEGERS.test(t));
   return at.params ? { narrow, probe: allOf(values.map((v, i) => equals(v, at.params![i]!))) } : { narrow };
+}
+
+/**
+ * The engine's type of `value` (undefined where not known), and while probing the condition
+ * that asks it (to stand where the value's use is written: to_char(x, ...) of a number or a
+ * date is written otherwise).
+ */
+export function probedType(value: Node): { type: string | undefined; probe?: Node; probed: boolean } {
+  const at = place([value]);
+  // probed: written to run (not for EXPLAIN), so an unknown type means the probe failed.
+  const probed = current !== null;
+  return at.params ? { type: at.types[0], probe: equals(value, at.params[0]!), probed } : { type: at.types[0], probed };
 }
 
 /**

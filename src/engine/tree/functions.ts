@@ -254,6 +254,8 @@ const FUNCTIONS: Readonly<Record<string, Readonly<FunctionFacts>>> = {
   var_samp: { allowedAggregate: true, sameAtPostgres: true, computesOverRows: true, exactAverage: true },
   variance: { allowedAggregate: true, sameAtPostgres: true, computesOverRows: true, exactAverage: true },
   vdb_array_to_string: { widensValues: true },
+  // to_char of numbers (runtime/number-format.ts): a computed template may be long.
+  vdb_to_char: { widensValues: true },
 };
 
 /** By name; a Map, so that no name reaches an object's own properties (constructor, __proto__). */
