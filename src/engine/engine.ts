@@ -135,6 +135,8 @@ export class Engine {
       }
     }
     const learned: Learned = {};
+    // The checks above and the shape and copy of the tree in `selectStatement` each take a turn.
+    await turn?.();
     const execution = await this.openTree(tree, user, signal, access.apiKey ?? false, learned, turn);
     if (text) this.memory.learnText(text, sql, learned, access.params);
     return execution;

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { before, test } from 'node:test';
 import { ApiError } from '../../src/errors.js';
 import { initParser, lineAndColumn, parseStatement, SYNTAX_ERROR_TITLE } from '../../src/engine/front/parse.js';
+import { INLINE_BYTES, parseInWorker, stopParseWorker } from '../../src/engine/front/parse-pool.js';
+import { DEFAULT_STATEMENT_SIZE } from '../../src/engine/front/statement-size.js';
 
 before(() => initParser());
 
@@ -39,3 +42,38 @@ test('exactly one statement is accepted', () => {
   assert.match(failure('   ').description, /no SQL statement/);
   assert.equal(parseStatement('SELECT 1;').stmts?.length, 1);
 });
+
+/** The nice value of each thread of this process (Linux). */
+const niceOfThreads = (): Map<number, number> =>
+  new Map(
+    fs.readdirSync('/proc/self/task').map((tid) => {
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // After the command name come the fields from the state (3rd) on: nice is the 19th.
+      return [Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+    }),
+  );
+
+test(
+  'long statements are parsed by a worker thread at the lowest CPU priority; the main thread keeps its own',
+  { skip: process.platform !== 'linux' },
+  async () => {
+    const before = niceOfThreads();
+    const sql = `SELECT 1 WHERE 1 IN (${Array.from({ length: 2000 }, (_, i) => i).join(',')})`;
+    assert.ok(sql.length > INLINE_BYTES);
+    // The worker never keeps the process alive (parse-pool.ts); this test waits for it.
+    const alive = setInterval(() => {}, 1000);
+    try {
+      const tree = await parseInWorker(sql, DEFAULT_STATEMENT_SIZE);
+      assert.equal(tree.stmts?.length, 1);
+      const added = [...niceOfThreads()].filter(([tid]) => !before.has(tid));
+      assert.ok(
+        added.some(([, nice]) => nice === 19),
+        `a new thread at nice 19: ${JSON.stringify(added)}`,
+      );
+      assert.equal(niceOfThreads().get(process.pid), before.get(process.pid));
+    } finally {
+      clearInterval(alive);
+      await stopParseWorker();
+    }
+  },
+);

@@ -19,7 +19,7 @@ import {
 import type { BoundStatement, BoundTable } from '../access/bind.js';
 import { describe, quoteIdent, type DuckRuntime, type EngineGeneration } from '../../runtime/duckdb.js';
 import type { BoundedCache } from '../tree/statement-cache.js';
-import { engineSql, filteredSql } from '../translate/engine-dialect.js';
+import { engineSql, engineSqlPasses, filteredSql } from '../translate/engine-dialect.js';
 import { withNumericValues } from '../translate/numeric-values.js';
 import { typedSql } from '../translate/probed-types.js';
 import { engineError, isInterrupt } from './errors.js';
@@ -223,7 +223,10 @@ export async function openFederatedExecution(
     held.reusable = plan.narrowings.length === 0 && bound.tables.every((t) => !t.loadName);
     const constant = held.reusable && bound.tables.every((t) => t.resolved.origin === 'system');
     await options.turn?.();
-    const sql = await typedSql(connection, () => engineSql(tree), { reusable: constant });
+    // A long statement's SQL is written pass by pass, each pass in a turn of its own.
+    const sql = options.turn
+      ? await typedSql(connection, () => engineSqlPasses(tree), { reusable: constant, turn: options.turn })
+      : await typedSql(connection, () => engineSql(tree), { reusable: constant });
     // Statements over no data, or over the system tables only, have the same columns until the
     // catalog changes: described once.
     const key = constant ? `${registry.generation}\u0000${sql}` : null;

@@ -3,6 +3,7 @@
  * thread, and sends back the tree only when it is within the limits, so that a statement too
  * large costs the main thread nothing beyond its text.
  */
+import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { loadModule, parseSync } from 'libpg-query';
 import { sizeRefusal, treeSize, type StatementSizeLimits } from './statement-size.js';
@@ -17,6 +18,19 @@ export type ParseReply =
   | { id: number; tree: unknown }
   | { id: number; size: { nodes: number; depth: number; widest: number } }
   | { id: number; error: { message: string; sqlDetails?: unknown; stackOverflow: boolean } };
+
+// The lowest CPU priority, for this thread only (Linux: a thread's nice value is its own; elsewhere
+// it would be the whole process's): parsing giant statements kept the main thread, which answers
+// /rest/api/status and sign-ins, waiting for a core for up to 100 ms (bench/status-under-flood.ts).
+// The worker still has every core the rest of the process leaves idle. Where a sandbox forbids
+// it, the worker keeps the priority it has.
+if (process.platform === 'linux') {
+  try {
+    os.setPriority(19);
+  } catch {
+    // the same priority as the rest of the process
+  }
+}
 
 const ready = loadModule();
 const port = parentPort!;

@@ -139,17 +139,36 @@ export function probedType(value: Node): { type: string | undefined; probe?: Nod
 const LEARNED = new BoundedCache<Array<string | undefined>>(1000);
 
 /**
+ * `write()` under `state`, where it is written in passes (engine-dialect.ts `engineSqlPasses`):
+ * each pass under the state, with a wait for `turn` between them (the state is set again after it).
+ */
+async function writingInTurns(state: Writing, write: () => string | Generator<void, string>, turn?: () => Promise<void>): Promise<string> {
+  const passes = writing(state, write);
+  if (typeof passes === 'string') return passes;
+  for (;;) {
+    const pass = writing(state, () => passes.next());
+    if (pass.done) return pass.value;
+    await turn?.();
+  }
+}
+
+/**
  * The engine's SQL for a statement, written by `write`, with PostgreSQL's types at the places
  * above (learned by a probe prepared on `connection`, where the statement's tables are).
  * `reusable`: the statement reads no table loaded for it, so what its probe learns holds for
- * the next statement of the same text.
+ * the next statement of the same text. `turn`: where `write` writes in passes, a long
+ * statement's wait for a turn of the event loop between them (engine/cpu-lane.ts).
  */
-export async function typedSql(connection: DuckDBConnection, write: () => string, options: { reusable?: boolean } = {}): Promise<string> {
+export async function typedSql(
+  connection: DuckDBConnection,
+  write: () => string | Generator<void, string>,
+  options: { reusable?: boolean; turn?: () => Promise<void> } = {},
+): Promise<string> {
   let types: Array<string | undefined> = [];
   // A place inside another is learned a probe later than the one around it: at most three deep.
   for (let pass = 0; pass < 3; pass++) {
     const probe: Writing = { probing: true, params: new Map(), types, nested: false };
-    const probeSql = writing(probe, write);
+    const probeSql = await writingInTurns(probe, write, options.turn);
     if (probe.params.size === 0) return probeSql;
     let learned = options.reusable ? LEARNED.get(probeSql) : undefined;
     if (!learned) {
@@ -167,5 +186,5 @@ export async function typedSql(connection: DuckDBConnection, write: () => string
     types = learned;
     if (!probe.nested || same) break;
   }
-  return writing({ probing: false, params: new Map(), types, nested: false }, write);
+  return writingInTurns({ probing: false, params: new Map(), types, nested: false }, write, options.turn);
 }
