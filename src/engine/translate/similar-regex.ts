@@ -57,7 +57,8 @@ export function similarRegex(pattern: string, escape: string): SimilarRegex {
     const c = chars[i]!;
     if (esc !== undefined && c === esc) {
       const next = chars[++i];
-      if (next === undefined) throw invalid('invalid escape \\ sequence');
+      // A trailing escape character escapes nothing, and is dropped (as PostgreSQL does).
+      if (next === undefined) break;
       if (next === '"') {
         if (depth > 0)
           throw notAsPostgres(
