@@ -62,6 +62,38 @@ const SAME: readonly string[] = [
   "SELECT x, substring(x from '%#\"[0-9]+#\"%' for '#') FROM (VALUES ('ab123cd'), ('none'), (NULL), ('7')) v(x) ORDER BY x",
   "SELECT substring(upper(x) from '%#\"B%' for '#'), substring(x || x similar '#\"a%#\"c%' escape '#') FROM (VALUES ('abc')) v(x)",
   "SELECT substring('hello' from 2 for 3), substring('hello', 2, 3), substring('hello' from 2)",
+  // regexp_split_to_array: PostgreSQL's split points (no empty match at either end or right after a match).
+  "SELECT regexp_split_to_array('hello world', '\\s*'), regexp_split_to_array('a  b', '\\s*'), regexp_split_to_array('ab', 'b*')",
+  "SELECT regexp_split_to_array('', ''), regexp_split_to_array('', 'x'), regexp_split_to_array(',a,', ','), regexp_split_to_array('abc', '^'), regexp_split_to_array('abc', '$')",
+  "SELECT regexp_split_to_array('abc', ''), regexp_split_to_array('a1b', 'x*'), regexp_split_to_array('a1b22c', '[0-9]*'), regexp_split_to_array('aXbxc', 'x', 'i')",
+  "SELECT regexp_split_to_array(E'a\\nb', '.'), regexp_split_to_array('a,b,,c', ','), regexp_split_to_array(NULL, ','), regexp_split_to_array('a', NULL)",
+  "SELECT x, regexp_split_to_array(x, ' *') FROM (VALUES ('the quick  fox'), (''), (' lead'), ('trail ')) v(x) ORDER BY x",
+  "SELECT regexp_split_to_array('aXbxc', 'x', 'ic'), regexp_split_to_array('aXbxc', 'x', 'ci'), regexp_split_to_array('h\u00e9llo w\u00f6rld', '\\s*')",
+  "SELECT array_to_string(regexp_split_to_array('a1b2c', '[0-9]'), '|'), array_length(regexp_split_to_array('h\u00e9llo w\u00f6rld', '\\s*'), 1)",
+  // string_agg with a NULL separator; DISTINCT aggregates take their values sorted.
+  "SELECT string_agg(x, NULL ORDER BY x), string_agg(x, NULL::text), string_agg(DISTINCT x, NULL) FROM (VALUES ('b'), ('a'), ('b')) v(x)",
+  "SELECT g, string_agg(x, NULL) FROM (VALUES (1, 'b'), (1, 'a'), (2, NULL)) v(g, x) GROUP BY g ORDER BY g",
+  "SELECT x, string_agg(x, NULL) OVER (ORDER BY x) FROM (VALUES ('b'), ('a')) v(x) ORDER BY x",
+  "SELECT string_agg(DISTINCT x, ','), array_agg(DISTINCT x), array_agg(DISTINCT y) FROM (VALUES ('b', 2), ('a', NULL), ('b', 1), (NULL, 3)) v(x, y)",
+  "SELECT g, string_agg(DISTINCT x, '-') FROM (VALUES (1, 'z'), (1, 'a'), (2, 'm'), (1, 'z')) v(g, x) GROUP BY g ORDER BY g",
+  // Variances of floats: PostgreSQL's digits (Youngs–Cramer), NaN for NaN and infinities.
+  'SELECT var_pop(x), var_samp(x), stddev_pop(x), stddev_samp(x) FROM (VALUES (1e15::float8+1), (1e15+2), (1e15+3), (1e15+4)) v(x)',
+  'SELECT var_pop(x), var_samp(x), variance(x), stddev(x) FROM (VALUES (1e9::float8+0.1), (1e9+0.2), (1e9+0.3), (1e9+0.4), (1e9+0.5)) v(x)',
+  'SELECT var_pop(x), var_samp(x) FROM (VALUES (123456789.123::float8), (123456789.456), (123456789.789)) v(x)',
+  'SELECT var_pop(x), var_samp(x) FROM (VALUES (0.1::float8), (0.2), (0.3), (0.7)) v(x)',
+  'SELECT var_pop(x), stddev(x) FROM (VALUES (1::float4), (2), (4.5)) v(x)',
+  "SELECT var_pop(x)::text, stddev(x)::text FROM (VALUES ('NaN'::float4), (2), (4.5)) v(x)",
+  "SELECT var_samp(x)::text, stddev_pop(x)::text, var_pop(x)::text FROM (VALUES ('NaN'::float8), (1)) v(x)",
+  "SELECT var_pop(x)::text, var_samp(x)::text, stddev(x)::text FROM (VALUES ('inf'::float8), (1)) v(x)",
+  "SELECT var_pop(x)::text, stddev_samp(x)::text FROM (VALUES ('NaN'::float8), ('inf'), (1)) v(x)",
+  "SELECT var_pop(x)::text, var_samp(x) FROM (VALUES ('NaN'::float8)) v(x)",
+  'SELECT var_pop(DISTINCT x), var_samp(x ORDER BY x DESC), stddev_pop(x) FILTER (WHERE x > 1) FROM (VALUES (1e9::float8+0.1), (1e9+0.3), (1e9+0.3), (1e9+0.2)) v(x)',
+  'SELECT g, var_samp(x), stddev_samp(x) FROM (VALUES (1, 0.1::float8), (1, 0.7), (2, 1e9+0.1), (2, 1e9+0.3), (2, NULL), (3, 5)) v(g, x) GROUP BY g ORDER BY g',
+  'SELECT x, var_pop(x) OVER (ORDER BY x), stddev_samp(x) OVER (ORDER BY x ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM (VALUES (1e9::float8+0.1), (1e9+0.4), (1e9+0.2)) v(x) ORDER BY x',
+  'SELECT var_pop(x), var_samp(x) FROM (SELECT 1.5::float8 AS x WHERE false) s',
+  'SELECT var_pop(x), var_samp(x), stddev_samp(x) FROM (VALUES (2.5::float8)) v(x)',
+  'SELECT var_samp(x) FROM (VALUES (1::float4), (1e-30::float4), (3.5::float4)) v(x)',
+  'SELECT var_pop(x) FROM (VALUES (1000000000000001.1), (1000000000000002.2), (1000000000000003.3)) v(x)',
 ];
 
 /** Over the corpus table (corpus-tables.ts) in each source, written `{t}`. */
@@ -80,6 +112,11 @@ const TABLE_SAME: readonly string[] = [
   "SELECT id FROM {t} WHERE t SIMILAR TO 'a#_b#%c' ESCAPE '#' ORDER BY id",
   "SELECT id, t SIMILAR TO '%p{2}%', v SIMILAR TO '_' FROM {t} ORDER BY id",
   "SELECT id, substring(t similar '%#\"p+#\"%' escape '#'), substring(t from '#\"[a-z]+#\"%' for '#') FROM {t} ORDER BY id",
+  "SELECT string_agg(t, NULL ORDER BY id), string_agg(DISTINCT v, '/') FROM {t}",
+  'SELECT var_pop(f), var_samp(f), stddev_pop(f), stddev_samp(f) FROM {t}',
+  'SELECT flag, variance(f), stddev(f * 1e9 + 1e15) FROM {t} GROUP BY flag ORDER BY flag NULLS FIRST',
+  'SELECT id, var_pop(f) OVER (ORDER BY id), stddev(f + 1e12) OVER (ORDER BY id ROWS 2 PRECEDING) FROM {t} ORDER BY id',
+  "SELECT id, regexp_split_to_array(t, ' *'), regexp_split_to_array(v, 'a*', 'i') FROM {t} ORDER BY id",
 ];
 
 /** What PostgreSQL fails: vdb fails too (a 400). */
@@ -102,6 +139,8 @@ const FAILING: readonly string[] = [
   "SELECT 'x' SIMILAR TO '[ab'",
   "SELECT 'b' SIMILAR TO '[c-a]'",
   "SELECT substring('foobar' similar '%#\"o_b#\"%#\"' escape '#')",
+  'SELECT var_pop(x) FROM (VALUES (1e300::float8), (-1e300)) v(x)',
+  "SELECT regexp_split_to_array('abc', 'b', 'g')",
 ];
 
 /** What vdb refuses (a 400 saying it is not supported), where PostgreSQL's meaning depends on its locale or the form is not translated. */

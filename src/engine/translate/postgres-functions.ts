@@ -4,6 +4,8 @@
  * format, ...), or refused. Used by engine-dialect.ts's rewrite.
  */
 import { narrowIntegers } from './probed-types.js';
+import { youngsCramer } from './float-variance.js';
+import { regexSplit } from './regex-split.js';
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
 import { asKind, fieldNames, nameNode, exprIs } from '../tree/ast.js';
@@ -496,30 +498,27 @@ translate(['sign'], (fc, args) => {
   return { CaseExpr: { args: [{ CaseWhen: { expr: numeric, result: failure } }], defresult: double } };
 });
 
+translate(['regexp_split_to_array'], (fc, args) => (fc.over ? null : regexSplit(args)));
+
+translate(['string_agg', 'array_agg'], (fc, args) => {
+  if (args.length === 0) return null;
+  // A NULL separator joins with none in PostgreSQL; the engine's string_agg answers NULL.
+  const separator = asKind(args[1], 'TypeCast')?.arg ?? args[1];
+  const nullSeparator = calledName(fc) === 'string_agg' && args.length === 2 && isNullConst(separator);
+  // PostgreSQL's DISTINCT aggregates take their values sorted; the engine's in the order met.
+  const sorted = fc.agg_distinct && !fc.agg_order;
+  if (!nullSeparator && !sorted) return null;
+  const made: FuncCall = { ...fc, args: nullSeparator ? [args[0]!, stringConst('')] : args };
+  if (sorted) made.agg_order = [{ SortBy: { node: args[0], sortby_dir: 'SORTBY_DEFAULT', sortby_nulls: 'SORTBY_NULLS_DEFAULT' } }];
+  written.add(made);
+  return { FuncCall: made };
+});
+
+// Floats as PostgreSQL accumulates them (float-variance.ts); integers and numeric are refused here (numeric-values.ts answers them in the select list).
 translate(['var_pop', 'var_samp', 'variance', 'stddev', 'stddev_pop', 'stddev_samp'], (fc, args) => {
-  if (args.length !== 1 || fc.over || fc.agg_distinct || isVolatile(args[0])) return null;
+  if (args.length !== 1 || isVolatile(args[0])) return null;
   const name = calledName(fc);
-  // PostgreSQL's variance of floats holding an infinity is NaN; the engine fails.
-  const value = args[0]!;
-  const infinite: FuncCall = { ...fc, funcname: [nameNode('bool_or')], args: [engineCall('isinf', [cast(value, 'float8')])] };
-  written.add(infinite);
-  // The engine fails on an infinity even where the NaN is chosen: its infinities are left out.
-  const finite: Node = {
-    CaseExpr: {
-      args: [{ CaseWhen: { expr: engineCall('isinf', [cast(value, 'float8')]), result: int(0) } }],
-      defresult: floatOnlyArgument(name, value),
-    },
-  };
-  const checked: FuncCall = { ...fc, args: [finite] };
-  written.add(checked);
-  const nan = cast(stringConst('NaN'), 'float8');
-  written.add(nan.TypeCast);
-  // A sample's variance of one row is NULL, infinite or not.
-  const counted: FuncCall = { ...fc, funcname: [nameNode('count')], args: [value] };
-  written.add(counted);
-  const enough = op('>', { FuncCall: counted }, int(name === 'var_pop' || name === 'stddev_pop' ? 0 : 1));
-  const guard: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [{ FuncCall: infinite }, enough] } };
-  return { CaseExpr: { args: [{ CaseWhen: { expr: guard, result: nan } }], defresult: { FuncCall: checked } } };
+  return youngsCramer(fc, name, floatOnlyArgument(name, args[0]!));
 });
 
 translate(functionsWith('exactAverage'), (fc, args) =>
