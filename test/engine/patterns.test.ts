@@ -94,6 +94,19 @@ const SAME: readonly string[] = [
   'SELECT var_pop(x), var_samp(x), stddev_samp(x) FROM (VALUES (2.5::float8)) v(x)',
   'SELECT var_samp(x) FROM (VALUES (1::float4), (1e-30::float4), (3.5::float4)) v(x)',
   'SELECT var_pop(x) FROM (VALUES (1000000000000001.1), (1000000000000002.2), (1000000000000003.3)) v(x)',
+  // covar_*, corr and regr_* as PostgreSQL accumulates pairs (float8_regr_accum).
+  'SELECT covar_pop(x, y), covar_samp(x, y) FROM (VALUES (1e9::float8+0.1, 1.0::float8), (1e9+0.2, 2), (1e9+0.4, 3.5)) v(x, y)',
+  'SELECT corr(x, y), covar_pop(x, y), regr_slope(y, x) FROM (VALUES (1, 2), (2, 4), (3, 7)) v(x, y)',
+  'SELECT corr(y, x), regr_slope(y, x), regr_intercept(y, x), regr_r2(y, x), regr_sxx(y, x), regr_syy(y, x), regr_sxy(y, x) FROM (VALUES (1e9::float8+0.1, 0.3::float8), (1e9+0.2, 0.1), (1e9+0.4, 0.7), (1e9+0.8, NULL), (NULL, 5)) v(x, y)',
+  'SELECT corr(y, x), regr_slope(y, x), regr_r2(y, x), regr_intercept(y, x) FROM (VALUES (1.0::float8, 2.0::float8), (1, 3)) v(x, y)',
+  'SELECT corr(y, x), regr_r2(y, x), covar_samp(y, x) FROM (VALUES (1.0::float8, 2.0::float8), (2, 2)) v(x, y)',
+  'SELECT corr(y, x), covar_samp(y, x), regr_sxx(y, x) FROM (VALUES (1.0::float8, 2.0::float8)) v(x, y)',
+  "SELECT covar_pop(y, x)::text, corr(y, x)::text FROM (VALUES ('NaN'::float8, 2.0::float8), (1, 3)) v(x, y)",
+  "SELECT covar_pop(y, x)::text, regr_sxx(y, x)::text, regr_syy(y, x)::text FROM (VALUES ('inf'::float8, 2.0::float8), (1, 3)) v(x, y)",
+  'SELECT g, corr(y, x), covar_pop(y, x) FILTER (WHERE x > 1) FROM (VALUES (1, 1, 2.5), (1, 2, 3.1), (1, 3, 9.9), (2, 5, 1.0)) v(g, x, y) GROUP BY g ORDER BY g',
+  'SELECT corr(y, x), regr_count(y, x) FROM (SELECT 1.0::float8 AS x, 2.0::float8 AS y WHERE false) s',
+  'SELECT x, regr_slope(y, x) OVER (ORDER BY x) FROM (VALUES (1, 2.5), (2, 3.1), (3, 9.9)) v(x, y) ORDER BY x',
+  'SELECT corr(y, x), covar_samp(y, x) FROM (VALUES (0.1::float8, 1e15::float8), (0.2, 1e15+3), (0.7, 1e15+1), (0.9, 1e15+7)) v(x, y)',
 ];
 
 /** Over the corpus table (corpus-tables.ts) in each source, written `{t}`. */
@@ -117,6 +130,8 @@ const TABLE_SAME: readonly string[] = [
   'SELECT flag, variance(f), stddev(f * 1e9 + 1e15) FROM {t} GROUP BY flag ORDER BY flag NULLS FIRST',
   'SELECT id, var_pop(f) OVER (ORDER BY id), stddev(f + 1e12) OVER (ORDER BY id ROWS 2 PRECEDING) FROM {t} ORDER BY id',
   "SELECT id, regexp_split_to_array(t, ' *'), regexp_split_to_array(v, 'a*', 'i') FROM {t} ORDER BY id",
+  'SELECT covar_pop(f, i), covar_samp(i, f), corr(f, b), regr_slope(f, id), regr_intercept(f, id), regr_r2(i, id) FROM {t}',
+  'SELECT flag, regr_sxx(f, i), regr_syy(f, i), regr_sxy(f + 1e9, i) FROM {t} GROUP BY flag ORDER BY flag NULLS FIRST',
 ];
 
 /** What PostgreSQL fails: vdb fails too (a 400). */
@@ -140,6 +155,7 @@ const FAILING: readonly string[] = [
   "SELECT 'b' SIMILAR TO '[c-a]'",
   "SELECT substring('foobar' similar '%#\"o_b#\"%#\"' escape '#')",
   'SELECT var_pop(x) FROM (VALUES (1e300::float8), (-1e300)) v(x)',
+  'SELECT covar_pop(y, x) FROM (VALUES (1e300::float8, 1e300::float8), (-1e300, -1e300)) v(x, y)',
   "SELECT regexp_split_to_array('abc', 'b', 'g')",
 ];
 

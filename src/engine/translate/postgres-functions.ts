@@ -4,7 +4,7 @@
  * format, ...), or refused. Used by engine-dialect.ts's rewrite.
  */
 import { narrowIntegers } from './probed-types.js';
-import { youngsCramer } from './float-variance.js';
+import { regression, REGRESSIONS, VARIANCES, youngsCramer } from './youngs-cramer.js';
 import { regexSplit } from './regex-split.js';
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
@@ -514,12 +514,15 @@ translate(['string_agg', 'array_agg'], (fc, args) => {
   return { FuncCall: made };
 });
 
-// Floats as PostgreSQL accumulates them (float-variance.ts); integers and numeric are refused here (numeric-values.ts answers them in the select list).
-translate(['var_pop', 'var_samp', 'variance', 'stddev', 'stddev_pop', 'stddev_samp'], (fc, args) => {
+// Floats as PostgreSQL accumulates them (youngs-cramer.ts); integers and numeric are refused here (numeric-values.ts answers them in the select list).
+translate(VARIANCES, (fc, args) => {
   if (args.length !== 1 || isVolatile(args[0])) return null;
   const name = calledName(fc);
   return youngsCramer(fc, name, floatOnlyArgument(name, args[0]!));
 });
+
+// Pairs (y, x) as float8 values, as PostgreSQL reads every argument of these.
+translate(REGRESSIONS, (fc, args) => (args.length === 2 && !isVolatile(args) ? regression(fc, calledName(fc), args[0]!, args[1]!) : null));
 
 translate(functionsWith('exactAverage'), (fc, args) =>
   args.length === 1 ? withArgs(fc, [floatOnlyArgument(calledName(fc), args[0]!)]) : null,
