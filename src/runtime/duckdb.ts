@@ -15,6 +15,7 @@ import { DuckDBConnection, DuckDBInstance, type DuckDBPreparedStatement, type Du
 import { tooManyColumns } from '../errors.js';
 import { NUMERIC_MACROS } from './numeric-macros.js';
 import { defineValueChecks } from './value-macros.js';
+import { registerFloatStatistics } from './float-statistics.js';
 
 /** The values one batch of a statement builds may take this share of the engine's memory. */
 const BATCH_SHARE = 16;
@@ -173,6 +174,7 @@ export class DuckRuntime {
         ...NUMERIC_MACROS,
       ];
       await defineValueChecks(setup, options.valueLimit, Math.floor(engineBytes(options.memoryLimit) / BATCH_SHARE));
+      registerFloatStatistics(setup);
       for (const statement of statements) if (statement) await setup.run(statement);
     } catch (err) {
       instance.closeSync();
