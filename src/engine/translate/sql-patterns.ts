@@ -158,7 +158,16 @@ const filtered = (last: Node, name: string, keep: (ref: Node) => Node): Node =>
 export function similarSubstring(fc: FuncCall): Node | null {
   const args = fc.args ?? [];
   const name = calledName(fc).replace(/^pg_catalog\./, '');
-  if (name !== 'substring' || args.length !== 3 || fc.over) return null;
+  if (name !== 'substring' || fc.over) return null;
+  // substring(text FROM text) is PostgreSQL's POSIX regular expression, whose matches (leftmost
+  // longest) the engine's RE2 (leftmost first) does not find alike.
+  if (args.length === 2 && typeof constantText(args[1]) === 'string') {
+    throw notAsPostgres(
+      'substring(text FROM pattern) with a POSIX regular expression',
+      "Use SUBSTRING(text SIMILAR pattern ESCAPE '#') with #\" separators, or substr with positions.",
+    );
+  }
+  if (args.length !== 3) return null;
   // substring(text, text, text) is the SQL regular expression's; with numbers, the characters'.
   if (constantText(args[1]) === undefined && constantText(args[2]) === undefined) return null;
   const regex = constantRegex(args[1]!, args[2]!, 'SUBSTRING ... SIMILAR');
