@@ -48,6 +48,9 @@ const SAME: readonly string[] = [
   "SELECT 'x' SIMILAR TO 'x\\', 'x\\' SIMILAR TO 'x\\', 'x' SIMILAR TO 'x#' ESCAPE '#', substring('x#' similar 'x#' escape '#')",
   "SELECT 'a|b' SIMILAR TO 'a\\|b', 'a(b' SIMILAR TO 'a\\(b', 'a*' SIMILAR TO 'a\\*', 'a[' SIMILAR TO 'a\\[', 'a{1}' SIMILAR TO 'a\\{1}'",
   "SELECT 'ab\"c' SIMILAR TO 'ab\"c', 'abc' SIMILAR TO 'a#\"b#\"c' ESCAPE '#', 'a b' SIMILAR TO 'a b', 'a''b' SIMILAR TO 'a''b'",
+  // A pattern's parentheses may close PostgreSQL's own wrapping group: 'a)|(b' is ^(?:a)|(?:b)$.
+  "SELECT 'a' SIMILAR TO ')a(', '' SIMILAR TO ')a(', 'ab' SIMILAR TO 'a)|(b', 'xb' SIMILAR TO 'a)|(b', 'xbx' SIMILAR TO 'a)|(b'",
+  "SELECT 'abc' SIMILAR TO 'a#\"b)|(c#\"' ESCAPE '#', 'xc' SIMILAR TO 'a#\"b)|(c#\"' ESCAPE '#'",
   "SELECT x, x SIMILAR TO '(a|b)%', x NOT SIMILAR TO '%[0-9]' FROM (VALUES ('apple'), ('b2'), ('c'), (NULL)) v(x) ORDER BY x",
   "SELECT x FROM (VALUES ('ab'), ('a_b'), ('a%b')) v(x) WHERE x SIMILAR TO 'a!_b|a!%b' ESCAPE '!' ORDER BY x",
   // SUBSTRING with SQL regular expressions.
@@ -168,6 +171,7 @@ const REFUSED: readonly string[] = [
   "SELECT 'a' SIMILAR TO 'a' ESCAPE x FROM (VALUES ('#')) v(x)",
   "SELECT substring('abc' similar x escape '#') FROM (VALUES ('a')) v(x)",
   "SELECT x LIKE y ESCAPE '\u00e9' FROM (VALUES ('a', 'a')) v(x, y)",
+  "SELECT substring('abc' similar 'a#\"b)|(c#\"' escape '#')",
   "SELECT substring('foobar' from 'o.b')",
   "SELECT substring(x from '[0-9]+') FROM (VALUES ('a12')) v(x)",
 ];
@@ -241,4 +245,41 @@ test('what vdb cannot answer as PostgreSQL does, it refuses with a 400 saying so
     assert.equal(answer.status, 400, `${sql}: ${answer.body}`);
     assert.match(answer.body, /not supported/, sql);
   }
+});
+
+/** A deterministic pseudo-random sequence (a linear congruential generator), so that a failure repeats. */
+function randomFrom(seed: number): (n: number) => number {
+  let state = seed;
+  return (n) => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state % n;
+  };
+}
+
+test('random SQL regular expressions: SIMILAR TO and SUBSTRING ... SIMILAR as PostgreSQL answers them, or both fail', async () => {
+  const atoms = [
+    ...['a', 'b', 'a', 'b', '%', '_', '(a|b)', '(ab|a)', '(a%|b)*', '[ab]', '[^a]', '[a-c]', '#%', '#_', 'a*', 'b+', 'a?'],
+    ...['(ab){1,2}', 'b{2}', '#"', '.', 'x', '[]a]', '(|a)', '(a|)+', '%b%', '(', ')', '|', '*', '{1,2}', '#'],
+  ];
+  const texts = ['', 'a', 'b', 'ab', 'ba', 'aab', 'abab', 'a%', 'a_b', 'abc', 'bbb', 'x', 'aabb', 'babab', 'abba', 'a.b'];
+  const random = randomFrom(27);
+  const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+  const differences: string[] = [];
+  let answered = 0;
+  for (let n = 0; n < 300; n++) {
+    const pattern = Array.from({ length: 1 + random(5) }, () => atoms[random(atoms.length)]).join('');
+    const text = literal(texts[random(texts.length)]!);
+    const sql = `SELECT ${text} SIMILAR TO ${literal(pattern)} ESCAPE '#' AS m, substring(${text} similar ${literal(pattern)} escape '#') AS s`;
+    const expected = await postgres.query({ text: sql, rowMode: 'array' }).then(
+      (result) => JSON.stringify(result.rows),
+      () => 'fails',
+    );
+    const actual = await vdbAnswer(server, sql);
+    if (actual.status === 400 && (expected === 'fails' || /not supported/.test(actual.body))) continue;
+    const rows = actual.answer ? `[${actual.answer.rows.join(',')}]` : `${actual.status} ${actual.body.slice(0, 200)}`;
+    if (rows !== expected) differences.push(`${sql}\n    vdb ${rows}, PostgreSQL ${expected}`);
+    else answered++;
+  }
+  assert.deepEqual(differences, []);
+  assert.ok(answered > 150, `only ${answered} of 300 answered`);
 });

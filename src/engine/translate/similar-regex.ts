@@ -10,9 +10,16 @@
 import { badRequest } from '../../errors.js';
 import { notAsPostgres } from '../tree/syntax-nodes.js';
 
-/** The pattern in RE2's terms: `parts` are the pieces between the escape-double-quote separators (1 to 3). */
+/** The pattern in RE2's terms. */
 export interface SimilarRegex {
-  parts: string[];
+  /**
+   * The whole, built as PostgreSQL builds it (`^(?:` ... `)$`, the separators as its groups): a
+   * search for it means what PostgreSQL's does, also where the pattern's own parentheses close
+   * PostgreSQL's wrapping group (`')a('` is `^(?:)a(?:)$`).
+   */
+  whole: string;
+  /** The pieces between the escape-double-quote separators (1 to 3), each of balanced parentheses; null where they are not. */
+  parts: string[] | null;
 }
 
 const invalid = (why: string) => badRequest(`invalid regular expression: ${why}`);
@@ -37,11 +44,19 @@ export function similarRegex(pattern: string, escape: string): SimilarRegex {
   const esc = escapeChars[0];
   const chars = [...pattern];
   const parts: string[] = [''];
+  let whole = '^(?:';
+  // The depth of parentheses inside PostgreSQL's wrapping group (-1: the pattern closed it).
   let depth = 0;
+  let balanced = true;
   let last: Last = 'start';
   const emit = (text: string, kind: Last) => {
     parts[parts.length - 1] += text;
+    whole += text;
     last = kind;
+  };
+  const close = () => {
+    if (depth === -1) throw invalid('parentheses () not balanced');
+    depth--;
   };
   const quantifier = (text: string) => {
     // PostgreSQL's dialect: a quantifier needs an atom; one '?' after it makes it non-greedy.
@@ -60,12 +75,12 @@ export function similarRegex(pattern: string, escape: string): SimilarRegex {
       // A trailing escape character escapes nothing, and is dropped (as PostgreSQL does).
       if (next === undefined) break;
       if (next === '"') {
-        if (depth > 0)
-          throw notAsPostgres(
-            'An escape-double-quote separator inside parentheses of a SQL regular expression',
-            'Put the separators at the top level of the pattern.',
-          );
         if (parts.length === 3) throw badRequest('SQL regular expression may not contain more than two escape-double-quote separators');
+        // PostgreSQL's groups around the parts: ^(?:part1){1,1}?(part2){1,1}(?:part3)$.
+        close();
+        if (depth !== -1) balanced = false;
+        depth++;
+        whole += parts.length === 1 ? '){1,1}?(' : '){1,1}(?:';
         parts.push('');
         last = 'start';
         continue;
@@ -83,8 +98,8 @@ export function similarRegex(pattern: string, escape: string): SimilarRegex {
       depth++;
       emit('(?:', 'start');
     } else if (c === ')') {
-      if (depth === 0) throw invalid('parentheses () not balanced');
-      depth--;
+      close();
+      if (depth < 0) balanced = false;
       emit(')', 'atom');
     } else if (c === '|') emit('|', 'start');
     else if (c === '*' || c === '+' || c === '?') quantifier(c);
@@ -97,8 +112,10 @@ export function similarRegex(pattern: string, escape: string): SimilarRegex {
       i += bound[0].length - 1;
     } else emit(literal(c), 'atom');
   }
-  if (depth > 0) throw invalid('parentheses () not balanced');
-  return { parts };
+  // PostgreSQL's closing ')' must close its wrapping group.
+  close();
+  if (depth !== -1) throw invalid('parentheses () not balanced');
+  return { whole: `${whole})$`, parts: balanced ? parts : null };
 }
 
 /** An escaped character: itself, literally; escaped letters and digits are classes or other escapes in PostgreSQL's dialect. */

@@ -127,7 +127,8 @@ export function similarCall(expr: A_Expr): Node | null {
   const regex = constantRegex(parts.pattern, parts.escape, 'SIMILAR TO');
   // NULL for a NULL pattern or escape, as in PostgreSQL (its similar_to_escape is strict).
   if (!regex) return { TypeCast: { arg: nullOf(), typeName: { names: [nameNode('boolean')] } } };
-  const matches = fullMatch(expr.lexpr, group(regex.parts));
+  // A search, as PostgreSQL's: its anchors are in the expression.
+  const matches = engineCall('regexp_matches', [expr.lexpr, stringConst(`(?s)${regex.whole}`)]);
   return operatorName(expr) === '!~' ? { BoolExpr: { boolop: 'NOT_EXPR', args: [matches] } } : matches;
 }
 
@@ -172,6 +173,12 @@ export function similarSubstring(fc: FuncCall): Node | null {
   if (constantText(args[1]) === undefined && constantText(args[2]) === undefined) return null;
   const regex = constantRegex(args[1]!, args[2]!, 'SUBSTRING ... SIMILAR');
   if (!regex) return { TypeCast: { arg: nullOf(), typeName: { names: [nameNode('text')] } } };
+  if (!regex.parts) {
+    throw notAsPostgres(
+      'SUBSTRING ... SIMILAR with parentheses that close or span its #" separators',
+      'Balance the parentheses within each part of the pattern.',
+    );
+  }
   const [first, second, third] = regex.parts;
   return once(args[0]!, 'vdb_text', (text) => {
     if (second === undefined) {
