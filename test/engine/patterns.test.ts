@@ -283,3 +283,27 @@ test('random SQL regular expressions: SIMILAR TO and SUBSTRING ... SIMILAR as Po
   assert.deepEqual(differences, []);
   assert.ok(answered > 150, `only ${answered} of 300 answered`);
 });
+
+test('random LIKE / ILIKE / NOT LIKE ... ESCAPE as PostgreSQL answers them, or both fail', async () => {
+  const atoms = ['a', 'b', '%', '_', '#', '\\', '\u00e9', '!', 'A'];
+  const texts = ['', 'a', 'b', 'ab', 'a%', 'a_b', '#', 'a#b', '\\', 'a\\b', '\u00e9', 'a\u00e9', 'A', 'ab%', '%', '_'];
+  const escapes = ["'#'", "''", "'%'", "'_'", "'\u00e9'", "'\\'", "'a'", null];
+  const operators = ['LIKE', 'NOT LIKE', 'ILIKE', 'NOT ILIKE'];
+  const random = randomFrom(11);
+  const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+  const differences: string[] = [];
+  for (let n = 0; n < 300; n++) {
+    const pattern = Array.from({ length: random(5) }, () => atoms[random(atoms.length)]).join('');
+    const escape = escapes[random(escapes.length)];
+    const sql = `SELECT ${literal(texts[random(texts.length)]!)} ${operators[random(4)]} ${literal(pattern)}${escape ? ` ESCAPE ${escape}` : ''} AS m`;
+    const expected = await postgres.query({ text: sql, rowMode: 'array' }).then(
+      (result) => JSON.stringify(result.rows),
+      () => 'fails',
+    );
+    const actual = await vdbAnswer(server, sql);
+    if (actual.status === 400 && expected === 'fails') continue;
+    const rows = actual.answer ? `[${actual.answer.rows.join(',')}]` : `${actual.status} ${actual.body.slice(0, 200)}`;
+    if (rows !== expected) differences.push(`${sql}\n    vdb ${rows}, PostgreSQL ${expected}`);
+  }
+  assert.deepEqual(differences, []);
+});
