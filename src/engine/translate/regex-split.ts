@@ -12,6 +12,8 @@ import { call, engineCall, evaluatedOnce, int, literalText, notAsPostgres, op, s
 
 /** The marker character: a noncharacter of Unicode, which no text is expected to hold (one that does is refused). */
 const MARK = '\uffff';
+/** The replacement that wraps each match in markers (`\0` is the match). */
+export const SPLIT_MARKING = `${MARK}(\\0${MARK})`;
 /** The markers around an empty match. */
 const emptyMatch = (): Node => stringConst(`${MARK}(${MARK})`);
 
@@ -37,7 +39,7 @@ export function regexSplit(args: Node[]): Node | null {
     const wrapped = engineCall('regexp_replace', [
       value,
       op('||', stringConst(options), pattern),
-      stringConst(`${MARK}(\\0${MARK})`),
+      stringConst(SPLIT_MARKING),
       stringConst('g'),
     ]);
     const split = evaluatedOnce(wrapped, (marked) => {
