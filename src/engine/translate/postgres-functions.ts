@@ -6,6 +6,7 @@
 import { narrowIntegers } from './probed-types.js';
 import { regression, REGRESSIONS, VARIANCES, youngsCramer } from './youngs-cramer.js';
 import { regexSplit } from './regex-split.js';
+import { sameMatchRegex } from './posix-regex.js';
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
 import { asKind, fieldNames, nameNode, exprIs } from '../tree/ast.js';
@@ -496,6 +497,21 @@ translate(['sign'], (fc, args) => {
   ]);
   const numeric = call('starts_with', [call('typeof', [args[0]!]), stringConst('DECIMAL')]);
   return { CaseExpr: { args: [{ CaseWhen: { expr: numeric, result: failure } }], defresult: double } };
+});
+
+translate(['regexp_replace'], (fc, args) => {
+  if (args.length !== 3 && args.length !== 4) return null;
+  const flags = args.length === 4 ? literalText(args[3]) : '';
+  const pattern = literalText(args[1]);
+  if (flags === null || !/^[gic]*$/.test(flags) || isIntegerConst(args[3]) || pattern === null || !isStringConst(args[1])) {
+    throw notAsPostgres(
+      'regexp_replace with a pattern or flags that are not constants, or flags other than g, i and c',
+      "Give the pattern and the flags as constants ('g', 'i', 'c').",
+    );
+  }
+  // PostgreSQL's '.' matches a newline; the engine's only with (?s). The pattern must find PostgreSQL's matches (posix-regex.ts).
+  const caseInsensitive = flags.lastIndexOf('i') > flags.lastIndexOf('c');
+  return withArgs(fc, [args[0]!, stringConst(`(?s)${sameMatchRegex(pattern, caseInsensitive)}`), ...args.slice(2)]);
 });
 
 translate(['regexp_split_to_array'], (fc, args) => (fc.over ? null : regexSplit(args)));

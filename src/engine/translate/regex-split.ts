@@ -8,7 +8,8 @@
  * of Unicode (a text holding one is refused). As in PostgreSQL, '.' matches a newline.
  */
 import type { Node } from '@pgsql/types';
-import { call, engineCall, evaluatedOnce, int, literalText, notAsPostgres, op, stringConst } from '../tree/syntax-nodes.js';
+import { call, engineCall, evaluatedOnce, int, isNullConst, literalText, notAsPostgres, op, stringConst } from '../tree/syntax-nodes.js';
+import { sameMatchRegex } from './posix-regex.js';
 
 /** The marker character: a noncharacter of Unicode, which no text is expected to hold (one that does is refused). */
 const MARK = '\uffff';
@@ -33,8 +34,14 @@ function inlineFlags(flags: Node | undefined): string {
 
 export function regexSplit(args: Node[]): Node | null {
   if (args.length !== 2 && args.length !== 3) return null;
-  const [text, pattern, flags] = args as [Node, Node, Node?];
+  const [text, patternArg, flags] = args as [Node, Node, Node?];
   const options = inlineFlags(flags);
+  const patternText = literalText(patternArg);
+  if (patternText === null && !isNullConst(patternArg)) {
+    throw notAsPostgres('regexp_split_to_array with a pattern that is not a constant', 'Give the pattern as a constant.');
+  }
+  // The pattern must find PostgreSQL's matches (posix-regex.ts); a NULL pattern stays NULL.
+  const pattern = patternText === null ? patternArg : stringConst(sameMatchRegex(patternText, options.includes('i')));
   return evaluatedOnce(text, (value) => {
     const wrapped = engineCall('regexp_replace', [
       value,
