@@ -24,6 +24,7 @@ const SAME: readonly string[] = [
   "SELECT 'a_b' LIKE 'a\\_b', 'axb' LIKE 'a\\_b', 'a_b' LIKE 'a\\_b' ESCAPE '\\', 'a\\b' LIKE 'a\\\\b'",
   "SELECT 'a\\b' LIKE 'a\\\\b' ESCAPE '#', 'a\\\\b' LIKE 'a\\\\b' ESCAPE '#', 'a\\b' LIKE 'a#\\b' ESCAPE '#'",
   "SELECT 'a\u00e9b' LIKE 'a\u00e9_b' ESCAPE '\u00e9', 'a_b' LIKE 'a\u00e9_b' ESCAPE '\u00e9', 'a\\b' LIKE 'a\\b' ESCAPE '\u00e9'",
+  "SELECT '\u00e9' NOT ILIKE 'A' ESCAPE 'a', 'A' ILIKE 'aA' ESCAPE 'a', 'ba' ILIKE 'BAa' ESCAPE 'A', 'Ab' ILIKE 'aAB' ESCAPE 'a'",
   "SELECT 'AbC' ILIKE 'a#bc' ESCAPE '#', 'A%' ILIKE 'a#%' ESCAPE '#', 'AB' ILIKE 'a#%' ESCAPE '#', 'A_B' ILIKE 'a!_b' ESCAPE '!'",
   "SELECT 'abc' NOT LIKE 'a#%' ESCAPE '#', 'a%' NOT LIKE 'a#%' ESCAPE '#', 'ABC' NOT ILIKE 'a#%' ESCAPE '#'",
   "SELECT 'a' LIKE 'a' ESCAPE NULL, NULL LIKE 'a' ESCAPE '#', 'a' LIKE NULL ESCAPE '#'",
@@ -74,11 +75,12 @@ const SAME: readonly string[] = [
   "SELECT regexp_split_to_array('aXbxc', 'x', 'ic'), regexp_split_to_array('aXbxc', 'x', 'ci'), regexp_split_to_array('h\u00e9llo w\u00f6rld', '\\s*')",
   "SELECT array_to_string(regexp_split_to_array('a1b2c', '[0-9]'), '|'), array_length(regexp_split_to_array('h\u00e9llo w\u00f6rld', '\\s*'), 1)",
   // regexp_replace / regexp_split_to_array: PostgreSQL's matches, '.' matching a newline, its \s and \d.
-  "SELECT regexp_replace(E'a\\nb', 'a.b', 'X'), regexp_replace('abc', 'x*', '-', 'g'), regexp_replace('foo bar', 'o+', '0')",
+  "SELECT regexp_replace(E'a\\nb', 'a.b', 'X'), regexp_replace('abc', '', '-', 'g'), regexp_replace('foo bar', 'o+', '0')",
   "SELECT regexp_replace('Thomas', '.[mN]a.', 'M'), regexp_replace('abcabc', 'b', 'X', 'g'), regexp_replace('hello', '(l+)', '[\\1]'), regexp_replace('AbC', 'b', 'x', 'i')",
   "SELECT regexp_replace('a1b22c333', '[0-9]+', '#', 'g'), regexp_replace(E'a\\u000bb\\u2003c', '\\s', '_', 'g'), regexp_replace('x  ,  y', '\\s*,\\s*', ','), regexp_replace('a.b', '\\.', '!')",
   "SELECT regexp_replace('ABC', '[a-b]+', 'x', 'gi'), regexp_replace('a{b', 'a{b', 'x'), regexp_replace('a]b', ']', 'x'), regexp_replace('a^b', 'a\\^b', 'x')",
   "SELECT regexp_replace('aaa', 'a{2}', 'X'), regexp_replace('aaaa', 'a{1,2}', 'X', 'g'), regexp_replace('ab12', '[^0-9]*[0-9]', 'X'), regexp_replace('a\u00e9b', '[\u00e0-\u00ff]', '-')",
+  "SELECT regexp_replace('aab', 'a*', '', 'g'), regexp_replace('aaa', '', '-', 'g'), regexp_replace('aab', 'a*', '<X>')",
   "SELECT regexp_split_to_array('a, b ,c', '\\s*,\\s*'), regexp_split_to_array('a1b22c', '[0-9]+'), regexp_split_to_array('a b', ' +'), regexp_split_to_array(E'a\\u3000b', '\\s')",
   // string_agg with a NULL separator; DISTINCT aggregates take their values sorted.
   "SELECT string_agg(x, NULL ORDER BY x), string_agg(x, NULL::text), string_agg(DISTINCT x, NULL) FROM (VALUES ('b'), ('a'), ('b')) v(x)",
@@ -187,8 +189,11 @@ const REFUSED: readonly string[] = [
   "SELECT regexp_replace('a b', '\\bb', 'X')",
   "SELECT regexp_replace('abc', 'b', 'X', 'n')",
   "SELECT regexp_replace(x, y, 'X') FROM (VALUES ('a', 'a')) v(x, y)",
+  "SELECT regexp_replace('aab', 'a*', '<X>', 'g')",
   "SELECT regexp_split_to_array('ab', 'a|ab')",
   "SELECT regexp_split_to_array('aab', '(a)*')",
+  "SELECT x ILIKE y ESCAPE 'a' FROM (VALUES ('a', 'b')) v(x, y)",
+  "SELECT x ILIKE 'a' ESCAPE y FROM (VALUES ('a', '#')) v(x, y)",
   "SELECT substring('foobar' from 'o.b')",
   "SELECT substring(x from '[0-9]+') FROM (VALUES ('a12')) v(x)",
 ];
@@ -269,7 +274,8 @@ function randomFrom(seed: number): (n: number) => number {
   let state = seed;
   return (n) => {
     state = (state * 1103515245 + 12345) % 2147483648;
-    return state % n;
+    // The high bits: the low ones of this generator repeat with short periods.
+    return Math.floor(state / 65536) % n;
   };
 }
 
@@ -304,7 +310,7 @@ test('random SQL regular expressions: SIMILAR TO and SUBSTRING ... SIMILAR as Po
 test('random LIKE / ILIKE / NOT LIKE ... ESCAPE as PostgreSQL answers them, or both fail', async () => {
   const atoms = ['a', 'b', '%', '_', '#', '\\', '\u00e9', '!', 'A'];
   const texts = ['', 'a', 'b', 'ab', 'a%', 'a_b', '#', 'a#b', '\\', 'a\\b', '\u00e9', 'a\u00e9', 'A', 'ab%', '%', '_'];
-  const escapes = ["'#'", "''", "'%'", "'_'", "'\u00e9'", "'\\'", "'a'", null];
+  const escapes = ["'#'", "''", "'%'", "'_'", "'\u00e9'", "'\\'", "'a'", "'A'", "'b'", null];
   const operators = ['LIKE', 'NOT LIKE', 'ILIKE', 'NOT ILIKE'];
   const random = randomFrom(11);
   const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
@@ -318,9 +324,37 @@ test('random LIKE / ILIKE / NOT LIKE ... ESCAPE as PostgreSQL answers them, or b
       () => 'fails',
     );
     const actual = await vdbAnswer(server, sql);
-    if (actual.status === 400 && expected === 'fails') continue;
+    // A pattern ending in its escape character is an error in PostgreSQL when the match reaches
+    // its end (else the text just does not match); vdb refuses it whatever the text.
+    const invalid = /must not end with escape character/.test(actual.body);
+    if (actual.status === 400 && (expected === 'fails' || invalid)) continue;
     const rows = actual.answer ? `[${actual.answer.rows.join(',')}]` : `${actual.status} ${actual.body.slice(0, 200)}`;
     if (rows !== expected) differences.push(`${sql}\n    vdb ${rows}, PostgreSQL ${expected}`);
   }
   assert.deepEqual(differences, []);
+});
+
+test('random regexp_replace and regexp_split_to_array as PostgreSQL answers them, or refused', async () => {
+  const atoms = ['a', 'b', 'a*', 'b+', 'a?', '[ab]', '[ab]*', '.', '.*', '\\s', '\\s*', 'x{1,2}', '(a)', '(ab)', 'c', '[^a]', '[^a]+'];
+  const more = ['b{2}', ' ', ',', '\\d+', '[0-9]?', 'a|b', '(a)*'];
+  const texts = ['', 'a', 'b', 'ab', 'aab', 'abab', 'a b', 'ab ,c', 'bbb', 'xx', 'abc', 'aaa', 'a1b22', ' a ', 'cab', 'bcab'];
+  const random = randomFrom(5);
+  const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+  const differences: string[] = [];
+  let answered = 0;
+  for (let n = 0; n < 300; n++) {
+    const pattern = Array.from({ length: 1 + random(4) }, () => [...atoms, ...more][random(atoms.length + more.length)]).join('');
+    const text = literal(texts[random(texts.length)]!);
+    const sql = random(2)
+      ? `SELECT regexp_replace(${text}, ${literal(pattern)}, '${random(3) ? '<X>' : ''}'${random(2) ? ", 'g'" : ''}) AS r`
+      : `SELECT regexp_split_to_array(${text}, ${literal(pattern)}) AS r`;
+    const expected = JSON.stringify((await postgres.query({ text: sql, rowMode: 'array' })).rows);
+    const actual = await vdbAnswer(server, sql);
+    if (actual.status === 400 && /not supported/.test(actual.body)) continue;
+    const rows = actual.answer ? `[${actual.answer.rows.join(',')}]` : `${actual.status} ${actual.body.slice(0, 200)}`;
+    if (rows !== expected) differences.push(`${sql}\n    vdb ${rows}, PostgreSQL ${expected}`);
+    else answered++;
+  }
+  assert.deepEqual(differences, []);
+  assert.ok(answered > 150, `only ${answered} of 300 answered`);
 });

@@ -127,6 +127,15 @@ function bracket(chars: string[], start: number): { set: CharSet; end: number } 
 
 /** RE2's text of PostgreSQL's `pattern`, which both match alike; refuses the others. */
 export function sameMatchRegex(pattern: string, caseInsensitive: boolean): string {
+  return sameMatches(pattern, caseInsensitive).regex;
+}
+
+/** Whether `pattern` (one sameMatchRegex takes) may match the empty text, and also more. */
+export function matchesEmptyAndMore(pattern: string, caseInsensitive: boolean): boolean {
+  return sameMatches(pattern, caseInsensitive).empty;
+}
+
+function sameMatches(pattern: string, caseInsensitive: boolean): { regex: string; empty: boolean } {
   const chars = [...pattern];
   if (caseInsensitive && chars.some((ch) => ch.codePointAt(0)! > 0x7f)) throw refuse('A character other than ASCII under the i flag');
   const atoms: Atom[] = [];
@@ -218,5 +227,5 @@ export function sameMatchRegex(pattern: string, caseInsensitive: boolean): strin
       if (later.min > 0) break;
     }
   });
-  return out;
+  return { regex: out, empty: atoms.every((atom) => atom.min === 0) && atoms.some((atom) => atom.max > 0) };
 }

@@ -6,7 +6,7 @@
 import { narrowIntegers } from './probed-types.js';
 import { regression, REGRESSIONS, VARIANCES, youngsCramer } from './youngs-cramer.js';
 import { regexSplit } from './regex-split.js';
-import { sameMatchRegex } from './posix-regex.js';
+import { matchesEmptyAndMore, sameMatchRegex } from './posix-regex.js';
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
 import { asKind, fieldNames, nameNode, exprIs } from '../tree/ast.js';
@@ -511,6 +511,14 @@ translate(['regexp_replace'], (fc, args) => {
   }
   // PostgreSQL's '.' matches a newline; the engine's only with (?s). The pattern must find PostgreSQL's matches (posix-regex.ts).
   const caseInsensitive = flags.lastIndexOf('i') > flags.lastIndexOf('c');
+  // PostgreSQL's global replace also replaces the empty match right after a (non-empty) match;
+  // RE2's skips it. The same text when the pattern matches only empty texts, or the replacement is empty.
+  if (flags.includes('g') && matchesEmptyAndMore(pattern, caseInsensitive) && literalText(args[2]) !== '') {
+    throw notAsPostgres(
+      "regexp_replace(..., 'g') of a pattern that matches both the empty text and longer ones, with a replacement that is not empty",
+      "Write the pattern so that it matches at least one character (x+ rather than x*), or replace with ''.",
+    );
+  }
   return withArgs(fc, [args[0]!, stringConst(`(?s)${sameMatchRegex(pattern, caseInsensitive)}`), ...args.slice(2)]);
 });
 

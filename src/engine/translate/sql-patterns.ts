@@ -80,19 +80,32 @@ export function likeCall(expr: A_Expr): Node | null {
   let { pattern } = parts;
   let escape = parts.escape ?? stringConst('\\');
   const escapeText = constantText(escape);
+  const patternText = constantText(pattern);
+  const caseless = expr.kind === 'AEXPR_ILIKE';
+  if (escapeText === undefined && caseless) {
+    throw notAsPostgres('ILIKE ... ESCAPE with an escape character given by an expression', 'Write the escape character as a constant.');
+  }
   if (escapeText !== undefined && escapeText !== null) {
     const chars = [...escapeText];
     if (chars.length > 1) throw INVALID_ESCAPE();
-    // The engine's escape is one byte: another character is written into the pattern as a backslash.
-    if (chars.length === 1 && chars[0]!.codePointAt(0)! > 0x7f) {
-      const patternText = constantText(pattern);
-      if (patternText === undefined)
-        throw notAsPostgres(
-          'LIKE ... ESCAPE with a character other than ASCII and a pattern that is not a constant',
-          'Escape with an ASCII character such as \\ or #.',
-        );
-      if (patternText !== null) pattern = stringConst(backslashPattern(patternText, chars[0]!));
+    const [char] = chars;
+    if (char !== undefined && typeof patternText === 'string') {
+      // A constant pattern is written with a backslash as its escape (PostgreSQL's like_escape
+      // applies the escape character to the pattern as written, before ILIKE folds case).
+      const written = char === '\\' ? patternText : backslashPattern(patternText, char);
+      if (/(^|[^\\])(\\\\)*\\$/.test(written)) throw badRequest('LIKE pattern must not end with escape character');
+      pattern = stringConst(written);
       escape = stringConst('\\');
+    } else if (char !== undefined && patternText === undefined) {
+      // The engine's escape is one byte, compared after ILIKE folds case, and reads % and _ as wildcards first.
+      const otherwise =
+        char.codePointAt(0)! > 0x7f || char === '%' || char === '_' || (caseless && char.toLowerCase() !== char.toUpperCase());
+      if (otherwise) {
+        throw notAsPostgres(
+          'LIKE ... ESCAPE with a character other than ASCII, % or _ (ILIKE: a letter) and a pattern that is not a constant',
+          'Escape with an ASCII character that is not a letter, such as \\ or #.',
+        );
+      }
     }
   }
   return engineCall(fn, [expr.lexpr, pattern, escape]);
