@@ -82,6 +82,9 @@ const SAME: readonly string[] = [
   "SELECT regexp_replace('aaa', 'a{2}', 'X'), regexp_replace('aaaa', 'a{1,2}', 'X', 'g'), regexp_replace('ab12', '[^0-9]*[0-9]', 'X'), regexp_replace('a\u00e9b', '[\u00e0-\u00ff]', '-')",
   "SELECT regexp_replace('aab', 'a*', '', 'g'), regexp_replace('aaa', '', '-', 'g'), regexp_replace('aab', 'a*', '<X>')",
   "SELECT regexp_split_to_array('a, b ,c', '\\s*,\\s*'), regexp_split_to_array('a1b22c', '[0-9]+'), regexp_split_to_array('a b', ' +'), regexp_split_to_array(E'a\\u3000b', '\\s')",
+  // ~ and kin: PostgreSQL's escapes (\s with U+000B and U+2003, \b a backspace, \d).
+  "SELECT chr(11) ~ '\\s', 'a b' ~ '\\bb', E'a\\bb' ~ 'a\\bb', 'a1' ~ '\\d$', 'abc' ~ '^a.c$', 'a.c' ~ 'a\\.c', 'ab' ~ 'a|x', 'aab' ~ '^(a|b)+$'",
+  "SELECT x ~ '^[0-9]+$', x !~* '^A', x ~ '\\s', x ~* '(?:AB)+?' FROM (VALUES ('123'), ('abc'), (E'x\\u2003y')) v(x)",
   // string_agg with a NULL separator; DISTINCT aggregates take their values sorted.
   "SELECT string_agg(x, NULL ORDER BY x), string_agg(x, NULL::text), string_agg(DISTINCT x, NULL) FROM (VALUES ('b'), ('a'), ('b')) v(x)",
   "SELECT g, string_agg(x, NULL) FROM (VALUES (1, 'b'), (1, 'a'), (2, NULL)) v(g, x) GROUP BY g ORDER BY g",
@@ -194,6 +197,10 @@ const REFUSED: readonly string[] = [
   "SELECT regexp_split_to_array('aab', '(a)*')",
   "SELECT x ILIKE y ESCAPE 'a' FROM (VALUES ('a', 'b')) v(x, y)",
   "SELECT x ILIKE 'a' ESCAPE y FROM (VALUES ('a', '#')) v(x, y)",
+  "SELECT '\u00e9' ~ '\\w'",
+  "SELECT 'ab' ~ 'a(?=b)'",
+  "SELECT 'a' ~ '[[:alpha:]]'",
+  "SELECT 'a b' ~ '\\yb'",
   "SELECT substring('foobar' from 'o.b')",
   "SELECT substring(x from '[0-9]+') FROM (VALUES ('a12')) v(x)",
 ];

@@ -26,6 +26,7 @@ import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js'
 import { typedDifference, typedSum } from './probed-types.js';
 import { boundValues } from './value-bounds.js';
 import { likeCall, similarCall, similarSubstring } from './sql-patterns.js';
+import { matchTestRegex } from './posix-regex.js';
 import { statementTooComplex } from '../../errors.js';
 import {
   asVarchar,
@@ -36,6 +37,7 @@ import {
   isVolatile,
   int,
   lambdas,
+  literalText,
   isIntegerConst,
   isNullConst,
   isStringConst,
@@ -60,7 +62,9 @@ const REGEX_OPERATORS: Record<string, { options: string; negated: boolean }> = {
 function regexCall(expr: A_Expr): Node | null {
   const regex = REGEX_OPERATORS[operatorName(expr) ?? ''];
   if (expr.kind !== 'AEXPR_OP' || !regex || !expr.lexpr) return null;
-  const matches = call('regexp_matches', [expr.lexpr, expr.rexpr!, stringConst(regex.options)]);
+  // A constant pattern is written with PostgreSQL's meaning of its escapes (posix-regex.ts).
+  const pattern = isStringConst(expr.rexpr) ? stringConst(matchTestRegex(literalText(expr.rexpr)!)) : expr.rexpr!;
+  const matches = call('regexp_matches', [expr.lexpr, pattern, stringConst(regex.options)]);
   return regex.negated ? { BoolExpr: { boolop: 'NOT_EXPR', args: [matches] } } : matches;
 }
 

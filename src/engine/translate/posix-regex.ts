@@ -229,3 +229,60 @@ function sameMatches(pattern: string, caseInsensitive: boolean): { regex: string
   });
   return { regex: out, empty: atoms.every((atom) => atom.min === 0) && atoms.some((atom) => atom.max > 0) };
 }
+
+const refuseOperator = (what: string) =>
+  notAsPostgres(
+    `${what} in a regular expression of ~, ~*, !~ or !~*`,
+    'PostgreSQL reads it otherwise than the engine (RE2): write the characters it stands for, as a class ([0-9], [a-z]), or escape the character.',
+  );
+
+/**
+ * RE2's text of PostgreSQL's `pattern` for a match test (`~` and kin), where only whether a match
+ * exists counts: alternatives and quantifiers of any kind read alike. The escapes are written
+ * with PostgreSQL's meaning (\s, \d; \b is a backspace there, a word boundary in RE2);
+ * escapes RE2 reads otherwise or lacks (\w, \y, \m, \M, \A, \Z, back-references), lookarounds,
+ * named classes and malformed bounds are refused.
+ */
+export function matchTestRegex(pattern: string): string {
+  const chars = [...pattern];
+  let out = '';
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i]!;
+    if (c === '\\') {
+      const e = chars[++i] ?? '';
+      const escapes: Record<string, CharSet> = {
+        d: { negated: false, ranges: DIGITS },
+        D: { negated: true, ranges: DIGITS },
+        s: { negated: false, ranges: SPACES },
+        S: { negated: true, ranges: SPACES },
+      };
+      const controls: Record<string, number> = { b: 8, t: 9, n: 10, v: 11, f: 12, r: 13 };
+      if (escapes[e]) out += classText(escapes[e]!);
+      else if (controls[e] !== undefined) out += hex(controls[e]!);
+      else if (/^[^A-Za-z0-9]$/.test(e)) out += hex(e.codePointAt(0)!);
+      else throw refuseOperator(`The escape \\${e}`);
+    } else if (c === '[') {
+      let parsed: { set: CharSet; end: number };
+      try {
+        parsed = bracket(chars, i);
+      } catch {
+        throw refuseOperator('A bracket expression with a class name, an escape of a letter or an invalid range');
+      }
+      out += classText(parsed.set);
+      i = parsed.end;
+    } else if (c === '(' && chars[i + 1] === '?') {
+      if (chars[i + 2] !== ':') throw refuseOperator('A lookaround or option group');
+      out += '(?:';
+      i += 2;
+    } else if (c === '{' && /[0-9]/.test(chars[i + 1] ?? '')) {
+      const bound = /^\{(\d{1,3})(,(\d{0,3}))?\}/.exec(chars.slice(i, i + 9).join(''));
+      const min = bound ? Number(bound[1]) : NaN;
+      const max = bound?.[2] === undefined ? min : bound[3] === '' ? Infinity : Number(bound[3]);
+      if (!bound || min > 255 || max < min || (max !== Infinity && max > 255)) throw refuseOperator('A malformed bound {m,n}');
+      out += bound[0];
+      i += bound[0].length - 1;
+    } else if ('().|*+?^$'.includes(c)) out += c;
+    else out += /[A-Za-z0-9]/.test(c) || c.codePointAt(0)! > 0x7f ? c : hex(c.codePointAt(0)!);
+  }
+  return out;
+}
