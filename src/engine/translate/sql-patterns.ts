@@ -2,15 +2,15 @@
  * PostgreSQL's pattern matching by SQL patterns, in the engine's terms:
  *  - LIKE / ILIKE / NOT LIKE [ESCAPE e]: PostgreSQL escapes with a backslash unless told otherwise
  *    (ESCAPE '' escapes nothing), the engine has no default escape character: every LIKE gets its
- *    escape character spelled out. The engine takes one-byte escape characters only: another
- *    single character is written into a constant pattern as a backslash (as PostgreSQL's
- *    like_escape does).
- *  - SIMILAR TO and SUBSTRING(s SIMILAR p ESCAPE e) over a constant pattern and escape: the pattern
- *    as an RE2 expression of the same meaning (similar-regex.ts). SUBSTRING returns the part
- *    between the two escape-double-quote separators, the part before being the shortest and the
- *    part itself the longest that let the whole match (PostgreSQL's rule); each split point is
- *    found by whole matches of each part, so the engine's own preferences (RE2's leftmost-first)
- *    play no part.
+ *    escape character spelled out. A constant pattern is written with a backslash as its escape,
+ *    as PostgreSQL's like_escape does (the escape applies to the pattern as written, before ILIKE
+ *    folds case; the engine takes one-byte escapes only, and reads % and _ first).
+ *  - SIMILAR TO over a constant pattern and escape: the pattern as an RE2 expression built as
+ *    PostgreSQL builds its own (similar-regex.ts), and searched as PostgreSQL searches it.
+ *  - SUBSTRING(s SIMILAR p ESCAPE e): the part between the two escape-double-quote separators,
+ *    the part before being the shortest and the part itself the longest that let the whole match
+ *    (PostgreSQL's rule); each split point is found by whole matches of each part, so the engine's
+ *    own preferences (RE2's leftmost-first) play no part.
  */
 import type { A_Expr, FuncCall, Node } from '@pgsql/types';
 import { asKind, nameNode } from '../tree/ast.js';
