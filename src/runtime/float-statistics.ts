@@ -6,11 +6,14 @@
  * rounding of each + - * / and sqrt, so the digits are PostgreSQL's.
  *  - vdb_float_variance(values DOUBLE[], kind VARCHAR): var_pop, var_samp, stddev_pop, stddev_samp;
  *  - vdb_float_regression(pairs STRUCT(y DOUBLE, x DOUBLE)[], kind VARCHAR): covar_pop, covar_samp,
- *    corr, regr_sxx, regr_syy, regr_sxy, regr_slope, regr_intercept, regr_r2.
+ *    corr, regr_sxx, regr_syy, regr_sxy, regr_slope, regr_intercept, regr_r2;
+ *  - vdb_float4_sum(values FLOAT[]): sum of real values in real arithmetic (float4pl).
  * A NULL list (no rows) gives NULL; the lists hold no NULLs (the aggregate's FILTER leaves them out).
  */
 import {
   DOUBLE,
+  FLOAT,
+  DuckDBFloatVector,
   DuckDBDoubleVector,
   DuckDBListVector,
   DuckDBScalarFunction,
@@ -129,13 +132,47 @@ export function regression(kind: string, [n, sx, sxx, sy, syy, sxy]: number[]): 
 }
 
 /** The doubles of one list row (no NULLs: the aggregate left them out). */
-function doubles(child: DuckDBDoubleVector, offset: number, length: number): Float64Array {
+function doubles(child: DuckDBDoubleVector | DuckDBFloatVector, offset: number, length: number): Float64Array {
   const values = new Float64Array(length);
   for (let j = 0; j < length; j++) values[j] = child.getItem(offset + j) ?? NaN;
   return values;
 }
 
+/** float4pl over `values`, row by row: each sum rounded to real (from double, which rounds alike); NULL for none. */
+export function realSum(values: ArrayLike<number>): number | null {
+  if (values.length === 0) return null;
+  let sum = values[0]!;
+  for (let i = 1; i < values.length; i++) {
+    const next = Math.fround(sum + values[i]!);
+    if (isInfinite(next) && !isInfinite(sum) && !isInfinite(values[i]!)) throw new Overflow(OVERFLOW);
+    sum = next;
+  }
+  return sum;
+}
+
 export function registerFloatStatistics(connection: DuckDBConnection): void {
+  connection.registerScalarFunction(
+    DuckDBScalarFunction.create({
+      name: 'vdb_float4_sum',
+      returnType: FLOAT,
+      parameterTypes: [LIST(FLOAT)],
+      mainFunction: (info, batch, output) => {
+        const lists = batch.getColumnVector(0) as DuckDBListVector;
+        const out = output as DuckDBFloatVector;
+        const child = lists.childVector as DuckDBFloatVector;
+        try {
+          for (let i = 0; i < batch.rowCount; i++) {
+            if (lists.getItemVector(i) === null) out.setItem(i, null);
+            else out.setItem(i, realSum(doubles(child, lists.getEntryOffset(i), lists.getEntryLength(i))));
+          }
+        } catch (err) {
+          info.setError(err instanceof Overflow ? OVERFLOW : String(err));
+          return;
+        }
+        out.flush();
+      },
+    }),
+  );
   connection.registerScalarFunction(
     DuckDBScalarFunction.create({
       name: 'vdb_float_variance',

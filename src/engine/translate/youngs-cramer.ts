@@ -16,7 +16,7 @@
  */
 import type { FuncCall, Node } from '@pgsql/types';
 import { nameNode } from '../tree/ast.js';
-import { cast, engineCall, stringConst, written } from '../tree/syntax-nodes.js';
+import { call, cast, engineCall, stringConst, written } from '../tree/syntax-nodes.js';
 
 /** The variances (one value per row). */
 export const VARIANCES = ['var_pop', 'var_samp', 'variance', 'stddev', 'stddev_pop', 'stddev_samp'];
@@ -62,4 +62,37 @@ export function regression(fc: FuncCall, name: string, y: Node, x: Node): Node {
   ]);
   const present: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [notNull(y), notNull(x)] } };
   return engineCall('vdb_float_regression', [listed(fc, pair, present), stringConst(name)]);
+}
+
+/** sum(x) of real values as PostgreSQL adds them: in real arithmetic, row by row (float4pl). */
+export function realSum(fc: FuncCall, value: Node): Node {
+  return engineCall('vdb_float4_sum', [listed(fc, cast(value, 'float4'), notNull(value))]);
+}
+
+/**
+ * sum(x) of double precision values (the engine adds them in the order of the rows, as
+ * PostgreSQL does): PostgreSQL fails where finite values add up to an infinity (float8pl).
+ */
+export function overflowChecked(sum: Node, fc: FuncCall, value: Node): Node {
+  const nonFinite: Node = {
+    BoolExpr: { boolop: 'OR_EXPR', args: [engineCall('isinf', [cast(value, 'float8')]), engineCall('isnan', [cast(value, 'float8')])] },
+  };
+  const anyNonFinite: FuncCall = { ...fc, funcname: [nameNode('bool_or')], args: [nonFinite] };
+  written.add(anyNonFinite);
+  const overflow: Node = {
+    BoolExpr: {
+      boolop: 'AND_EXPR',
+      args: [
+        engineCall('isinf', [cast(sum, 'float8')]),
+        {
+          BoolExpr: {
+            boolop: 'NOT_EXPR',
+            args: [{ CoalesceExpr: { args: [{ FuncCall: anyNonFinite }, { A_Const: { boolval: { boolval: false } } }] } }],
+          },
+        },
+      ],
+    },
+  };
+  const failure = call('error', [stringConst('value out of range: overflow')]);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: overflow, result: failure } }], defresult: sum } };
 }
