@@ -60,7 +60,7 @@ export function valueMacros(limit: number, batchBytes: number): string[] {
     // The text of regexp_replace(s, p, r): each match (at most one per byte, and one at the end)
     // becomes the replacement, whose back-references copy at most the whole text each. (The
     // call itself stays as written: the engine wants its options as a constant.)
-    ['vdb_regexp_text(s, r, g)', unlessTooLarge('(strlen($s) + 1) * (2 * strlen($r) + 1)', "'regexp_replace'", '$s')],
+    ['vdb_regexp_text(s, r, fn, g)', unlessTooLarge('(strlen($s) + 1) * (2 * strlen($r) + 1)', '$fn', '$s')],
     // The list of array_to_string(l, d): the delimiter goes between every two elements. (The
     // call stays as written: the engine wants its delimiter as a constant.)
     ['vdb_join_input(l, d, g)', unlessTooLarge('len($l) * strlen($d)', "'array_to_string'", '$l')],

@@ -75,6 +75,8 @@ describe('the checker', () => {
       "SELECT * FROM generate_series(1, 3) g(i), unnest(ARRAY[1, 2]) u WHERE i > 1 AND 'ab' LIKE 'a%' AND 'ab' ~* 'B'",
       'SELECT pg_catalog.lower(x), a ^ 2, a % 2, -a, @ a, a & 1, a << 1, coalesce(a, 0), greatest(a, b), nullif(a, b) FROM t',
       'SELECT x FROM t ORDER BY x COLLATE "C"',
+      "SELECT x LIKE 'a#%' ESCAPE '#', x NOT ILIKE 'a' ESCAPE '', x SIMILAR TO 'a|b', x NOT SIMILAR TO 'a!%' ESCAPE '!' FROM t",
+      "SELECT substring(x similar 'a#\"b#\"c' escape '#'), substring(x from 'a#\"b#\"c' for '#') FROM t",
       "CALL SYSADMIN.createConnection('a', 'postgresql', 'host=x')",
     ]) {
       assert.doesNotThrow(() => checkAllowed(parseStatement(sql)), sql);
@@ -102,7 +104,10 @@ describe('the checker', () => {
   test('operators, types, collations and constructs off the lists are refused', () => {
     refusedCall('SELECT 2 ** 3', '**');
     refusedCall('SELECT 1 OPERATOR(main.+) 2', 'main.+');
-    refusedCall("SELECT 'a' SIMILAR TO 'a'", 'SIMILAR TO');
+    // The helpers LIKE ... ESCAPE and SIMILAR TO are parsed with pass only there.
+    refusedCall("SELECT pg_catalog.like_escape('a', '#')", 'like_escape');
+    refusedCall("SELECT similar_to_escape('a')", 'similar_to_escape');
+    refusedCall("SELECT 'a' SIMILAR TO similar_to_escape('a', '#', '!')", 'similar_to_escape');
     refusedCall("SELECT 'x'::regclass", 'regclass');
     refusedCall('SELECT x::hugeint FROM t', 'hugeint');
     refusedCall("SELECT '1 day'::interval(3)", 'interval');

@@ -3,6 +3,8 @@
  * the engine type vdb shows for it) and the JSON text of every row, as written (no number is
  * reparsed, so 1.5 and 1.50 differ).
  */
+import type pg from 'pg';
+import type { TestServer } from '../helpers/server.js';
 
 export interface Answer {
   names: string[];
@@ -85,4 +87,38 @@ export function compareAnswers(expected: Answer, actual: Answer, unordered: bool
   if (a.length !== e.length) return `${a.length} rows, PostgreSQL ${e.length}: ${a.slice(0, 3).join(' ')} / ${e.slice(0, 3).join(' ')}`;
   const i = a.findIndex((row, k) => row !== e[k]);
   return i < 0 ? null : `row ${i + 1}: ${a[i]}, PostgreSQL ${e[i]}`;
+}
+
+/** PostgreSQL's type names by oid. */
+export async function postgresTypeNames(postgres: pg.Client): Promise<Map<number, string>> {
+  const types = await postgres.query<{ oid: number; name: string }>('SELECT oid::int AS oid, typname AS name FROM pg_type');
+  return new Map(types.rows.map((r) => [r.oid, r.name]));
+}
+
+/** PostgreSQL's answer: names, type names, and each row as the JSON text vdb's contract gives it. */
+export async function postgresAnswer(postgres: pg.Client, pgTypes: Map<number, string>, sql: string): Promise<Answer> {
+  const plain = await postgres.query({ text: sql, rowMode: 'array' });
+  const names = plain.fields.map((f) => f.name);
+  const types = plain.fields.map((f) => pgTypes.get(f.dataTypeID) ?? String(f.dataTypeID));
+  if (names.length === 0) return { names, types, rows: plain.rows.map(() => '[]') };
+  const aliases = names.map((_, i) => `c${i}`);
+  // vdb writes bytea as base64 (docs/rest.md), PostgreSQL's to_json as \x and hex digits.
+  const values = aliases.map((a, i) =>
+    types[i] === 'bytea' ? `to_json(encode(oracle.${a}, 'base64'))::text` : `to_json(oracle.${a})::text`,
+  );
+  const json = await postgres.query({
+    text: `SELECT ${values.join(', ')} FROM (${sql}) AS oracle(${aliases.join(', ')})`,
+    rowMode: 'array',
+  });
+  return { names, types, rows: json.rows.map((row: Array<string | null>) => `[${row.map((v) => v ?? 'null').join(',')}]`) };
+}
+
+/** vdb's answer to `sql` (the status and body when it is not 200). */
+export async function vdbAnswer(server: TestServer, sql: string): Promise<{ status: number; answer?: Answer; body: string }> {
+  const response = await server.request('/rest/api/query?headers=true', { body: { sql } });
+  const body = await response.text();
+  if (response.status !== 200) return { status: response.status, body };
+  const [header = '[]', ...rows] = splitJsonArray(body);
+  const types = JSON.parse(response.headers.get('sql-column-types') ?? '[]') as string[];
+  return { status: 200, body, answer: { names: JSON.parse(header) as string[], types, rows } };
 }

@@ -18,7 +18,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { createCorpusTables, type CorpusTables } from './corpus-tables.js';
 import { EXPRESSIONS, FAILING, STATEMENTS, TABLE_STATEMENTS } from './postgres-corpus.js';
 import { KNOWN_SILENT } from './postgres-known-differences.js';
-import { compareAnswers, splitJsonArray, type Answer } from './postgres-answers.js';
+import { compareAnswers, postgresAnswer, postgresTypeNames, vdbAnswer, type Answer } from './postgres-answers.js';
 
 let server: TestServer;
 let postgres: pg.Client;
@@ -29,12 +29,7 @@ before(async () => {
   server = await startTestServer();
   postgres = await pgClient();
   await postgres.query("SET TimeZone = 'UTC'");
-  pgTypes = new Map(
-    (await postgres.query<{ oid: number; name: string }>('SELECT oid::int AS oid, typname AS name FROM pg_type')).rows.map((r) => [
-      r.oid,
-      r.name,
-    ]),
-  );
+  pgTypes = await postgresTypeNames(postgres);
   tables = await createCorpusTables(path.join(server.dataDir, 'files'));
   for (const source of tables.sources) {
     const response = await server.request('/rest/api/source', { body: { name: source.name, ...source.body } });
@@ -47,35 +42,12 @@ after(async () => {
   await tables?.cleanup();
 });
 
-/** PostgreSQL's answer: names, type names, and each row as the JSON text vdb's contract gives it. */
-async function oracle(sql: string): Promise<Answer> {
-  const plain = await postgres.query({ text: sql, rowMode: 'array' });
-  const names = plain.fields.map((f) => f.name);
-  const types = plain.fields.map((f) => pgTypes.get(f.dataTypeID) ?? String(f.dataTypeID));
-  if (names.length === 0) return { names, types, rows: plain.rows.map(() => '[]') };
-  const aliases = names.map((_, i) => `c${i}`);
-  // vdb writes bytea as base64 (docs/rest.md), PostgreSQL's to_json as \x and hex digits.
-  const values = aliases.map((a, i) =>
-    types[i] === 'bytea' ? `to_json(encode(oracle.${a}, 'base64'))::text` : `to_json(oracle.${a})::text`,
-  );
-  const json = await postgres.query({
-    text: `SELECT ${values.join(', ')} FROM (${sql}) AS oracle(${aliases.join(', ')})`,
-    rowMode: 'array',
-  });
-  return { names, types, rows: json.rows.map((row: Array<string | null>) => `[${row.map((v) => v ?? 'null').join(',')}]`) };
-}
+const oracle = (sql: string): Promise<Answer> => postgresAnswer(postgres, pgTypes, sql);
 
 /** beyond: PostgreSQL refuses the statement (over MariaDB's types, say) and vdb answers it. */
 type Verdict = 'same' | 'refused' | 'error' | 'silent' | 'beyond';
 
-async function vdb(sql: string): Promise<{ status: number; answer?: Answer; body: string }> {
-  const response = await server.request('/rest/api/query?headers=true', { body: { sql } });
-  const body = await response.text();
-  if (response.status !== 200) return { status: response.status, body };
-  const [header = '[]', ...rows] = splitJsonArray(body);
-  const types = JSON.parse(response.headers.get('sql-column-types') ?? '[]') as string[];
-  return { status: 200, body, answer: { names: JSON.parse(header) as string[], types, rows } };
-}
+const vdb = (sql: string) => vdbAnswer(server, sql);
 
 /** A 400 that says what is not supported (the allow-list's and the translations' refusals). */
 const isRefusal = (body: string) => /not (available|supported)/i.test(body);

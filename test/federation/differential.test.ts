@@ -152,6 +152,13 @@ const PER_SOURCE = [
   "SELECT a.id, b.id FROM {s}.customers a JOIN {s}.customers b ON lower(a.name) = lower(b.name) AND a.id < b.id WHERE a.country = 'DE' ORDER BY 1, 2",
   "SELECT id FROM (SELECT id, name FROM {s}.customers WHERE segment = 'enterprise') x WHERE x.name LIKE '%e%' ORDER BY id",
   "SELECT name FROM {s}.customers WHERE name LIKE 'a\\_b%' ORDER BY 1",
+  "SELECT id FROM {s}.customers WHERE name LIKE 'a%' ESCAPE '#' ORDER BY id",
+  "SELECT id FROM {s}.customers WHERE name LIKE 'a#_%' ESCAPE '#' ORDER BY id",
+  "SELECT id FROM {s}.customers WHERE name NOT ILIKE '%E' ESCAPE '' ORDER BY id",
+  "SELECT id FROM {s}.customers WHERE name LIKE '%!%%' ESCAPE '!' OR name LIKE 'b%' ESCAPE '!' ORDER BY id",
+  "SELECT id FROM {s}.customers WHERE name SIMILAR TO '(a|b)%' ORDER BY id",
+  "SELECT id FROM {s}.customers WHERE name NOT SIMILAR TO '%[aeiou]' ORDER BY id",
+  "SELECT id FROM {s}.tags WHERE tag LIKE 'b%' ESCAPE 'b' ORDER BY id",
   'SELECT id FROM {s}.customers ORDER BY name, id LIMIT 3',
   'SELECT id FROM {s}.customers ORDER BY name DESC, id LIMIT 3 OFFSET 2',
   "SELECT id, amount FROM {s}.orders WHERE status = 'paid' ORDER BY amount DESC NULLS LAST, id LIMIT 5",
@@ -328,6 +335,17 @@ test('the same query gives the same rows on every source (each in its own types)
     if (answers.includes('refused')) continue;
     assert.equal(answers[1], answers[0], `${template}: my differs from pg`);
     assert.equal(answers[2], answers[0], `${template}: lite differs from pg`);
+  }
+});
+
+test('LIKE ... ESCAPE reaches the sources only where the escape character plays no part', async () => {
+  for (const source of ['pg', 'my', 'lite']) {
+    const plain = await rows(pushed, `SELECT id FROM ${source}.customers WHERE name LIKE 'a%' ESCAPE '#' ORDER BY id`);
+    assert.match(plain.sourceSql.join(' | '), /LIKE/, `${source}: ${plain.sourceSql.join(' | ')}`);
+    const escaped = await rows(pushed, `SELECT id FROM ${source}.customers WHERE name LIKE 'a#_%' ESCAPE '#' ORDER BY id`);
+    assert.doesNotMatch(escaped.sourceSql.join(' | '), /LIKE|GLOB/, `${source}: ${escaped.sourceSql.join(' | ')}`);
+    const similar = await rows(pushed, `SELECT id FROM ${source}.customers WHERE name SIMILAR TO 'a%' ORDER BY id`);
+    assert.doesNotMatch(similar.sourceSql.join(' | '), /SIMILAR|LIKE|GLOB/, `${source}: ${similar.sourceSql.join(' | ')}`);
   }
 });
 

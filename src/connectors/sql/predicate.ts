@@ -199,13 +199,34 @@ export abstract class PredicateGenerator {
 
   private likeExpr(b: A_Expr, negated: boolean, caseInsensitive: boolean): Generated {
     const column = this.operand(b.lexpr);
-    const pattern = this.operand(b.rexpr);
+    const pattern = this.operand(this.likePattern(b.rexpr));
     if (column.kind !== 'column' || !isStringType(column.column.type)) throw new CannotPushDown('LIKE on a non-text operand');
     if (pattern.kind !== 'constant' || pattern.type !== 'string') throw new CannotPushDown('LIKE with a non-constant pattern');
     // Escape characters differ between engines (PostgreSQL: backslash, DuckDB: none).
     if (pattern.text.includes('\\')) throw new CannotPushDown('LIKE pattern with a backslash');
     const like = this.like(column.sql, pattern.sql, negated, caseInsensitive);
     return { ...like, sql: this.guarded(like.sql, [column]) };
+  }
+
+  /**
+   * The pattern of `x LIKE p ESCAPE e` (parsed as `x ~~ like_escape(p, e)`) when the escape
+   * character plays no part in it: a constant pattern without it (nor a backslash) means the same
+   * under any escape character, and is pushed as a plain pattern. Otherwise the pattern as written.
+   */
+  private likePattern(rexpr: Node | undefined): Node | undefined {
+    const escaped = rexpr && 'FuncCall' in rexpr ? rexpr.FuncCall : undefined;
+    if (!escaped) return rexpr;
+    const [pattern, escape] = escaped.args ?? [];
+    const name = fieldNames(escaped.funcname).join('.').toLowerCase();
+    const stringOf = (node: Node | undefined) =>
+      node && 'A_Const' in node && node.A_Const.sval ? (node.A_Const.sval.sval ?? '') : undefined;
+    const patternText = stringOf(pattern);
+    const escapeText = stringOf(escape);
+    const helper = /^(pg_catalog\.)?like_escape$/.test(name) && escaped.args?.length === 2;
+    if (!helper || patternText === undefined || escapeText === undefined || [...escapeText].length > 1)
+      throw new CannotPushDown('LIKE ... ESCAPE');
+    if (escapeText !== '' && patternText.includes(escapeText)) throw new CannotPushDown('LIKE pattern with its escape character');
+    return pattern;
   }
 
   private inList(b: A_Expr, negated: boolean): Generated {

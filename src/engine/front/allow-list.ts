@@ -110,11 +110,22 @@ function checkCall(call: FuncCall, inFrom: boolean): void {
   if (!allowed) throw refuse(`Function "${written}"`, FUNCTION_HINT, refusalReason(name));
 }
 
+/** The helper each pattern operator is parsed with: `x LIKE p ESCAPE e` is `x ~~ like_escape(p, e)`. */
+const PATTERN_HELPERS: Record<string, { name: string; args: number[] }> = {
+  AEXPR_LIKE: { name: 'like_escape', args: [2] },
+  AEXPR_ILIKE: { name: 'like_escape', args: [2] },
+  AEXPR_SIMILAR: { name: 'similar_to_escape', args: [1, 2] },
+};
+
 function checkOperator(expr: A_Expr): void {
-  // NOT SIMILAR TO is the same kind, with the operator !~.
-  if (exprIs(expr, 'AEXPR_SIMILAR')) {
-    throw refuse('SIMILAR TO', 'Use LIKE, or the regular-expression operators ~ and ~*.');
-  }
+  // LIKE ... ESCAPE and SIMILAR TO call their helper on the pattern (translated in sql-patterns.ts):
+  // allowed there only; what it takes is checked as usual.
+  const helper = PATTERN_HELPERS[String(expr.kind)];
+  const pattern = asKind(expr.rexpr, 'FuncCall');
+  if (helper && pattern && functionName(pattern.funcname).name === helper.name && helper.args.includes(pattern.args?.length ?? 0))
+    ownNodes.add(pattern);
+  // NOT SIMILAR TO is the same kind, with the operator !~: both are translated as a whole.
+  if (exprIs(expr, 'AEXPR_SIMILAR')) return;
   // BETWEEN and its kind name themselves by keyword; every other kind names an operator.
   if (String(expr.kind).includes('BETWEEN')) return;
   // The regular-expression operators are translated for the engine only as plain operators (not ANY/ALL).

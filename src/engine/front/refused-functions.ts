@@ -71,12 +71,6 @@ export const REFUSED_ENGINE_FUNCTIONS: ReadonlyArray<{ why: string; names: strin
   `,
   },
   {
-    why: 'PostgreSQL computes it in another order: the last digits of its double precision answer differ',
-    names: `
-    corr regr_intercept regr_r2 regr_slope regr_sxx regr_sxy regr_syy
-  `,
-  },
-  {
     why: "it is part of the engine's internals (compression, sort keys, collations, casts, LIKE helpers)",
     names: `
     !__postfix __internal_compress_integral_ubigint __internal_compress_integral_uinteger

@@ -1,8 +1,7 @@
 /**
  * The bound tree written as the engine's SQL. The engine reads PostgreSQL's dialect with a few
  * differences in meaning that are rewritten here, so that it answers as PostgreSQL would:
- *  - LIKE / ILIKE: PostgreSQL escapes with a backslash unless told otherwise; the engine has no
- *    default escape character, so every LIKE gets its escape character spelled out.
+ *  - LIKE / ILIKE [ESCAPE], SIMILAR TO and SUBSTRING ... SIMILAR: sql-patterns.ts.
  *  - Division and modulo by zero: an error in PostgreSQL, NULL in the engine; the divisor is
  *    checked so that the engine fails the same way.
  *  - btrim (what TRIM(...) parses to) is the engine's trim; extract (EXTRACT(field FROM x)) its date_part.
@@ -26,6 +25,8 @@ import { BC_DATE_TIME, checkedCast, typeNameOf } from './postgres-values.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { typedDifference, typedSum } from './probed-types.js';
 import { boundValues } from './value-bounds.js';
+import { likeCall, similarCall, similarSubstring } from './sql-patterns.js';
+import { matchTestRegex } from './posix-regex.js';
 import { statementTooComplex } from '../../errors.js';
 import {
   asVarchar,
@@ -36,6 +37,7 @@ import {
   isVolatile,
   int,
   lambdas,
+  literalText,
   isIntegerConst,
   isNullConst,
   isStringConst,
@@ -46,27 +48,8 @@ import {
   written,
 } from '../tree/syntax-nodes.js';
 
-const LIKE_FUNCTIONS: Record<string, string> = {
-  '~~': 'like_escape',
-  '!~~': 'not_like_escape',
-  '~~*': 'ilike_escape',
-  '!~~*': 'not_ilike_escape',
-};
-
 /** The first part of an operator's name: '~~' for `a LIKE b`. */
 const operatorName = (expr: A_Expr): string | undefined => asKind(expr.name?.[0], 'String')?.sval;
-
-function likeCall(expr: A_Expr): Node | null {
-  if (expr.kind !== 'AEXPR_LIKE' && expr.kind !== 'AEXPR_ILIKE') return null;
-  const fn = LIKE_FUNCTIONS[operatorName(expr) ?? ''];
-  if (!fn) return null;
-  let pattern = expr.rexpr;
-  let escape = stringConst('\\');
-  const escapeCall = asKind(pattern, 'FuncCall');
-  const callName = escapeCall?.funcname?.map((part) => asKind(part, 'String')?.sval).pop();
-  if (escapeCall && callName === 'like_escape' && escapeCall.args?.length === 2) [pattern, escape] = escapeCall.args as [Node, Node];
-  return call(fn, [expr.lexpr!, pattern!, escape]);
-}
 
 const REGEX_OPERATORS: Record<string, { options: string; negated: boolean }> = {
   '~': { options: 's', negated: false },
@@ -79,7 +62,9 @@ const REGEX_OPERATORS: Record<string, { options: string; negated: boolean }> = {
 function regexCall(expr: A_Expr): Node | null {
   const regex = REGEX_OPERATORS[operatorName(expr) ?? ''];
   if (expr.kind !== 'AEXPR_OP' || !regex || !expr.lexpr) return null;
-  const matches = call('regexp_matches', [expr.lexpr, expr.rexpr!, stringConst(regex.options)]);
+  // A constant pattern is written with PostgreSQL's meaning of its escapes (posix-regex.ts).
+  const pattern = isStringConst(expr.rexpr) ? stringConst(matchTestRegex(literalText(expr.rexpr)!)) : expr.rexpr!;
+  const matches = call('regexp_matches', [expr.lexpr, pattern, stringConst(regex.options)]);
   return regex.negated ? { BoolExpr: { boolop: 'NOT_EXPR', args: [matches] } } : matches;
 }
 
@@ -306,7 +291,9 @@ function rewriteNode(node: Node): Node | undefined {
     }
     const upper = written.has(funcCall) ? null : upperCall(funcCall);
     if (upper) return mapChildren(upper, rewriteNode);
-    const substr = funcCall.over ? null : substrCall(funcCall);
+    const similar = similarSubstring(funcCall);
+    if (similar) return mapChildren(similar, rewriteNode);
+    const substr = funcCall.over || written.has(funcCall) ? null : substrCall(funcCall);
     if (substr) return { FuncCall: { ...substr, args: rewrite(substr.args) } };
     const renamed = functionFacts(calledName(funcCall))?.engineName;
     if (renamed) {
@@ -317,7 +304,7 @@ function rewriteNode(node: Node): Node | undefined {
   }
   const expr = asKind(node, 'A_Expr');
   if (expr && !lambdas.has(expr)) {
-    const translated = postgresOperator(expr) ?? likeCall(expr) ?? regexCall(expr);
+    const translated = postgresOperator(expr) ?? likeCall(expr) ?? similarCall(expr) ?? regexCall(expr);
     if (translated) return rewrite(translated);
     const division = expr.rexpr ? checkedDivision(expr) : null;
     if (division) return { A_Expr: { ...division, lexpr: rewrite(division.lexpr), rexpr: rewrite(division.rexpr) } };

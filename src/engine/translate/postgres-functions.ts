@@ -5,6 +5,9 @@
  */
 import { narrowIntegers, probedType } from './probed-types.js';
 import { literalNumberText, numberTextCall, toCharKind } from './number-text.js';
+import { regression, REGRESSIONS, VARIANCES, youngsCramer } from './youngs-cramer.js';
+import { regexSplit } from './regex-split.js';
+import { matchesEmptyAndMore, sameMatchRegex } from './posix-regex.js';
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
 import { asKind, fieldNames, nameNode, exprIs } from '../tree/ast.js';
@@ -521,31 +524,54 @@ translate(['sign'], (fc, args) => {
   return { CaseExpr: { args: [{ CaseWhen: { expr: numeric, result: failure } }], defresult: double } };
 });
 
-translate(['var_pop', 'var_samp', 'variance', 'stddev', 'stddev_pop', 'stddev_samp'], (fc, args) => {
-  if (args.length !== 1 || fc.over || fc.agg_distinct || isVolatile(args[0])) return null;
-  const name = calledName(fc);
-  // PostgreSQL's variance of floats holding an infinity is NaN; the engine fails.
-  const value = args[0]!;
-  const infinite: FuncCall = { ...fc, funcname: [nameNode('bool_or')], args: [engineCall('isinf', [cast(value, 'float8')])] };
-  written.add(infinite);
-  // The engine fails on an infinity even where the NaN is chosen: its infinities are left out.
-  const finite: Node = {
-    CaseExpr: {
-      args: [{ CaseWhen: { expr: engineCall('isinf', [cast(value, 'float8')]), result: int(0) } }],
-      defresult: floatOnlyArgument(name, value),
-    },
-  };
-  const checked: FuncCall = { ...fc, args: [finite] };
-  written.add(checked);
-  const nan = cast(stringConst('NaN'), 'float8');
-  written.add(nan.TypeCast);
-  // A sample's variance of one row is NULL, infinite or not.
-  const counted: FuncCall = { ...fc, funcname: [nameNode('count')], args: [value] };
-  written.add(counted);
-  const enough = op('>', { FuncCall: counted }, int(name === 'var_pop' || name === 'stddev_pop' ? 0 : 1));
-  const guard: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [{ FuncCall: infinite }, enough] } };
-  return { CaseExpr: { args: [{ CaseWhen: { expr: guard, result: nan } }], defresult: { FuncCall: checked } } };
+translate(['regexp_replace'], (fc, args) => {
+  if (args.length !== 3 && args.length !== 4) return null;
+  const flags = args.length === 4 ? literalText(args[3]) : '';
+  const pattern = literalText(args[1]);
+  if (flags === null || !/^[gic]*$/.test(flags) || isIntegerConst(args[3]) || pattern === null || !isStringConst(args[1])) {
+    throw notAsPostgres(
+      'regexp_replace with a pattern or flags that are not constants, or flags other than g, i and c',
+      "Give the pattern and the flags as constants ('g', 'i', 'c').",
+    );
+  }
+  // PostgreSQL's '.' matches a newline; the engine's only with (?s). The pattern must find PostgreSQL's matches (posix-regex.ts).
+  const caseInsensitive = flags.lastIndexOf('i') > flags.lastIndexOf('c');
+  // PostgreSQL's global replace also replaces the empty match right after a (non-empty) match;
+  // RE2's skips it. The same text when the pattern matches only empty texts, or the replacement is empty.
+  if (flags.includes('g') && matchesEmptyAndMore(pattern, caseInsensitive) && literalText(args[2]) !== '') {
+    throw notAsPostgres(
+      "regexp_replace(..., 'g') of a pattern that matches both the empty text and longer ones, with a replacement that is not empty",
+      "Write the pattern so that it matches at least one character (x+ rather than x*), or replace with ''.",
+    );
+  }
+  return withArgs(fc, [args[0]!, stringConst(`(?s)${sameMatchRegex(pattern, caseInsensitive)}`), ...args.slice(2)]);
 });
+
+translate(['regexp_split_to_array'], (fc, args) => (fc.over ? null : regexSplit(args)));
+
+translate(['string_agg', 'array_agg'], (fc, args) => {
+  if (args.length === 0) return null;
+  // A NULL separator joins with none in PostgreSQL; the engine's string_agg answers NULL.
+  const separator = asKind(args[1], 'TypeCast')?.arg ?? args[1];
+  const nullSeparator = calledName(fc) === 'string_agg' && args.length === 2 && isNullConst(separator);
+  // PostgreSQL's DISTINCT aggregates take their values sorted; the engine's in the order met.
+  const sorted = fc.agg_distinct && !fc.agg_order;
+  if (!nullSeparator && !sorted) return null;
+  const made: FuncCall = { ...fc, args: nullSeparator ? [args[0]!, stringConst('')] : args };
+  if (sorted) made.agg_order = [{ SortBy: { node: args[0], sortby_dir: 'SORTBY_DEFAULT', sortby_nulls: 'SORTBY_NULLS_DEFAULT' } }];
+  written.add(made);
+  return { FuncCall: made };
+});
+
+// Floats as PostgreSQL accumulates them (youngs-cramer.ts); integers and numeric are refused here (numeric-values.ts answers them in the select list).
+translate(VARIANCES, (fc, args) => {
+  if (args.length !== 1 || isVolatile(args[0])) return null;
+  const name = calledName(fc);
+  return youngsCramer(fc, name, floatOnlyArgument(name, args[0]!));
+});
+
+// Pairs (y, x) as float8 values, as PostgreSQL reads every argument of these.
+translate(REGRESSIONS, (fc, args) => (args.length === 2 && !isVolatile(args) ? regression(fc, calledName(fc), args[0]!, args[1]!) : null));
 
 translate(functionsWith('exactAverage'), (fc, args) =>
   args.length === 1 ? withArgs(fc, [floatOnlyArgument(calledName(fc), args[0]!)]) : null,

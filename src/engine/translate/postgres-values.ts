@@ -9,6 +9,7 @@ import { INTERVAL_FIELDS, intervalTruncation } from '../front/allow-list.js';
 import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../tree/ast.js';
 import {
+  engineCall,
   asVarchar,
   evaluatedOnce,
   call,
@@ -362,7 +363,7 @@ function textByType(value: Node, booleans: 'true' | 't'): Node {
     asVarchar(value),
   );
   const { pattern, replacement } = POSTGRES_INTERVAL_TEXT.minusOne;
-  const months = call('regexp_replace', [replaced, stringConst(pattern), stringConst(replacement), stringConst('g')]);
+  const months = engineCall('regexp_replace', [replaced, stringConst(pattern), stringConst(replacement), stringConst('g')]);
   cases.push({ CaseWhen: { expr: typeIs(value, ['INTERVAL']), result: months } });
   cases.push({ CaseWhen: { expr: typeIs(value, DATE_TIME_TYPES), result: postgresDateTimeText(asVarchar(value), ' ') } });
   if (booleans === 't') cases.push({ CaseWhen: { expr: typeIs(value, ['BOOLEAN']), result: call('left', [asVarchar(value), int(1)]) } });

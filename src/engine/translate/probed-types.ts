@@ -14,6 +14,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { FuncCall, Node, TypeCast } from '@pgsql/types';
 import { nameNode } from '../tree/ast.js';
 import { int, written } from '../tree/syntax-nodes.js';
+import { overflowChecked, realSum } from './youngs-cramer.js';
 import { BoundedCache } from '../tree/statement-cache.js';
 
 interface Writing {
@@ -91,12 +92,19 @@ export function typedSum(sum: { FuncCall: FuncCall }): Node {
   const fc = sum.FuncCall;
   const argument = fc.args![0]!;
   const at = place([argument]);
-  let written: Node = sum;
+  let call: FuncCall = fc;
   if (at.params) {
     const probe = equals(argument, at.params[0]!);
-    written = { FuncCall: { ...fc, agg_filter: fc.agg_filter ? allOf([fc.agg_filter, probe]) : probe } };
+    call = { ...fc, agg_filter: fc.agg_filter ? allOf([fc.agg_filter, probe]) : probe };
   }
   const type = sumType(at.types[0]);
+  // Floats as PostgreSQL adds them (youngs-cramer.ts): real in real arithmetic, an overflow an error.
+  const written: Node =
+    at.types[0] === 'FLOAT'
+      ? realSum(call, argument)
+      : at.types[0] === 'DOUBLE'
+        ? overflowChecked({ FuncCall: call }, call, argument)
+        : { FuncCall: call };
   return type ? typed(written, type.type, type.typmods) : written;
 }
 

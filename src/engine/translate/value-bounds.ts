@@ -15,7 +15,8 @@
 import type { FuncCall, Node } from '@pgsql/types';
 import { asKind, mapChildren, nameNode, exprIs } from '../tree/ast.js';
 import { hasFact } from '../tree/functions.js';
-import { calledName, notAsPostgres, stringConst } from '../tree/syntax-nodes.js';
+import { calledName, literalText, notAsPostgres, stringConst } from '../tree/syntax-nodes.js';
+import { SPLIT_MARKING } from './regex-split.js';
 
 const CONCATENATION = '||';
 
@@ -32,6 +33,10 @@ const macro = (name: string, args: Node[]): Node => {
 };
 
 const bounded = (value: Node, fn: string): Node => macro('vdb_bounded', [value, stringConst(fn)]);
+
+/** The function a regexp_replace is reported as: regexp_split_to_array is written as one that marks its matches (regex-split.ts). */
+const replaceNamed = (replacement: Node): string =>
+  literalText(replacement) === SPLIT_MARKING ? 'regexp_split_to_array' : 'regexp_replace';
 
 /** The call with its size checked before it is built, or null when `fc` is not such a call. */
 function checkedBeforeBuilt(fc: FuncCall, args: Node[]): Node | null {
@@ -56,7 +61,9 @@ function checkedBeforeBuilt(fc: FuncCall, args: Node[]): Node | null {
         );
       }
       // The replacement is written twice (the check and the call): a constant or a column only.
-      return { FuncCall: { ...fc, args: [macro('vdb_regexp_text', [args[0]!, args[2]!]), ...args.slice(1)] } };
+      return {
+        FuncCall: { ...fc, args: [macro('vdb_regexp_text', [args[0]!, args[2]!, stringConst(replaceNamed(args[2]!))]), ...args.slice(1)] },
+      };
     case 'string_to_array':
     case 'string_split':
     case 'str_split':
