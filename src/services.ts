@@ -203,7 +203,6 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
       await shared.close();
       await registry.close();
       runtime.close();
-      parquet.close();
       await catalog.logs?.close();
       await store.close();
       unlock();

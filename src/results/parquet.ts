@@ -11,7 +11,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { once } from 'node:events';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { quoteIdent, sqlLiteral } from '../runtime/duckdb.js';
 import type { TypedName } from './arrow.js';
@@ -32,41 +33,44 @@ function parquetValueSql(column: TypedName, i: number): string {
   return c;
 }
 
+/** The CSV text of the rows, its header naming the columns c0, c1, ... */
+async function* csvText(columns: readonly TypedName[], rows: AsyncIterable<string>): AsyncGenerator<string> {
+  yield csvHeader(columns.map((_, i) => `c${i}`));
+  for await (const chunk of rows) yield csvLines(chunk);
+}
+
 /** Parquet files of results, made in `dir` by an engine that may touch nothing else. */
 export class ParquetFiles {
-  private instance: Promise<DuckDBInstance> | null = null;
-
   constructor(readonly dir: string) {
     // Files are deleted once sent; what is left is from a process that died.
     fs.rmSync(dir, { recursive: true, force: true });
   }
 
-  private engine(): Promise<DuckDBInstance> {
-    this.instance ??= (async () => {
-      fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      const instance = await DuckDBInstance.create(':memory:', {
-        autoinstall_known_extensions: 'false',
-        autoload_known_extensions: 'false',
-      });
-      const setup = await instance.connect();
-      try {
-        for (const statement of [
-          `SET memory_limit = '512MB'`,
-          `SET threads = 1`,
-          `SET temp_directory = ${sqlLiteral(path.join(this.dir, 'spill'))}`,
-          `SET GLOBAL TimeZone = 'UTC'`,
-          `SET allowed_directories = [${sqlLiteral(this.dir + path.sep)}]`,
-          `SET enable_external_access = false`,
-          `SET lock_configuration = true`,
-        ])
-          await setup.run(statement);
-      } finally {
-        setup.closeSync();
-      }
-      return instance;
-    })();
-    this.instance.catch(() => (this.instance = null));
-    return this.instance;
+  /** An engine for one file (opened in a few milliseconds; nothing of it outlives the request). */
+  private async engine(): Promise<DuckDBInstance> {
+    const instance = await DuckDBInstance.create(':memory:', {
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'false',
+    });
+    const setup = await instance.connect();
+    try {
+      for (const statement of [
+        `SET memory_limit = '512MB'`,
+        `SET threads = 1`,
+        `SET temp_directory = ${sqlLiteral(path.join(this.dir, 'spill'))}`,
+        `SET GLOBAL TimeZone = 'UTC'`,
+        `SET allowed_directories = [${sqlLiteral(this.dir + path.sep)}]`,
+        `SET enable_external_access = false`,
+        `SET lock_configuration = true`,
+      ])
+        await setup.run(statement);
+    } catch (err) {
+      instance.closeSync();
+      throw err;
+    } finally {
+      setup.closeSync();
+    }
+    return instance;
   }
 
   /**
@@ -74,25 +78,16 @@ export class ParquetFiles {
    * function that deletes it. The CSV in between is deleted in any case.
    */
   async write(columns: readonly TypedName[], rows: AsyncIterable<string>): Promise<{ file: string; remove: () => void }> {
-    const instance = await this.engine();
+    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const name = randomBytes(12).toString('hex');
     const csv = path.join(this.dir, `${name}.csv`);
     const file = path.join(this.dir, `${name}.parquet`);
     const remove = () => fs.rmSync(file, { force: true });
     try {
-      const out = fs.createWriteStream(csv, { mode: 0o600 });
-      const write = async (text: string) => {
-        if (!out.write(text)) await once(out, 'drain');
-      };
-      try {
-        await write(csvHeader(columns.map((_, i) => `c${i}`)));
-        for await (const chunk of rows) await write(csvLines(chunk));
-      } finally {
-        out.end();
-        await once(out, 'close');
-      }
+      await pipeline(Readable.from(csvText(columns, rows)), fs.createWriteStream(csv, { mode: 0o600 }));
       const types = columns.map((_, i) => `${sqlLiteral(`c${i}`)}: 'VARCHAR'`).join(', ');
       const list = columns.map((column, i) => `${parquetValueSql(column, i)} AS ${quoteIdent(column.name)}`).join(', ');
+      const instance = await this.engine();
       const connection = await instance.connect();
       try {
         await connection.run(
@@ -102,6 +97,7 @@ export class ParquetFiles {
         );
       } finally {
         connection.closeSync();
+        instance.closeSync();
       }
       return { file, remove };
     } catch (err) {
@@ -110,10 +106,5 @@ export class ParquetFiles {
     } finally {
       fs.rmSync(csv, { force: true });
     }
-  }
-
-  close(): void {
-    void this.instance?.then((instance) => instance.closeSync()).catch(() => undefined);
-    this.instance = null;
   }
 }

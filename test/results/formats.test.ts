@@ -1,0 +1,101 @@
+/**
+ * The result formats' pieces without a server: Accept negotiation (q-values, wildcards, order),
+ * the reading of JSON row texts, CSV fields, and Arrow's dates before year 1 and infinities.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { tableFromIPC } from 'apache-arrow';
+import { negotiateFormat } from '../../src/results/formats.js';
+import { arrayRowValues, rowTexts } from '../../src/results/json-scan.js';
+import { csvField, csvLines } from '../../src/results/csv.js';
+import { ArrowStreamWriter, daysFromCivil } from '../../src/results/arrow.js';
+
+test('Accept: JSON by default, q-values honoured, the first listed among equals, null when nothing fits', () => {
+  const cases: Array<[string | undefined, string | null]> = [
+    [undefined, 'json'],
+    ['', 'json'],
+    ['*/*', 'json'],
+    ['application/json', 'json'],
+    ['application/json; charset=utf-8', 'json'],
+    ['garbage', 'json'],
+    ['text/csv', 'csv'],
+    ['TEXT/CSV', 'csv'],
+    ['text/*', 'csv'],
+    ['text/csv;q=0.5, application/json;q=0.6', 'json'],
+    ['text/csv, application/json', 'csv'],
+    ['application/json, text/csv', 'json'],
+    ['application/x-ndjson;q=0.9, application/vnd.apache.arrow.stream', 'arrow'],
+    ['application/vnd.apache.parquet', 'parquet'],
+    ['*/*;q=0.1, application/vnd.apache.arrow.stream;q=0.2', 'arrow'],
+    ['application/json;q=0, */*', 'csv'],
+    ['image/png', null],
+    ['text/csv;q=0', null],
+    ['*/*;q=0', null],
+    ['text/html, application/xml;q=0.9', null],
+  ];
+  for (const [accept, format] of cases) assert.equal(negotiateFormat(accept), format, String(accept));
+});
+
+test('JSON row texts: rows and values split at their own commas only, strings and nesting kept', () => {
+  const chunk = '[1,"a,\\"b\\"]",null,[1,[2,3]],{"k":"}"}],[ -1.50 , true ,"",""]';
+  assert.deepEqual(arrayRowValues(chunk), [
+    ['1', '"a,\\"b\\"]"', 'null', '[1,[2,3]]', '{"k":"}"}'],
+    ['-1.50', 'true', '""', '""'],
+  ]);
+  assert.deepEqual(arrayRowValues('[]'), [[]]);
+  assert.deepEqual(rowTexts('{"a":"},{"},{"b":[1,2]}'), ['{"a":"},{"}', '{"b":[1,2]}']);
+  assert.deepEqual(arrayRowValues('["\\\\",1]'), [['"\\\\"', '1']], 'a string ending in a backslash');
+});
+
+test('CSV: fields quoted only where needed, NULL and the empty string told apart, CRLF', () => {
+  assert.equal(csvField('plain'), 'plain');
+  assert.equal(csvField(''), '""');
+  assert.equal(csvField('a,b'), '"a,b"');
+  assert.equal(csvField('say "hi"'), '"say ""hi"""');
+  assert.equal(csvField('line\nbreak'), '"line\nbreak"');
+  assert.equal(csvField('cr\r'), '"cr\r"');
+  assert.equal(csvField(' spaced '), ' spaced ');
+  assert.equal(
+    csvLines('[1,null,"",["x",2],"é\\u0001"],[2,"null",true,{"a":1},"\\n"]'),
+    '1,,"","[""x"",2]",é\u0001\r\n2,null,true,"{""a"":1}","\n"\r\n',
+  );
+});
+
+test('Arrow: dates and timestamps before year 1, leap days and infinities', () => {
+  assert.equal(daysFromCivil(1970, 1, 1), 0);
+  assert.equal(daysFromCivil(2000, 1, 1), 10957);
+  assert.equal(daysFromCivil(2000, 2, 29), 11016);
+  assert.equal(daysFromCivil(1, 1, 1), -719162);
+  assert.equal(daysFromCivil(0, 12, 31), -719163, '1 BC is year 0');
+  const writer = new ArrowStreamWriter([
+    { name: 'd', type: 'DATE' },
+    { name: 't', type: 'TIMESTAMP WITH TIME ZONE' },
+    { name: 'n', type: 'NUMERIC' },
+  ]);
+  const rows = arrayRowValues(
+    '["0001-12-31 BC","0001-12-31T23:59:59.5+00:00 BC","1.50"],["infinity","-infinity","NaN"],["2024-02-29","2024-02-29T12:00:00+02:00",null]',
+  );
+  const table = tableFromIPC(Buffer.concat([writer.batch(rows), writer.end()]));
+  const days = table.getChild('d')!.data[0]!.values as Int32Array;
+  assert.deepEqual([...days.subarray(0, 3)], [-719163, 2147483647, daysFromCivil(2024, 2, 29)]);
+  const micros = table.getChild('t')!.data[0]!.values as BigInt64Array;
+  assert.deepEqual(
+    [...micros.subarray(0, 3)],
+    [
+      BigInt(-719163 * 86400 + 86399) * 1_000_000n + 500_000n,
+      -(2n ** 63n),
+      BigInt(daysFromCivil(2024, 2, 29) * 86400 + 10 * 3600) * 1_000_000n,
+    ],
+  );
+  assert.deepEqual([...table.getChild('n')!], ['1.50', 'NaN', null], 'a numeric without scale as its text');
+});
+
+test('Arrow: a result without rows still has its schema', () => {
+  const writer = new ArrowStreamWriter([{ name: 'x', type: 'INTEGER' }]);
+  const table = tableFromIPC(writer.end());
+  assert.equal(table.numRows, 0);
+  assert.deepEqual(
+    table.schema.fields.map((f) => String(f.type)),
+    ['Int32'],
+  );
+});
