@@ -289,14 +289,12 @@ async function respondStreamed(
   const maxRows = admitted.maxRows;
   // With a row limit, one row more than allowed is asked for: its arrival is the refusal.
   const limit = maxRows === null || (params.limit !== undefined && params.limit <= maxRows) ? params.limit : maxRows + 1;
-  const fromExecution = execution.stream(
-    shape,
-    { limit, offset: params.offset },
-    {
-      cancelled: () => cancel.signal.aborted,
-      onRows: (count) => (sent += count),
-    },
-  );
+  const streamOptions = { cancelled: () => cancel.signal.aborted, onRows: (count: number) => (sent += count) };
+  // CSV the source writes itself where it can (a statement PostgreSQL runs whole): the same text, no JSON in between.
+  const sourceCsv = format === 'csv' && execution.streamCsv !== undefined;
+  const fromExecution = sourceCsv
+    ? execution.streamCsv!({ limit, offset: params.offset }, streamOptions)
+    : execution.stream(shape, { limit, offset: params.offset }, streamOptions);
   // Rows that come straight from a source's connection are read ahead of the client: a slow one does not hold the connection.
   const streamed = execution.streamsFromSource ? services.spools.spool(fromExecution, cancel.signal) : fromExecution;
   const rows = maxRows === null ? streamed : refuseBeyond(streamed, () => sent, maxRows, request.user.name);
@@ -312,7 +310,7 @@ async function respondStreamed(
   const translate = (err: unknown) => (error = statementError(execution.translateError(err)));
   if (format !== 'json') {
     const columns = execution.columns.map((c) => ({ name: c.name, type: columnTypeName(c.type) }));
-    return sendFormatted(services, reply, format, columns, rows, finish, translate);
+    return sendFormatted(services, reply, sourceCsv ? 'csv-lines' : format, columns, rows, finish, translate);
   }
   return sendRows(reply, rows, header, finish, translate, countBytes(services));
 }
@@ -547,7 +545,11 @@ interface Encoder {
   close(): string | Buffer;
 }
 
-function encoderOf(format: 'csv' | 'ndjson' | 'arrow', columns: readonly TypedName[]): Encoder {
+/** Rows already written as CSV lines (by the source), and the formats vdb writes from JSON rows. */
+type Encoded = 'csv-lines' | Exclude<ResultFormat, 'json'>;
+
+function encoderOf(format: Exclude<Encoded, 'parquet'>, columns: readonly TypedName[]): Encoder {
+  if (format === 'csv-lines') return { open: () => csvHeader(columns.map((c) => c.name)), chunk: (lines) => lines, close: () => '' };
   if (format === 'csv') return { open: () => csvHeader(columns.map((c) => c.name)), chunk: csvLines, close: () => '' };
   if (format === 'ndjson') return { open: () => '', chunk: ndjsonLines, close: () => '' };
   const writer = new ArrowStreamWriter(columns);
@@ -580,7 +582,7 @@ const joined = (parts: ReadonlyArray<string | Buffer>): string | Buffer =>
 async function sendFormatted(
   services: Services,
   reply: FastifyReply,
-  format: Exclude<ResultFormat, 'json'>,
+  format: Encoded,
   columns: readonly TypedName[],
   rows: AsyncGenerator<string>,
   finish: () => void,
@@ -637,7 +639,7 @@ async function sendFormatted(
       await release();
     }
   }
-  return reply.type(CONTENT_TYPES[format]).send(Readable.from(body(), { objectMode: false }));
+  return reply.type(CONTENT_TYPES[format === 'csv-lines' ? 'csv' : format]).send(Readable.from(body(), { objectMode: false }));
 }
 
 /** Writes the whole result as a Parquet file (its footer comes last), then sends it as a download. */

@@ -199,6 +199,14 @@ for (const [route, sql] of Object.entries(STATEMENTS)) {
       assert.deepEqual(empty[7], { text: '', quoted: true }, 'the empty string is ""');
       assert.ok(text.includes('"quote "" comma , newline\nand CR\r\n tab\t é 日本 🎉"'), 'quotes doubled, the field quoted');
       assert.ok(text.includes(',null,'), 'the text "null" is not NULL');
+      // Who wrote it: PostgreSQL (COPY ... CSV) for the statement it runs whole, vdb from the JSON rows otherwise; all rows logged.
+      const logged = (await (
+        await query(
+          `SELECT "SourceQueries", "RowCount" FROM SYSLOG."QueryLog" WHERE "Statement" = '${sql.replace(/'/g, "''")}' ORDER BY "ID" DESC LIMIT 1`,
+        )
+      ).json()) as Array<[string | null, number]>;
+      assert.equal(/FORMAT csv/.test(logged[0]![0] ?? ''), route === 'whole', String(logged[0]![0]));
+      assert.equal(logged[0]![1], TOTAL);
     });
 
     test('NDJSON: one object per line, each the JSON answer’s own text', async () => {
@@ -329,6 +337,11 @@ for (const [route, sql] of Object.entries(STATEMENTS)) {
     });
   });
 }
+
+test('the CSV PostgreSQL writes is the CSV vdb writes from the JSON rows, byte for byte', async () => {
+  const [whole, engine] = await Promise.all([query(STATEMENTS.whole, 'text/csv'), query(STATEMENTS.engine, 'text/csv')]);
+  assert.equal(await expectOkText(whole), await expectOkText(engine));
+});
 
 describe('Accept negotiation', () => {
   test('no Accept, */*, application/json: JSON as before', async () => {

@@ -9,6 +9,7 @@ import { negotiateFormat } from '../../src/results/formats.js';
 import { arrayRowValues, rowTexts } from '../../src/results/json-scan.js';
 import { csvField, csvLines } from '../../src/results/csv.js';
 import { ArrowStreamWriter, daysFromCivil } from '../../src/results/arrow.js';
+import { CsvLineEnds } from '../../src/connectors/postgres/csv-rows.js';
 
 test('Accept: JSON by default, q-values honoured, the first listed among equals, null when nothing fits', () => {
   const cases: Array<[string | undefined, string | null]> = [
@@ -98,4 +99,18 @@ test('Arrow: a result without rows still has its schema', () => {
     table.schema.fields.map((f) => String(f.type)),
     ['Int32'],
   );
+});
+
+test("PostgreSQL's CSV: line ends outside quotes become CRLF, across chunks and split characters; rows counted and bounded", () => {
+  const csv = Buffer.from('1,"a\nb",x\n2,"say ""é""\r\nz",\n3,,""\n');
+  for (let cut = 0; cut <= csv.length; cut++) {
+    const lines = new CsvLineEnds(100, () => new Error('too large'));
+    const first = lines.convert(csv.subarray(0, cut));
+    const second = lines.convert(csv.subarray(cut));
+    assert.equal(first.text + second.text, '1,"a\nb",x\r\n2,"say ""é""\r\nz",\r\n3,,""\r\n', `cut at ${cut}`);
+    assert.equal(first.rows + second.rows, 3);
+  }
+  const bounded = new CsvLineEnds(5, () => new Error('too large'));
+  assert.equal(bounded.convert(Buffer.from('1,2\n')).rows, 1);
+  assert.throws(() => bounded.convert(Buffer.from('123')) && bounded.convert(Buffer.from('456\n')), /too large/);
 });

@@ -7,7 +7,7 @@
 import type { StatementColumn } from '../types.js';
 
 /** The JSON text of one value of column `c<i>`. */
-function jsonValue(column: StatementColumn, i: number): string {
+export function jsonValueSql(column: StatementColumn, i: number): string {
   const c = `q.c${i}`;
   switch (column.type) {
     case 'BLOB':
@@ -32,7 +32,7 @@ export function jsonRowSql(columns: readonly StatementColumn[], shape: 'array' |
 }
 
 function writeJsonRowSql(columns: readonly StatementColumn[], shape: 'array' | 'object'): string {
-  const values = columns.map((column, i) => `coalesce(${jsonValue(column, i)}::text, 'null')`);
+  const values = columns.map((column, i) => `coalesce(${jsonValueSql(column, i)}::text, 'null')`);
   if (values.length === 0) return shape === 'array' ? `'[]'` : `'{}'`;
   const items = shape === 'array' ? values : values.map((v, i) => `${pgLiteral(`${JSON.stringify(columns[i]!.name)}:`)} || ${v}`);
   const open = shape === 'array' ? '[' : '{';
