@@ -41,7 +41,7 @@ import {
   type Data,
   type DataType,
 } from 'apache-arrow';
-import { isString, stringValue } from './json-scan.js';
+import { scanArrayRows } from './json-scan.js';
 
 /** A column of the result: its name and SQL type name. */
 export interface TypedName {
@@ -142,92 +142,263 @@ function decimalUnscaled(text: string, scale: number): bigint {
 /** makeData over the props of any type (its overloads want the exact one). */
 const make = (props: Record<string, unknown>): Data => makeData(props as never) as Data;
 
-/** One column of a batch as Arrow data, from the value tokens `values` (null: SQL NULL). */
-function columnData(column: ArrowColumn, values: ReadonlyArray<string>): Data {
-  const length = values.length;
-  const nullBitmap = new Uint8Array((length + 7) >> 3);
-  let nullCount = 0;
-  for (let i = 0; i < length; i++) {
-    if (values[i] === 'null') nullCount++;
-    else nullBitmap[i >> 3]! |= 1 << (i & 7);
-  }
-  const common = { length, nullCount, nullBitmap };
-  const each = (write: (token: string, i: number) => void) => {
-    for (let i = 0; i < length; i++) if (values[i] !== 'null') write(values[i]!, i);
-  };
-  const type = column.type;
-  switch (column.kind) {
-    case 'bool': {
-      const data = new Uint8Array((length + 7) >> 3);
-      each((token, i) => {
-        if (token === 'true') data[i >> 3]! |= 1 << (i & 7);
-      });
-      return make({ type, ...common, data });
-    }
-    case 'int': {
-      const Array = (column.type as Int8).ArrayType as unknown as new (n: number) => Int32Array;
-      const data = new Array(length);
-      each((token, i) => (data[i] = Number(token)));
-      return make({ type, ...common, data });
-    }
-    case 'bigint': {
-      const data = column.type instanceof Uint64 ? new BigUint64Array(length) : new BigInt64Array(length);
-      each((token, i) => (data[i] = BigInt(token)));
-      return make({ type, ...common, data });
-    }
-    case 'float': {
-      const data = column.type instanceof Float32 ? new Float32Array(length) : new Float64Array(length);
-      each((token, i) => (data[i] = Number(isString(token) ? stringValue(token) : token)));
-      return make({ type, ...common, data });
-    }
-    case 'decimal': {
-      const words = new BigInt64Array(length * 2);
-      each((token, i) => {
-        const n = decimalUnscaled(token, column.scale);
-        words[2 * i] = BigInt.asIntN(64, n);
-        words[2 * i + 1] = BigInt.asIntN(64, n >> 64n);
-      });
-      return make({ type, ...common, data: new Uint32Array(words.buffer) });
-    }
-    case 'date': {
-      const data = new Int32Array(length);
-      each((token, i) => (data[i] = dateDays(stringValue(token))));
-      return make({ type, ...common, data });
-    }
-    case 'timestamp': {
-      const data = new BigInt64Array(length);
-      each((token, i) => (data[i] = timestampMicros(stringValue(token))));
-      return make({ type, ...common, data });
-    }
-    case 'binary':
-    case 'utf8': {
-      const texts = values.map((token) => (token === 'null' ? null : isString(token) ? stringValue(token) : token));
-      const bytes = texts.map((text) =>
-        text === null ? null : column.kind === 'binary' ? Buffer.from(text, 'base64') : Buffer.from(text, 'utf8'),
-      );
-      const valueOffsets = new Int32Array(length + 1);
-      let total = 0;
-      bytes.forEach((b, i) => {
-        total += b?.length ?? 0;
-        valueOffsets[i + 1] = total;
-      });
-      const data = new Uint8Array(total);
-      bytes.forEach((b, i) => b && data.set(b, valueOffsets[i]!));
-      return make({ type, ...common, valueOffsets, data });
-    }
-  }
+/** Rows of one record batch: fewer, larger batches cost readers less. */
+export const ARROW_BATCH_ROWS = 16 * 1024;
+
+const TWO_32 = 4294967296;
+/** Digits a number holds exactly (below 2^53). */
+const EXACT_DIGITS = 15;
+
+/** The integer written at [start, end) of `text` (at most EXACT_DIGITS digits, an optional minus). */
+function intAt(text: string, start: number, end: number): number {
+  const negative = text.charCodeAt(start) === 0x2d;
+  let n = 0;
+  for (let i = negative ? start + 1 : start; i < end; i++) n = n * 10 + (text.charCodeAt(i) - 48);
+  return negative ? -n : n;
 }
 
-/** A record batch of rows given as their value tokens. */
-export function recordBatch(schema: Schema, arrow: readonly ArrowColumn[], rows: ReadonlyArray<ReadonlyArray<string>>): RecordBatch {
-  const children = arrow.map((column, j) =>
-    columnData(
-      column,
-      rows.map((row) => row[j]!),
-    ),
+/** Two's complement words (low first) of an integer below 2^53 in magnitude, at `words[at]`. */
+function setWords(words: Int32Array, at: number, n: number, count: 2 | 4): void {
+  words[at] = n >>> 0;
+  const high = Math.floor(n / TWO_32);
+  words[at + 1] = high;
+  if (count === 4) words[at + 2] = words[at + 3] = n < 0 ? -1 : 0;
+}
+
+/** The text of a value: a string's content, or the JSON text of anything else. */
+function textOf(text: string, start: number, end: number): string {
+  if (text.charCodeAt(start) !== 0x22) return text.slice(start, end);
+  for (let i = start + 1; i < end - 1; i++) if (text.charCodeAt(i) === 0x5c) return JSON.parse(text.slice(start, end)) as string;
+  return text.slice(start + 1, end - 1);
+}
+
+const digitsAt = (text: string, start: number, count: number) => {
+  let n = 0;
+  for (let i = start; i < start + count; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+};
+
+/** One column of the batch being built: values written at their row, nulls left to the bitmap. */
+interface Builder {
+  add(text: string, start: number, end: number, row: number): void;
+  addNull(row: number): void;
+  data(length: number, nullBitmap: Uint8Array, nullCount: number): Data;
+}
+
+/** Fixed-width values in a typed array; `write` puts one value at its row. */
+function fixed<A extends { subarray(begin: number, end: number): A }>(
+  type: DataType,
+  allocate: () => A,
+  write: (values: A, text: string, start: number, end: number, row: number) => void,
+  view: (values: A, length: number) => unknown = (values, length) => values.subarray(0, length),
+): Builder {
+  let values = allocate();
+  return {
+    add: (text, start, end, row) => write(values, text, start, end, row),
+    addNull: () => undefined,
+    data(length, nullBitmap, nullCount) {
+      const data = make({ type, length, nullCount, nullBitmap, data: view(values, length) });
+      values = allocate();
+      return data;
+    },
+  };
+}
+
+/** 64-bit integers: exact numbers below 2^53 written as two words, longer ones through BigInt. */
+function int64Builder(type: DataType, unsigned: boolean): Builder {
+  return fixed(
+    type,
+    () => new Int32Array(ARROW_BATCH_ROWS * 2),
+    (words, text, start, end, row) => {
+      if (end - start <= EXACT_DIGITS) return setWords(words, row * 2, intAt(text, start, end), 2);
+      const wide = unsigned ? new BigUint64Array(words.buffer) : new BigInt64Array(words.buffer);
+      wide[row] = BigInt(text.slice(start, end));
+    },
+    (words, length) => (unsigned ? new BigUint64Array(words.buffer, 0, length) : new BigInt64Array(words.buffer, 0, length)),
   );
-  const data = makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children });
-  return new RecordBatch(schema, data);
+}
+
+/** Decimal128 at `scale`: the unscaled integer, as a number while exact, else through BigInt. */
+function decimalBuilder(type: DataType, scale: number): Builder {
+  return fixed(
+    type,
+    () => new Int32Array(ARROW_BATCH_ROWS * 4),
+    (words, text, start, end, row) => {
+      // The point, looked for within the value only (a chunk may have none for a long way).
+      let point = -1;
+      for (let i = start; i < end; i++) if (text.charCodeAt(i) === 0x2e) point = i;
+      const fraction = point >= 0 ? end - point - 1 : 0;
+      if (fraction > scale) throw unreadable(text.slice(start, end), `decimal of scale ${scale}`);
+      const digits = end - start - (point >= 0 ? 1 : 0) + (scale - fraction);
+      if (digits <= EXACT_DIGITS) {
+        const negative = text.charCodeAt(start) === 0x2d;
+        let n = 0;
+        for (let i = negative ? start + 1 : start; i < end; i++) if (i !== point) n = n * 10 + (text.charCodeAt(i) - 48);
+        n *= 10 ** (scale - fraction);
+        return setWords(words, row * 4, negative ? -n : n, 4);
+      }
+      const n = decimalUnscaled(text.slice(start, end), scale);
+      const wide = new BigInt64Array(words.buffer);
+      wide[row * 2] = BigInt.asIntN(64, n);
+      wide[row * 2 + 1] = BigInt.asIntN(64, n >> 64n);
+    },
+    (words, length) => new Uint32Array(words.buffer, 0, length * 4),
+  );
+}
+
+/** Days of a date "YYYY-MM-DD" read in place; other forms (BC, infinity) by dateDays. */
+function dateAt(text: string, start: number, end: number): number {
+  if (end - start === 12 && text.charCodeAt(start + 5) === 0x2d && text.charCodeAt(start + 8) === 0x2d) {
+    const year = digitsAt(text, start + 1, 4);
+    const month = digitsAt(text, start + 6, 2);
+    const day = digitsAt(text, start + 9, 2);
+    if (year >= 0 && month >= 0 && day >= 0) return daysFromCivil(year, month, day);
+  }
+  return dateDays(textOf(text, start, end));
+}
+
+/** Microseconds of "YYYY-MM-DDTHH:MM:SS[.f][+00:00]" read in place as a number, or null for other forms. */
+function timestampAt(text: string, start: number, end: number): number | null {
+  const s = start + 1;
+  const e = end - 1;
+  if (e - s < 19 || text.charCodeAt(s + 10) !== 0x54 || text.charCodeAt(s + 4) !== 0x2d) return null;
+  const parts = [
+    digitsAt(text, s, 4),
+    digitsAt(text, s + 5, 2),
+    digitsAt(text, s + 8, 2),
+    digitsAt(text, s + 11, 2),
+    digitsAt(text, s + 14, 2),
+    digitsAt(text, s + 17, 2),
+  ];
+  if (parts.some((p) => p < 0)) return null;
+  let i = s + 19;
+  let micros = 0;
+  if (text.charCodeAt(i) === 0x2e) {
+    let scale = 100000;
+    for (i++; i < e && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57; i++) {
+      micros += (text.charCodeAt(i) - 48) * scale;
+      scale /= 10;
+    }
+    micros = Math.floor(micros);
+  }
+  let offset = 0;
+  if (i < e) {
+    const sign = text.charCodeAt(i);
+    if ((sign !== 0x2b && sign !== 0x2d) || e - i !== 6) return null;
+    const hours = digitsAt(text, i + 1, 2);
+    const minutes = digitsAt(text, i + 4, 2);
+    if (hours < 0 || minutes < 0) return null;
+    offset = (sign === 0x2d ? -1 : 1) * (hours * 3600 + minutes * 60);
+  }
+  const [year, month, day, hour, minute, second] = parts as [number, number, number, number, number, number];
+  const seconds = daysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset;
+  // Exact as a number up to about year 2255; later ones through BigInt.
+  return Math.abs(seconds) < 9e9 ? seconds * 1e6 + micros : null;
+}
+
+function timestampBuilder(type: DataType): Builder {
+  return fixed(
+    type,
+    () => new Int32Array(ARROW_BATCH_ROWS * 2),
+    (words, text, start, end, row) => {
+      const micros = timestampAt(text, start, end);
+      if (micros !== null) return setWords(words, row * 2, micros, 2);
+      new BigInt64Array(words.buffer)[row] = timestampMicros(textOf(text, start, end));
+    },
+    (words, length) => new BigInt64Array(words.buffer, 0, length),
+  );
+}
+
+/** Variable-length values (Utf8, Binary): offsets, and the bytes written into one growing buffer. */
+function variableBuilder(type: DataType, binary: boolean): Builder {
+  let offsets = new Int32Array(ARROW_BATCH_ROWS + 1);
+  let bytes = Buffer.allocUnsafe(64 * 1024);
+  let used = 0;
+  const room = (more: number) => {
+    if (used + more <= bytes.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(bytes.length * 2, used + more));
+    bytes.copy(grown, 0, 0, used);
+    bytes = grown;
+  };
+  return {
+    add(text, start, end, row) {
+      const value = textOf(text, start, end);
+      if (binary) {
+        const decoded = Buffer.from(value, 'base64');
+        room(decoded.length);
+        used += decoded.copy(bytes, used);
+      } else {
+        room(value.length * 3);
+        used += bytes.write(value, used, 'utf8');
+      }
+      offsets[row + 1] = used;
+    },
+    addNull(row) {
+      offsets[row + 1] = used;
+    },
+    data(length, nullBitmap, nullCount) {
+      const data = make({
+        type,
+        length,
+        nullCount,
+        nullBitmap,
+        valueOffsets: offsets.subarray(0, length + 1),
+        data: bytes.subarray(0, used),
+      });
+      offsets = new Int32Array(ARROW_BATCH_ROWS + 1);
+      bytes = Buffer.allocUnsafe(Math.max(64 * 1024, used));
+      used = 0;
+      return data;
+    },
+  };
+}
+
+function builderOf(column: ArrowColumn): Builder {
+  const { type } = column;
+  switch (column.kind) {
+    case 'bool':
+      return fixed(
+        type,
+        () => new Uint8Array(ARROW_BATCH_ROWS / 8),
+        (bits, text, start, _end, row) => {
+          if (text.charCodeAt(start) === 0x74) bits[row >> 3]! |= 1 << (row & 7);
+        },
+        (bits, length) => bits.subarray(0, (length + 7) >> 3),
+      );
+    case 'int': {
+      const ArrayType = (type as Int8).ArrayType as unknown as new (n: number) => Int32Array;
+      return fixed(
+        type,
+        () => new ArrayType(ARROW_BATCH_ROWS),
+        (values, text, start, end, row) => (values[row] = intAt(text, start, end)),
+      );
+    }
+    case 'bigint':
+      return int64Builder(type, type instanceof Uint64);
+    case 'float':
+      return fixed(
+        type,
+        () => (type instanceof Float32 ? new Float32Array(ARROW_BATCH_ROWS) : new Float64Array(ARROW_BATCH_ROWS)),
+        (values, text, start, end, row) => (values[row] = Number(textOf(text, start, end))),
+      );
+    case 'decimal':
+      return decimalBuilder(type, column.scale);
+    case 'date':
+      return fixed(
+        type,
+        () => new Int32Array(ARROW_BATCH_ROWS),
+        (values, text, start, end, row) => (values[row] = dateAt(text, start, end)),
+      );
+    case 'timestamp':
+      return timestampBuilder(type);
+    case 'binary':
+    case 'utf8':
+      return variableBuilder(type, column.kind === 'binary');
+  }
 }
 
 /** Collects what the writer writes, so each batch's bytes can be sent as they are made. */
@@ -243,29 +414,68 @@ class Collected extends AsyncByteQueue {
   }
 }
 
-/** Writes an Arrow IPC stream batch by batch: each call returns the bytes to send next. */
+/**
+ * Writes an Arrow IPC stream from chunks of JSON array rows: each call returns the bytes of the
+ * batches it completed (the schema before the first), `end` the rest and the end of the stream.
+ */
 export class ArrowStreamWriter {
   private readonly sink = new Collected();
   private readonly writer = new RecordBatchStreamWriter({ autoDestroy: false });
   private readonly schema: Schema;
-  private readonly arrow: ArrowColumn[];
+  private readonly builders: Builder[];
+  private rows = 0;
+  private valid: Uint8Array[] = [];
+  private nulls: number[] = [];
   private wrote = false;
 
   constructor(columns: readonly TypedName[]) {
-    ({ schema: this.schema, arrow: this.arrow } = arrowSchema(columns));
+    const { schema, arrow } = arrowSchema(columns);
+    this.schema = schema;
+    this.builders = arrow.map(builderOf);
     this.writer.reset(this.sink, this.schema);
+    this.startBatch();
   }
 
-  /** The bytes of one batch of rows (and, before the first, the schema). */
-  batch(rows: ReadonlyArray<ReadonlyArray<string>>): Buffer {
-    this.writer.write(recordBatch(this.schema, this.arrow, rows));
+  private startBatch(): void {
+    this.rows = 0;
+    this.valid = this.builders.map(() => new Uint8Array(ARROW_BATCH_ROWS / 8));
+    this.nulls = this.builders.map(() => 0);
+  }
+
+  private flush(): void {
+    const length = this.rows;
+    const children = this.builders.map((builder, i) => builder.data(length, this.valid[i]!.subarray(0, (length + 7) >> 3), this.nulls[i]!));
+    const data = make({ type: new Struct(this.schema.fields), length, nullCount: 0, children });
+    this.writer.write(new RecordBatch(this.schema, data as Data<Struct>));
     this.wrote = true;
+    this.startBatch();
+  }
+
+  /** The bytes of the batches completed by the rows of `chunk` ("[v,v],[v,v]"), maybe none. */
+  write(chunk: string): Buffer {
+    const { builders } = this;
+    scanArrayRows(
+      chunk,
+      (column, start, end) => {
+        const row = this.rows;
+        if (end - start === 4 && chunk.charCodeAt(start) === 0x6e) {
+          this.nulls[column]!++;
+          builders[column]!.addNull(row);
+        } else {
+          this.valid[column]![row >> 3]! |= 1 << (row & 7);
+          builders[column]!.add(chunk, start, end, row);
+        }
+      },
+      () => {
+        if (++this.rows === ARROW_BATCH_ROWS) this.flush();
+      },
+    );
     return this.sink.take();
   }
 
-  /** The last bytes: an empty batch for a result without rows (so the schema is there), then the end of stream. */
+  /** The last bytes: the rows left (or, for a result without rows, an empty batch: the schema is there), then the end of stream. */
   end(): Buffer {
-    if (!this.wrote) this.writer.write(recordBatch(this.schema, this.arrow, []));
+    if (this.rows > 0 || !this.wrote) this.flush();
     this.writer.finish();
     return this.sink.take();
   }

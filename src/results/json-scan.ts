@@ -46,13 +46,14 @@ export function rowTexts(chunk: string): string[] {
 }
 
 /**
- * The value texts of each array row of `chunk` ("[v,v],[v,v],..."): numbers, true, false,
- * null and nested arrays or objects as written, strings with their quotes and escapes.
+ * Walks the array rows of `chunk` ("[v,v],[v,v],..."): `value` gets each value's column and
+ * place [start, end) in `chunk` (numbers, true, false, null and nested arrays or objects as
+ * written, strings with their quotes and escapes), `rowEnd` the end of each row. No string is
+ * made: the caller reads what it needs.
  */
-export function arrayRowValues(chunk: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
+export function scanArrayRows(chunk: string, value: (column: number, start: number, end: number) => void, rowEnd: () => void): void {
   let depth = 0;
+  let column = 0;
   // The current value at depth 1: where it starts (-1: none yet) and ends (after its last character).
   let start = -1;
   let end = -1;
@@ -62,7 +63,7 @@ export function arrayRowValues(chunk: string): string[][] {
     if (depth === 0) {
       if (c === OPEN_BRACKET) {
         depth = 1;
-        row = [];
+        column = 0;
         start = -1;
       }
       continue;
@@ -77,17 +78,31 @@ export function arrayRowValues(chunk: string): string[][] {
     } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) {
       depth--;
       if (depth === 0) {
-        if (start >= 0) row.push(chunk.slice(start, end));
-        rows.push(row);
+        if (start >= 0) value(column, start, end);
+        rowEnd();
       } else end = i + 1;
     } else if (c === COMMA && depth === 1) {
-      row.push(chunk.slice(start, end));
+      value(column++, start, end);
       start = -1;
     } else {
       if (depth === 1 && start < 0) start = i;
       end = i + 1;
     }
   }
+}
+
+/** The value texts of each array row of `chunk`, as `scanArrayRows` finds them. */
+export function arrayRowValues(chunk: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  scanArrayRows(
+    chunk,
+    (_, start, end) => row.push(chunk.slice(start, end)),
+    () => {
+      rows.push(row);
+      row = [];
+    },
+  );
   return rows;
 }
 

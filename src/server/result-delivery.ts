@@ -15,7 +15,6 @@ import { CONTENT_TYPES, negotiateFormat, SUPPORTED_TYPES, type ResultFormat } fr
 import { csvHeader, csvLines } from '../results/csv.js';
 import { ndjsonLines } from '../results/ndjson.js';
 import { ArrowStreamWriter, type TypedName } from '../results/arrow.js';
-import { arrayRowValues } from '../results/json-scan.js';
 import { concurrencyOf, limitsOf, roleTimeout, tooManyRows } from '../security/statement-limits.js';
 import type { Services } from '../services.js';
 import { originOf } from './errors.js';
@@ -535,9 +534,6 @@ async function sendRows(
   return reply.type('application/json; charset=utf-8').send(Readable.from(body(), { objectMode: false }));
 }
 
-/** Rows gathered into one Arrow record batch: fewer, larger batches cost readers less. */
-const ARROW_BATCH_ROWS = 16 * 1024;
-
 /** A format written piece by piece from chunks of JSON rows: a beginning, each chunk's piece, an end. */
 interface Encoder {
   open(): string | Buffer;
@@ -553,19 +549,7 @@ function encoderOf(format: Exclude<Encoded, 'parquet'>, columns: readonly TypedN
   if (format === 'csv') return { open: () => csvHeader(columns.map((c) => c.name)), chunk: csvLines, close: () => '' };
   if (format === 'ndjson') return { open: () => '', chunk: ndjsonLines, close: () => '' };
   const writer = new ArrowStreamWriter(columns);
-  let pending: string[][] = [];
-  const none = Buffer.alloc(0);
-  return {
-    open: () => none,
-    chunk(text) {
-      for (const row of arrayRowValues(text)) pending.push(row);
-      if (pending.length < ARROW_BATCH_ROWS) return none;
-      const bytes = writer.batch(pending);
-      pending = [];
-      return bytes;
-    },
-    close: () => Buffer.concat([pending.length > 0 ? writer.batch(pending) : none, writer.end()]),
-  };
+  return { open: () => Buffer.alloc(0), chunk: (text) => writer.write(text), close: () => writer.end() };
 }
 
 /** Pieces joined for one write. */

@@ -73,10 +73,9 @@ test('Arrow: dates and timestamps before year 1, leap days and infinities', () =
     { name: 't', type: 'TIMESTAMP WITH TIME ZONE' },
     { name: 'n', type: 'NUMERIC' },
   ]);
-  const rows = arrayRowValues(
-    '["0001-12-31 BC","0001-12-31T23:59:59.5+00:00 BC","1.50"],["infinity","-infinity","NaN"],["2024-02-29","2024-02-29T12:00:00+02:00",null]',
-  );
-  const table = tableFromIPC(Buffer.concat([writer.batch(rows), writer.end()]));
+  const rows =
+    '["0001-12-31 BC","0001-12-31T23:59:59.5+00:00 BC","1.50"],["infinity","-infinity","NaN"],["2024-02-29","2024-02-29T12:00:00+02:00",null]';
+  const table = tableFromIPC(Buffer.concat([writer.write(rows), writer.end()]));
   const days = table.getChild('d')!.data[0]!.values as Int32Array;
   assert.deepEqual([...days.subarray(0, 3)], [-719163, 2147483647, daysFromCivil(2024, 2, 29)]);
   const micros = table.getChild('t')!.data[0]!.values as BigInt64Array;
@@ -113,4 +112,32 @@ test("PostgreSQL's CSV: line ends outside quotes become CRLF, across chunks and 
   const bounded = new CsvLineEnds(5, () => new Error('too large'));
   assert.equal(bounded.convert(Buffer.from('1,2\n')).rows, 1);
   assert.throws(() => bounded.convert(Buffer.from('123')) && bounded.convert(Buffer.from('456\n')), /too large/);
+});
+
+test('Arrow: integers and decimals exact, the short ones read in place and the long ones through BigInt', () => {
+  const writer = new ArrowStreamWriter([
+    { name: 'i', type: 'BIGINT' },
+    { name: 'd0', type: 'DECIMAL(10,0)' },
+    { name: 'd', type: 'DECIMAL(38,10)' },
+    { name: 'u', type: 'UBIGINT' },
+  ]);
+  const chunk =
+    '[-1,123,-0.5,0],[999999999999999,-5,12345678901234567890.1234567891,18446744073709551615],' +
+    '[-9223372036854775808,0,-0.0000000001,9007199254740993],[9007199254740991,null,99999.1,1]';
+  const table = tableFromIPC(Buffer.concat([writer.write(chunk), writer.end()]));
+  const int64 = table.getChild('i')!.data[0]!.values as BigInt64Array;
+  assert.deepEqual([...int64.subarray(0, 4)], [-1n, 999999999999999n, -(2n ** 63n), 9007199254740991n]);
+  const unscaled = (name: string) => {
+    const words = table.getChild(name)!.data[0]!.values as Uint32Array;
+    return [0, 1, 2, 3].map((row) => {
+      let n = 0n;
+      for (let w = 3; w >= 0; w--) n = (n << 32n) | BigInt(words[row * 4 + w]!);
+      return BigInt.asIntN(128, n);
+    });
+  };
+  assert.deepEqual(unscaled('d0').slice(0, 3), [123n, -5n, 0n]);
+  assert.equal(table.getChild('d0')!.isValid(3), false);
+  assert.deepEqual(unscaled('d'), [-5000000000n, 123456789012345678901234567891n, -1n, 999991000000000n]);
+  const uint64 = table.getChild('u')!.data[0]!.values as BigUint64Array;
+  assert.deepEqual([...uint64.subarray(0, 4)], [0n, 2n ** 64n - 1n, 9007199254740993n, 1n]);
 });
