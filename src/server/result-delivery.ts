@@ -349,6 +349,8 @@ export async function sendResult(
   const count = countPreference(http.headers.prefer);
   const format = negotiateFormat(http.headers.accept);
   if (format === null) throw notAcceptable(http.headers.accept ?? '');
+  // The same URL answers in several formats: caches keep them apart.
+  reply.header('Vary', 'Accept');
   if (params.requestId !== undefined) {
     const cursor = await services.cursors.get(params.requestId, user.name, resource);
     return sendPage(services, http, reply, cursor, params, endpoint, format, count);

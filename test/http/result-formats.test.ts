@@ -348,6 +348,7 @@ describe('Accept negotiation', () => {
     for (const accept of [undefined, '*/*', 'application/json', 'application/json;q=0.9, text/csv;q=0.5', 'text/html, */*;q=0.1']) {
       const response = await query('SELECT 1 AS one', accept ?? '');
       assert.equal(await expectOkText(response, String(accept)), '[[1]]');
+      assert.equal(response.headers.get('vary'), 'Accept');
       assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
     }
   });
