@@ -1,6 +1,8 @@
 /**
- * Delivering results over HTTP, shared by the query and source endpoints: streamed JSON for a
- * plain request; a cursor plus the pagination headers of spec 4.5 for a paginated one.
+ * Delivering results over HTTP, shared by the query and source endpoints: rows streamed for a
+ * plain request, a cursor plus the pagination headers of spec 4.5 for a paginated one; in JSON,
+ * or in the format the Accept header chooses (results/formats.ts), with the counts Prefer asks
+ * for (counts.ts).
  */
 import fs from 'node:fs';
 import { Readable } from 'node:stream';
