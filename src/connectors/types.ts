@@ -223,7 +223,7 @@ export interface WholeStatementConnector extends RowConnector {
    * text of its JSON value, results/csv.ts), where the source can; with `streamStatementCsv`.
    */
   statementCsvSql?(sql: string, columns: readonly StatementColumn[], window: { limit?: number; offset?: number }): string;
-  /** The CSV text of a `statementCsvSql` statement, CRLF line ends, as it arrives. */
+  /** The CSV text of a `statementCsvSql` statement in whole rows, CRLF line ends, as it arrives. */
   streamStatementCsv?(csvSql: string, signal: AbortSignal, onRows?: (count: number) => void): AsyncGenerator<string>;
 }
 

@@ -42,6 +42,7 @@ import {
   type DataType,
 } from 'apache-arrow';
 import { scanArrayRows } from './json-scan.js';
+import { scanCsvRows } from './csv.js';
 
 /** A column of the result: its name and SQL type name. */
 export interface TypedName {
@@ -165,12 +166,30 @@ function setWords(words: Int32Array, at: number, n: number, count: 2 | 4): void 
   if (count === 4) words[at + 2] = words[at + 3] = n < 0 ? -1 : 0;
 }
 
+/**
+ * How the values of the rows read: JSON texts (strings quoted, with escapes; NULL is `null`) or
+ * CSV lines (a field quoted where it must be, quotes doubled; NULL is an empty unquoted field).
+ */
+interface ValueForm {
+  /** The text a value stands for. */
+  text(text: string, start: number, end: number): string;
+  /** 1 when dates and timestamps come quoted (JSON), 0 when bare (CSV). */
+  quote: 0 | 1;
+}
+
 /** The text of a value: a string's content, or the JSON text of anything else. */
 function textOf(text: string, start: number, end: number): string {
   if (text.charCodeAt(start) !== 0x22) return text.slice(start, end);
   for (let i = start + 1; i < end - 1; i++) if (text.charCodeAt(i) === 0x5c) return JSON.parse(text.slice(start, end)) as string;
   return text.slice(start + 1, end - 1);
 }
+
+const JSON_FORM: ValueForm = { text: textOf, quote: 1 };
+const CSV_FORM: ValueForm = {
+  text: (text, start, end) =>
+    text.charCodeAt(start) === 0x22 ? text.slice(start + 1, end - 1).replaceAll('""', '"') : text.slice(start, end),
+  quote: 0,
+};
 
 const digitsAt = (text: string, start: number, count: number) => {
   let n = 0;
@@ -251,20 +270,21 @@ function decimalBuilder(type: DataType, scale: number): Builder {
 }
 
 /** Days of a date "YYYY-MM-DD" read in place; other forms (BC, infinity) by dateDays. */
-function dateAt(text: string, start: number, end: number): number {
-  if (end - start === 12 && text.charCodeAt(start + 5) === 0x2d && text.charCodeAt(start + 8) === 0x2d) {
-    const year = digitsAt(text, start + 1, 4);
-    const month = digitsAt(text, start + 6, 2);
-    const day = digitsAt(text, start + 9, 2);
+function dateAt(text: string, start: number, end: number, form: ValueForm): number {
+  const s = start + form.quote;
+  if (end - start === 10 + 2 * form.quote && text.charCodeAt(s + 4) === 0x2d && text.charCodeAt(s + 7) === 0x2d) {
+    const year = digitsAt(text, s, 4);
+    const month = digitsAt(text, s + 5, 2);
+    const day = digitsAt(text, s + 8, 2);
     if (year >= 0 && month >= 0 && day >= 0) return daysFromCivil(year, month, day);
   }
-  return dateDays(textOf(text, start, end));
+  return dateDays(form.text(text, start, end));
 }
 
 /** Microseconds of "YYYY-MM-DDTHH:MM:SS[.f][+00:00]" read in place as a number, or null for other forms. */
-function timestampAt(text: string, start: number, end: number): number | null {
-  const s = start + 1;
-  const e = end - 1;
+function timestampAt(text: string, start: number, end: number, form: ValueForm): number | null {
+  const s = start + form.quote;
+  const e = end - form.quote;
   if (e - s < 19 || text.charCodeAt(s + 10) !== 0x54 || text.charCodeAt(s + 4) !== 0x2d) return null;
   const parts = [
     digitsAt(text, s, 4),
@@ -300,21 +320,21 @@ function timestampAt(text: string, start: number, end: number): number | null {
   return Math.abs(seconds) < 9e9 ? seconds * 1e6 + micros : null;
 }
 
-function timestampBuilder(type: DataType): Builder {
+function timestampBuilder(type: DataType, form: ValueForm): Builder {
   return fixed(
     type,
     () => new Int32Array(ARROW_BATCH_ROWS * 2),
     (words, text, start, end, row) => {
-      const micros = timestampAt(text, start, end);
+      const micros = timestampAt(text, start, end, form);
       if (micros !== null) return setWords(words, row * 2, micros, 2);
-      new BigInt64Array(words.buffer)[row] = timestampMicros(textOf(text, start, end));
+      new BigInt64Array(words.buffer)[row] = timestampMicros(form.text(text, start, end));
     },
     (words, length) => new BigInt64Array(words.buffer, 0, length),
   );
 }
 
 /** Variable-length values (Utf8, Binary): offsets, and the bytes written into one growing buffer. */
-function variableBuilder(type: DataType, binary: boolean): Builder {
+function variableBuilder(type: DataType, binary: boolean, form: ValueForm): Builder {
   let offsets = new Int32Array(ARROW_BATCH_ROWS + 1);
   let bytes = Buffer.allocUnsafe(64 * 1024);
   let used = 0;
@@ -326,7 +346,7 @@ function variableBuilder(type: DataType, binary: boolean): Builder {
   };
   return {
     add(text, start, end, row) {
-      const value = textOf(text, start, end);
+      const value = form.text(text, start, end);
       if (binary) {
         const decoded = Buffer.from(value, 'base64');
         room(decoded.length);
@@ -357,7 +377,7 @@ function variableBuilder(type: DataType, binary: boolean): Builder {
   };
 }
 
-function builderOf(column: ArrowColumn): Builder {
+function builderOf(column: ArrowColumn, form: ValueForm): Builder {
   const { type } = column;
   switch (column.kind) {
     case 'bool':
@@ -383,7 +403,7 @@ function builderOf(column: ArrowColumn): Builder {
       return fixed(
         type,
         () => (type instanceof Float32 ? new Float32Array(ARROW_BATCH_ROWS) : new Float64Array(ARROW_BATCH_ROWS)),
-        (values, text, start, end, row) => (values[row] = Number(textOf(text, start, end))),
+        (values, text, start, end, row) => (values[row] = Number(form.text(text, start, end))),
       );
     case 'decimal':
       return decimalBuilder(type, column.scale);
@@ -391,13 +411,13 @@ function builderOf(column: ArrowColumn): Builder {
       return fixed(
         type,
         () => new Int32Array(ARROW_BATCH_ROWS),
-        (values, text, start, end, row) => (values[row] = dateAt(text, start, end)),
+        (values, text, start, end, row) => (values[row] = dateAt(text, start, end, form)),
       );
     case 'timestamp':
-      return timestampBuilder(type);
+      return timestampBuilder(type, form);
     case 'binary':
     case 'utf8':
-      return variableBuilder(type, column.kind === 'binary');
+      return variableBuilder(type, column.kind === 'binary', form);
   }
 }
 
@@ -415,8 +435,9 @@ class Collected extends AsyncByteQueue {
 }
 
 /**
- * Writes an Arrow IPC stream from chunks of JSON array rows: each call returns the bytes of the
- * batches it completed (the schema before the first), `end` the rest and the end of the stream.
+ * Writes an Arrow IPC stream from chunks of rows, JSON array rows or whole CSV lines (`form`):
+ * each call returns the bytes of the batches it completed (the schema before the first), `end`
+ * the rest and the end of the stream.
  */
 export class ArrowStreamWriter {
   private readonly sink = new Collected();
@@ -428,10 +449,13 @@ export class ArrowStreamWriter {
   private nulls: number[] = [];
   private wrote = false;
 
-  constructor(columns: readonly TypedName[]) {
+  private readonly form: 'json' | 'csv';
+
+  constructor(columns: readonly TypedName[], form: 'json' | 'csv' = 'json') {
     const { schema, arrow } = arrowSchema(columns);
     this.schema = schema;
-    this.builders = arrow.map(builderOf);
+    this.form = form;
+    this.builders = arrow.map((column) => builderOf(column, form === 'csv' ? CSV_FORM : JSON_FORM));
     this.writer.reset(this.sink, this.schema);
     this.startBatch();
   }
@@ -451,14 +475,16 @@ export class ArrowStreamWriter {
     this.startBatch();
   }
 
-  /** The bytes of the batches completed by the rows of `chunk` ("[v,v],[v,v]"), maybe none. */
+  /** The bytes of the batches completed by the rows of `chunk` ("[v,v],[v,v]", or CSV lines), maybe none. */
   write(chunk: string): Buffer {
     const { builders } = this;
-    scanArrayRows(
+    const csv = this.form === 'csv';
+    (csv ? scanCsvRows : scanArrayRows)(
       chunk,
       (column, start, end) => {
         const row = this.rows;
-        if (end - start === 4 && chunk.charCodeAt(start) === 0x6e) {
+        // NULL: JSON's null, CSV's empty unquoted field.
+        if (csv ? start === end : end - start === 4 && chunk.charCodeAt(start) === 0x6e) {
           this.nulls[column]!++;
           builders[column]!.addNull(row);
         } else {

@@ -8,6 +8,9 @@
 import { arrayRowValues, isString, stringValue } from './json-scan.js';
 
 const NEEDS_QUOTES = /[",\r\n]/;
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const CR = 0x0d;
 
 /** One field: quoted where it must be, `""` for the empty string. */
 export function csvField(text: string): string {
@@ -32,4 +35,35 @@ export function csvLines(chunk: string): string {
     out += '\r\n';
   }
   return out;
+}
+
+/**
+ * Walks whole CSV lines as written here (CRLF line ends): `value` gets each field's column and
+ * place [start, end) in `chunk`, a quoted field with its quotes, `rowEnd` the end of each line.
+ */
+export function scanCsvRows(chunk: string, value: (column: number, start: number, end: number) => void, rowEnd: () => void): void {
+  let column = 0;
+  let i = 0;
+  while (i < chunk.length) {
+    const start = i;
+    if (chunk.charCodeAt(i) === QUOTE) {
+      // The closing quote is one not followed by another (a doubled quote stands for one).
+      let close = chunk.indexOf('"', i + 1);
+      while (close >= 0 && chunk.charCodeAt(close + 1) === QUOTE) close = chunk.indexOf('"', close + 2);
+      if (close < 0) throw new Error('A CSV field of the result is not closed.');
+      i = close + 1;
+    } else {
+      while (i < chunk.length && chunk.charCodeAt(i) !== COMMA && chunk.charCodeAt(i) !== CR) i++;
+    }
+    value(column, start, i);
+    if (chunk.charCodeAt(i) === COMMA) {
+      column++;
+      i++;
+    } else {
+      // CRLF
+      i += 2;
+      column = 0;
+      rowEnd();
+    }
+  }
 }

@@ -291,8 +291,9 @@ async function respondStreamed(
   // With a row limit, one row more than allowed is asked for: its arrival is the refusal.
   const limit = maxRows === null || (params.limit !== undefined && params.limit <= maxRows) ? params.limit : maxRows + 1;
   const streamOptions = { cancelled: () => cancel.signal.aborted, onRows: (count: number) => (sent += count) };
-  // CSV the source writes itself where it can (a statement PostgreSQL runs whole): the same text, no JSON in between.
-  const sourceCsv = format === 'csv' && execution.streamCsv !== undefined;
+  // CSV the source writes itself where it can (a statement PostgreSQL runs whole): the same text, no JSON in between;
+  // Arrow is read from it too (cheaper for the source than JSON).
+  const sourceCsv = (format === 'csv' || format === 'arrow') && execution.streamCsv !== undefined;
   const fromExecution = sourceCsv
     ? execution.streamCsv!({ limit, offset: params.offset }, streamOptions)
     : execution.stream(shape, { limit, offset: params.offset }, streamOptions);
@@ -311,7 +312,8 @@ async function respondStreamed(
   const translate = (err: unknown) => (error = statementError(execution.translateError(err)));
   if (format !== 'json') {
     const columns = execution.columns.map((c) => ({ name: c.name, type: columnTypeName(c.type) }));
-    return sendFormatted(services, reply, sourceCsv ? 'csv-lines' : format, columns, rows, finish, translate);
+    const encoded = sourceCsv ? (format === 'arrow' ? 'arrow-from-csv' : 'csv-lines') : format;
+    return sendFormatted(services, reply, encoded, columns, rows, finish, translate);
   }
   return sendRows(reply, rows, header, finish, translate, countBytes(services));
 }
@@ -545,14 +547,14 @@ interface Encoder {
   close(): string | Buffer;
 }
 
-/** Rows already written as CSV lines (by the source), and the formats vdb writes from JSON rows. */
-type Encoded = 'csv-lines' | Exclude<ResultFormat, 'json'>;
+/** The formats vdb writes from JSON rows, and CSV or Arrow from the CSV lines a source wrote. */
+type Encoded = 'csv-lines' | 'arrow-from-csv' | Exclude<ResultFormat, 'json'>;
 
 function encoderOf(format: Exclude<Encoded, 'parquet'>, columns: readonly TypedName[]): Encoder {
   if (format === 'csv-lines') return { open: () => csvHeader(columns.map((c) => c.name)), chunk: (lines) => lines, close: () => '' };
   if (format === 'csv') return { open: () => csvHeader(columns.map((c) => c.name)), chunk: csvLines, close: () => '' };
   if (format === 'ndjson') return { open: () => '', chunk: ndjsonLines, close: () => '' };
-  const writer = new ArrowStreamWriter(columns);
+  const writer = new ArrowStreamWriter(columns, format === 'arrow-from-csv' ? 'csv' : 'json');
   return { open: () => Buffer.alloc(0), chunk: (text) => writer.write(text), close: () => writer.end() };
 }
 
@@ -627,7 +629,8 @@ async function sendFormatted(
       await release();
     }
   }
-  return reply.type(CONTENT_TYPES[format === 'csv-lines' ? 'csv' : format]).send(Readable.from(body(), { objectMode: false }));
+  const type = format === 'csv-lines' ? CONTENT_TYPES.csv : format === 'arrow-from-csv' ? CONTENT_TYPES.arrow : CONTENT_TYPES[format];
+  return reply.type(type).send(Readable.from(body(), { objectMode: false }));
 }
 
 /** Writes the whole result as a Parquet file (its footer comes last), then sends it as a download. */

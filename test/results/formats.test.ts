@@ -106,8 +106,10 @@ test("PostgreSQL's CSV: line ends outside quotes become CRLF, across chunks and 
     const lines = new CsvLineEnds(100, () => new Error('too large'));
     const first = lines.convert(csv.subarray(0, cut));
     const second = lines.convert(csv.subarray(cut));
-    assert.equal(first.text + second.text, '1,"a\nb",x\r\n2,"say ""é""\r\nz",\r\n3,,""\r\n', `cut at ${cut}`);
+    assert.equal(first.text + second.text + lines.end(), '1,"a\nb",x\r\n2,"say ""é""\r\nz",\r\n3,,""\r\n', `cut at ${cut}`);
     assert.equal(first.rows + second.rows, 3);
+    // Whole rows only: each text ends where a row ends.
+    for (const { text } of [first, second]) assert.ok(text === '' || text.endsWith('\r\n'), `cut at ${cut}: ${JSON.stringify(text)}`);
   }
   const bounded = new CsvLineEnds(5, () => new Error('too large'));
   assert.equal(bounded.convert(Buffer.from('1,2\n')).rows, 1);
@@ -140,4 +142,42 @@ test('Arrow: integers and decimals exact, the short ones read in place and the l
   assert.deepEqual(unscaled('d'), [-5000000000n, 123456789012345678901234567891n, -1n, 999991000000000n]);
   const uint64 = table.getChild('u')!.data[0]!.values as BigUint64Array;
   assert.deepEqual([...uint64.subarray(0, 4)], [0n, 2n ** 64n - 1n, 9007199254740993n, 1n]);
+});
+
+test('Arrow from CSV lines reads as from the JSON rows: quoted fields, doubled quotes, NULL and the empty string', () => {
+  const columns = [
+    { name: 's', type: 'VARCHAR' },
+    { name: 'd', type: 'DATE' },
+    { name: 't', type: 'TIMESTAMP WITH TIME ZONE' },
+    { name: 'n', type: 'DECIMAL(12,2)' },
+    { name: 'b', type: 'BOOLEAN' },
+  ];
+  const json = new ArrowStreamWriter(columns);
+  const csv = new ArrowStreamWriter(columns, 'csv');
+  const fromJson = tableFromIPC(
+    Buffer.concat([
+      json.write(
+        '["a,\\"b\\"\\r\\nc","2024-02-29","2024-01-01T10:00:00.5+00:00",-1.50,true],["",null,null,null,false],[null,"0044-03-15 BC","infinity",0.01,null]',
+      ),
+      json.end(),
+    ]),
+  );
+  const fromCsv = tableFromIPC(
+    Buffer.concat([
+      csv.write('"a,""b""\r\nc",2024-02-29,2024-01-01T10:00:00.5+00:00,-1.50,true\r\n"",,,,false\r\n,0044-03-15 BC,infinity,0.01,\r\n'),
+      csv.end(),
+    ]),
+  );
+  assert.equal(fromCsv.numRows, 3);
+  for (const { name } of columns) {
+    const a = fromJson.getChild(name)!;
+    const b = fromCsv.getChild(name)!;
+    for (let row = 0; row < 3; row++) {
+      assert.equal(b.isValid(row), a.isValid(row), `${name} ${row} NULL`);
+      // Timestamps by their 64-bit values (get() turns infinity into an error).
+      const value = (v: typeof a) => String(name === 't' ? (v.data[0]!.values as BigInt64Array)[row] : v.get(row));
+      assert.equal(value(b), value(a), `${name} ${row}`);
+    }
+  }
+  assert.equal(fromCsv.getChild('s')!.get(1), '', 'the empty string, not NULL');
 });

@@ -482,7 +482,7 @@ export class PostgresConnector implements RowConnector {
     return `COPY (${select}) TO STDOUT WITH (FORMAT csv)`;
   }
 
-  /** Streams a statement's CSV text with CRLF line ends; a row is refused past twice the value limit (quotes doubled). */
+  /** Streams a statement's CSV text in whole rows with CRLF line ends; a row is refused past twice the value limit (quotes doubled). */
   async *streamStatementCsv(copySql: string, signal: AbortSignal, onRows?: (count: number) => void): AsyncGenerator<string> {
     const lines = new CsvLineEnds(this.valueLimit * 2 + 2, () =>
       valueTooLarge(`A row of the result from "${this.source.name}"`, this.valueLimit),
@@ -492,6 +492,8 @@ export class PostgresConnector implements RowConnector {
       onRows?.(rows);
       if (text) yield text;
     }
+    const rest = lines.end();
+    if (rest) yield rest;
   }
 
   /** The statement's rows as text values (COPY text), for loading into the engine. */

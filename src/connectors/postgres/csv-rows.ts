@@ -5,7 +5,6 @@
  * writes NULL as an empty field, the empty string as `""`. Only its line ends differ: LF, turned
  * into CRLF here (outside quoted fields).
  */
-import { StringDecoder } from 'node:string_decoder';
 import type { StatementColumn } from '../types.js';
 import { jsonValueSql } from './json-rows.js';
 
@@ -27,57 +26,65 @@ const LF = 0x0a;
 const CRLF = Buffer.from('\r\n');
 
 /**
- * COPY's CSV chunks with CRLF line ends, as text; counts rows (line ends outside quotes) and
- * refuses a row longer than `maxRow` bytes.
+ * COPY's CSV chunks as whole rows with CRLF line ends: rows are counted (line ends outside
+ * quotes), a row longer than `maxRow` bytes is refused, and a row cut by a chunk's end waits
+ * for the next chunk, so each text holds whole rows only.
  */
 export class CsvLineEnds {
   private quoted = false;
   private rowLength = 0;
-  private readonly decoder = new StringDecoder('utf8');
+  /** Bytes read since the last row end (no row end among them). */
+  private pending: Buffer[] = [];
 
   constructor(
     private readonly maxRow: number,
     private readonly tooLarge: () => Error,
   ) {}
 
-  /** Counts a row ending at `end` of a chunk whose current row began at `from`. */
-  private rowEnds(from: number, end: number): void {
-    if (this.rowLength + (end - from) > this.maxRow) throw this.tooLarge();
-    this.rowLength = 0;
-  }
-
-  private rest(chunk: Buffer, from: number): void {
-    this.rowLength += chunk.length - from;
-    if (this.rowLength > this.maxRow) throw this.tooLarge();
-  }
-
-  /** The chunk with CRLF line ends, and how many rows ended in it. */
+  /** The whole rows completed by `chunk`, with CRLF line ends, and how many they are. */
   convert(chunk: Buffer): { text: string; rows: number } {
-    let rows = 0;
-    let from = 0;
-    // Without quotes in the chunk (most chunks of numbers and dates) every LF ends a row.
-    if (!this.quoted && chunk.indexOf(QUOTE) < 0) {
+    // Without quotes anywhere (most chunks of numbers and dates) every LF ends a row.
+    if (this.pending.length === 0 && !this.quoted && chunk.indexOf(QUOTE) < 0) {
+      let rows = 0;
+      let from = 0;
       for (let i = chunk.indexOf(LF); i >= 0; i = chunk.indexOf(LF, i + 1)) {
-        this.rowEnds(from, i);
+        if (i - from > this.maxRow) throw this.tooLarge();
         from = i + 1;
         rows++;
       }
-      this.rest(chunk, from);
-      return { text: this.decoder.write(chunk).replaceAll('\n', '\r\n'), rows };
+      this.keep(chunk.subarray(from));
+      return { text: rows === 0 ? '' : chunk.toString('utf8', 0, from).replaceAll('\n', '\r\n'), rows };
     }
     const pieces: Buffer[] = [];
+    let rows = 0;
+    let from = 0;
     for (let i = 0; i < chunk.length; i++) {
       const byte = chunk[i];
       if (byte === QUOTE) this.quoted = !this.quoted;
       else if (byte === LF && !this.quoted) {
-        this.rowEnds(from, i);
-        pieces.push(chunk.subarray(from, i), CRLF);
+        if (this.rowLength + (i - from) > this.maxRow) throw this.tooLarge();
+        pieces.push(...this.pending, chunk.subarray(from, i), CRLF);
+        this.pending = [];
+        this.rowLength = 0;
         from = i + 1;
         rows++;
       }
     }
-    this.rest(chunk, from);
-    pieces.push(chunk.subarray(from));
-    return { text: this.decoder.write(Buffer.concat(pieces)), rows };
+    this.keep(chunk.subarray(from));
+    return { text: rows === 0 ? '' : Buffer.concat(pieces).toString('utf8'), rows };
+  }
+
+  /** What is left after the last chunk (nothing, for COPY's output, whose last row ends with LF). */
+  end(): string {
+    const rest = Buffer.concat(this.pending).toString('utf8');
+    this.pending = [];
+    return rest;
+  }
+
+  private keep(rest: Buffer): void {
+    if (rest.length === 0) return;
+    this.rowLength += rest.length;
+    if (this.rowLength > this.maxRow) throw this.tooLarge();
+    this.pending.push(rest);
   }
 }
