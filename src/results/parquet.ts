@@ -33,10 +33,10 @@ function parquetValueSql(column: TypedName, i: number): string {
   return c;
 }
 
-/** The CSV text of the rows, its header naming the columns c0, c1, ... */
-async function* csvText(columns: readonly TypedName[], rows: AsyncIterable<string>): AsyncGenerator<string> {
+/** The CSV text of the rows (JSON array rows, or CSV lines a source wrote), its header naming the columns c0, c1, ... */
+async function* csvText(columns: readonly TypedName[], rows: AsyncIterable<string>, form: 'json' | 'csv'): AsyncGenerator<string> {
   yield csvHeader(columns.map((_, i) => `c${i}`));
-  for await (const chunk of rows) yield csvLines(chunk);
+  for await (const chunk of rows) yield form === 'csv' ? chunk : csvLines(chunk);
 }
 
 /** Parquet files of results, made in `dir` by an engine that may touch nothing else. */
@@ -74,17 +74,21 @@ export class ParquetFiles {
   }
 
   /**
-   * Writes the rows (chunks of JSON array rows) as a Parquet file; returns its path and a
-   * function that deletes it. The CSV in between is deleted in any case.
+   * Writes the rows (chunks of JSON array rows, or of CSV lines) as a Parquet file; returns its
+   * path and a function that deletes it. The CSV in between is deleted in any case.
    */
-  async write(columns: readonly TypedName[], rows: AsyncIterable<string>): Promise<{ file: string; remove: () => void }> {
+  async write(
+    columns: readonly TypedName[],
+    rows: AsyncIterable<string>,
+    form: 'json' | 'csv' = 'json',
+  ): Promise<{ file: string; remove: () => void }> {
     fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const name = randomBytes(12).toString('hex');
     const csv = path.join(this.dir, `${name}.csv`);
     const file = path.join(this.dir, `${name}.parquet`);
     const remove = () => fs.rmSync(file, { force: true });
     try {
-      await pipeline(Readable.from(csvText(columns, rows)), fs.createWriteStream(csv, { mode: 0o600 }));
+      await pipeline(Readable.from(csvText(columns, rows, form)), fs.createWriteStream(csv, { mode: 0o600 }));
       const types = columns.map((_, i) => `${sqlLiteral(`c${i}`)}: 'VARCHAR'`).join(', ');
       const list = columns.map((column, i) => `${parquetValueSql(column, i)} AS ${quoteIdent(column.name)}`).join(', ');
       const instance = await this.engine();

@@ -292,8 +292,8 @@ async function respondStreamed(
   const limit = maxRows === null || (params.limit !== undefined && params.limit <= maxRows) ? params.limit : maxRows + 1;
   const streamOptions = { cancelled: () => cancel.signal.aborted, onRows: (count: number) => (sent += count) };
   // CSV the source writes itself where it can (a statement PostgreSQL runs whole): the same text, no JSON in between;
-  // Arrow is read from it too (cheaper for the source than JSON).
-  const sourceCsv = (format === 'csv' || format === 'arrow') && execution.streamCsv !== undefined;
+  // Arrow and Parquet are made from it too (cheaper for the source than JSON).
+  const sourceCsv = (format === 'csv' || format === 'arrow' || format === 'parquet') && execution.streamCsv !== undefined;
   const fromExecution = sourceCsv
     ? execution.streamCsv!({ limit, offset: params.offset }, streamOptions)
     : execution.stream(shape, { limit, offset: params.offset }, streamOptions);
@@ -312,7 +312,7 @@ async function respondStreamed(
   const translate = (err: unknown) => (error = statementError(execution.translateError(err)));
   if (format !== 'json') {
     const columns = execution.columns.map((c) => ({ name: c.name, type: columnTypeName(c.type) }));
-    const encoded = sourceCsv ? (format === 'arrow' ? 'arrow-from-csv' : 'csv-lines') : format;
+    const encoded = sourceCsv ? (`${format}-from-csv` as const) : format;
     return sendFormatted(services, reply, encoded, columns, rows, finish, translate);
   }
   return sendRows(reply, rows, header, finish, translate, countBytes(services));
@@ -548,10 +548,10 @@ interface Encoder {
 }
 
 /** The formats vdb writes from JSON rows, and CSV or Arrow from the CSV lines a source wrote. */
-type Encoded = 'csv-lines' | 'arrow-from-csv' | Exclude<ResultFormat, 'json'>;
+type Encoded = 'csv-from-csv' | 'arrow-from-csv' | 'parquet-from-csv' | Exclude<ResultFormat, 'json'>;
 
-function encoderOf(format: Exclude<Encoded, 'parquet'>, columns: readonly TypedName[]): Encoder {
-  if (format === 'csv-lines') return { open: () => csvHeader(columns.map((c) => c.name)), chunk: (lines) => lines, close: () => '' };
+function encoderOf(format: Exclude<Encoded, 'parquet' | 'parquet-from-csv'>, columns: readonly TypedName[]): Encoder {
+  if (format === 'csv-from-csv') return { open: () => csvHeader(columns.map((c) => c.name)), chunk: (lines) => lines, close: () => '' };
   if (format === 'csv') return { open: () => csvHeader(columns.map((c) => c.name)), chunk: csvLines, close: () => '' };
   if (format === 'ndjson') return { open: () => '', chunk: ndjsonLines, close: () => '' };
   const writer = new ArrowStreamWriter(columns, format === 'arrow-from-csv' ? 'csv' : 'json');
@@ -578,7 +578,9 @@ async function sendFormatted(
   finish: () => void,
   translateError: (err: unknown) => unknown,
 ): Promise<FastifyReply> {
-  if (format === 'parquet') return sendParquet(services, reply, columns, rows, finish, translateError);
+  if (format === 'parquet' || format === 'parquet-from-csv') {
+    return sendParquet(services, reply, columns, rows, format === 'parquet' ? 'json' : 'csv', finish, translateError);
+  }
   const counted = countBytes(services);
   const encoder = encoderOf(format, columns);
   let first: IteratorResult<string>;
@@ -629,7 +631,7 @@ async function sendFormatted(
       await release();
     }
   }
-  const type = format === 'csv-lines' ? CONTENT_TYPES.csv : format === 'arrow-from-csv' ? CONTENT_TYPES.arrow : CONTENT_TYPES[format];
+  const type = CONTENT_TYPES[format === 'csv-from-csv' ? 'csv' : format === 'arrow-from-csv' ? 'arrow' : format];
   return reply.type(type).send(Readable.from(body(), { objectMode: false }));
 }
 
@@ -639,12 +641,13 @@ async function sendParquet(
   reply: FastifyReply,
   columns: readonly TypedName[],
   rows: AsyncGenerator<string>,
+  form: 'json' | 'csv',
   finish: () => void,
   translateError: (err: unknown) => unknown,
 ): Promise<FastifyReply> {
   let written: { file: string; remove: () => void };
   try {
-    written = await services.parquet.write(columns, rows);
+    written = await services.parquet.write(columns, rows, form);
   } catch (err) {
     throw translateError(err);
   } finally {

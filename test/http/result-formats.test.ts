@@ -296,6 +296,11 @@ for (const [route, sql] of Object.entries(STATEMENTS)) {
       assert.equal(response.status, 200, await response.clone().text());
       assert.equal(response.headers.get('content-type'), 'application/vnd.apache.parquet');
       assert.match(response.headers.get('content-disposition') ?? '', /^attachment; filename="result\.parquet"$/);
+      assert.equal(
+        /FORMAT csv/.test((await lastLogged(sql))[0] ?? ''),
+        route === 'whole',
+        "made from PostgreSQL's CSV where it runs the statement",
+      );
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-parquet-'));
       const file = path.join(dir, 'result.parquet');
       fs.writeFileSync(file, Buffer.from(await response.arrayBuffer()));
