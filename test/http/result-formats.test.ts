@@ -348,6 +348,11 @@ for (const [route, sql] of Object.entries(STATEMENTS)) {
   });
 }
 
+test('the JSON PostgreSQL writes is the JSON of the engine, byte for byte (integers as their text)', async () => {
+  const [whole, engine] = await Promise.all([query(STATEMENTS.whole), query(STATEMENTS.engine)]);
+  assert.equal(await expectOkText(whole), await expectOkText(engine));
+});
+
 test('the CSV PostgreSQL writes is the CSV vdb writes from the JSON rows, byte for byte', async () => {
   const [whole, engine] = await Promise.all([query(STATEMENTS.whole, 'text/csv'), query(STATEMENTS.engine, 'text/csv')]);
   assert.equal(await expectOkText(whole), await expectOkText(engine));
