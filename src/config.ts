@@ -205,6 +205,9 @@ export const cursorSpillDir = (dataDir: string) => path.join(dataDir, 'cursors')
 /** Where results wait for slow clients (resultSpool): in the data directory, emptied at start. */
 export const resultSpoolDir = (dataDir: string) => path.join(dataDir, 'tmp', 'results');
 
+/** Where Parquet answers are made before they are sent (results/parquet.ts): emptied at start. */
+export const parquetDir = (dataDir: string) => path.join(dataDir, 'tmp', 'parquet');
+
 /**
  * The engine may read the file roots: none may be the data directory or a folder above it,
  * which holds the secrets and the catalog, nor the cursors' spill folder or a folder in it.

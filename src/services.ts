@@ -12,7 +12,8 @@ import { SYSTEM_ENGINE_SCHEMA } from './sources/definitions.js';
 import { messageOf } from './errors.js';
 import type { CatalogStore } from './catalog/store.js';
 import { openCatalog } from './catalog/open.js';
-import { defaultFileRoot, resultSpoolDir, type Config } from './config.js';
+import { defaultFileRoot, parquetDir, resultSpoolDir, type Config } from './config.js';
+import { ParquetFiles } from './results/parquet.js';
 import { PoolGates } from './connectors/pool-gate.js';
 import type { ConnectorContext } from './connectors/factory.js';
 import { Spools } from './results/spool.js';
@@ -52,6 +53,8 @@ export interface Services {
   metrics: Metrics;
   /** Results read ahead of slow clients, so that their sources' connections go back (resultSpool). */
   spools: Spools;
+  /** Parquet files of results, made in the data directory's tmp/parquet (results/parquet.ts). */
+  parquet: ParquetFiles;
   /** Stopping or not, and the statements in flight (graceful shutdown). */
   lifecycle: Lifecycle;
   throttle: SignInThrottle;
@@ -122,6 +125,7 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
   // The networked sources' pools, and the results read ahead of slow clients.
   const pools = new PoolGates();
   const spools = new Spools({ ...config.resultSpool, dir: resultSpoolDir(config.dataDir) });
+  const parquet = new ParquetFiles(parquetDir(config.dataDir));
   const metrics = new Metrics({
     cursors: () => cursorStats(),
     cacheHits: () => cacheHits(),
@@ -186,6 +190,7 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
     auditLog,
     metrics,
     spools,
+    parquet,
     lifecycle: new Lifecycle(),
     throttle: shared.throttle,
     statements: shared.statements,

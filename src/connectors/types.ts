@@ -218,6 +218,13 @@ export interface WholeStatementConnector extends RowConnector {
   streamStatementJson(jsonSql: string, signal: AbortSignal, onRows?: (count: number) => void): AsyncGenerator<string>;
   /** The raw class of a result column's values in `statementRows`. */
   statementRawType(column: StatementColumn): RawType;
+  /**
+   * The statement that writes the rows of `sql` as CSV lines without a header (each value the
+   * text of its JSON value, results/csv.ts), where the source can; with `streamStatementCsv`.
+   */
+  statementCsvSql?(sql: string, columns: readonly StatementColumn[], window: { limit?: number; offset?: number }): string;
+  /** The CSV text of a `statementCsvSql` statement in whole rows, CRLF line ends, as it arrives. */
+  streamStatementCsv?(csvSql: string, signal: AbortSignal, onRows?: (count: number) => void): AsyncGenerator<string>;
 }
 
 /** The connector as one that runs whole PostgreSQL statements, or null when its dialect is another. */

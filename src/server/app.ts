@@ -18,6 +18,7 @@ import { statusRoutes } from './routes/status.js';
 import { healthRoutes, metricsRoutes } from './routes/operations.js';
 import { badRequest } from '../errors.js';
 import { consoleRoutes } from './console.js';
+import { ResultDescription, ResultQuery } from './schemas.js';
 
 /** Never log a hosted link token: it is a credential in the path. */
 const redactUrl = (url: string) => url.replace(/^\/[^/?]+\/rest\//, '/<link>/rest/');
@@ -126,7 +127,11 @@ function describeApi(app: FastifyInstance, services: Services): void {
       security: [{ basic: [] }, { token: [] }, { apiKey: [] }],
     },
     // The hosted copies of the routes are the same API: described once.
-    transform: ({ schema, url }) => ({ schema: url.startsWith('/:linkToken') ? { ...schema, hide: true } : schema, url }),
+    // The result endpoints (those with ResultQuery) are described with their formats, headers and 406.
+    transform: ({ schema, url }) => {
+      const described = schema?.querystring === ResultQuery ? { ...schema, ...ResultDescription } : schema;
+      return { schema: url.startsWith('/:linkToken') ? { ...described, hide: true } : described, url };
+    },
   });
 }
 

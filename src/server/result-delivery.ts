@@ -1,14 +1,22 @@
 /**
- * Delivering results over HTTP, shared by the query and source endpoints: streamed JSON for a
- * plain request; a cursor plus the pagination headers of spec 4.5 for a paginated one.
+ * Delivering results over HTTP, shared by the query and source endpoints: rows streamed for a
+ * plain request, a cursor plus the pagination headers of spec 4.5 for a paginated one; in JSON,
+ * or in the format the Accept header chooses (results/formats.ts), with the counts Prefer asks
+ * for (counts.ts).
  */
+import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { UserDef } from '../catalog/types.js';
+import type { TableDef, UserDef } from '../catalog/types.js';
+import { countPreference, exactCount, setCount, tableEstimate, type CountMethod } from './counts.js';
 import { ApiError, badRequest, SourceFailure, timeoutError } from '../errors.js';
 import type { Execution } from '../engine/exec/execute.js';
 import { cursorHeaderRow, type Cursor, type CursorColumn } from '../results/cursors.js';
 import { columnTypeName, headerRow, type ResultColumn, type RowShape } from '../results/json.js';
+import { CONTENT_TYPES, negotiateFormat, SUPPORTED_TYPES, type ResultFormat } from '../results/formats.js';
+import { csvHeader, csvLines } from '../results/csv.js';
+import { ndjsonLines } from '../results/ndjson.js';
+import { ArrowStreamWriter, type TypedName } from '../results/arrow.js';
 import { concurrencyOf, limitsOf, roleTimeout, tooManyRows } from '../security/statement-limits.js';
 import type { Services } from '../services.js';
 import { originOf } from './errors.js';
@@ -91,6 +99,12 @@ interface StatementRequest {
   endpoint: Endpoint;
   /** The resource a cursor of the result belongs to. */
   resource: string;
+  /** The format the client accepts (Accept). */
+  format: ResultFormat;
+  /** The count the client asks for (Prefer: count=...), or null. */
+  count: CountMethod | null;
+  /** The table whose rows are asked for (GET /source/{schema}/{table}). */
+  table?: TableDef;
 }
 
 /** The request's one query-log record: the statement's outcome, written once whatever the path. */
@@ -242,12 +256,13 @@ async function respondPaginated(
     execution.close();
     running.end();
   }
-  return sendPage(services, http, reply, cursor, request.params, request.endpoint);
+  return sendPage(services, http, reply, cursor, request.params, request.endpoint, request.format, request.count);
 }
 
 /** Streams the rows as they come. */
 async function respondStreamed(
   services: Services,
+  http: FastifyRequest,
   reply: FastifyReply,
   request: StatementRequest,
   admitted: Admitted,
@@ -255,21 +270,33 @@ async function respondStreamed(
   log: RequestLog,
 ): Promise<FastifyReply> {
   const { execution, cancel } = running;
-  const { params } = request;
-  const shape: RowShape = params.array ? 'array' : 'object';
-  const header = shape === 'array' && params.headers ? headerRow(execution.columns) : undefined;
+  const { params, format } = request;
+  if (request.count && request.table) {
+    try {
+      const estimate = request.count === 'estimated' ? tableEstimate(request.table, execution) : null;
+      const total = estimate ?? (await exactCount(services, http, request.user, request.sql, cancel.signal));
+      setCount(reply, estimate === null ? 'exact' : 'estimated', params.offset ?? 0, params.limit, total);
+    } catch (err) {
+      const answer = statementError(err);
+      log.failed(answer, execution, cancel.signal.aborted);
+      execution.close();
+      running.end();
+      throw answer;
+    }
+  }
+  const shape = shapeOf(format, params);
+  const header = format === 'json' && shape === 'array' && params.headers ? headerRow(execution.columns) : undefined;
   let sent = 0;
   const maxRows = admitted.maxRows;
   // With a row limit, one row more than allowed is asked for: its arrival is the refusal.
   const limit = maxRows === null || (params.limit !== undefined && params.limit <= maxRows) ? params.limit : maxRows + 1;
-  const fromExecution = execution.stream(
-    shape,
-    { limit, offset: params.offset },
-    {
-      cancelled: () => cancel.signal.aborted,
-      onRows: (count) => (sent += count),
-    },
-  );
+  const streamOptions = { cancelled: () => cancel.signal.aborted, onRows: (count: number) => (sent += count) };
+  // CSV the source writes itself where it can (a statement PostgreSQL runs whole): the same text, no JSON in between;
+  // Arrow and Parquet are made from it too (cheaper for the source than JSON).
+  const sourceCsv = (format === 'csv' || format === 'arrow' || format === 'parquet') && execution.streamCsv !== undefined;
+  const fromExecution = sourceCsv
+    ? execution.streamCsv!({ limit, offset: params.offset }, streamOptions)
+    : execution.stream(shape, { limit, offset: params.offset }, streamOptions);
   // Rows that come straight from a source's connection are read ahead of the client: a slow one does not hold the connection.
   const streamed = execution.streamsFromSource ? services.spools.spool(fromExecution, cancel.signal) : fromExecution;
   const rows = maxRows === null ? streamed : refuseBeyond(streamed, () => sent, maxRows, request.user.name);
@@ -282,8 +309,27 @@ async function respondStreamed(
   };
   setWarnings(reply, execution.warnings);
   setColumnTypes(reply, execution.columns);
-  return sendRows(reply, rows, header, finish, (err) => (error = statementError(execution.translateError(err))), countBytes(services));
+  const translate = (err: unknown) => (error = statementError(execution.translateError(err)));
+  if (format !== 'json') {
+    const columns = execution.columns.map((c) => ({ name: c.name, type: columnTypeName(c.type) }));
+    const encoded = sourceCsv ? (`${format}-from-csv` as const) : format;
+    return sendFormatted(services, reply, encoded, columns, rows, finish, translate);
+  }
+  return sendRows(reply, rows, header, finish, translate, countBytes(services));
 }
+
+/** The shape of the JSON rows a format is written from: NDJSON's lines are objects, the others read arrays. */
+const shapeOf = (format: ResultFormat, params: ResultParams): RowShape =>
+  format === 'ndjson' ? 'object' : format !== 'json' || params.array ? 'array' : 'object';
+
+/** The answer to an Accept header that names no format vdb writes. */
+export const notAcceptable = (accept: string) =>
+  new ApiError(
+    406,
+    'Not acceptable',
+    `The Accept header "${headerText(accept.slice(0, 200))}" names no format vdb answers results in.`,
+    `Accept one of: ${SUPPORTED_TYPES.join(', ')} (or */*, or no Accept header, for JSON).`,
+  );
 
 /**
  * Answers a result request in stages: read it, admit it (limits, places), run it, respond (a
@@ -300,15 +346,23 @@ export async function sendResult(
   endpoint: Endpoint,
   /** Values of the statement's $1, $2, ... (the body's "params"). */
   values?: readonly ParamValue[],
+  /** The table whose rows are asked for (its rows can be counted from its statistics). */
+  table?: TableDef,
 ): Promise<FastifyReply> {
   const resource = resourceOf(http);
+  const count = countPreference(http.headers.prefer);
+  const format = negotiateFormat(http.headers.accept);
+  if (format === null) throw notAcceptable(http.headers.accept ?? '');
+  // The same URL answers in several formats: caches keep them apart.
+  reply.header('Vary', 'Accept');
   if (params.requestId !== undefined) {
-    return sendPage(services, http, reply, await services.cursors.get(params.requestId, user.name, resource), params, endpoint);
+    const cursor = await services.cursors.get(params.requestId, user.name, resource);
+    return sendPage(services, http, reply, cursor, params, endpoint, format, count);
   }
   if (sql === undefined) {
     throw badRequest('The body must be a JSON object with a "sql" string.', 'Example: {"sql": "SELECT 1"}', 'Missing SQL');
   }
-  const request: StatementRequest = { user, sql, params, values, endpoint, resource };
+  const request: StatementRequest = { user, sql, params, values, endpoint, resource, format, count, table };
   const log = requestLog(services, request);
   if (params.pagination && params.limit === 0) throw badRequest('With pagination, "limit" must be at least 1.', null, 'Invalid parameter');
   let admitted: Admitted;
@@ -321,7 +375,7 @@ export async function sendResult(
   const running = await run(services, http, reply, request, admitted, log);
   return params.pagination
     ? respondPaginated(services, http, reply, request, admitted, running, log)
-    : respondStreamed(services, reply, request, admitted, running, log);
+    : respondStreamed(services, http, reply, request, admitted, running, log);
 }
 
 /** Serves one chunk of a cursor with the pagination headers. */
@@ -332,6 +386,8 @@ async function sendPage(
   cursor: Cursor,
   params: ResultParams,
   endpoint: Endpoint,
+  format: ResultFormat,
+  count: CountMethod | null,
 ): Promise<FastifyReply> {
   const { defaultLimit, maxLimit } = services.config.pagination;
   if (params.limit === 0) throw badRequest('With pagination, "limit" must be at least 1.', null, 'Invalid parameter');
@@ -362,7 +418,20 @@ async function sendPage(
   if (offset + limit < cursor.rowCount) reply.header('nextPage', link(offset + limit));
   setWarnings(reply, cursor.warnings);
   setColumnTypes(reply, cursor.columns);
-  const shape: RowShape = params.array ? 'array' : 'object';
+  // The cursor knows its rows: an estimate asked for is answered exactly.
+  if (count) setCount(reply, 'exact', offset, limit, cursor.rowCount);
+  const shape = shapeOf(format, params);
+  if (format !== 'json') {
+    return sendFormatted(
+      services,
+      reply,
+      format,
+      cursor.columns,
+      services.cursors.page(cursor, offset, limit, shape),
+      () => undefined,
+      (e) => e,
+    );
+  }
   return sendRows(
     reply,
     services.cursors.page(cursor, offset, limit, shape),
@@ -397,7 +466,7 @@ async function* refuseBeyond(rows: AsyncGenerator<string>, produced: () => numbe
 const WRITE_BYTES = 16 * 1024;
 
 /** Counts the bytes of what is sent (the metrics' result bytes). */
-const countBytes = (services: Services) => (text: string) => services.metrics.countResultBytes(Buffer.byteLength(text));
+const countBytes = (services: Services) => (text: string | Buffer) => services.metrics.countResultBytes(Buffer.byteLength(text));
 
 async function sendRows(
   reply: FastifyReply,
@@ -469,4 +538,134 @@ async function sendRows(
     }
   }
   return reply.type('application/json; charset=utf-8').send(Readable.from(body(), { objectMode: false }));
+}
+
+/** A format written piece by piece from chunks of JSON rows: a beginning, each chunk's piece, an end. */
+interface Encoder {
+  open(): string | Buffer;
+  chunk(text: string): string | Buffer;
+  close(): string | Buffer;
+}
+
+/** The formats vdb writes from JSON rows, and CSV or Arrow from the CSV lines a source wrote. */
+type Encoded = 'csv-from-csv' | 'arrow-from-csv' | 'parquet-from-csv' | Exclude<ResultFormat, 'json'>;
+
+function encoderOf(format: Exclude<Encoded, 'parquet' | 'parquet-from-csv'>, columns: readonly TypedName[]): Encoder {
+  if (format === 'csv-from-csv') return { open: () => csvHeader(columns.map((c) => c.name)), chunk: (lines) => lines, close: () => '' };
+  if (format === 'csv') return { open: () => csvHeader(columns.map((c) => c.name)), chunk: csvLines, close: () => '' };
+  if (format === 'ndjson') return { open: () => '', chunk: ndjsonLines, close: () => '' };
+  const writer = new ArrowStreamWriter(columns, format === 'arrow-from-csv' ? 'csv' : 'json');
+  return { open: () => Buffer.alloc(0), chunk: (text) => writer.write(text), close: () => writer.end() };
+}
+
+/** Pieces joined for one write. */
+const joined = (parts: ReadonlyArray<string | Buffer>): string | Buffer =>
+  parts.every((p) => typeof p === 'string')
+    ? parts.join('')
+    : Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+
+/**
+ * Sends the rows in a format other than JSON (CSV, NDJSON, Arrow streamed; Parquet as a file).
+ * As sendRows: the first chunk is awaited before the status, so early errors keep their status;
+ * a failure later aborts the connection.
+ */
+async function sendFormatted(
+  services: Services,
+  reply: FastifyReply,
+  format: Encoded,
+  columns: readonly TypedName[],
+  rows: AsyncGenerator<string>,
+  finish: () => void,
+  translateError: (err: unknown) => unknown,
+): Promise<FastifyReply> {
+  if (format === 'parquet' || format === 'parquet-from-csv') {
+    return sendParquet(services, reply, columns, rows, format === 'parquet' ? 'json' : 'csv', finish, translateError);
+  }
+  const counted = countBytes(services);
+  const encoder = encoderOf(format, columns);
+  let first: IteratorResult<string>;
+  try {
+    first = await rows.next();
+  } catch (err) {
+    finish();
+    throw translateError(err);
+  }
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    try {
+      await rows.return(undefined);
+    } finally {
+      finish();
+    }
+  };
+  if (reply.raw.closed || reply.raw.destroyed) void release().catch(() => undefined);
+  else reply.raw.once('close', () => void release().catch(() => undefined));
+  async function* body(): AsyncGenerator<string | Buffer> {
+    try {
+      let parts: Array<string | Buffer> = [encoder.open()];
+      let size = parts[0]!.length;
+      let next = first;
+      while (!next.done) {
+        const piece = encoder.chunk(next.value);
+        parts.push(piece);
+        size += piece.length;
+        if (size >= WRITE_BYTES) {
+          const out = joined(parts);
+          counted(out);
+          yield out;
+          parts = [];
+          size = 0;
+        }
+        next = await rows.next();
+      }
+      parts.push(encoder.close());
+      const out = joined(parts);
+      counted(out);
+      yield out;
+    } catch (err) {
+      translateError(err);
+      throw err;
+    } finally {
+      await release();
+    }
+  }
+  const type = CONTENT_TYPES[format === 'csv-from-csv' ? 'csv' : format === 'arrow-from-csv' ? 'arrow' : format];
+  return reply.type(type).send(Readable.from(body(), { objectMode: false }));
+}
+
+/** Writes the whole result as a Parquet file (its footer comes last), then sends it as a download. */
+async function sendParquet(
+  services: Services,
+  reply: FastifyReply,
+  columns: readonly TypedName[],
+  rows: AsyncGenerator<string>,
+  form: 'json' | 'csv',
+  finish: () => void,
+  translateError: (err: unknown) => unknown,
+): Promise<FastifyReply> {
+  let written: { file: string; remove: () => void };
+  try {
+    written = await services.parquet.write(columns, rows, form);
+  } catch (err) {
+    throw translateError(err);
+  } finally {
+    await rows.return(undefined).catch(() => undefined);
+    finish();
+  }
+  // Opened, then deleted at once: the file goes with the response, whatever becomes of it.
+  let fd: number;
+  try {
+    fd = fs.openSync(written.file, 'r');
+  } finally {
+    written.remove();
+  }
+  const size = fs.fstatSync(fd).size;
+  services.metrics.countResultBytes(size);
+  return reply
+    .type(CONTENT_TYPES.parquet)
+    .header('content-length', String(size))
+    .header('content-disposition', 'attachment; filename="result.parquet"')
+    .send(fs.createReadStream('', { fd }));
 }

@@ -104,3 +104,45 @@ export function invalidField(request: FastifyRequest): string {
   const missing = first?.keyword === 'required' ? String((first.params as { missingProperty?: string }).missingProperty ?? '') : '';
   return path || missing;
 }
+
+const ErrorBody = Type.Object({ title: Type.String(), description: Type.String(), hint: Type.Union([Type.String(), Type.Null()]) });
+const headerText = (description: string) => ({ type: 'string', description });
+
+/**
+ * What the result endpoints answer, for the OpenAPI description only (app.ts adds it there: the
+ * rows are written as they come, never through a response schema).
+ */
+export const ResultDescription = {
+  headers: Type.Object({
+    accept: Type.Optional(
+      Type.String({
+        description:
+          'The format of the rows: application/json (default), text/csv, application/x-ndjson, application/vnd.apache.arrow.stream or application/vnd.apache.parquet; q-values count. None of them: 406.',
+      }),
+    ),
+    prefer: Type.Optional(
+      Type.String({
+        description: 'count=exact or count=estimated: the total row count in Content-Range (table reads and paginated requests).',
+      }),
+    ),
+  }),
+  response: {
+    200: {
+      description: 'The rows, in the format the Accept header chose (docs/rest.md, Result formats).',
+      headers: {
+        'SQL-Column-Types': headerText('The SQL types of the columns, a JSON array.'),
+        'SQL-Warnings': headerText('Values loaded lossy, if any.'),
+        'Content-Range': headerText('With Prefer: count=...: <first>-<last>/<total>.'),
+        'Preference-Applied': headerText('count=exact or count=estimated, as counted.'),
+      },
+      content: {
+        'application/json': { schema: Type.Array(Type.Unknown(), { description: 'Rows as arrays or objects (array, headers).' }) },
+        'text/csv': { schema: Type.String({ description: 'RFC 4180, a header line, CRLF.' }) },
+        'application/x-ndjson': { schema: Type.String({ description: 'One JSON object per row and line.' }) },
+        'application/vnd.apache.arrow.stream': { schema: Type.String({ format: 'binary', description: 'An Arrow IPC stream.' }) },
+        'application/vnd.apache.parquet': { schema: Type.String({ format: 'binary', description: 'A Parquet file (a download).' }) },
+      },
+    },
+    406: { description: 'The Accept header names no format vdb writes; the hint lists those it does.', ...ErrorBody },
+  },
+};

@@ -78,3 +78,30 @@ test('parameters and bodies are described', () => {
   );
   assert.ok(doc.paths['/rest/api/keys']!.post!.requestBody);
 });
+
+test('the result endpoints name their formats, the count headers and 406', () => {
+  const results = [
+    doc.paths['/rest/api/query']!.post!,
+    doc.paths['/rest/api/query']!.get!,
+    doc.paths['/rest/api/source']!.get!,
+    doc.paths['/rest/api/source/{schema}']!.get!,
+    doc.paths['/rest/api/source/{schema}/{table}']!.get!,
+  ] as Array<Operation & { responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }> }>;
+  for (const operation of results) {
+    assert.deepEqual(Object.keys(operation.responses['200']!.content ?? {}), [
+      'application/json',
+      'text/csv',
+      'application/x-ndjson',
+      'application/vnd.apache.arrow.stream',
+      'application/vnd.apache.parquet',
+    ]);
+    assert.ok(operation.responses['200']!.headers?.['Content-Range'], operation.summary);
+    assert.ok(operation.responses['406']!.content?.['application/json'], operation.summary);
+    assert.ok(
+      operation.parameters?.some((p) => p.in === 'header' && p.name === 'prefer'),
+      operation.summary,
+    );
+  }
+  const keys = doc.paths['/rest/api/keys']!.post! as { responses?: Record<string, unknown> };
+  assert.equal(keys.responses?.['406'], undefined, 'other endpoints are as they were');
+});

@@ -18,6 +18,7 @@ import type {
 } from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { copyLines, copyTextRows } from './copy-text.js';
+import { csvValuesSql, CsvLineEnds } from './csv-rows.js';
 import { jsonRowSql } from './json-rows.js';
 import { ApiError, valueTooLarge } from '../../errors.js';
 import { DEFAULT_POOL_WAIT_MS, PoolGate, type PoolGates, type Pooling } from '../pool-gate.js';
@@ -471,6 +472,28 @@ export class PostgresConnector implements RowConnector {
       onRows?.(lines.length);
       yield lines.join(',');
     }
+  }
+
+  /** COPY of a whole statement's rows as CSV (csv-rows.ts). */
+  statementCsvSql(sql: string, columns: readonly StatementColumn[], window: { limit?: number; offset?: number }): string {
+    let select = `SELECT ${csvValuesSql(columns)} FROM (${sql}) AS q(${aliasList(columns)})`;
+    if (window.limit !== undefined) select += ` LIMIT ${window.limit}`;
+    if (window.offset !== undefined) select += ` OFFSET ${window.offset}`;
+    return `COPY (${select}) TO STDOUT WITH (FORMAT csv)`;
+  }
+
+  /** Streams a statement's CSV text in whole rows with CRLF line ends; a row is refused past twice the value limit (quotes doubled). */
+  async *streamStatementCsv(copySql: string, signal: AbortSignal, onRows?: (count: number) => void): AsyncGenerator<string> {
+    const lines = new CsvLineEnds(this.valueLimit * 2 + 2, () =>
+      valueTooLarge(`A row of the result from "${this.source.name}"`, this.valueLimit),
+    );
+    for await (const chunk of this.copyOut(copySql, signal)) {
+      const { text, rows } = lines.convert(chunk);
+      onRows?.(rows);
+      if (text) yield text;
+    }
+    const rest = lines.end();
+    if (rest) yield rest;
   }
 
   /** The statement's rows as text values (COPY text), for loading into the engine. */

@@ -6,9 +6,14 @@
 
 import type { StatementColumn } from '../types.js';
 
-/** The JSON text of one value of column `c<i>`. */
-function jsonValue(column: StatementColumn, i: number): string {
+/** PostgreSQL's integer types: their text is their JSON (to_json writes them with their output function). */
+const INTEGERS = new Set(['smallint', 'integer', 'bigint']);
+
+/** The JSON value of column `c<i>`, as an expression whose text (`::text`) is the value's JSON text. */
+export function jsonValueSql(column: StatementColumn, i: number): string {
   const c = `q.c${i}`;
+  // The same text without a JSON value in between: less work for PostgreSQL (a fifth of a million rows' time with two integer columns).
+  if (INTEGERS.has(column.sourceType)) return c;
   switch (column.type) {
     case 'BLOB':
       return `to_json(replace(encode(${c}, 'base64'), E'\\n', ''))`;
@@ -32,7 +37,7 @@ export function jsonRowSql(columns: readonly StatementColumn[], shape: 'array' |
 }
 
 function writeJsonRowSql(columns: readonly StatementColumn[], shape: 'array' | 'object'): string {
-  const values = columns.map((column, i) => `coalesce(${jsonValue(column, i)}::text, 'null')`);
+  const values = columns.map((column, i) => `coalesce(${jsonValueSql(column, i)}::text, 'null')`);
   if (values.length === 0) return shape === 'array' ? `'[]'` : `'{}'`;
   const items = shape === 'array' ? values : values.map((v, i) => `${pgLiteral(`${JSON.stringify(columns[i]!.name)}:`)} || ${v}`);
   const open = shape === 'array' ? '[' : '{';

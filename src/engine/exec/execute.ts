@@ -48,6 +48,11 @@ export interface Execution {
   sourceQueries: SourceQuery[];
   /** The result's rows as JSON texts, one string per chunk of rows. */
   stream(shape: RowShape, window: ResultWindow, options: StreamOptions): AsyncGenerator<string>;
+  /**
+   * The result's rows as CSV lines (no header, CRLF), written by the source that runs the
+   * statement whole, where it can: the same text results/csv.ts writes from `stream`'s rows.
+   */
+  streamCsv?(window: ResultWindow, options: StreamOptions): AsyncGenerator<string>;
   /** The engine generation the statement runs on, open until `close` (cursors are stored in it). */
   readonly engine: EngineGeneration;
   /** Writes the whole result into the table `table` of `engine` (columns c0..cn); returns its row count. */

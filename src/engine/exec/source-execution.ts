@@ -361,6 +361,15 @@ export async function openWholeExecution(
       }
       return connector.streamStatementJson(copySql, signal, options.onRows);
     },
+    ...(connector.statementCsvSql && connector.streamStatementCsv
+      ? {
+          streamCsv(window: { limit?: number; offset?: number }, options: { onRows?: (count: number) => void }) {
+            const csvSql = connector.statementCsvSql!(sql, described, window);
+            sourceQueries[0] = { source: source.name, sql: csvSql };
+            return connector.streamStatementCsv!(csvSql, signal, options.onRows);
+          },
+        }
+      : {}),
     engine,
     async materialize(table) {
       return engine.withConnection(async (connection) => {

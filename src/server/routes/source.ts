@@ -57,9 +57,9 @@ export function sourceRoutes(fastify: FastifyInstance, services: Services): void
     { schema: { summary: "A table's rows", params: TableParams, querystring: ResultQuery } },
     async (request, reply) => {
       const { schema, table } = request.params;
-      services.registry.resolve(schema, table); // 404 for an unknown schema or table
+      const resolved = services.registry.resolve(schema, table); // 404 for an unknown schema or table
       const sql = `SELECT * FROM ${quoteIdent(schema)}.${quoteIdent(table)}`;
-      return sendResult(services, request, reply, request.user!, params(request.query, true), sql, 'source');
+      return sendResult(services, request, reply, request.user!, params(request.query, true), sql, 'source', undefined, resolved.table);
     },
   );
   sourceChangeRoutes(fastify, services);

@@ -74,6 +74,8 @@ export interface RequestOptions {
   body?: unknown;
   query?: Record<string, string | number | boolean | undefined>;
   signal?: AbortSignal;
+  /** The result format to ask for (Accept); JSON when absent. */
+  accept?: string;
 }
 
 /** Reads an error response; the 401 page is HTML, every other error is JSON. */
@@ -128,6 +130,7 @@ export class Api {
     const headers: Record<string, string> = {};
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (this.session) headers['x-auth-token'] = this.session.token;
+    if (options.accept) headers.accept = options.accept;
     const response = await fetch(this.url(path, options.query), {
       method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
       headers,
@@ -193,6 +196,17 @@ export class Api {
   /** One chunk of an existing cursor; nothing is computed again. */
   async page(requestId: string, offset: number, limit: number, signal?: AbortSignal): Promise<Row[]> {
     return this.json<Row[]>('rest/api/query', { method: 'POST', query: { requestId, offset, limit }, signal });
+  }
+
+  /** One chunk of an existing cursor as CSV, written by vdb (its header line first); `more` while chunks follow. */
+  async csvPage(requestId: string, offset: number, limit: number, signal?: AbortSignal): Promise<{ text: string; more: boolean }> {
+    const response = await this.request('rest/api/query', {
+      method: 'POST',
+      query: { requestId, offset, limit },
+      signal,
+      accept: 'text/csv',
+    });
+    return { text: await response.text(), more: response.headers.has('nextpage') };
   }
 
   // Sources.

@@ -1,11 +1,12 @@
-/** CSV as RFC 4180 writes it: fields with a comma, quote or line break are quoted. */
-import type { Cell } from './api.js';
+/** CSV as vdb writes it (Accept: text/csv): RFC 4180, a header line, CRLF line ends. */
 
-export function csvField(value: Cell | undefined): string {
-  // NULL is an empty field: the usual reading of CSV by databases and spreadsheets.
-  if (value === null || value === undefined) return '';
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+/** The text after the header line: its first CRLF outside quotes (a column name may hold either). */
+export function csvBody(text: string): string {
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '"') quoted = !quoted;
+    else if (!quoted && ch === '\r' && text[i + 1] === '\n') return text.slice(i + 2);
+  }
+  return '';
 }
-
-export const csvLine = (row: readonly Cell[]): string => `${row.map(csvField).join(',')}\r\n`;

@@ -3,7 +3,7 @@ import { useMemo, useRef, useState } from 'preact/hooks';
 import type { Api, Row } from '../lib/api.js';
 import type { PagedRows } from '../lib/pages.js';
 import { copyText } from '../lib/clipboard.js';
-import { csvLine } from '../lib/csv.js';
+import { csvBody } from '../lib/csv.js';
 import { cellText, count, duration, isNumericColumn, rowText } from '../lib/format.js';
 import { Grid, type Active } from './Grid.js';
 import { Chart } from './Chart.js';
@@ -70,13 +70,13 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
   const download = async () => {
     setError(null);
     try {
-      const parts: string[] = [csvLine(result.columns)];
-      const total = result.total ?? Infinity;
-      for (let offset = 0; offset < total; offset += CSV_CHUNK) {
+      // vdb writes the CSV (Accept: text/csv), chunk by chunk of the cursor; one header line.
+      const parts: string[] = [];
+      for (let offset = 0; ; offset += CSV_CHUNK) {
         setCsv(`Preparing CSV… ${count(offset)} rows`);
-        const rows = await api.page(result.requestId, offset, CSV_CHUNK);
-        for (const row of rows) parts.push(csvLine(row));
-        if (rows.length < CSV_CHUNK) break;
+        const page = await api.csvPage(result.requestId, offset, CSV_CHUNK);
+        parts.push(offset === 0 ? page.text : csvBody(page.text));
+        if (!page.more) break;
       }
       const url = URL.createObjectURL(new Blob(parts, { type: 'text/csv;charset=utf-8' }));
       const link = document.createElement('a');
