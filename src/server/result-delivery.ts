@@ -494,20 +494,7 @@ async function sendRows(
     counted(text);
     return reply.type('application/json; charset=utf-8').send(text);
   }
-  // The rows hold a source's connection or the engine's: let go of them when the response ends,
-  // also when the client left before the body was ever read (then the body never starts).
-  let released = false;
-  const release = async () => {
-    if (released) return;
-    released = true;
-    try {
-      await rows.return(undefined);
-    } finally {
-      finish();
-    }
-  };
-  if (reply.raw.closed || reply.raw.destroyed) void release().catch(() => undefined);
-  else reply.raw.once('close', () => void release().catch(() => undefined));
+  const release = releaseOnClose(reply, rows, finish);
   async function* body(): AsyncGenerator<string> {
     try {
       let separate = header !== undefined;
@@ -590,18 +577,7 @@ async function sendFormatted(
     finish();
     throw translateError(err);
   }
-  let released = false;
-  const release = async () => {
-    if (released) return;
-    released = true;
-    try {
-      await rows.return(undefined);
-    } finally {
-      finish();
-    }
-  };
-  if (reply.raw.closed || reply.raw.destroyed) void release().catch(() => undefined);
-  else reply.raw.once('close', () => void release().catch(() => undefined));
+  const release = releaseOnClose(reply, rows, finish);
   async function* body(): AsyncGenerator<string | Buffer> {
     try {
       let parts: Array<string | Buffer> = [encoder.open()];
@@ -668,4 +644,24 @@ async function sendParquet(
     .header('content-length', String(size))
     .header('content-disposition', 'attachment; filename="result.parquet"')
     .send(fs.createReadStream('', { fd }));
+}
+
+/**
+ * Lets go of the rows (they hold a source's connection or the engine's) once, when the response
+ * ends, also when the client left before the body was ever read (then the body never starts).
+ */
+function releaseOnClose(reply: FastifyReply, rows: AsyncGenerator<unknown>, finish: () => void): () => Promise<void> {
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    try {
+      await rows.return(undefined);
+    } finally {
+      finish();
+    }
+  };
+  if (reply.raw.closed || reply.raw.destroyed) void release().catch(() => undefined);
+  else reply.raw.once('close', () => void release().catch(() => undefined));
+  return release;
 }
