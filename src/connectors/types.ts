@@ -58,13 +58,14 @@ export interface ScanPushdown {
   ): { keys: ColumnDef[]; aggregates: PartialAggregate[] } | null;
   /**
    * A join of the source's own tables under their aliases, reading `columns`: the query in the
-   * source's dialect, and which of `conditions` it applies (the rest stay in the engine).
+   * source's dialect, which of `conditions` it applies (the rest stay in the engine), and which
+   * of those it applies exactly (`exact`: it keeps the rows the engine would; else a superset).
    */
   applyJoin(join: {
     tables: ReadonlyArray<{ alias: string; table: TableDef }>;
     conditions: readonly Node[];
     columns: ReadonlyArray<{ alias: string; column: ColumnDef }>;
-  }): { sql: string; taken: boolean[] } | null;
+  }): { sql: string; taken: boolean[]; exact: boolean[] } | null;
   /**
    * A dependent join's keys as filters on `column`, one scan each: one lookup condition where
    * `lookup` is given and the source takes one, else lists of `batchSize` keys at most.

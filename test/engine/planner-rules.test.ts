@@ -201,8 +201,10 @@ test('join pushdown: tables of one source that join go to it as one query', asyn
     'source query',
     'pg.orders + pg.customers -> __vdb_join_1',
     'join, conditions, columns',
-    'SELECT "o"."id", "c"."name", "c"."id", "o"."customer_id", "o"."status" FROM "public"."orders" AS "o", "public"."customers" AS "c" WHERE ("o"."status" = \'open\') AND ("c"."id" = "o"."customer_id")',
+    // The conditions it applies exactly stay there, with the columns only they read.
+    'SELECT "o"."id", "c"."name", "c"."id" FROM "public"."orders" AS "o", "public"."customers" AS "c" WHERE ("o"."status" = \'open\') AND ("c"."id" = "o"."customer_id")',
   ]);
+  assert.doesNotMatch(String(rows.at(-1)![5]), /status/);
   assert.deepEqual(rows[1], [
     2,
     'my',
@@ -211,6 +213,22 @@ test('join pushdown: tables of one source that join go to it as one query', asyn
     'columns, estimate 100000 rows',
     'SELECT `id`, `name` FROM `none`.`customers`',
   ]);
+});
+
+test('join pushdown: columns named without their table are qualified first, output names kept', async () => {
+  const { kind, rows } = await explained(
+    "SELECT status, amount AS country, label FROM pg.orders o JOIN pg.customers c ON c.id = customer_id JOIN lite.items i ON i.id = o.id WHERE c.country = 'DE' ORDER BY country",
+    { dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 } },
+  );
+  assert.equal(kind, 'federated');
+  const joined = rows.find((r) => r[3] === 'pg.orders + pg.customers -> __vdb_join_1');
+  assert.equal(
+    joined?.[5],
+    'SELECT "o"."status", "o"."amount", "o"."id" FROM "public"."orders" AS "o", "public"."customers" AS "c" WHERE ("c"."country" = \'DE\') AND ("c"."id" = "o"."customer_id")',
+  );
+  // ORDER BY country is the output column (amount), as in PostgreSQL: left as written.
+  assert.match(String(rows.at(-1)![5]), /ORDER BY\s+country$/);
+  assert.match(String(rows.at(-1)![5]), /__vdb_join_1\.o__status AS status/);
 });
 
 test('partial aggregation: the bigger source groups by the join key', async () => {

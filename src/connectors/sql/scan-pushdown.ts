@@ -57,7 +57,7 @@ export class SqlScanPushdown implements ScanPushdown {
     tables: ReadonlyArray<{ alias: string; table: TableDef }>;
     conditions: readonly Node[];
     columns: ReadonlyArray<{ alias: string; column: ColumnDef }>;
-  }): { sql: string; taken: boolean[] } | null {
+  }): { sql: string; taken: boolean[]; exact: boolean[] } | null {
     if (!this.can.joins || join.columns.length === 0) return null;
     const quote = (name: string) => this.dialect.quoteIdentifier(name);
     const byAlias = new Map(join.tables.map((t) => [t.alias, t.table]));
@@ -69,17 +69,14 @@ export class SqlScanPushdown implements ScanPushdown {
       columnSql: (fields, column) => `${quote(fields[0]!.toLowerCase())}.${quote(column.nameInSource)}`,
     };
     const pushed: string[] = [];
-    const taken = join.conditions.map((condition) => {
-      const generated = this.generate(condition, scope);
-      if (generated) pushed.push(generated.sql);
-      return generated !== null;
-    });
+    const generated = join.conditions.map((condition) => this.generate(condition, scope));
+    for (const g of generated) if (g) pushed.push(g.sql);
     const list = join.columns.map((c) => `${quote(c.alias)}.${quote(c.column.nameInSource)}`);
     const from = join.tables.map((t) => `${this.dialect.tableSql(t.table)} AS ${quote(t.alias)}`);
     const sql =
       `SELECT ${list.join(', ')} FROM ${from.join(', ')}` +
       (pushed.length > 0 ? ` WHERE ${pushed.map((p) => `(${p})`).join(' AND ')}` : '');
-    return { sql, taken };
+    return { sql, taken: generated.map((g) => g !== null), exact: generated.map((g) => g?.exact === true) };
   }
 
   applyKeyFilter(

@@ -5,9 +5,9 @@
  * and the engine joins that one result with the rest. The source does its own join, with its
  * own indexes, and sends only joined rows.
  *
- * The engine keeps every condition of the statement (rewritten onto the joined result), so
- * conditions sent to the source only need to keep every row the statement keeps (exact or a
- * superset). Inner joins only, no subqueries, every column reference qualified.
+ * The engine keeps every condition of the statement (rewritten onto the joined result) that the
+ * source does not apply exactly, so those sent to the source only need to keep every row the
+ * statement keeps (a superset); the exact ones, and the columns only they read, stay there. Inner joins only, no subqueries; column references are qualified first (qualify.ts).
  */
 import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
@@ -17,6 +17,7 @@ import { asKind, conjuncts, fieldNames, lower, nameNode, rangeAlias, statementOf
 import type { BoundStatement } from '../access/bind.js';
 import type { ScanPlan } from './scans.js';
 import { foldDateArithmetic } from './date-folding.js';
+import { qualifyColumns, sortsByOutputName } from './qualify.js';
 
 export interface JoinGroup {
   /** The engine relation the joined rows are loaded into. */
@@ -29,6 +30,8 @@ export interface JoinGroup {
   sql: string;
   /** The result's columns: `<alias>__<column>`, the table alias and column, and the raw class of its values. */
   columns: Array<{ name: string; alias: string; column: ColumnDef; raw: RawType }>;
+  /** The statement's conditions the source applies exactly: the engine does not apply them again. */
+  appliedExactly: Node[];
 }
 
 export interface JoinPushdown {
@@ -70,6 +73,7 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Pla
   walk(select, (...[key]) => {
     if (key === 'SubLink' || key === 'RangeSubselect' || key === 'RangeFunction') throw new Abort();
   });
+  qualifyColumns(select, (relname) => plans.get(relname)?.bound.resolved.table.columns.map((c) => c.name) ?? null);
 
   // FROM, flattened: table references under inner joins, their ON conditions.
   const ranges: Range[] = [];
@@ -105,12 +109,18 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Pla
     bySource.set(key, [...(bySource.get(key) ?? []), range]);
   }
   const candidates = [...bySource.values()].filter((members) => members.length >= 2);
-  if (candidates.length === 0 || candidates.reduce((n, m) => n + m.length, 0) === ranges.length) return null;
+  // One source holding every table: its statement runs there whole or not at all (choose.ts).
+  if (candidates.length === 0 || (candidates.length === 1 && candidates[0]!.length === ranges.length)) return null;
 
   const tableOf = (range: Range) => plans.get(range.relname)!.bound.resolved.table;
   // Every reference to a member's column must name its table (alias.column).
   const memberAliases = new Set(candidates.flat().map((r) => r.alias));
+  // (A bare ORDER BY name of an output column means that column: the engine's statement keeps it.)
+  const outputSorts = new Set(
+    (select.sortClause ?? []).filter((item) => sortsByOutputName(select, item)).map((item) => asKind(item, 'SortBy')),
+  );
   walk(select, (key, node) => {
+    if (key === 'SortBy' && outputSorts.has(node)) return 'skip';
     if (key !== 'ColumnRef') return;
     const fields = fieldNames(node.fields);
     if (
@@ -149,9 +159,9 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Pla
   for (const group of groups)
     from.push({ RangeVar: { relname: group.loadName, alias: { aliasname: group.loadName }, inh: true, relpersistence: 'p' } });
   select.fromClause = from;
-  // Inner joins: every ON condition is a WHERE condition, all of them kept (rewritten) here.
-  const rewrittenConditions: Node[] = [];
-  for (const c of conditions) rewrittenConditions.push(c);
+  // Inner joins: every ON condition is a WHERE condition, kept (rewritten) here unless a source applies it exactly.
+  const applied = new Set(groups.flatMap((g) => g.appliedExactly));
+  const rewrittenConditions = conditions.filter((c) => !applied.has(c));
   select.whereClause =
     rewrittenConditions.length === 0
       ? undefined
@@ -184,21 +194,34 @@ function groupQuery(
     const used = aliasesUsed(condition);
     return used.size > 0 && [...used].every((a) => aliases.has(a));
   });
-  const columns: JoinGroup['columns'] = [];
-  walk(select, (key, node) => {
-    if (key !== 'ColumnRef') return;
-    const fields = fieldNames(node.fields);
-    const column = resolve(fields);
-    const alias = lower(fields[0] ?? '');
-    const name = `${alias}__${lower(fields[1] ?? '')}`;
-    if (column && !columns.some((c) => c.name === name)) columns.push({ name, alias, column, raw: connector.rawType(column) });
-  });
-  const taken = connector.pushdown.applyJoin({
-    tables: members.map((m) => ({ alias: m.alias, table: aliases.get(m.alias)! })),
-    conditions: offered.map((condition) => foldDateArithmetic(condition, resolve)),
-    columns,
-  });
+  // The columns the statement reads of these tables, leaving out the conditions in `skipped`.
+  const columnsUsed = (skipped: ReadonlySet<object>) => {
+    const columns: JoinGroup['columns'] = [];
+    walk(select, (key, node) => {
+      if (skipped.has(node)) return 'skip';
+      if (key !== 'ColumnRef') return;
+      const fields = fieldNames(node.fields);
+      const column = resolve(fields);
+      const alias = lower(fields[0] ?? '');
+      const name = `${alias}__${lower(fields[1] ?? '')}`;
+      if (column && !columns.some((c) => c.name === name)) columns.push({ name, alias, column, raw: connector.rawType(column) });
+    });
+    return columns;
+  };
+  const tables = members.map((m) => ({ alias: m.alias, table: aliases.get(m.alias)! }));
+  const folded = offered.map((condition) => foldDateArithmetic(condition, resolve));
+  let columns = columnsUsed(new Set());
+  let taken = connector.pushdown.applyJoin({ tables, conditions: folded, columns });
   if (!taken) return null;
+  // Conditions the source applies exactly leave the engine's statement, and so do the columns
+  // only they read (a join key, a date range's column), unless nothing would be left to send.
+  const applied = offered.filter((_, i) => taken!.exact[i]);
+  const fewer = applied.length > 0 ? columnsUsed(new Set(applied.map((c) => Object.values(c)[0] as object))) : columns;
+  if (fewer.length > 0 && fewer.length < columns.length) {
+    const again = connector.pushdown.applyJoin({ tables, conditions: folded, columns: fewer });
+    if (again) [taken, columns] = [again, fewer];
+  }
+  const appliedExactly = offered.filter((_, i) => taken!.exact[i]);
   // Joined through the conditions the source applies, or it would be a cross product there.
   const links = new Map(members.map((m) => [m.alias, m.alias]));
   const rootOf = (a: string): string => (links.get(a) === a ? a : rootOf(links.get(a)!));
@@ -209,7 +232,15 @@ function groupQuery(
   });
   if (new Set(members.map((m) => rootOf(m.alias))).size !== 1) return null;
   const sql = taken.sql;
-  return { loadName: `__vdb_join_${index}`, source: first.source, connector, members: members.map((m) => m.relname), sql, columns };
+  return {
+    loadName: `__vdb_join_${index}`,
+    source: first.source,
+    connector,
+    members: members.map((m) => m.relname),
+    sql,
+    columns,
+    appliedExactly,
+  };
 }
 
 /** The aliases a condition's column references name (their first field). */
