@@ -231,6 +231,35 @@ test('join pushdown: columns named without their table are qualified first, outp
   assert.match(String(rows.at(-1)![5]), /__vdb_join_1\.o__status AS status/);
 });
 
+test('dependent join: a table named twice takes the keys every reference joins it by', async () => {
+  const options = { dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 } };
+  const same = await explained(
+    "SELECT o.id FROM pg.orders o JOIN lite.items i ON i.id = o.customer_id WHERE o.id > (SELECT min(o2.id) FROM pg.orders o2 JOIN lite.items i2 ON i2.id = o2.customer_id WHERE i2.label = 'x')",
+    options,
+  );
+  assert.match(String(same.rows.find((r) => r[3] === 'pg.orders -> __vdb_rows_1')![4]), /keys of lite\.items\.id \(dependent join/);
+  // The second reference joins by another column: a row it uses may match no key of the first's.
+  const other = await explained(
+    'SELECT o.id FROM pg.orders o JOIN lite.items i ON i.id = o.customer_id WHERE o.id > (SELECT min(o2.id) FROM pg.orders o2 JOIN lite.items i2 ON i2.id = o2.id)',
+    options,
+  );
+  assert.doesNotMatch(String(other.rows.find((r) => r[3] === 'pg.orders -> __vdb_rows_1')![4]), /keys of/);
+});
+
+test('dependent join: a scan narrowed by keys hands on its narrowed estimate to the scans that take its keys', async () => {
+  const { rows } = await explained(
+    'SELECT o.id, m.name FROM lite.items i JOIN my.customers m ON m.id = i.id JOIN pg.orders o ON o.customer_id = m.id',
+    {
+      dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 },
+    },
+  );
+  // customers (100,000 rows) takes the 500 keys of items: orders expects 500 keys, not 100,000.
+  assert.match(
+    String(rows.find((r) => r[3] === 'pg.orders -> __vdb_rows_3')![4]),
+    /keys of my\.customers\.id .*estimates: 500 rows and 500 keys .*: dependent\)/,
+  );
+});
+
 test('partial aggregation: the bigger source groups by the join key', async () => {
   const { rows } = await explained(
     'SELECT m.country, sum(o.amount) FROM pg.orders o JOIN my.customers m ON m.id = o.customer_id GROUP BY m.country',

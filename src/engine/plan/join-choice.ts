@@ -34,7 +34,11 @@ function lookupGroups(lookup: GroupLookup, small: ScanPlan): number | null {
  * fewest estimated keys, the one execution would take. Mutates `scans`.
  */
 export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: number; batchSize: number }): void {
-  for (const [loadName, plan] of scans) {
+  // Smaller scans first: one that takes keys itself loads only the rows matching them, and
+  // that smaller count is what it hands on to the scans that take its keys in turn.
+  const loaded = new Map<string, number>();
+  const order = [...scans.entries()].sort(([, a], [, b]) => estimatedRows(a) - estimatedRows(b));
+  for (const [loadName, plan] of order) {
     const bigTable = plan.bound.resolved.table;
     let best: { from: string; estimates: JoinEstimates } | null = null;
     for (const dependency of plan.dependencies) {
@@ -42,7 +46,7 @@ export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: num
       if (!small || small.rows === null || plan.rows === null || bigTable.cardinality === null) continue;
       if (estimatedRows(small) > estimatedRows(plan)) continue;
       const estimates = estimateJoin({
-        smallRows: small.rows,
+        smallRows: loaded.get(dependency.from) ?? small.rows,
         smallColumns: small.columns.length + (small.aggregates?.length ?? 0),
         smallKeyDistinct: distinctOf(small.bound.resolved.table, dependency.fromColumn),
         bigRows: plan.rows,
@@ -74,6 +78,7 @@ export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: num
           ? 'more keys than dependentJoin.maxKeys'
           : undefined;
     const choice = parallel ? 'parallel' : 'dependent';
+    if (choice === 'dependent') loaded.set(loadName, Math.max(1, Math.round(estimates.bigRows * estimates.matching)));
     scans.set(loadName, {
       ...plan,
       join: { from: best.from, estimates: { ...estimates, choice, ...(overruledBy ? { overruledBy } : {}) } },

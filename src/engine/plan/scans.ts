@@ -115,7 +115,7 @@ class ScanPlanner {
   readonly loads = new Map<string, BoundTable>();
   /** Which loads each alias names. */
   private readonly aliasLoads = new Map<string, Set<string>>();
-  /** How often each load is referenced: a load named twice serves both (no keys, no LIMIT; conditions only where each reference has its own). */
+  /** How often each load is referenced: a load named twice serves both (no LIMIT; conditions and keys only where each reference has its own). */
   private readonly references = new Map<string, number>();
   /** The references of each load, in the order of the statement. */
   private readonly occurrences = new Map<string, RangeVar[]>();
@@ -127,6 +127,8 @@ class ScanPlanner {
   private readonly shares = new Map<RangeVar, number>();
   private readonly limitPlans = new Map<string, Pick<ScanPlan, 'orderBy' | 'limit'>>();
   private readonly dependencies = new Map<string, ScanPlan['dependencies']>();
+  /** Dependent joins of each reference of a load named more than once: the load takes those every reference has. */
+  private readonly referenceDependencies = new Map<RangeVar, ScanPlan['dependencies']>();
 
   constructor(
     private readonly bound: BoundStatement,
@@ -275,7 +277,7 @@ class ScanPlanner {
         columns: columns.get(loadName)!,
         filter,
         rows: cardinality === null ? null : Math.max(filter !== null ? 1 : 0, Math.round(cardinality * share)),
-        dependencies: this.dependencies.get(loadName)!,
+        dependencies: (this.references.get(loadName) ?? 0) > 1 ? this.sharedDependencies(loadName) : this.dependencies.get(loadName)!,
         ...this.limitPlans.get(loadName),
       });
     }
@@ -501,9 +503,28 @@ class ScanPlanner {
     ] as const) {
       const loadName = target.item.loadName!;
       if (!targets.some((t) => t.loadName === loadName && t.alias === target.item.alias)) continue;
-      if ((this.references.get(loadName) ?? 0) !== 1) continue;
-      this.dependencies.get(loadName)!.push({ column: target.column, from: other.item.loadName!, fromColumn: other.column });
+      this.noteDependency(target.item, { column: target.column, from: other.item.loadName!, fromColumn: other.column });
     }
+  }
+
+  /**
+   * A dependent join of one reference to a load. A load serving several references (a table
+   * named twice) is narrowed only by the keys every reference depends on alike: rows any of
+   * them may use match those keys (plans()).
+   */
+  private noteDependency(item: ScopeItem, dependency: ScanPlan['dependencies'][number]): void {
+    const loadName = item.loadName!;
+    if ((this.references.get(loadName) ?? 0) === 1) this.dependencies.get(loadName)!.push(dependency);
+    else if (item.range) this.referenceDependencies.set(item.range, [...(this.referenceDependencies.get(item.range) ?? []), dependency]);
+  }
+
+  /** The dependencies every reference of a load named several times has (same column, load and key column). */
+  private sharedDependencies(loadName: string): ScanPlan['dependencies'] {
+    const each = this.occurrences.get(loadName)!.map((range) => this.referenceDependencies.get(range) ?? []);
+    const key = (d: ScanPlan['dependencies'][number]) => `${lower(d.column.name)}\u0000${d.from}\u0000${lower(d.fromColumn.name)}`;
+    const [first = [], ...rest] = each;
+    const shared = first.filter((d) => rest.every((other) => other.some((o) => key(o) === key(d))));
+    return shared.filter((d, i) => shared.findIndex((o) => key(o) === key(d)) === i);
   }
 
   /**
@@ -545,9 +566,8 @@ class ScanPlanner {
     for (const [outer, from] of pairs) {
       if (!outer || !from || outer.item.loadName === from.item.loadName) continue;
       if (typeFamily(outer.column.type) === null || typeFamily(outer.column.type) !== typeFamily(from.column.type)) continue;
-      const loadName = outer.item.loadName!;
-      if (!targets.includes(outer.item) || (this.references.get(loadName) ?? 0) !== 1) continue;
-      this.dependencies.get(loadName)!.push({ column: outer.column, from: from.item.loadName!, fromColumn: from.column });
+      if (!targets.includes(outer.item)) continue;
+      this.noteDependency(outer.item, { column: outer.column, from: from.item.loadName!, fromColumn: from.column });
     }
   }
 
