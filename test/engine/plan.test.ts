@@ -121,15 +121,20 @@ describe('across sources', () => {
     assert.deepEqual(dependencies, ['customer_id<-id']);
   });
 
-  test('tables of one source that join go to it as one query', () => {
+  test('tables of one source that join go to it as one query, where that loads fewer values', () => {
     const { plan } = planOf(
-      'SELECT o.id, c.name, m.country FROM pg.orders o JOIN pg.customers c ON o.customer_id = c.id JOIN my.customers m ON m.id = c.id',
+      "SELECT o.id, c.name, m.country FROM pg.orders o JOIN pg.customers c ON o.customer_id = c.id JOIN my.customers m ON m.id = c.id WHERE o.status = 'open'",
     );
     assert.equal(plan.joins.length, 1);
     assert.match(
       plan.joins[0]!.sql,
-      /FROM "public"\."orders" AS "o", "public"\."customers" AS "c" WHERE \("o"\."customer_id" = "c"\."id"\)/,
+      /FROM "public"\."orders" AS "o", "public"\."customers" AS "c" WHERE \("o"\."status" = 'open'\) AND \("o"\."customer_id" = "c"\."id"\)/,
     );
+    // Without the condition, the million joined rows would outweigh reading orders apart, narrowed by the customers' keys.
+    const apart = planOf(
+      'SELECT o.id, c.name, m.country FROM pg.orders o JOIN pg.customers c ON o.customer_id = c.id JOIN my.customers m ON m.id = c.id',
+    );
+    assert.equal(apart.plan.joins.length, 0);
   });
 
   test('an aggregate over a join is computed partly at the bigger source, grouped by the join key', () => {

@@ -200,7 +200,7 @@ test('join pushdown: tables of one source that join go to it as one query', asyn
     'pg',
     'source query',
     'pg.orders + pg.customers -> __vdb_join_1',
-    'join, conditions, columns',
+    'join, conditions, columns, estimate 200000 rows',
     // The conditions it applies exactly stay there, with the columns only they read.
     'SELECT "o"."id", "c"."name", "c"."id" FROM "public"."orders" AS "o", "public"."customers" AS "c" WHERE ("o"."status" = \'open\') AND ("c"."id" = "o"."customer_id")',
   ]);

@@ -90,7 +90,14 @@ function explainStatement(
   const names = new Map(bound.tables.map((t) => [t.loadName, `${t.resolved.schema}.${t.resolved.table.name}`]));
   for (const group of planned.joins) {
     const tables = group.members.map((m) => names.get(m) ?? m).join(' + ');
-    rows.push([step++, group.source.name, 'source query', `${tables} -> ${group.loadName}`, 'join, conditions, columns', group.sql]);
+    rows.push([
+      step++,
+      group.source.name,
+      'source query',
+      `${tables} -> ${group.loadName}`,
+      `join, conditions, columns${group.rows === null ? '' : `, estimate ${group.rows} rows`}`,
+      group.sql,
+    ]);
   }
   // In the order execution loads them: fewer estimated rows first.
   const order = planned.loadOrder.map((loadName) => [loadName, planned.scans.get(loadName)!] as const);

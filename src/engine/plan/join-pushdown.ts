@@ -11,7 +11,7 @@
  */
 import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
-import type { ColumnDef, SourceDef } from '../../catalog/types.js';
+import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
 import type { RawType, RowConnector } from '../../connectors/types.js';
 import { asKind, conjuncts, fieldNames, lower, nameNode, rangeAlias, statementOf, walk } from '../tree/ast.js';
 import type { BoundStatement } from '../access/bind.js';
@@ -32,6 +32,11 @@ export interface JoinGroup {
   columns: Array<{ name: string; alias: string; column: ColumnDef; raw: RawType }>;
   /** The statement's conditions the source applies exactly: the engine does not apply them again. */
   appliedExactly: Node[];
+  /**
+   * Rows the join is estimated to send (null: a member has no estimate): the biggest member's
+   * rows times the share of rows each other member's conditions keep, as each joins by its key.
+   */
+  rows: number | null;
 }
 
 export interface JoinPushdown {
@@ -108,11 +113,11 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Pla
     const key = scan.bound.resolved.source.name;
     bySource.set(key, [...(bySource.get(key) ?? []), range]);
   }
-  const candidates = [...bySource.values()].filter((members) => members.length >= 2);
+  const tableOf = (range: Range) => plans.get(range.relname)!.bound.resolved.table;
+  const candidates = [...bySource.values()].flatMap((members) => keyJoined(members, conditions, tableOf));
   // One source holding every table: its statement runs there whole or not at all (choose.ts).
   if (candidates.length === 0 || (candidates.length === 1 && candidates[0]!.length === ranges.length)) return null;
 
-  const tableOf = (range: Range) => plans.get(range.relname)!.bound.resolved.table;
   // Every reference to a member's column must name its table (alias.column).
   const memberAliases = new Set(candidates.flat().map((r) => r.alias));
   // (A bare ORDER BY name of an output column means that column: the engine's statement keeps it.)
@@ -240,7 +245,51 @@ function groupQuery(
     sql,
     columns,
     appliedExactly,
+    rows: joinedRows(members.map((m) => plans.get(m.relname)!)),
   };
+}
+
+/**
+ * The members, in groups of two or more that equi-joins on a unique column link (a key: the
+ * table's one-column primary key, or a column with as many distinct values as rows). A join on
+ * columns unique on neither side multiplies rows (customers and suppliers of the same nation):
+ * its tables are not joined at the source, the engine joins their results.
+ */
+function keyJoined(members: Range[], conditions: Node[], tableOf: (range: Range) => TableDef): Range[][] {
+  const byAlias = new Map(members.map((m) => [m.alias, m]));
+  const unique = (fields: string[]): boolean => {
+    const member = fields.length === 2 ? byAlias.get(lower(fields[0]!)) : undefined;
+    if (!member) return false;
+    const table = tableOf(member);
+    const column = table.columns.find((c) => lower(c.name) === lower(fields[1]!));
+    if (!column) return false;
+    if (table.primaryKey.length === 1 && table.primaryKey[0] === column.nameInSource) return true;
+    return (
+      column.distinct !== undefined && column.distinct !== null && table.cardinality !== null && column.distinct >= 0.95 * table.cardinality
+    );
+  };
+  const links = new Map(members.map((m) => [m.alias, m.alias]));
+  const rootOf = (a: string): string => (links.get(a) === a ? a : rootOf(links.get(a)!));
+  for (const condition of conditions) {
+    const expr = asKind(condition, 'A_Expr');
+    if (!expr || expr.kind !== 'AEXPR_OP' || fieldNames(expr.name).join('.') !== '=') continue;
+    const left = fieldNames(asKind(expr.lexpr, 'ColumnRef')?.fields);
+    const right = fieldNames(asKind(expr.rexpr, 'ColumnRef')?.fields);
+    const [a, b] = [lower(left[0] ?? ''), lower(right[0] ?? '')];
+    if (left.length !== 2 || right.length !== 2 || a === b || !byAlias.has(a) || !byAlias.has(b)) continue;
+    if (unique(left) || unique(right)) links.set(rootOf(a), rootOf(b));
+  }
+  const components = new Map<string, Range[]>();
+  for (const m of members) components.set(rootOf(m.alias), [...(components.get(rootOf(m.alias)) ?? []), m]);
+  return [...components.values()].filter((component) => component.length >= 2);
+}
+
+function joinedRows(members: ScanPlan[]): number | null {
+  const sizes = members.map((m) => ({ rows: m.rows, table: m.bound.resolved.table.cardinality }));
+  if (sizes.some((s) => s.rows === null || s.table === null || s.table === 0)) return null;
+  const biggest = sizes.reduce((a, b) => (b.rows! > a.rows! ? b : a));
+  const kept = sizes.filter((s) => s !== biggest).reduce((share, s) => share * Math.min(1, s.rows! / s.table!), 1);
+  return Math.max(1, Math.round(biggest.rows! * kept));
 }
 
 /** The aliases a condition's column references name (their first field). */

@@ -50,12 +50,16 @@ export function planStatement(
   const joins = pushdown ? planJoinPushdown(bound, scans, registry) : null;
   if (joins) {
     const members = new Set(joins.groups.flatMap((g) => g.members));
-    for (const member of members) scans.delete(member);
+    const rest = new Map([...scans].filter(([loadName]) => !members.has(loadName)));
     // Keys of a table joined at its source are not at hand for dependent joins.
-    for (const [loadName, scan] of scans)
-      scans.set(loadName, { ...scan, dependencies: scan.dependencies.filter((d) => !members.has(d.from)) });
-    chooseJoins(scans, limits);
-    return completed(bound, scans, joins.groups, joins.ast);
+    for (const [loadName, scan] of rest)
+      rest.set(loadName, { ...scan, dependencies: scan.dependencies.filter((d) => !members.has(d.from)) });
+    chooseJoins(rest, limits);
+    const separate = new Map(scans);
+    chooseJoins(separate, limits);
+    // Joined at the sources unless reading the tables apart (each narrowed by the others' keys) loads fewer values.
+    const joined = valuesLoaded(rest.values()) + joins.groups.reduce((sum, g) => sum + (g.rows ?? Number.NaN) * g.columns.length, 0);
+    if (!(valuesLoaded(separate.values()) < joined)) return completed(bound, rest, joins.groups, joins.ast);
   }
   const partial = pushdown ? planPartialAggregation(bound, scans, registry) : null;
   if (partial) {
@@ -66,6 +70,17 @@ export function planStatement(
   }
   if (pushdown) chooseJoins(scans, limits);
   return completed(bound, scans, [], partial?.ast ?? bound.ast);
+}
+
+/** Values the scans are estimated to load into the engine (NaN where a scan has no estimate). */
+function valuesLoaded(scans: Iterable<ScanPlan>): number {
+  let values = 0;
+  for (const scan of scans) {
+    const estimates = scan.join?.estimates;
+    const rows = estimates?.choice === 'dependent' ? estimates.bigRows * estimates.matching : (scan.rows ?? Number.NaN);
+    values += rows * (scan.columns.length + (scan.aggregates?.length ?? 0));
+  }
+  return values;
 }
 
 /** The plan with what loading it needs to know of the statement: the load order and the uses of columns. */
