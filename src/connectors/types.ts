@@ -64,6 +64,8 @@ export interface ScanPushdown {
   applyJoin(join: {
     tables: ReadonlyArray<{ alias: string; table: TableDef }>;
     conditions: readonly Node[];
+    /** Conditions already written in the source's SQL (subqueries it runs whole): applied as they are. */
+    written?: readonly string[];
     columns: ReadonlyArray<{ alias: string; column: ColumnDef }>;
   }): { sql: string; taken: boolean[]; exact: boolean[] } | null;
   /**

@@ -260,6 +260,28 @@ test('dependent join: a scan narrowed by keys hands on its narrowed estimate to 
   );
 });
 
+test('join pushdown: an IN subquery over the same PostgreSQL source runs inside its join; a correlated one stays in the engine', async () => {
+  const options = { dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 } };
+  const inside = await explained(
+    "SELECT o.id, m.name FROM pg.orders o JOIN pg.customers c ON c.id = o.customer_id JOIN my.customers m ON m.id = c.id WHERE o.status = 'open' AND o.customer_id IN (SELECT c2.id FROM pg.customers c2 WHERE c2.country = 'DE')",
+    options,
+  );
+  const joined = inside.rows.find((r) => r[3] === 'pg.orders + pg.customers -> __vdb_join_1')!;
+  assert.match(
+    String(joined[5]),
+    /AND \("o"\."customer_id" IN \(SELECT c2\.id\s+FROM public\.customers AS c2\s+WHERE\s+c2\.country = 'DE'\)\)$/,
+  );
+  // A third of the joined rows: the subquery's estimate.
+  assert.equal(joined[4], 'join, conditions, columns, estimate 66667 rows');
+  assert.doesNotMatch(String(inside.rows.at(-1)![5]), /IN \(SELECT/);
+  const correlated = await explained(
+    "SELECT o.id, m.name FROM pg.orders o JOIN pg.customers c ON c.id = o.customer_id JOIN my.customers m ON m.id = c.id WHERE o.status = 'open' AND o.customer_id IN (SELECT c2.id FROM pg.customers c2 WHERE c2.name = o.status)",
+    options,
+  );
+  assert.ok(correlated.rows.every((r) => !String(r[3]).includes('__vdb_join')));
+  assert.match(String(correlated.rows.at(-1)![5]), /IN \(SELECT c2\.id/);
+});
+
 test('partial aggregation: the bigger source groups by the join key', async () => {
   const { rows } = await explained(
     'SELECT m.country, sum(o.amount) FROM pg.orders o JOIN my.customers m ON m.id = o.customer_id GROUP BY m.country',

@@ -56,6 +56,7 @@ export class SqlScanPushdown implements ScanPushdown {
   applyJoin(join: {
     tables: ReadonlyArray<{ alias: string; table: TableDef }>;
     conditions: readonly Node[];
+    written?: readonly string[];
     columns: ReadonlyArray<{ alias: string; column: ColumnDef }>;
   }): { sql: string; taken: boolean[]; exact: boolean[] } | null {
     if (!this.can.joins || join.columns.length === 0) return null;
@@ -71,6 +72,7 @@ export class SqlScanPushdown implements ScanPushdown {
     const pushed: string[] = [];
     const generated = join.conditions.map((condition) => this.generate(condition, scope));
     for (const g of generated) if (g) pushed.push(g.sql);
+    pushed.push(...(join.written ?? []));
     const list = join.columns.map((c) => `${quote(c.alias)}.${quote(c.column.nameInSource)}`);
     const from = join.tables.map((t) => `${this.dialect.tableSql(t.table)} AS ${quote(t.alias)}`);
     const sql =

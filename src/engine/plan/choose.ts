@@ -13,7 +13,7 @@
 import type { PlanCatalog } from './plan-catalog.js';
 import type { SourceDef } from '../../catalog/types.js';
 import { CannotPushDown } from '../../connectors/sql/predicate.js';
-import type { RowConnector } from '../../connectors/types.js';
+import { wholeStatementConnector, type RowConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../access/bind.js';
 import { shapeOf } from '../tree/statement-cache.js';
 import { constantSelect, type Constant } from './constant-select.js';
@@ -91,7 +91,8 @@ export async function choosePlan(bound: BoundStatement, registry: PlanCatalog, o
 /** A statement no one source runs as such: shipped where that plan is chosen, else federated. */
 async function planAcrossSources(bound: BoundStatement, registry: PlanCatalog, options: PlanOptions): Promise<Plan> {
   await options.turn?.();
-  const federated = () => planFederated(bound, registry, options);
+  const bytewise = options.pushdown ? await bytewiseSources(bound, registry) : new Map<string, boolean>();
+  const federated = () => planFederated(bound, registry, { ...options, bytewise });
   if (!options.pushdown || options.wholeStatements === false) return federated();
   const maxShippedRows = options.dependentJoin.maxShippedRows ?? DEFAULT_MAX_SHIPPED_ROWS;
   const shipping = planShipping(bound, registry, maxShippedRows);
@@ -109,6 +110,17 @@ async function planAcrossSources(bound: BoundStatement, registry: PlanCatalog, o
     columnsKey: `shipped:${shipping.target.oid}:${registry.generation}:${shapeOf(bound.ast)}`,
     otherwise: federated,
   };
+}
+
+/** Whether each PostgreSQL source the statement reads orders text bytewise (subqueries sent to it: join-pushdown.ts). */
+async function bytewiseSources(bound: BoundStatement, registry: PlanCatalog): Promise<Map<string, boolean>> {
+  const bytewise = new Map<string, boolean>();
+  for (const { resolved } of bound.tables) {
+    if (resolved.origin !== 'rows' || bytewise.has(resolved.source.name)) continue;
+    const connector = wholeStatementConnector(registry.connectorOf(resolved.source));
+    if (connector) bytewise.set(resolved.source.name, await connector.bytewiseCollation());
+  }
+  return bytewise;
 }
 
 /** The statement in the dialect of the one MySQL/MariaDB or SQLite source it reads, if it can run there whole. */

@@ -37,6 +37,8 @@ export interface FederatedPlan {
 export interface FederatedOptions {
   pushdown: boolean;
   dependentJoin: JoinLimits;
+  /** Whether each PostgreSQL source (by name) orders text bytewise; absent: not known, assumed not. */
+  bytewise?: ReadonlyMap<string, boolean>;
 }
 
 /** Plans the statement and its narrowings. The bound tree's narrowings are replaced by their tables (in place). */
@@ -58,6 +60,7 @@ export function planFederated(bound: BoundStatement, registry: PlanCatalog, opti
       registry,
       options.pushdown,
       options.dependentJoin,
+      options.bytewise,
     );
     const table = `__vdb_narrowed_${i + 1}`;
     becomes(entry, { RangeVar: { relname: table, inh: true, relpersistence: 'p', alias: subselect.alias } });
@@ -67,7 +70,7 @@ export function planFederated(bound: BoundStatement, registry: PlanCatalog, opti
   return {
     route: 'federated',
     narrowings,
-    statement: planStatement(statement, registry, options.pushdown, options.dependentJoin),
+    statement: planStatement(statement, registry, options.pushdown, options.dependentJoin, options.bytewise),
     bound: statement,
     asBound,
   };

@@ -12,7 +12,9 @@
 import type { Node, ParseResult, SelectStmt } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
 import type { ColumnDef, SourceDef, TableDef } from '../../catalog/types.js';
-import type { RawType, RowConnector } from '../../connectors/types.js';
+import { wholeStatementConnector, type RawType, type RowConnector } from '../../connectors/types.js';
+import { deparseSync } from 'pgsql-deparser';
+import { sameAtPostgres, withSourceNames } from './whole.js';
 import { asKind, conjuncts, fieldNames, lower, nameNode, rangeAlias, statementOf, walk } from '../tree/ast.js';
 import type { BoundStatement } from '../access/bind.js';
 import type { ScanPlan } from './scans.js';
@@ -54,7 +56,12 @@ interface Range {
   node: Node;
 }
 
-export function planJoinPushdown(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: PlanCatalog): JoinPushdown | null {
+export function planJoinPushdown(
+  bound: BoundStatement,
+  plans: Map<string, ScanPlan>,
+  registry: PlanCatalog,
+  bytewise: ReadonlyMap<string, boolean> = new Map(),
+): JoinPushdown | null {
   // No source with two tables to join: nothing to look at (and the statement is not copied).
   const perSource = new Map<string, number>();
   for (const scan of plans.values()) {
@@ -64,21 +71,29 @@ export function planJoinPushdown(bound: BoundStatement, plans: Map<string, ScanP
   }
   if (![...perSource.values()].some((count) => count >= 2)) return null;
   try {
-    return plan(bound, plans, registry);
+    return plan(bound, plans, registry, bytewise);
   } catch (err) {
     if (err instanceof Abort) return null;
     throw err;
   }
 }
 
-function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: PlanCatalog): JoinPushdown | null {
+function plan(
+  bound: BoundStatement,
+  plans: Map<string, ScanPlan>,
+  registry: PlanCatalog,
+  bytewise: ReadonlyMap<string, boolean>,
+): JoinPushdown | null {
   const ast = structuredClone(bound.ast);
   const select = asKind(statementOf(ast), 'SelectStmt');
   if (!select || select.op !== 'SETOP_NONE' || select.withClause) return null;
-  walk(select, (...[key]) => {
+  qualifyColumns(select, (relname) => plans.get(relname)?.bound.resolved.table.columns.map((c) => c.name) ?? null);
+  // Subqueries: only those a source may run inside the join (sourceSubqueries); any other stops here.
+  const subqueries = sourceSubqueries(select, plans, registry, bytewise);
+  walk(select, (key, node) => {
+    if (key === 'SubLink' && subqueries.has(node)) return 'skip';
     if (key === 'SubLink' || key === 'RangeSubselect' || key === 'RangeFunction') throw new Abort();
   });
-  qualifyColumns(select, (relname) => plans.get(relname)?.bound.resolved.table.columns.map((c) => c.name) ?? null);
 
   // FROM, flattened: table references under inner joins, their ON conditions.
   const ranges: Range[] = [];
@@ -125,7 +140,7 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Pla
     (select.sortClause ?? []).filter((item) => sortsByOutputName(select, item)).map((item) => asKind(item, 'SortBy')),
   );
   walk(select, (key, node) => {
-    if (key === 'SortBy' && outputSorts.has(node)) return 'skip';
+    if ((key === 'SortBy' && outputSorts.has(node)) || (key === 'SubLink' && subqueries.has(node))) return 'skip';
     if (key !== 'ColumnRef') return;
     const fields = fieldNames(node.fields);
     if (
@@ -140,12 +155,15 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Pla
   const groups: JoinGroup[] = [];
   const renamed = new Map<string, { groupAlias: string; prefix: string }>();
   for (const members of candidates) {
-    const group = groupQuery(members, conditions, select, plans, registry, groups.length + 1);
+    const group = groupQuery(members, conditions, subqueries, select, plans, registry, groups.length + 1);
     if (!group) continue;
     groups.push(group);
     for (const member of members) renamed.set(member.alias, { groupAlias: group.loadName, prefix: `${member.alias}__` });
   }
   if (groups.length === 0) return null;
+  // A subquery a group does not run would stay in the engine's statement, over tables no longer loaded.
+  const applied = new Set(groups.flatMap((g) => g.appliedExactly));
+  if (conditions.some((c) => asKind(c, 'SubLink') && !applied.has(c))) return null;
 
   // Output columns keep the names they had: `c.name` stays "name", not the group's column name.
   for (const item of select.targetList ?? []) {
@@ -155,6 +173,7 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Pla
   }
   // The statement over the joined results: members' references point into their group.
   walk(select, (key, node) => {
+    if (key === 'SubLink' && subqueries.has(node)) return 'skip';
     if (key !== 'ColumnRef') return;
     const fields = fieldNames(node.fields);
     const target = fields.length === 2 ? renamed.get(lower(fields[0]!)) : undefined;
@@ -165,7 +184,6 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Pla
     from.push({ RangeVar: { relname: group.loadName, alias: { aliasname: group.loadName }, inh: true, relpersistence: 'p' } });
   select.fromClause = from;
   // Inner joins: every ON condition is a WHERE condition, kept (rewritten) here unless a source applies it exactly.
-  const applied = new Set(groups.flatMap((g) => g.appliedExactly));
   const rewrittenConditions = conditions.filter((c) => !applied.has(c));
   select.whereClause =
     rewrittenConditions.length === 0
@@ -181,6 +199,7 @@ function plan(bound: BoundStatement, plans: Map<string, ScanPlan>, registry: Pla
 function groupQuery(
   members: Range[],
   conditions: Node[],
+  subqueries: ReadonlyMap<object, SourceSubquery>,
   select: SelectStmt,
   plans: Map<string, ScanPlan>,
   registry: PlanCatalog,
@@ -197,7 +216,17 @@ function groupQuery(
   // The conditions on these tables alone, offered to the source with the columns the statement uses.
   const offered = conditions.filter((condition) => {
     const used = aliasesUsed(condition);
-    return used.size > 0 && [...used].every((a) => aliases.has(a));
+    return !asKind(condition, 'SubLink') && used.size > 0 && [...used].every((a) => aliases.has(a));
+  });
+  // Subqueries of this source whose outer column is one of these tables', written in its SQL.
+  const quote = (name: string) => connector.dialect.quoteIdentifier(name);
+  const ran = conditions.filter((c) => {
+    const subquery = subqueries.get(asKind(c, 'SubLink') ?? {});
+    return subquery?.source === first.source && aliases.has(subquery.alias);
+  });
+  const written = ran.map((c) => {
+    const subquery = subqueries.get(asKind(c, 'SubLink')!)!;
+    return `${quote(subquery.alias)}.${quote(subquery.column.nameInSource)} IN (${subquery.sql})`;
   });
   // The columns the statement reads of these tables, leaving out the conditions in `skipped`.
   const columnsUsed = (skipped: ReadonlySet<object>) => {
@@ -216,17 +245,18 @@ function groupQuery(
   const tables = members.map((m) => ({ alias: m.alias, table: aliases.get(m.alias)! }));
   const folded = offered.map((condition) => foldDateArithmetic(condition, resolve));
   let columns = columnsUsed(new Set());
-  let taken = connector.pushdown.applyJoin({ tables, conditions: folded, columns });
+  let taken = connector.pushdown.applyJoin({ tables, conditions: folded, written, columns });
   if (!taken) return null;
   // Conditions the source applies exactly leave the engine's statement, and so do the columns
   // only they read (a join key, a date range's column), unless nothing would be left to send.
   const applied = offered.filter((_, i) => taken!.exact[i]);
-  const fewer = applied.length > 0 ? columnsUsed(new Set(applied.map((c) => Object.values(c)[0] as object))) : columns;
+  const left = [...applied, ...ran];
+  const fewer = left.length > 0 ? columnsUsed(new Set(left.map((c) => Object.values(c)[0] as object))) : columns;
   if (fewer.length > 0 && fewer.length < columns.length) {
-    const again = connector.pushdown.applyJoin({ tables, conditions: folded, columns: fewer });
+    const again = connector.pushdown.applyJoin({ tables, conditions: folded, written, columns: fewer });
     if (again) [taken, columns] = [again, fewer];
   }
-  const appliedExactly = offered.filter((_, i) => taken!.exact[i]);
+  const appliedExactly = [...offered.filter((_, i) => taken!.exact[i]), ...ran];
   // Joined through the conditions the source applies, or it would be a cross product there.
   const links = new Map(members.map((m) => [m.alias, m.alias]));
   const rootOf = (a: string): string => (links.get(a) === a ? a : rootOf(links.get(a)!));
@@ -237,6 +267,7 @@ function groupQuery(
   });
   if (new Set(members.map((m) => rootOf(m.alias))).size !== 1) return null;
   const sql = taken.sql;
+  const estimated = joinedRows(members.map((m) => plans.get(m.relname)!));
   return {
     loadName: `__vdb_join_${index}`,
     source: first.source,
@@ -245,8 +276,85 @@ function groupQuery(
     sql,
     columns,
     appliedExactly,
-    rows: joinedRows(members.map((m) => plans.get(m.relname)!)),
+    // A subquery's condition keeps a third of the rows (PostgreSQL's default for a range).
+    rows:
+      estimated === null
+        ? null
+        : Math.max(1, Math.round(estimated * (1 / 3) ** ran.filter((c) => subqueries.get(asKind(c, 'SubLink')!)!.narrows).length)),
   };
+}
+
+interface SourceSubquery {
+  /** The source that runs it, and the outer column it is compared with (`alias.column IN (...)`). */
+  source: SourceDef;
+  alias: string;
+  column: ColumnDef;
+  /** The subquery in the source's SQL, its own table names. */
+  sql: string;
+  /** Whether it has a condition (WHERE or HAVING) that may keep fewer than all keys. */
+  narrows: boolean;
+}
+
+/**
+ * `alias.column IN (SELECT ...)` conjuncts of WHERE that the source of the outer table can run
+ * inside its join as written: every table of the subquery at that same source (PostgreSQL, whose
+ * SQL it is), none under a row condition or read through a narrowing, no reference to the outer
+ * query, and PostgreSQL's meaning (whole.ts's allow-list, text ordered as the engine orders it).
+ * The condition then leaves the engine's statement; its tables are read there, not loaded.
+ */
+function sourceSubqueries(
+  select: SelectStmt,
+  plans: Map<string, ScanPlan>,
+  registry: PlanCatalog,
+  bytewise: ReadonlyMap<string, boolean>,
+): Map<object, SourceSubquery> {
+  const found = new Map<object, SourceSubquery>();
+  const outer = new Map<string, string>();
+  for (const item of select.fromClause ?? []) {
+    walk([item], (key, node) => {
+      if (key === 'SelectStmt') return 'skip';
+      if (key === 'RangeVar' && typeof node.relname === 'string') outer.set(rangeAlias(node), node.relname);
+    });
+  }
+  for (const condition of conjuncts(select.whereClause)) {
+    const sublink = asKind(condition, 'SubLink');
+    const subselect = asKind(sublink?.subselect, 'SelectStmt');
+    if (!sublink || !subselect || sublink.subLinkType !== 'ANY_SUBLINK' || fieldNames(sublink.operName).join('.') !== '') continue;
+    const testFields = fieldNames(asKind(sublink.testexpr, 'ColumnRef')?.fields);
+    const outerLoad = testFields.length === 2 ? outer.get(lower(testFields[0]!)) : undefined;
+    const outerScan = outerLoad ? plans.get(outerLoad) : undefined;
+    if (!outerScan || outerScan.bound.resolved.origin !== 'rows') continue;
+    const source = outerScan.bound.resolved.source;
+    const connector = wholeStatementConnector(registry.connectorOf(source));
+    const column = outerScan.bound.resolved.table.columns.find((c) => lower(c.name) === lower(testFields[1]!));
+    if (!connector || !column) continue;
+    // Its tables: loads of the same source, none narrowed; its column references: its own.
+    const inner = new Map<string, TableDef>();
+    let own = true;
+    walk(subselect, (key, node) => {
+      if (key === 'RangeSubselect' || key === 'RangeFunction') own = false;
+      if (key !== 'RangeVar') return;
+      const scan = typeof node.relname === 'string' ? plans.get(node.relname) : undefined;
+      if (!scan || scan.bound.resolved.origin !== 'rows' || scan.bound.resolved.source !== source || scan.bound.rowCondition) own = false;
+      else inner.set(rangeAlias(node), scan.bound.resolved.table);
+    });
+    walk(subselect, (key, node) => {
+      if (key !== 'ColumnRef') return;
+      const fields = fieldNames(node.fields);
+      const known =
+        fields.length === 1
+          ? [...inner.values()].some((t) => t.columns.some((c) => lower(c.name) === lower(fields[0]!)))
+          : fields.length === 2 && inner.has(lower(fields[0]!));
+      if (!known) own = false;
+    });
+    const ordersLikeEngine = (bytewise.get(source.name) ?? false) && [...inner.values()].every((t) => t.columns.every((c) => !c.collation));
+    if (!own || inner.size === 0 || !sameAtPostgres(subselect, ordersLikeEngine)) continue;
+    const tree = structuredClone(subselect);
+    withSourceNames(tree, new Map([...plans].map(([loadName, scan]) => [loadName, scan.bound.resolved.table])), connector);
+    const sql = deparseSync({ version: 0, stmts: [{ stmt: { SelectStmt: tree } }] } as ParseResult).replace(/;\s*$/, '');
+    found.set(sublink, { source, alias: lower(testFields[0]!), column, sql, narrows: !!(subselect.whereClause || subselect.havingClause) });
+  }
+  return found;
 }
 
 /**

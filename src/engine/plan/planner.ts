@@ -11,6 +11,7 @@ import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';
 import { planGroupLookup } from './key-lookup.js';
 import { planScans, type ScanPlan } from './scans.js';
+import { walk } from '../tree/ast.js';
 import { chooseJoins, estimatedRows } from './join-choice.js';
 import { paddedUses, usedWithChars, type PaddedUses } from './padded-uses.js';
 import { scaleUses, type ScaleUses } from './scale-uses.js';
@@ -45,12 +46,18 @@ export function planStatement(
   registry: PlanCatalog,
   pushdown: boolean,
   limits: JoinLimits = { maxKeys: 100_000, batchSize: 100_000 },
+  bytewise: ReadonlyMap<string, boolean> = new Map(),
 ): StatementPlan {
   const scans = planScans(bound, registry, { pushdown });
-  const joins = pushdown ? planJoinPushdown(bound, scans, registry) : null;
+  const joins = pushdown ? planJoinPushdown(bound, scans, registry, bytewise) : null;
   if (joins) {
     const members = new Set(joins.groups.flatMap((g) => g.members));
-    const rest = new Map([...scans].filter(([loadName]) => !members.has(loadName)));
+    // Tables read only inside a subquery a source runs in its join are not loaded either.
+    const read = new Set<string>();
+    walk(joins.ast, (nodeType, node) => {
+      if (nodeType === 'RangeVar' && typeof node.relname === 'string') read.add(node.relname);
+    });
+    const rest = new Map([...scans].filter(([loadName]) => !members.has(loadName) && read.has(loadName)));
     // Keys of a table joined at its source are not at hand for dependent joins.
     for (const [loadName, scan] of rest)
       rest.set(loadName, { ...scan, dependencies: scan.dependencies.filter((d) => !members.has(d.from)) });

@@ -8,7 +8,7 @@
 import { deparseSync } from 'pgsql-deparser';
 import type { ParseResult } from '@pgsql/types';
 import type { PlanCatalog } from './plan-catalog.js';
-import type { SourceDef } from '../../catalog/types.js';
+import type { SourceDef, TableDef } from '../../catalog/types.js';
 import { wholeStatementConnector, type WholeStatementConnector } from '../../connectors/types.js';
 import type { BoundStatement } from '../access/bind.js';
 import { everyNode, fieldNames } from '../tree/ast.js';
@@ -65,8 +65,32 @@ export async function planWhole(bound: BoundStatement, registry: PlanCatalog): P
   // Text is ordered as the engine orders it only under a bytewise collation, database and columns.
   const bytewise = (await connector.bytewiseCollation()) && bound.tables.every((t) => t.resolved.table.columns.every((c) => !c.collation));
 
-  const statement = bound.ast.stmts?.[0]?.stmt;
-  const safe = everyNode(statement, (key, node) => {
+  if (!sameAtPostgres(bound.ast.stmts?.[0]?.stmt, bytewise)) return null;
+
+  // The same tree with the source's own table names instead of the engine's load names.
+  const tree = structuredClone(bound.ast) as ParseResult;
+  withSourceNames(tree, new Map(bound.tables.map((t) => [t.loadName, t.resolved.table])), connector);
+  return { source, connector, sql: deparseSync(tree).replace(/;\s*$/, '') };
+}
+
+/** Replaces, in place, the engine's load names of `tree`'s relations by the source's own table names. */
+export function withSourceNames(tree: unknown, loads: ReadonlyMap<string | undefined, TableDef>, connector: WholeStatementConnector): void {
+  everyNode(tree, (key, node) => {
+    if (key !== 'RangeVar' || typeof node.relname !== 'string' || !loads.has(node.relname)) return true;
+    const { schema, table } = connector.dialect.tableName(loads.get(node.relname)!);
+    if (schema === undefined) delete node.schemaname;
+    else node.schemaname = schema;
+    node.relname = table;
+    return true;
+  });
+}
+
+/**
+ * Whether a tree means the same at PostgreSQL as in vdb: functions and casts of the allow-list,
+ * and, unless text is ordered bytewise there (`bytewise`), nothing that orders text.
+ */
+export function sameAtPostgres(tree: unknown, bytewise: boolean): boolean {
+  return everyNode(tree, (key, node) => {
     switch (key) {
       case 'FuncCall': {
         const parts = fieldNames(node.funcname);
@@ -98,18 +122,4 @@ export async function planWhole(bound: BoundStatement, registry: PlanCatalog): P
         return true;
     }
   });
-  if (!safe) return null;
-
-  // The same tree with the source's own table names instead of the engine's load names.
-  const tree = structuredClone(bound.ast) as ParseResult;
-  const loads = new Map(bound.tables.map((t) => [t.loadName, t.resolved]));
-  everyNode(tree, (key, node) => {
-    if (key !== 'RangeVar' || typeof node.relname !== 'string' || !loads.has(node.relname)) return true;
-    const { schema, table } = connector.dialect.tableName(loads.get(node.relname)!.table);
-    if (schema === undefined) delete node.schemaname;
-    else node.schemaname = schema;
-    node.relname = table;
-    return true;
-  });
-  return { source, connector, sql: deparseSync(tree).replace(/;\s*$/, '') };
 }
