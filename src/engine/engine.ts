@@ -22,7 +22,8 @@ import type { CallStmt, Node, ParseResult } from '@pgsql/types';
 import { executeDml, isDml } from './statements/dml.js';
 import { explainPlan } from './plan/explain.js';
 import { callProcedure, type ProcedureCall, type ProcedureContext } from './statements/procedures.js';
-import { staticResultSql } from './exec/static-result.js';
+import { openSourceProcedure, type ProcedureArguments, type SourceProcedureCall } from './statements/source-procedures.js';
+import { staticResultSql, type StaticResult } from './exec/static-result.js';
 import { createView, dropViews } from './statements/views.js';
 import { StatementMemory, type Learned, type StatementText } from './statement-memory.js';
 import { guarded, routed } from './opened.js';
@@ -106,6 +107,101 @@ export class Engine {
     return this.openParsed(tree, sql, text, user, signal, access, turn);
   }
 
+  /**
+   * Calls a source's procedure once per entry of `calls` (REST: an object or an array of them),
+   * answering their rows in order.
+   */
+  async openProcedureCalls(
+    schema: string,
+    name: string,
+    calls: ProcedureArguments[],
+    user: UserDef,
+    signal: AbortSignal,
+    access: { readOnly?: boolean; apiKey?: boolean } = {},
+  ): Promise<Execution> {
+    const policy = new AccessPolicy(user, this.registry.permissions);
+    if (schema.toUpperCase() !== 'SYSADMIN') {
+      return openSourceProcedure(this.registry, this.runtime, { schema, name, calls }, policy, { readOnlyKey: access.readOnly }, signal);
+    }
+    if (access.readOnly) throw readOnlyKeyRefusal();
+    // vdb's own procedures, one after the other; their rows in order.
+    const context = this.procedureContext(user, signal, policy, access.apiKey ?? false);
+    let merged: { columns: string[]; rows: StaticResult['rows']; warnings: string[] } | null = null;
+    for (const call of calls) {
+      const result = await callProcedure({ name: `SYSADMIN.${name}`, ...call }, context);
+      merged ??= { columns: result.columns, rows: [], warnings: [] };
+      merged.rows.push(...result.rows);
+      merged.warnings.push(...(result.warnings ?? []));
+    }
+    const execution = await openStaticExecution(this.runtime, staticResultSql(merged!), signal);
+    execution.warnings.push(...merged!.warnings);
+    return execution;
+  }
+
+  /**
+   * `CALL src.proc(...)` or `SELECT * FROM src.fn(...)` of a source's procedure, or null for
+   * other statements. A procedure is read whole: any other statement reading one is refused.
+   */
+  private sourceProcedureCall(statement: Node | undefined): SourceProcedureCall | null {
+    const call = asKind(statement, 'CallStmt');
+    if (call) {
+      const names = call.funccall!.funcname!.map((n) => String(asKind(n, 'String')!.sval));
+      if (names.length !== 2 || !this.registry.findSource(names[0]!)) return null;
+      return { schema: names[0]!, name: names[1]!, calls: [argumentsOf(call.funccall!.args)] };
+    }
+    // Most statements: no source has procedures, nothing to look for.
+    if (!this.registry.sources.some((s) => (s.procedures?.length ?? 0) > 0)) return null;
+    let found: { schema: string; name: string; args: Node[] | undefined } | null = null;
+    let readsProcedure = false;
+    walk(statement, (nodeType, node) => {
+      if (nodeType !== 'RangeFunction') return;
+      for (const item of (node.functions as Node[] | undefined) ?? []) {
+        const list = asKind(item, 'List')?.items ?? [];
+        const fn = asKind(list[0], 'FuncCall');
+        const names = (fn?.funcname ?? []).map((n) => String(asKind(n, 'String')?.sval ?? ''));
+        if (fn && names.length === 2 && this.registry.findSourceProcedure(names[0]!, names[1]!)) {
+          readsProcedure = true;
+          found = { schema: names[0]!, name: names[1]!, args: fn.args };
+        }
+      }
+    });
+    if (!readsProcedure || !found) return null;
+    const select = asKind(statement, 'SelectStmt');
+    const from = select?.fromClause ?? [];
+    const range = from.length === 1 ? asKind(from[0], 'RangeFunction') : undefined;
+    const star =
+      select?.targetList?.length === 1 &&
+      asKind(asKind(select.targetList[0], 'ResTarget')?.val, 'ColumnRef')?.fields?.length === 1 &&
+      asKind(asKind(select.targetList[0], 'ResTarget')!.val, 'ColumnRef')!.fields!.some((f) => 'A_Star' in f);
+    const plain =
+      select &&
+      star &&
+      range &&
+      (range.functions ?? []).length === 1 &&
+      !range.ordinality &&
+      !range.lateral &&
+      !range.coldeflist &&
+      !select.whereClause &&
+      !select.groupClause &&
+      !select.havingClause &&
+      !select.sortClause &&
+      !select.limitCount &&
+      !select.limitOffset &&
+      !select.distinctClause &&
+      !select.withClause &&
+      !select.windowClause &&
+      (select.op ?? 'SETOP_NONE') === 'SETOP_NONE';
+    const { schema, name, args } = found as { schema: string; name: string; args: Node[] | undefined };
+    if (!plain) {
+      throw badRequest(
+        `The procedure ${schema}.${name} is read whole: SELECT * FROM ${schema}.${name}(...), alone.`,
+        'Call it alone (or CALL it), and filter, join or order its rows on the client.',
+        'Unsupported statement',
+      );
+    }
+    return { schema, name, calls: [argumentsOf(args)] };
+  }
+
   /** Turns of the event loop for the main-thread stages of long statements, one statement per turn. */
   private readonly lane = new CpuLane();
 
@@ -120,18 +216,19 @@ export class Engine {
   ): Promise<Execution> {
     // $1, $2, ... become the values given with the statement (params.ts); without values, a $n is refused here.
     bindParameters(tree, access.params ?? []);
+    // A source's procedure, called or read whole (source-procedures.ts): it checks its caller itself.
+    const sourceCall = this.sourceProcedureCall(statementOf(tree));
+    if (sourceCall) {
+      const policy = new AccessPolicy(user, this.registry.permissions);
+      return openSourceProcedure(this.registry, this.runtime, sourceCall, policy, { readOnlyKey: access.readOnly }, signal);
+    }
     // Only what vdb lists may be called, whatever the statement's kind (allow-list.ts).
     checkAllowed(tree);
     requireFaithful(tree);
     if (access.readOnly) {
       const statement = statementOf(tree);
       if (isDml(statement) || (statement && ('CallStmt' in statement || 'ViewStmt' in statement || 'DropStmt' in statement))) {
-        throw new ApiError(
-          403,
-          'Forbidden',
-          'A read-only API key may only read.',
-          'Use a key created with readOnly: false for writes and procedures.',
-        );
+        throw readOnlyKeyRefusal();
       }
     }
     const learned: Learned = {};
@@ -212,7 +309,18 @@ export class Engine {
   }
 
   private async callStatement({ statement, user, signal, policy, viaApiKey }: StatementContext): Promise<Execution> {
-    const result = await callProcedure(procedureCall(asKind(statement, 'CallStmt')!), {
+    const result = await callProcedure(
+      procedureCall(asKind(statement, 'CallStmt')!),
+      this.procedureContext(user, signal, policy, viaApiKey),
+    );
+    const execution = await openStaticExecution(this.runtime, staticResultSql(result), signal);
+    execution.warnings.push(...(result.warnings ?? []));
+    return execution;
+  }
+
+  /** What vdb's own procedures act on, for `user`. */
+  private procedureContext(user: UserDef, signal: AbortSignal, policy: AccessPolicy, viaApiKey: boolean): ProcedureContext {
+    return {
       registry: this.registry,
       users: this.accounts?.users,
       invites: this.accounts?.invites,
@@ -222,10 +330,7 @@ export class Engine {
       access: policy,
       probe: async (sql) => (await this.openTree(parseStatement(sql), user, signal)).close(),
       viaApiKey,
-    });
-    const execution = await openStaticExecution(this.runtime, staticResultSql(result), signal);
-    execution.warnings.push(...(result.warnings ?? []));
-    return execution;
+    };
   }
 
   private async explainStatement({ tree, statement, user, signal, policy }: StatementContext): Promise<Execution> {
@@ -378,6 +483,9 @@ interface Opened {
   plan?: WholeRoute | SourceSelectRoute;
 }
 
+const readOnlyKeyRefusal = () =>
+  new ApiError(403, 'Forbidden', 'A read-only API key may only read.', 'Use a key created with readOnly: false for writes and procedures.');
+
 /** Only constants are accepted as procedure arguments. */
 function constantOf(node: Node | undefined): string | null {
   const constant = asKind(node, 'A_Const');
@@ -393,12 +501,17 @@ function constantOf(node: Node | undefined): string | null {
 function procedureCall(call: CallStmt): ProcedureCall {
   const funccall = call.funccall!;
   const name = funccall.funcname!.map((n) => asKind(n, 'String')!.sval).join('.');
+  return { name, ...argumentsOf(funccall.args) };
+}
+
+/** A call's arguments: positional ones, then those named (name => value). */
+function argumentsOf(args: Node[] | undefined): ProcedureArguments {
   const positional: Array<string | null> = [];
   const named: Record<string, string | null> = {};
-  for (const arg of funccall.args ?? []) {
+  for (const arg of args ?? []) {
     const namedArg = asKind(arg, 'NamedArgExpr');
     if (namedArg) named[String(namedArg.name)] = constantOf(namedArg.arg);
     else positional.push(constantOf(arg));
   }
-  return { name, positional, named };
+  return { positional, named };
 }
