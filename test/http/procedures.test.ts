@@ -43,6 +43,8 @@ before(async () => {
       $$ INSERT INTO ${tag}.items VALUES (item_id, item_name, NULL) RETURNING id $$;
     CREATE FUNCTION ${tag}.dup(x int) RETURNS int LANGUAGE sql AS $$ SELECT x $$;
     CREATE FUNCTION ${tag}.dup(x text) RETURNS text LANGUAGE sql AS $$ SELECT x $$;
+    CREATE FUNCTION ${tag}.writer() RETURNS int LANGUAGE sql VOLATILE AS $$ INSERT INTO ${tag}.items VALUES (99, 'sneaky', NULL) RETURNING id $$;
+    CREATE FUNCTION ${tag}.sneaky() RETURNS int LANGUAGE plpgsql STABLE AS $$ BEGIN RETURN ${tag}.writer(); END $$;
     CREATE FUNCTION ${tag}.nothing() RETURNS void LANGUAGE sql AS $$ SELECT $$;
     COMMENT ON FUNCTION ${tag}.items_above(int) IS 'Items after an id';
   `);
@@ -55,6 +57,8 @@ before(async () => {
       SELECT id, name, price FROM ${tag}.items WHERE id > min_id ORDER BY id;
     CREATE PROCEDURE ${tag}.add_item(IN item_id INT, IN item_name VARCHAR(50)) MODIFIES SQL DATA
       BEGIN INSERT INTO ${tag}.items VALUES (item_id, item_name, NULL); SELECT item_id AS id; END;
+    CREATE PROCEDURE ${tag}.sneaky() READS SQL DATA
+      BEGIN INSERT INTO ${tag}.items VALUES (99, 'sneaky', NULL); SELECT 99 AS id; END;
     CREATE PROCEDURE ${tag}.with_out(IN a INT, OUT b INT) SET b = a;
   `);
   server = await startTestServer({ demo: false });
@@ -95,6 +99,8 @@ describe('listing', () => {
         ['checked', 'Procedure'],
         ['greeting', 'Procedure'],
         ['items_above', 'Procedure'],
+        ['sneaky', 'Procedure'],
+        ['writer', 'Procedure'],
       ],
     );
     assert.equal(pgList.find((o) => o.Name === 'items_above')?.Description, 'Items after an id');
@@ -105,6 +111,7 @@ describe('listing', () => {
         ['items', 'Table'],
         ['add_item', 'Procedure'],
         ['items_above', 'Procedure'],
+        ['sneaky', 'Procedure'],
       ],
     );
     const sysadmin = await expectOkJson<Array<{ Name: string; Type: string }>>(await get('/rest/api/source/SYSADMIN'));
@@ -119,11 +126,14 @@ describe('listing', () => {
     assert.deepEqual(procedures, [
       ['myp', 'add_item', true],
       ['myp', 'items_above', false],
+      ['myp', 'sneaky', false],
       ['pgp', 'add_item', true],
       ['pgp', 'add_tax', false],
       ['pgp', 'checked', false],
       ['pgp', 'greeting', false],
       ['pgp', 'items_above', false],
+      ['pgp', 'sneaky', false],
+      ['pgp', 'writer', true],
     ]);
     const params = await expectOkJson<unknown[][]>(
       await sql(
@@ -302,6 +312,17 @@ describe('calls of MariaDB stored procedures', () => {
     const [rows] = await my.query(`SELECT name FROM ${tag}.items WHERE id = 10`);
     assert.deepEqual(rows, [{ name: "it's" }]);
   });
+});
+
+test('a procedure declared as only reading runs in a read-only transaction: its write is refused', async () => {
+  for (const path of ['/rest/api/source/pgp/sneaky', '/rest/api/source/myp/sneaky']) {
+    const refused = await expectError(await get(path), 403);
+    assert.match(refused.description, /refused a write of a procedure declared as only reading/);
+  }
+  const pgCount = (await pgAdmin.query(`SELECT count(*)::int AS n FROM ${tag}.items WHERE id = 99`)).rows[0] as { n: number };
+  assert.equal(pgCount.n, 0);
+  const [myRows] = await my.query(`SELECT count(*) AS n FROM ${tag}.items WHERE id = 99`);
+  assert.deepEqual(myRows, [{ n: 0 }]);
 });
 
 describe('permissions', () => {

@@ -182,9 +182,20 @@ export async function openSourceProcedure(
   }
 }
 
+/** PostgreSQL's and MariaDB's refusal of a write in a READ ONLY transaction. */
+const readOnlyRefusal = (err: unknown) =>
+  (err as { code?: unknown }).code === '25006' || Number((err as { errno?: unknown }).errno ?? 0) === 1792;
+
 function sourceError(err: unknown, source: string, signal: AbortSignal): unknown {
   if (signal.aborted) return signal.reason;
   if (err instanceof ApiError) return err;
+  // Declared as only reading (STABLE, IMMUTABLE, READS SQL DATA), it tried to write: the source refused it.
+  if (readOnlyRefusal(err)) {
+    return forbidden(
+      `Data source "${source}" refused a write of a procedure declared as only reading: ${messageOf(err)}`,
+      'Declare it VOLATILE (PostgreSQL) or MODIFIES SQL DATA (MariaDB), then refresh the source.',
+    );
+  }
   if (argumentError(err)) return invalidCall(`Data source "${source}" refused the call: ${messageOf(err)}`, null);
   return sourceFailed(source, messageOf(err), err instanceof SourceUnreachableError);
 }
