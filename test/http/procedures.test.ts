@@ -59,6 +59,7 @@ before(async () => {
       BEGIN INSERT INTO ${tag}.items VALUES (item_id, item_name, NULL); SELECT item_id AS id; END;
     CREATE PROCEDURE ${tag}.sneaky() READS SQL DATA
       BEGIN INSERT INTO ${tag}.items VALUES (99, 'sneaky', NULL); SELECT 99 AS id; END;
+    CREATE PROCEDURE ${tag}.flagged(IN on_sale BOOLEAN) SELECT on_sale + 0 AS v;
     CREATE PROCEDURE ${tag}.with_out(IN a INT, OUT b INT) SET b = a;
   `);
   server = await startTestServer({ demo: false });
@@ -110,6 +111,7 @@ describe('listing', () => {
       [
         ['items', 'Table'],
         ['add_item', 'Procedure'],
+        ['flagged', 'Procedure'],
         ['items_above', 'Procedure'],
         ['sneaky', 'Procedure'],
       ],
@@ -125,6 +127,7 @@ describe('listing', () => {
     );
     assert.deepEqual(procedures, [
       ['myp', 'add_item', true],
+      ['myp', 'flagged', false],
       ['myp', 'items_above', false],
       ['myp', 'sneaky', false],
       ['pgp', 'add_item', true],
@@ -303,6 +306,9 @@ describe('calls of MariaDB stored procedures', () => {
       [3, 'three', null],
     ]);
     assert.deepEqual(await expectOkJson(await sql('CALL myp.items_above(2)')), [[3, 'three', null]]);
+    // A BOOLEAN (tinyint(1)) parameter takes true and false.
+    assert.deepEqual(await expectOkJson(await get('/rest/api/source/myp/flagged?on_sale=true')), [[1]]);
+    assert.deepEqual(await expectOkJson(await post('/rest/api/source/myp/flagged', { on_sale: false })), [[0]]);
     const bad = await expectError(await get('/rest/api/source/myp/items_above?min_id=x'), 400);
     assert.match(bad.description, /"min_id"/);
   });

@@ -71,6 +71,13 @@ function asText(value: unknown): unknown {
   return String(value);
 }
 
+/** A boolean argument (tinyint(1)) as the number MySQL stores: true and false as PostgreSQL spells them. */
+function booleanText(value: string): string {
+  if (/^\s*(t|true|y|yes|on|1)\s*$/i.test(value)) return '1';
+  if (/^\s*(f|false|n|no|off|0)\s*$/i.test(value)) return '0';
+  return value;
+}
+
 export class MysqlProcedures implements ProcedureConnector {
   constructor(private readonly access: MysqlAccess) {}
 
@@ -139,7 +146,7 @@ export class MysqlProcedures implements ProcedureConnector {
       await db.query(procedure.modifiesData ? 'START TRANSACTION' : 'START TRANSACTION READ ONLY');
       [results, fields] = await db.execute({
         sql: this.procedureCallSql(procedure),
-        values: args.map((a) => a ?? null),
+        values: args.map((a, i) => (procedure.params[i]!.type === 'BOOLEAN' && a ? booleanText(a) : (a ?? null))),
         rowsAsArray: true,
       });
       await db.query('COMMIT');
