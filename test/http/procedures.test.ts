@@ -41,6 +41,13 @@ before(async () => {
       $$ BEGIN IF x < 0 THEN RAISE EXCEPTION 'x must not be negative'; END IF; RETURN x * 2; END $$;
     CREATE FUNCTION ${tag}.add_item(item_id int, item_name text) RETURNS int LANGUAGE sql VOLATILE AS
       $$ INSERT INTO ${tag}.items VALUES (item_id, item_name, NULL) RETURNING id $$;
+    CREATE TABLE ${tag}.kinds_t (d date, ts timestamp, tz timestamptz, b boolean, bytes bytea, j jsonb, big bigint, n numeric,
+      r real, f float8, t time, iv interval, u uuid, c char(3), arr int[]);
+    INSERT INTO ${tag}.kinds_t VALUES
+      ('2024-02-29', '2024-01-02 03:04:05.123456', '2024-01-02 03:04:05+02', true, '\xdeadbeef', '{"a": [1, 2.50]}', -9223372036854775808,
+       12345678901234567890.123456789, 1.1, 0.1, '13:14:15', '1 day 02:03:04', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'ab', '{1,2}'),
+      (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    CREATE FUNCTION ${tag}.kinds() RETURNS SETOF ${tag}.kinds_t LANGUAGE sql STABLE AS $$ SELECT * FROM ${tag}.kinds_t $$;
     CREATE FUNCTION ${tag}.dup(x int) RETURNS int LANGUAGE sql AS $$ SELECT x $$;
     CREATE FUNCTION ${tag}.dup(x text) RETURNS text LANGUAGE sql AS $$ SELECT x $$;
     CREATE FUNCTION ${tag}.writer() RETURNS int LANGUAGE sql VOLATILE AS $$ INSERT INTO ${tag}.items VALUES (99, 'sneaky', NULL) RETURNING id $$;
@@ -95,11 +102,13 @@ describe('listing', () => {
       pgList.map((o) => [o.Name, o.Type]),
       [
         ['items', 'Table'],
+        ['kinds_t', 'Table'],
         ['add_item', 'Procedure'],
         ['add_tax', 'Procedure'],
         ['checked', 'Procedure'],
         ['greeting', 'Procedure'],
         ['items_above', 'Procedure'],
+        ['kinds', 'Procedure'],
         ['sneaky', 'Procedure'],
         ['writer', 'Procedure'],
       ],
@@ -135,6 +144,7 @@ describe('listing', () => {
       ['pgp', 'checked', false],
       ['pgp', 'greeting', false],
       ['pgp', 'items_above', false],
+      ['pgp', 'kinds', false],
       ['pgp', 'sneaky', false],
       ['pgp', 'writer', true],
     ]);
@@ -284,6 +294,39 @@ describe('calls of PostgreSQL functions', () => {
     }
     assert.equal((await expectError(await get('/rest/api/source/pgp/nothing'), 404)).title, 'Unknown table');
     assert.equal((await expectError(await post('/rest/api/source/pgp/items', {}), 404)).title, 'Unknown procedure');
+  });
+
+  test("a function's values of every kind are the values the table endpoint answers for the same rows", async () => {
+    for (const params of ['', '?array=false', '?headers=true']) {
+      const table = await expectOkText(await get(`/rest/api/source/pgp/kinds_t${params}`));
+      assert.equal(await expectOkText(await get(`/rest/api/source/pgp/kinds${params}`)), table, params);
+    }
+    // The char(3) keeps its padding as PostgreSQL writes it and as the JSON answers show it; the
+    // table's CSV, which PostgreSQL writes for a statement sent whole (q.c::text), drops it.
+    const table = await expectOkText(await get('/rest/api/source/pgp/kinds_t', { accept: 'text/csv' }));
+    assert.equal(await expectOkText(await get('/rest/api/source/pgp/kinds', { accept: 'text/csv' })), table.replace(',ab,', ',ab ,'));
+    assert.match(await expectOkText(await get('/rest/api/source/pgp/kinds_t?array=false')), /"c":"ab "/);
+  });
+
+  test('import patterns: importer.procedureNamePattern and importer.importProcedures', async () => {
+    for (const [name, model, expected] of [
+      ['pgnamed', `importer.schemaPattern=${tag},importer.procedureNamePattern=items%`, ['items_above']],
+      ['pgnone', `importer.schemaPattern=${tag},importer.importProcedures=false`, []],
+    ] as const) {
+      const added = await post('/rest/api/source', {
+        name,
+        template: 'postgresql',
+        connectionProps: `host=127.0.0.1,port=${PG.port},db=test,user-name=postgres`,
+        modelProps: model,
+      });
+      assert.equal(added.status, 201, await added.text());
+      const listed = await expectOkJson<Array<{ Name: string; Type: string }>>(await get(`/rest/api/source/${name}`));
+      assert.deepEqual(
+        listed.filter((o) => o.Type === 'Procedure').map((o) => o.Name),
+        expected,
+      );
+      assert.equal((await server.request(`/rest/api/source/${name}`, { method: 'DELETE' })).status, 204);
+    }
   });
 
   test('results in the formats the Accept header asks for', async () => {
