@@ -22,7 +22,13 @@ import type { CallStmt, Node, ParseResult } from '@pgsql/types';
 import { executeDml, isDml } from './statements/dml.js';
 import { explainPlan } from './plan/explain.js';
 import { callProcedure, type ProcedureCall, type ProcedureContext } from './statements/procedures.js';
-import { openSourceProcedure, type ProcedureArguments, type SourceProcedureCall } from './statements/source-procedures.js';
+import {
+  argumentsOf,
+  openSourceProcedure,
+  sourceProcedureOf,
+  type ProcedureArguments,
+  type SourceProcedureCall,
+} from './statements/source-procedures.js';
 import { staticResultSql, type StaticResult } from './exec/static-result.js';
 import { createView, dropViews } from './statements/views.js';
 import { StatementMemory, type Learned, type StatementText } from './statement-memory.js';
@@ -138,68 +144,14 @@ export class Engine {
     return execution;
   }
 
-  /**
-   * `CALL src.proc(...)` or `SELECT * FROM src.fn(...)` of a source's procedure, or null for
-   * other statements. A procedure is read whole: any other statement reading one is refused.
-   */
+  /** `CALL src.proc(...)` or `SELECT * FROM src.fn(...)` of a source's procedure, or null for other statements. */
   private sourceProcedureCall(statement: Node | undefined): SourceProcedureCall | null {
-    const call = asKind(statement, 'CallStmt');
-    if (call) {
-      const names = call.funccall!.funcname!.map((n) => String(asKind(n, 'String')!.sval));
-      if (names.length !== 2 || !this.registry.findSource(names[0]!)) return null;
-      return { schema: names[0]!, name: names[1]!, calls: [argumentsOf(call.funccall!.args)] };
-    }
     // Most statements: no source has procedures, nothing to look for.
     if (!this.registry.sources.some((s) => (s.procedures?.length ?? 0) > 0)) return null;
-    let found: { schema: string; name: string; args: Node[] | undefined } | null = null;
-    let readsProcedure = false;
-    walk(statement, (nodeType, node) => {
-      if (nodeType !== 'RangeFunction') return;
-      for (const item of (node.functions as Node[] | undefined) ?? []) {
-        const list = asKind(item, 'List')?.items ?? [];
-        const fn = asKind(list[0], 'FuncCall');
-        const names = (fn?.funcname ?? []).map((n) => String(asKind(n, 'String')?.sval ?? ''));
-        if (fn && names.length === 2 && this.registry.findSourceProcedure(names[0]!, names[1]!)) {
-          readsProcedure = true;
-          found = { schema: names[0]!, name: names[1]!, args: fn.args };
-        }
-      }
+    return sourceProcedureOf(statement, {
+      isSource: (schema) => this.registry.findSource(schema) !== undefined,
+      isProcedure: (schema, name) => this.registry.findSourceProcedure(schema, name) !== undefined,
     });
-    if (!readsProcedure || !found) return null;
-    const select = asKind(statement, 'SelectStmt');
-    const from = select?.fromClause ?? [];
-    const range = from.length === 1 ? asKind(from[0], 'RangeFunction') : undefined;
-    const star =
-      select?.targetList?.length === 1 &&
-      asKind(asKind(select.targetList[0], 'ResTarget')?.val, 'ColumnRef')?.fields?.length === 1 &&
-      asKind(asKind(select.targetList[0], 'ResTarget')!.val, 'ColumnRef')!.fields!.some((f) => 'A_Star' in f);
-    const plain =
-      select &&
-      star &&
-      range &&
-      (range.functions ?? []).length === 1 &&
-      !range.ordinality &&
-      !range.lateral &&
-      !range.coldeflist &&
-      !select.whereClause &&
-      !select.groupClause &&
-      !select.havingClause &&
-      !select.sortClause &&
-      !select.limitCount &&
-      !select.limitOffset &&
-      !select.distinctClause &&
-      !select.withClause &&
-      !select.windowClause &&
-      (select.op ?? 'SETOP_NONE') === 'SETOP_NONE';
-    const { schema, name, args } = found as { schema: string; name: string; args: Node[] | undefined };
-    if (!plain) {
-      throw badRequest(
-        `The procedure ${schema}.${name} is read whole: SELECT * FROM ${schema}.${name}(...), alone.`,
-        'Call it alone (or CALL it), and filter, join or order its rows on the client.',
-        'Unsupported statement',
-      );
-    }
-    return { schema, name, calls: [argumentsOf(args)] };
   }
 
   /** Turns of the event loop for the main-thread stages of long statements, one statement per turn. */
@@ -486,32 +438,8 @@ interface Opened {
 const readOnlyKeyRefusal = () =>
   new ApiError(403, 'Forbidden', 'A read-only API key may only read.', 'Use a key created with readOnly: false for writes and procedures.');
 
-/** Only constants are accepted as procedure arguments. */
-function constantOf(node: Node | undefined): string | null {
-  const constant = asKind(node, 'A_Const');
-  if (!constant) throw badRequest('Procedure arguments must be constants (strings, numbers or NULL).', null, 'Invalid procedure call');
-  if (constant.isnull) return null;
-  if (constant.sval) return String(constant.sval.sval ?? '');
-  if (constant.ival) return String(constant.ival.ival ?? 0);
-  if (constant.fval) return String(constant.fval.fval ?? '');
-  if (constant.boolval) return String(constant.boolval.boolval ?? false);
-  return null;
-}
-
 function procedureCall(call: CallStmt): ProcedureCall {
   const funccall = call.funccall!;
   const name = funccall.funcname!.map((n) => asKind(n, 'String')!.sval).join('.');
   return { name, ...argumentsOf(funccall.args) };
-}
-
-/** A call's arguments: positional ones, then those named (name => value). */
-function argumentsOf(args: Node[] | undefined): ProcedureArguments {
-  const positional: Array<string | null> = [];
-  const named: Record<string, string | null> = {};
-  for (const arg of args ?? []) {
-    const namedArg = asKind(arg, 'NamedArgExpr');
-    if (namedArg) named[String(namedArg.name)] = constantOf(namedArg.arg);
-    else positional.push(constantOf(arg));
-  }
-  return { positional, named };
 }

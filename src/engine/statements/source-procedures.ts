@@ -15,6 +15,8 @@ import { describe, quoteIdent, sqlLiteral, type DuckRuntime } from '../../runtim
 import { engineExecution, statementConnection, type Execution } from '../exec/execute.js';
 import { loadBatches, tryCast, type SourceQuery } from '../exec/load.js';
 import { engineError } from '../exec/errors.js';
+import type { Node } from '@pgsql/types';
+import { asKind, walk } from '../tree/ast.js';
 
 /** The arguments of one call: positional first, then by name (names case-insensitive). */
 export interface ProcedureArguments {
@@ -27,6 +29,102 @@ export interface SourceProcedureCall {
   name: string;
   /** One call, or a batch whose rows are answered in order. */
   calls: ProcedureArguments[];
+}
+
+/** Only constants are accepted as procedure arguments. */
+function constantOf(node: Node | undefined): string | null {
+  const constant = asKind(node, 'A_Const');
+  if (!constant) throw badRequest('Procedure arguments must be constants (strings, numbers or NULL).', null, 'Invalid procedure call');
+  if (constant.isnull) return null;
+  if (constant.sval) return String(constant.sval.sval ?? '');
+  if (constant.ival) return String(constant.ival.ival ?? 0);
+  if (constant.fval) return String(constant.fval.fval ?? '');
+  if (constant.boolval) return String(constant.boolval.boolval ?? false);
+  return null;
+}
+
+/** A call's arguments: positional ones, then those named (name => value). */
+export function argumentsOf(args: Node[] | undefined): ProcedureArguments {
+  const positional: Array<string | null> = [];
+  const named: Record<string, string | null> = {};
+  for (const arg of args ?? []) {
+    const namedArg = asKind(arg, 'NamedArgExpr');
+    if (namedArg) named[String(namedArg.name)] = constantOf(namedArg.arg);
+    else positional.push(constantOf(arg));
+  }
+  return { positional, named };
+}
+
+const nameParts = (names: Node[] | undefined) => (names ?? []).map((n) => String(asKind(n, 'String')?.sval ?? ''));
+
+/** Whether a SELECT is exactly `SELECT * FROM one_function(...) [AS alias]`. */
+function readsOneFunctionWhole(statement: Node | undefined): boolean {
+  const select = asKind(statement, 'SelectStmt');
+  if (!select || (select.fromClause ?? []).length !== 1 || (select.targetList ?? []).length !== 1) return false;
+  const range = asKind(select.fromClause![0], 'RangeFunction');
+  const target = asKind(asKind(select.targetList![0], 'ResTarget')?.val, 'ColumnRef');
+  const star = target?.fields?.length === 1 && 'A_Star' in target.fields[0]!;
+  const clauses = [
+    select.whereClause,
+    select.groupClause,
+    select.havingClause,
+    select.sortClause,
+    select.limitCount,
+    select.limitOffset,
+    select.distinctClause,
+    select.withClause,
+    select.windowClause,
+    select.intoClause,
+    select.lockingClause,
+    select.valuesLists,
+  ];
+  return (
+    star &&
+    range !== undefined &&
+    (range.functions ?? []).length === 1 &&
+    !range.ordinality &&
+    !range.lateral &&
+    !range.coldeflist &&
+    clauses.every((c) => c === undefined || (Array.isArray(c) && c.length === 0)) &&
+    (select.op ?? 'SETOP_NONE') === 'SETOP_NONE'
+  );
+}
+
+/**
+ * `CALL src.proc(...)` of a source, or `SELECT * FROM src.fn(...)` of a source's procedure, as a
+ * call; null for other statements. A procedure is read whole: any other statement reading one
+ * (a condition, a join, a view, EXPLAIN) is refused.
+ */
+export function sourceProcedureOf(
+  statement: Node | undefined,
+  catalog: { isSource(schema: string): boolean; isProcedure(schema: string, name: string): boolean },
+): SourceProcedureCall | null {
+  const call = asKind(statement, 'CallStmt');
+  if (call) {
+    const names = nameParts(call.funccall?.funcname);
+    if (names.length !== 2 || !catalog.isSource(names[0]!)) return null;
+    return { schema: names[0]!, name: names[1]!, calls: [argumentsOf(call.funccall!.args)] };
+  }
+  let found: { schema: string; name: string; args: Node[] | undefined } | undefined;
+  walk(statement, (nodeType, node) => {
+    if (nodeType !== 'RangeFunction') return;
+    for (const item of (node.functions as Node[] | undefined) ?? []) {
+      const fn = asKind(asKind(item, 'List')?.items?.[0], 'FuncCall');
+      const names = nameParts(fn?.funcname);
+      if (fn && names.length === 2 && catalog.isProcedure(names[0]!, names[1]!))
+        found = { schema: names[0]!, name: names[1]!, args: fn.args };
+    }
+  });
+  if (!found) return null;
+  const { schema, name, args } = found;
+  if (!readsOneFunctionWhole(statement)) {
+    throw badRequest(
+      `The procedure ${schema}.${name} is read whole: SELECT * FROM ${schema}.${name}(...), alone.`,
+      'Call it alone (or CALL it), and filter, join or order its rows on the client.',
+      'Unsupported statement',
+    );
+  }
+  return { schema, name, calls: [argumentsOf(args)] };
 }
 
 const invalidCall = (description: string, hint: string | null) => badRequest(description, hint, 'Invalid procedure call');
