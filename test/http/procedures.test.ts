@@ -48,6 +48,7 @@ before(async () => {
        12345678901234567890.123456789, 1.1, 0.1, '13:14:15', '1 day 02:03:04', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'ab', '{1,2}'),
       (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
     CREATE FUNCTION ${tag}.kinds() RETURNS SETOF ${tag}.kinds_t LANGUAGE sql STABLE AS $$ SELECT * FROM ${tag}.kinds_t $$;
+    CREATE FUNCTION ${tag}."Mixed"(a int DEFAULT 1, "B" int DEFAULT 2) RETURNS int LANGUAGE sql IMMUTABLE AS $$ SELECT a * 10 + "B" $$;
     CREATE FUNCTION ${tag}.dup(x int) RETURNS int LANGUAGE sql AS $$ SELECT x $$;
     CREATE FUNCTION ${tag}.dup(x text) RETURNS text LANGUAGE sql AS $$ SELECT x $$;
     CREATE FUNCTION ${tag}.writer() RETURNS int LANGUAGE sql VOLATILE AS $$ INSERT INTO ${tag}.items VALUES (99, 'sneaky', NULL) RETURNING id $$;
@@ -103,6 +104,7 @@ describe('listing', () => {
       [
         ['items', 'Table'],
         ['kinds_t', 'Table'],
+        ['Mixed', 'Procedure'],
         ['add_item', 'Procedure'],
         ['add_tax', 'Procedure'],
         ['checked', 'Procedure'],
@@ -139,6 +141,7 @@ describe('listing', () => {
       ['myp', 'flagged', false],
       ['myp', 'items_above', false],
       ['myp', 'sneaky', false],
+      ['pgp', 'Mixed', false],
       ['pgp', 'add_item', true],
       ['pgp', 'add_tax', false],
       ['pgp', 'checked', false],
@@ -205,6 +208,10 @@ describe('calls of PostgreSQL functions', () => {
     assert.equal(await expectOkText(await get('/rest/api/source/pgp/add_tax?amount=100')), `[[${pgRow!.a}]]`);
     assert.equal(await expectOkText(await get('/rest/api/source/pgp/add_tax?amount=100&rate=0.5')), `[[${pgRow!.b}]]`);
     assert.deepEqual(await expectOkJson(await get('/rest/api/source/pgp/add_tax?amount=2&array=false')), [{ add_tax: 2.4 }]);
+    // Left out before one given: the rest go by name, quoted ("B" => $1), and names are case-insensitive.
+    assert.deepEqual(await expectOkJson(await get('/rest/api/source/pgp/Mixed?B=5&array=false')), [{ Mixed: 15 }]);
+    assert.deepEqual(await expectOkJson(await get('/rest/api/source/pgp/mixed?b=5')), [[15]]);
+    assert.deepEqual(await expectOkJson(await sql('CALL pgp."Mixed"(3)')), [[32]]);
   });
 
   test('POST: an object of arguments, or an array of them answered in order', async () => {
