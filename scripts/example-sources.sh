@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Creates the two small tables that the data-source examples of README.md and docs/sources.md
-# use: docs_sales.invoices in PostgreSQL (database test), docs_crm.customers and docs_crm.orders in
-# MariaDB.
+# Creates the small tables and procedures that the data-source examples of README.md,
+# docs/sources.md and docs/rest.md use: docs_sales.invoices and the function
+# docs_sales.invoices_of in PostgreSQL (database test), docs_crm.customers, docs_crm.orders and
+# the procedure docs_crm.orders_of in MariaDB.
 # Run it again to start over: it drops and recreates both. Needs psql and the mariadb client.
 #   PGHOST/PGPORT/PGUSER/PGDATABASE and MARIADB_HOST/MARIADB_PORT/MARIADB_USER override the
 #   defaults (127.0.0.1, 5432, postgres, test; 127.0.0.1, 3306, root).
@@ -30,6 +31,12 @@ INSERT INTO docs_sales.invoices VALUES
   (10, 3, 42.42, '2025-08-14', 'open');
 -- Statistics for the estimates EXPLAIN shows (docs/sql.md).
 ANALYZE docs_sales.invoices;
+-- A procedure of the source (docs/rest.md, Procedures).
+CREATE FUNCTION docs_sales.invoices_of(customer int, min_amount numeric DEFAULT 0)
+  RETURNS TABLE (id int, amount numeric(10,2), issued_on date, status text)
+  LANGUAGE sql STABLE
+  AS $$ SELECT i.id, i.amount, i.issued_on, i.status FROM docs_sales.invoices i
+        WHERE i.customer_id = customer AND i.amount >= min_amount ORDER BY i.id $$;
 SQL
 
 mariadb -h "${MARIADB_HOST:-127.0.0.1}" -P "${MARIADB_PORT:-3306}" -u "${MARIADB_USER:-root}" <<'SQL'
@@ -60,6 +67,8 @@ CREATE TABLE docs_crm.orders (
 );
 INSERT INTO docs_crm.orders VALUES
   (1, 1, 59.90), (2, 1, 120.00), (3, 3, 15.50), (4, 2, 89.00), (5, 7, 230.10), (6, 5, 12.00), (7, 3, 44.44);
+CREATE PROCEDURE docs_crm.orders_of(IN customer INT) READS SQL DATA
+  SELECT id, total FROM docs_crm.orders WHERE customer_id = customer ORDER BY id;
 SQL
 
-echo "docs_sales.invoices (PostgreSQL), docs_crm.customers and docs_crm.orders (MariaDB) are ready."
+echo "docs_sales.invoices and invoices_of (PostgreSQL), docs_crm.customers, orders and orders_of (MariaDB) are ready."

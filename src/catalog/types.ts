@@ -67,6 +67,47 @@ export interface TableDef {
   oid: number;
 }
 
+/** A parameter of a source procedure (an input; results are `ProcedureDef.columns`). */
+export interface ProcedureParamDef {
+  name: string;
+  /** Type in the engine, as for columns. */
+  type: string;
+  /** The type as the source declares it (PostgreSQL: format_type spelling; MariaDB: DTD_IDENTIFIER). */
+  sourceType: string;
+  /** 1-based position among the inputs. */
+  position: number;
+  /** The source gives it a default: it may be left out. */
+  optional: boolean;
+}
+
+/** A column of a procedure's result. */
+export interface ProcedureColumnDef {
+  name: string;
+  type: string;
+  sourceType: string;
+}
+
+/**
+ * A procedure of a source, called with CALL, SELECT * FROM source.name(...) and over REST: a
+ * PostgreSQL function or a MariaDB stored procedure. Imported with the source's tables.
+ */
+export interface ProcedureDef {
+  name: string;
+  /** The name as the source's SQL writes it (quoted). */
+  nameInSource: string;
+  sourceName: { schema: string; name: string };
+  params: ProcedureParamDef[];
+  /** The result's columns; null where the source tells them only when called (MariaDB). */
+  columns: ProcedureColumnDef[] | null;
+  /** Returns a set of rows (else one row, one value). */
+  returnsSet: boolean;
+  /** May change data (PostgreSQL VOLATILE; MariaDB MODIFIES SQL DATA): needs write permission. */
+  modifiesData: boolean;
+  description: string | null;
+  uid: string;
+  oid: number;
+}
+
 export interface SourceDef {
   name: string;
   kind: SourceKind;
@@ -80,6 +121,8 @@ export interface SourceDef {
   readOnly: boolean;
   createdAt: string;
   tables: TableDef[];
+  /** Its procedures; absent in catalogs written before procedures were imported (a refresh imports them). */
+  procedures?: ProcedureDef[];
   oid: number;
 }
 

@@ -11,7 +11,7 @@
  *    every SQL difference of its kind; `scan` takes the SQL they generated for it.
  */
 import type { Node } from '@pgsql/types';
-import type { ColumnDef, SourceDef, SourceKind, TableDef } from '../catalog/types.js';
+import type { ColumnDef, ProcedureDef, SourceDef, SourceKind, TableDef } from '../catalog/types.js';
 import type { KeyLookup, SourceDialect } from './dialect.js';
 import type { Generated, PredicateScope } from './sql/predicate.js';
 
@@ -169,6 +169,36 @@ export interface RowConnector extends ConnectorBase {
   readonly writer?: SourceWriter;
   /** Runs whole statements written in PostgreSQL's SQL; absent where the dialect is another. */
   readonly wholeStatements?: WholeStatementConnector;
+  /** Imports and calls the source's procedures; absent where vdb imports none. */
+  readonly procedures?: ProcedureConnector;
+}
+
+export type ImportedProcedure = Omit<ProcedureDef, 'uid' | 'oid'>;
+
+/**
+ * A source's procedures (PostgreSQL functions, MariaDB stored procedures): imported with its
+ * tables, called with their arguments as bound parameters, never spliced into the SQL text.
+ */
+export interface ProcedureConnector {
+  /** The procedures the import patterns select, of the kinds vdb can call. */
+  importProcedures(): Promise<ImportedProcedure[]>;
+  /**
+   * Calls `procedure` with `args` (one per parameter in order: text, null, or undefined for one
+   * left out). Resolves once the source told the result's columns; the rows follow in batches,
+   * each value in the raw class of `rawType(column)`.
+   */
+  callProcedure(procedure: ProcedureDef, args: ReadonlyArray<string | null | undefined>, signal: AbortSignal): Promise<ProcedureRows>;
+  /** The statement `callProcedure` sends (for the query log), its values as $1, $2, ... or ?. */
+  procedureCallSql(procedure: ProcedureDef, args: ReadonlyArray<string | null | undefined>): string;
+}
+
+export interface ProcedureRows {
+  columns: StatementColumn[];
+  /** The raw class of each column's values. */
+  rawTypes: RawType[];
+  rows: AsyncIterable<unknown[][]>;
+  /** Gives the connection back when the rows are not read (a failure before reading them). */
+  close(): void;
 }
 
 /** What writes to a source (engine/statements/dml.ts). */

@@ -22,7 +22,14 @@ import type { CallStmt, Node, ParseResult } from '@pgsql/types';
 import { executeDml, isDml } from './statements/dml.js';
 import { explainPlan } from './plan/explain.js';
 import { callProcedure, type ProcedureCall, type ProcedureContext } from './statements/procedures.js';
-import { staticResultSql } from './exec/static-result.js';
+import {
+  argumentsOf,
+  openSourceProcedure,
+  sourceProcedureOf,
+  type ProcedureArguments,
+  type SourceProcedureCall,
+} from './statements/source-procedures.js';
+import { staticResultSql, type StaticResult } from './exec/static-result.js';
 import { createView, dropViews } from './statements/views.js';
 import { StatementMemory, type Learned, type StatementText } from './statement-memory.js';
 import { guarded, routed } from './opened.js';
@@ -106,6 +113,47 @@ export class Engine {
     return this.openParsed(tree, sql, text, user, signal, access, turn);
   }
 
+  /**
+   * Calls a source's procedure once per entry of `calls` (REST: an object or an array of them),
+   * answering their rows in order.
+   */
+  async openProcedureCalls(
+    schema: string,
+    name: string,
+    calls: ProcedureArguments[],
+    user: UserDef,
+    signal: AbortSignal,
+    access: { readOnly?: boolean; apiKey?: boolean } = {},
+  ): Promise<Execution> {
+    const policy = new AccessPolicy(user, this.registry.permissions);
+    if (schema.toUpperCase() !== 'SYSADMIN') {
+      return openSourceProcedure(this.registry, this.runtime, { schema, name, calls }, policy, { readOnlyKey: access.readOnly }, signal);
+    }
+    if (access.readOnly) throw readOnlyKeyRefusal();
+    // vdb's own procedures, one after the other; their rows in order.
+    const context = this.procedureContext(user, signal, policy, access.apiKey ?? false);
+    let merged: { columns: string[]; rows: StaticResult['rows']; warnings: string[] } | null = null;
+    for (const call of calls) {
+      const result = await callProcedure({ name: `SYSADMIN.${name}`, ...call }, context);
+      merged ??= { columns: result.columns, rows: [], warnings: [] };
+      merged.rows.push(...result.rows);
+      merged.warnings.push(...(result.warnings ?? []));
+    }
+    const execution = await openStaticExecution(this.runtime, staticResultSql(merged!), signal);
+    execution.warnings.push(...merged!.warnings);
+    return execution;
+  }
+
+  /** `CALL src.proc(...)` or `SELECT * FROM src.fn(...)` of a source's procedure, or null for other statements. */
+  private sourceProcedureCall(statement: Node | undefined): SourceProcedureCall | null {
+    // Most statements: no source has procedures, nothing to look for.
+    if (!this.registry.sources.some((s) => (s.procedures?.length ?? 0) > 0)) return null;
+    return sourceProcedureOf(statement, {
+      isSource: (schema) => this.registry.findSource(schema) !== undefined,
+      isProcedure: (schema, name) => this.registry.findSourceProcedure(schema, name) !== undefined,
+    });
+  }
+
   /** Turns of the event loop for the main-thread stages of long statements, one statement per turn. */
   private readonly lane = new CpuLane();
 
@@ -120,18 +168,19 @@ export class Engine {
   ): Promise<Execution> {
     // $1, $2, ... become the values given with the statement (params.ts); without values, a $n is refused here.
     bindParameters(tree, access.params ?? []);
+    // A source's procedure, called or read whole (source-procedures.ts): it checks its caller itself.
+    const sourceCall = this.sourceProcedureCall(statementOf(tree));
+    if (sourceCall) {
+      const policy = new AccessPolicy(user, this.registry.permissions);
+      return openSourceProcedure(this.registry, this.runtime, sourceCall, policy, { readOnlyKey: access.readOnly }, signal);
+    }
     // Only what vdb lists may be called, whatever the statement's kind (allow-list.ts).
     checkAllowed(tree);
     requireFaithful(tree);
     if (access.readOnly) {
       const statement = statementOf(tree);
       if (isDml(statement) || (statement && ('CallStmt' in statement || 'ViewStmt' in statement || 'DropStmt' in statement))) {
-        throw new ApiError(
-          403,
-          'Forbidden',
-          'A read-only API key may only read.',
-          'Use a key created with readOnly: false for writes and procedures.',
-        );
+        throw readOnlyKeyRefusal();
       }
     }
     const learned: Learned = {};
@@ -212,7 +261,18 @@ export class Engine {
   }
 
   private async callStatement({ statement, user, signal, policy, viaApiKey }: StatementContext): Promise<Execution> {
-    const result = await callProcedure(procedureCall(asKind(statement, 'CallStmt')!), {
+    const result = await callProcedure(
+      procedureCall(asKind(statement, 'CallStmt')!),
+      this.procedureContext(user, signal, policy, viaApiKey),
+    );
+    const execution = await openStaticExecution(this.runtime, staticResultSql(result), signal);
+    execution.warnings.push(...(result.warnings ?? []));
+    return execution;
+  }
+
+  /** What vdb's own procedures act on, for `user`. */
+  private procedureContext(user: UserDef, signal: AbortSignal, policy: AccessPolicy, viaApiKey: boolean): ProcedureContext {
+    return {
       registry: this.registry,
       users: this.accounts?.users,
       invites: this.accounts?.invites,
@@ -222,10 +282,7 @@ export class Engine {
       access: policy,
       probe: async (sql) => (await this.openTree(parseStatement(sql), user, signal)).close(),
       viaApiKey,
-    });
-    const execution = await openStaticExecution(this.runtime, staticResultSql(result), signal);
-    execution.warnings.push(...(result.warnings ?? []));
-    return execution;
+    };
   }
 
   private async explainStatement({ tree, statement, user, signal, policy }: StatementContext): Promise<Execution> {
@@ -378,27 +435,11 @@ interface Opened {
   plan?: WholeRoute | SourceSelectRoute;
 }
 
-/** Only constants are accepted as procedure arguments. */
-function constantOf(node: Node | undefined): string | null {
-  const constant = asKind(node, 'A_Const');
-  if (!constant) throw badRequest('Procedure arguments must be constants (strings, numbers or NULL).', null, 'Invalid procedure call');
-  if (constant.isnull) return null;
-  if (constant.sval) return String(constant.sval.sval ?? '');
-  if (constant.ival) return String(constant.ival.ival ?? 0);
-  if (constant.fval) return String(constant.fval.fval ?? '');
-  if (constant.boolval) return String(constant.boolval.boolval ?? false);
-  return null;
-}
+const readOnlyKeyRefusal = () =>
+  new ApiError(403, 'Forbidden', 'A read-only API key may only read.', 'Use a key created with readOnly: false for writes and procedures.');
 
 function procedureCall(call: CallStmt): ProcedureCall {
   const funccall = call.funccall!;
   const name = funccall.funcname!.map((n) => asKind(n, 'String')!.sval).join('.');
-  const positional: Array<string | null> = [];
-  const named: Record<string, string | null> = {};
-  for (const arg of funccall.args ?? []) {
-    const namedArg = asKind(arg, 'NamedArgExpr');
-    if (namedArg) named[String(namedArg.name)] = constantOf(namedArg.arg);
-    else positional.push(constantOf(arg));
-  }
-  return { name, positional, named };
+  return { name, ...argumentsOf(funccall.args) };
 }

@@ -105,7 +105,12 @@ interface StatementRequest {
   count: CountMethod | null;
   /** The table whose rows are asked for (GET /source/{schema}/{table}). */
   table?: TableDef;
+  /** Opens the result instead of `sql`, which the log shows (a procedure's calls: GET, POST /source/{schema}/{procedure}). */
+  open?: Opener;
 }
+
+/** Opens a result that is not one statement's text (a batch of procedure calls). */
+export type Opener = (signal: AbortSignal, access: { readOnly?: boolean; apiKey: boolean }) => Promise<Execution>;
 
 /** The request's one query-log record: the statement's outcome, written once whatever the path. */
 interface RequestLog {
@@ -209,11 +214,10 @@ async function run(
   };
   let execution: Execution;
   try {
-    execution = await services.engine.open(request.sql, request.user, cancel.signal, {
-      readOnly: http.apiKey?.readOnly,
-      apiKey: http.apiKey !== null,
-      params: request.values,
-    });
+    const access = { readOnly: http.apiKey?.readOnly, apiKey: http.apiKey !== null };
+    execution = request.open
+      ? await request.open(cancel.signal, access)
+      : await services.engine.open(request.sql, request.user, cancel.signal, { ...access, params: request.values });
   } catch (err) {
     end();
     const answer = statementError(err);
@@ -348,6 +352,8 @@ export async function sendResult(
   values?: readonly ParamValue[],
   /** The table whose rows are asked for (its rows can be counted from its statistics). */
   table?: TableDef,
+  /** Opens the result instead of running `sql` (StatementRequest.open). */
+  open?: Opener,
 ): Promise<FastifyReply> {
   const resource = resourceOf(http);
   const count = countPreference(http.headers.prefer);
@@ -362,7 +368,7 @@ export async function sendResult(
   if (sql === undefined) {
     throw badRequest('The body must be a JSON object with a "sql" string.', 'Example: {"sql": "SELECT 1"}', 'Missing SQL');
   }
-  const request: StatementRequest = { user, sql, params, values, endpoint, resource, format, count, table };
+  const request: StatementRequest = { user, sql, params, values, endpoint, resource, format, count, table, open };
   const log = requestLog(services, request);
   if (params.pagination && params.limit === 0) throw badRequest('With pagination, "limit" must be at least 1.', null, 'Invalid parameter');
   let admitted: Admitted;

@@ -46,8 +46,30 @@ export const QueryBody = Type.Union(
 );
 export type QueryBody = Static<typeof QueryBody>;
 
+/** The names ResultQuery takes: a procedure's arguments in a GET are the other query parameters. */
+export const RESULT_PARAMETERS: ReadonlySet<string> = new Set(Object.keys(ResultQuery.properties));
+
+const ArgumentValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
+const ProcedureArguments = Type.Record(Type.String(), ArgumentValue, {
+  description: "A procedure's arguments by parameter name (SYS.ProcedureParams); those left out take their defaults.",
+});
+
+/** POST /rest/api/source/{schema}/{procedure}: one call, or a batch answered in order. */
+export const ProcedureBody = Type.Union(
+  [
+    ProcedureArguments,
+    Type.Array(ProcedureArguments, { minItems: 1, maxItems: 1000, description: 'Several calls; their rows are answered in order.' }),
+    Type.Null(),
+  ],
+  { description: 'Optional for the later pages of a paginated result (requestId), and for a procedure without parameters.' },
+);
+export type ProcedureBody = Static<typeof ProcedureBody>;
+
 export const SchemaParams = Type.Object({ schema: Type.String({ description: 'A schema of the virtual database.' }) });
-export const TableParams = Type.Object({ schema: Type.String(), table: Type.String() });
+export const TableParams = Type.Object({
+  schema: Type.String(),
+  table: Type.String({ description: 'A table or view, or a procedure (SYS.Procedures) to call.' }),
+});
 export const KeyParams = Type.Object({ id: Type.String({ description: 'The id of an API key.' }) });
 
 /** POST /rest/api/source: the fields are checked one by one by sources/source-spec.ts. */

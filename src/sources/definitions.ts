@@ -4,9 +4,9 @@
  * binder. Nothing here connects or publishes (registry.ts brings the sources to life).
  */
 import type { CatalogStore } from '../catalog/store.js';
-import type { PermissionDef, SourceDef, TableDef, ViewDef } from '../catalog/types.js';
+import type { PermissionDef, ProcedureDef, SourceDef, TableDef, ViewDef } from '../catalog/types.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
-import { SYSTEM_SCHEMAS, SYSTEM_TABLES, type SystemTable } from './system-tables.js';
+import { allProcedures, SYSTEM_SCHEMAS, SYSTEM_TABLES, type ProcedureEntry, type SystemTable } from './system-tables.js';
 
 /** Where a table of the virtual database lives, as the binder needs to know it. */
 export type ResolvedTable =
@@ -146,6 +146,25 @@ export abstract class SourceDefinitions {
       schema ? `GET /rest/api/source/${schema} lists its tables.` : 'Qualify the table with its schema, e.g. schema.table.',
       'Unknown table',
     );
+  }
+
+  /** Every procedure: vdb's own (SYSADMIN), then each source's. */
+  procedures(): ProcedureEntry[] {
+    return allProcedures(this.store.current);
+  }
+
+  /** The procedures of one schema (SYSADMIN's or a source's). */
+  proceduresOf(schema: string): readonly ProcedureDef[] {
+    return this.procedures()
+      .filter((p) => same(p.schema, schema))
+      .map((p) => p.procedure);
+  }
+
+  /** A source's procedure by name (case-insensitive), or undefined; SYSADMIN's are not a source's. */
+  findSourceProcedure(schema: string, name: string): { source: SourceDef; procedure: ProcedureDef } | undefined {
+    const source = this.findSource(schema);
+    const procedure = source ? findByName(source.procedures ?? [], name, (p) => p.name) : undefined;
+    return source && procedure ? { source, procedure } : undefined;
   }
 
   /** Whether a system table changes without catalog changes (the logs): loaded per statement. */

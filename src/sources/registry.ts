@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { ConnectorContext } from '../connectors/factory.js';
-import type { Connector, ImportedTable } from '../connectors/types.js';
+import type { Connector, ImportedProcedure, ImportedTable } from '../connectors/types.js';
 import { SourceUnreachableError } from '../connectors/types.js';
 import { ApiError, badRequest, messageOf, notFound, sourceFailed } from '../errors.js';
 import { SourceHealth, type SourceStatus } from './source-health.js';
@@ -21,7 +21,7 @@ import { same, SourceDefinitions } from './definitions.js';
 import { LiveConnectors } from './live-connectors.js';
 import { SourcePublishing } from './publishing.js';
 import { formatProps, SYSTEM_SCHEMAS, type SystemValue } from './system-tables.js';
-import type { PermissionDef, SourceDef, SourceKind, TableDef, UserDef, ViewDef } from '../catalog/types.js';
+import type { PermissionDef, ProcedureDef, SourceDef, SourceKind, TableDef, UserDef, ViewDef } from '../catalog/types.js';
 
 export interface ConnectionChange {
   connection?: Record<string, string>;
@@ -266,7 +266,7 @@ export class SourceRegistry extends SourceDefinitions {
   }
 
   private async importAndSave(input: NewSource, draft: SourceDef, connector: Connector): Promise<SourceDef> {
-    let imported: ImportedTable[];
+    let imported: Imported;
     try {
       // The engine reads a new file source's folder from the start (to learn its tables).
       const folder = connector.delivery === 'engine' ? connector.engineFolder() : null;
@@ -282,7 +282,8 @@ export class SourceRegistry extends SourceDefinitions {
     try {
       saved = await this.store.update((catalog) => {
         const source: SourceDef = { ...draft, oid: catalog.nextOid++ };
-        source.tables = imported.map((t) => ({ ...t, uid: `${source.name}.${t.name}`, oid: catalog.nextOid++ }));
+        source.tables = imported.tables.map((t) => ({ ...t, uid: `${source.name}.${t.name}`, oid: catalog.nextOid++ }));
+        source.procedures = keptProcedures(source.name, imported.procedures, [], () => catalog.nextOid++);
         catalog.sources.push(source);
         return source;
       });
@@ -384,7 +385,7 @@ export class SourceRegistry extends SourceDefinitions {
 
   private async reimport(source: SourceDef, name: string): Promise<SourceDef> {
     const connector = this.connectorOf(source);
-    let imported: ImportedTable[];
+    let imported: Imported;
     try {
       imported = await this.importWithin(connector);
     } catch (err) {
@@ -396,10 +397,11 @@ export class SourceRegistry extends SourceDefinitions {
       const target = catalog.sources.find((s) => s.name === source.name);
       if (!target) throw notFound(`Data source "${name}" does not exist.`);
       const previous = new Map(target.tables.map((t) => [t.name, t]));
-      target.tables = imported.map((t) => {
+      target.tables = imported.tables.map((t) => {
         const old = previous.get(t.name);
         return { ...t, uid: old?.uid ?? `${target.name}.${t.name}`, oid: old?.oid ?? catalog.nextOid++ };
       });
+      target.procedures = keptProcedures(target.name, imported.procedures, target.procedures ?? [], () => catalog.nextOid++);
       return structuredClone(target);
     });
     this.live.rebase(saved);
@@ -443,7 +445,7 @@ export class SourceRegistry extends SourceDefinitions {
       secrets: { ...source.secrets, ...sealed(change.secrets ?? {}) },
     };
     const candidate = this.live.create(draft);
-    let imported: ImportedTable[];
+    let imported: Imported;
     try {
       const folder = candidate.delivery === 'engine' ? candidate.engineFolder() : null;
       if (folder) await this.publishing.confine([folder]);
@@ -461,10 +463,11 @@ export class SourceRegistry extends SourceDefinitions {
       target.connection = draft.connection;
       target.secrets = draft.secrets;
       const previous = new Map(target.tables.map((t) => [t.name, t]));
-      target.tables = imported.map((t) => {
+      target.tables = imported.tables.map((t) => {
         const old = previous.get(t.name);
         return { ...t, uid: old?.uid ?? `${target.name}.${t.name}`, oid: old?.oid ?? catalog.nextOid++ };
       });
+      target.procedures = keptProcedures(target.name, imported.procedures, target.procedures ?? [], () => catalog.nextOid++);
       return structuredClone(target);
     });
     // The old connections are closed once the new connector is in place.
@@ -483,14 +486,18 @@ export class SourceRegistry extends SourceDefinitions {
    * connectors') and metadataTimeoutMs for the import: a source that accepts connections but
    * never answers fails in time.
    */
-  private async importWithin(connector: Connector): Promise<ImportedTable[]> {
+  private async importWithin(connector: Connector): Promise<Imported> {
     await connector.healthCheck();
     const ms = this.lifecycle.metadataTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new SourceUnreachableError(`its tables were not imported within metadataTimeoutMs (${ms} ms)`)), ms);
     });
-    const importing = connector.importMetadata();
+    const procedures = connector.delivery === 'rows' ? connector.procedures : undefined;
+    const importing = Promise.all([connector.importMetadata(), procedures?.importProcedures() ?? []]).then(([tables, found]): Imported => ({
+      tables,
+      procedures: found,
+    }));
     // Given up at the deadline: a later failure of the import is nobody's.
     importing.catch(() => undefined);
     try {
@@ -551,6 +558,23 @@ export class SourceRegistry extends SourceDefinitions {
     this.health.close();
     await this.live.closeAll();
   }
+}
+
+/** What an import brings: the tables and the procedures of a source. */
+interface Imported {
+  tables: ImportedTable[];
+  procedures: ImportedProcedure[];
+}
+
+/** Imported procedures with identities: those keeping their name keep their OID and UID. */
+function keptProcedures(
+  source: string,
+  imported: readonly ImportedProcedure[],
+  previous: readonly ProcedureDef[],
+  nextOid: () => number,
+): ProcedureDef[] {
+  const old = new Map(previous.map((p) => [p.name, p]));
+  return imported.map((p) => ({ ...p, uid: old.get(p.name)?.uid ?? `${source}.${p.name}()`, oid: old.get(p.name)?.oid ?? nextOid() }));
 }
 
 /** Permission entries without those on `path` and below it (names compare case-insensitively). */

@@ -6,7 +6,8 @@
 import { writableKind } from '../connectors/kinds.js';
 import type { QueryLogEntry } from '../catalog/query-log.js';
 import type { AuditEntry } from '../catalog/audit-log.js';
-import type { CatalogData, ColumnDef, SourceDef, TableDef } from '../catalog/types.js';
+import type { CatalogData, ColumnDef, ProcedureDef, SourceDef, TableDef } from '../catalog/types.js';
+import { SYSTEM_PROCEDURES } from './system-procedures.js';
 
 export type SystemValue = string | number | boolean | null;
 
@@ -76,6 +77,44 @@ function allTables(catalog: CatalogData): TableEntry[] {
   const system = SYSTEM_TABLES.map((t) => ({ schema: t.schema, table: t.def, source: null }));
   const views = (catalog.views ?? []).map((v) => ({ schema: v.schema, table: v as TableDef, source: null }));
   return [...system, ...user, ...views];
+}
+
+/** A procedure of the virtual database as the system tables show it: vdb's own (SYSADMIN) or a source's. */
+export interface ProcedureEntry {
+  schema: string;
+  procedure: ProcedureDef;
+}
+
+/** vdb's own procedures, described as source procedures are (their arguments are text). */
+export const SYSTEM_PROCEDURE_DEFS: readonly ProcedureDef[] = SYSTEM_PROCEDURES.map((p, i) => {
+  const name = p.name.split('.')[1]!;
+  return {
+    name,
+    nameInSource: name,
+    sourceName: { schema: 'SYSADMIN', name },
+    params: p.params.map((param, j) => ({
+      name: param,
+      type: 'VARCHAR',
+      sourceType: 'VARCHAR',
+      position: j + 1,
+      optional: j >= p.required,
+    })),
+    columns: null,
+    returnsSet: true,
+    // They change the catalog (users, sources), never a source's data.
+    modifiesData: false,
+    description: null,
+    uid: `sys:${p.name}()`,
+    oid: 900 + i,
+  };
+});
+
+/** Every procedure: vdb's own, then each source's. */
+export function allProcedures(catalog: CatalogData): ProcedureEntry[] {
+  return [
+    ...SYSTEM_PROCEDURE_DEFS.map((procedure) => ({ schema: 'SYSADMIN', procedure })),
+    ...catalog.sources.flatMap((source) => (source.procedures ?? []).map((procedure) => ({ schema: source.name, procedure }))),
+  ];
 }
 
 const precisionAndScale = (type: string): [number | null, number | null] => {
@@ -188,6 +227,78 @@ export const SYSTEM_TABLES: SystemTable[] = [
           ];
         }),
       ),
+  ),
+  systemTable(
+    'SYS',
+    'Procedures',
+    "Procedures: vdb's own in SYSADMIN, and each source's (PostgreSQL functions, MariaDB stored procedures).",
+    [
+      ['VDBName', 'VARCHAR'],
+      ['SchemaName', 'VARCHAR'],
+      ['Name', 'VARCHAR'],
+      ['NameInSource', 'VARCHAR'],
+      ['ReturnsResults', 'BOOLEAN'],
+      ['ModifiesData', 'BOOLEAN'],
+      ['UID', 'VARCHAR'],
+      ['Description', 'VARCHAR'],
+      ['OID', 'INTEGER'],
+    ],
+    ({ catalog, vdbName: vdb }) =>
+      allProcedures(catalog).map(({ schema, procedure: p }): SystemValue[] => [
+        vdb,
+        schema,
+        p.name,
+        p.nameInSource,
+        true,
+        p.modifiesData,
+        p.uid,
+        p.description,
+        p.oid,
+      ]),
+  ),
+  systemTable(
+    'SYS',
+    'ProcedureParams',
+    "Procedures' parameters (Type In) and, where known before a call, their result's columns (Type ResultSet).",
+    [
+      ['VDBName', 'VARCHAR'],
+      ['SchemaName', 'VARCHAR'],
+      ['ProcedureName', 'VARCHAR'],
+      ['Name', 'VARCHAR'],
+      ['DataType', 'VARCHAR'],
+      ['NameInSource', 'VARCHAR'],
+      ['Position', 'INTEGER'],
+      ['Type', 'VARCHAR'],
+      ['Optional', 'BOOLEAN'],
+      ['ProcedureUID', 'VARCHAR'],
+    ],
+    ({ catalog, vdbName: vdb }) =>
+      allProcedures(catalog).flatMap(({ schema, procedure: p }) => [
+        ...p.params.map((param): SystemValue[] => [
+          vdb,
+          schema,
+          p.name,
+          param.name,
+          param.type,
+          param.sourceType,
+          param.position,
+          'In',
+          param.optional,
+          p.uid,
+        ]),
+        ...(p.columns ?? []).map((column, i): SystemValue[] => [
+          vdb,
+          schema,
+          p.name,
+          column.name,
+          column.type,
+          column.sourceType,
+          i + 1,
+          'ResultSet',
+          false,
+          p.uid,
+        ]),
+      ]),
   ),
   systemTable(
     'SYSADMIN',

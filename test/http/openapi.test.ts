@@ -37,6 +37,7 @@ const CONTRACT = [
   'patch /rest/api/source/{schema}',
   'delete /rest/api/source/{schema}',
   'get /rest/api/source/{schema}/{table}',
+  'post /rest/api/source/{schema}/{table}',
   'get /rest/api/preferences',
   'put /rest/api/preferences',
   'get /rest/api/keys',
@@ -77,6 +78,8 @@ test('parameters and bodies are described', () => {
     ['schema', 'table'],
   );
   assert.ok(doc.paths['/rest/api/keys']!.post!.requestBody);
+  // A procedure's call: its arguments as an object, or an array of them.
+  assert.ok(doc.paths['/rest/api/source/{schema}/{table}']!.post!.requestBody);
 });
 
 test('the result endpoints name their formats, the count headers and 406', () => {
@@ -86,6 +89,7 @@ test('the result endpoints name their formats, the count headers and 406', () =>
     doc.paths['/rest/api/source']!.get!,
     doc.paths['/rest/api/source/{schema}']!.get!,
     doc.paths['/rest/api/source/{schema}/{table}']!.get!,
+    doc.paths['/rest/api/source/{schema}/{table}']!.post!,
   ] as Array<Operation & { responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }> }>;
   for (const operation of results) {
     assert.deepEqual(Object.keys(operation.responses['200']!.content ?? {}), [

@@ -368,6 +368,8 @@ describe('system tables', () => {
     const system = await queryRows(req, 'SELECT "SchemaName", "Name" FROM SYS.Tables WHERE "IsSystem" ORDER BY 1, 2');
     assert.deepEqual(system, [
       ['SYS', 'Columns'],
+      ['SYS', 'ProcedureParams'],
+      ['SYS', 'Procedures'],
       ['SYS', 'Schemas'],
       ['SYS', 'Tables'],
       ['SYSADMIN', 'DataSources'],

@@ -11,6 +11,7 @@ import type {
   Capabilities,
   ImportedTable,
   RawType,
+  ProcedureConnector,
   RowConnector,
   ScanRequest,
   SourceTransaction,
@@ -20,6 +21,7 @@ import type {
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
 import { MYSQL_DIALECT } from './dialect.js';
 import { engineTypeOfMysql, rawTypeOfMysql } from './types.js';
+import { MysqlProcedures } from './procedures.js';
 
 const BATCH_ROWS = 2048;
 
@@ -151,6 +153,16 @@ async function* rowBatches(connection: PoolConnection, options: mysql.QueryOptio
  */
 export class MysqlConnector implements RowConnector {
   readonly writer: SourceWriter = this;
+  /** Its stored procedures (procedures.ts). */
+  readonly procedures: ProcedureConnector = new MysqlProcedures({
+    acquire: (signal) => this.acquire(signal),
+    query: (sql, values) => this.query<RowDataPacket[]>(sql, values),
+    patterns: () => this.importPatterns(),
+    database: () => this.database,
+    model: () => this.source.model,
+    quote: (name) => this.quote(name),
+    statementError: (err, lease) => statementError(err, lease.lost),
+  });
   readonly kind = 'mysql' as const;
   readonly delivery = 'rows' as const;
   readonly dialect = MYSQL_DIALECT;

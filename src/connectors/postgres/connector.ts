@@ -11,6 +11,7 @@ import type {
   ImportedTable,
   RawType,
   RowConnector,
+  ProcedureConnector,
   ScanRequest,
   SourceWriter,
   StatementColumn,
@@ -24,6 +25,7 @@ import { ApiError, valueTooLarge } from '../../errors.js';
 import { DEFAULT_POOL_WAIT_MS, PoolGate, type PoolGates, type Pooling } from '../pool-gate.js';
 import { POSTGRES_DIALECT } from './dialect.js';
 import { engineTypeOfPostgres, rawTypeOfPostgres, sourceTypeOfPostgres } from './types.js';
+import { PostgresProcedures } from './procedures.js';
 
 const BATCH_ROWS = 2048;
 
@@ -119,6 +121,21 @@ function preparedName(client: pg.PoolClient, text: string): string | undefined {
 export class PostgresConnector implements RowConnector {
   readonly writer: SourceWriter = this;
   readonly wholeStatements: WholeStatementConnector = this;
+  /** Its functions as procedures (procedures.ts). */
+  readonly procedures: ProcedureConnector = new PostgresProcedures({
+    acquire: (signal) => this.acquire(signal),
+    query: async (sql, values) => {
+      try {
+        return await this.gate.within(NEVER, () => this.pool.query(sql, values));
+      } catch (err) {
+        throw toSourceError(err);
+      }
+    },
+    schemas: () => this.schemas(),
+    model: () => this.source.model,
+    quote: (name) => this.quote(name),
+    statementError: (err, lease) => statementError(err, lease.lost),
+  });
   readonly kind = 'postgresql' as const;
   readonly delivery = 'rows' as const;
   readonly dialect = POSTGRES_DIALECT;

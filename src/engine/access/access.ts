@@ -26,7 +26,7 @@
  */
 import type { CommonTableExpr, Node, RangeVar, SelectStmt, WithClause } from '@pgsql/types';
 import type { BindCatalog } from './bind-catalog.js';
-import { SYSTEM_SCHEMAS } from '../../sources/system-tables.js';
+import { SYSTEM_PROCEDURE_DEFS, SYSTEM_SCHEMAS } from '../../sources/system-tables.js';
 import type { ColumnDef, TableDef, ViewDef } from '../../catalog/types.js';
 import { badRequest, forbidden } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
@@ -375,6 +375,10 @@ class AccessRewriter {
             (s === null ? t.columns : this.policy.readableColumns(s, t)).map((c) => `${t.uid}#${c.position}`),
           ),
         );
+      case 'SYS.Procedures':
+        return only('UID', this.visibleProcedures());
+      case 'SYS.ProcedureParams':
+        return only('ProcedureUID', this.visibleProcedures());
       case 'SYSADMIN.DataSources':
         return only(
           'Name',
@@ -394,6 +398,16 @@ class AccessRewriter {
       default:
         return null; // the logs: filtered to the user's own entries where they are loaded
     }
+  }
+
+  /** The UIDs of the procedures the user may call: vdb's own (each checks its caller), and the sources' they have E on. */
+  private visibleProcedures(): string[] {
+    return [
+      ...SYSTEM_PROCEDURE_DEFS.map((p) => p.uid),
+      ...this.registry.sources.flatMap((s) =>
+        (s.procedures ?? []).filter((p) => this.policy.allows('E', [s.name, p.name])).map((p) => p.uid),
+      ),
+    ];
   }
 
   /** Source tables the user may read (schema set) and every system table (schema null). */

@@ -22,6 +22,13 @@ import { walk } from '../tree/ast.js';
 import { quoteIdent } from '../../runtime/duckdb.js';
 import { parseExpression } from '../front/parse.js';
 import type { StaticResult } from '../exec/static-result.js';
+import { SYSTEM_PROCEDURES } from '../../sources/system-procedures.js';
+
+/** A procedure's parameters and how many are required, as SYS.ProcedureParams shows them. */
+const signatureOf = (name: string) => {
+  const found = SYSTEM_PROCEDURES.find((p) => p.name === name)!;
+  return { params: found.params, required: found.required };
+};
 
 export type ProcedureResult = StaticResult;
 
@@ -67,8 +74,7 @@ const userRow = (name: string, action: string): ProcedureResult => ({ columns: [
 
 const PROCEDURES: Record<string, Procedure> = {
   'sysadmin.adduser': {
-    params: ['name', 'password'],
-    required: 2,
+    ...signatureOf('SYSADMIN.addUser'),
     access: 'admin',
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
@@ -77,8 +83,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.addexternaluser': {
-    params: ['name', 'provider'],
-    required: 2,
+    ...signatureOf('SYSADMIN.addExternalUser'),
     access: 'admin',
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
@@ -88,8 +93,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.addrole': {
-    params: ['name'],
-    required: 1,
+    ...signatureOf('SYSADMIN.addRole'),
     access: 'admin',
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
@@ -98,8 +102,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.removerole': {
-    params: ['name'],
-    required: 1,
+    ...signatureOf('SYSADMIN.removeRole'),
     access: 'admin',
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
@@ -108,8 +111,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.adduserrole': {
-    params: ['roleName', 'userName'],
-    required: 2,
+    ...signatureOf('SYSADMIN.addUserRole'),
     access: 'admin',
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
@@ -118,8 +120,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.removeuserrole': {
-    params: ['roleName', 'userName'],
-    required: 2,
+    ...signatureOf('SYSADMIN.removeUserRole'),
     access: 'admin',
     async run(args, { users }) {
       if (!users) throw new Error('user procedures are not available here');
@@ -128,8 +129,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.setpermissions': {
-    params: ['role', 'resourceName', 'permissions', 'condition', 'mask', 'maskOrder'],
-    required: 2,
+    ...signatureOf('SYSADMIN.setPermissions'),
     access: 'admin',
     async run(args, { users, registry, probe }) {
       if (!users) throw new Error('user procedures are not available here');
@@ -183,8 +183,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.inviteuser': {
-    params: ['name'],
-    required: 1,
+    ...signatureOf('SYSADMIN.inviteUser'),
     access: 'admin',
     async run(args, { invites }) {
       if (!invites) throw new Error('invitations are not available here');
@@ -193,8 +192,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.removeuser': {
-    params: ['name'],
-    required: 1,
+    ...signatureOf('SYSADMIN.removeUser'),
     access: 'admin',
     async run(args, { users, dropCursors, caller }) {
       if (!users) throw new Error('user procedures are not available here');
@@ -205,8 +203,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.changeuserpwd': {
-    params: ['name', 'password'],
-    required: 2,
+    ...signatureOf('SYSADMIN.changeUserPwd'),
     // Administrators for anyone, everybody for themselves (checked below).
     access: 'anyone',
     async run(args, { users, caller }) {
@@ -219,8 +216,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.revoketokens': {
-    params: ['name'],
-    required: 1,
+    ...signatureOf('SYSADMIN.revokeTokens'),
     access: 'anyone',
     async run(args, { users, caller }) {
       if (!users) throw new Error('user procedures are not available here');
@@ -232,8 +228,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.createconnection': {
-    params: ['name', 'jbosscliTemplateName', 'connectionOrResourceAdapterProperties', 'encryptedProperties'],
-    required: 2,
+    ...signatureOf('SYSADMIN.createConnection'),
     access: () => [],
     async run(args, { registry }) {
       const spec = sourceFromSpec({
@@ -247,8 +242,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.createdatasource': {
-    params: ['name', 'translator', 'modelProperties', 'translatorProperties'],
-    required: 1,
+    ...signatureOf('SYSADMIN.createDataSource'),
     access: () => [],
     async run(args, { registry }) {
       const name = args.name ?? '';
@@ -267,8 +261,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.alterdatasource': {
-    params: ['name', 'connectionOrResourceAdapterProperties', 'encryptedProperties'],
-    required: 1,
+    ...signatureOf('SYSADMIN.alterDataSource'),
     access: (args) => [args.name ?? ''],
     async run(args, { registry }) {
       const name = args.name ?? '';
@@ -285,8 +278,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.removedatasource': {
-    params: ['name'],
-    required: 1,
+    ...signatureOf('SYSADMIN.removeDataSource'),
     access: (args) => [args.name ?? ''],
     async run(args, { registry }) {
       const source = await registry.removeSource(args.name ?? '');
@@ -294,8 +286,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.refreshdatasource': {
-    params: ['name'],
-    required: 1,
+    ...signatureOf('SYSADMIN.refreshDataSource'),
     access: (args) => [args.name ?? ''],
     async run(args, { registry }) {
       const source = await registry.refreshSource(args.name ?? '');
@@ -303,8 +294,7 @@ const PROCEDURES: Record<string, Procedure> = {
     },
   },
   'sysadmin.removeconnection': {
-    params: ['name'],
-    required: 1,
+    ...signatureOf('SYSADMIN.removeConnection'),
     access: () => [],
     async run(args, { registry }) {
       await registry.removeConnection(args.name ?? '');
@@ -335,7 +325,7 @@ function sameResource(a: string, b: string): boolean {
 
 /**
  * A resource of setPermissions must exist: `*`, a schema, a table, a column, or a procedure
- * (SYSADMIN.name). Returns its path with the catalog's spelling.
+ * (SYSADMIN.name, or a source's). Returns its path with the catalog's spelling.
  */
 function checkResource(path: string[], registry: SourceRegistry): string[] {
   if (path.length === 0) return path;
@@ -344,6 +334,10 @@ function checkResource(path: string[], registry: SourceRegistry): string[] {
   const procedure =
     schema === 'SYSADMIN' ? CANONICAL_NAMES.find((n) => n.toLowerCase() === `sysadmin.${path[1]!.toLowerCase()}`) : undefined;
   if (procedure && path.length === 2) return [schema, procedure.split('.')[1]!];
+  // A source's procedure (a name no table of the source has).
+  const sourceProcedure = path.length === 2 && !registry.tablesOf(schema).some((t) => t.name.toLowerCase() === path[1]!.toLowerCase());
+  const found = sourceProcedure ? registry.findSourceProcedure(schema, path[1]!) : undefined;
+  if (found) return [schema, found.procedure.name];
   const table = registry.resolve(schema, path[1]!).table;
   if (path.length === 2) return [schema, table.name];
   const column = table.columns.find((c) => c.name.toLowerCase() === path[2]!.toLowerCase());
@@ -352,25 +346,7 @@ function checkResource(path: string[], registry: SourceRegistry): string[] {
 }
 
 /** The procedures' names as documented (the parser lower-cases unquoted names). */
-const CANONICAL_NAMES = [
-  'SYSADMIN.addUser',
-  'SYSADMIN.addExternalUser',
-  'SYSADMIN.inviteUser',
-  'SYSADMIN.addRole',
-  'SYSADMIN.removeRole',
-  'SYSADMIN.addUserRole',
-  'SYSADMIN.removeUserRole',
-  'SYSADMIN.setPermissions',
-  'SYSADMIN.removeUser',
-  'SYSADMIN.changeUserPwd',
-  'SYSADMIN.revokeTokens',
-  'SYSADMIN.createConnection',
-  'SYSADMIN.createDataSource',
-  'SYSADMIN.alterDataSource',
-  'SYSADMIN.removeDataSource',
-  'SYSADMIN.refreshDataSource',
-  'SYSADMIN.removeConnection',
-];
+const CANONICAL_NAMES = SYSTEM_PROCEDURES.map((p) => p.name);
 
 /** A procedure call: its qualified name and its arguments (positional, then named). */
 export interface ProcedureCall {

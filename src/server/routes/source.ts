@@ -12,8 +12,10 @@ import type { Services } from '../../services.js';
 import { accessOf, requireWritable } from '../auth.js';
 import { parseResultParams } from '../params.js';
 import { sendResult } from '../result-delivery.js';
+import { callArguments, procedureOpener, procedureTarget, procedureStatement } from '../procedure-calls.js';
 import {
   invalidBody,
+  ProcedureBody,
   ResultQuery,
   SchemaParams,
   SourceBody,
@@ -47,19 +49,87 @@ export function sourceRoutes(fastify: FastifyInstance, services: Services): void
       if (!SYSTEM_SCHEMAS.includes(name as never) && !access.seesSchema(name, services.registry.tablesOf(name))) {
         throw access.denial('R', [name], 'schema');
       }
-      const sql = `SELECT "Name", "Type", "Description", "SchemaName" FROM SYS."Tables" WHERE "SchemaName" = ${sqlLiteral(name)} ORDER BY "Name"`;
+      // Tables and views by name, then procedures by name.
+      const sql = `SELECT "Name", "Type", "Description", "SchemaName" FROM (SELECT "Name", "Type", "Description", "SchemaName" FROM SYS."Tables" WHERE "SchemaName" = ${sqlLiteral(name)} UNION ALL SELECT "Name", 'Procedure', "Description", "SchemaName" FROM SYS."Procedures" WHERE "SchemaName" = ${sqlLiteral(name)}) AS objects ORDER BY "Type" = 'Procedure', "Name"`;
       return sendResult(services, request, reply, request.user!, params(request.query, false), sql, 'source');
     },
   );
 
   app.get(
     '/source/:schema/:table',
-    { schema: { summary: "A table's rows", params: TableParams, querystring: ResultQuery } },
+    {
+      schema: {
+        summary: "A table's rows, or a procedure's: its arguments are the other query parameters",
+        params: TableParams,
+        querystring: ResultQuery,
+      },
+    },
     async (request, reply) => {
       const { schema, table } = request.params;
+      const procedure = procedureTarget(services.registry, schema, table);
+      if (procedure) {
+        const calls = callArguments(procedure, request.query, 'query');
+        const opener = procedureOpener(services, request.user!, procedure, calls);
+        const sql = procedureStatement(procedure, calls);
+        return sendResult(
+          services,
+          request,
+          reply,
+          request.user!,
+          params(request.query, true),
+          sql,
+          'source',
+          undefined,
+          undefined,
+          opener,
+        );
+      }
       const resolved = services.registry.resolve(schema, table); // 404 for an unknown schema or table
       const sql = `SELECT * FROM ${quoteIdent(schema)}.${quoteIdent(table)}`;
       return sendResult(services, request, reply, request.user!, params(request.query, true), sql, 'source', undefined, resolved.table);
+    },
+  );
+
+  app.post(
+    '/source/:schema/:table',
+    {
+      schema: {
+        summary: 'Call a procedure: a JSON object of arguments, or an array of them (a batch answered in order)',
+        params: TableParams,
+        querystring: ResultQuery,
+        body: ProcedureBody,
+      },
+      attachValidation: true,
+    },
+    async (request, reply) => {
+      const { schema, table } = request.params;
+      const query = params(request.query, true);
+      const procedure = procedureTarget(services.registry, schema, table);
+      if (!procedure) {
+        services.registry.resolve(schema, table); // 404 for an unknown schema or table
+        throw notFound(
+          `${schema}.${table} is a table, not a procedure.`,
+          'Read its rows with GET; POST calls procedures.',
+          'Unknown procedure',
+        );
+      }
+      // Later pages: the body is not needed, and not run again.
+      const body: unknown = request.body ?? null;
+      if (query.requestId !== undefined && body === null) return sendResult(services, request, reply, request.user!, query, '', 'source');
+      const calls = callArguments(procedure, body, 'body', invalidBody(request));
+      const opener = procedureOpener(services, request.user!, procedure, calls);
+      return sendResult(
+        services,
+        request,
+        reply,
+        request.user!,
+        query,
+        procedureStatement(procedure, calls),
+        'source',
+        undefined,
+        undefined,
+        opener,
+      );
     },
   );
   sourceChangeRoutes(fastify, services);

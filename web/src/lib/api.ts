@@ -216,8 +216,12 @@ export class Api {
     return rows.map((r) => r.Name);
   }
 
-  tables(schema: string): Promise<Array<{ Name: string; Type: string; Description: string | null }>> {
-    return this.json(`rest/api/source/${encodeURIComponent(schema)}`);
+  /** A schema's tables and views (the listing also names its procedures, which the console does not read). */
+  async tables(schema: string): Promise<Array<{ Name: string; Type: string; Description: string | null }>> {
+    const objects = await this.json<Array<{ Name: string; Type: string; Description: string | null }>>(
+      `rest/api/source/${encodeURIComponent(schema)}`,
+    );
+    return objects.filter((o) => o.Type !== 'Procedure');
   }
 
   async preview(schema: string, table: string, limit: number): Promise<Result> {
