@@ -510,6 +510,15 @@ export const EXPRESSIONS: readonly string[] = [
   '1234567.891::numeric',
   "'12.34'::numeric",
   "'-0.5'::numeric",
+  // numeric without precision or scale over floats and text: each value keeps its own scale.
+  '0.1::float8::numeric',
+  '1e20::float8::numeric',
+  '(1::float8 / 3)::numeric',
+  'round(0.15::real::numeric, 1)',
+  "'1.500'::text::numeric",
+  "round(('2' || '.675')::numeric, 2)",
+  'sqrt(2::numeric)',
+  'sqrt(0.0002)',
   "to_char(timestamp '2024-03-05 07:08:09.123456', 'YYYY-MM-DD HH24:MI:SS')",
   "to_char(timestamp '2024-03-05 17:08:09', 'HH12:MI AM')",
   "to_char(timestamp '2024-03-05 17:08:09', 'HH:MI pm')",
@@ -960,4 +969,6 @@ export const TABLE_STATEMENTS: readonly string[] = [
   'SELECT array_agg(f * 1e15 ORDER BY id) FROM {t}',
   "SELECT id, to_char(i, '999th'), to_char(b, 'FM99,999,999,999'), to_char(n, 'S990.00'), to_char(f, '9.99EEEE'), to_char(f, 'FM9990.999') FROM {t} ORDER BY id",
   "SELECT to_char(sum(n), 'FM9999.00'), to_char(count(*), 'RN'), to_char(max(f), '0000.0000PR') FROM {t}",
+  'SELECT id, f::numeric, round(f::numeric, 1), trunc(f::float4::numeric, 2) FROM {t} ORDER BY id',
+  'SELECT id, sqrt(abs(n)), (f * 3)::numeric / 4 FROM {t} ORDER BY id',
 ];
