@@ -71,6 +71,12 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
     'vdb_num_trunc(p, s)',
     `CASE WHEN $p IS NULL THEN NULL WHEN vdb_num_r($p) <= $s THEN vdb_num(vdb_num_at($p, $s), $s) ELSE vdb_num_unit(sign(vdb_num_u($p)) * (abs(vdb_num_u($p)) // vdb_pow10(vdb_num_r($p) - $s)), $s) END`,
   ],
+  // floor and ceil: scale 0 (ceil(-0.5) is 0: integers have no negative zero).
+  [
+    'vdb_num_floor(p)',
+    `CASE WHEN $p IS NULL THEN NULL WHEN vdb_num_u($p) >= 0 THEN vdb_num(vdb_num_u($p) // vdb_pow10(vdb_num_r($p)), 0) ELSE vdb_num(-((vdb_pow10(vdb_num_r($p)) - 1 - vdb_num_u($p)) // vdb_pow10(vdb_num_r($p))), 0) END`,
+  ],
+  ['vdb_num_ceil(p)', `vdb_num_neg(vdb_num_floor(vdb_num_neg($p)))`],
   // Square root rounded half up at the scale of p: Newton's steps from the double's root, then a correction.
   ['vdb_isqrt_step(n, s)', `($s + $n // $s) // 2`],
   ['vdb_isqrt_fix(n, s)', `CASE WHEN $s * $s > $n THEN $s - 1 WHEN ($s + 1) * ($s + 1) <= $n THEN $s + 1 ELSE $s END`],

@@ -31,6 +31,12 @@ async function assertSame(sql: string): Promise<void> {
   assert.equal(compareAnswers(expected, actual.answer!, false), null, sql);
 }
 
+async function assertRefused(sql: string, message: RegExp): Promise<void> {
+  const actual = await vdbAnswer(server, sql);
+  assert.equal(actual.status, 400, `${sql}: ${actual.body}`);
+  assert.match(actual.body, message);
+}
+
 const FLOATS =
   'VALUES (1, 0.1::float8), (2, 1e20::float8), (3, -0.0::float8), (4, 123456789.123456789::float8), (5, 1e-20::float8), (6, NULL), (7, 2.5::float8), (8, -1::float8 / 3)';
 const REALS = 'VALUES (1, 0.15::real), (2, 2.675::real), (3, 1.1::real), (4, -3.05::real), (5, 1e10::real), (6, 0.000123456789::real)';
@@ -65,11 +71,15 @@ test('sqrt of numeric at PostgreSQL scale', async () => {
   await assertSame('SELECT sqrt(2::numeric) AS a, sqrt(2.0) AS b, sqrt(0.25) AS c, sqrt(x) AS f FROM (VALUES (2::float8)) v(x)');
 });
 
-async function assertRefused(sql: string, message: RegExp): Promise<void> {
-  const actual = await vdbAnswer(server, sql);
-  assert.equal(actual.status, 400, `${sql}: ${actual.body}`);
-  assert.match(actual.body, message);
-}
+test('ceil and floor of such values have scale 0; round, sign and kin of integers stay double precision', async () => {
+  await assertSame(
+    `SELECT id, ceil(x::numeric) AS c, floor(x::numeric) AS f, ceiling(x::numeric) / 3 AS q FROM (VALUES (1, -0.5::float8), (2, 2.25::float8), (3, -2.25), (4, NULL)) v(id, x) ORDER BY id`,
+  );
+  // PostgreSQL has these for numeric and double precision only: of an integer, a double.
+  await assertSame('SELECT id, sign(id) / 3.0 AS s FROM (VALUES (1), (2)) v(id) ORDER BY id');
+  // The engine's round of an integer is an integer: refused, never answered as numeric.
+  await assertRefused('SELECT round(id) / 3.0 AS r FROM (VALUES (1), (2)) v(id)', /not supported/);
+});
 
 test('text PostgreSQL does not read as numeric fails as in PostgreSQL; NaN, infinities and more than 38 digits are a 400', async () => {
   await assert.rejects(postgres.query("SELECT t::numeric FROM (VALUES ('abc')) v(t)"), /invalid input syntax for type numeric/);

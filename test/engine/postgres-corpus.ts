@@ -970,5 +970,6 @@ export const TABLE_STATEMENTS: readonly string[] = [
   "SELECT id, to_char(i, '999th'), to_char(b, 'FM99,999,999,999'), to_char(n, 'S990.00'), to_char(f, '9.99EEEE'), to_char(f, 'FM9990.999') FROM {t} ORDER BY id",
   "SELECT to_char(sum(n), 'FM9999.00'), to_char(count(*), 'RN'), to_char(max(f), '0000.0000PR') FROM {t}",
   'SELECT id, f::numeric, round(f::numeric, 1), trunc(f::float4::numeric, 2) FROM {t} ORDER BY id',
-  'SELECT id, sqrt(abs(n)), (f * 3)::numeric / 4 FROM {t} ORDER BY id',
+  'SELECT id, sqrt(abs(n)), (f * 3)::numeric / 4, ceil(f::numeric), floor(n) FROM {t} ORDER BY id',
+  'SELECT id, sign(i) / 4.0, sign(i) * 2.5 FROM {t} ORDER BY id',
 ];

@@ -35,6 +35,10 @@ interface Leaf {
 }
 
 const ARITHMETIC = new Set(['+', '-', '*', '/']);
+/** ceil and floor: scale 0 of a numeric. */
+const FLOORS = new Set(['ceil', 'ceiling', 'floor']);
+/** Functions PostgreSQL has for numeric and double precision only: of an integer, a double. */
+const OF_FLOAT_OR_NUMERIC = new Set(['round', 'trunc', 'sign', 'sqrt', ...FLOORS]);
 
 /** `x::numeric` (no precision, scale or array bounds) of anything but a literal: its scale is each value's own. */
 function unconstrainedCastArg(node: Node): Node | null {
@@ -66,6 +70,7 @@ function parts(node: Node): Node[] | null {
     if (fc.over) return (name === 'lag' || name === 'lead') && args.length === 3 ? [] : null;
     if (fc.agg_filter || fc.agg_distinct) return null;
     if ((name === 'round' || name === 'trunc') && (args.length === 1 || (args.length === 2 && isIntegerConst(args[1])))) return [args[0]!];
+    if (FLOORS.has(name) && args.length === 1) return args;
     if ((name === 'abs' || name === 'sign' || name === 'sqrt') && args.length === 1) return args;
   }
   const minMax = asKind(node, 'MinMaxExpr');
@@ -184,6 +189,9 @@ class Translator {
     const inner = parts(node);
     if (inner === null) return this.leaf(node);
     const done = inner.map((part) => this.translate(part));
+    // round(i), sign(i) and kin of an integer are double precision in PostgreSQL.
+    if (fc && OF_FLOAT_OR_NUMERIC.has(name) && done[0]!.kind.family === 'int')
+      return { pair: null, kind: { family: 'float', single: false }, perValue: false };
     const kind = combined(done.map((d) => d.kind));
     const perValue = done.some((d) => d.perValue);
     const pairs = done.map((d) => d.pair);
@@ -202,6 +210,7 @@ class Translator {
     if (fc) {
       if (name === 'abs' || name === 'sign')
         return { pair: mark(call(`vdb_num_${name}`, pairs)), kind, perValue: perValue || name === 'sign' };
+      if (FLOORS.has(name)) return { pair: mark(call(name === 'floor' ? 'vdb_num_floor' : 'vdb_num_ceil', pairs)), kind, perValue };
       const digits = fc.args!.length === 2 ? Number(literalText(fc.args![1])) : 0;
       return { pair: mark(call(`vdb_num_${name}`, [pairs[0]!, int(digits)])), kind, perValue };
     }
