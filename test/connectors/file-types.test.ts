@@ -130,6 +130,32 @@ test('a value with more decimals than the import found fails, never rounded; a r
   assert.equal(await sum.text(), '[[12345678901238.175]]');
 });
 
+test('a schema file declaring numeric without scale has the scale found from the values, even where the folder reads floats', async () => {
+  const declared = path.join(server.dataDir, 'files', `${tag}_declared`);
+  fs.mkdirSync(declared);
+  fs.writeFileSync(path.join(declared, 'prices.csv'), 'id,price,qty\n1,1.250,3\n2,2.5,4\n');
+  fs.writeFileSync(path.join(declared, 'prices.schema.json'), JSON.stringify({ columns: { price: 'numeric', qty: 'numeric' } }));
+  fs.writeFileSync(path.join(declared, 'rates.json'), '[{"rate": 0.25}, {"rate": 1}]');
+  fs.writeFileSync(path.join(declared, 'rates.schema.json'), JSON.stringify({ columns: { rate: 'numeric' } }));
+  const added = await server.request('/rest/api/source', {
+    body: { name: 'declared', template: 'file', connectionProps: `ParentDirectory=${declared},decimals=double` },
+  });
+  assert.equal(added.status, 201, await added.text());
+  const prices = await server.request('/rest/api/query', {
+    body: { sql: 'SELECT price, qty, price * qty AS total FROM declared.prices ORDER BY id' },
+  });
+  assert.equal(await prices.text(), '[[1.250,3,3.750],[2.500,4,10.000]]');
+  assert.deepEqual(JSON.parse(prices.headers.get('SQL-Column-Types') ?? ''), ['DECIMAL(18,3)', 'DECIMAL(18,0)', 'DECIMAL(18,3)']);
+  const rates = await server.request('/rest/api/query', { body: { sql: 'SELECT sum(rate) FROM declared.rates' } });
+  assert.equal(await rates.text(), '[[1.25]]');
+  fs.writeFileSync(path.join(declared, 'bad.csv'), 'x\n1e3\n');
+  fs.writeFileSync(path.join(declared, 'bad.schema.json'), JSON.stringify({ columns: { x: 'numeric' } }));
+  const refreshed = await server.request('/rest/api/query', { body: { sql: "CALL SYSADMIN.refreshDataSource('declared')" } });
+  assert.notEqual(refreshed.status, 200);
+  assert.match(await refreshed.text(), /column \\"x\\" is declared numeric, and holds values vdb's engine cannot hold exactly/);
+  fs.rmSync(declared, { recursive: true, force: true });
+});
+
 test('an unknown decimals setting is refused', async () => {
   const response = await server.request('/rest/api/source', {
     body: { name: 'bad', template: 'file', connectionProps: `ParentDirectory=${folder},decimals=float` },

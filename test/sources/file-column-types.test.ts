@@ -53,11 +53,11 @@ test('a type off the list makes the source unreachable, naming the file and the 
   const bad = path.join(server.dataDir, 'files', 'badtyped');
   fs.mkdirSync(bad);
   fs.writeFileSync(path.join(bad, 'a.csv'), 'x\n1\n');
-  fs.writeFileSync(path.join(bad, 'a.schema.json'), JSON.stringify({ columns: { x: 'numeric' } }));
+  fs.writeFileSync(path.join(bad, 'a.schema.json'), JSON.stringify({ columns: { x: 'money' } }));
   const response = await server.request('/rest/api/source', {
     body: { name: 'badtyped', template: 'file', connectionProps: `ParentDirectory=${bad}` },
   });
   const body = await response.text();
   assert.equal(response.status, 503, body);
-  assert.match(body, /a\.schema\.json, column \\"x\\": type \\"numeric\\" cannot be declared/);
+  assert.match(body, /a\.schema\.json, column \\"x\\": type \\"money\\" cannot be declared/);
 });

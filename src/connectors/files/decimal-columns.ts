@@ -7,7 +7,8 @@
  * them. A CSV column is read from its text; a JSON number reaches vdb as the reader's double, so
  * a JSON column is numeric only when every value has at most 15 significant digits (a double
  * holds those exactly). The read checks each value against the type the import found, so a file
- * changed since then fails where a value no longer fits, never rounded.
+ * changed since then fails where a value no longer fits, never rounded. A column a schema file
+ * declares `numeric` (no precision or scale) is found so too, whatever the reader inferred.
  * The source property `decimals=double` keeps the reader's floats (docs/sources.md).
  */
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
@@ -62,10 +63,10 @@ export async function decimalColumns(
   });
   const [row] = await query(`SELECT ${parts.join(', ')} FROM ${relation}`);
   columns.forEach((column, i) => {
-    // A value that is no plain decimal, or no value at all.
-    if (!row || row[`p${i}`] !== true || row[`s${i}`] === null || row[`s${i}`] === undefined) return;
+    if (!row || row[`p${i}`] !== true) return; // a value that is no plain decimal
     const [whole, scale, significant] = [`w${i}`, `s${i}`, `d${i}`].map((key) => Number(row[key] ?? 0)) as [number, number, number];
     if (whole + scale > MAX_DIGITS || (!text && significant > DOUBLE_DIGITS)) return;
+    // No value at all (only a column declared numeric can be so): scale 0.
     found.set(column, decimalType(whole, scale));
   });
   return found;
