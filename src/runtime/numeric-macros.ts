@@ -77,6 +77,18 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
     `CASE WHEN $p IS NULL THEN NULL WHEN vdb_num_u($p) >= 0 THEN vdb_num(vdb_num_u($p) // vdb_pow10(vdb_num_r($p)), 0) ELSE vdb_num(-((vdb_pow10(vdb_num_r($p)) - 1 - vdb_num_u($p)) // vdb_pow10(vdb_num_r($p))), 0) END`,
   ],
   ['vdb_num_ceil(p)', `vdb_num_neg(vdb_num_floor(vdb_num_neg($p)))`],
+  // power(x, n) of a whole n as PostgreSQL's: the exact power (1 / it for a negative n) at scale
+  // max(16, x's own), rounded half away from zero.
+  [
+    'vdb_num_powi(p, n)',
+    `CASE WHEN $p IS NULL THEN NULL WHEN $n = 0 THEN vdb_num(1, 0) ELSE list_reduce(list_transform(range(abs($n)), lambda vdb_i: $p), lambda vdb_a, vdb_b: vdb_num_mul(vdb_a, vdb_b)) END`,
+  ],
+  ['vdb_num_pow_scale(p)', `greatest(16, vdb_num_r($p))`],
+  [
+    'vdb_num_pow_of(x, p, n)',
+    `CASE WHEN $x IS NULL THEN NULL WHEN $n >= 0 THEN vdb_num_round($x, vdb_num_pow_scale($p)) WHEN vdb_num_u($x) = 0 THEN error('zero raised to a negative power is undefined') ELSE vdb_num_div_at(vdb_num(1, 0), $x, vdb_num_pow_scale($p)) END`,
+  ],
+  ['vdb_num_power(p, n)', `vdb_num_pow_of(vdb_num_powi($p, $n), $p, $n)`],
   // Square root rounded half up at the scale of p: Newton's steps from the double's root, then a correction.
   ['vdb_isqrt_step(n, s)', `($s + $n // $s) // 2`],
   ['vdb_isqrt_fix(n, s)', `CASE WHEN $s * $s > $n THEN $s - 1 WHEN ($s + 1) * ($s + 1) <= $n THEN $s + 1 ELSE $s END`],

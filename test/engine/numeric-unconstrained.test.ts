@@ -71,6 +71,19 @@ test('sqrt of numeric at PostgreSQL scale', async () => {
   await assertSame('SELECT sqrt(2::numeric) AS a, sqrt(2.0) AS b, sqrt(0.25) AS c, sqrt(x) AS f FROM (VALUES (2::float8)) v(x)');
 });
 
+test('power of numeric to a whole constant exponent at PostgreSQL scale: max(16, the base scale)', async () => {
+  await assertSame(
+    'SELECT power(1.5::numeric, 2) AS a, power(1.25::numeric, 3) AS b, power(0.1::numeric, 5) AS c, power(0.001::numeric, 7) AS d, power(1.12345678901234567::numeric, 2) AS e, power(2::numeric, -2) AS f, power(3::numeric, -1) AS g, power(-1.5::numeric, 3) AS h, power(1.5::numeric, 0) AS i, 1.5 ^ 2 AS j',
+  );
+  await assertSame(
+    `SELECT id, power(x::numeric, 2) AS p, x::numeric ^ -1 AS q, power(id, 2) AS r, pow(x, 2) AS s FROM (VALUES (1, 0.1::float8), (2, 2.5::float8), (3, NULL)) v(id, x) ORDER BY id`,
+  );
+  await assertRefused('SELECT power(x::numeric, -1) FROM (VALUES (0::float8)) v(x)', /zero raised to a negative power is undefined/);
+  // 1 / 1.23456789^3 at scale 16 needs more than 38 digits here; a non-whole exponent stays refused.
+  await assertRefused('SELECT power(1.23456789, -3)', /more than 38 digits is not supported/);
+  await assertRefused('SELECT power(2.0, 0.5)', /not supported/);
+});
+
 test('ceil and floor of such values have scale 0; round, sign and kin of integers stay double precision', async () => {
   await assertSame(
     `SELECT id, ceil(x::numeric) AS c, floor(x::numeric) AS f, ceiling(x::numeric) / 3 AS q FROM (VALUES (1, -0.5::float8), (2, 2.25::float8), (3, -2.25), (4, NULL)) v(id, x) ORDER BY id`,

@@ -519,6 +519,9 @@ export const EXPRESSIONS: readonly string[] = [
   "round(('2' || '.675')::numeric, 2)",
   'sqrt(2::numeric)',
   'sqrt(0.0002)',
+  'power(1.25::numeric, 3)',
+  'power(2::numeric, -2)',
+  '1.5 ^ 2',
   "to_char(timestamp '2024-03-05 07:08:09.123456', 'YYYY-MM-DD HH24:MI:SS')",
   "to_char(timestamp '2024-03-05 17:08:09', 'HH12:MI AM')",
   "to_char(timestamp '2024-03-05 17:08:09', 'HH:MI pm')",
@@ -971,5 +974,5 @@ export const TABLE_STATEMENTS: readonly string[] = [
   "SELECT to_char(sum(n), 'FM9999.00'), to_char(count(*), 'RN'), to_char(max(f), '0000.0000PR') FROM {t}",
   'SELECT id, f::numeric, round(f::numeric, 1), trunc(f::float4::numeric, 2) FROM {t} ORDER BY id',
   'SELECT id, sqrt(abs(n)), (f * 3)::numeric / 4, ceil(f::numeric), floor(n) FROM {t} ORDER BY id',
-  'SELECT id, sign(i) / 4.0, sign(i) * 2.5 FROM {t} ORDER BY id',
+  'SELECT id, sign(i) / 4.0, sign(i) * 2.5, power(n, 2), n ^ 3, power(f::numeric, 2) FROM {t} ORDER BY id',
 ];

@@ -38,7 +38,23 @@ const ARITHMETIC = new Set(['+', '-', '*', '/']);
 /** ceil and floor: scale 0 of a numeric. */
 const FLOORS = new Set(['ceil', 'ceiling', 'floor']);
 /** Functions PostgreSQL has for numeric and double precision only: of an integer, a double. */
-const OF_FLOAT_OR_NUMERIC = new Set(['round', 'trunc', 'sign', 'sqrt', ...FLOORS]);
+const OF_FLOAT_OR_NUMERIC = new Set(['round', 'trunc', 'sign', 'sqrt', 'power', 'pow', ...FLOORS]);
+/** The largest whole exponent computed exactly (power(x, n) multiplies n times). */
+const MAX_EXPONENT = 8;
+
+/** power(x, n), pow(x, n) and x ^ n of a whole constant n: the base and n, else null. */
+function wholePower(node: Node): { base: Node; exponent: number } | null {
+  const fc = asKind(node, 'FuncCall');
+  const expr = asKind(node, 'A_Expr');
+  let base: Node | undefined;
+  let exponent: Node | undefined;
+  if (fc && !fc.over && !fc.agg_star && (calledName(fc) === 'power' || calledName(fc) === 'pow') && fc.args?.length === 2)
+    [base, exponent] = fc.args;
+  else if (expr && exprIs(expr, 'AEXPR_OP') && fieldNames(expr.name).join('') === '^') [base, exponent] = [expr.lexpr, expr.rexpr];
+  if (!base || !isIntegerConst(exponent)) return null;
+  const n = Number(literalText(exponent));
+  return Math.abs(n) <= MAX_EXPONENT ? { base, exponent: n } : null;
+}
 
 /** `x::numeric` (no precision, scale or array bounds) of anything but a literal: its scale is each value's own. */
 function unconstrainedCastArg(node: Node): Node | null {
@@ -55,6 +71,8 @@ const mark = (fc: { FuncCall: FuncCall }) => {
 
 /** The operand nodes of a supported expression (structure only); null for a leaf. */
 function parts(node: Node): Node[] | null {
+  const power = wholePower(node);
+  if (power) return [power.base];
   const castArg = unconstrainedCastArg(node);
   if (castArg) return [castArg];
   const expr = asKind(node, 'A_Expr');
@@ -89,7 +107,7 @@ function mayChooseScale(node: Node): boolean {
   const fc = asKind(node, 'FuncCall');
   const name = fc ? calledName(fc) : '';
   if (fc && (hasFact(name, 'exactAverage') || name === 'lag' || name === 'lead' || name === 'sign' || name === 'sqrt')) return true;
-  if (unconstrainedCastArg(node)) return true;
+  if (unconstrainedCastArg(node) || wholePower(node)) return true;
   const expr = asKind(node, 'A_Expr');
   if (expr && fieldNames(expr.name).join('') === '/') return true;
   if (asKind(node, 'MinMaxExpr') || asKind(node, 'CoalesceExpr')) return true;
@@ -186,6 +204,8 @@ class Translator {
     if (fc && fc.over && (name === 'lag' || name === 'lead')) return this.lagLead(fc, name);
     if (unconstrainedCastArg(node)) return this.numericCast(this.translate(unconstrainedCastArg(node)!), unconstrainedCastArg(node)!);
     if (fc && name === 'sqrt') return this.squareRoot(this.translate(fc.args![0]!));
+    const power = wholePower(node);
+    if (power) return this.wholePower(this.translate(power.base), power.exponent);
     const inner = parts(node);
     if (inner === null) return this.leaf(node);
     const done = inner.map((part) => this.translate(part));
@@ -250,6 +270,12 @@ class Translator {
   private squareRoot(inner: Translated): Translated {
     if (inner.kind.family !== 'numeric' || !inner.pair) return { pair: null, kind: { family: 'float', single: false }, perValue: false };
     return { pair: mark(call('vdb_num_sqrt_pg', [inner.pair])), kind: { family: 'numeric', scale: -1 }, perValue: true };
+  }
+
+  /** x ^ n of a numeric, at PostgreSQL's scale; of an integer or a float a double (the engine's own). */
+  private wholePower(base: Translated, exponent: number): Translated {
+    if (base.kind.family !== 'numeric' || !base.pair) return { pair: null, kind: { family: 'float', single: false }, perValue: false };
+    return { pair: mark(call('vdb_num_power', [base.pair, int(exponent)])), kind: { family: 'numeric', scale: -1 }, perValue: true };
   }
 
   private average(fc: FuncCall, name: string): Translated {
