@@ -90,6 +90,8 @@ test('ceil and floor of such values have scale 0; round, sign and kin of integer
   );
   // PostgreSQL has these for numeric and double precision only: of an integer, a double.
   await assertSame('SELECT id, sign(id) / 3.0 AS s FROM (VALUES (1), (2)) v(id) ORDER BY id');
+  // round(i, n) exists for numeric only: numeric of scale n.
+  await assertSame('SELECT id, round(id, 2) / 3 AS r, trunc(id * 15, -1) / 7.0 AS t FROM (VALUES (1), (2)) v(id) ORDER BY id');
   // The engine's round of an integer is an integer: refused, never answered as numeric.
   await assertRefused('SELECT round(id) / 3.0 AS r FROM (VALUES (1), (2)) v(id)', /not supported/);
 });

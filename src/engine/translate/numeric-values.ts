@@ -209,9 +209,16 @@ class Translator {
     const inner = parts(node);
     if (inner === null) return this.leaf(node);
     const done = inner.map((part) => this.translate(part));
-    // round(i), sign(i) and kin of an integer are double precision in PostgreSQL.
-    if (fc && OF_FLOAT_OR_NUMERIC.has(name) && done[0]!.kind.family === 'int')
+    // round(i), sign(i) and kin of an integer are double precision in PostgreSQL; round(i, n) and
+    // trunc(i, n) exist for numeric only: numeric of scale n.
+    if (fc && OF_FLOAT_OR_NUMERIC.has(name) && done[0]!.kind.family === 'int') {
+      if ((name === 'round' || name === 'trunc') && fc.args!.length === 2) {
+        const digits = Number(literalText(fc.args![1]));
+        const pair = mark(call(`vdb_num_${name}`, [done[0]!.pair!, int(digits)]));
+        return { pair, kind: { family: 'numeric', scale: Math.max(digits, 0) }, perValue: false };
+      }
       return { pair: null, kind: { family: 'float', single: false }, perValue: false };
+    }
     const kind = combined(done.map((d) => d.kind));
     const perValue = done.some((d) => d.perValue);
     const pairs = done.map((d) => d.pair);
