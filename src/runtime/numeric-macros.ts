@@ -71,6 +71,24 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
     'vdb_num_trunc(p, s)',
     `CASE WHEN $p IS NULL THEN NULL WHEN vdb_num_r($p) <= $s THEN vdb_num(vdb_num_at($p, $s), $s) ELSE vdb_num_unit(sign(vdb_num_u($p)) * (abs(vdb_num_u($p)) // vdb_pow10(vdb_num_r($p) - $s)), $s) END`,
   ],
+  // floor and ceil: scale 0 (ceil(-0.5) is 0: integers have no negative zero).
+  [
+    'vdb_num_floor(p)',
+    `CASE WHEN $p IS NULL THEN NULL WHEN vdb_num_u($p) >= 0 THEN vdb_num(vdb_num_u($p) // vdb_pow10(vdb_num_r($p)), 0) ELSE vdb_num(-((vdb_pow10(vdb_num_r($p)) - 1 - vdb_num_u($p)) // vdb_pow10(vdb_num_r($p))), 0) END`,
+  ],
+  ['vdb_num_ceil(p)', `vdb_num_neg(vdb_num_floor(vdb_num_neg($p)))`],
+  // power(x, n) of a whole n as PostgreSQL's: the exact power (1 / it for a negative n) at scale
+  // max(16, x's own), rounded half away from zero.
+  [
+    'vdb_num_powi(p, n)',
+    `CASE WHEN $p IS NULL THEN NULL WHEN $n = 0 THEN vdb_num(1, 0) ELSE list_reduce(list_transform(range(abs($n)), lambda vdb_i: $p), lambda vdb_a, vdb_b: vdb_num_mul(vdb_a, vdb_b)) END`,
+  ],
+  ['vdb_num_pow_scale(p)', `greatest(16, vdb_num_r($p))`],
+  [
+    'vdb_num_pow_of(x, p, n)',
+    `CASE WHEN $x IS NULL THEN NULL WHEN $n >= 0 THEN vdb_num_round($x, vdb_num_pow_scale($p)) WHEN vdb_num_u($x) = 0 THEN error('zero raised to a negative power is undefined') ELSE vdb_num_div_at(vdb_num(1, 0), $x, vdb_num_pow_scale($p)) END`,
+  ],
+  ['vdb_num_power(p, n)', `vdb_num_pow_of(vdb_num_powi($p, $n), $p, $n)`],
   // Square root rounded half up at the scale of p: Newton's steps from the double's root, then a correction.
   ['vdb_isqrt_step(n, s)', `($s + $n // $s) // 2`],
   ['vdb_isqrt_fix(n, s)', `CASE WHEN $s * $s > $n THEN $s - 1 WHEN ($s + 1) * ($s + 1) <= $n THEN $s + 1 ELSE $s END`],
@@ -81,6 +99,31 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
   ['vdb_isqrt_round(n, s)', `$s + CASE WHEN $n - $s * $s > $s THEN 1 ELSE 0 END`],
   ['vdb_num_sqrt_of(n, r)', `vdb_num(vdb_isqrt_round($n, vdb_isqrt($n)), $r)`],
   ['vdb_num_sqrt(p)', `CASE WHEN $p IS NULL THEN NULL ELSE vdb_num_sqrt_of(vdb_num_u($p) * vdb_pow10(vdb_num_r($p)), vdb_num_r($p)) END`],
+  // sqrt(x) of a numeric as PostgreSQL's: at least 16 significant digits (scale 15 - 2 * weight), no fewer than x's own.
+  ['vdb_num_sqrt_scale(p)', `least(greatest(15 - 2 * vdb_num_weight($p), vdb_num_r($p), 0), 1000)`],
+  ['vdb_num_sqrt_at(n, s)', `vdb_num(vdb_isqrt_round($n, vdb_isqrt($n)), $s)`],
+  [
+    'vdb_num_sqrt_pg(p)',
+    `CASE WHEN $p IS NULL THEN NULL WHEN vdb_num_u($p) < 0 THEN error('cannot take square root of a negative number') ELSE vdb_num_sqrt_at(vdb_num_u($p) * vdb_pow10(2 * vdb_num_sqrt_scale($p) - vdb_num_r($p)), vdb_num_sqrt_scale($p)) END`,
+  ],
+  // Text read as PostgreSQL's numeric input reads it ([sign] digits [. digits] [e exponent], spaces
+  // around), each value with its own scale: '1.500' keeps 3 digits, '1.5e3' is 1500.
+  ['vdb_num_parts(t)', `regexp_extract($t, '^\\s*([+-]?)(\\d*)(?:\\.(\\d*))?(?:[eE]([+-]?\\d+))?\\s*$', ['s', 'i', 'f', 'e'])`],
+  ['vdb_num_digits(m)', `ltrim(struct_extract($m, 'i') || struct_extract($m, 'f'), '0')`],
+  ['vdb_num_exp_scale(m)', `length(struct_extract($m, 'f')) - CAST(coalesce(nullif(struct_extract($m, 'e'), ''), '0') AS BIGINT)`],
+  ['vdb_num_scaled(u, s)', `CASE WHEN $s >= 0 THEN vdb_num($u, $s) ELSE vdb_num($u * vdb_pow10(-$s), 0) END`],
+  [
+    'vdb_num_from_parts(m, t)',
+    `CASE WHEN struct_extract($m, 'i') = '' AND struct_extract($m, 'f') = '' THEN (CASE WHEN lower(trim($t)) IN ('nan', 'infinity', '+infinity', '-infinity', 'inf', '+inf', '-inf') THEN error('A numeric NaN or Infinity is not supported by vdb''s engine (its numbers hold neither); cast to float8 instead') ELSE error('invalid input syntax for type numeric: "' || $t || '"') END) WHEN length(vdb_num_digits($m)) > 38 THEN error('A numeric value of more than 38 digits is not supported by vdb''s engine') ELSE vdb_num_scaled(CAST(struct_extract($m, 's') || '0' || vdb_num_digits($m) AS HUGEINT), vdb_num_exp_scale($m)) END`,
+  ],
+  ['vdb_num_of_text(t)', `CASE WHEN $t IS NULL THEN NULL ELSE vdb_num_from_parts(vdb_num_parts($t), $t) END`],
+  // A float as PostgreSQL's numeric reads it: its text with 15 significant digits (6 for a real).
+  [
+    'vdb_num_of_float(x, t)',
+    `CASE WHEN isnan($x) OR isinf($x) THEN error('A numeric NaN or Infinity is not supported by vdb''s engine (its numbers hold neither); keep the value a float8') ELSE vdb_num_of_text($t) END`,
+  ],
+  ['vdb_num_of_double(x)', `vdb_num_of_float($x, printf('%.15g', CAST($x AS DOUBLE)))`],
+  ['vdb_num_of_real(x)', `vdb_num_of_float($x, printf('%.6g', CAST($x AS DOUBLE)))`],
   // var_samp/var_pop/stddev of exact values as PostgreSQL computes them: (N*sum(x*x) - sum(x)^2) / (N*(N-1) or N*N).
   ['vdb_num_var_num(sx, sxx, n)', `vdb_num_sub(vdb_num_mul(vdb_num($n, 0), $sxx), vdb_num_mul($sx, $sx))`],
   [

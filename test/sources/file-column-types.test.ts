@@ -41,8 +41,10 @@ test('declared columns keep their types and exact values; the rest is inferred; 
   assert.equal(typed.status, 200, typed.body);
   assert.equal(typed.types, '["INTEGER","DECIMAL(10,2)","VARCHAR","DATE"]');
   assert.equal(typed.body, '[[1,1.10,"x","2024-01-02"],[2,2.50,null,"2024-01-03"]]');
+  // Undeclared decimal text is numeric with the scale of its values (file-types.test.ts).
   const inferred = await query('SELECT amount FROM typed.inferred');
-  assert.equal(inferred.types, '["DOUBLE"]');
+  assert.equal(inferred.types, '["DECIMAL(18,2)"]');
+  assert.equal(inferred.body, '[[1.10]]');
   const tables = await query("SELECT Name FROM SYS.Tables WHERE SchemaName = 'typed' ORDER BY Name");
   assert.equal(tables.body, '[["inferred"],["prices"]]');
 });
@@ -51,11 +53,11 @@ test('a type off the list makes the source unreachable, naming the file and the 
   const bad = path.join(server.dataDir, 'files', 'badtyped');
   fs.mkdirSync(bad);
   fs.writeFileSync(path.join(bad, 'a.csv'), 'x\n1\n');
-  fs.writeFileSync(path.join(bad, 'a.schema.json'), JSON.stringify({ columns: { x: 'numeric' } }));
+  fs.writeFileSync(path.join(bad, 'a.schema.json'), JSON.stringify({ columns: { x: 'money' } }));
   const response = await server.request('/rest/api/source', {
     body: { name: 'badtyped', template: 'file', connectionProps: `ParentDirectory=${bad}` },
   });
   const body = await response.text();
   assert.equal(response.status, 503, body);
-  assert.match(body, /a\.schema\.json, column \\"x\\": type \\"numeric\\" cannot be declared/);
+  assert.match(body, /a\.schema\.json, column \\"x\\": type \\"money\\" cannot be declared/);
 });

@@ -11,6 +11,12 @@ import { SourceUnreachableError } from '../types.js';
 /** The suffix of a schema file; such files are never tables themselves. */
 export const SCHEMA_FILE_SUFFIX = '.schema.json';
 
+/**
+ * `numeric` without precision or scale: the import finds the scale of the values
+ * (decimal-columns.ts); never handed to a reader as it is (the engine's NUMERIC is DECIMAL(18,3)).
+ */
+export const DECLARED_NUMERIC = 'numeric';
+
 /** PostgreSQL type names a schema file may use, and the engine type each is read as. */
 const DECLARABLE: Record<string, string> = {
   smallint: 'SMALLINT',
@@ -39,6 +45,8 @@ const DECLARABLE: Record<string, string> = {
   uuid: 'UUID',
   bytea: 'BLOB',
   json: 'JSON',
+  numeric: DECLARED_NUMERIC,
+  decimal: DECLARED_NUMERIC,
 };
 
 /** The engine type of one declared PostgreSQL type, or an error naming it. */

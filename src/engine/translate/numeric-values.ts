@@ -1,6 +1,6 @@
 /**
- * PostgreSQL's numeric results whose scale is chosen per value (n / 3, avg(i), stddev(n),
- * least(n, 5), lag(n, 1, 0), sign(n), and round(...) of those), in the select list of the
+ * PostgreSQL's numeric results whose scale is chosen per value (n / 3, avg(i), stddev(n), sqrt(n),
+ * x::numeric of a float or text, least(n, 5), lag(n, 1, 0), sign(n), and round(...) of those), in the select list of the
  * outermost SELECT: computed exactly by the engine's numeric macros (runtime/numeric-macros.ts)
  * and written as PostgreSQL writes them (results/json.ts reads the marked column).
  *
@@ -20,7 +20,12 @@ import { hasFact } from '../tree/functions.js';
 import { call, calledName, int, isIntegerConst, literalText, written } from '../tree/syntax-nodes.js';
 
 /** PostgreSQL's kind of a value: integer, numeric (with the engine's scale), float, or anything else. */
-type Kind = { family: 'int' } | { family: 'numeric'; scale: number } | { family: 'float' } | { family: 'other' };
+type Kind =
+  | { family: 'int' }
+  | { family: 'numeric'; scale: number }
+  | { family: 'float'; single: boolean }
+  | { family: 'text' }
+  | { family: 'other' };
 
 /** A leaf: a value the engine computes as it is, whose type the probe tells. */
 interface Leaf {
@@ -30,6 +35,34 @@ interface Leaf {
 }
 
 const ARITHMETIC = new Set(['+', '-', '*', '/']);
+/** ceil and floor: scale 0 of a numeric. */
+const FLOORS = new Set(['ceil', 'ceiling', 'floor']);
+/** Functions PostgreSQL has for numeric and double precision only: of an integer, a double. */
+const OF_FLOAT_OR_NUMERIC = new Set(['round', 'trunc', 'sign', 'sqrt', 'power', 'pow', ...FLOORS]);
+/** The largest whole exponent computed exactly (power(x, n) multiplies n times). */
+const MAX_EXPONENT = 8;
+
+/** power(x, n), pow(x, n) and x ^ n of a whole constant n: the base and n, else null. */
+function wholePower(node: Node): { base: Node; exponent: number } | null {
+  const fc = asKind(node, 'FuncCall');
+  const expr = asKind(node, 'A_Expr');
+  let base: Node | undefined;
+  let exponent: Node | undefined;
+  if (fc && !fc.over && !fc.agg_star && (calledName(fc) === 'power' || calledName(fc) === 'pow') && fc.args?.length === 2)
+    [base, exponent] = fc.args;
+  else if (expr && exprIs(expr, 'AEXPR_OP') && fieldNames(expr.name).join('') === '^') [base, exponent] = [expr.lexpr, expr.rexpr];
+  if (!base || !isIntegerConst(exponent)) return null;
+  const n = Number(literalText(exponent));
+  return Math.abs(n) <= MAX_EXPONENT ? { base, exponent: n } : null;
+}
+
+/** `x::numeric` (no precision, scale or array bounds) of anything but a literal: its scale is each value's own. */
+function unconstrainedCastArg(node: Node): Node | null {
+  const cast = asKind(node, 'TypeCast');
+  if (!cast?.arg || cast.typeName?.typmods || cast.typeName?.arrayBounds || literalText(cast.arg) !== null) return null;
+  const names = fieldNames(cast.typeName?.names).filter((part) => part !== 'pg_catalog');
+  return names.length === 1 && names[0]!.toLowerCase() === 'numeric' ? cast.arg : null;
+}
 
 const mark = (fc: { FuncCall: FuncCall }) => {
   written.add(fc.FuncCall);
@@ -38,6 +71,10 @@ const mark = (fc: { FuncCall: FuncCall }) => {
 
 /** The operand nodes of a supported expression (structure only); null for a leaf. */
 function parts(node: Node): Node[] | null {
+  const power = wholePower(node);
+  if (power) return [power.base];
+  const castArg = unconstrainedCastArg(node);
+  if (castArg) return [castArg];
   const expr = asKind(node, 'A_Expr');
   if (expr && exprIs(expr, 'AEXPR_OP') && ARITHMETIC.has(fieldNames(expr.name).join(''))) {
     if (!expr.lexpr) return fieldNames(expr.name).join('') === '-' && expr.rexpr ? [expr.rexpr] : null;
@@ -51,7 +88,8 @@ function parts(node: Node): Node[] | null {
     if (fc.over) return (name === 'lag' || name === 'lead') && args.length === 3 ? [] : null;
     if (fc.agg_filter || fc.agg_distinct) return null;
     if ((name === 'round' || name === 'trunc') && (args.length === 1 || (args.length === 2 && isIntegerConst(args[1])))) return [args[0]!];
-    if ((name === 'abs' || name === 'sign') && args.length === 1) return args;
+    if (FLOORS.has(name) && args.length === 1) return args;
+    if ((name === 'abs' || name === 'sign' || name === 'sqrt') && args.length === 1) return args;
   }
   const minMax = asKind(node, 'MinMaxExpr');
   if (minMax?.args && minMax.args.length > 0) return minMax.args;
@@ -68,7 +106,8 @@ function parts(node: Node): Node[] | null {
 function mayChooseScale(node: Node): boolean {
   const fc = asKind(node, 'FuncCall');
   const name = fc ? calledName(fc) : '';
-  if (fc && (hasFact(name, 'exactAverage') || name === 'lag' || name === 'lead' || name === 'sign')) return true;
+  if (fc && (hasFact(name, 'exactAverage') || name === 'lag' || name === 'lead' || name === 'sign' || name === 'sqrt')) return true;
+  if (unconstrainedCastArg(node) || wholePower(node)) return true;
   const expr = asKind(node, 'A_Expr');
   if (expr && fieldNames(expr.name).join('') === '/') return true;
   if (asKind(node, 'MinMaxExpr') || asKind(node, 'CoalesceExpr')) return true;
@@ -115,8 +154,11 @@ function kindOfType(type: DuckDBType): Kind {
       if (type.toString() === UNCONSTRAINED_NUMERIC) return { family: 'other' };
       return { family: 'numeric', scale: (type as unknown as { scale: number }).scale };
     case DuckDBTypeId.FLOAT:
+      return { family: 'float', single: true };
     case DuckDBTypeId.DOUBLE:
-      return { family: 'float' };
+      return { family: 'float', single: false };
+    case DuckDBTypeId.VARCHAR:
+      return { family: 'text' };
     default:
       return { family: 'other' };
   }
@@ -124,8 +166,8 @@ function kindOfType(type: DuckDBType): Kind {
 
 /** PostgreSQL's kind of operands combined (int and numeric give numeric; a float wins; else other). */
 function combined(kinds: Kind[]): Kind {
-  if (kinds.some((k) => k.family === 'other')) return { family: 'other' };
-  if (kinds.some((k) => k.family === 'float')) return { family: 'float' };
+  if (kinds.some((k) => k.family === 'other' || k.family === 'text')) return { family: 'other' };
+  if (kinds.some((k) => k.family === 'float')) return { family: 'float', single: false };
   if (kinds.some((k) => k.family === 'numeric')) return { family: 'numeric', scale: -1 };
   return { family: 'int' };
 }
@@ -160,9 +202,23 @@ class Translator {
     const name = fc ? calledName(fc) : '';
     if (fc && hasFact(name, 'exactAverage') && parts(node)?.length === 0) return this.average(fc, name);
     if (fc && fc.over && (name === 'lag' || name === 'lead')) return this.lagLead(fc, name);
+    if (unconstrainedCastArg(node)) return this.numericCast(this.translate(unconstrainedCastArg(node)!), unconstrainedCastArg(node)!);
+    if (fc && name === 'sqrt') return this.squareRoot(this.translate(fc.args![0]!));
+    const power = wholePower(node);
+    if (power) return this.wholePower(this.translate(power.base), power.exponent);
     const inner = parts(node);
     if (inner === null) return this.leaf(node);
     const done = inner.map((part) => this.translate(part));
+    // round(i), sign(i) and kin of an integer are double precision in PostgreSQL; round(i, n) and
+    // trunc(i, n) exist for numeric only: numeric of scale n.
+    if (fc && OF_FLOAT_OR_NUMERIC.has(name) && done[0]!.kind.family === 'int') {
+      if ((name === 'round' || name === 'trunc') && fc.args!.length === 2) {
+        const digits = Number(literalText(fc.args![1]));
+        const pair = mark(call(`vdb_num_${name}`, [done[0]!.pair!, int(digits)]));
+        return { pair, kind: { family: 'numeric', scale: Math.max(digits, 0) }, perValue: false };
+      }
+      return { pair: null, kind: { family: 'float', single: false }, perValue: false };
+    }
     const kind = combined(done.map((d) => d.kind));
     const perValue = done.some((d) => d.perValue);
     const pairs = done.map((d) => d.pair);
@@ -181,6 +237,7 @@ class Translator {
     if (fc) {
       if (name === 'abs' || name === 'sign')
         return { pair: mark(call(`vdb_num_${name}`, pairs)), kind, perValue: perValue || name === 'sign' };
+      if (FLOORS.has(name)) return { pair: mark(call(name === 'floor' ? 'vdb_num_floor' : 'vdb_num_ceil', pairs)), kind, perValue };
       const digits = fc.args!.length === 2 ? Number(literalText(fc.args![1])) : 0;
       return { pair: mark(call(`vdb_num_${name}`, [pairs[0]!, int(digits)])), kind, perValue };
     }
@@ -191,6 +248,41 @@ class Translator {
       return { pair: folded, kind, perValue: perValue || mixed };
     }
     return { pair: { CoalesceExpr: { args: pairs } }, kind, perValue: perValue || mixed };
+  }
+
+  /**
+   * `x::numeric`: integers and numeric keep their value and scale; a float is read from its text
+   * with 15 significant digits (6 for a real) and text as numeric input, each value with its own scale.
+   */
+  private numericCast(inner: Translated, arg: Node): Translated {
+    switch (inner.kind.family) {
+      case 'int':
+        return { pair: inner.pair, kind: { family: 'numeric', scale: 0 }, perValue: inner.perValue };
+      case 'numeric':
+        return inner;
+      case 'float':
+        return {
+          pair: mark(call(inner.kind.single ? 'vdb_num_of_real' : 'vdb_num_of_double', [arg])),
+          kind: { family: 'numeric', scale: -1 },
+          perValue: true,
+        };
+      case 'text':
+        return { pair: mark(call('vdb_num_of_text', [arg])), kind: { family: 'numeric', scale: -1 }, perValue: true };
+      default:
+        return { pair: null, kind: { family: 'other' }, perValue: false };
+    }
+  }
+
+  /** sqrt(x) of a numeric, at PostgreSQL's scale; of anything else a float (the engine's own). */
+  private squareRoot(inner: Translated): Translated {
+    if (inner.kind.family !== 'numeric' || !inner.pair) return { pair: null, kind: { family: 'float', single: false }, perValue: false };
+    return { pair: mark(call('vdb_num_sqrt_pg', [inner.pair])), kind: { family: 'numeric', scale: -1 }, perValue: true };
+  }
+
+  /** x ^ n of a numeric, at PostgreSQL's scale; of an integer or a float a double (the engine's own). */
+  private wholePower(base: Translated, exponent: number): Translated {
+    if (base.kind.family !== 'numeric' || !base.pair) return { pair: null, kind: { family: 'float', single: false }, perValue: false };
+    return { pair: mark(call('vdb_num_power', [base.pair, int(exponent)])), kind: { family: 'numeric', scale: -1 }, perValue: true };
   }
 
   private average(fc: FuncCall, name: string): Translated {
@@ -298,17 +390,29 @@ export async function withNumericValues(
     return found;
   });
   const witnesses = leaves.flat().map((leaf, k): Node => ({ ResTarget: { name: `vdb_w${k}`, val: leaf.witness } }));
-  let types: DuckDBType[];
-  try {
+  const probe = async (targetList: Node[]): Promise<DuckDBType[]> => {
     const described = await describe(
       connection,
-      write(withTargets(tree, select, [...select.targetList!, ...witnesses])),
+      write(withTargets(tree, select, [...targetList, ...witnesses])),
       MAX_RESULT_COLUMNS + witnesses.length,
     );
-    types = described.slice(select.targetList!.length).map((c) => c.type);
+    return described.slice(select.targetList!.length).map((c) => c.type);
+  };
+  let types: DuckDBType[];
+  try {
+    types = await probe(select.targetList!);
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    return tree; // the statement's own error comes when it runs as written
+    // A target that only the translation makes valid (text::numeric): probed without the candidates.
+    const blank = new Set(candidates.map(({ i }) => i));
+    try {
+      types = await probe(
+        select.targetList!.map((item, i) => (blank.has(i) ? { ResTarget: { val: { A_Const: { isnull: true } } } } : item)),
+      );
+    } catch (again) {
+      if (again instanceof ApiError) throw again;
+      return tree; // the statement's own error comes when it runs as written
+    }
   }
   const targetList = [...select.targetList!];
   let offset = 0;

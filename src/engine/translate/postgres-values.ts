@@ -8,6 +8,7 @@ import { POSTGRES_INTERVAL_TEXT } from '../../results/json.js';
 import { INTERVAL_FIELDS, intervalTruncation } from '../front/allow-list.js';
 import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../tree/ast.js';
+import { probedType } from './probed-types.js';
 import {
   engineCall,
   asVarchar,
@@ -80,6 +81,16 @@ const TEXT_INPUT: Array<{ types: ReadonlySet<string>; pattern: RegExp; why: stri
  * numeric of scale 0); other values (floats, text) would need a scale per value and are refused.
  */
 function numericOfExpression(value: Node): Node {
+  // The value's type where a probe learned it: text and floats are refused here, in words (the
+  // engine could not even add text to a number); in the select list they are answered (numeric-values.ts).
+  const { type, probe } = probedType(value);
+  if (probe) return { CaseExpr: { args: [{ CaseWhen: { expr: probe, result: { TypeCast: numericZero() } } }] } };
+  if (type === 'VARCHAR' || type === 'FLOAT' || type === 'DOUBLE') {
+    throw notAsPostgres(
+      `numeric without precision and scale over a ${type === 'VARCHAR' ? 'text' : 'float'} value outside a column of the select list (PostgreSQL keeps a scale per value)`,
+      'Give the precision and scale, e.g. CAST(x AS numeric(20, 6)), or compute it in the select list.',
+    );
+  }
   const exact: Node = {
     BoolExpr: {
       boolop: 'OR_EXPR',
@@ -97,9 +108,14 @@ function numericOfExpression(value: Node): Node {
   const checked: Node = {
     CaseExpr: { args: [{ CaseWhen: { expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [exact] } }, result: failure } }], defresult: value },
   };
+  return op('+', checked, { TypeCast: numericZero() });
+}
+
+/** 0::numeric(38,0), the engine's own. */
+function numericZero(): TypeCast {
   const zero: TypeCast = { arg: int(0), typeName: { names: [nameNode('numeric')], typmods: [int(38), int(0)] } };
   written.add(zero);
-  return op('+', checked, { TypeCast: zero });
+  return zero;
 }
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
