@@ -184,6 +184,16 @@ describe('a padded char(n) column', () => {
     }
   });
 
+  test('under EXISTS (SELECT * ...), which uses no column of its select list: answered on every route', async () => {
+    for (const sql of [
+      'SELECT m.label FROM my.codes m WHERE EXISTS (SELECT * FROM pg.orders o WHERE o.customer_id::text = m.k) ORDER BY 1',
+      'SELECT count(*) FROM my.codes m WHERE NOT EXISTS (SELECT * FROM pg.orders o WHERE o.customer_id::text = m.k)',
+    ]) {
+      const answers = await assertPostgresOrRefused(sql, 'pg.orders.code');
+      for (const got of answers) assert.ok(!('refused' in got), `answered: ${sql}`);
+    }
+  });
+
   test('shipped from another PostgreSQL source, it goes as bpchar: PostgreSQL ignores the padding there', async () => {
     for (const sql of [
       'SELECT count(*) FROM pg.texts x JOIN pg2.tiny s ON s.code = x.t',
@@ -276,6 +286,10 @@ test('which uses are more than showing a column', () => {
   assert.ok(used('SELECT * FROM t NATURAL JOIN u', 'code'));
   assert.ok(used('SELECT x.code FROM (SELECT * FROM t) x', 'code'));
   assert.ok(used('SELECT t FROM t', 'code'));
+  assert.ok(!used('SELECT id FROM t WHERE EXISTS (SELECT * FROM u WHERE u.id = t.id)', 'code'));
+  assert.ok(!used('SELECT id FROM t WHERE NOT EXISTS (SELECT code FROM u WHERE u.id = t.id)', 'code'));
+  assert.ok(used('SELECT id FROM t WHERE EXISTS (SELECT DISTINCT code FROM u)', 'code'));
+  assert.ok(used('SELECT id FROM t WHERE EXISTS (SELECT * FROM u WHERE u.code = t.id)', 'code'));
   assert.ok(paddedUses(parseStatement("SELECT code FROM t WHERE name = 'a '")).paddedConstant());
   assert.ok(!paddedUses(parseStatement("SELECT code FROM t WHERE name = 'a'")).paddedConstant());
 });

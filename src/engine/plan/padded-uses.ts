@@ -7,8 +7,9 @@
  * set operation) may differ, and the load refuses it where a value ends with a space
  * (exec/load-padding.ts).
  *
+ * The select list of EXISTS (SELECT * ...) uses nothing: only whether a row is there counts.
  * Names are matched alone (a column `code` of any table), and `*` or a whole row anywhere but
- * the outermost select list uses every column: the answer errs towards "used", which only
+ * the outermost select list and EXISTS uses every column: the answer errs towards "used", which only
  * makes the load check the values. A string constant ending with a space, or a cast to
  * varchar, is noted: PostgreSQL compares a char(n) with it as a char(n), without trailing
  * spaces, even where no value of the column is padded, so a used char(n) column is refused then
@@ -134,6 +135,14 @@ function usesOf(tree: ParseResult): Found {
     };
     [...(select.sortClause ?? []), ...(select.groupClause ?? [])].forEach(byOutput);
   }
+
+  // EXISTS (SELECT * ...) asks whether a row is there: its select list uses no column.
+  walk(tree, (nodeType, node) => {
+    if (nodeType !== 'SubLink' || node.subLinkType !== 'EXISTS_SUBLINK') return;
+    const inner = asKind(node.subselect, 'SelectStmt');
+    if (!inner || (inner.op && inner.op !== 'SETOP_NONE') || inner.distinctClause || inner.groupClause || inner.sortClause) return;
+    for (const target of inner.targetList ?? []) bare.add(asKind(target, 'ResTarget') ?? {});
+  });
 
   walk(tree, (nodeType, node) => {
     if (nodeType === 'ResTarget' && bare.has(node)) return 'skip';

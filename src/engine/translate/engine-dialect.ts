@@ -12,6 +12,8 @@
  *    the whole text; `.` matches a newline in PostgreSQL only. Written as regexp_matches with
  *    the 's' option (and 'i' for `~*`).
  *  - Values (casts, text written as PostgreSQL writes it): postgres-values.ts.
+ *  - avg() of exact values compared with others: compared-averages.ts.
+ *  - An aggregate of an outer query's columns inside a subquery is refused: outer-aggregates.ts.
  *  - Functions and operators the engine lacks or reads otherwise (round, lag/lead defaults,
  *    to_char, format, generate_series in a select list, ...): postgres-functions.ts.
  * What cannot be written to answer as PostgreSQL does is refused with a 400 naming it.
@@ -24,6 +26,8 @@ import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from '
 import { BC_DATE_TIME, checkedCast, typeNameOf } from './postgres-values.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { typedDifference, typedSum } from './probed-types.js';
+import { comparedAverage, comparedAverages } from './compared-averages.js';
+import { refuseOuterAggregates } from './outer-aggregates.js';
 import { boundValues } from './value-bounds.js';
 import { likeCall, similarCall, similarSubstring } from './sql-patterns.js';
 import { matchTestRegex } from './posix-regex.js';
@@ -223,6 +227,9 @@ const rewrite = <T>(value: T): T => mapTree(value, rewriteNode);
  * rewrite stops past a budget that grows with the statement (a 400, not a stalled process).
  */
 let rewriteBudget = 0;
+
+/** The statement's avg() calls whose value only meets a comparison (compared-averages.ts), set by each rewrite. */
+let averages = new WeakSet<object>();
 const REWRITE_NODES_PER_NODE = 40;
 const REWRITE_NODES_LEAST = 200_000;
 
@@ -283,6 +290,8 @@ function rewriteNode(node: Node): Node | undefined {
     if (named) return { RangeFunction: rewrite(named) };
   }
   const funcCall = asKind(node, 'FuncCall');
+  if (funcCall && averages.has(funcCall) && !written.has(funcCall))
+    return comparedAverage(mapChildren({ FuncCall: funcCall }, rewriteNode).FuncCall);
   if (funcCall) {
     const rewritten = postgresCall(funcCall);
     if (rewritten) return mapChildren(rewritten, rewriteNode);
@@ -376,9 +385,11 @@ function guardScales(node: Node): Node {
  */
 export function* engineSqlPasses(tree: ParseResult): Generator<void, string> {
   const nodes = countNodes(tree);
+  refuseOuterAggregates(tree);
   const guarded = mapTreeUp(tree, guardScales);
   yield;
   rewriteBudget = Math.max(REWRITE_NODES_LEAST, REWRITE_NODES_PER_NODE * nodes);
+  averages = comparedAverages(guarded);
   const rewritten = rewrite(guarded);
   yield;
   const bounded = boundValues(rewritten);
