@@ -13,6 +13,7 @@
  *    the 's' option (and 'i' for `~*`).
  *  - Values (casts, text written as PostgreSQL writes it): postgres-values.ts.
  *  - avg() of exact values compared with others: compared-averages.ts.
+ *  - A char(n) column where PostgreSQL reads it without its padding: rtrim(x, ' ') (plan/padded-uses.ts).
  *  - An aggregate of an outer query's columns inside a subquery is refused: outer-aggregates.ts.
  *  - Functions and operators the engine lacks or reads otherwise (round, lag/lead defaults,
  *    to_char, format, generate_series in a select list, ...): postgres-functions.ts.
@@ -230,6 +231,9 @@ let rewriteBudget = 0;
 
 /** The statement's avg() calls whose value only meets a comparison (compared-averages.ts), set by each rewrite. */
 let averages = new WeakSet<object>();
+
+/** References of char(n) columns read without their padding (plan/padded-uses.ts), set by each rewrite. */
+let stripped: WeakSet<object> = new WeakSet();
 const REWRITE_NODES_PER_NODE = 40;
 const REWRITE_NODES_LEAST = 200_000;
 
@@ -249,9 +253,24 @@ function countNodes(value: unknown): number {
 /** What `node` becomes in the engine's SQL, its children rewritten too; undefined where only its children change. */
 function rewriteNode(node: Node): Node | undefined {
   if (--rewriteBudget < 0) throw statementTooComplex();
+  const columnRef = asKind(node, 'ColumnRef');
+  if (columnRef && stripped.has(columnRef)) {
+    // PostgreSQL reads a char(n) there without the spaces that pad it.
+    const trimmed = call('rtrim', [node, stringConst(' ')]);
+    written.add(trimmed.FuncCall);
+    return trimmed;
+  }
   const select = asKind(node, 'SelectStmt');
-  if (select && select.op === 'SETOP_NONE' && !select.valuesLists && !(select.targetList && select.targetList.length > 0)) {
+  if (select && (!select.op || select.op === 'SETOP_NONE') && !select.valuesLists && !(select.targetList && select.targetList.length > 0)) {
     throw notAsPostgres('A select list without columns (SELECT FROM ...)', 'Select at least one column, e.g. SELECT 1 FROM ...');
+  }
+  const sublink = asKind(node, 'SubLink');
+  if (sublink && (sublink.subLinkType === 'ROWCOMPARE_SUBLINK' || asKind(sublink.testexpr, 'RowExpr'))) {
+    // The engine's subqueries give one column; its rows compare otherwise where NULLs are among them.
+    throw notAsPostgres(
+      'A row compared with a subquery of several columns (ROW(a, b) = (SELECT x, y ...), (a, b) IN (SELECT x, y ...))',
+      'Compare the columns one by one: EXISTS (SELECT 1 FROM ... WHERE x = a AND y = b).',
+    );
   }
   if (asKind(node, 'GroupingFunc')) {
     // grouping(): PostgreSQL's is an integer (int4), the engine's a bigint.
@@ -383,13 +402,14 @@ function guardScales(node: Node): Node {
  * statements allowed the whole took 15-25 ms of the main thread at once, its longest pass (the
  * rewrite) takes 40% of that. Each pass sets and uses its module state within itself.
  */
-export function* engineSqlPasses(tree: ParseResult): Generator<void, string> {
+export function* engineSqlPasses(tree: ParseResult, strip: WeakSet<object> = new WeakSet()): Generator<void, string> {
   const nodes = countNodes(tree);
   refuseOuterAggregates(tree);
   const guarded = mapTreeUp(tree, guardScales);
   yield;
   rewriteBudget = Math.max(REWRITE_NODES_LEAST, REWRITE_NODES_PER_NODE * nodes);
   averages = comparedAverages(guarded);
+  stripped = strip;
   const rewritten = rewrite(guarded);
   yield;
   const bounded = boundValues(rewritten);
@@ -398,9 +418,9 @@ export function* engineSqlPasses(tree: ParseResult): Generator<void, string> {
   return deparseSync(bounded).replace(/;\s*$/, '');
 }
 
-/** The engine's SQL for a bound statement tree (which is left unchanged). */
-export function engineSql(tree: ParseResult): string {
-  const passes = engineSqlPasses(tree);
+/** The engine's SQL for a bound statement tree (which is left unchanged); `strip`: references of char(n) columns read without padding. */
+export function engineSql(tree: ParseResult, strip?: WeakSet<object>): string {
+  const passes = engineSqlPasses(tree, strip);
   for (;;) {
     const pass = passes.next();
     if (pass.done) return pass.value;
