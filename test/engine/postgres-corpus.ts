@@ -830,6 +830,10 @@ export const STATEMENTS: readonly string[] = [
   'SELECT (SELECT max((SELECT i.x FROM (VALUES (1, 10), (2, 20)) i(k, x) WHERE i.k = o.k))) AS m FROM (VALUES (1, 10), (2, 20)) o(k, x)',
   'SELECT o.x, (SELECT max(i.x) FROM (VALUES (1), (5)) i(x) WHERE i.x > o.x) AS m FROM (VALUES (1), (2)) o(x) ORDER BY 1',
   'SELECT o.x FROM (VALUES (1), (2)) o(x) WHERE o.x < (SELECT max(i.x + o.x) FROM (VALUES (1), (5)) i(x))',
+  // RANGE offsets near the integer limits: the frame reaches past the last row, as in PostgreSQL.
+  'SELECT x, sum(x) OVER (ORDER BY x RANGE BETWEEN 1 PRECEDING AND 2147483647 FOLLOWING) FROM (VALUES (1), (2), (2147483647)) v(x) ORDER BY x',
+  'SELECT x, count(*) OVER (ORDER BY x DESC RANGE BETWEEN 2147483647 PRECEDING AND 1 FOLLOWING) FROM (VALUES (-2147483647), (-2147483646), (5)) v(x) ORDER BY x',
+  'SELECT x, count(*) OVER (ORDER BY x RANGE BETWEEN 9223372036854775807 PRECEDING AND CURRENT ROW) FROM (VALUES (9223372036854775807::int8), (-9223372036854775807)) v(x) ORDER BY x',
   // Floats in rows (the engine writes the row's JSON).
   "SELECT x, x::float4 FROM (VALUES (1e15::float8), (1e-5), (123456789012345678), (-0.0), (1e6), ('NaN'), ('Infinity'), (NULL)) v(x)",
 ];
