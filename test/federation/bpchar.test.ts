@@ -174,6 +174,11 @@ describe('a padded char(n) column', () => {
       'SELECT code, count(*) FROM pg.orders WHERE id <= 50 GROUP BY code ORDER BY code',
       "SELECT string_agg(code, ',' ORDER BY code) FROM pg.orders WHERE id <= 5",
       'SELECT id FROM pg.orders o WHERE code = (SELECT max(t) FROM pg.texts x WHERE x.id = 5) ORDER BY id LIMIT 3',
+      "SELECT count(*) FROM pg.orders o JOIN pg2.tiny s ON s.code = o.code WHERE s.code <> 'DE'",
+      'SELECT c.name, count(o.id) FROM pg.countries c LEFT JOIN pg.orders o ON o.code = c.code GROUP BY c.name ORDER BY 1',
+      "SELECT code, count(*) FROM pg.orders WHERE id <= 100 GROUP BY code HAVING code > '5' ORDER BY code",
+      "SELECT id, CASE WHEN code = '5' THEN 'five' END, code IS DISTINCT FROM '6' FROM pg.orders WHERE id IN (5, 6, 7) ORDER BY id",
+      'SELECT x.id FROM pg.texts x WHERE EXISTS (SELECT 1 FROM pg.orders o WHERE o.code = x.t AND o.id = x.id) ORDER BY 1 LIMIT 5',
     ];
     for (const sql of answered) {
       const answers = await assertPostgresOrRefused(sql, 'pg.orders.code');
