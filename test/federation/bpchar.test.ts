@@ -179,6 +179,7 @@ describe('a padded char(n) column', () => {
       "SELECT code, count(*) FROM pg.orders WHERE id <= 100 GROUP BY code HAVING code > '5' ORDER BY code",
       "SELECT id, CASE WHEN code = '5' THEN 'five' END, code IS DISTINCT FROM '6' FROM pg.orders WHERE id IN (5, 6, 7) ORDER BY id",
       'SELECT x.id FROM pg.texts x WHERE EXISTS (SELECT 1 FROM pg.orders o WHERE o.code = x.t AND o.id = x.id) ORDER BY 1 LIMIT 5',
+      'SELECT count(DISTINCT code), count(code), count(*) FROM pg.orders',
     ];
     for (const sql of answered) {
       const answers = await assertPostgresOrRefused(sql, 'pg.orders.code');
@@ -298,6 +299,9 @@ test('which uses are more than showing a column', () => {
   assert.ok(used('SELECT code FROM t ORDER BY 1', 'code'));
   assert.ok(used('SELECT code AS c FROM t ORDER BY c', 'code'));
   assert.ok(used('SELECT DISTINCT code FROM t ORDER BY code', 'code'));
+  assert.ok(!used('SELECT DISTINCT code FROM t', 'code'));
+  assert.ok(used('SELECT x FROM (SELECT DISTINCT code AS x FROM t) s', 'code'));
+  assert.ok(!used('SELECT count(DISTINCT code) FROM t', 'code'));
   assert.equal(strippable('SELECT DISTINCT code FROM t ORDER BY code', 'code'), 0);
   assert.ok(used('SELECT code FROM t UNION SELECT code FROM u', 'code'));
   assert.ok(used('SELECT * FROM t JOIN u USING (code)', 'code'));

@@ -146,8 +146,9 @@ const CHAR_TYPES = new Set(['bpchar', 'char', 'character']);
  * DISTINCT FROM), of `||`, an argument of a function of text, a cast to another type than
  * char(n), an ORDER BY key (not of DISTINCT or a set operation, whose keys are output columns).
  * `found` gets them; `asIs` the references read with the padding (LIKE, `~`, octet_length, concat);
- * `grouped` the GROUP BY keys (a char(n) of a fixed length groups its padded values as PostgreSQL
- * groups them without the padding: all are padded to the same length).
+ * `grouped` the GROUP BY keys and count(DISTINCT ...) arguments (a char(n) of a fixed length
+ * groups its padded values as PostgreSQL groups them without the padding: all are padded to the
+ * same length); usesOf adds the columns of the outermost SELECT DISTINCT.
  */
 function strippingContexts(tree: unknown, found: Set<object>, asIs: Set<object>, grouped: Set<object>): void {
   const ref = (node: Node | undefined, into: Set<object>) => {
@@ -178,6 +179,9 @@ function strippingContexts(tree: unknown, found: Set<object>, asIs: Set<object>,
       } else if (kind === 'AEXPR_LIKE' || kind === 'AEXPR_ILIKE' || (kind === 'AEXPR_OP' && REGEX.has(operator))) {
         ref(node.lexpr, asIs);
       }
+    } else if (nodeType === 'FuncCall' && fieldNames(node.funcname).join('.').toLowerCase() === 'count') {
+      // count(code) counts values whatever they are; count(DISTINCT code) tells them apart by equality only.
+      for (const arg of node.args ?? []) ref(arg, node.agg_distinct ? grouped : asIs);
     } else if (nodeType === 'FuncCall' && !node.over && !node.agg_star && !node.func_variadic) {
       const name = fieldNames(node.funcname)
         .join('.')
@@ -248,6 +252,13 @@ function usesOf(tree: ParseResult): Found {
   // The outermost select list's bare columns: shown as they are, unless ordered, grouped or made distinct.
   const bare = new Set<object>();
   const select = asKind(statementOf(tree), 'SelectStmt');
+  // SELECT DISTINCT code (the outermost, not ordered): its columns are told apart by equality, and shown.
+  if (select && (!select.op || select.op === 'SETOP_NONE') && select.distinctClause && !select.sortClause) {
+    for (const item of [...select.distinctClause, ...(select.targetList ?? []).map((t) => asKind(t, 'ResTarget')?.val)]) {
+      const columnRef = asKind(item, 'ColumnRef');
+      if (columnRef && !stripping.has(columnRef)) groupKeys.add(columnRef);
+    }
+  }
   if (select && (!select.op || select.op === 'SETOP_NONE') && !select.distinctClause) {
     const targets = (select.targetList ?? []).map((t) => asKind(t, 'ResTarget'));
     const columnOf = (target: (typeof targets)[number]): string | null => {
