@@ -140,6 +140,11 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
     'vdb_num_text(p)',
     `CASE WHEN $p IS NULL THEN NULL WHEN vdb_num_r($p) = 0 THEN CAST(vdb_num_u($p) AS VARCHAR) ELSE (CASE WHEN vdb_num_u($p) < 0 THEN '-' ELSE '' END) || CAST(abs(vdb_num_u($p)) // vdb_pow10(vdb_num_r($p)) AS VARCHAR) || '.' || lpad(CAST(abs(vdb_num_u($p)) % vdb_pow10(vdb_num_r($p)) AS VARCHAR), CAST(vdb_num_r($p) AS INTEGER), '0') END`,
   ],
+  // A value compared with others (engine/translate/compared-averages.ts): exact in a DECIMAL(38,18), or refused.
+  [
+    'vdb_num_decimal(p, what)',
+    `CASE WHEN $p IS NULL THEN NULL WHEN vdb_num_r($p) > 18 OR vdb_num_e($p) >= 20 THEN error($what || ' of more than 18 decimals or 20 digits before the point, compared, is not supported by vdb''s engine') ELSE CAST(vdb_num_text($p) AS DECIMAL(38,18)) END`,
+  ],
   ['vdb_num_result(p)', `{'pg numeric': vdb_num_text($p)}`],
   ['vdb_json_result(j)', `{'pg json': CAST($j AS VARCHAR)}`],
   // A float as PostgreSQL's to_json writes it (from its text t): whole numbers without ".0",

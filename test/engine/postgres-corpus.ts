@@ -831,6 +831,21 @@ export const STATEMENTS: readonly string[] = [
   'SELECT \'{"a": 1,  "b": [1, 2]}\'::json, \'[1, {"x": "y"}]\'::json, \'"s"\'::json, \'null\'::json, NULL::json',
   'SELECT ARRAY[1e-7::float8, NULL, 1e15], ARRAY[1e6::float4, 0.5], ARRAY[]::float8[]',
   'SELECT array_agg(x ORDER BY x) FROM (VALUES (1e-5::float8), (2.5), (1e16)) v(x)',
+  // avg() of exact values compared: PostgreSQL's rounded numeric, compared exactly.
+  'SELECT x FROM (VALUES (1), (2), (4)) v(x) WHERE x > (SELECT avg(y) FROM (VALUES (1), (2), (4)) w(y)) ORDER BY x',
+  'SELECT x FROM (VALUES (1.25), (2.50), (4.75)) v(x) WHERE x < (SELECT avg(y) FROM (VALUES (1.25), (2.50), (4.75)) w(y))',
+  'SELECT g FROM (VALUES (1, 1), (1, 2), (2, 2)) v(g, x) GROUP BY g HAVING avg(x) > 1.5 ORDER BY g',
+  'SELECT x FROM (VALUES (1), (2)) v(x) WHERE x >= ALL (SELECT avg(y) FROM (VALUES (1), (2)) w(y))',
+  // An aggregate of an outer query's columns belongs to that query (one row), also named only in a subquery of its arguments.
+  'SELECT (SELECT max(o.x)) AS m FROM (VALUES (1), (2)) o(x)',
+  'SELECT (SELECT max(o.x) FROM (VALUES (1)) u(y)) AS m FROM (VALUES (1), (2)) o(x)',
+  'SELECT (SELECT max((SELECT i.x FROM (VALUES (1, 10), (2, 20)) i(k, x) WHERE i.k = o.k))) AS m FROM (VALUES (1, 10), (2, 20)) o(k, x)',
+  'SELECT o.x, (SELECT max(i.x) FROM (VALUES (1), (5)) i(x) WHERE i.x > o.x) AS m FROM (VALUES (1), (2)) o(x) ORDER BY 1',
+  'SELECT o.x FROM (VALUES (1), (2)) o(x) WHERE o.x < (SELECT max(i.x + o.x) FROM (VALUES (1), (5)) i(x))',
+  // RANGE offsets near the integer limits: the frame reaches past the last row, as in PostgreSQL.
+  'SELECT x, sum(x) OVER (ORDER BY x RANGE BETWEEN 1 PRECEDING AND 2147483647 FOLLOWING) FROM (VALUES (1), (2), (2147483647)) v(x) ORDER BY x',
+  'SELECT x, count(*) OVER (ORDER BY x DESC RANGE BETWEEN 2147483647 PRECEDING AND 1 FOLLOWING) FROM (VALUES (-2147483647), (-2147483646), (5)) v(x) ORDER BY x',
+  'SELECT x, count(*) OVER (ORDER BY x RANGE BETWEEN 9223372036854775807 PRECEDING AND CURRENT ROW) FROM (VALUES (9223372036854775807::int8), (-9223372036854775807)) v(x) ORDER BY x',
   // Floats in rows (the engine writes the row's JSON).
   "SELECT x, x::float4 FROM (VALUES (1e15::float8), (1e-5), (123456789012345678), (-0.0), (1e6), ('NaN'), ('Infinity'), (NULL)) v(x)",
 ];
@@ -975,4 +990,10 @@ export const TABLE_STATEMENTS: readonly string[] = [
   'SELECT id, f::numeric, round(f::numeric, 1), trunc(f::float4::numeric, 2) FROM {t} ORDER BY id',
   'SELECT id, sqrt(abs(n)), (f * 3)::numeric / 4, ceil(f::numeric), floor(n) FROM {t} ORDER BY id',
   'SELECT id, sign(i) / 4.0, sign(i) * 2.5, power(n, 2), n ^ 3, power(f::numeric, 2) FROM {t} ORDER BY id',
+  // avg() of exact values compared (a subquery's only column, HAVING): PostgreSQL's rounded numeric.
+  'SELECT id FROM {t} WHERE n > (SELECT avg(n) FROM {t}) ORDER BY id',
+  'SELECT id FROM {t} WHERE i < (SELECT avg(i) FROM {t} WHERE flag) ORDER BY id',
+  'SELECT id FROM {t} WHERE b >= ALL (SELECT avg(b) FROM {t}) ORDER BY id',
+  'SELECT flag FROM {t} GROUP BY flag HAVING avg(n) > 1 ORDER BY flag NULLS FIRST',
+  'SELECT id FROM {t} a WHERE NOT EXISTS (SELECT * FROM {t} b WHERE b.i = a.i AND b.id < a.id) ORDER BY id',
 ];

@@ -170,7 +170,8 @@ async function computeNarrowings(
     // Warnings of these loads count values of rows the user may not see: not shown.
     const made = await loadPlanned(connection, registry, narrowing, options, [], sourceQueries);
     loads.rescaled ||= made.rescaled;
-    await connection.run(`CREATE TEMP TABLE ${table} AS ${await typedSql(connection, () => engineSql(narrowing.ast))}`);
+    const strip = narrowing.paddedUses.stripped;
+    await connection.run(`CREATE TEMP TABLE ${table} AS ${await typedSql(connection, () => engineSql(narrowing.ast, strip))}`);
     for (const relation of made.relations) await dropLoad(connection, relation);
   }
 }
@@ -222,7 +223,8 @@ export async function openFederatedExecution(
     const planned = plan.statement;
     loads.rescaled ||= (await loadPlanned(connection, registry, planned, options, warnings, sourceQueries)).rescaled;
     await options.turn?.();
-    const tree = await withNumericValues(connection, planned.ast, engineSql);
+    const strip = planned.paddedUses.stripped;
+    const tree = await withNumericValues(connection, planned.ast, (t) => engineSql(t, strip));
     // Nothing of the statement stays on the connection when it loaded nothing (no source rows,
     // narrowed copies or logs): the connection serves the next statement.
     held.reusable = plan.narrowings.length === 0 && bound.tables.every((t) => !t.loadName);
@@ -230,8 +232,8 @@ export async function openFederatedExecution(
     await options.turn?.();
     // A long statement's SQL is written pass by pass, each pass in a turn of its own.
     const sql = options.turn
-      ? await typedSql(connection, () => engineSqlPasses(tree), { reusable: constant, turn: options.turn })
-      : await typedSql(connection, () => engineSql(tree), { reusable: constant });
+      ? await typedSql(connection, () => engineSqlPasses(tree, strip), { reusable: constant, turn: options.turn })
+      : await typedSql(connection, () => engineSql(tree, strip), { reusable: constant });
     // Statements over no data, or over the system tables only, have the same columns until the
     // catalog changes: described once.
     const key = constant ? `${registry.generation}\u0000${sql}` : null;

@@ -69,11 +69,18 @@ function explainFederated(plan: FederatedPlan, registry: PlanCatalog, limits?: J
       'narrowing',
       `your view of the data -> ${narrowing.table}`,
       null,
-      engineSql(narrowing.plan.ast),
+      engineSql(narrowing.plan.ast, narrowing.plan.paddedUses.stripped),
     ]);
   }
   explainStatement(plan.statement, registry, limits, rows);
-  rows.push([rows.length + 1, 'vdb engine', 'execute', 'statement over the source results', null, engineSql(plan.statement.ast)]);
+  rows.push([
+    rows.length + 1,
+    'vdb engine',
+    'execute',
+    'statement over the source results',
+    null,
+    engineSql(plan.statement.ast, plan.statement.paddedUses.stripped),
+  ]);
   return { columns: COLUMNS, rows };
 }
 

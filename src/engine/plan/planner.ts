@@ -100,6 +100,6 @@ function completed(bound: BoundStatement, scans: Map<string, ScanPlan>, joins: J
     tables: bound.tables,
     loadOrder,
     scaleUses: scaleUses(ast),
-    paddedUses: usedWithChars(scans.values(), joins, paddedUses(ast)),
+    paddedUses: usedWithChars(scans.values(), joins, paddedUses(ast), bound.tables),
   };
 }

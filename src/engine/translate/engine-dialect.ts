@@ -12,18 +12,24 @@
  *    the whole text; `.` matches a newline in PostgreSQL only. Written as regexp_matches with
  *    the 's' option (and 'i' for `~*`).
  *  - Values (casts, text written as PostgreSQL writes it): postgres-values.ts.
+ *  - avg() of exact values compared with others: compared-averages.ts.
+ *  - RANGE offsets over an integer window key: the key read as a HUGEINT (no overflow at the limits).
+ *  - A char(n) column where PostgreSQL reads it without its padding: rtrim(x, ' ') (plan/padded-uses.ts).
+ *  - An aggregate of an outer query's columns inside a subquery is refused: outer-aggregates.ts.
  *  - Functions and operators the engine lacks or reads otherwise (round, lag/lead defaults,
  *    to_char, format, generate_series in a select list, ...): postgres-functions.ts.
  * What cannot be written to answer as PostgreSQL does is refused with a 400 naming it.
  */
 import { deparseSync } from 'pgsql-deparser';
-import type { A_Expr, FuncCall, Node, ParseResult, RangeFunction, TypeCast } from '@pgsql/types';
+import type { A_Expr, FuncCall, Node, ParseResult, RangeFunction, SelectStmt, TypeCast } from '@pgsql/types';
 import { asKind, mapChildren, mapTree, mapTreeUp, nameNode, exprIs } from '../tree/ast.js';
 import { functionFacts } from '../tree/functions.js';
 import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from './postgres-functions.js';
 import { BC_DATE_TIME, checkedCast, typeNameOf } from './postgres-values.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
-import { typedDifference, typedSum } from './probed-types.js';
+import { probedType, typedDifference, typedSum } from './probed-types.js';
+import { comparedAverage, comparedAverages } from './compared-averages.js';
+import { refuseOuterAggregates } from './outer-aggregates.js';
 import { boundValues } from './value-bounds.js';
 import { likeCall, similarCall, similarSubstring } from './sql-patterns.js';
 import { matchTestRegex } from './posix-regex.js';
@@ -214,6 +220,40 @@ const mayBeDates = (node: Node | undefined): boolean => {
   return node !== undefined && !(constant && (constant.ival || constant.fval || constant.isnull));
 };
 
+/** PostgreSQL's frame options of a window without a frame clause (RANGE UNBOUNDED PRECEDING AND CURRENT ROW). */
+const DEFAULT_FRAME = 0x2 | 0x20 | 0x400;
+
+const INTEGER_KEYS = /^(TINYINT|SMALLINT|INTEGER|BIGINT|UTINYINT|USMALLINT|UINTEGER)$/;
+
+/**
+ * A window of `RANGE ... n PRECEDING/FOLLOWING` over an integer key: the engine adds the offset
+ * in the key's type and overflows near its limits, where PostgreSQL takes the frame as reaching
+ * past the last row; the key is read as a HUGEINT there (its type probed, probed-types.ts).
+ */
+function rangeKeyWidened(fc: FuncCall | undefined): FuncCall | undefined {
+  const over = fc?.over;
+  if (!fc || !over || written.has(fc) || !((over.frameOptions ?? 0) & 2) || !(over.startOffset || over.endOffset)) return fc;
+  const sortBy = over.orderClause?.length === 1 ? asKind(over.orderClause[0], 'SortBy') : undefined;
+  if (!sortBy?.node) return fc;
+  const { type, probe } = probedType(sortBy.node);
+  // The probe without the offsets, which may overflow while it is prepared (constants are folded then).
+  if (probe) {
+    const { startOffset: _start, endOffset: _end, ...frameless } = over;
+    return { ...fc, over: { ...frameless, frameOptions: DEFAULT_FRAME, partitionClause: [...(over.partitionClause ?? []), probe] } };
+  }
+  if (!type || !INTEGER_KEYS.test(type)) return fc;
+  const widened: TypeCast = { arg: sortBy.node, typeName: typeNamed('hugeint') };
+  written.add(widened);
+  return { ...fc, over: { ...over, orderClause: [{ SortBy: { ...sortBy, node: { TypeCast: widened } } }] } };
+}
+
+/** Whether a SELECT, or a branch of its set operation, has no column (PostgreSQL answers rows of none). */
+function withoutColumns(select: SelectStmt): boolean {
+  if (select.op && select.op !== 'SETOP_NONE')
+    return [select.larg, select.rarg].some((branch) => branch !== undefined && withoutColumns(branch));
+  return !select.valuesLists && !(select.targetList && select.targetList.length > 0);
+}
+
 /** A copy of `value` in the engine's terms (`rewriteNode` for each node). */
 const rewrite = <T>(value: T): T => mapTree(value, rewriteNode);
 
@@ -223,6 +263,12 @@ const rewrite = <T>(value: T): T => mapTree(value, rewriteNode);
  * rewrite stops past a budget that grows with the statement (a 400, not a stalled process).
  */
 let rewriteBudget = 0;
+
+/** The statement's avg() calls whose value only meets a comparison (compared-averages.ts), set by each rewrite. */
+let averages = new WeakSet<object>();
+
+/** References of char(n) columns read without their padding (plan/padded-uses.ts), set by each rewrite. */
+let stripped: WeakSet<object> = new WeakSet();
 const REWRITE_NODES_PER_NODE = 40;
 const REWRITE_NODES_LEAST = 200_000;
 
@@ -239,13 +285,51 @@ function countNodes(value: unknown): number {
   return count;
 }
 
+/** A char(n) column's reference where PostgreSQL reads it without the spaces that pad it: rtrim(x, ' '). */
+function strippedReference(node: Node): Node | undefined {
+  const columnRef = asKind(node, 'ColumnRef');
+  if (!columnRef || !stripped.has(columnRef)) return undefined;
+  const trimmed = call('rtrim', [node, stringConst(' ')]);
+  written.add(trimmed.FuncCall);
+  return trimmed;
+}
+
+/** Refuses the forms the engine cannot answer as PostgreSQL does: no columns, a row compared with a subquery of several. */
+function refuseForms(node: Node): void {
+  const select = asKind(node, 'SelectStmt');
+  if (select && withoutColumns(select)) {
+    throw notAsPostgres(
+      'A select list without columns (SELECT FROM ..., SELECT UNION SELECT)',
+      'Select at least one column, e.g. SELECT 1 FROM ...',
+    );
+  }
+  const compared = asKind(node, 'A_Expr');
+  if (
+    compared &&
+    [compared.lexpr, compared.rexpr].some((side) => asKind(side, 'RowExpr')) &&
+    [compared.lexpr, compared.rexpr].some((side) => asKind(side, 'SubLink'))
+  ) {
+    throw notAsPostgres(
+      'A row compared with a subquery of several columns (ROW(a, b) = (SELECT x, y ...))',
+      'Compare the columns one by one: EXISTS (SELECT 1 FROM ... WHERE x = a AND y = b).',
+    );
+  }
+  const sublink = asKind(node, 'SubLink');
+  if (sublink && (sublink.subLinkType === 'ROWCOMPARE_SUBLINK' || asKind(sublink.testexpr, 'RowExpr'))) {
+    // The engine's subqueries give one column; its rows compare otherwise where NULLs are among them.
+    throw notAsPostgres(
+      'A row compared with a subquery of several columns (ROW(a, b) = (SELECT x, y ...), (a, b) IN (SELECT x, y ...))',
+      'Compare the columns one by one: EXISTS (SELECT 1 FROM ... WHERE x = a AND y = b).',
+    );
+  }
+}
+
 /** What `node` becomes in the engine's SQL, its children rewritten too; undefined where only its children change. */
 function rewriteNode(node: Node): Node | undefined {
   if (--rewriteBudget < 0) throw statementTooComplex();
-  const select = asKind(node, 'SelectStmt');
-  if (select && select.op === 'SETOP_NONE' && !select.valuesLists && !(select.targetList && select.targetList.length > 0)) {
-    throw notAsPostgres('A select list without columns (SELECT FROM ...)', 'Select at least one column, e.g. SELECT 1 FROM ...');
-  }
+  const trimmed = strippedReference(node);
+  if (trimmed) return trimmed;
+  refuseForms(node);
   if (asKind(node, 'GroupingFunc')) {
     // grouping(): PostgreSQL's is an integer (int4), the engine's a bigint.
     const typed: TypeCast = { arg: mapChildren(node, rewriteNode), typeName: typeNamed('int4') };
@@ -282,7 +366,10 @@ function rewriteNode(node: Node): Node | undefined {
     const named = namedFunctionColumn(rangeFunction);
     if (named) return { RangeFunction: rewrite(named) };
   }
-  const funcCall = asKind(node, 'FuncCall');
+  const original = asKind(node, 'FuncCall');
+  const funcCall = rangeKeyWidened(original);
+  if (funcCall && averages.has(funcCall) && !written.has(funcCall))
+    return comparedAverage(mapChildren({ FuncCall: funcCall }, rewriteNode).FuncCall);
   if (funcCall) {
     const rewritten = postgresCall(funcCall);
     if (rewritten) return mapChildren(rewritten, rewriteNode);
@@ -301,6 +388,7 @@ function rewriteNode(node: Node): Node | undefined {
         FuncCall: { ...funcCall, funcname: [nameNode(renamed)], funcformat: 'COERCE_EXPLICIT_CALL', args: rewrite(funcCall.args) },
       };
     }
+    if (funcCall !== original) return mapChildren({ FuncCall: funcCall }, rewriteNode);
   }
   const expr = asKind(node, 'A_Expr');
   if (expr && !lambdas.has(expr)) {
@@ -374,11 +462,14 @@ function guardScales(node: Node): Node {
  * statements allowed the whole took 15-25 ms of the main thread at once, its longest pass (the
  * rewrite) takes 40% of that. Each pass sets and uses its module state within itself.
  */
-export function* engineSqlPasses(tree: ParseResult): Generator<void, string> {
+export function* engineSqlPasses(tree: ParseResult, strip: WeakSet<object> = new WeakSet()): Generator<void, string> {
   const nodes = countNodes(tree);
+  refuseOuterAggregates(tree);
   const guarded = mapTreeUp(tree, guardScales);
   yield;
   rewriteBudget = Math.max(REWRITE_NODES_LEAST, REWRITE_NODES_PER_NODE * nodes);
+  averages = comparedAverages(guarded);
+  stripped = strip;
   const rewritten = rewrite(guarded);
   yield;
   const bounded = boundValues(rewritten);
@@ -387,9 +478,9 @@ export function* engineSqlPasses(tree: ParseResult): Generator<void, string> {
   return deparseSync(bounded).replace(/;\s*$/, '');
 }
 
-/** The engine's SQL for a bound statement tree (which is left unchanged). */
-export function engineSql(tree: ParseResult): string {
-  const passes = engineSqlPasses(tree);
+/** The engine's SQL for a bound statement tree (which is left unchanged); `strip`: references of char(n) columns read without padding. */
+export function engineSql(tree: ParseResult, strip?: WeakSet<object>): string {
+  const passes = engineSqlPasses(tree, strip);
   for (;;) {
     const pass = passes.next();
     if (pass.done) return pass.value;

@@ -108,6 +108,18 @@ export function typedSum(sum: { FuncCall: FuncCall }): Node {
   return type ? typed(written, type.type, type.typmods) : written;
 }
 
+/**
+ * The engine's type of an aggregate's one argument (undefined where not known), and the call to
+ * write while probing: the argument compared with the probe's parameter in its FILTER (as sum's).
+ */
+export function probedArgument(fc: FuncCall): { type: string | undefined; call: FuncCall } {
+  const argument = fc.args![0]!;
+  const at = place([argument]);
+  if (!at.params) return { type: at.types[0], call: fc };
+  const probe = equals(argument, at.params[0]!);
+  return { type: at.types[0], call: { ...fc, agg_filter: fc.agg_filter ? allOf([fc.agg_filter, probe]) : probe } };
+}
+
 /** `left - right` (both written) with PostgreSQL's type: integer for two dates. */
 export function typedDifference(difference: Node, left: Node, right: Node): Node {
   const at = place([left, right]);
