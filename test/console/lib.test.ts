@@ -11,6 +11,7 @@ import { chartGeometry } from '../../web/src/lib/chart.js';
 import { cellText, count, isNumericColumn, rowText } from '../../web/src/lib/format.js';
 import { callProcedure } from '../../web/src/lib/sql.js';
 import { parseTypes } from '../../web/src/lib/api.js';
+import { Num, RawJson, jsonText, parseJson } from '../../web/src/lib/json.js';
 
 describe('console: front-end logic', () => {
   it("takes the rows of vdb's CSV after its header line, whatever the column names hold", () => {
@@ -32,14 +33,14 @@ describe('console: front-end logic', () => {
   it('loads pages once, on demand, and forgets the least recently used', async () => {
     const loads: number[] = [];
     const pages = new PagedRows(
-      async (offset, limit) => (loads.push(offset), Array.from({ length: limit }, (_, i) => [offset + i])),
+      async (offset, limit) => (loads.push(offset), Array.from({ length: limit }, (_, i) => [String(offset + i)])),
       10,
-      [[0]],
+      [['0']],
       3,
     );
     await Promise.all([pages.ensure(10, 25), pages.ensure(20, 21)]);
     assert.deepEqual(loads, [10, 20]);
-    assert.deepEqual(pages.get(25), [25]);
+    assert.deepEqual(pages.get(25), ['25']);
     await pages.ensure(30, 39);
     assert.equal(pages.loadedPages, 3);
     assert.equal(pages.get(0), undefined, 'page 0 was the least recently used');
@@ -50,8 +51,8 @@ describe('console: front-end logic', () => {
       columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
       types: [],
       rows: [
-        [1, 'pg', 'source query', 'pg.t -> __vdb_rows_1', 'columns', 'SELECT a FROM t'],
-        [2, 'vdb engine', 'execute', 'statement over the source results', null, 'SELECT a FROM __vdb_rows_1'],
+        [new Num('1'), 'pg', 'source query', 'pg.t -> __vdb_rows_1', 'columns', 'SELECT a FROM t'],
+        [new Num('2'), 'vdb engine', 'execute', 'statement over the source results', null, 'SELECT a FROM __vdb_rows_1'],
       ],
     });
     assert.equal(tree.length, 1);
@@ -90,14 +91,51 @@ describe('console: front-end logic', () => {
     assert.equal(loadTabs(kv, 'ann').tabs.length, 1);
   });
 
+  it('parses JSON keeping every number as the text it was sent as', () => {
+    const text =
+      '[["a","b"],[9007199254740993,12345678901234.56789,64.10,-0.00001,1e+300,0,"2024-02-29",{"n": 12345678901234567890, "x": [1.50, null]},[],null,true,false,"\\u00e9\\"q\\""]]';
+    const [names, row] = parseJson(text, 2) as [string[], unknown[]];
+    assert.deepEqual(names, ['a', 'b']);
+    assert.deepEqual(
+      row!.map((v) => (v instanceof Num || v instanceof RawJson ? `${v.constructor.name}:${v.text}` : v)),
+      [
+        'Num:9007199254740993',
+        'Num:12345678901234.56789',
+        'Num:64.10',
+        'Num:-0.00001',
+        'Num:1e+300',
+        'Num:0',
+        '2024-02-29',
+        'RawJson:{"n": 12345678901234567890, "x": [1.50, null]}',
+        'RawJson:[]',
+        null,
+        true,
+        false,
+        'é"q"',
+      ],
+    );
+    assert.equal(jsonText(parseJson(' { "k" : [ 1.10 , { "__proto__" : 2 } ] } ')), '{"k":[1.10,{"__proto__":2}]}');
+    assert.equal(Number(new Num('64.10')), 64.1);
+    // The same answers as JSON.parse on what it accepts, the same refusals on what it does not.
+    for (const good of ['"x"', '[]', '{}', ' [1, "a\\nb", {"c": [null]}] ']) {
+      assert.equal(jsonText(parseJson(good)), JSON.stringify(JSON.parse(good)));
+    }
+    for (const bad of ['', '[1,]', '{"a" 1}', '01', '1.', '-', '"\u0001"', '[1] x', 'nul', '{"a":1,}']) {
+      assert.throws(() => parseJson(bad), SyntaxError, bad);
+      assert.throws(() => JSON.parse(bad), SyntaxError, bad);
+    }
+  });
+
   it('formats values, counts and SQL', () => {
     assert.equal(cellText(null), 'NULL');
-    assert.equal(cellText({ a: 1 }), '{"a":1}');
-    assert.equal(rowText([1, null, 'a\tb']), '1\tNULL\ta b');
+    assert.equal(cellText({ a: new Num('1.50') }), '{"a":1.50}');
+    assert.equal(cellText(new RawJson('{"a": 1.50}')), '{"a": 1.50}');
+    assert.equal(rowText([new Num('9007199254740993'), null, 'a\tb']), '9007199254740993\tNULL\ta b');
     assert.equal(count(1234567), '1,234,567');
     assert.equal(isNumericColumn('DECIMAL(10,2)', []), true);
-    assert.equal(isNumericColumn(undefined, [1, null, 2]), true);
-    assert.equal(isNumericColumn('VARCHAR', [1]), false);
+    assert.equal(isNumericColumn(undefined, [new Num('1'), null, new Num('2')]), true);
+    assert.equal(isNumericColumn(undefined, ['1']), false);
+    assert.equal(isNumericColumn('VARCHAR', [new Num('1')]), false);
     assert.equal(callProcedure('addUser', "o'neil", 'pw'), "CALL SYSADMIN.addUser('o''neil', 'pw')");
     assert.deepEqual(parseTypes('["INTEGER","DECIMAL(10,2)"]', 2), ['INTEGER', 'DECIMAL(10,2)']);
     assert.deepEqual(parseTypes('["INTEGER"]', 2), []);
@@ -107,8 +145,8 @@ describe('console: front-end logic', () => {
   it('charts negative and positive values around zero', () => {
     const g = chartGeometry(
       [
-        ['a', -2],
-        ['b', 4],
+        ['a', new Num('-2')],
+        ['b', new Num('4.0')],
         ['c', null],
       ],
       0,

@@ -4,6 +4,8 @@
  * in x-auth-token. Errors become ApiError with the API's {title, description, hint}.
  */
 
+import { parseJson, type JsonValue } from './json.js';
+
 export interface ErrorBody {
   title: string;
   description: string;
@@ -26,7 +28,8 @@ export interface Session {
   token: string;
 }
 
-export type Cell = string | number | boolean | null | Cell[] | { [key: string]: Cell };
+/** A value as the API sent it; numbers keep their digits (Num), see json.ts. */
+export type Cell = JsonValue;
 export type Row = Cell[];
 
 export interface Result {
@@ -94,6 +97,9 @@ async function errorOf(response: Response): Promise<ApiError> {
   }
   return new ApiError(response.status, `HTTP ${response.status}`, text.slice(0, 500) || response.statusText, null);
 }
+
+/** The rows of a JSON answer, numbers kept exact, each list or object cell as the text it came as. */
+const rowsOf = async (response: Response) => parseJson(await response.text(), 2);
 
 /** Parses the SQL-Column-Types header (a JSON array of type names). */
 export function parseTypes(header: string | null, count: number): string[] {
@@ -171,7 +177,7 @@ export class Api {
   /** Runs a statement and returns the whole result (for small results: catalog, logs, CALLs). */
   async query(sql: string, signal?: AbortSignal): Promise<Result> {
     const response = await this.request('rest/api/query', { body: { sql }, query: { headers: true }, signal });
-    const [columns = [], ...rows] = (await response.json()) as [string[], ...Row[]];
+    const [columns = [], ...rows] = (await rowsOf(response)) as [string[], ...Row[]];
     return { columns, types: parseTypes(response.headers.get('sql-column-types'), columns.length), rows };
   }
 
@@ -182,7 +188,7 @@ export class Api {
       query: { pagination: true, limit, headers: true },
       signal,
     });
-    const [columns = [], ...rows] = (await response.json()) as [string[], ...Row[]];
+    const [columns = [], ...rows] = (await rowsOf(response)) as [string[], ...Row[]];
     return {
       columns,
       types: parseTypes(response.headers.get('sql-column-types'), columns.length),
@@ -195,7 +201,8 @@ export class Api {
 
   /** One chunk of an existing cursor; nothing is computed again. */
   async page(requestId: string, offset: number, limit: number, signal?: AbortSignal): Promise<Row[]> {
-    return this.json<Row[]>('rest/api/query', { method: 'POST', query: { requestId, offset, limit }, signal });
+    const response = await this.request('rest/api/query', { method: 'POST', query: { requestId, offset, limit }, signal });
+    return (await rowsOf(response)) as Row[];
   }
 
   /** One chunk of an existing cursor as CSV, written by vdb (its header line first); `more` while chunks follow. */
@@ -224,7 +231,7 @@ export class Api {
     const response = await this.request(`rest/api/source/${encodeURIComponent(schema)}/${encodeURIComponent(table)}`, {
       query: { headers: true, limit },
     });
-    const [columns = [], ...rows] = (await response.json()) as [string[], ...Row[]];
+    const [columns = [], ...rows] = (await rowsOf(response)) as [string[], ...Row[]];
     return { columns, types: parseTypes(response.headers.get('sql-column-types'), columns.length), rows };
   }
 

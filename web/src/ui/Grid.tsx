@@ -7,6 +7,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Row } from '../lib/api.js';
 import type { PagedRows } from '../lib/pages.js';
 import { cellText } from '../lib/format.js';
+import { Num } from '../lib/json.js';
 
 export const ROW_HEIGHT = 26;
 const HEADER_HEIGHT = 40;
@@ -148,7 +149,7 @@ export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy
                     key={c}
                     id={isActive ? activeId : undefined}
                     aria-selected={isActive}
-                    class={`${row === undefined ? 'loading' : value === null ? 'null' : typeof value === 'number' ? 'num' : ''}${isActive ? ' active' : ''}`}
+                    class={`${row === undefined ? 'loading' : value === null ? 'null' : value instanceof Num ? 'num' : ''}${isActive ? ' active' : ''}`}
                     onClick={() => onActive({ row: i, col: c })}
                   >
                     {row === undefined ? '…' : cellText(value)}

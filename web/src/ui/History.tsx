@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import type { Api } from '../lib/api.js';
 import { CONSOLE_MARK, consoleSql } from '../lib/catalog.js';
 import { cellText, duration } from '../lib/format.js';
+import { Num } from '../lib/json.js';
 import { sqlLiteral } from '../lib/sql.js';
 import { ErrorBox, useLoad } from './common.js';
 
@@ -63,7 +64,7 @@ export function History({ api, openInEditor }: { api: Api; openInEditor: (sql: s
                   </td>
                   <td class={`status ${String(status)}`}>{cellText(status)}</td>
                   <td class="num">{cellText(rows)}</td>
-                  <td class="num nowrap">{typeof ms === 'number' ? duration(ms) : cellText(ms)}</td>
+                  <td class="num nowrap">{ms instanceof Num ? duration(Number(ms)) : cellText(ms)}</td>
                   <td class="actions">
                     <button
                       type="button"
