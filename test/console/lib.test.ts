@@ -12,6 +12,8 @@ import { cellText, count, isNumericColumn, rowText } from '../../web/src/lib/for
 import { callProcedure } from '../../web/src/lib/sql.js';
 import { parseTypes } from '../../web/src/lib/api.js';
 import { Num, RawJson, jsonText, parseJson } from '../../web/src/lib/json.js';
+import { splitStatements, statementAt } from '../../web/src/lib/statements.js';
+import { errorRange } from '../../web/src/lib/errors.js';
 
 describe('console: front-end logic', () => {
   it("takes the rows of vdb's CSV after its header line, whatever the column names hold", () => {
@@ -124,6 +126,34 @@ describe('console: front-end logic', () => {
       assert.throws(() => parseJson(bad), SyntaxError, bad);
       assert.throws(() => JSON.parse(bad), SyntaxError, bad);
     }
+  });
+
+  it("splits a script into statements by PostgreSQL's lexical rules", () => {
+    const script = "SELECT 'a;b', \"c;\" FROM t; -- x; y\nSELECT E'\\';' /* a; /* nested; */ b; */;;\n SELECT $f$;$f$, $1 ;  ";
+    const parts = splitStatements(script);
+    assert.deepEqual(
+      parts.map((p) => p.sql),
+      ['SELECT \'a;b\', "c;" FROM t', "-- x; y\nSELECT E'\\';' /* a; /* nested; */ b; */", 'SELECT $f$;$f$, $1'],
+    );
+    for (const p of parts) assert.equal(script.slice(p.from, p.to), p.sql);
+    assert.deepEqual(splitStatements(' ; -- only a comment\n ;'), []);
+    assert.deepEqual(splitStatements('SELECT 1'), [{ sql: 'SELECT 1', from: 0, to: 8 }]);
+    const two = splitStatements('SELECT 1;\nSELECT 2;\n\n');
+    assert.equal(statementAt(two, 0)?.sql, 'SELECT 1');
+    assert.equal(statementAt(two, 9)?.sql, 'SELECT 1', 'just after the semicolon');
+    assert.equal(statementAt(two, 12)?.sql, 'SELECT 2');
+    assert.equal(statementAt(two, 21)?.sql, 'SELECT 2', 'in the blank lines after it');
+    assert.equal(statementAt([], 3), undefined);
+  });
+
+  it('finds where an error is from the API message', () => {
+    assert.deepEqual(errorRange('syntax error at or near "FROM" (line 2, column 3)', 'SELECT 1 +\n  FROM x'), { from: 13, to: 17 });
+    assert.deepEqual(errorRange('syntax error at end of input (line 1, column 9)', 'SELECT ('), { from: 7, to: 8 });
+    assert.deepEqual(errorRange('Referenced column "nosuch" not found in FROM clause!', 'SELECT a, NoSuch FROM t'), { from: 10, to: 16 });
+    assert.deepEqual(errorRange('Table "SYS.nosuch" does not exist.', 'SELECT * FROM sys . "nosuch"'), { from: 14, to: 28 });
+    assert.deepEqual(errorRange('Schema "nos" does not exist.', 'SELECT nosy FROM nos.t'), { from: 17, to: 20 });
+    assert.equal(errorRange('division by zero', 'SELECT 1/0'), null);
+    assert.equal(errorRange('Table "gone" does not exist.', 'SELECT * FROM gone_too'), null);
   });
 
   it('formats values, counts and SQL', () => {

@@ -27,6 +27,8 @@ describe('console: a workbench that keeps values and work', { skip: noBrowser },
         (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
         (3, -9223372036854775808, -0.00001, 0.00, 1e300, '0001-01-01', '[]', '')`,
     );
+    // A statement that takes two seconds, sent whole to PostgreSQL.
+    await postgres.query(`CREATE VIEW ${schema}.slow AS SELECT 42 AS answer FROM pg_sleep(2)`);
     h = await startConsole();
     const added = await h.server.request('/rest/api/source', {
       body: {
@@ -78,5 +80,143 @@ describe('console: a workbench that keeps values and work', { skip: noBrowser },
     );
     // Numbers are right-aligned as numbers, whatever their size.
     assert.match((await page.getByTestId('grid').locator('[data-row="0"] [role=gridcell]').nth(1).getAttribute('class')) ?? '', /\bnum\b/);
+  });
+
+  const status = () => page.getByTestId('run-status').innerText();
+  const logStatus = async (like: string) => {
+    const res = await h.server.request('/rest/api/query', {
+      body: { sql: `SELECT "Status" FROM SYSLOG.QueryLog WHERE "Statement" LIKE '${like}' ORDER BY "ID" DESC LIMIT 1` },
+    });
+    return ((await res.json()) as unknown[][])[0]?.[0];
+  };
+
+  it('keeps a running statement and its result while the user visits other screens and reloads', async () => {
+    await setSql(page, 'SELECT answer FROM exact.slow');
+    await page.getByTestId('run').click();
+    await page.getByTestId('run-status').filter({ hasText: 'Running' }).waitFor();
+    await page.getByRole('link', { name: 'History', exact: true }).click();
+    await page.getByRole('heading', { name: 'Query history' }).waitFor();
+    await page.getByRole('link', { name: 'SQL', exact: true }).click();
+    // Still running, or already done: never cancelled.
+    assert.doesNotMatch(await status(), /Cancelled|Stopped/);
+    await page.getByTestId('row-count').filter({ hasText: '1 row' }).waitFor();
+    assert.deepEqual(await cells(0), ['42']);
+    assert.equal(await logStatus('SELECT answer FROM exact.slow'), 'ok');
+    // Sources and back: the result is still there, with the editor's text.
+    await page.getByRole('link', { name: 'Sources', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sources' }).first().waitFor();
+    await page.getByRole('link', { name: 'SQL', exact: true }).click();
+    assert.deepEqual(await cells(0), ['42']);
+    // A reload: the result is read again from its cursor.
+    await page.reload();
+    await page.getByTestId('row-count').filter({ hasText: '1 row' }).waitFor();
+    assert.deepEqual(await cells(0), ['42']);
+    assert.equal(await page.getByTestId('sql-editor').innerText(), 'SELECT answer FROM exact.slow');
+  });
+
+  it('asks before a reload cuts a running statement off, and says so afterwards', async () => {
+    await page.getByTestId('run').click();
+    await page.getByTestId('run-status').filter({ hasText: 'Running' }).waitFor();
+    const dialogs: string[] = [];
+    page.once('dialog', (d) => {
+      dialogs.push(d.type());
+      void d.accept();
+    });
+    await page.reload();
+    assert.deepEqual(dialogs, ['beforeunload']);
+    await page.getByTestId('run-status').filter({ hasText: 'Stopped by the page reload' }).waitFor();
+  });
+
+  it('runs a script statement by statement, the statement at the cursor, or the selection', async () => {
+    await setSql(page, "SELECT 1 AS a;\nSELECT 'x;y' AS b; -- a comment; with a semicolon\nSELECT $$;$$ AS c, 3 AS d;");
+    await page.getByTestId('run-script').click();
+    const tabs = page.getByTestId('result-tab');
+    await tabs.nth(2).filter({ hasText: '✓' }).waitFor();
+    assert.equal(await tabs.count(), 3);
+    // The last result is shown; the others are a click away.
+    assert.deepEqual(await cells(0), [';', '3']);
+    await tabs.nth(0).click();
+    assert.deepEqual(await cells(0), ['1']);
+    await tabs.nth(1).click();
+    assert.deepEqual(await cells(0), ['x;y']);
+    // The statement at the cursor: line 2.
+    await page.getByTestId('sql-editor').click();
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Control+Enter');
+    await page.getByTestId('row-count').filter({ hasText: '1 row' }).waitFor();
+    assert.equal(await tabs.count(), 0);
+    assert.deepEqual(await cells(0), ['x;y']);
+    assert.equal(
+      await page
+        .getByTestId('grid')
+        .locator('[role=columnheader]')
+        .nth(1)
+        .innerText()
+        .then((t) => t.split('\n')[0]),
+      'b',
+    );
+    // The selection: line 1 without its semicolon.
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('Shift+End');
+    await page.keyboard.press('Control+Enter');
+    await page.getByTestId('grid').locator('[role=columnheader]').nth(1).filter({ hasText: 'a' }).waitFor();
+    assert.deepEqual(await cells(0), ['1']);
+  });
+
+  it('marks errors in the editor where they are, and stops a script at the first', async () => {
+    await setSql(page, 'SELECT 1;\nSELECT nosuch FROM exact.exact;\nSELECT 3');
+    await page.getByTestId('run-script').click();
+    const mark = page.getByTestId('error-mark');
+    await mark.waitFor();
+    assert.equal(await mark.innerText(), 'nosuch');
+    assert.match((await mark.getAttribute('title')) ?? '', /Invalid query: Referenced column "nosuch" not found/);
+    const tabs = page.getByTestId('result-tab');
+    assert.deepEqual(
+      (await tabs.allInnerTexts()).map((t) => t.slice(-1)),
+      ['✓', '✗', '–'],
+    );
+    await tabs.nth(2).click();
+    assert.match(await status(), /Not run: an earlier statement did not succeed/);
+    // A syntax error: marked at its line and column.
+    await setSql(page, 'SELECT 1 +\n  FROM exact.exact');
+    await page.keyboard.press('Control+Enter');
+    await page.getByTestId('error-mark').filter({ hasText: 'FROM' }).waitFor();
+    // Editing the marked text takes the mark away.
+    await page.keyboard.press('Control+End');
+    await page.keyboard.insertText(' x');
+    assert.equal(await page.getByTestId('error-mark').count(), 1);
+    await page.getByTestId('sql-editor').click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText('SELECT 2');
+    assert.equal(await page.getByTestId('error-mark').count(), 0);
+  });
+
+  it('shows a schema tree that filters as you type, inserts names and previews a table', async () => {
+    const tree = page.getByTestId('schema-tree');
+    await tree.getByRole('button', { name: 'Tables of exact' }).click();
+    await tree.getByRole('button', { name: 'Columns of exact.exact' }).click();
+    const money = tree.getByRole('button', { name: /^money DECIMAL\(10,2\)$/ });
+    await money.waitFor();
+    await setSql(page, 'SELECT  FROM exact.exact');
+    await page.keyboard.press('Control+Home');
+    for (let i = 0; i < 7; i++) await page.keyboard.press('ArrowRight');
+    await money.click();
+    assert.equal(await page.getByTestId('sql-editor').innerText(), 'SELECT money FROM exact.exact');
+    // The filter searches every schema, table and column the user may read.
+    await page.getByTestId('tree-filter').fill('dec');
+    const found = await tree.locator('.tree-item').allInnerTexts();
+    assert.ok(
+      found.some((t) => /^dec\s+DECIMAL\(38,5\)$/.test(t.trim())),
+      found.join(' | '),
+    );
+    assert.ok(!found.some((t) => /^money/.test(t)), found.join(' | '));
+    await page.getByTestId('tree-filter').fill('zzz-nothing');
+    await tree.getByText('Nothing matches.').waitFor();
+    await page.getByTestId('tree-filter').fill('');
+    // Preview: a new tab with the table's first rows.
+    await tree.getByRole('button', { name: 'Preview rows of exact.exact' }).click();
+    await page.getByTestId('row-count').filter({ hasText: '3 rows' }).waitFor();
+    assert.equal(await page.getByTestId('sql-editor').innerText(), 'SELECT * FROM exact.exact LIMIT 100');
   });
 });

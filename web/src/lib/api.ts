@@ -43,6 +43,8 @@ export interface CursorPage extends Result {
   requestId: string;
   /** True when the server announced a next chunk (nextPage header). */
   more: boolean;
+  /** The cursor's row count (Content-Range, asked for with Prefer: count=exact); null when not sent. */
+  total: number | null;
   warnings: string | null;
 }
 
@@ -79,6 +81,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** The result format to ask for (Accept); JSON when absent. */
   accept?: string;
+  /** Preferences (Prefer), e.g. count=exact. */
+  prefer?: string;
 }
 
 /** Reads an error response; the 401 page is HTML, every other error is JSON. */
@@ -100,6 +104,12 @@ async function errorOf(response: Response): Promise<ApiError> {
 
 /** The rows of a JSON answer, numbers kept exact, each list or object cell as the text it came as. */
 const rowsOf = async (response: Response) => parseJson(await response.text(), 2);
+
+/** The total of a Content-Range header (`0-499/100000`; no rows: a star, then `/0`). */
+export function totalOf(header: string | null): number | null {
+  const total = /\/(\d+)$/.exec(header ?? '')?.[1];
+  return total === undefined ? null : Number(total);
+}
 
 /** Parses the SQL-Column-Types header (a JSON array of type names). */
 export function parseTypes(header: string | null, count: number): string[] {
@@ -137,6 +147,7 @@ export class Api {
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (this.session) headers['x-auth-token'] = this.session.token;
     if (options.accept) headers.accept = options.accept;
+    if (options.prefer) headers.prefer = options.prefer;
     const response = await fetch(this.url(path, options.query), {
       method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
       headers,
@@ -187,6 +198,7 @@ export class Api {
       body: { sql },
       query: { pagination: true, limit, headers: true },
       signal,
+      prefer: 'count=exact',
     });
     const [columns = [], ...rows] = (await rowsOf(response)) as [string[], ...Row[]];
     return {
@@ -195,6 +207,7 @@ export class Api {
       rows,
       requestId: response.headers.get('requestid') ?? '',
       more: response.headers.has('nextpage'),
+      total: totalOf(response.headers.get('content-range')),
       warnings: response.headers.get('sql-warnings'),
     };
   }

@@ -1,26 +1,13 @@
 /** A result: the grid, its toolbar (copy, CSV, chart) and its row count and time. */
 import { useMemo, useRef, useState } from 'preact/hooks';
-import type { Api, Row } from '../lib/api.js';
-import type { PagedRows } from '../lib/pages.js';
+import type { Api } from '../lib/api.js';
+import type { RowsResult } from '../lib/workbench.js';
 import { copyText } from '../lib/clipboard.js';
 import { csvBody } from '../lib/csv.js';
 import { cellText, count, duration, isNumericColumn, rowText } from '../lib/format.js';
 import { Grid, type Active } from './Grid.js';
 import { Chart } from './Chart.js';
 import { ErrorBox, Note } from './common.js';
-
-export interface RowsResult {
-  sql: string;
-  columns: string[];
-  types: string[];
-  requestId: string;
-  pages: PagedRows;
-  first: Row[];
-  /** null while the count is being found. */
-  total: number | null;
-  elapsedMs: number;
-  warnings: string | null;
-}
 
 /** Rows per CSV request: big chunks, fewer round trips (the API caps a chunk at 100,000). */
 const CSV_CHUNK = 10_000;
