@@ -8,7 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import type { Page } from 'playwright-core';
 import { pgClient, uniqueTag } from '../connectors/db.js';
-import { clipboardHolds, noBrowser, setSql, signIn, startConsole, type ConsoleHarness } from './browser.js';
+import { ADMIN_PASSWORD } from '../helpers/server.js';
+import { clipboardHolds, noBrowser, screenshot, setSql, signIn, startConsole, type ConsoleHarness } from './browser.js';
 
 describe('console: a workbench that keeps values and work', { skip: noBrowser }, () => {
   let h: ConsoleHarness;
@@ -218,5 +219,87 @@ describe('console: a workbench that keeps values and work', { skip: noBrowser },
     await tree.getByRole('button', { name: 'Preview rows of exact.exact' }).click();
     await page.getByTestId('row-count').filter({ hasText: '3 rows' }).waitFor();
     assert.equal(await page.getByTestId('sql-editor').innerText(), 'SELECT * FROM exact.exact LIMIT 100');
+  });
+
+  it("keeps the history to the user's own statements", async () => {
+    // Screens that read the catalog for themselves: sources (health, tables, preview), the tree.
+    await page.getByRole('link', { name: 'Sources', exact: true }).click();
+    await page.locator('[data-source="exact"]').getByRole('button', { name: 'exact', exact: true }).click();
+    await page.getByRole('link', { name: 'History', exact: true }).click();
+    const statements = page.getByRole('table', { name: 'Statements' }).locator('tbody pre');
+    await statements.first().waitFor();
+    const texts = await statements.allInnerTexts();
+    assert.ok(texts.includes('SELECT * FROM exact.exact ORDER BY id'), texts.join('\n'));
+    const foreign = texts.filter(
+      (t) =>
+        /vdb console|SYSADMIN\.DataSources|SYS\.Columns|SELECT 1 AS ok FROM/.test(t) &&
+        !t.startsWith('SELECT * FROM exact.exact LIMIT 100'),
+    );
+    assert.deepEqual(foreign, []);
+  });
+
+  it('paints the editor in the dark theme: gutter, selection and text', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.getByRole('link', { name: 'SQL', exact: true }).click();
+    await setSql(page, "SELECT 'dark' AS theme -- a comment");
+    await page.keyboard.press('Control+A');
+    // CodeMirror draws the selection after its next measure.
+    await page.locator('.cm-selectionBackground').first().waitFor();
+    const colours = await page.evaluate(() => {
+      const rgb = (el: Element | null) => (el ? getComputedStyle(el).backgroundColor : '');
+      const line = document.querySelector('[data-testid=sql-editor] .cm-line')!;
+      return {
+        gutter: rgb(document.querySelector('.cm-gutters')),
+        selection: rgb(document.querySelector('.cm-selectionBackground')),
+        editor: rgb(document.querySelector('.cm-editor')),
+        text: getComputedStyle(line).color,
+        keyword: getComputedStyle(Array.from(line.querySelectorAll('span')).find((s) => s.textContent === 'SELECT')!).color,
+      };
+    });
+    /** Relative luminance, 0 (black) to 1 (white), of an rgb()/rgba() colour. */
+    const luminance = (css: string) => {
+      const [r, g, b] = (css.match(/[\d.]+/g) ?? []).slice(0, 3).map(Number);
+      return (0.2126 * r! + 0.7152 * g! + 0.0722 * b!) / 255;
+    };
+    assert.ok(luminance(colours.gutter) < 0.2, `gutter ${colours.gutter}`);
+    assert.ok(luminance(colours.editor) < 0.2, `editor ${colours.editor}`);
+    assert.ok(luminance(colours.selection) < 0.4, `selection ${colours.selection}`);
+    assert.ok(luminance(colours.text) > 0.7, `text ${colours.text}`);
+    assert.ok(luminance(colours.keyword) > 0.5, `keyword ${colours.keyword}`);
+    await screenshot(page, 'sql-editor-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('offers source changes only to users who may make them', async () => {
+    for (const sql of [
+      "CALL SYSADMIN.addUser('reader', 'reader-pass-1')",
+      "CALL SYSADMIN.addRole('readers')",
+      "CALL SYSADMIN.addUserRole('readers', 'reader')",
+      "CALL SYSADMIN.setPermissions('readers', 'exact', 'R')",
+      "CALL SYSADMIN.addUser('keeper', 'keeper-pass-1')",
+      "CALL SYSADMIN.addRole('keepers')",
+      "CALL SYSADMIN.addUserRole('keepers', 'keeper')",
+      "CALL SYSADMIN.setPermissions('keepers', 'exact', 'RA')",
+    ]) {
+      const res = await h.server.request('/rest/api/query', { body: { sql } });
+      assert.equal(res.status, 200, `${sql}: ${await res.text()}`);
+    }
+    const asUser = async (name: string, password: string) => {
+      const { page: p } = await h.newPage();
+      await signIn(p, name, password);
+      await p.getByRole('link', { name: 'Sources', exact: true }).click();
+      const row = p.locator('[data-source="exact"]');
+      await row.waitFor().catch(async (err: unknown) => {
+        throw new Error(`${name}: ${String(err)}\n${await p.locator('main').innerText()}`);
+      });
+      return {
+        add: await p.getByTestId('add-source').count(),
+        actions: await row.locator('td.actions button').allInnerTexts(),
+      };
+    };
+    assert.deepEqual(await asUser('reader', 'reader-pass-1'), { add: 0, actions: [] });
+    // ALTER on the schema: it may be removed; refreshing also needs EXECUTE on the procedure.
+    assert.deepEqual(await asUser('keeper', 'keeper-pass-1'), { add: 1, actions: ['Remove'] });
+    assert.deepEqual(await asUser('admin', ADMIN_PASSWORD), { add: 1, actions: ['Refresh', 'Remove'] });
   });
 });

@@ -5,6 +5,14 @@
  */
 
 import { parseJson, type JsonValue } from './json.js';
+import { CONSOLE_MARK } from './mark.js';
+
+/**
+ * The console's own statements (catalog, health, roles) run at most this many at once: vdb caps
+ * each user's concurrent statements (statements.maxPerUser, 4 by default), and the user's own
+ * statements must not be refused because the console read its catalog meanwhile.
+ */
+const OWN_AT_ONCE = 2;
 
 export interface ErrorBody {
   title: string;
@@ -187,9 +195,40 @@ export class Api {
 
   /** Runs a statement and returns the whole result (for small results: catalog, logs, CALLs). */
   async query(sql: string, signal?: AbortSignal): Promise<Result> {
-    const response = await this.request('rest/api/query', { body: { sql }, query: { headers: true }, signal });
-    const [columns = [], ...rows] = (await rowsOf(response)) as [string[], ...Row[]];
-    return { columns, types: parseTypes(response.headers.get('sql-column-types'), columns.length), rows };
+    const run = async () => {
+      const response = await this.request('rest/api/query', { body: { sql }, query: { headers: true }, signal });
+      const [columns = [], ...rows] = (await rowsOf(response)) as [string[], ...Row[]];
+      return { columns, types: parseTypes(response.headers.get('sql-column-types'), columns.length), rows };
+    };
+    return sql.startsWith(CONSOLE_MARK) ? this.paced(run) : run();
+  }
+
+  /** Runs one of the console's own requests when fewer than OWN_AT_ONCE of them are running. */
+  async paced<T>(work: () => Promise<T>): Promise<T> {
+    await this.ownSlot();
+    try {
+      return await work();
+    } finally {
+      this.releaseOwnSlot();
+    }
+  }
+
+  private ownRunning = 0;
+  private readonly ownWaiting: Array<() => void> = [];
+
+  private async ownSlot(): Promise<void> {
+    if (this.ownRunning < OWN_AT_ONCE) {
+      this.ownRunning++;
+      return;
+    }
+    // The slot is handed over by releaseOwnSlot, so the count stays the same.
+    await new Promise<void>((resolve) => this.ownWaiting.push(resolve));
+  }
+
+  private releaseOwnSlot(): void {
+    const next = this.ownWaiting.shift();
+    if (next) next();
+    else this.ownRunning--;
   }
 
   /** Runs a statement into a cursor (pagination) and returns its first chunk. */

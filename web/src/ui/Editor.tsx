@@ -18,7 +18,8 @@ import {
 } from '@codemirror/view';
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
 import { autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap, type Completion } from '@codemirror/autocomplete';
-import { bracketMatching, syntaxHighlighting, defaultHighlightStyle } from '@codemirror/language';
+import { bracketMatching, syntaxHighlighting } from '@codemirror/language';
+import { classHighlighter } from '@lezer/highlight';
 import { searchKeymap, highlightSelectionMatches } from '@codemirror/search';
 import { sql, PostgreSQL, type SQLNamespace } from '@codemirror/lang-sql';
 import type { Catalog } from '../lib/catalog.js';
@@ -43,6 +44,30 @@ export interface EditorProps {
   /** The view, for reading the selection and the cursor, and for inserting names. */
   onView: (view: EditorView | null) => void;
 }
+
+/**
+ * The editor in the console's colours (CSS variables, so it follows the light or dark theme):
+ * CodeMirror's own base theme would keep a light gutter and selection in the dark.
+ */
+const theme = EditorView.theme({
+  '&': { color: 'var(--text)', backgroundColor: 'var(--panel)' },
+  '.cm-content': { caretColor: 'var(--text)' },
+  '.cm-cursor, .cm-dropCursor': { borderLeftColor: 'var(--text)' },
+  '&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground, .cm-content ::selection': {
+    backgroundColor: 'var(--selection)',
+  },
+  '.cm-gutters': { backgroundColor: 'var(--gutter)', color: 'var(--muted)', borderRight: '1px solid var(--line)' },
+  '.cm-activeLine': { backgroundColor: 'var(--active-line)' },
+  '.cm-activeLineGutter': { backgroundColor: 'var(--active-line)', color: 'var(--text)' },
+  '.cm-selectionMatch': { backgroundColor: 'var(--selection-match)' },
+  '&.cm-focused .cm-matchingBracket': { backgroundColor: 'var(--selection-match)', outline: '1px solid var(--muted)' },
+  '.cm-tooltip': { backgroundColor: 'var(--panel)', color: 'var(--text)', border: '1px solid var(--line)' },
+  '.cm-tooltip-autocomplete > ul > li[aria-selected]': { backgroundColor: 'var(--accent)', color: 'var(--accent-text)' },
+  '.cm-completionDetail': { color: 'var(--muted)' },
+  '.cm-panels': { backgroundColor: 'var(--panel)', color: 'var(--text)' },
+  '.cm-searchMatch': { backgroundColor: 'var(--selection-match)', outline: '1px solid var(--focus)' },
+  '.cm-placeholder': { color: 'var(--muted)' },
+});
 
 const setMark = StateEffect.define<EditorMark | null>();
 
@@ -104,7 +129,9 @@ export function Editor(props: EditorProps) {
     closeBrackets(),
     highlightSelectionMatches(),
     autocompletion({ activateOnTyping: true }),
-    syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+    // Tokens get stable tok-* classes, coloured in styles.css for the light and the dark theme.
+    syntaxHighlighting(classHighlighter),
+    theme,
     markField,
     placeholder('SELECT … (Ctrl+Enter runs)'),
     language.current.of(sql({ dialect: PostgreSQL, schema: namespace(latest.current.catalog), upperCaseKeywords: true })),

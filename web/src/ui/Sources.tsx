@@ -24,7 +24,8 @@ const SYSTEM = ['SYS', 'SYSADMIN', 'SYSLOG'];
 
 /** A source is healthy when one row of one of its tables can be read (the read is pushed down). */
 async function checkHealth(api: Api, schema: string): Promise<Health> {
-  const tables = await api.tables(schema);
+  // Paced: the table list and the read below wait for the console's own slot.
+  const tables = await api.paced(() => api.tables(schema));
   const first = tables.find((t) => t.Type === 'Table') ?? tables[0];
   if (!first) return { state: 'empty' };
   try {
