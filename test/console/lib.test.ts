@@ -14,6 +14,7 @@ import { parseTypes } from '../../web/src/lib/api.js';
 import { Num, RawJson, jsonText, parseJson } from '../../web/src/lib/json.js';
 import { splitStatements, statementAt } from '../../web/src/lib/statements.js';
 import { errorRange } from '../../web/src/lib/errors.js';
+import { isPlainRead } from '../../web/src/lib/workbench.js';
 
 describe('console: front-end logic', () => {
   it("takes the rows of vdb's CSV after its header line, whatever the column names hold", () => {
@@ -144,6 +145,21 @@ describe('console: front-end logic', () => {
     assert.equal(statementAt(two, 12)?.sql, 'SELECT 2');
     assert.equal(statementAt(two, 21)?.sql, 'SELECT 2', 'in the blank lines after it');
     assert.equal(statementAt([], 3), undefined);
+  });
+
+  it('reads the first rows ahead only of plain reads', () => {
+    for (const sql of ['SELECT 1', ' -- c\n/* d */ (select * from t) union select 2', 'VALUES (1)', 'TABLE shop.orders'])
+      assert.ok(isPlainRead(sql), sql);
+    for (const sql of [
+      'SELECT 1 INTO t',
+      'INSERT INTO t SELECT 1',
+      'WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d',
+      'CALL SYSADMIN.x()',
+      'EXPLAIN SELECT 1',
+      'selection',
+    ]) {
+      assert.ok(!isPlainRead(sql), sql);
+    }
   });
 
   it('finds where an error is from the API message', () => {

@@ -251,6 +251,21 @@ export class Api {
     };
   }
 
+  /**
+   * The first `limit` rows of a statement, streamed without a cursor: they come long before a
+   * cursor of the whole result is built. Sent as one of the console's own statements (marked,
+   * so the history shows the user's statement once), but not paced: it belongs to a user's run.
+   */
+  async firstRows(sql: string, limit: number, signal?: AbortSignal): Promise<Result> {
+    const response = await this.request('rest/api/query', {
+      body: { sql: `${CONSOLE_MARK} ${sql}` },
+      query: { limit, headers: true },
+      signal,
+    });
+    const [columns = [], ...rows] = (await rowsOf(response)) as [string[], ...Row[]];
+    return { columns, types: parseTypes(response.headers.get('sql-column-types'), columns.length), rows };
+  }
+
   /** One chunk of an existing cursor; nothing is computed again. */
   async page(requestId: string, offset: number, limit: number, signal?: AbortSignal): Promise<Row[]> {
     const response = await this.request('rest/api/query', { method: 'POST', query: { requestId, offset, limit }, signal });

@@ -13,7 +13,18 @@ import { PagedRows } from './pages.js';
 import type { Statement } from './statements.js';
 
 export const PAGE_SIZE = 500;
+/** How long a cursor waits for the first rows read ahead of it. */
+const AHEAD_MS = 200;
 const PLAN_COLUMNS = 'step,location,operation,object,pushed,sql';
+
+/**
+ * Statements whose first rows may be read ahead of their cursor: plain reads, which running
+ * twice does not change (SELECT … INTO creates a table, and is left alone).
+ */
+export function isPlainRead(sql: string): boolean {
+  const text = sql.replace(/^(?:\s+|--[^\n]*\n?|\/\*[\s\S]*?\*\/|\()*/, '');
+  return /^(select|values|table)\b/i.test(text) && !/\binto\b/i.test(text);
+}
 
 export type Mode = 'run' | 'explain';
 
@@ -28,6 +39,8 @@ export interface RowsResult {
   total: number | null;
   elapsedMs: number;
   warnings: string | null;
+  /** The first rows, shown while the cursor of the whole result is still being computed. */
+  provisional?: boolean;
 }
 
 export type StatementState =
@@ -124,7 +137,10 @@ export class Workbench {
     for (let i = 0; i < statements.length; i++) {
       const started = Date.now();
       set(i, { kind: 'running', started });
-      const ok = await this.execute(statements[i]!.sql, what, controller.signal, started).then(
+      // First rows ahead of the cursor, unless another tab runs too (vdb caps statements per user).
+      const early = what === 'run' && this.controllers.size === 1 && isPlainRead(statements[i]!.sql);
+      const progress = (state: StatementState) => set(i, state);
+      const ok = await this.execute(statements[i]!.sql, what, controller.signal, started, early ? progress : null).then(
         (state) => (set(i, state), state.kind !== 'error'),
         (error: unknown) => {
           const failure = errorOf(error);
@@ -172,12 +188,40 @@ export class Workbench {
     this.emit();
   }
 
-  private async execute(sql: string, what: Mode, signal: AbortSignal, started: number): Promise<StatementState> {
+  private async execute(
+    sql: string,
+    what: Mode,
+    signal: AbortSignal,
+    started: number,
+    progress: ((state: StatementState) => void) | null,
+  ): Promise<StatementState> {
     if (what === 'explain') {
       const result = await this.api.query(`EXPLAIN ${sql}`, signal);
       return { kind: 'plan', nodes: planTree(result), elapsedMs: Date.now() - started };
     }
-    const first = await this.api.openCursor(sql, PAGE_SIZE, signal);
+    let done = false;
+    let ahead: Promise<unknown> = Promise.resolve();
+    const stopAhead = new AbortController();
+    if (progress) {
+      signal.addEventListener('abort', () => stopAhead.abort());
+      // Its errors are the cursor's too, and the cursor reports them.
+      ahead = this.api.firstRows(sql, PAGE_SIZE, stopAhead.signal).then(
+        (r) => {
+          if (done) return;
+          const result = this.rowsResult(sql, '', r.columns, r.types, r.rows, null, Date.now() - started, null);
+          progress({ kind: 'rows', result: { ...result, provisional: true } });
+        },
+        () => undefined,
+      );
+      // The cursor starts when the first rows are in, or after a moment for a slow statement: building
+      // a cursor keeps vdb busy, and the first rows would wait behind it.
+      await Promise.race([ahead, new Promise((resolve) => setTimeout(resolve, AHEAD_MS))]);
+      signal.throwIfAborted();
+    }
+    const cursor = this.api.openCursor(sql, PAGE_SIZE, signal);
+    void cursor.finally(() => ((done = true), stopAhead.abort())).catch(() => undefined);
+    const first = await cursor;
+    done = true;
     const elapsedMs = Date.now() - started;
     if (first.columns.map((c) => c.toLowerCase()).join(',') === PLAN_COLUMNS) {
       return { kind: 'plan', nodes: planTree(first), elapsedMs };
@@ -305,6 +349,7 @@ function savedOf(s: StatementRun): Saved {
   switch (state.kind) {
     case 'rows': {
       const r = state.result;
+      if (r.provisional) return { ...base, state: { kind: 'running' } };
       return {
         ...base,
         state: {

@@ -83,9 +83,11 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
     <section class="result" aria-label="Result">
       <div class="toolbar" role="toolbar" aria-label="Result actions">
         <span class="count" data-testid="row-count" role="status">
-          {result.total === null
-            ? `${count(result.first.length)}+ rows, counting…`
-            : `${count(result.total)} ${result.total === 1 ? 'row' : 'rows'}`}{' '}
+          {result.provisional
+            ? `Showing the first ${count(result.first.length)} · computing the whole result…`
+            : result.total === null
+              ? `${count(result.first.length)}+ rows, counting…`
+              : `${count(result.total)} ${result.total === 1 ? 'row' : 'rows'}`}{' '}
           · {duration(result.elapsedMs)}
         </span>
         <button type="button" onClick={() => copy('cell')} disabled={rowCount === 0} title="Ctrl+C in the grid">
@@ -94,7 +96,7 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
         <button type="button" onClick={() => copy('row')} disabled={rowCount === 0} title="Ctrl+Shift+C in the grid">
           Copy row
         </button>
-        <button type="button" onClick={download} disabled={csv !== null} data-testid="csv">
+        <button type="button" onClick={download} disabled={csv !== null || result.provisional === true} data-testid="csv">
           {csv ?? 'Download CSV'}
         </button>
         <button
