@@ -79,6 +79,29 @@ describe('console: a workbench that keeps values and work', { skip: noBrowser },
         '2,,,,,,,\r\n' +
         '3,-9223372036854775808,-0.00001,0.00,1e+300,0001-01-01,[],""\r\n',
     );
+    // The value viewer: JSON laid out, digits kept; Enter or a double click opens it.
+    await page.getByTestId('grid').locator('[data-row="0"] [role=gridcell]').nth(6).dblclick();
+    const viewer = page.getByTestId('value-viewer');
+    assert.equal(await viewer.locator('pre').innerText(), '{\n  "n": 12345678901234567890,\n  "x": [\n    1.50,\n    null\n  ]\n}');
+    await viewer.getByRole('button', { name: 'Close' }).click();
+    await page.getByTestId('grid').focus();
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('Enter');
+    assert.equal(await viewer.locator('pre').innerText(), '2024-02-29');
+    await viewer.getByRole('button', { name: 'Close' }).click();
+    // A column made wider by dragging its edge, and narrower from the keyboard.
+    const header = page.getByTestId('grid').locator('[role=columnheader]').nth(7);
+    const before = (await header.boundingBox())!.width;
+    const edge = (await header.getByTestId('column-resize').boundingBox())!;
+    await page.mouse.move(edge.x + edge.width / 2, edge.y + edge.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(edge.x + edge.width / 2 + 150, edge.y + edge.height / 2, { steps: 5 });
+    await page.mouse.up();
+    const wider = (await header.boundingBox())!.width;
+    assert.ok(Math.abs(wider - before - 150) < 3, `${before} -> ${wider}`);
+    await header.getByTestId('column-resize').focus();
+    await page.keyboard.press('ArrowLeft');
+    assert.ok(Math.abs((await header.boundingBox())!.width - (wider - 20)) < 3);
     // Numbers are right-aligned as numbers, whatever their size.
     assert.match((await page.getByTestId('grid').locator('[data-row="0"] [role=gridcell]').nth(1).getAttribute('class')) ?? '', /\bnum\b/);
   });

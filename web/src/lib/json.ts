@@ -127,3 +127,19 @@ export function jsonText(value: JsonValue | undefined): string {
   }
   return JSON.stringify(value);
 }
+
+/** JSON text laid out with two-space indents, numbers with the digits they arrived with. */
+export function jsonPretty(value: JsonValue | undefined, indent = ''): string {
+  if (value instanceof RawJson) return jsonPretty(value.value, indent);
+  const inner = `${indent}  `;
+  if (Array.isArray(value)) {
+    return value.length === 0 ? '[]' : `[\n${value.map((v) => inner + jsonPretty(v, inner)).join(',\n')}\n${indent}]`;
+  }
+  if (value !== null && typeof value === 'object' && !(value instanceof Num)) {
+    const entries = Object.entries(value);
+    return entries.length === 0
+      ? '{}'
+      : `{\n${entries.map(([k, v]) => `${inner}${JSON.stringify(k)}: ${jsonPretty(v, inner)}`).join(',\n')}\n${indent}}`;
+  }
+  return jsonText(value);
+}

@@ -8,6 +8,27 @@ import { cellText, count, duration, isNumericColumn, rowText } from '../lib/form
 import { Grid, type Active } from './Grid.js';
 import { Chart } from './Chart.js';
 import { ErrorBox, Note } from './common.js';
+import { RawJson, jsonPretty, type JsonValue } from '../lib/json.js';
+
+/** A value in full: JSON laid out, long text wrapped, exact digits kept. */
+function ValueViewer({ column, value, onClose }: { column: string; value: JsonValue | undefined; onClose: () => void }) {
+  const text = value instanceof RawJson ? jsonPretty(value) : cellText(value);
+  return (
+    <section class="value-viewer" aria-label={`Value of ${column}`} data-testid="value-viewer">
+      <div class="toolbar">
+        <strong>{column}</strong>
+        <span class="muted small">{value instanceof RawJson ? 'JSON' : value === null ? 'NULL' : `${count(text.length)} characters`}</span>
+        <button type="button" onClick={() => void copyText(text)}>
+          Copy value
+        </button>
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+      </div>
+      <pre class={value === null ? 'null' : undefined}>{text}</pre>
+    </section>
+  );
+}
 
 /** Rows per CSV request: big chunks, fewer round trips (the API caps a chunk at 100,000). */
 const CSV_CHUNK = 10_000;
@@ -18,6 +39,15 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
   const [error, setError] = useState<unknown>(null);
   const [chart, setChart] = useState(false);
   const [csv, setCsv] = useState<string | null>(null);
+  const [viewing, setViewing] = useState<{ column: string; value: JsonValue | undefined } | null>(null);
+  const view = async (cell: Active = active) => {
+    try {
+      await result.pages.ensure(cell.row, cell.row);
+      setViewing({ column: result.columns[cell.col] ?? '', value: result.pages.get(cell.row)?.[cell.col] });
+    } catch (err) {
+      setError(err);
+    }
+  };
   const rowCount = result.total ?? result.first.length;
   const numeric = useMemo(
     () =>
@@ -96,6 +126,15 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
         <button type="button" onClick={() => copy('row')} disabled={rowCount === 0} title="Ctrl+Shift+C in the grid">
           Copy row
         </button>
+        <button
+          type="button"
+          onClick={() => void view()}
+          disabled={rowCount === 0}
+          title="Enter or a double click in the grid"
+          data-testid="view-value"
+        >
+          View value
+        </button>
         <button type="button" onClick={download} disabled={csv !== null || result.provisional === true} data-testid="csv">
           {csv ?? 'Download CSV'}
         </button>
@@ -116,6 +155,7 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
         </p>
       )}
       <ErrorBox error={error} />
+      {viewing && <ValueViewer column={viewing.column} value={viewing.value} onClose={() => setViewing(null)} />}
       {chart && <Chart columns={result.columns} numeric={numeric} rows={result.first} />}
       {result.columns.length > 0 ? (
         <Grid
@@ -126,6 +166,7 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
           active={active}
           onActive={setActive}
           onCopy={copy}
+          onView={(cell) => void view(cell)}
           onError={setError}
         />
       ) : (
