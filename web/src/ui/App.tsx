@@ -52,6 +52,8 @@ export function App() {
   const [admin, setAdmin] = useState(false);
   const [grants, setGrants] = useState<Grants>(NO_GRANTS);
   const [open, setOpen] = useState<OpenStatement | null>(null);
+  /** The screens' menu on a phone (the navigation is folded away below 760 px). */
+  const [menu, setMenu] = useState(false);
   const hash = useHash();
 
   const signOut = (why: string | null) => {
@@ -150,9 +152,12 @@ export function App() {
       </a>
       <header class="top">
         <span class="brand">vdb</span>
-        <nav aria-label="Screens">
+        <button type="button" class="menu-toggle" aria-expanded={menu} aria-controls="screens" onClick={() => setMenu(!menu)}>
+          {menu ? '✕ Menu' : '☰ Menu'}
+        </button>
+        <nav aria-label="Screens" id="screens" class={menu ? 'open' : undefined}>
           {SCREENS.filter((s) => !('admin' in s) || admin).map((s) => (
-            <a key={s.path} href={`#/${s.path}`} aria-current={s === screen ? 'page' : undefined}>
+            <a key={s.path} href={`#/${s.path}`} aria-current={s === screen ? 'page' : undefined} onClick={() => setMenu(false)}>
               {s.label}
             </a>
           ))}
