@@ -79,6 +79,28 @@ describe('console: a workbench that keeps values and work', { skip: noBrowser },
         '2,,,,,,,\r\n' +
         '3,-9223372036854775808,-0.00001,0.00,1e+300,0001-01-01,[],""\r\n',
     );
+    // The other formats the API serves, as vdb wrote them.
+    const fetchAs = async (format: string) => {
+      await page.getByTestId('download-format').selectOption(format);
+      const [file] = await Promise.all([page.waitForEvent('download'), page.getByTestId('csv').click()]);
+      const chunks: Buffer[] = [];
+      for await (const chunk of await file.createReadStream()) chunks.push(chunk as Buffer);
+      return { name: file.suggestedFilename(), bytes: Buffer.concat(chunks) };
+    };
+    const asJson = await fetchAs('json');
+    assert.equal(asJson.name, 'result.json');
+    assert.match(asJson.bytes.toString(), /^\[\{"id":1,"big":9007199254740993,"dec":12345678901234.56789,"money":64.10,/);
+    assert.equal((JSON.parse(asJson.bytes.toString()) as unknown[]).length, 3);
+    const asNdjson = await fetchAs('ndjson');
+    assert.equal(asNdjson.bytes.toString().trim().split('\n').length, 3);
+    assert.match(asNdjson.bytes.toString(), /"money":0\.00/);
+    const asParquet = await fetchAs('parquet');
+    assert.equal(asParquet.name, 'result.parquet');
+    assert.equal(asParquet.bytes.subarray(0, 4).toString(), 'PAR1');
+    const asArrow = await fetchAs('arrow');
+    assert.equal(asArrow.name, 'result.arrows');
+    assert.equal(asArrow.bytes.readUInt32LE(0), 0xffffffff, 'an Arrow IPC stream starts with a continuation marker');
+    await page.getByTestId('download-format').selectOption('csv');
     // The value viewer: JSON laid out, digits kept; Enter or a double click opens it.
     await page.getByTestId('grid').locator('[data-row="0"] [role=gridcell]').nth(6).dblclick();
     const viewer = page.getByTestId('value-viewer');

@@ -283,6 +283,18 @@ export class Api {
     return { text: await response.text(), more: response.headers.has('nextpage') };
   }
 
+  /** One chunk of an existing cursor in another format (Accept), as bytes; `more` while chunks follow. */
+  async pageAs(
+    requestId: string,
+    offset: number,
+    limit: number,
+    accept: string,
+    query: Record<string, string | boolean> = {},
+  ): Promise<{ body: Blob; more: boolean }> {
+    const response = await this.request('rest/api/query', { method: 'POST', query: { requestId, offset, limit, ...query }, accept });
+    return { body: await response.blob(), more: response.headers.has('nextpage') };
+  }
+
   // Sources.
 
   async schemas(): Promise<string[]> {

@@ -32,6 +32,18 @@ function ValueViewer({ column, value, onClose }: { column: string; value: JsonVa
 
 /** Rows per CSV request: big chunks, fewer round trips (the API caps a chunk at 100,000). */
 const CSV_CHUNK = 10_000;
+/** The most rows one request of a cursor answers (pagination.maxLimit): the limit of a whole-file format. */
+const WHOLE_LIMIT = 100_000;
+
+/** The formats the API serves (docs/rest.md#result-formats). */
+const FORMATS = {
+  csv: { label: 'CSV', accept: 'text/csv', extension: 'csv', whole: false },
+  json: { label: 'JSON', accept: 'application/json', extension: 'json', whole: false },
+  ndjson: { label: 'NDJSON', accept: 'application/x-ndjson', extension: 'ndjson', whole: false },
+  arrow: { label: 'Arrow', accept: 'application/vnd.apache.arrow.stream', extension: 'arrows', whole: true },
+  parquet: { label: 'Parquet', accept: 'application/vnd.apache.parquet', extension: 'parquet', whole: true },
+} as const;
+type Format = keyof typeof FORMATS;
 
 export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
   const [active, setActive] = useState<Active>({ row: 0, col: 0 });
@@ -39,6 +51,7 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
   const [error, setError] = useState<unknown>(null);
   const [chart, setChart] = useState(false);
   const [csv, setCsv] = useState<string | null>(null);
+  const [format, setFormat] = useState<Format>('csv');
   const [viewing, setViewing] = useState<{ column: string; value: JsonValue | undefined } | null>(null);
   const view = async (cell: Active = active) => {
     try {
@@ -86,28 +99,47 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
 
   const download = async () => {
     setError(null);
+    const spec = FORMATS[format];
     try {
-      // vdb writes the CSV (Accept: text/csv), chunk by chunk of the cursor; one header line.
-      const parts: string[] = [];
-      for (let offset = 0; ; offset += CSV_CHUNK) {
-        setCsv(`Preparing CSV… ${count(offset)} rows`);
-        const page = await api.csvPage(result.requestId, offset, CSV_CHUNK);
-        parts.push(offset === 0 ? page.text : csvBody(page.text));
-        if (!page.more) break;
+      const parts: BlobPart[] = [];
+      if (spec.whole) {
+        // Arrow and Parquet files are whole: one request for the cursor's rows (at most 100,000).
+        setCsv(`Preparing ${spec.label}…`);
+        parts.push((await api.pageAs(result.requestId, 0, Math.max(1, rowCount), spec.accept)).body);
+      } else {
+        // Text formats come chunk by chunk of the cursor, written by vdb, and are joined here.
+        const texts: string[] = [];
+        for (let offset = 0; ; offset += CSV_CHUNK) {
+          setCsv(`Preparing ${spec.label}… ${count(offset)} rows`);
+          if (format === 'csv') {
+            const page = await api.csvPage(result.requestId, offset, CSV_CHUNK);
+            texts.push(offset === 0 ? page.text : csvBody(page.text));
+            if (!page.more) break;
+          } else {
+            const page = await api.pageAs(result.requestId, offset, CSV_CHUNK, spec.accept, format === 'json' ? { array: false } : {});
+            const text = await page.body.text();
+            // A JSON chunk is an array of objects: the elements of all chunks make one array.
+            const inner = format === 'json' ? text.trim().slice(1, -1).trim() : text;
+            if (inner) texts.push(inner);
+            if (!page.more) break;
+          }
+        }
+        parts.push(format === 'json' ? `[${texts.join(',')}]` : texts.join(''));
       }
-      const url = URL.createObjectURL(new Blob(parts, { type: 'text/csv;charset=utf-8' }));
+      const url = URL.createObjectURL(new Blob(parts, { type: spec.accept }));
       const link = document.createElement('a');
       link.href = url;
-      link.download = 'result.csv';
+      link.download = `result.${spec.extension}`;
       link.click();
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
-      flash('CSV downloaded');
+      flash(`${spec.label} downloaded`);
     } catch (err) {
       setError(err);
     } finally {
       setCsv(null);
     }
   };
+  const tooBig = FORMATS[format].whole && rowCount > WHOLE_LIMIT;
 
   return (
     <section class="result" aria-label="Result">
@@ -135,8 +167,30 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
         >
           View value
         </button>
-        <button type="button" onClick={download} disabled={csv !== null || result.provisional === true} data-testid="csv">
-          {csv ?? 'Download CSV'}
+        <select
+          value={format}
+          onChange={(e) => setFormat(e.currentTarget.value as Format)}
+          aria-label="Download format"
+          data-testid="download-format"
+        >
+          {Object.entries(FORMATS).map(([key, f]) => (
+            <option key={key} value={key}>
+              {f.label}
+            </option>
+          ))}
+        </select>
+        <button
+          type="button"
+          onClick={download}
+          disabled={csv !== null || result.provisional === true || tooBig}
+          title={
+            tooBig
+              ? `${FORMATS[format].label} files are made whole, of up to ${count(WHOLE_LIMIT)} rows: add a LIMIT, or download CSV, JSON or NDJSON`
+              : undefined
+          }
+          data-testid="csv"
+        >
+          {csv ?? `Download ${FORMATS[format].label}`}
         </button>
         <button
           type="button"
