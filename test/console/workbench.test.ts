@@ -275,6 +275,18 @@ describe('console: a workbench that keeps values and work', { skip: noBrowser },
     await statements.first().waitFor();
     const texts = await statements.allInnerTexts();
     assert.ok(texts.includes('SELECT * FROM exact.exact ORDER BY id'), texts.join('\n'));
+    // The search runs over the whole log, case aside; % and _ are plain characters.
+    await page.getByTestId('history-search').fill('EXACT.SLOW');
+    await page.getByTestId('history-search').press('Enter');
+    await page.waitForFunction(() =>
+      Array.from(document.querySelectorAll('table[aria-label=Statements] tbody pre')).every((p) => /exact\.slow/.test(p.textContent ?? '')),
+    );
+    assert.ok((await statements.allInnerTexts()).some((t) => t === 'SELECT answer FROM exact.slow'));
+    await page.getByTestId('history-search').fill('100%_');
+    await page.getByTestId('history-search').press('Enter');
+    await page.getByText('No statement matches.').waitFor();
+    await page.getByTestId('history-search').fill('');
+    await page.getByTestId('history-search').press('Enter');
     const foreign = texts.filter(
       (t) =>
         /vdb console|SYSADMIN\.DataSources|SYS\.Columns|SELECT 1 AS ok FROM/.test(t) &&
