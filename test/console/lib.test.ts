@@ -15,6 +15,7 @@ import { Num, RawJson, jsonText, parseJson } from '../../web/src/lib/json.js';
 import { splitStatements, statementAt } from '../../web/src/lib/statements.js';
 import { errorRange } from '../../web/src/lib/errors.js';
 import { isPlainRead } from '../../web/src/lib/workbench.js';
+import { compareNumbers, sortRows } from '../../web/src/lib/sort.js';
 
 describe('console: front-end logic', () => {
   it("takes the rows of vdb's CSV after its header line, whatever the column names hold", () => {
@@ -145,6 +146,47 @@ describe('console: front-end logic', () => {
     assert.equal(statementAt(two, 12)?.sql, 'SELECT 2');
     assert.equal(statementAt(two, 21)?.sql, 'SELECT 2', 'in the blank lines after it');
     assert.equal(statementAt([], 3), undefined);
+  });
+
+  it('sorts numbers exactly by their digits, NULLs as PostgreSQL does', () => {
+    const order = [
+      '-9223372036854775808',
+      '-1.5',
+      '-0.00001',
+      '0',
+      '-0.0',
+      '0.00',
+      '64.1',
+      '64.10',
+      '9007199254740992',
+      '9007199254740993',
+      '12345678901234.56789',
+    ];
+    const sorted = [...order].sort(compareNumbers);
+    assert.deepEqual(sorted, [
+      '-9223372036854775808',
+      '-1.5',
+      '-0.00001',
+      '0',
+      '-0.0',
+      '0.00',
+      '64.1',
+      '64.10',
+      '12345678901234.56789',
+      '9007199254740992',
+      '9007199254740993',
+    ]);
+    assert.equal(compareNumbers('9007199254740993', '9007199254740992'), 1);
+    assert.equal(compareNumbers('1e+300', '5'), 1);
+    const rows = [[new Num('2')], [null], [new Num('10')]];
+    assert.deepEqual(
+      sortRows(rows, 0, false).map((r) => (r[0] === null ? null : String(r[0]))),
+      ['2', '10', null],
+    );
+    assert.deepEqual(
+      sortRows(rows, 0, true).map((r) => (r[0] === null ? null : String(r[0]))),
+      [null, '10', '2'],
+    );
   });
 
   it('reads the first rows ahead only of plain reads', () => {

@@ -124,6 +124,30 @@ describe('console: a workbench that keeps values and work', { skip: noBrowser },
     await header.getByTestId('column-resize').focus();
     await page.keyboard.press('ArrowLeft');
     assert.ok(Math.abs((await header.boundingBox())!.width - (wider - 20)) < 3);
+    // Sorting, in the browser (every row is loaded): exact numbers, NULLs as PostgreSQL puts them.
+    const sortBy = (name: string) =>
+      page
+        .getByTestId('grid')
+        .getByTestId('sort')
+        .filter({ hasText: new RegExp(`^${name}`) })
+        .click();
+    const ids = async () => [(await cells(0))[0], (await cells(1))[0], (await cells(2))[0]];
+    await sortBy('money');
+    assert.deepEqual(await ids(), ['3', '1', '2']);
+    await sortBy('money');
+    assert.deepEqual(await ids(), ['2', '1', '3']);
+    assert.equal(
+      await page
+        .getByTestId('grid')
+        .locator('[role=columnheader][aria-sort=descending]')
+        .innerText()
+        .then((t) => t.split('\n')[0]),
+      'money ▼',
+    );
+    await sortBy('money');
+    assert.deepEqual(await ids(), ['1', '2', '3']);
+    await sortBy('dec');
+    assert.deepEqual(await ids(), ['3', '1', '2']);
     // Numbers are right-aligned as numbers, whatever their size.
     assert.match((await page.getByTestId('grid').locator('[data-row="0"] [role=gridcell]').nth(1).getAttribute('class')) ?? '', /\bnum\b/);
   });

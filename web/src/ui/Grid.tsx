@@ -20,7 +20,16 @@ export interface Active {
   col: number;
 }
 
+export interface Sort {
+  col: number;
+  descending: boolean;
+}
+
 export interface GridProps {
+  /** The column the rows are sorted by, if any. */
+  sort: Sort | null;
+  /** Sorts by a column (up, down, off); null when the result cannot be sorted here. */
+  onSort: ((col: number) => void) | null;
   columns: string[];
   types: string[];
   pages: PagedRows;
@@ -33,7 +42,7 @@ export interface GridProps {
   onError: (err: unknown) => void;
 }
 
-export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy, onView, onError }: GridProps) {
+export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy, onView, onError, sort, onSort }: GridProps) {
   const scroller = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [viewport, setViewport] = useState(400);
@@ -148,8 +157,28 @@ export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy
             #
           </div>
           {columns.map((c, i) => (
-            <div role="columnheader" key={i} title={types[i] ? `${c} ${types[i]}` : c}>
-              <span class="name">{c}</span>
+            <div
+              role="columnheader"
+              key={i}
+              title={types[i] ? `${c} ${types[i]}` : c}
+              aria-sort={sort?.col === i ? (sort.descending ? 'descending' : 'ascending') : undefined}
+            >
+              {onSort ? (
+                <button
+                  type="button"
+                  class="name sort"
+                  onClick={() => onSort(i)}
+                  title={`Sort by ${c} (in the browser: every row is loaded)`}
+                  data-testid="sort"
+                >
+                  {c}
+                  {sort?.col === i ? (sort.descending ? ' ▼' : ' ▲') : ''}
+                </button>
+              ) : (
+                <span class="name" title={`${c}: results of more than one chunk are sorted with ORDER BY`}>
+                  {c}
+                </span>
+              )}
               <span class="type">{types[i] ?? ''}</span>
               <div
                 class="resize"

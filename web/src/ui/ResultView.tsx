@@ -5,7 +5,9 @@ import type { RowsResult } from '../lib/workbench.js';
 import { copyText } from '../lib/clipboard.js';
 import { csvBody } from '../lib/csv.js';
 import { cellText, count, duration, isNumericColumn, rowText } from '../lib/format.js';
-import { Grid, type Active } from './Grid.js';
+import { Grid, type Active, type Sort } from './Grid.js';
+import { PagedRows } from '../lib/pages.js';
+import { sortRows } from '../lib/sort.js';
 import { Chart } from './Chart.js';
 import { ErrorBox, Note } from './common.js';
 import { RawJson, jsonPretty, type JsonValue } from '../lib/json.js';
@@ -52,11 +54,21 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
   const [chart, setChart] = useState(false);
   const [csv, setCsv] = useState<string | null>(null);
   const [format, setFormat] = useState<Format>('csv');
+  /** Sorted in the browser only when every row is loaded: one chunk holds the whole result. */
+  const [sort, setSort] = useState<Sort | null>(null);
+  const whole = !result.provisional && result.total !== null && result.total <= result.first.length;
+  const pages = useMemo(
+    () =>
+      sort && whole
+        ? new PagedRows(async () => [], result.pages.pageSize, sortRows(result.first, sort.col, sort.descending))
+        : result.pages,
+    [sort, whole, result],
+  );
   const [viewing, setViewing] = useState<{ column: string; value: JsonValue | undefined } | null>(null);
   const view = async (cell: Active = active) => {
     try {
-      await result.pages.ensure(cell.row, cell.row);
-      setViewing({ column: result.columns[cell.col] ?? '', value: result.pages.get(cell.row)?.[cell.col] });
+      await pages.ensure(cell.row, cell.row);
+      setViewing({ column: result.columns[cell.col] ?? '', value: pages.get(cell.row)?.[cell.col] });
     } catch (err) {
       setError(err);
     }
@@ -87,8 +99,8 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
     try {
       // The selected row's page may have been forgotten after scrolling far away: read it again,
       // rather than leave the clipboard holding what it held before.
-      await result.pages.ensure(active.row, active.row);
-      const row = result.pages.get(active.row);
+      await pages.ensure(active.row, active.row);
+      const row = pages.get(active.row);
       if (!row) throw new Error(`Row ${active.row + 1} could not be read.`);
       await copyText(what === 'cell' ? cellText(row[active.col]) : rowText(row));
       flash(what === 'cell' ? 'Cell copied' : 'Row copied');
@@ -215,7 +227,13 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
         <Grid
           columns={result.columns}
           types={result.types}
-          pages={result.pages}
+          pages={pages}
+          sort={whole ? sort : null}
+          onSort={
+            whole
+              ? (col) => setSort(sort?.col === col ? (sort.descending ? null : { col, descending: true }) : { col, descending: false })
+              : null
+          }
           rowCount={rowCount}
           active={active}
           onActive={setActive}
