@@ -11,6 +11,9 @@ const SCREENS = ['SQL', 'Sources', 'History', 'Preferences', 'Administration'] a
 
 /** Opens a screen by its link and waits for its heading (the SQL screen has its editor instead). */
 async function open(page: Page, screen: (typeof SCREENS)[number]): Promise<void> {
+  // In a narrow window the screens are behind the menu button.
+  const menu = page.getByRole('button', { name: /Menu$/ });
+  if ((await menu.isVisible()) && (await menu.getAttribute('aria-expanded')) !== 'true') await menu.click();
   await page.getByRole('link', { name: screen, exact: true }).click();
   if (screen === 'SQL') await page.getByTestId('sql-editor').waitFor();
   else await page.getByRole('heading', { name: screen === 'History' ? 'Query history' : screen, level: 1 }).waitFor();
@@ -157,4 +160,25 @@ describe('console: network, keyboard, layout', { skip: noBrowser }, () => {
       }
     });
   }
+
+  it('folds the screens into a menu on a phone', async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    const menu = page.getByRole('button', { name: /Menu$/ });
+    const history = page.getByRole('link', { name: 'History', exact: true });
+    assert.equal(await history.isVisible(), false);
+    await menu.click();
+    assert.equal(await menu.getAttribute('aria-expanded'), 'true');
+    // One link a line, the full width of the window.
+    const boxes = await page
+      .getByRole('navigation', { name: 'Screens' })
+      .getByRole('link')
+      .evaluateAll((links) => links.map((l) => l.getBoundingClientRect()).map((r) => ({ x: Math.round(r.x), width: Math.round(r.width) })));
+    assert.ok(boxes.length >= 4 && boxes.every((b) => b.x === boxes[0]!.x && b.width > 300), JSON.stringify(boxes));
+    await history.click();
+    await page.getByRole('heading', { name: 'Query history', level: 1 }).waitFor();
+    assert.equal(await history.isVisible(), false, 'the menu closes once a screen is chosen');
+    await page.setViewportSize({ width: 1366, height: 768 });
+    assert.equal(await menu.isVisible(), false);
+    assert.equal(await history.isVisible(), true);
+  });
 });

@@ -11,6 +11,11 @@ import { chartGeometry } from '../../web/src/lib/chart.js';
 import { cellText, count, isNumericColumn, rowText } from '../../web/src/lib/format.js';
 import { callProcedure } from '../../web/src/lib/sql.js';
 import { parseTypes } from '../../web/src/lib/api.js';
+import { Num, RawJson, jsonText, parseJson } from '../../web/src/lib/json.js';
+import { splitStatements, statementAt } from '../../web/src/lib/statements.js';
+import { errorRange } from '../../web/src/lib/errors.js';
+import { isPlainRead } from '../../web/src/lib/workbench.js';
+import { compareNumbers, sortRows } from '../../web/src/lib/sort.js';
 
 describe('console: front-end logic', () => {
   it("takes the rows of vdb's CSV after its header line, whatever the column names hold", () => {
@@ -32,14 +37,14 @@ describe('console: front-end logic', () => {
   it('loads pages once, on demand, and forgets the least recently used', async () => {
     const loads: number[] = [];
     const pages = new PagedRows(
-      async (offset, limit) => (loads.push(offset), Array.from({ length: limit }, (_, i) => [offset + i])),
+      async (offset, limit) => (loads.push(offset), Array.from({ length: limit }, (_, i) => [String(offset + i)])),
       10,
-      [[0]],
+      [['0']],
       3,
     );
     await Promise.all([pages.ensure(10, 25), pages.ensure(20, 21)]);
     assert.deepEqual(loads, [10, 20]);
-    assert.deepEqual(pages.get(25), [25]);
+    assert.deepEqual(pages.get(25), ['25']);
     await pages.ensure(30, 39);
     assert.equal(pages.loadedPages, 3);
     assert.equal(pages.get(0), undefined, 'page 0 was the least recently used');
@@ -50,8 +55,8 @@ describe('console: front-end logic', () => {
       columns: ['Step', 'Location', 'Operation', 'Object', 'Pushed', 'SQL'],
       types: [],
       rows: [
-        [1, 'pg', 'source query', 'pg.t -> __vdb_rows_1', 'columns', 'SELECT a FROM t'],
-        [2, 'vdb engine', 'execute', 'statement over the source results', null, 'SELECT a FROM __vdb_rows_1'],
+        [new Num('1'), 'pg', 'source query', 'pg.t -> __vdb_rows_1', 'columns', 'SELECT a FROM t'],
+        [new Num('2'), 'vdb engine', 'execute', 'statement over the source results', null, 'SELECT a FROM __vdb_rows_1'],
       ],
     });
     assert.equal(tree.length, 1);
@@ -90,14 +95,135 @@ describe('console: front-end logic', () => {
     assert.equal(loadTabs(kv, 'ann').tabs.length, 1);
   });
 
+  it('parses JSON keeping every number as the text it was sent as', () => {
+    const text =
+      '[["a","b"],[9007199254740993,12345678901234.56789,64.10,-0.00001,1e+300,0,"2024-02-29",{"n": 12345678901234567890, "x": [1.50, null]},[],null,true,false,"\\u00e9\\"q\\""]]';
+    const [names, row] = parseJson(text, 2) as [string[], unknown[]];
+    assert.deepEqual(names, ['a', 'b']);
+    assert.deepEqual(
+      row!.map((v) => (v instanceof Num || v instanceof RawJson ? `${v.constructor.name}:${v.text}` : v)),
+      [
+        'Num:9007199254740993',
+        'Num:12345678901234.56789',
+        'Num:64.10',
+        'Num:-0.00001',
+        'Num:1e+300',
+        'Num:0',
+        '2024-02-29',
+        'RawJson:{"n": 12345678901234567890, "x": [1.50, null]}',
+        'RawJson:[]',
+        null,
+        true,
+        false,
+        'é"q"',
+      ],
+    );
+    assert.equal(jsonText(parseJson(' { "k" : [ 1.10 , { "__proto__" : 2 } ] } ')), '{"k":[1.10,{"__proto__":2}]}');
+    assert.equal(Number(new Num('64.10')), 64.1);
+    // The same answers as JSON.parse on what it accepts, the same refusals on what it does not.
+    for (const good of ['"x"', '[]', '{}', ' [1, "a\\nb", {"c": [null]}] ']) {
+      assert.equal(jsonText(parseJson(good)), JSON.stringify(JSON.parse(good)));
+    }
+    for (const bad of ['', '[1,]', '{"a" 1}', '01', '1.', '-', '"\u0001"', '[1] x', 'nul', '{"a":1,}']) {
+      assert.throws(() => parseJson(bad), SyntaxError, bad);
+      assert.throws(() => JSON.parse(bad), SyntaxError, bad);
+    }
+  });
+
+  it("splits a script into statements by PostgreSQL's lexical rules", () => {
+    const script = "SELECT 'a;b', \"c;\" FROM t; -- x; y\nSELECT E'\\';' /* a; /* nested; */ b; */;;\n SELECT $f$;$f$, $1 ;  ";
+    const parts = splitStatements(script);
+    assert.deepEqual(
+      parts.map((p) => p.sql),
+      ['SELECT \'a;b\', "c;" FROM t', "-- x; y\nSELECT E'\\';' /* a; /* nested; */ b; */", 'SELECT $f$;$f$, $1'],
+    );
+    for (const p of parts) assert.equal(script.slice(p.from, p.to), p.sql);
+    assert.deepEqual(splitStatements(' ; -- only a comment\n ;'), []);
+    assert.deepEqual(splitStatements('SELECT 1'), [{ sql: 'SELECT 1', from: 0, to: 8 }]);
+    const two = splitStatements('SELECT 1;\nSELECT 2;\n\n');
+    assert.equal(statementAt(two, 0)?.sql, 'SELECT 1');
+    assert.equal(statementAt(two, 9)?.sql, 'SELECT 1', 'just after the semicolon');
+    assert.equal(statementAt(two, 12)?.sql, 'SELECT 2');
+    assert.equal(statementAt(two, 21)?.sql, 'SELECT 2', 'in the blank lines after it');
+    assert.equal(statementAt([], 3), undefined);
+  });
+
+  it('sorts numbers exactly by their digits, NULLs as PostgreSQL does', () => {
+    const order = [
+      '-9223372036854775808',
+      '-1.5',
+      '-0.00001',
+      '0',
+      '-0.0',
+      '0.00',
+      '64.1',
+      '64.10',
+      '9007199254740992',
+      '9007199254740993',
+      '12345678901234.56789',
+    ];
+    const sorted = [...order].sort(compareNumbers);
+    assert.deepEqual(sorted, [
+      '-9223372036854775808',
+      '-1.5',
+      '-0.00001',
+      '0',
+      '-0.0',
+      '0.00',
+      '64.1',
+      '64.10',
+      '12345678901234.56789',
+      '9007199254740992',
+      '9007199254740993',
+    ]);
+    assert.equal(compareNumbers('9007199254740993', '9007199254740992'), 1);
+    assert.equal(compareNumbers('1e+300', '5'), 1);
+    const rows = [[new Num('2')], [null], [new Num('10')]];
+    assert.deepEqual(
+      sortRows(rows, 0, false).map((r) => (r[0] === null ? null : String(r[0]))),
+      ['2', '10', null],
+    );
+    assert.deepEqual(
+      sortRows(rows, 0, true).map((r) => (r[0] === null ? null : String(r[0]))),
+      [null, '10', '2'],
+    );
+  });
+
+  it('reads the first rows ahead only of plain reads', () => {
+    for (const sql of ['SELECT 1', ' -- c\n/* d */ (select * from t) union select 2', 'VALUES (1)', 'TABLE shop.orders'])
+      assert.ok(isPlainRead(sql), sql);
+    for (const sql of [
+      'SELECT 1 INTO t',
+      'INSERT INTO t SELECT 1',
+      'WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d',
+      'CALL SYSADMIN.x()',
+      'EXPLAIN SELECT 1',
+      'selection',
+    ]) {
+      assert.ok(!isPlainRead(sql), sql);
+    }
+  });
+
+  it('finds where an error is from the API message', () => {
+    assert.deepEqual(errorRange('syntax error at or near "FROM" (line 2, column 3)', 'SELECT 1 +\n  FROM x'), { from: 13, to: 17 });
+    assert.deepEqual(errorRange('syntax error at end of input (line 1, column 9)', 'SELECT ('), { from: 7, to: 8 });
+    assert.deepEqual(errorRange('Referenced column "nosuch" not found in FROM clause!', 'SELECT a, NoSuch FROM t'), { from: 10, to: 16 });
+    assert.deepEqual(errorRange('Table "SYS.nosuch" does not exist.', 'SELECT * FROM sys . "nosuch"'), { from: 14, to: 28 });
+    assert.deepEqual(errorRange('Schema "nos" does not exist.', 'SELECT nosy FROM nos.t'), { from: 17, to: 20 });
+    assert.equal(errorRange('division by zero', 'SELECT 1/0'), null);
+    assert.equal(errorRange('Table "gone" does not exist.', 'SELECT * FROM gone_too'), null);
+  });
+
   it('formats values, counts and SQL', () => {
     assert.equal(cellText(null), 'NULL');
-    assert.equal(cellText({ a: 1 }), '{"a":1}');
-    assert.equal(rowText([1, null, 'a\tb']), '1\tNULL\ta b');
+    assert.equal(cellText({ a: new Num('1.50') }), '{"a":1.50}');
+    assert.equal(cellText(new RawJson('{"a": 1.50}')), '{"a": 1.50}');
+    assert.equal(rowText([new Num('9007199254740993'), null, 'a\tb']), '9007199254740993\tNULL\ta b');
     assert.equal(count(1234567), '1,234,567');
     assert.equal(isNumericColumn('DECIMAL(10,2)', []), true);
-    assert.equal(isNumericColumn(undefined, [1, null, 2]), true);
-    assert.equal(isNumericColumn('VARCHAR', [1]), false);
+    assert.equal(isNumericColumn(undefined, [new Num('1'), null, new Num('2')]), true);
+    assert.equal(isNumericColumn(undefined, ['1']), false);
+    assert.equal(isNumericColumn('VARCHAR', [new Num('1')]), false);
     assert.equal(callProcedure('addUser', "o'neil", 'pw'), "CALL SYSADMIN.addUser('o''neil', 'pw')");
     assert.deepEqual(parseTypes('["INTEGER","DECIMAL(10,2)"]', 2), ['INTEGER', 'DECIMAL(10,2)']);
     assert.deepEqual(parseTypes('["INTEGER"]', 2), []);
@@ -107,8 +233,8 @@ describe('console: front-end logic', () => {
   it('charts negative and positive values around zero', () => {
     const g = chartGeometry(
       [
-        ['a', -2],
-        ['b', 4],
+        ['a', new Num('-2')],
+        ['b', new Num('4.0')],
         ['c', null],
       ],
       0,

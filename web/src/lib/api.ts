@@ -4,6 +4,16 @@
  * in x-auth-token. Errors become ApiError with the API's {title, description, hint}.
  */
 
+import { parseJson, type JsonValue } from './json.js';
+import { CONSOLE_MARK } from './mark.js';
+
+/**
+ * The console's own statements (catalog, health, roles) run at most this many at once: vdb caps
+ * each user's concurrent statements (statements.maxPerUser, 4 by default), and the user's own
+ * statements must not be refused because the console read its catalog meanwhile.
+ */
+const OWN_AT_ONCE = 2;
+
 export interface ErrorBody {
   title: string;
   description: string;
@@ -26,7 +36,8 @@ export interface Session {
   token: string;
 }
 
-export type Cell = string | number | boolean | null | Cell[] | { [key: string]: Cell };
+/** A value as the API sent it; numbers keep their digits (Num), see json.ts. */
+export type Cell = JsonValue;
 export type Row = Cell[];
 
 export interface Result {
@@ -40,6 +51,8 @@ export interface CursorPage extends Result {
   requestId: string;
   /** True when the server announced a next chunk (nextPage header). */
   more: boolean;
+  /** The cursor's row count (Content-Range, asked for with Prefer: count=exact); null when not sent. */
+  total: number | null;
   warnings: string | null;
 }
 
@@ -76,6 +89,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** The result format to ask for (Accept); JSON when absent. */
   accept?: string;
+  /** Preferences (Prefer), e.g. count=exact. */
+  prefer?: string;
 }
 
 /** Reads an error response; the 401 page is HTML, every other error is JSON. */
@@ -93,6 +108,15 @@ async function errorOf(response: Response): Promise<ApiError> {
     return new ApiError(401, 'Signed out', 'Your sign-in is missing, expired or was revoked.', 'Sign in again.');
   }
   return new ApiError(response.status, `HTTP ${response.status}`, text.slice(0, 500) || response.statusText, null);
+}
+
+/** The rows of a JSON answer, numbers kept exact, each list or object cell as the text it came as. */
+const rowsOf = async (response: Response) => parseJson(await response.text(), 2);
+
+/** The total of a Content-Range header (`0-499/100000`; no rows: a star, then `/0`). */
+export function totalOf(header: string | null): number | null {
+  const total = /\/(\d+)$/.exec(header ?? '')?.[1];
+  return total === undefined ? null : Number(total);
 }
 
 /** Parses the SQL-Column-Types header (a JSON array of type names). */
@@ -131,6 +155,7 @@ export class Api {
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (this.session) headers['x-auth-token'] = this.session.token;
     if (options.accept) headers.accept = options.accept;
+    if (options.prefer) headers.prefer = options.prefer;
     const response = await fetch(this.url(path, options.query), {
       method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
       headers,
@@ -170,9 +195,40 @@ export class Api {
 
   /** Runs a statement and returns the whole result (for small results: catalog, logs, CALLs). */
   async query(sql: string, signal?: AbortSignal): Promise<Result> {
-    const response = await this.request('rest/api/query', { body: { sql }, query: { headers: true }, signal });
-    const [columns = [], ...rows] = (await response.json()) as [string[], ...Row[]];
-    return { columns, types: parseTypes(response.headers.get('sql-column-types'), columns.length), rows };
+    const run = async () => {
+      const response = await this.request('rest/api/query', { body: { sql }, query: { headers: true }, signal });
+      const [columns = [], ...rows] = (await rowsOf(response)) as [string[], ...Row[]];
+      return { columns, types: parseTypes(response.headers.get('sql-column-types'), columns.length), rows };
+    };
+    return sql.startsWith(CONSOLE_MARK) ? this.paced(run) : run();
+  }
+
+  /** Runs one of the console's own requests when fewer than OWN_AT_ONCE of them are running. */
+  async paced<T>(work: () => Promise<T>): Promise<T> {
+    await this.ownSlot();
+    try {
+      return await work();
+    } finally {
+      this.releaseOwnSlot();
+    }
+  }
+
+  private ownRunning = 0;
+  private readonly ownWaiting: Array<() => void> = [];
+
+  private async ownSlot(): Promise<void> {
+    if (this.ownRunning < OWN_AT_ONCE) {
+      this.ownRunning++;
+      return;
+    }
+    // The slot is handed over by releaseOwnSlot, so the count stays the same.
+    await new Promise<void>((resolve) => this.ownWaiting.push(resolve));
+  }
+
+  private releaseOwnSlot(): void {
+    const next = this.ownWaiting.shift();
+    if (next) next();
+    else this.ownRunning--;
   }
 
   /** Runs a statement into a cursor (pagination) and returns its first chunk. */
@@ -181,21 +237,39 @@ export class Api {
       body: { sql },
       query: { pagination: true, limit, headers: true },
       signal,
+      prefer: 'count=exact',
     });
-    const [columns = [], ...rows] = (await response.json()) as [string[], ...Row[]];
+    const [columns = [], ...rows] = (await rowsOf(response)) as [string[], ...Row[]];
     return {
       columns,
       types: parseTypes(response.headers.get('sql-column-types'), columns.length),
       rows,
       requestId: response.headers.get('requestid') ?? '',
       more: response.headers.has('nextpage'),
+      total: totalOf(response.headers.get('content-range')),
       warnings: response.headers.get('sql-warnings'),
     };
   }
 
+  /**
+   * The first `limit` rows of a statement, streamed without a cursor: they come long before a
+   * cursor of the whole result is built. Sent as one of the console's own statements (marked,
+   * so the history shows the user's statement once), but not paced: it belongs to a user's run.
+   */
+  async firstRows(sql: string, limit: number, signal?: AbortSignal): Promise<Result> {
+    const response = await this.request('rest/api/query', {
+      body: { sql: `${CONSOLE_MARK} ${sql}` },
+      query: { limit, headers: true },
+      signal,
+    });
+    const [columns = [], ...rows] = (await rowsOf(response)) as [string[], ...Row[]];
+    return { columns, types: parseTypes(response.headers.get('sql-column-types'), columns.length), rows };
+  }
+
   /** One chunk of an existing cursor; nothing is computed again. */
   async page(requestId: string, offset: number, limit: number, signal?: AbortSignal): Promise<Row[]> {
-    return this.json<Row[]>('rest/api/query', { method: 'POST', query: { requestId, offset, limit }, signal });
+    const response = await this.request('rest/api/query', { method: 'POST', query: { requestId, offset, limit }, signal });
+    return (await rowsOf(response)) as Row[];
   }
 
   /** One chunk of an existing cursor as CSV, written by vdb (its header line first); `more` while chunks follow. */
@@ -207,6 +281,18 @@ export class Api {
       accept: 'text/csv',
     });
     return { text: await response.text(), more: response.headers.has('nextpage') };
+  }
+
+  /** One chunk of an existing cursor in another format (Accept), as bytes; `more` while chunks follow. */
+  async pageAs(
+    requestId: string,
+    offset: number,
+    limit: number,
+    accept: string,
+    query: Record<string, string | boolean> = {},
+  ): Promise<{ body: Blob; more: boolean }> {
+    const response = await this.request('rest/api/query', { method: 'POST', query: { requestId, offset, limit, ...query }, accept });
+    return { body: await response.blob(), more: response.headers.has('nextpage') };
   }
 
   // Sources.
@@ -228,7 +314,7 @@ export class Api {
     const response = await this.request(`rest/api/source/${encodeURIComponent(schema)}/${encodeURIComponent(table)}`, {
       query: { headers: true, limit },
     });
-    const [columns = [], ...rows] = (await response.json()) as [string[], ...Row[]];
+    const [columns = [], ...rows] = (await rowsOf(response)) as [string[], ...Row[]];
     return { columns, types: parseTypes(response.headers.get('sql-column-types'), columns.length), rows };
   }
 

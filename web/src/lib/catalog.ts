@@ -1,11 +1,9 @@
 /** The console's own statements and the catalog it reads for completion. */
 import type { Api } from './api.js';
 
-/**
- * The console's own statements carry this comment, so the history screen can tell them from
- * the user's (the query log keeps statements as sent).
- */
-export const CONSOLE_MARK = '/* vdb console */';
+import { CONSOLE_MARK } from './mark.js';
+
+export { CONSOLE_MARK };
 export const consoleSql = (sql: string): string => `${CONSOLE_MARK} ${sql}`;
 
 export interface ColumnInfo {

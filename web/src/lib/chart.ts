@@ -15,7 +15,7 @@ export const CHART = { width: 640, height: 260, left: 56, bottom: 24, top: 8, ri
 /** Rows whose y is not a number are skipped. */
 export function chartGeometry(rows: ReadonlyArray<readonly Cell[]>, x: number, y: number): ChartGeometry {
   const points = rows
-    .map((r) => ({ label: cellText(r[x]), value: typeof r[y] === 'number' ? r[y] : r[y] === null ? NaN : Number(r[y]) }))
+    .map((r) => ({ label: cellText(r[x]), value: r[y] === null ? NaN : Number(r[y]) }))
     .filter((p) => p.value !== null && Number.isFinite(p.value)) as Array<{ label: string; value: number }>;
   const min = Math.min(0, ...points.map((p) => p.value));
   const max = Math.max(0, ...points.map((p) => p.value));

@@ -1,10 +1,12 @@
 /** How values look in the grid, the clipboard and CSV. */
 import type { Cell } from './api.js';
+import { Num, RawJson, jsonText } from './json.js';
 
 /** Text of a value for display and copying; NULL is the word NULL (told apart by style in the grid). */
 export function cellText(value: Cell | undefined): string {
   if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'object') return JSON.stringify(value);
+  if (value instanceof Num || value instanceof RawJson) return value.text;
+  if (typeof value === 'object') return jsonText(value);
   return String(value);
 }
 
@@ -25,5 +27,5 @@ const NUMERIC =
 export function isNumericColumn(type: string | undefined, samples: readonly Cell[]): boolean {
   if (type) return NUMERIC.test(type);
   const values = samples.filter((v) => v !== null);
-  return values.length > 0 && values.every((v) => typeof v === 'number');
+  return values.length > 0 && values.every((v) => v instanceof Num);
 }

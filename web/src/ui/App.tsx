@@ -14,6 +14,8 @@ import { Sources } from './Sources.js';
 import { History } from './History.js';
 import { Preferences } from './Preferences.js';
 import { Admin } from './Admin.js';
+import { Workbench } from '../lib/workbench.js';
+import { NO_GRANTS, type Grants } from '../lib/permissions.js';
 
 const base = () => new URL('./', location.href).toString();
 
@@ -48,33 +50,65 @@ export function App() {
   const [session, setSession] = useState<Session | null>(loadSession);
   const [notice, setNotice] = useState<string | null>(null);
   const [admin, setAdmin] = useState(false);
+  const [grants, setGrants] = useState<Grants>(NO_GRANTS);
   const [open, setOpen] = useState<OpenStatement | null>(null);
+  /** The screens' menu on a phone (the navigation is folded away below 760 px). */
+  const [menu, setMenu] = useState(false);
   const hash = useHash();
 
   const signOut = (why: string | null) => {
+    workbench?.close();
     clearSession();
     setSession(null);
     setAdmin(false);
+    setGrants(NO_GRANTS);
     setNotice(why);
   };
   const api = useMemo(() => new Api(base(), session, () => signOut('Your sign-in expired or was revoked. Sign in again.')), [session]);
+  // The statements and results of the editor's tabs, kept while the user moves between screens.
+  const workbench = useMemo(
+    () => (session ? new Workbench(api, sessionStorage, `vdb.console.runs.${session.username}`) : null),
+    [api, session],
+  );
+  // Leaving or reloading the page closes a running statement's connection: the browser asks first.
+  useEffect(() => {
+    const warn = (e: BeforeUnloadEvent) => {
+      if (workbench?.running()) e.preventDefault();
+    };
+    addEventListener('beforeunload', warn);
+    return () => removeEventListener('beforeunload', warn);
+  }, [workbench]);
 
-  // Administration is shown to the admin role only; the API refuses the rest anyway.
+  // Administration is shown to the admin role only, and changes are offered where the user's
+  // permissions allow them; the API refuses the rest anyway.
   useEffect(() => {
     if (!session) return;
     // An answer for an earlier sign-in (signed out and in as someone else meanwhile) is dropped.
     let live = true;
-    api
-      .query(consoleSql(`SELECT "Roles" FROM SYSADMIN.Users WHERE "Name" = CURRENT_USER`))
-      .then((r) =>
-        setAdmin(
-          live &&
-            String(r.rows[0]?.[0] ?? '')
-              .split(',')
-              .includes('admin'),
-        ),
-      )
-      .catch(() => live && setAdmin(false));
+    Promise.all([
+      api.query(consoleSql(`SELECT "Roles" FROM SYSADMIN.Users WHERE "Name" = CURRENT_USER`)),
+      api.query(consoleSql(`SELECT "RoleName", "ResourceName", "Permissions" FROM SYSADMIN.Permissions`)),
+    ])
+      .then(([user, permissions]) => {
+        if (!live) return;
+        const isAdmin = String(user.rows[0]?.[0] ?? '')
+          .split(',')
+          .includes('admin');
+        setAdmin(isAdmin);
+        setGrants({
+          admin: isAdmin,
+          entries: permissions.rows.map(([role, resource, letters]) => ({
+            role: String(role),
+            resource: String(resource),
+            letters: String(letters ?? ''),
+          })),
+        });
+      })
+      .catch(() => {
+        if (!live) return;
+        setAdmin(false);
+        setGrants(NO_GRANTS);
+      });
     return () => {
       live = false;
     };
@@ -118,9 +152,12 @@ export function App() {
       </a>
       <header class="top">
         <span class="brand">vdb</span>
-        <nav aria-label="Screens">
+        <button type="button" class="menu-toggle" aria-expanded={menu} aria-controls="screens" onClick={() => setMenu(!menu)}>
+          {menu ? '✕ Menu' : '☰ Menu'}
+        </button>
+        <nav aria-label="Screens" id="screens" class={menu ? 'open' : undefined}>
           {SCREENS.filter((s) => !('admin' in s) || admin).map((s) => (
-            <a key={s.path} href={`#/${s.path}`} aria-current={s === screen ? 'page' : undefined}>
+            <a key={s.path} href={`#/${s.path}`} aria-current={s === screen ? 'page' : undefined} onClick={() => setMenu(false)}>
               {s.label}
             </a>
           ))}
@@ -133,8 +170,10 @@ export function App() {
         </span>
       </header>
       <main id="main" tabIndex={-1}>
-        {screen.path === 'query' && <QueryScreen api={api} user={session.username} open={open} onOpened={() => setOpen(null)} />}
-        {screen.path === 'sources' && <Sources api={api} openInEditor={openInEditor} />}
+        {screen.path === 'query' && workbench && (
+          <QueryScreen api={api} user={session.username} workbench={workbench} open={open} onOpened={() => setOpen(null)} />
+        )}
+        {screen.path === 'sources' && <Sources api={api} grants={grants} openInEditor={openInEditor} />}
         {screen.path === 'history' && <History api={api} openInEditor={openInEditor} />}
         {screen.path === 'preferences' && <Preferences api={api} />}
         {screen.path === 'admin' && admin && <Admin api={api} user={session.username} />}

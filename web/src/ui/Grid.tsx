@@ -7,6 +7,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Row } from '../lib/api.js';
 import type { PagedRows } from '../lib/pages.js';
 import { cellText } from '../lib/format.js';
+import { Num } from '../lib/json.js';
 
 export const ROW_HEIGHT = 26;
 const HEADER_HEIGHT = 40;
@@ -19,7 +20,16 @@ export interface Active {
   col: number;
 }
 
+export interface Sort {
+  col: number;
+  descending: boolean;
+}
+
 export interface GridProps {
+  /** The column the rows are sorted by, if any. */
+  sort: Sort | null;
+  /** Sorts by a column (up, down, off); null when the result cannot be sorted here. */
+  onSort: ((col: number) => void) | null;
   columns: string[];
   types: string[];
   pages: PagedRows;
@@ -27,14 +37,32 @@ export interface GridProps {
   active: Active;
   onActive: (a: Active) => void;
   onCopy: (what: 'cell' | 'row') => void;
+  /** Shows a value in full (Enter: the selected one; a double click: the one clicked). */
+  onView: (cell?: Active) => void;
   onError: (err: unknown) => void;
 }
 
-export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy, onError }: GridProps) {
+export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy, onView, onError, sort, onSort }: GridProps) {
   const scroller = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [viewport, setViewport] = useState(400);
   const [, redraw] = useState(0);
+  /** Column widths set by dragging (or the arrow keys on a column's edge); null: shared out. */
+  const [widths, setWidths] = useState<Array<number | null>>(() => columns.map(() => null));
+  const resize = (col: number, width: number) => setWidths((w) => w.map((x, i) => (i === col ? Math.max(48, Math.round(width)) : x)));
+  const startDrag = (col: number, e: PointerEvent) => {
+    e.preventDefault();
+    const cell = (e.currentTarget as HTMLElement).parentElement!;
+    const startX = e.clientX;
+    const startWidth = cell.getBoundingClientRect().width;
+    const onMove = (m: PointerEvent) => resize(col, startWidth + m.clientX - startX);
+    const onUp = () => {
+      removeEventListener('pointermove', onMove);
+      removeEventListener('pointerup', onUp);
+    };
+    addEventListener('pointermove', onMove);
+    addEventListener('pointerup', onUp);
+  };
 
   const full = rowCount * ROW_HEIGHT;
   const height = Math.min(full, MAX_HEIGHT);
@@ -89,6 +117,7 @@ export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy
       PageUp: () => move(active.row - page, active.col),
       Home: () => move(mod ? 0 : active.row, 0),
       End: () => move(mod ? rowCount - 1 : active.row, mod ? active.col : columns.length - 1),
+      Enter: () => onView(),
     };
     if (mod && e.key.toLowerCase() === 'c') {
       e.preventDefault();
@@ -102,7 +131,8 @@ export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy
     }
   };
 
-  const template = `64px repeat(${columns.length}, minmax(140px, 1fr))`;
+  const template = `64px ${widths.map((w) => (w === null ? 'minmax(140px, 1fr)' : `${w}px`)).join(' ')}`;
+  const minWidth = 64 + widths.reduce<number>((sum, w) => sum + (w ?? 140), 0);
   const rows: Array<[number, Row | undefined]> = [];
   for (let i = first; i <= last && rowCount > 0; i++) rows.push([i, pages.get(i)]);
   const activeId = `cell-${active.row}-${active.col}`;
@@ -121,15 +151,52 @@ export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy
       onKeyDown={onKey}
       data-testid="grid"
     >
-      <div class="grid-body" style={{ height: `${height + HEADER_HEIGHT}px`, minWidth: `${64 + columns.length * 140}px` }}>
+      <div class="grid-body" style={{ height: `${height + HEADER_HEIGHT}px`, minWidth: `${minWidth}px` }}>
         <div class="grid-head" role="row" aria-rowindex={1} style={{ gridTemplateColumns: template }}>
           <div role="columnheader" class="rownum">
             #
           </div>
           {columns.map((c, i) => (
-            <div role="columnheader" key={i} title={types[i] ? `${c} ${types[i]}` : c}>
-              <span class="name">{c}</span>
+            <div
+              role="columnheader"
+              key={i}
+              title={types[i] ? `${c} ${types[i]}` : c}
+              aria-sort={sort?.col === i ? (sort.descending ? 'descending' : 'ascending') : undefined}
+            >
+              {onSort ? (
+                <button
+                  type="button"
+                  class="name sort"
+                  onClick={() => onSort(i)}
+                  title={`Sort by ${c} (in the browser: every row is loaded)`}
+                  data-testid="sort"
+                >
+                  {c}
+                  {sort?.col === i ? (sort.descending ? ' ▼' : ' ▲') : ''}
+                </button>
+              ) : (
+                <span class="name" title={`${c}: results of more than one chunk are sorted with ORDER BY`}>
+                  {c}
+                </span>
+              )}
               <span class="type">{types[i] ?? ''}</span>
+              <div
+                class="resize"
+                role="separator"
+                aria-orientation="vertical"
+                aria-label={`Width of ${c}`}
+                aria-valuenow={widths[i] ?? undefined}
+                tabIndex={0}
+                onPointerDown={(e) => startDrag(i, e)}
+                onKeyDown={(e) => {
+                  if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+                  e.preventDefault();
+                  e.stopPropagation();
+                  const current = widths[i] ?? e.currentTarget.parentElement?.getBoundingClientRect().width ?? 140;
+                  resize(i, current + (e.key === 'ArrowRight' ? 20 : -20));
+                }}
+                data-testid="column-resize"
+              />
             </div>
           ))}
         </div>
@@ -148,8 +215,9 @@ export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy
                     key={c}
                     id={isActive ? activeId : undefined}
                     aria-selected={isActive}
-                    class={`${row === undefined ? 'loading' : value === null ? 'null' : typeof value === 'number' ? 'num' : ''}${isActive ? ' active' : ''}`}
+                    class={`${row === undefined ? 'loading' : value === null ? 'null' : value instanceof Num ? 'num' : ''}${isActive ? ' active' : ''}`}
                     onClick={() => onActive({ row: i, col: c })}
+                    onDblClick={() => onView({ row: i, col: c })}
                   >
                     {row === undefined ? '…' : cellText(value)}
                   </div>

@@ -3,27 +3,40 @@ import { useState } from 'preact/hooks';
 import type { Api } from '../lib/api.js';
 import { CONSOLE_MARK, consoleSql } from '../lib/catalog.js';
 import { cellText, duration } from '../lib/format.js';
+import { Num } from '../lib/json.js';
 import { sqlLiteral } from '../lib/sql.js';
 import { ErrorBox, useLoad } from './common.js';
 
 export function History({ api, openInEditor }: { api: Api; openInEditor: (sql: string, run: boolean) => void }) {
   const [own, setOwn] = useState(false);
   const [mine, setMine] = useState(true);
+  const [search, setSearch] = useState('');
+  // The search runs in vdb over the whole log, not over the 200 rows shown; strpos takes the text
+  // as it is (no LIKE wildcards to escape).
+  const pattern = search.trim() ? ` AND strpos(lower("Statement"), lower(${sqlLiteral(search.trim())})) > 0` : '';
   const log = useLoad(
     () =>
       api.query(
         consoleSql(
           `SELECT "ID", "UserName", "StartTime", "DurationMs", "RowCount", "Status", "Error", "Statement" FROM SYSLOG.QueryLog` +
-            ` WHERE true${own ? '' : ` AND "Statement" NOT LIKE ${sqlLiteral(`${CONSOLE_MARK}%`)}`}${mine ? ' AND "UserName" = CURRENT_USER' : ''}` +
+            ` WHERE true${own ? '' : ` AND "Statement" NOT LIKE ${sqlLiteral(`${CONSOLE_MARK}%`)}`}${mine ? ' AND "UserName" = CURRENT_USER' : ''}${pattern}` +
             ` ORDER BY "ID" DESC LIMIT 200`,
         ),
       ),
-    [api, own, mine],
+    [api, own, mine, pattern],
   );
   return (
     <div class="history">
       <div class="section-head">
         <h1>Query history</h1>
+        <input
+          type="search"
+          placeholder="Search statements"
+          aria-label="Search statements"
+          value={search}
+          onChange={(e) => setSearch(e.currentTarget.value)}
+          data-testid="history-search"
+        />
         <label class="inline">
           <input type="checkbox" checked={mine} onChange={(e) => setMine(e.currentTarget.checked)} /> Only mine
         </label>
@@ -63,7 +76,7 @@ export function History({ api, openInEditor }: { api: Api; openInEditor: (sql: s
                   </td>
                   <td class={`status ${String(status)}`}>{cellText(status)}</td>
                   <td class="num">{cellText(rows)}</td>
-                  <td class="num nowrap">{typeof ms === 'number' ? duration(ms) : cellText(ms)}</td>
+                  <td class="num nowrap">{ms instanceof Num ? duration(Number(ms)) : cellText(ms)}</td>
                   <td class="actions">
                     <button
                       type="button"
@@ -79,7 +92,7 @@ export function History({ api, openInEditor }: { api: Api; openInEditor: (sql: s
           </tbody>
         </table>
       </div>
-      {log.value?.rows.length === 0 && <p class="muted">No statements yet.</p>}
+      {log.value?.rows.length === 0 && <p class="muted">{pattern ? 'No statement matches.' : 'No statements yet.'}</p>}
     </div>
   );
 }

@@ -1,66 +1,93 @@
 /**
  * The SQL screen: tabs of statements (kept across reloads), the editor, run/explain/cancel, and
- * each tab's result. A run opens a cursor (pagination=true) and pages through it; cancelling
- * aborts the request, and vdb cancels the statement in the engine and at the sources.
+ * each tab's results. Runs belong to the Workbench, not to this screen: leaving for another
+ * screen neither cancels a statement nor drops a result. Run takes the selection or the
+ * statement at the cursor; Run script takes every statement, each with its own result.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { EditorView } from '@codemirror/view';
 import type { Api } from '../lib/api.js';
 import { loadCatalog, type Catalog } from '../lib/catalog.js';
-import { countRows } from '../lib/count.js';
-import { planTree, type PlanNode } from '../lib/explain.js';
 import { duration } from '../lib/format.js';
-import { PagedRows } from '../lib/pages.js';
+import { splitStatements, statementAt, type Statement } from '../lib/statements.js';
 import { closeTab, loadTabs, newTab, saveTabs, type TabState } from '../lib/tabs.js';
+import type { Mode, StatementRun, TabRun, Workbench } from '../lib/workbench.js';
 import type { OpenStatement } from './App.js';
-import { Editor } from './Editor.js';
+import { Editor, type EditorMark } from './Editor.js';
 import { PlanTree } from './PlanTree.js';
-import { ResultView, type RowsResult } from './ResultView.js';
+import { ResultView } from './ResultView.js';
+import { SchemaTree } from './SchemaTree.js';
 import { ErrorBox, onTablistKey } from './common.js';
 
-const PAGE_SIZE = 500;
-const PLAN_COLUMNS = 'step,location,operation,object,pushed,sql';
+type Scope = 'script' | 'cursor';
 
-type RunState =
-  | { kind: 'running'; started: number; controller: AbortController; what: 'run' | 'explain' }
-  | { kind: 'rows'; result: RowsResult }
-  | { kind: 'plan'; nodes: PlanNode[]; elapsedMs: number }
-  | { kind: 'error'; error: unknown }
-  | { kind: 'cancelled'; afterMs: number };
+/** The editor's statements to run: the selection's, else the one at the cursor (or all, for a script). */
+function statementsOf(view: EditorView | null, doc: string, scope: Scope): Statement[] {
+  if (!view) return splitStatements(doc);
+  const { from, to, head } = view.state.selection.main;
+  const text = view.state.doc.toString();
+  if (from !== to) {
+    return splitStatements(text.slice(from, to)).map((s) => ({ ...s, from: s.from + from, to: s.to + from }));
+  }
+  const all = splitStatements(text);
+  if (scope === 'script') return all;
+  const one = statementAt(all, head);
+  return one ? [one] : [];
+}
+
+/** The error of the shown statement as a mark in the text, while the text there is unchanged. */
+function markOf(run: TabRun | undefined, doc: string): EditorMark | null {
+  const s = run?.statements[run.shown];
+  if (s?.state.kind !== 'error' || !s.state.range || doc.slice(s.from, s.to) !== s.sql) return null;
+  const e = s.state.error;
+  return {
+    from: s.from + s.state.range.from,
+    to: s.from + s.state.range.to,
+    message: 'description' in e ? `${e.title}: ${e.description}` : e.message,
+  };
+}
+
+const label = (s: StatementRun, i: number) => {
+  const glyph = { waiting: '…', running: '⏳', rows: '✓', plan: '✓', error: '✗', cancelled: '–' }[s.state.kind];
+  return `${i + 1}: ${s.sql.replace(/\s+/g, ' ').slice(0, 24)} ${glyph}`;
+};
 
 export function QueryScreen({
   api,
   user,
+  workbench,
   open,
   onOpened,
 }: {
   api: Api;
   user: string;
+  workbench: Workbench;
   /** A statement from another screen, opened once: onOpened tells the sender it was taken. */
   open: OpenStatement | null;
   onOpened: () => void;
 }) {
   const [state, setState] = useState<TabState>(() => loadTabs(localStorage, user));
-  const [runs, setRuns] = useState(new Map<string, RunState>());
   const [catalog, setCatalog] = useState<Catalog | null>(null);
   const [catalogError, setCatalogError] = useState<unknown>(null);
   const [, tick] = useState(0);
+  const view = useRef<EditorView | null>(null);
   const tab = state.tabs.find((t) => t.id === state.active) ?? state.tabs[0]!;
-  const run = runs.get(tab.id);
-  const runsRef = useRef(runs);
-  runsRef.current = runs;
+  const run = workbench.get(tab.id);
+  const shown = run?.statements[run.shown];
+  const running = workbench.running(tab.id);
 
+  useEffect(() => workbench.subscribe(() => tick((n) => n + 1)), [workbench]);
   useEffect(() => saveTabs(localStorage, user, state), [state, user]);
   useEffect(() => {
     loadCatalog(api).then(setCatalog, setCatalogError);
   }, [api]);
   // The running time ticks while a statement runs.
   useEffect(() => {
-    if (run?.kind !== 'running') return;
+    if (!running && shown?.state.kind !== 'running') return;
     const timer = setInterval(() => tick((n) => n + 1), 250);
     return () => clearInterval(timer);
-  }, [run?.kind]);
+  }, [running, shown?.state.kind]);
 
-  const setRun = (id: string, value: RunState) => setRuns((m) => new Map(m).set(id, value));
   // Saved at once as well as after the render: a reload right after typing keeps the statement.
   const setSql = (sql: string) =>
     setState((s) => {
@@ -69,54 +96,19 @@ export function QueryScreen({
       return next;
     });
 
-  const execute = async (what: 'run' | 'explain', sqlText = tab.sql, id = tab.id) => {
-    const text = sqlText.trim();
-    if (!text) return;
-    const previous = runsRef.current.get(id);
-    if (previous?.kind === 'running') previous.controller.abort();
-    const controller = new AbortController();
-    const started = performance.now();
-    setRun(id, { kind: 'running', started, controller, what });
-    try {
-      if (what === 'explain') {
-        const result = await api.query(`EXPLAIN ${text}`, controller.signal);
-        setRun(id, { kind: 'plan', nodes: planTree(result), elapsedMs: performance.now() - started });
-        return;
-      }
-      const first = await api.openCursor(text, PAGE_SIZE, controller.signal);
-      const elapsedMs = performance.now() - started;
-      if (first.columns.map((c) => c.toLowerCase()).join(',') === PLAN_COLUMNS) {
-        setRun(id, { kind: 'plan', nodes: planTree(first), elapsedMs });
-        return;
-      }
-      const pages = new PagedRows((offset, limit) => api.page(first.requestId, offset, limit), PAGE_SIZE, first.rows);
-      const result: RowsResult = { ...first, sql: text, pages, first: first.rows, total: first.more ? null : first.rows.length, elapsedMs };
-      setRun(id, { kind: 'rows', result });
-      if (first.more) {
-        const total = await countRows(first.rows.length, async (i) => (await api.page(first.requestId, i, 1)).length > 0);
-        setRuns((m) => {
-          const current = m.get(id);
-          return current?.kind === 'rows' && current.result === result
-            ? new Map(m).set(id, { kind: 'rows', result: { ...result, total } })
-            : m;
-        });
-      }
-    } catch (error) {
-      if (controller.signal.aborted) setRun(id, { kind: 'cancelled', afterMs: performance.now() - started });
-      else setRun(id, { kind: 'error', error });
-    }
+  const execute = (what: Mode, scope: Scope = 'cursor') => void workbench.run(tab.id, statementsOf(view.current, tab.sql, scope), what);
+
+  /** A new tab holding `sql`, run at once if asked. */
+  const openTab = (sql: string, runIt: boolean) => {
+    const fresh = newTab(state.tabs.length + 1, sql);
+    setState((s) => ({ tabs: [...s.tabs, fresh], active: fresh.id }));
+    if (runIt) void workbench.run(fresh.id, splitStatements(sql), 'run');
   };
 
-  const cancel = () => {
-    if (run?.kind === 'running') run.controller.abort();
-  };
-
-  // A statement sent from the history or the sources screen: a new tab, run at once if asked.
+  // A statement sent from the history or the sources screen.
   useEffect(() => {
     if (!open) return;
-    const fresh = newTab(state.tabs.length + 1, open.sql);
-    setState((s) => ({ tabs: [...s.tabs, fresh], active: fresh.id }));
-    if (open.run) void execute('run', open.sql, fresh.id);
+    openTab(open.sql, open.run);
     // Taken: coming back to this screen later must not open (and run) it again.
     onOpened();
   }, [open?.seq]);
@@ -126,11 +118,19 @@ export function QueryScreen({
     setState((s) => ({ tabs: [...s.tabs, fresh], active: fresh.id }));
   };
   const removeTab = (id: string) => {
-    const r = runs.get(id);
-    if (r?.kind === 'running') r.controller.abort();
+    workbench.forget(id);
     setState((s) => closeTab(s, id));
   };
+  /** A name from the schema tree, typed in at the cursor. */
+  const insert = (text: string) => {
+    const v = view.current;
+    if (!v) return;
+    const { from, to } = v.state.selection.main;
+    v.dispatch({ changes: { from, to, insert: text }, selection: { anchor: from + text.length } });
+    v.focus();
+  };
 
+  const st = shown?.state;
   return (
     <div class="query-screen">
       <div class="tabs" role="tablist" aria-label="Statements" onKeyDown={onTablistKey}>
@@ -147,7 +147,7 @@ export function QueryScreen({
               title={t.sql.slice(0, 200)}
             >
               {t.title}
-              {runs.get(t.id)?.kind === 'running' ? ' ⏳' : ''}
+              {workbench.running(t.id) ? ' ⏳' : ''}
             </button>
             <button type="button" class="close" aria-label={`Close ${t.title}`} onClick={() => removeTab(t.id)}>
               ×
@@ -158,50 +158,80 @@ export function QueryScreen({
           +
         </button>
       </div>
-      <div role="tabpanel" id="statement-panel" aria-labelledby={`tab-${tab.id}`} class="tab-panel">
-        <Editor
-          tabId={tab.id}
-          doc={tab.sql}
-          catalog={catalog}
-          onChange={setSql}
-          onRun={() => execute('run')}
-          onExplain={() => execute('explain')}
-        />
-        <div class="toolbar" role="toolbar" aria-label="Statement">
-          <button
-            type="button"
-            class="primary"
-            onClick={() => execute('run')}
-            disabled={run?.kind === 'running'}
-            data-testid="run"
-            title="Ctrl+Enter"
-          >
-            Run
-          </button>
-          <button
-            type="button"
-            onClick={() => execute('explain')}
-            disabled={run?.kind === 'running'}
-            data-testid="explain"
-            title="Ctrl+Shift+Enter"
-          >
-            Explain
-          </button>
-          <button type="button" onClick={cancel} disabled={run?.kind !== 'running'} data-testid="cancel">
-            Cancel
-          </button>
-          <span class="muted small" role="status" data-testid="run-status">
-            {run?.kind === 'running' &&
-              `${run.what === 'explain' ? 'Explaining' : 'Running'}… ${duration(performance.now() - run.started)}`}
-            {run?.kind === 'cancelled' && `Cancelled after ${duration(run.afterMs)}.`}
-            {run?.kind === 'plan' && `Plan in ${duration(run.elapsedMs)}.`}
-          </span>
-          <span class="muted small kbd-help">Ctrl+Enter runs · Ctrl+Shift+Enter explains · Ctrl+Space completes</span>
+      <div class="workbench">
+        <div role="tabpanel" id="statement-panel" aria-labelledby={`tab-${tab.id}`} class="tab-panel">
+          <Editor
+            tabId={tab.id}
+            doc={tab.sql}
+            catalog={catalog}
+            mark={markOf(run, tab.sql)}
+            onChange={setSql}
+            onRun={() => execute('run')}
+            onRunScript={() => execute('run', 'script')}
+            onExplain={() => execute('explain')}
+            onView={(v) => (view.current = v)}
+          />
+          <div class="toolbar" role="toolbar" aria-label="Statement">
+            <button
+              type="button"
+              class="primary"
+              onClick={() => execute('run')}
+              disabled={running}
+              data-testid="run"
+              title="Ctrl+Enter: the selection, or the statement at the cursor"
+            >
+              Run
+            </button>
+            <button
+              type="button"
+              onClick={() => execute('run', 'script')}
+              disabled={running}
+              data-testid="run-script"
+              title="Ctrl+Alt+Enter: every statement, in order"
+            >
+              Run script
+            </button>
+            <button type="button" onClick={() => execute('explain')} disabled={running} data-testid="explain" title="Ctrl+Shift+Enter">
+              Explain
+            </button>
+            <button type="button" onClick={() => workbench.cancel(tab.id)} disabled={!running} data-testid="cancel">
+              Cancel
+            </button>
+            <span class="muted small" role="status" data-testid="run-status">
+              {st?.kind === 'running' && `${shown?.what === 'explain' ? 'Explaining' : 'Running'}… ${duration(Date.now() - st.started)}`}
+              {st?.kind === 'waiting' && 'Waiting for the statements before it…'}
+              {st?.kind === 'cancelled' && `${st.why}${st.afterMs === null ? '' : ` after ${duration(st.afterMs)}`}.`}
+              {st?.kind === 'plan' && `Plan in ${duration(st.elapsedMs)}.`}
+            </span>
+            <span class="muted small kbd-help">
+              Ctrl+Enter runs · Ctrl+Alt+Enter runs all · Ctrl+Shift+Enter explains · Ctrl+Space completes
+            </span>
+          </div>
+          {catalogError !== null && <ErrorBox error={catalogError} />}
+          {run && run.statements.length > 1 && (
+            <div class="tabs result-tabs" role="tablist" aria-label="Results" onKeyDown={onTablistKey}>
+              {run.statements.map((s, i) => (
+                <button
+                  type="button"
+                  role="tab"
+                  key={i}
+                  aria-selected={i === run.shown}
+                  tabIndex={i === run.shown ? 0 : -1}
+                  title={s.sql.slice(0, 200)}
+                  data-testid="result-tab"
+                  onClick={() => workbench.show(tab.id, i)}
+                >
+                  {label(s, i)}
+                </button>
+              ))}
+            </div>
+          )}
+          {st?.kind === 'error' && <ErrorBox error={st.error} />}
+          {st?.kind === 'plan' && <PlanTree nodes={st.nodes} />}
+          {st?.kind === 'rows' && <ResultView key={st.result.requestId} api={api} result={st.result} />}
         </div>
-        {catalogError !== null && <ErrorBox error={catalogError} />}
-        {run?.kind === 'error' && <ErrorBox error={run.error} />}
-        {run?.kind === 'plan' && <PlanTree nodes={run.nodes} />}
-        {run?.kind === 'rows' && <ResultView key={run.result.requestId} api={api} result={run.result} />}
+        {/* Beside the editor on the right, after it in the Tab order: the editor is reached first. */}
+        <SchemaTree api={api} catalog={catalog} onInsert={insert} onPreview={(sql) => openTab(sql, true)} />
       </div>
     </div>
   );

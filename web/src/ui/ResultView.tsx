@@ -1,29 +1,51 @@
 /** A result: the grid, its toolbar (copy, CSV, chart) and its row count and time. */
 import { useMemo, useRef, useState } from 'preact/hooks';
-import type { Api, Row } from '../lib/api.js';
-import type { PagedRows } from '../lib/pages.js';
+import type { Api } from '../lib/api.js';
+import type { RowsResult } from '../lib/workbench.js';
 import { copyText } from '../lib/clipboard.js';
 import { csvBody } from '../lib/csv.js';
 import { cellText, count, duration, isNumericColumn, rowText } from '../lib/format.js';
-import { Grid, type Active } from './Grid.js';
+import { Grid, type Active, type Sort } from './Grid.js';
+import { PagedRows } from '../lib/pages.js';
+import { sortRows } from '../lib/sort.js';
 import { Chart } from './Chart.js';
 import { ErrorBox, Note } from './common.js';
+import { RawJson, jsonPretty, type JsonValue } from '../lib/json.js';
 
-export interface RowsResult {
-  sql: string;
-  columns: string[];
-  types: string[];
-  requestId: string;
-  pages: PagedRows;
-  first: Row[];
-  /** null while the count is being found. */
-  total: number | null;
-  elapsedMs: number;
-  warnings: string | null;
+/** A value in full: JSON laid out, long text wrapped, exact digits kept. */
+function ValueViewer({ column, value, onClose }: { column: string; value: JsonValue | undefined; onClose: () => void }) {
+  const text = value instanceof RawJson ? jsonPretty(value) : cellText(value);
+  return (
+    <section class="value-viewer" aria-label={`Value of ${column}`} data-testid="value-viewer">
+      <div class="toolbar">
+        <strong>{column}</strong>
+        <span class="muted small">{value instanceof RawJson ? 'JSON' : value === null ? 'NULL' : `${count(text.length)} characters`}</span>
+        <button type="button" onClick={() => void copyText(text)}>
+          Copy value
+        </button>
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+      </div>
+      <pre class={value === null ? 'null' : undefined}>{text}</pre>
+    </section>
+  );
 }
 
 /** Rows per CSV request: big chunks, fewer round trips (the API caps a chunk at 100,000). */
 const CSV_CHUNK = 10_000;
+/** The most rows one request of a cursor answers (pagination.maxLimit): the limit of a whole-file format. */
+const WHOLE_LIMIT = 100_000;
+
+/** The formats the API serves (docs/rest.md#result-formats). */
+const FORMATS = {
+  csv: { label: 'CSV', accept: 'text/csv', extension: 'csv', whole: false },
+  json: { label: 'JSON', accept: 'application/json', extension: 'json', whole: false },
+  ndjson: { label: 'NDJSON', accept: 'application/x-ndjson', extension: 'ndjson', whole: false },
+  arrow: { label: 'Arrow', accept: 'application/vnd.apache.arrow.stream', extension: 'arrows', whole: true },
+  parquet: { label: 'Parquet', accept: 'application/vnd.apache.parquet', extension: 'parquet', whole: true },
+} as const;
+type Format = keyof typeof FORMATS;
 
 export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
   const [active, setActive] = useState<Active>({ row: 0, col: 0 });
@@ -31,6 +53,26 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
   const [error, setError] = useState<unknown>(null);
   const [chart, setChart] = useState(false);
   const [csv, setCsv] = useState<string | null>(null);
+  const [format, setFormat] = useState<Format>('csv');
+  /** Sorted in the browser only when every row is loaded: one chunk holds the whole result. */
+  const [sort, setSort] = useState<Sort | null>(null);
+  const whole = !result.provisional && result.total !== null && result.total <= result.first.length;
+  const pages = useMemo(
+    () =>
+      sort && whole
+        ? new PagedRows(async () => [], result.pages.pageSize, sortRows(result.first, sort.col, sort.descending))
+        : result.pages,
+    [sort, whole, result],
+  );
+  const [viewing, setViewing] = useState<{ column: string; value: JsonValue | undefined } | null>(null);
+  const view = async (cell: Active = active) => {
+    try {
+      await pages.ensure(cell.row, cell.row);
+      setViewing({ column: result.columns[cell.col] ?? '', value: pages.get(cell.row)?.[cell.col] });
+    } catch (err) {
+      setError(err);
+    }
+  };
   const rowCount = result.total ?? result.first.length;
   const numeric = useMemo(
     () =>
@@ -57,8 +99,8 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
     try {
       // The selected row's page may have been forgotten after scrolling far away: read it again,
       // rather than leave the clipboard holding what it held before.
-      await result.pages.ensure(active.row, active.row);
-      const row = result.pages.get(active.row);
+      await pages.ensure(active.row, active.row);
+      const row = pages.get(active.row);
       if (!row) throw new Error(`Row ${active.row + 1} could not be read.`);
       await copyText(what === 'cell' ? cellText(row[active.col]) : rowText(row));
       flash(what === 'cell' ? 'Cell copied' : 'Row copied');
@@ -69,36 +111,57 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
 
   const download = async () => {
     setError(null);
+    const spec = FORMATS[format];
     try {
-      // vdb writes the CSV (Accept: text/csv), chunk by chunk of the cursor; one header line.
-      const parts: string[] = [];
-      for (let offset = 0; ; offset += CSV_CHUNK) {
-        setCsv(`Preparing CSV… ${count(offset)} rows`);
-        const page = await api.csvPage(result.requestId, offset, CSV_CHUNK);
-        parts.push(offset === 0 ? page.text : csvBody(page.text));
-        if (!page.more) break;
+      const parts: BlobPart[] = [];
+      if (spec.whole) {
+        // Arrow and Parquet files are whole: one request for the cursor's rows (at most 100,000).
+        setCsv(`Preparing ${spec.label}…`);
+        parts.push((await api.pageAs(result.requestId, 0, Math.max(1, rowCount), spec.accept)).body);
+      } else {
+        // Text formats come chunk by chunk of the cursor, written by vdb, and are joined here.
+        const texts: string[] = [];
+        for (let offset = 0; ; offset += CSV_CHUNK) {
+          setCsv(`Preparing ${spec.label}… ${count(offset)} rows`);
+          if (format === 'csv') {
+            const page = await api.csvPage(result.requestId, offset, CSV_CHUNK);
+            texts.push(offset === 0 ? page.text : csvBody(page.text));
+            if (!page.more) break;
+          } else {
+            const page = await api.pageAs(result.requestId, offset, CSV_CHUNK, spec.accept, format === 'json' ? { array: false } : {});
+            const text = await page.body.text();
+            // A JSON chunk is an array of objects: the elements of all chunks make one array.
+            const inner = format === 'json' ? text.trim().slice(1, -1).trim() : text;
+            if (inner) texts.push(inner);
+            if (!page.more) break;
+          }
+        }
+        parts.push(format === 'json' ? `[${texts.join(',')}]` : texts.join(''));
       }
-      const url = URL.createObjectURL(new Blob(parts, { type: 'text/csv;charset=utf-8' }));
+      const url = URL.createObjectURL(new Blob(parts, { type: spec.accept }));
       const link = document.createElement('a');
       link.href = url;
-      link.download = 'result.csv';
+      link.download = `result.${spec.extension}`;
       link.click();
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
-      flash('CSV downloaded');
+      flash(`${spec.label} downloaded`);
     } catch (err) {
       setError(err);
     } finally {
       setCsv(null);
     }
   };
+  const tooBig = FORMATS[format].whole && rowCount > WHOLE_LIMIT;
 
   return (
     <section class="result" aria-label="Result">
       <div class="toolbar" role="toolbar" aria-label="Result actions">
         <span class="count" data-testid="row-count" role="status">
-          {result.total === null
-            ? `${count(result.first.length)}+ rows, counting…`
-            : `${count(result.total)} ${result.total === 1 ? 'row' : 'rows'}`}{' '}
+          {result.provisional
+            ? `Showing the first ${count(result.first.length)} · computing the whole result…`
+            : result.total === null
+              ? `${count(result.first.length)}+ rows, counting…`
+              : `${count(result.total)} ${result.total === 1 ? 'row' : 'rows'}`}{' '}
           · {duration(result.elapsedMs)}
         </span>
         <button type="button" onClick={() => copy('cell')} disabled={rowCount === 0} title="Ctrl+C in the grid">
@@ -107,8 +170,39 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
         <button type="button" onClick={() => copy('row')} disabled={rowCount === 0} title="Ctrl+Shift+C in the grid">
           Copy row
         </button>
-        <button type="button" onClick={download} disabled={csv !== null} data-testid="csv">
-          {csv ?? 'Download CSV'}
+        <button
+          type="button"
+          onClick={() => void view()}
+          disabled={rowCount === 0}
+          title="Enter or a double click in the grid"
+          data-testid="view-value"
+        >
+          View value
+        </button>
+        <select
+          value={format}
+          onChange={(e) => setFormat(e.currentTarget.value as Format)}
+          aria-label="Download format"
+          data-testid="download-format"
+        >
+          {Object.entries(FORMATS).map(([key, f]) => (
+            <option key={key} value={key}>
+              {f.label}
+            </option>
+          ))}
+        </select>
+        <button
+          type="button"
+          onClick={download}
+          disabled={csv !== null || result.provisional === true || tooBig}
+          title={
+            tooBig
+              ? `${FORMATS[format].label} files are made whole, of up to ${count(WHOLE_LIMIT)} rows: add a LIMIT, or download CSV, JSON or NDJSON`
+              : undefined
+          }
+          data-testid="csv"
+        >
+          {csv ?? `Download ${FORMATS[format].label}`}
         </button>
         <button
           type="button"
@@ -127,16 +221,24 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
         </p>
       )}
       <ErrorBox error={error} />
+      {viewing && <ValueViewer column={viewing.column} value={viewing.value} onClose={() => setViewing(null)} />}
       {chart && <Chart columns={result.columns} numeric={numeric} rows={result.first} />}
       {result.columns.length > 0 ? (
         <Grid
           columns={result.columns}
           types={result.types}
-          pages={result.pages}
+          pages={pages}
+          sort={whole ? sort : null}
+          onSort={
+            whole
+              ? (col) => setSort(sort?.col === col ? (sort.descending ? null : { col, descending: true }) : { col, descending: false })
+              : null
+          }
           rowCount={rowCount}
           active={active}
           onActive={setActive}
           onCopy={copy}
+          onView={(cell) => void view(cell)}
           onError={setError}
         />
       ) : (

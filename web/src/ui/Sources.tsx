@@ -7,6 +7,7 @@ import type { Api, Result } from '../lib/api.js';
 import { consoleSql } from '../lib/catalog.js';
 import { KINDS, missingFields, sourceSpec } from '../lib/props.js';
 import { callProcedure, quoteIdent, sqlLiteral } from '../lib/sql.js';
+import { mayAddSource, mayAlterSource, mayRefreshSource, type Grants } from '../lib/permissions.js';
 import { DataTable, ErrorBox, useLoad } from './common.js';
 
 type Health = { state: 'checking' } | { state: 'ok' } | { state: 'empty' } | { state: 'failed'; message: string };
@@ -23,7 +24,8 @@ const SYSTEM = ['SYS', 'SYSADMIN', 'SYSLOG'];
 
 /** A source is healthy when one row of one of its tables can be read (the read is pushed down). */
 async function checkHealth(api: Api, schema: string): Promise<Health> {
-  const tables = await api.tables(schema);
+  // Paced: the table list and the read below wait for the console's own slot.
+  const tables = await api.paced(() => api.tables(schema));
   const first = tables.find((t) => t.Type === 'Table') ?? tables[0];
   if (!first) return { state: 'empty' };
   try {
@@ -34,7 +36,7 @@ async function checkHealth(api: Api, schema: string): Promise<Health> {
   }
 }
 
-export function Sources({ api, openInEditor }: { api: Api; openInEditor: (sql: string, run: boolean) => void }) {
+export function Sources({ api, grants, openInEditor }: { api: Api; grants: Grants; openInEditor: (sql: string, run: boolean) => void }) {
   const [health, setHealth] = useState(new Map<string, Health>());
   const [selected, setSelected] = useState<string | null>(null);
   const [adding, setAdding] = useState(false);
@@ -95,9 +97,11 @@ export function Sources({ api, openInEditor }: { api: Api; openInEditor: (sql: s
     <div class="sources">
       <div class="section-head">
         <h1>Sources</h1>
-        <button type="button" class="primary" onClick={() => setAdding(!adding)} aria-expanded={adding} data-testid="add-source">
-          Add source
-        </button>
+        {mayAddSource(grants) && (
+          <button type="button" class="primary" onClick={() => setAdding(!adding)} aria-expanded={adding} data-testid="add-source">
+            Add source
+          </button>
+        )}
         <button type="button" onClick={list.reload}>
           Reload
         </button>
@@ -158,15 +162,15 @@ export function Sources({ api, openInEditor }: { api: Api; openInEditor: (sql: s
                       {h?.state === 'failed' && `✕ ${h.message}`}
                     </td>
                     <td class="actions">
-                      {own && (
-                        <>
-                          <button type="button" onClick={() => refresh(s.name)}>
-                            Refresh
-                          </button>
-                          <button type="button" class="danger" onClick={() => remove(s.name)} aria-label={`Remove ${s.name}`}>
-                            Remove
-                          </button>
-                        </>
+                      {own && mayRefreshSource(grants, s.name) && (
+                        <button type="button" onClick={() => refresh(s.name)}>
+                          Refresh
+                        </button>
+                      )}
+                      {own && mayAlterSource(grants, s.name) && (
+                        <button type="button" class="danger" onClick={() => remove(s.name)} aria-label={`Remove ${s.name}`}>
+                          Remove
+                        </button>
                       )}
                     </td>
                   </tr>

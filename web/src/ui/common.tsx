@@ -4,6 +4,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, type Result } from '../lib/api.js';
 import { copyText } from '../lib/clipboard.js';
 import { cellText } from '../lib/format.js';
+import { Num } from '../lib/json.js';
 
 /** An API error as the API wrote it: title, description, hint. */
 export function ErrorBox({ error }: { error: unknown }) {
@@ -79,7 +80,7 @@ export function DataTable({
           {result.rows.map((row, r) => (
             <tr key={r}>
               {row.map((v, i) => (
-                <td key={i} class={v === null ? 'null' : typeof v === 'number' ? 'num' : undefined}>
+                <td key={i} class={v === null ? 'null' : v instanceof Num ? 'num' : undefined}>
                   {cellText(v)}
                 </td>
               ))}
