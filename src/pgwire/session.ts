@@ -10,7 +10,7 @@ import type { Services } from '../services.js';
 import { BodyReader, commandComplete, dataRow, emptyMessage, MessageWriter, parameterStatus, readyForQuery } from './codec.js';
 import type { Connection } from './connection.js';
 import { errorFields, errorResponse, noticeResponse, WireError } from './errors.js';
-import { cancelledByClient, openStatement, type Caller, type OpenStatement } from './run-statement.js';
+import { cancelledByClient, clientGone, openStatement, type Caller, type OpenStatement } from './run-statement.js';
 import { abortedBlock, sessionCommand, type CommandAnswer, type SessionState } from './session-commands.js';
 import { SessionSettings } from './settings.js';
 import { splitStatements, type Statement } from './statements.js';
@@ -37,6 +37,8 @@ interface Portal {
   pending: Array<Array<string | null>>;
   sent: number;
   finished: boolean;
+  /** Stops the portal's statement: a CancelRequest, the client gone. */
+  stop: AbortController;
 }
 
 /** Statements that write: refused inside a block, which vdb could not roll back. */
@@ -48,8 +50,6 @@ export class Session implements SessionState {
   block: SessionState['block'] = 'idle';
   private readonly prepared = new Map<string, Prepared>();
   private readonly portals = new Map<string, Portal>();
-  /** Aborted by a CancelRequest or when the client goes: the statement running now. */
-  private running: AbortController | null = null;
   /** After an error in the extended protocol, messages are skipped until Sync. */
   private skipping = false;
 
@@ -60,7 +60,17 @@ export class Session implements SessionState {
     parameters: ReadonlyMap<string, string>,
   ) {
     this.settings = new SessionSettings(caller.user.name, parameters);
+    // A client gone stops every open statement at once (their sources' queries too).
+    connection.gone.signal.addEventListener('abort', () => this.stopAll(clientGone()));
   }
+
+  private stopAll(reason: Error): void {
+    for (const portal of this.portals.values()) portal.stop.abort(reason);
+    for (const portal of this.simple) portal.stop.abort(reason);
+  }
+
+  /** The portals of the simple query running now (they have no name). */
+  private readonly simple = new Set<Portal>();
 
   deallocate(name: string | null): void {
     if (name === null) this.prepared.clear();
@@ -69,7 +79,7 @@ export class Session implements SessionState {
 
   /** The CancelRequest: the statement running now stops as a REST cancel stops it. */
   cancel(): void {
-    this.running?.abort(cancelledByClient());
+    this.stopAll(cancelledByClient());
   }
 
   /** Start-up's end: the settings, then ready. */
@@ -134,6 +144,7 @@ export class Session implements SessionState {
     // Several statements run as one implicit block in PostgreSQL; vdb runs each on its own.
     for (const statement of statements) {
       const portal = this.portalOf({ statement, parameterTypes: [], parameterCount: 0 }, [], []);
+      this.simple.add(portal);
       try {
         await this.describePortal(portal, true);
         await this.sendRows(portal, 0);
@@ -141,6 +152,7 @@ export class Session implements SessionState {
         this.fail(err, statement.text);
         break;
       } finally {
+        this.simple.delete(portal);
         await portal.open?.end();
       }
     }
@@ -148,7 +160,7 @@ export class Session implements SessionState {
   }
 
   private portalOf(prepared: Prepared, values: ParamValue[], formats: number[]): Portal {
-    return { prepared, values, formats, open: null, answer: null, pending: [], sent: 0, finished: false };
+    return { prepared, values, formats, open: null, answer: null, pending: [], sent: 0, finished: false, stop: new AbortController() };
   }
 
   // ---- extended query ----
@@ -268,16 +280,7 @@ export class Session implements SessionState {
         'Send writes outside a transaction block (autocommit).',
       );
     }
-    const running = new AbortController();
-    const gone = () => running.abort();
-    this.connection.gone.signal.addEventListener('abort', gone);
-    this.running = running;
-    try {
-      portal.open = await openStatement(this.services, this.caller, statement.text, portal.values, running.signal);
-    } finally {
-      this.connection.gone.signal.removeEventListener('abort', gone);
-      if (this.running === running && !portal.open) this.running = null;
-    }
+    portal.open = await openStatement(this.services, this.caller, statement.text, portal.values, portal.stop.signal);
     for (const warning of portal.open.execution.warnings) this.connection.send(noticeResponse(warning));
   }
 
@@ -335,11 +338,11 @@ export class Session implements SessionState {
       count++;
       portal.sent++;
       if (this.connection.full) await this.connection.flush();
+      if (this.connection.gone.signal.aborted) throw clientGone();
     }
     portal.finished = true;
     const tag = this.tagOf(portal, rowsToClient ? portal.sent : Number(firstValue ?? 0));
     await portal.open?.end();
-    if (this.running && portal.open) this.running = null;
     this.connection.send(commandComplete(tag));
   }
 
@@ -376,7 +379,7 @@ export class Session implements SessionState {
   }
 
   private async closeAll(): Promise<void> {
-    this.running?.abort();
+    this.stopAll(clientGone());
     await this.closePortals();
   }
 }

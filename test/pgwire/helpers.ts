@@ -57,3 +57,83 @@ export async function postgresClient(): Promise<pg.Client> {
   await client.connect();
   return client;
 }
+
+/** Values as the server's texts: the pg client's parsers left out, so that the texts are compared. */
+export const rawTypes = { getTypeParser: () => (value: string) => value };
+
+/**
+ * A minimal raw protocol client: signs in with a cleartext password and exchanges messages, for
+ * what the `pg` client does not expose (Execute with a row limit, a client that vanishes).
+ */
+export class RawClient {
+  private buffer = Buffer.alloc(0);
+  private waiters: Array<() => void> = [];
+
+  private constructor(readonly socket: import('node:net').Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.buffer = Buffer.concat([this.buffer, chunk]);
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+    socket.on('error', () => undefined);
+  }
+
+  static async connect(port: number, database: string, user = 'admin', password = ADMIN_PASSWORD): Promise<RawClient> {
+    const net = await import('node:net');
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const client = new RawClient(socket);
+    const params = Buffer.from(`user\0${user}\0database\0${database}\0\0`);
+    const startup = Buffer.alloc(8);
+    startup.writeInt32BE(8 + params.length);
+    startup.writeInt32BE(196608, 4);
+    socket.write(Buffer.concat([startup, params]));
+    await client.until('R');
+    client.send('p', Buffer.from(`${password}\0`));
+    const messages = await client.until('Z');
+    client.processId = messages.find((m) => m.type === 'K')?.body.readInt32BE(0) ?? 0;
+    client.secret = messages.find((m) => m.type === 'K')?.body.readInt32BE(4) ?? 0;
+    return client;
+  }
+
+  processId = 0;
+  secret = 0;
+
+  send(type: string, body: Buffer): void {
+    const head = Buffer.alloc(5);
+    head.write(type, 0, 'latin1');
+    head.writeInt32BE(body.length + 4, 1);
+    this.socket.write(Buffer.concat([head, body]));
+  }
+
+  /** The messages up to and including the first of `type`. */
+  async until(type: string): Promise<Array<{ type: string; body: Buffer }>> {
+    const messages: Array<{ type: string; body: Buffer }> = [];
+    for (;;) {
+      while (this.buffer.length >= 5 && this.buffer.length >= this.buffer.readInt32BE(1) + 1) {
+        const length = this.buffer.readInt32BE(1);
+        const message = { type: String.fromCharCode(this.buffer[0]!), body: this.buffer.subarray(5, length + 1) };
+        this.buffer = this.buffer.subarray(length + 1);
+        messages.push(message);
+        if (message.type === type) return messages;
+      }
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+/** A message body of NUL-terminated strings and 16/32-bit integers, in order. */
+export function body(...fields: Array<string | { i16: number } | { i32: number }>): Buffer {
+  return Buffer.concat(
+    fields.map((field) => {
+      if (typeof field === 'string') return Buffer.from(`${field}\0`);
+      const out = Buffer.alloc('i16' in field ? 2 : 4);
+      if ('i16' in field) out.writeInt16BE(field.i16);
+      else out.writeInt32BE(field.i32);
+      return out;
+    }),
+  );
+}
