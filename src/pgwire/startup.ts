@@ -1,11 +1,11 @@
 /**
  * A connection's start: SSLRequest (TLS when a certificate is configured, else 'N'), the
  * protocol 3.0 start-up packet, a CancelRequest on a connection of its own, and the sign-in.
- * Sign-in is PostgreSQL's cleartext password exchange, accepted only over TLS or on a loopback
- * listener (or where the configuration allows it): vdb keeps its passwords as scrypt hashes,
- * which a SCRAM exchange cannot check. The password is vdb's user password or one of the
- * user's API keys, with the same throttling, lockout and audit records as REST's Basic sign-in;
- * users who sign in elsewhere (external identities) are refused, as REST refuses them.
+ * Sign-in (checkSignIn) is SCRAM-SHA-256 against the verifier vdb keeps beside each password's
+ * scrypt hash, or a cleartext password where no verifier exists yet and for API keys; either
+ * only over TLS or on a loopback listener (or where the configuration allows it). Sign-ins are
+ * throttled, locked out and audited as REST's Basic sign-in; users who sign in elsewhere
+ * (external identities) are refused, as REST refuses them.
  */
 import type { SecureContext } from 'node:tls';
 import type { UserDef } from '../catalog/types.js';
@@ -16,6 +16,8 @@ import { BodyReader, CANCEL_REQUEST, GSSENC_REQUEST, MessageWriter, PROTOCOL_3, 
 import type { Connection } from './connection.js';
 import { WireError } from './errors.js';
 import type { Caller } from './run-statement.js';
+import { parseVerifier } from '../security/scram.js';
+import { decoyVerifier, scramExchange } from './scram.js';
 
 export interface StartOptions {
   /** The certificate's context; null: SSLRequest is answered 'N'. */
@@ -77,14 +79,26 @@ async function startupPacket(connection: Connection, options: StartOptions): Pro
   }
 }
 
-/** Asks for the password and checks it, throttled and audited as REST's sign-in. */
-async function checkPassword(services: Services, connection: Connection, name: string): Promise<Caller> {
+/** Asks for a cleartext password (only over TLS or loopback: checked before). */
+async function cleartextPassword(connection: Connection): Promise<string> {
   connection.send(new MessageWriter('R').int32(3).end());
   await connection.flush();
   const message = await connection.next();
   if (!message) throw FATAL('08006', 'the client went away during sign-in');
   if (message.type !== 'p'.charCodeAt(0)) throw FATAL('08P01', 'expected a password message');
-  const password = new BodyReader(message.body).cstring();
+  return new BodyReader(message.body).cstring();
+}
+
+/** The user name of an API key sign-in: the key's public part, vdb_<id>. */
+const API_KEY_USER = /^vdb_([0-9a-f]{16})$/;
+
+/**
+ * Checks who signs in, throttled and audited as REST's sign-in: an API key (user name vdb_<id>,
+ * the key as the password, in cleartext), a user with a SCRAM verifier (SCRAM-SHA-256), a user
+ * without one yet (a cleartext password, which gives them one), an unknown user (SCRAM with a
+ * made-up verifier: the same exchange, refused at its end).
+ */
+async function checkSignIn(services: Services, connection: Connection, name: string): Promise<Caller> {
   const address = connection.remoteAddress;
   const keys = signInKeys(name, address);
   const audit = (outcome: 'refused' | 'failed') =>
@@ -95,20 +109,27 @@ async function checkPassword(services: Services, connection: Connection, name: s
     audit('refused');
     throw FATAL('28000', err instanceof ApiError ? err.description : 'Too many failed sign-ins.');
   }
-  const key = services.apiKeys.verify(password);
-  let user: UserDef | null = null;
-  let apiKey: Caller['apiKey'] = null;
-  if (key && key.owner === name) {
-    user = services.users.find(name) ?? null;
-    apiKey = { readOnly: key.readOnly };
-  } else if (!key) user = await services.users.checkPassword(name, password);
-  if (!user) {
+  let caller: Caller | null = null;
+  const keyId = API_KEY_USER.exec(name)?.[1];
+  const known = services.users.find(name);
+  const verifier = parseVerifier(known?.scramVerifier);
+  if (keyId !== undefined) {
+    const key = services.apiKeys.verify(await cleartextPassword(connection));
+    const owner = key && key.id === keyId ? services.users.find(key.owner) : undefined;
+    if (key && owner) caller = { user: owner, apiKey: { readOnly: key.readOnly } };
+  } else if (known?.kind === 'password' && !verifier) {
+    const user = await services.users.checkPassword(name, await cleartextPassword(connection));
+    if (user) caller = { user, apiKey: null };
+  } else if (await scramExchange(connection, verifier ?? decoyVerifier(name))) {
+    caller = { user: known!, apiKey: null };
+  }
+  if (!caller) {
     await services.throttle.fail(keys);
     audit('failed');
     throw FATAL('28P01', `password authentication failed for user "${name}"`);
   }
   await services.throttle.succeed(keys[0]!);
-  return { user, apiKey };
+  return caller;
 }
 
 /** Runs the start of a connection; null when it ended without a session (a cancel, a client gone). */
@@ -128,7 +149,7 @@ export async function startSession(services: Services, connection: Connection, o
       'Connect with sslmode=require (the server needs a certificate: tls in the configuration).',
     );
   }
-  const caller = await checkPassword(services, connection, name);
+  const caller = await checkSignIn(services, connection, name);
   if (caller.user.kind !== 'password') throw FATAL('28000', `user "${name}" signs in through an external identity provider`);
   connection.send(new MessageWriter('R').int32(0).end());
   return { ...caller, parameters };

@@ -87,8 +87,9 @@ export class RawClient {
     startup.writeInt32BE(8 + params.length);
     startup.writeInt32BE(196608, 4);
     socket.write(Buffer.concat([startup, params]));
-    await client.until('R');
-    client.send('p', Buffer.from(`${password}\0`));
+    const offer = (await client.until('R')).at(-1)!.body;
+    if (offer.readInt32BE(0) === 3) client.send('p', Buffer.from(`${password}\0`));
+    else await client.scram(password);
     const messages = await client.until('Z');
     client.processId = messages.find((m) => m.type === 'K')?.body.readInt32BE(0) ?? 0;
     client.secret = messages.find((m) => m.type === 'K')?.body.readInt32BE(4) ?? 0;
@@ -97,6 +98,25 @@ export class RawClient {
 
   processId = 0;
   secret = 0;
+
+  /** The client's side of SCRAM-SHA-256 (RFC 5802), after the server's AuthenticationSASL. */
+  private async scram(password: string): Promise<void> {
+    const { createHash, createHmac, pbkdf2Sync, randomBytes } = await import('node:crypto');
+    const clientFirstBare = `n=,r=${randomBytes(18).toString('base64')}`;
+    const first = Buffer.from(`n,,${clientFirstBare}`);
+    const length = Buffer.alloc(4);
+    length.writeInt32BE(first.length);
+    this.send('p', Buffer.concat([Buffer.from('SCRAM-SHA-256\0'), length, first]));
+    const serverFirst = (await this.until('R')).at(-1)!.body.subarray(4).toString();
+    const fields = new Map(serverFirst.split(',').map((part) => [part[0]!, part.slice(2)]));
+    const salted = pbkdf2Sync(password, Buffer.from(fields.get('s')!, 'base64'), Number(fields.get('i')), 32, 'sha256');
+    const clientKey = createHmac('sha256', salted).update('Client Key').digest();
+    const storedKey = createHash('sha256').update(clientKey).digest();
+    const withoutProof = `c=biws,r=${fields.get('r')}`;
+    const signature = createHmac('sha256', storedKey).update(`${clientFirstBare},${serverFirst},${withoutProof}`).digest();
+    const proof = Buffer.from(clientKey.map((byte, i) => byte ^ signature[i]!));
+    this.send('p', Buffer.from(`${withoutProof},p=${proof.toString('base64')}`));
+  }
 
   send(type: string, body: Buffer): void {
     const head = Buffer.alloc(5);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type pg from 'pg';
+import { parseVerifier, scramVerifier } from '../../src/security/scram.js';
 import { body, postgresClient, RawClient, rawTypes, startWireServer, type WireServer } from './helpers.js';
 
 let wire: WireServer;
@@ -60,12 +61,55 @@ describe('sign-in', () => {
     assert.match(wrong.stderr, /password authentication failed for user "admin"/);
   });
 
-  test('an API key is a password', async () => {
+  test('an API key is a password, with its public part vdb_<id> as the user name', async () => {
     const response = await wire.server.request('/rest/api/keys', { body: { name: 'wire' } });
     const { key } = (await response.json()) as { key: string };
     assert.ok(key, 'an API key was created');
-    const client = await wire.client('admin', key);
-    assert.deepEqual((await client.query('SELECT 2 AS two')).rows, [{ two: 2 }]);
+    const keyUser = key.split('_').slice(0, 2).join('_');
+    const client = await wire.client(keyUser, key);
+    assert.deepEqual((await client.query('SELECT current_user AS who')).rows.length, 1);
+    assert.equal(await codeOf(wire.client(keyUser, `${key.slice(0, -1)}x`)), '28P01');
+  });
+
+  test("SCRAM-SHA-256 verifiers are PostgreSQL's: the same text for the same salt and iterations", async () => {
+    const postgres = await postgresClient();
+    try {
+      await postgres.query("SET password_encryption = 'scram-sha-256'");
+      await postgres.query('DROP ROLE IF EXISTS vdb_scram_probe');
+      await postgres.query("CREATE ROLE vdb_scram_probe PASSWORD 'Pässword-1'");
+      const { rows } = await postgres.query<{ rolpassword: string }>("SELECT rolpassword FROM pg_authid WHERE rolname = 'vdb_scram_probe'");
+      const stored = rows[0]!.rolpassword;
+      const parsed = parseVerifier(stored)!;
+      assert.equal(await scramVerifier('Pässword-1', parsed.salt, parsed.iterations), stored);
+    } finally {
+      await postgres.query('DROP ROLE IF EXISTS vdb_scram_probe').catch(() => undefined);
+      await postgres.end();
+    }
+  });
+
+  test('a user from before SCRAM verifiers signs in with a cleartext password once, and gets a verifier', async () => {
+    await wire.server.services.users.addPasswordUser('dave', 'dave-password-1');
+    await wire.server.services.store.update((catalog) => {
+      delete catalog.users.find((u) => u.name === 'dave')!.scramVerifier;
+    });
+    const client = await wire.client('dave', 'dave-password-1');
+    assert.equal((await client.query('SELECT 1 AS x')).rowCount, 1);
+    assert.match(wire.server.services.users.find('dave')!.scramVerifier ?? '', /^SCRAM-SHA-256\$4096:/);
+    // Now by SCRAM.
+    const again = await wire.client('dave', 'dave-password-1');
+    assert.equal((await again.query('SELECT 1 AS x')).rowCount, 1);
+    assert.equal(await codeOf(wire.client('dave', 'wrong-password')), '28P01');
+  });
+
+  test('failed sign-ins lock the user out as REST does', async () => {
+    const locked = await startWireServer({ throttle: { maxFailures: 2, windowMs: 60_000, lockMs: 60_000 } });
+    try {
+      assert.equal(await codeOf(locked.client('admin', 'wrong-1')), '28P01');
+      assert.equal(await codeOf(locked.client('admin', 'wrong-2')), '28P01');
+      assert.equal(await codeOf(locked.client()), '28000');
+    } finally {
+      await locked.close();
+    }
   });
 
   test('a user without permission gets 42501; with a grant the rows', async () => {
@@ -197,7 +241,6 @@ describe('statements', () => {
 describe('portals, vanishing clients and cancel', () => {
   test('Execute with a row limit: PortalSuspended, then the rest without recomputing', async () => {
     const raw = await RawClient.connect(wire.listener.port, database);
-    const logged = wire.server.services.queryLog.list?.length;
     raw.send('P', body('', 'SELECT x FROM generate_series(1, 5) AS t(x) ORDER BY x', { i16: 0 }));
     raw.send('B', body('p1', '', { i16: 0 }, { i16: 0 }, { i16: 0 }));
     raw.send('E', body('p1', { i32: 2 }));
@@ -221,7 +264,6 @@ describe('portals, vanishing clients and cancel', () => {
         .map((m) => (m.type === 'C' ? m.body.toString('utf8', 0, m.body.length - 1) : 's')),
       ['s', 'SELECT 5'],
     );
-    void logged;
     raw.close();
   });
 
