@@ -8,7 +8,6 @@
  * (external identities) are refused, as REST refuses them.
  */
 import type { SecureContext } from 'node:tls';
-import type { UserDef } from '../catalog/types.js';
 import { ApiError } from '../errors.js';
 import { signInKeys } from '../security/throttle.js';
 import type { Services } from '../services.js';
