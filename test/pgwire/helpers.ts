@@ -4,7 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import pg from 'pg';
-import { startPgListener, type PgListener } from '../../src/pgwire/listener.js';
+import { startPgListener, type PgListener, type PgListenerOptions } from '../../src/pgwire/listener.js';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.js';
 import type { ConfigOverrides } from '../../src/config.js';
 
@@ -14,13 +14,19 @@ export interface WireServer {
   /** A connected `pg` client (admin unless told otherwise). */
   client(user?: string, password?: string): Promise<pg.Client>;
   /** psql's output for `sql` (unaligned, tuples only unless flags say otherwise), and its exit code. */
-  psql(sql: string, flags?: string[], user?: string, password?: string): Promise<{ stdout: string; stderr: string; code: number }>;
+  psql(
+    sql: string,
+    flags?: string[],
+    user?: string,
+    password?: string,
+    sslmode?: string,
+  ): Promise<{ stdout: string; stderr: string; code: number }>;
   close(): Promise<void>;
 }
 
-export async function startWireServer(overrides: ConfigOverrides = {}): Promise<WireServer> {
+export async function startWireServer(overrides: ConfigOverrides = {}, listen: Partial<PgListenerOptions> = {}): Promise<WireServer> {
   const server = await startTestServer(overrides);
-  const listener = await startPgListener(server.services, { host: '127.0.0.1', port: 0, tls: null, allowPlainPasswords: false });
+  const listener = await startPgListener(server.services, { host: '127.0.0.1', port: 0, tls: null, allowPlainPasswords: false, ...listen });
   const database = server.services.config.vdbName;
   const clients: pg.Client[] = [];
   return {
@@ -33,12 +39,12 @@ export async function startWireServer(overrides: ConfigOverrides = {}): Promise<
       clients.push(client);
       return client;
     },
-    psql(sql, flags = ['-At'], user = 'admin', password = ADMIN_PASSWORD) {
+    psql(sql, flags = ['-At'], user = 'admin', password = ADMIN_PASSWORD, sslmode = 'prefer') {
       return new Promise((resolve) => {
         execFile(
           '/usr/bin/psql',
           ['-h', '127.0.0.1', '-p', String(listener.port), '-U', user, '-d', database, '-X', ...flags, '-c', sql],
-          { env: { ...process.env, PGPASSWORD: password, PGSSLMODE: 'prefer', PGCONNECT_TIMEOUT: '10' }, timeout: 30_000 },
+          { env: { ...process.env, PGPASSWORD: password, PGSSLMODE: sslmode, PGCONNECT_TIMEOUT: '10' }, timeout: 30_000 },
           (err, stdout, stderr) => resolve({ stdout, stderr, code: err ? ((err as { code?: number }).code ?? 1) : 0 }),
         );
       });
