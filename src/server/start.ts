@@ -65,7 +65,17 @@ export async function startServer(overrides: ConfigOverrides = {}): Promise<Runn
   let pg: PgListener | null = null;
   if (config.pgwire.enabled) {
     const { host, port } = pgwireAddress(config);
-    pg = await startPgListener(services, { host, port, tls: config.tls, allowPlainPasswords: config.pgwire.allowPlainPasswords }, log);
+    const options = { host, port, tls: config.tls, allowPlainPasswords: config.pgwire.allowPlainPasswords };
+    try {
+      pg = await startPgListener(services, options, log);
+    } catch (err) {
+      // The default port (the HTTP one + 1) may be taken: vdb still serves HTTP; a port set explicitly must be had.
+      if (config.pgwire.port !== null || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
+        await shutDown(services, servers);
+        throw err;
+      }
+      log.warn({ host, port }, 'the PostgreSQL listener is off: its port is in use (set pgwire.port)');
+    }
   }
   let stopping: Promise<void> | null = null;
   const stop = () => {
