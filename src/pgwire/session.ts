@@ -14,6 +14,7 @@ import { cancelledByClient, clientGone, openStatement, type Caller, type OpenSta
 import { abortedBlock, sessionCommand, type CommandAnswer, type SessionState } from './session-commands.js';
 import { SessionSettings } from './settings.js';
 import { splitStatements, type Statement } from './statements.js';
+import { copyHeader, copyLine, copyPlan, type CopyPlan } from './copy.js';
 import { binaryValue, OID, pgTypeOf } from './types.js';
 
 /** A prepared statement (Parse). */
@@ -37,6 +38,8 @@ interface Portal {
   pending: Array<Array<string | null>>;
   sent: number;
   finished: boolean;
+  /** A COPY ... TO STDOUT: how its rows are written. */
+  copy: CopyPlan | null;
   /** Stops the portal's statement: a CancelRequest, the client gone. */
   stop: AbortController;
 }
@@ -160,7 +163,18 @@ export class Session implements SessionState {
   }
 
   private portalOf(prepared: Prepared, values: ParamValue[], formats: number[]): Portal {
-    return { prepared, values, formats, open: null, answer: null, pending: [], sent: 0, finished: false, stop: new AbortController() };
+    return {
+      prepared,
+      values,
+      formats,
+      open: null,
+      answer: null,
+      pending: [],
+      sent: 0,
+      finished: false,
+      copy: null,
+      stop: new AbortController(),
+    };
   }
 
   // ---- extended query ----
@@ -273,6 +287,11 @@ export class Session implements SessionState {
       return;
     }
     if (this.block === 'failed') throw abortedBlock();
+    let text = statement.text;
+    if (statement.kind === 'copy' && statement.node && 'CopyStmt' in statement.node) {
+      portal.copy = copyPlan(statement.node.CopyStmt);
+      text = portal.copy.query;
+    }
     if (this.block === 'open' && (WRITES.has(statement.kind) || WRITE_KEYWORDS.has(statement.keyword))) {
       throw new WireError(
         '25006',
@@ -280,7 +299,7 @@ export class Session implements SessionState {
         'Send writes outside a transaction block (autocommit).',
       );
     }
-    portal.open = await openStatement(this.services, this.caller, statement.text, portal.values, portal.stop.signal);
+    portal.open = await openStatement(this.services, this.caller, text, portal.values, portal.stop.signal);
     for (const warning of portal.open.execution.warnings) this.connection.send(noticeResponse(warning));
   }
 
@@ -305,7 +324,7 @@ export class Session implements SessionState {
   }
 
   private returnsRows(portal: Portal): boolean {
-    return !WRITES.has(portal.prepared.statement.kind) && (portal.open?.execution.columns.length ?? 0) > 0;
+    return !WRITES.has(portal.prepared.statement.kind) && portal.copy === null && (portal.open?.execution.columns.length ?? 0) > 0;
   }
 
   private formatOf(portal: Portal, column: number): number {
@@ -318,6 +337,7 @@ export class Session implements SessionState {
       this.connection.send(commandComplete(this.tagOf(portal, 0)));
       return;
     }
+    if (portal.copy) return this.sendCopy(portal, portal.copy);
     const rowsToClient = portal.answer !== null || this.returnsRows(portal);
     const binary = portal.open?.execution.columns.map((c, i) => (this.formatOf(portal, i) === 1 ? c.type : null));
     let count = 0;
@@ -344,6 +364,33 @@ export class Session implements SessionState {
     const tag = this.tagOf(portal, rowsToClient ? portal.sent : Number(firstValue ?? 0));
     await portal.open?.end();
     this.connection.send(commandComplete(tag));
+  }
+
+  /** The rows of a COPY ... TO STDOUT: CopyOutResponse, a CopyData per line, CopyDone, `COPY n`. */
+  private async sendCopy(portal: Portal, plan: CopyPlan): Promise<void> {
+    const columns = portal.open!.execution.columns;
+    const response = new MessageWriter('H').byte(0).int16(columns.length);
+    for (let i = 0; i < columns.length; i++) response.int16(0);
+    this.connection.send(response.end());
+    const data = (line: string) => this.connection.send(new MessageWriter('d').add(Buffer.from(line, 'utf8')).end());
+    if (plan.header)
+      data(
+        copyHeader(
+          columns.map((c) => c.name),
+          plan,
+        ),
+      );
+    while (portal.pending.length > 0 || (await this.readMore(portal))) {
+      for (const row of portal.pending) data(copyLine(row, plan));
+      portal.sent += portal.pending.length;
+      portal.pending = [];
+      if (this.connection.full) await this.connection.flush();
+      if (this.connection.gone.signal.aborted) throw clientGone();
+    }
+    portal.finished = true;
+    await portal.open?.end();
+    this.connection.send(emptyMessage('c'));
+    this.connection.send(commandComplete(`COPY ${portal.sent}`));
   }
 
   /** Reads the next chunk of the portal's rows; false at their end. */

@@ -6,12 +6,12 @@
 import { parseSync } from 'libpg-query';
 import type { Node, ParseResult } from '@pgsql/types';
 
-export type StatementKind = 'select' | 'insert' | 'update' | 'delete' | 'session' | 'other';
+export type StatementKind = 'select' | 'insert' | 'update' | 'delete' | 'session' | 'copy' | 'other';
 
 export interface Statement {
   text: string;
   kind: StatementKind;
-  /** The statement's tree for the session's own statements (SET, SHOW, BEGIN, ...). */
+  /** The statement's tree for the session's own statements (SET, SHOW, BEGIN, ...) and COPY. */
   node: Node | null;
   /** The first keyword, upper case: the command tag of statements without a count. */
   keyword: string;
@@ -28,6 +28,7 @@ function kindOf(node: Node | undefined): StatementKind {
   if (name === 'UpdateStmt') return 'update';
   if (name === 'DeleteStmt') return 'delete';
   if (name && SESSION_NODES.includes(name)) return 'session';
+  if (name === 'CopyStmt') return 'copy';
   return 'other';
 }
 
@@ -48,7 +49,9 @@ export function splitStatements(sql: string): Statement[] {
   if (stmts.length <= 1) {
     const node = stmts[0]?.stmt;
     if (!node) return [];
-    return [{ text: sql, kind: kindOf(node), node: kindOf(node) === 'session' ? node : null, keyword: keywordOf(sql) }];
+    return [
+      { text: sql, kind: kindOf(node), node: kindOf(node) === 'session' || kindOf(node) === 'copy' ? node : null, keyword: keywordOf(sql) },
+    ];
   }
   // Locations count bytes of the UTF-8 text.
   const bytes = Buffer.from(sql, 'utf8');
@@ -56,6 +59,6 @@ export function splitStatements(sql: string): Statement[] {
     const start = raw.stmt_location ?? 0;
     const text = bytes.toString('utf8', start, raw.stmt_len ? start + raw.stmt_len : bytes.length);
     const kind = kindOf(raw.stmt);
-    return { text, kind, node: kind === 'session' ? (raw.stmt ?? null) : null, keyword: keywordOf(text) };
+    return { text, kind, node: kind === 'session' || kind === 'copy' ? (raw.stmt ?? null) : null, keyword: keywordOf(text) };
   });
 }
