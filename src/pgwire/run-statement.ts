@@ -79,10 +79,12 @@ export async function openStatement(
   sql: string,
   values: readonly ParamValue[],
   gone: AbortSignal,
+  /** The session's statement_timeout (as REST's timeout parameter); null: queryTimeoutMs. */
+  sessionTimeoutMs: number | null = null,
 ): Promise<OpenStatement> {
   const { user } = caller;
   const limits = limitsOf(user, services.config.roleLimits);
-  const requested = services.config.queryTimeoutMs;
+  const requested = sessionTimeoutMs ?? services.config.queryTimeoutMs;
   const roleCapsTime = limits.statementTimeoutMs !== null && limits.statementTimeoutMs < requested;
   const timeoutMs = roleCapsTime ? limits.statementTimeoutMs! : requested;
   const record = services.queryLog.begin(user.name, sql);

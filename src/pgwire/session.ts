@@ -230,7 +230,12 @@ export class Session implements SessionState {
       const writer = new MessageWriter('t').int16(types.length);
       for (const type of types) writer.int32(type);
       this.connection.send(writer.end());
-      // The columns are learned by opening the statement with NULL values, then closing it unread.
+      // A query's columns are learned by opening it with NULL values, then closing it unread. Nothing
+      // else is run to be described (a write would write, a SET would set): NoData.
+      if (prepared.statement.kind !== 'select') {
+        this.connection.send(emptyMessage('n'));
+        return;
+      }
       const probe = this.portalOf(
         prepared,
         types.map(() => null),
@@ -299,7 +304,14 @@ export class Session implements SessionState {
         'Send writes outside a transaction block (autocommit).',
       );
     }
-    portal.open = await openStatement(this.services, this.caller, text, portal.values, portal.stop.signal);
+    portal.open = await openStatement(
+      this.services,
+      this.caller,
+      text,
+      portal.values,
+      portal.stop.signal,
+      this.settings.statementTimeoutMs(),
+    );
     for (const warning of portal.open.execution.warnings) this.connection.send(noticeResponse(warning));
   }
 

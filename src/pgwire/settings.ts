@@ -51,7 +51,19 @@ const FIXED: Record<string, { accepts: (value: string) => boolean; why: string }
   server_version: { accepts: () => false, why: 'it is fixed' },
   transaction_isolation: { accepts: (v) => /^read committed$/i.test(v), why: 'vdb runs no transactions' },
   default_transaction_read_only: { accepts: () => true, why: '' },
+  statement_timeout: { accepts: (v) => durationMs(v) !== null, why: 'it takes a duration (5000, 5s, 1min)' },
 };
+
+/** The longest timer Node keeps (about 24.8 days). */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+const UNIT_MS: Record<string, number> = { '': 1, ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration setting's milliseconds (`5000`, `5s`, `'1min'`), or null for another text. */
+function durationMs(text: string): number | null {
+  const match = /^\s*(\d+)\s*(ms|s|min|h|d)?\s*$/i.exec(text);
+  if (!match) return null;
+  return Math.min(MAX_TIMEOUT_MS, Number(match[1]) * UNIT_MS[(match[2] ?? '').toLowerCase()]!);
+}
 
 export class SessionSettings {
   private readonly values = new Map<string, string>();
@@ -94,8 +106,8 @@ export class SessionSettings {
     if (rule && !rule.accepts(value)) {
       throw new WireError('0A000', `vdb cannot set ${key} to "${value}": ${rule.why}.`, `SHOW ${key} gives the value vdb uses.`);
     }
-    // The fixed ones keep their canonical spelling (UTF8, UTC, ISO, MDY).
-    const stored = rule ? (this.defaults.get(key) ?? value) : value;
+    // The fixed ones keep their canonical spelling (UTF8, UTC, ISO, MDY); a duration its text.
+    const stored = rule && key !== 'statement_timeout' ? (this.defaults.get(key) ?? value) : value;
     this.values.set(key, stored);
     return REPORTED.has(key) ? [key, stored] : null;
   }
@@ -109,6 +121,16 @@ export class SessionSettings {
       if (REPORTED.has(key)) changed.push([key, this.defaults.get(key) ?? '']);
     }
     return changed;
+  }
+
+  /**
+   * The session's statement_timeout in milliseconds: as REST's timeout parameter, it replaces
+   * queryTimeoutMs for the session's statements (a role's shorter limit still caps it); 0, the
+   * default, leaves queryTimeoutMs (vdb has no statement without a timeout).
+   */
+  statementTimeoutMs(): number | null {
+    const ms = durationMs(this.get('statement_timeout') ?? '0');
+    return ms === null || ms === 0 ? null : ms;
   }
 
   /** What start-up reports. */

@@ -100,3 +100,21 @@ test('vdb serve starts the listener beside HTTP', async () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test('Describe of a write statement runs nothing: NoData, and no row is written', async () => {
+  const raw = await connect();
+  try {
+    raw.send('P', body('w1', 'DELETE FROM shop.customers WHERE id = $1', { i16: 0 }));
+    raw.send('D', Buffer.concat([Buffer.from('S'), body('w1')]));
+    raw.send('P', body('w2', "SET application_name = 'x'", { i16: 0 }));
+    raw.send('D', Buffer.concat([Buffer.from('S'), body('w2')]));
+    raw.send('S', Buffer.alloc(0));
+    const messages = await raw.until('Z');
+    assert.deepEqual(
+      messages.map((m) => m.type),
+      ['1', 't', 'n', '1', 't', 'n', 'Z'],
+    );
+  } finally {
+    raw.close();
+  }
+});

@@ -227,6 +227,16 @@ describe('statements', () => {
     await client.query('SET extra_float_digits = 3');
   });
 
+  test("statement_timeout cancels a long statement with 57014, as REST's timeout parameter does", async () => {
+    const client = await wire.client();
+    assert.equal(await codeOf(client.query("SET statement_timeout = 'soon'")), '0A000');
+    await client.query("SET statement_timeout = '300ms'");
+    assert.deepEqual((await client.query('SHOW statement_timeout')).rows, [{ statement_timeout: '300ms' }]);
+    assert.equal(await codeOf(client.query('SELECT count(*) FROM generate_series(1, 3000000000) AS t(x)')), '57014');
+    await client.query('RESET statement_timeout');
+    assert.deepEqual((await client.query('SELECT 1 AS x')).rows, [{ x: 1 }]);
+  });
+
   test('BEGIN, reads, COMMIT; an error fails the block until ROLLBACK', async () => {
     const client = await wire.client();
     assert.equal((await client.query('BEGIN')).command, 'BEGIN');
