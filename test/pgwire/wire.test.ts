@@ -237,6 +237,33 @@ describe('statements', () => {
     assert.deepEqual((await client.query('SELECT 1 AS x')).rows, [{ x: 1 }]);
   });
 
+  test('writes answer their tags; inside BEGIN they are refused, since ROLLBACK could not undo them', async () => {
+    const client = await wire.client();
+    const insert = await client.query(
+      "INSERT INTO shop.customers (id, name, email, country, segment, created_at) VALUES (90001, 'Wire Test', 'w@example.com', 'DE', 'smb', DATE '2024-01-01')",
+    );
+    assert.equal(insert.command, 'INSERT');
+    assert.equal(insert.rowCount, 1);
+    const update = await client.query("UPDATE shop.customers SET segment = 'enterprise' WHERE id = 90001");
+    assert.deepEqual([update.command, update.rowCount], ['UPDATE', 1]);
+    await client.query('BEGIN');
+    assert.equal(await codeOf(client.query('DELETE FROM shop.customers WHERE id = 90001')), '25006');
+    await client.query('ROLLBACK');
+    const deleted = await client.query('DELETE FROM shop.customers WHERE id = 90001');
+    assert.deepEqual([deleted.command, deleted.rowCount], ['DELETE', 1]);
+  });
+
+  test("statements are in the query log under their user, as REST's are", async () => {
+    const bob = await wire.client('bob', 'bob-password-1');
+    await bob.query('SELECT 12345 AS logged_marker');
+    await codeOf(bob.query('SELECT * FROM shop.orders'));
+    const entries = wire.server.services.queryLog.list().filter((e) => e.user === 'bob');
+    const ok = entries.find((e) => e.statement.includes('logged_marker'));
+    assert.equal(ok?.status, 'ok');
+    assert.equal(ok?.rows, 1);
+    assert.equal(entries.find((e) => e.statement === 'SELECT * FROM shop.orders')?.status, 'error');
+  });
+
   test('BEGIN, reads, COMMIT; an error fails the block until ROLLBACK', async () => {
     const client = await wire.client();
     assert.equal((await client.query('BEGIN')).command, 'BEGIN');
