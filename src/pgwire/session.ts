@@ -113,14 +113,14 @@ export class Session implements SessionState {
   }
 
   private async handle(type: string, body: BodyReader): Promise<void> {
-    if (type === 'Q') return this.simpleQuery(body.cstring());
+    // After an extended-protocol error everything up to Sync is skipped, a simple Query too.
+    if (type === 'Q' && !this.skipping) return this.simpleQuery(body.cstring());
     if (type === 'S') {
       this.skipping = false;
       if (this.block === 'idle') await this.closePortals();
       return this.ready();
     }
-    if (type === 'H') return;
-    if (this.skipping) return;
+    if (type === 'H' || this.skipping) return;
     try {
       if (type === 'P') return this.parse(body);
       if (type === 'B') return this.bind(body);

@@ -318,6 +318,30 @@ describe('portals, vanishing clients and cancel', () => {
     assert.deepEqual((await client.query('SELECT 5 AS five')).rows, [{ five: 5 }]);
   });
 
+  test('a client that stops reading holds the rows back: the server reads no further than the socket buffers', async () => {
+    const resultBytes = async () => Number(/^vdb_result_bytes_total (\d+)/m.exec(await wire.server.services.metrics.text())?.[1] ?? 0);
+    const raw = await RawClient.connect(wire.listener.port, database);
+    try {
+      const start = await resultBytes();
+      raw.socket.pause();
+      raw.send('Q', body("SELECT x, repeat('y', 200) FROM generate_series(1, 5000000) AS t(x)"));
+      // Wait until the server stops reading (two counts 700 ms apart the same).
+      let previous = -1;
+      let current = await resultBytes();
+      const deadline = Date.now() + 20_000;
+      while (current !== previous && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 700));
+        previous = current;
+        current = await resultBytes();
+      }
+      assert.equal(current, previous, 'the server stopped reading rows for a client that reads nothing');
+      // 5M rows are about 1 GB of JSON; a stalled client holds the server within a few MB of it.
+      assert.ok(current - start < 64 * 1024 * 1024, `read ${current - start} bytes for a client that reads nothing`);
+    } finally {
+      raw.close();
+    }
+  });
+
   test('a CancelRequest cancels the running statement with 57014', async () => {
     const raw = await RawClient.connect(wire.listener.port, database);
     raw.send('Q', body('SELECT count(*) FROM generate_series(1, 3000000000) AS t(x)'));
