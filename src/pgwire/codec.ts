@@ -56,18 +56,27 @@ export class MessageReader {
   }
 }
 
+/** A message that does not hold what its type says (too short, a string not terminated). */
+export class ProtocolViolation extends Error {}
+
 /** Reads the fields of a message body in order. */
 export class BodyReader {
   private offset = 0;
   constructor(private readonly body: Buffer) {}
 
+  private need(bytes: number): void {
+    if (this.offset + bytes > this.body.length) throw new ProtocolViolation('a message is shorter than its fields');
+  }
+
   int16(): number {
+    this.need(2);
     const value = this.body.readInt16BE(this.offset);
     this.offset += 2;
     return value;
   }
 
   int32(): number {
+    this.need(4);
     const value = this.body.readInt32BE(this.offset);
     this.offset += 4;
     return value;
@@ -76,14 +85,14 @@ export class BodyReader {
   /** A NUL-terminated UTF-8 string. */
   cstring(): string {
     const end = this.body.indexOf(0, this.offset);
-    if (end < 0) throw new Error('a string of the message is not terminated');
+    if (end < 0) throw new ProtocolViolation('a string of the message is not terminated');
     const text = this.body.toString('utf8', this.offset, end);
     this.offset = end + 1;
     return text;
   }
 
   bytes(count: number): Buffer {
-    if (count < 0 || this.offset + count > this.body.length) throw new Error('a message is shorter than its fields');
+    if (count < 0 || this.offset + count > this.body.length) throw new ProtocolViolation('a message is shorter than its fields');
     const value = this.body.subarray(this.offset, this.offset + count);
     this.offset += count;
     return value;

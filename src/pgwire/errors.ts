@@ -6,7 +6,7 @@
  */
 import { ApiError } from '../errors.js';
 import { SYNTAX_ERROR_TITLE } from '../engine/front/parse.js';
-import { MessageWriter } from './codec.js';
+import { MessageWriter, ProtocolViolation } from './codec.js';
 
 /** An error of this front door itself (a protocol fault, an unsupported message). */
 export class WireError extends Error {
@@ -75,6 +75,7 @@ function positionOf(description: string, sql: string | undefined): number | null
 
 /** What the client is told of `err`. */
 export function errorFields(err: unknown, sql?: string): ErrorFields {
+  if (err instanceof ProtocolViolation) return { severity: 'ERROR', code: '08P01', message: err.message, hint: null, position: null };
   if (err instanceof WireError) return { severity: err.severity, code: err.code, message: err.message, hint: err.hint, position: null };
   if (err instanceof ApiError) {
     const code = codeOf(err);

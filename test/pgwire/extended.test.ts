@@ -118,3 +118,18 @@ test('Describe of a write statement runs nothing: NoData, and no row is written'
     raw.close();
   }
 });
+
+test('a malformed message is a protocol violation (08P01); the session goes on after Sync', async () => {
+  const raw = await connect();
+  try {
+    raw.send('P', body('', 'SELECT 1', { i16: 0 }));
+    raw.send('B', Buffer.from([0, 0, 0x7f]));
+    raw.send('S', Buffer.alloc(0));
+    const failed = await raw.until('Z');
+    assert.match(failed.find((m) => m.type === 'E')!.body.toString(), /C08P01/);
+    raw.send('Q', body('SELECT 1'));
+    assert.ok((await raw.until('Z')).some((m) => m.type === 'D'));
+  } finally {
+    raw.close();
+  }
+});
