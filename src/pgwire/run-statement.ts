@@ -12,7 +12,6 @@ import type { Execution } from '../engine/exec/execute.js';
 import type { ParamValue } from '../engine/front/params.js';
 import { arrayRowValues } from '../results/json-scan.js';
 import { concurrencyOf, limitsOf, roleTimeout, tooManyRows } from '../security/statement-limits.js';
-import { statementError } from '../server/result-delivery.js';
 import { timeoutError } from '../errors.js';
 import type { Services } from '../services.js';
 import { columnTexts } from './types.js';
@@ -37,6 +36,12 @@ export interface OpenStatement {
   end(error?: unknown): Promise<void>;
   /** The error to tell the client for `err` met while reading. */
   translate(err: unknown): unknown;
+}
+
+/** A statement's "does not exist" (a 404 of the catalog) is the statement's fault, as REST answers it: a 400. */
+function statementError(err: unknown): unknown {
+  if (err instanceof ApiError && err.status === 404) return new ApiError(400, 'Invalid query', err.description, err.hint);
+  return err;
 }
 
 export const clientGone = () => new ApiError(499, 'Client closed request', 'The client went away.');
