@@ -144,7 +144,19 @@ export class Session implements SessionState {
   private async simpleQuery(sql: string): Promise<void> {
     const statements = splitStatements(sql);
     if (statements.length === 0) this.connection.send(emptyMessage('I'));
-    // Several statements run as one implicit block in PostgreSQL; vdb runs each on its own.
+    // Several statements run as one implicit transaction in PostgreSQL: a later failure undoes an
+    // earlier write. vdb runs each on its own, so a text of several statements may only read.
+    if (statements.length > 1 && statements.some((s) => this.writes(s))) {
+      this.fail(
+        new WireError(
+          '25006',
+          'vdb runs no transactions: a text of several statements may not write, since a later failure could not undo the write.',
+          'Send each write as a statement of its own.',
+        ),
+      );
+      this.ready();
+      return;
+    }
     for (const statement of statements) {
       const portal = this.portalOf({ statement, parameterTypes: [], parameterCount: 0 }, [], []);
       this.simple.add(portal);
@@ -160,6 +172,10 @@ export class Session implements SessionState {
       }
     }
     this.ready();
+  }
+
+  private writes(statement: Statement): boolean {
+    return WRITES.has(statement.kind) || WRITE_KEYWORDS.has(statement.keyword);
   }
 
   private portalOf(prepared: Prepared, values: ParamValue[], formats: number[]): Portal {
@@ -297,7 +313,7 @@ export class Session implements SessionState {
       portal.copy = copyPlan(statement.node.CopyStmt);
       text = portal.copy.query;
     }
-    if (this.block === 'open' && (WRITES.has(statement.kind) || WRITE_KEYWORDS.has(statement.keyword))) {
+    if (this.block === 'open' && this.writes(statement)) {
       throw new WireError(
         '25006',
         'vdb runs no transactions: a write inside BEGIN ... COMMIT could not be rolled back.',

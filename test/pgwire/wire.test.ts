@@ -249,6 +249,9 @@ describe('statements', () => {
     await client.query('BEGIN');
     assert.equal(await codeOf(client.query('DELETE FROM shop.customers WHERE id = 90001')), '25006');
     await client.query('ROLLBACK');
+    // Several statements are one transaction in PostgreSQL: with a write among them, refused before any runs.
+    assert.equal(await codeOf(client.query('DELETE FROM shop.customers WHERE id = 90001; SELECT * FROM shop.no_such_table')), '25006');
+    assert.equal((await client.query('SELECT id FROM shop.customers WHERE id = 90001')).rowCount, 1);
     const deleted = await client.query('DELETE FROM shop.customers WHERE id = 90001');
     assert.deepEqual([deleted.command, deleted.rowCount], ['DELETE', 1]);
   });
