@@ -62,8 +62,8 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'serve') {
     const port = values.port !== undefined ? Number(values.port) : undefined;
     if (port !== undefined && !Number.isInteger(port)) throw new Error('--port must be a number');
-    const { url } = await startServer({ port, host: values.host, dataDir: values['data-dir'] });
-    process.stdout.write(`vdb listening on ${url}\n`);
+    const { url, pgwire } = await startServer({ port, host: values.host, dataDir: values['data-dir'] });
+    process.stdout.write(`vdb listening on ${url}${pgwire ? ` and for PostgreSQL clients on ${pgwire}` : ''}\n`);
     return -1; // keep running
   }
   if (command === 'migrate-catalog') {

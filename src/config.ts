@@ -136,6 +136,12 @@ export interface Config {
     /** Dependent-join keys go to MySQL/MariaDB as a lookup (a byte per key) where they are many and dense. */
     keyLookups: boolean;
   };
+  /**
+   * PostgreSQL's wire protocol (docs/pgwire.md): a second listener in the same process. port null:
+   * the HTTP port + 1 (0 when the HTTP port is 0); host null: the HTTP host. Password sign-in needs
+   * TLS (the tls certificate) unless the listener is on loopback or allowPlainPasswords is set.
+   */
+  pgwire: { enabled: boolean; host: string | null; port: number | null; allowPlainPasswords: boolean };
   /** Serve HTTPS with this certificate and key (PEM files) instead of plain HTTP; null: HTTP. */
   tls: { certFile: string; keyFile: string } | null;
   /** Push projections and conditions down to the sources; off reads whole tables (for diagnosis). */
@@ -161,8 +167,9 @@ export interface Config {
 }
 
 export type ConfigOverrides = Partial<
-  Omit<Config, 'pagination' | 'queryLog' | 'dependentJoin' | 'throttle' | 'catalog' | 'cursors' | 'statements' | 'resultSpool'>
+  Omit<Config, 'pgwire' | 'pagination' | 'queryLog' | 'dependentJoin' | 'throttle' | 'catalog' | 'cursors' | 'statements' | 'resultSpool'>
 > & {
+  pgwire?: Partial<Config['pgwire']>;
   resultSpool?: Partial<Config['resultSpool']>;
   statements?: Partial<Config['statements']>;
   catalog?: Partial<Config['catalog']>;
@@ -185,6 +192,12 @@ const bool = (value: string | undefined): boolean | undefined =>
 
 const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+/** Where the PostgreSQL listener listens: its own host and port, else the HTTP host and the next port. */
+export function pgwireAddress(config: Config): { host: string; port: number } {
+  const port = config.pgwire.port ?? (config.port === 0 ? 0 : config.port + 1);
+  return { host: config.pgwire.host ?? config.host, port };
+}
 
 /** The longest delay Node's timers hold (2^31 - 1 ms); a longer one fires after 1 ms. */
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -329,6 +342,10 @@ function validateSettings(config: Config): void {
     }
   }
   if (config.port > 65535) throw new Error(`configuration port must be at most 65535, got ${config.port}`);
+  const pgPort = config.pgwire.port;
+  if (pgPort !== null && (typeof pgPort !== 'number' || !Number.isInteger(pgPort) || pgPort < 0 || pgPort > 65535)) {
+    throw new Error(`configuration pgwire.port must be a port from 0 to 65535 or null, got ${JSON.stringify(pgPort)}`);
+  }
   const metricsPort = config.metricsPort;
   if (
     metricsPort !== null &&
@@ -434,6 +451,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     tls: env.VDB_TLS_CERT || env.VDB_TLS_KEY ? { certFile: env.VDB_TLS_CERT ?? '', keyFile: env.VDB_TLS_KEY ?? '' } : (merged.tls ?? null),
 
     roleLimits: merged.roleLimits ?? {},
+    pgwire: {
+      enabled: true,
+      host: null,
+      port: null,
+      allowPlainPasswords: false,
+      ...fromFile.pgwire,
+      ...defined({
+        enabled: bool(env.VDB_PG_ENABLED),
+        host: env.VDB_PG_HOST || undefined,
+        port: int(env.VDB_PG_PORT, 'VDB_PG_PORT'),
+        allowPlainPasswords: bool(env.VDB_PG_ALLOW_PLAIN_PASSWORDS),
+      }),
+      ...defined(overrides.pgwire ?? {}),
+    },
 
     sources: (merged.sources ?? []).map((spec) => substituteEnv(spec, env)),
   };

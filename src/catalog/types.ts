@@ -134,6 +134,11 @@ export interface UserDef {
   provider?: string;
   /** scrypt hash; null for external users. */
   passwordHash: string | null;
+  /**
+   * SCRAM-SHA-256 verifier for the PostgreSQL listener (security/scram.ts), made whenever vdb sees
+   * the password; absent for users who have not signed in or changed their password since.
+   */
+  scramVerifier?: string;
   /** Random per-user secret mixed into token signatures; rotated when the password changes. */
   tokenSecret: string;
   /** The username used with HTTP Basic on the hosted link; defaults to the name. */

@@ -6,6 +6,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { CatalogStore } from '../catalog/store.js';
 import type { PermissionDef, UserDef } from '../catalog/types.js';
 import { badRequest, notFound } from '../errors.js';
+import { scramVerifier } from './scram.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { randomToken, safeEqual } from './random.js';
 import { signToken, TOKEN_LIFETIME_MS, VerifiedTokens, verifyToken } from './tokens.js';
@@ -98,12 +99,14 @@ export class UserService {
     checkName(name);
     checkPassword(password);
     const passwordHash = await hashPassword(password);
+    const scram = await scramVerifier(password);
     return this.store.update((catalog) => {
       if (catalog.users.some((u) => u.name === name)) throw badRequest(`User "${name}" already exists.`);
       const user: UserDef = {
         name,
         kind: 'password',
         passwordHash,
+        scramVerifier: scram,
         tokenSecret: randomToken(),
         databaseUsername: name,
         rest: false,
@@ -242,18 +245,39 @@ export class UserService {
     if (this.verified.has(name, password, user.passwordHash, now)) return user;
     if (!(await verifyPassword(password, user.passwordHash))) return null;
     this.verified.add(name, password, user.passwordHash, now);
+    if (!user.scramVerifier) return this.addScramVerifier(user, password);
     return user;
+  }
+
+  /**
+   * Users from before SCRAM verifiers (security/scram.ts) get one when their password is next
+   * checked, so that the PostgreSQL listener can sign them in with SCRAM-SHA-256.
+   */
+  private async addScramVerifier(user: UserDef, password: string): Promise<UserDef> {
+    const scram = await scramVerifier(password);
+    try {
+      await this.store.update((catalog) => {
+        const stored = catalog.users.find((u) => u.name === user.name);
+        // Only for the password just checked: a change in between keeps its own.
+        if (stored && stored.passwordHash === user.passwordHash && !stored.scramVerifier) stored.scramVerifier = scram;
+      });
+    } catch {
+      // A catalog that cannot be written now (a shared one unreachable) leaves it for the next sign-in.
+    }
+    return this.find(user.name) ?? user;
   }
 
   /** Sets a new password; the new token secret voids every token issued before. */
   async changePassword(name: string, password: string): Promise<void> {
     checkPassword(password);
     const passwordHash = await hashPassword(password);
+    const scram = await scramVerifier(password);
     await this.store.update((catalog) => {
       const user = catalog.users.find((u) => u.name === name);
       if (!user) throw notFound(`User "${name}" does not exist.`, null, 'Unknown user');
       if (user.kind !== 'password') throw badRequest(`User "${name}" signs in externally and has no password.`);
       user.passwordHash = passwordHash;
+      user.scramVerifier = scram;
       user.tokenSecret = randomToken();
     });
   }

@@ -5,15 +5,18 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { loadConfig, type ConfigOverrides } from '../config.js';
+import { loadConfig, pgwireAddress, type ConfigOverrides } from '../config.js';
 import { createServices, type Services } from '../services.js';
 import { buildApp } from './app.js';
 import { metricsRoutes } from './routes/operations.js';
+import { startPgListener, type PgListener } from '../pgwire/listener.js';
 
 export interface RunningServer {
   url: string;
   /** Where GET /metrics answers when `metricsPort` is set. */
   metricsUrl: string | null;
+  /** Where the PostgreSQL listener answers (host:port), null when it is off. */
+  pgwire: string | null;
   stop: () => Promise<void>;
 }
 
@@ -59,9 +62,24 @@ export async function startServer(overrides: ConfigOverrides = {}): Promise<Runn
     metricsUrl = await metricsApp.listen({ host: config.host, port: config.metricsPort });
     servers.push(metricsApp);
   }
+  let pg: PgListener | null = null;
+  if (config.pgwire.enabled) {
+    const { host, port } = pgwireAddress(config);
+    const options = { host, port, tls: config.tls, allowPlainPasswords: config.pgwire.allowPlainPasswords };
+    try {
+      pg = await startPgListener(services, options, log);
+    } catch (err) {
+      // The default port (the HTTP one + 1) may be taken: vdb still serves HTTP; a port set explicitly must be had.
+      if (config.pgwire.port !== null || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
+        await shutDown(services, servers);
+        throw err;
+      }
+      log.warn({ host, port }, 'the PostgreSQL listener is off: its port is in use (set pgwire.port)');
+    }
+  }
   let stopping: Promise<void> | null = null;
   const stop = () => {
-    stopping ??= shutDown(services, servers);
+    stopping ??= Promise.resolve(pg?.close()).then(() => shutDown(services, servers));
     return stopping;
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -70,5 +88,5 @@ export async function startServer(overrides: ConfigOverrides = {}): Promise<Runn
       void stop().then(() => process.exit(0));
     });
   }
-  return { url, metricsUrl, stop };
+  return { url, metricsUrl, pgwire: pg ? `${pg.host}:${pg.port}` : null, stop };
 }

@@ -1,0 +1,63 @@
+/**
+ * The PostgreSQL JDBC driver (Debian's libpostgresql-jdbc-java) with the machine's Java: a small
+ * program compiled by the test signs in (SCRAM), reads the database's version, runs a prepared
+ * statement past the driver's prepareThreshold (server-side named statements), reads with a fetch
+ * size inside a transaction (portals with a row limit), and reads numeric, boolean, float and
+ * timestamp values. Skipped where Java or the driver is missing.
+ */
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+import { ADMIN_PASSWORD } from '../helpers/server.js';
+import { startWireServer, type WireServer } from './helpers.js';
+
+const DRIVER = '/usr/share/java/postgresql.jar';
+/** The Java source, in the repository's test/pgwire/jdbc (this file runs from dist/test/pgwire). */
+const SOURCE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/pgwire/jdbc/WireProbe.java');
+const hasJava = (() => {
+  try {
+    execFileSync('javac', ['-version'], { stdio: 'ignore' });
+    return fs.existsSync(DRIVER) && fs.existsSync(SOURCE);
+  } catch {
+    return false;
+  }
+})();
+
+let wire: WireServer;
+const classes = fs.mkdtempSync(path.join(os.tmpdir(), 'vdb-jdbc-'));
+before(async () => {
+  if (!hasJava) return;
+  execFileSync('javac', ['-d', classes, SOURCE]);
+  wire = await startWireServer();
+});
+after(async () => {
+  await wire?.close();
+  fs.rmSync(classes, { recursive: true, force: true });
+});
+
+test(
+  'JDBC: sign-in, prepared statements, fetch size, types',
+  { skip: !hasJava && 'javac or the PostgreSQL JDBC driver is missing' },
+  async () => {
+    const output = await new Promise<string>((resolve, reject) =>
+      execFile(
+        'java',
+        ['-cp', `${classes}${path.delimiter}${DRIVER}`, 'WireProbe', String(wire.listener.port), 'admin', ADMIN_PASSWORD],
+        { timeout: 60_000 },
+        (err, stdout, stderr) => (err ? reject(new Error(`${stderr}\n${stdout}`)) : resolve(stdout)),
+      ),
+    );
+    const lines = output.trim().split('\n');
+    assert.equal(lines[0], 'product 15.0');
+    assert.deepEqual(
+      lines.filter((line) => line.startsWith('row ')),
+      Array.from({ length: 6 }, () => 'row 2 Chiara Ferrari 2024-04-03'),
+    );
+    assert.ok(lines.includes('sum 55'), output);
+    assert.ok(lines.includes('types 1.5 true 2.5 2024-01-02 03:04:05.0'), output);
+  },
+);
