@@ -7,6 +7,9 @@ import { narrowIntegers, probedType } from './probed-types.js';
 import { literalNumberText, numberTextCall, toCharKind } from './number-text.js';
 import { regression, REGRESSIONS, VARIANCES, youngsCramer } from './youngs-cramer.js';
 import { regexSplit } from './regex-split.js';
+import { regexpMatchesRows, regexpSplitRows } from './regex-matches.js';
+import { scaleCall, widthBucketCall } from './numeric-functions.js';
+import { pgTypeofCall } from './type-names.js';
 import { matchesEmptyAndMore, sameMatchRegex } from './posix-regex.js';
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
@@ -71,6 +74,9 @@ function withDefaultType(fc: FuncCall, [value, offset, fallback]: Node[]): Node 
   return sameScaleOrRefused({ FuncCall: typed }, [value, fallback], `${fieldNames(fc.funcname).join('.')} with a default`);
 }
 
+/** Table functions written as the engine's unnest, which would otherwise name their column "unnest". */
+const ROWS_NAMED_AFTER_FUNCTION = new Set(['regexp_split_to_table', 'regexp_matches']);
+
 /** Calls `visit` with every FuncCall body directly in `items` (the functions of a RangeFunction). */
 export function walkCalls(items: Node[] | undefined, visit: (fc: FuncCall) => void): void {
   for (const item of items ?? []) {
@@ -81,13 +87,14 @@ export function walkCalls(items: Node[] | undefined, visit: (fc: FuncCall) => vo
 }
 
 export function namedFunctionColumn(rangeFunction: RangeFunction): RangeFunction | null {
-  const alias = rangeFunction.alias;
-  if (!alias || alias.colnames || rangeFunction.ordinality || rangeFunction.is_rowsfrom) return null;
   const items = rangeFunction.functions ?? [];
   if (items.length !== 1) return null;
   const list = asKind(items[0], 'List');
   const fn = asKind(list ? list.items?.[0] : items[0], 'FuncCall');
   const name = fn ? calledName(fn) : '';
+  // Without an alias, PostgreSQL names the column after the function (the engine's unnest: "unnest").
+  const alias = rangeFunction.alias ?? (ROWS_NAMED_AFTER_FUNCTION.has(name) ? { aliasname: name } : undefined);
+  if (!alias || alias.colnames || rangeFunction.ordinality || rangeFunction.is_rowsfrom) return null;
   const args = fn?.args ?? [];
   if (!hasFact(name, 'oneColumnInFrom') || (name === 'unnest' && args.length !== 1)) return null;
   return { ...rangeFunction, alias: { ...alias, colnames: [{ String: { sval: alias.aliasname } }] } };
@@ -548,6 +555,16 @@ translate(['regexp_replace'], (fc, args) => {
 });
 
 translate(['regexp_split_to_array'], (fc, args) => (fc.over ? null : regexSplit(args)));
+
+// Set-returning: the engine's functions of these names answer otherwise, so every call is translated or refused.
+translate(['regexp_split_to_table'], (_fc, args) => regexpSplitRows(args));
+translate(['regexp_matches'], (_fc, args) => regexpMatchesRows(args));
+
+translate(['width_bucket'], (_fc, args) => widthBucketCall(args));
+translate(['scale', 'min_scale', 'trim_scale'], (fc, args) => scaleCall(calledName(fc), args));
+translate(['pg_typeof'], (_fc, args) => pgTypeofCall(args));
+// booleq(a, b): a = b (NULL for a NULL).
+translate(['booleq'], (_fc, args) => (args.length === 2 ? op('=', args[0], args[1]) : null));
 
 translate(['string_agg', 'array_agg'], (fc, args) => {
   if (args.length === 0) return null;
