@@ -59,6 +59,17 @@ const SAME: readonly string[] = [
   "SELECT pg_typeof(1::int2), pg_typeof(date '2024-01-31'), pg_typeof(timestamp '2024-01-31 10:00'), pg_typeof(timestamptz '2024-01-31 10:00+00'), pg_typeof(interval '1 day')",
   "SELECT pg_typeof('a'::text), pg_typeof('a'::varchar), pg_typeof(ARRAY[1, 2]), pg_typeof(ARRAY[1.5]), pg_typeof(1 + 1), pg_typeof(2 ^ 3), pg_typeof(count(*))",
   "SELECT pg_typeof(gen_random_uuid()), pg_typeof('\\x00'::bytea), pg_typeof(NULL::int), pg_typeof(now()), pg_typeof(time '10:00')",
+  // bytea literals in the hex form, and string_agg of bytea; percentile_disc and percentile_cont of arrays of fractions.
+  "SELECT string_agg(x, '\\x2c'::bytea), string_agg(x, NULL::bytea ORDER BY x DESC), string_agg(DISTINCT x, '\\x00'::bytea) FROM (VALUES ('\\x6162'::bytea), ('\\x63'::bytea), (NULL), ('\\x63'::bytea)) v(x)",
+  "SELECT g, string_agg(x, '\\xff'::bytea) FROM (VALUES (1, '\\x01'::bytea), (1, '\\x0203'::bytea), (2, NULL)) v(g, x) GROUP BY g ORDER BY g",
+  "SELECT string_agg(x, ', '), string_agg(x::bytea, ''::bytea) FROM (VALUES ('a'), ('b')) v(x)",
+  "SELECT '\\x6162'::bytea, '\\x'::bytea, '\\xDEAD beef'::bytea, 'abc'::bytea, ''::bytea, octet_length('\\x616263'::bytea)",
+  'SELECT percentile_disc(array[0.25, 0.5, 1]) WITHIN GROUP (ORDER BY x), percentile_cont(array[0.25, 0.5]) WITHIN GROUP (ORDER BY x) FROM (VALUES (1), (2), (3), (4), (10)) v(x)',
+  'SELECT percentile_disc(array[0.1, 0.9]) WITHIN GROUP (ORDER BY x), percentile_cont(array[0, 0.3]) WITHIN GROUP (ORDER BY x::float8) FROM (VALUES (1.5), (2.5), (4.0)) v(x)',
+  'SELECT g, percentile_disc(array[0.5, 0.99]) WITHIN GROUP (ORDER BY x DESC) FROM (VALUES (1, 5), (1, 7), (2, 1), (2, NULL)) v(g, x) GROUP BY g ORDER BY g',
+  // format with VARIADIC.
+  "SELECT format('%s-%s', VARIADIC ARRAY['a', 'b']), format('%2$s %1$s', VARIADIC ARRAY['x', 'y']), format('%s|%L', VARIADIC ARRAY[1, NULL])",
+  "SELECT format('[%-4s]', VARIADIC ARRAY['ab']), format('%s', VARIADIC ARRAY[1.50, 2])",
   // regexp_split_to_table and regexp_matches as rows.
   "SELECT regexp_split_to_table('hello world', '\\s+')",
   "SELECT regexp_split_to_table('a,b,,c', ','), 1 AS one",
@@ -113,6 +124,7 @@ const FAILING: readonly string[] = [
   "SELECT regexp_split_to_table('abc', 'b', 'g')",
   'SELECT every(1)',
   'SELECT scale(1.5::float8)',
+  "SELECT '\\x616'::bytea",
 ];
 
 /** What vdb refuses (a 400 saying it is not supported). */
@@ -124,6 +136,10 @@ const REFUSED: readonly string[] = [
   'SELECT trim_scale(x) FROM (VALUES (1.50)) v(x)',
   "SELECT pg_typeof(x) FROM (VALUES ('a')) v(x)",
   'SELECT width_bucket(5, ARRAY[1, 3, 7])',
+  'SELECT percentile_disc(array[[0.1, 0.9], [0.5, 0.5]]) WITHIN GROUP (ORDER BY x) FROM (VALUES (1.5), (2.5), (4.0)) v(x)',
+  "SELECT string_agg(x, y) FROM (VALUES ('\\x01'::bytea, '\\x02'::bytea)) v(x, y)",
+  "SELECT 'a\\\\b'::bytea",
+  "SELECT format('%s', VARIADIC x) FROM (VALUES (ARRAY['a'])) v(x)",
   // vdb's exact numbers hold 38 digits: the quotients of these take more.
   'SELECT width_bucket(0.3333333333333333333, 0, 1, 3)',
   'SELECT width_bucket(99999999999999999999, 0, 100000000000000000000, 1)',

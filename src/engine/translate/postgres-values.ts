@@ -285,7 +285,23 @@ const textInputCast: CastRule = ({ cast, arg, type, arrayBounds, literal, string
   return { CaseExpr: { args: [{ CaseWhen: { expr: wrong, result: failure } }], defresult: { TypeCast: checked } } };
 };
 
-const CAST_RULES: CastRule[] = [numericCast, intervalFieldCast, shapeCast, textInputCast];
+/** A bytea literal: PostgreSQL's hex form (\x6162 is two bytes; the engine reads \x61 as one and 62 as two more). */
+const byteaLiteralCast: CastRule = ({ type, arrayBounds, literal, stringLiteral }) => {
+  if (type !== 'bytea' || arrayBounds || !stringLiteral || literal === null) return undefined;
+  const hex = /^\\x((?:\s*[0-9a-fA-F]{2})*)\s*$/.exec(literal);
+  if (hex) return engineCall('unhex', [stringConst(hex[1]!.replace(/\s/g, ''))]);
+  if (literal.startsWith('\\x'))
+    throw badRequest(`invalid hexadecimal data in the bytea literal '${literal}'`, 'Write two hexadecimal digits per byte.');
+  // The escape form (\\, \ooo) and characters other than ASCII are not translated.
+  if (/[\\\u0080-\uffff]/.test(literal))
+    throw notAsPostgres(
+      'A bytea literal in the escape form or with characters other than ASCII',
+      "Write it in the hex form: '\\x6162'::bytea.",
+    );
+  return undefined;
+};
+
+const CAST_RULES: CastRule[] = [byteaLiteralCast, numericCast, intervalFieldCast, shapeCast, textInputCast];
 
 /** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
 export function checkedCast(cast: TypeCast): Node | null {

@@ -133,7 +133,7 @@ const FUNCTIONS: Readonly<Record<string, Readonly<FunctionFacts>>> = {
   float4: { allowedScalar: true, castFunction: true },
   float8: { allowedScalar: true, castFunction: true },
   floor: { allowedScalar: true, sameAtPostgres: true },
-  format: { allowedScalar: true, widensValues: true, textNamesake: true },
+  format: { allowedScalar: true, allowedVariadic: true, widensValues: true, textNamesake: true },
   gcd: { allowedScalar: true, int4OfInt4: true },
   gen_random_uuid: { allowedScalar: true, volatile: true },
   generate_series: {
