@@ -44,7 +44,7 @@ const UNKNOWN_SCALE_HINT = 'its PostgreSQL scale per value is not known to the e
  * the bounds and operand (PostgreSQL's choice), else the float form. The form over an array of
  * thresholds is refused.
  */
-export function widthBucketCall(args: Node[]): Node | null {
+export function widthBucketCall(args: Node[]): Node {
   if (args.length === 2) {
     throw notAsPostgres('width_bucket(x, thresholds array)', 'Give the bounds and the count: width_bucket(x, low, high, count).');
   }
@@ -85,7 +85,7 @@ function exactText(name: string, value: Node): { text: Node; guard: (result: Nod
 }
 
 /** scale(x) and min_scale(x) (int4 by the registry's result type); trim_scale of a literal. */
-export function scaleCall(name: string, args: Node[]): Node | null {
+export function scaleCall(name: string, args: Node[]): Node {
   if (args.length !== 1) throw notAsPostgres(`${name} with ${args.length} arguments`, 'Give one numeric value.');
   const value = args[0]!;
   if (name === 'trim_scale') {
