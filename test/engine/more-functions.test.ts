@@ -67,6 +67,8 @@ const SAME: readonly string[] = [
   'SELECT percentile_disc(array[0.25, 0.5, 1]) WITHIN GROUP (ORDER BY x), percentile_cont(array[0.25, 0.5]) WITHIN GROUP (ORDER BY x) FROM (VALUES (1), (2), (3), (4), (10)) v(x)',
   'SELECT percentile_disc(array[0.1, 0.9]) WITHIN GROUP (ORDER BY x), percentile_cont(array[0, 0.3]) WITHIN GROUP (ORDER BY x::float8) FROM (VALUES (1.5), (2.5), (4.0)) v(x)',
   'SELECT g, percentile_disc(array[0.5, 0.99]) WITHIN GROUP (ORDER BY x DESC) FROM (VALUES (1, 5), (1, 7), (2, 1), (2, NULL)) v(g, x) GROUP BY g ORDER BY g',
+  // A numeric literal cast to a float is rounded once, as PostgreSQL reads it.
+  'SELECT -0.48959407210350037::float8, 0.48959407210350037::float8, 123456789.123456789::float4, 2.5e-3::float8, 4.9e-324::float8, 1.5::real',
   // format with VARIADIC.
   "SELECT format('%s-%s', VARIADIC ARRAY['a', 'b']), format('%2$s %1$s', VARIADIC ARRAY['x', 'y']), format('%s|%L', VARIADIC ARRAY[1, NULL])",
   "SELECT format('[%-4s]', VARIADIC ARRAY['ab']), format('%s', VARIADIC ARRAY[1.50, 2])",
@@ -125,6 +127,9 @@ const FAILING: readonly string[] = [
   'SELECT every(1)',
   'SELECT scale(1.5::float8)',
   "SELECT '\\x616'::bytea",
+  'SELECT 1e400::float8',
+  'SELECT 1e-400::float8',
+  'SELECT 1e39::float4',
 ];
 
 /** What vdb refuses (a 400 saying it is not supported). */

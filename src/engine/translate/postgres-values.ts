@@ -301,7 +301,23 @@ const byteaLiteralCast: CastRule = ({ type, arrayBounds, literal, stringLiteral 
   return undefined;
 };
 
-const CAST_RULES: CastRule[] = [byteaLiteralCast, numericCast, intervalFieldCast, shapeCast, textInputCast];
+/**
+ * A numeric literal cast to a float (0.48959407210350037::float8): read from its text, rounded
+ * once as PostgreSQL reads it; the engine's DECIMAL to DOUBLE rounds twice past 15 digits.
+ */
+const floatLiteralCast: CastRule = ({ cast, arg, type, arrayBounds, literal }) => {
+  if ((type !== 'float8' && type !== 'float4') || arrayBounds || !asKind(arg, 'A_Const')?.fval || literal === null) return undefined;
+  // Out of the type's range (to an infinity, or a nonzero value to zero): PostgreSQL's error.
+  const value = type === 'float4' ? Math.fround(Number(literal)) : Number(literal);
+  const digits = literal.replace(/[eE].*$/, '');
+  if (!Number.isFinite(value) || (value === 0 && /[1-9]/.test(digits))) {
+    const name = type === 'float4' ? 'real' : 'double precision';
+    throw badRequest(`"${literal}" is out of range for type ${name}`, 'Write a value within the range of the type.');
+  }
+  return { TypeCast: { ...cast, arg: stringConst(literal) } };
+};
+
+const CAST_RULES: CastRule[] = [byteaLiteralCast, floatLiteralCast, numericCast, intervalFieldCast, shapeCast, textInputCast];
 
 /** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
 export function checkedCast(cast: TypeCast): Node | null {
