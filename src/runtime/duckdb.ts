@@ -14,6 +14,7 @@ import path from 'node:path';
 import { DuckDBConnection, DuckDBInstance, type DuckDBPreparedStatement, type DuckDBResult, type DuckDBType } from '@duckdb/node-api';
 import { tooManyColumns } from '../errors.js';
 import { NUMERIC_MACROS } from './numeric-macros.js';
+import { FUNCTION_MACROS, registerExactRemainder } from './function-macros.js';
 import { defineValueChecks } from './value-macros.js';
 import { registerNumberFormat } from './number-format.js';
 import { registerFloatStatistics } from './float-statistics.js';
@@ -173,10 +174,12 @@ export class DuckRuntime {
         `SET lock_configuration = true`,
         ...options.schemas.map((schema) => `CREATE SCHEMA ${quoteIdent(schema)}`),
         ...NUMERIC_MACROS,
+        ...FUNCTION_MACROS,
       ];
       await defineValueChecks(setup, options.valueLimit, Math.floor(engineBytes(options.memoryLimit) / BATCH_SHARE));
       registerNumberFormat(setup);
       registerFloatStatistics(setup);
+      registerExactRemainder(setup);
       for (const statement of statements) if (statement) await setup.run(statement);
     } catch (err) {
       instance.closeSync();

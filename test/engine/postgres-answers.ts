@@ -40,6 +40,8 @@ const ENGINE_TYPES: Record<string, RegExp> = {
   json: /^(JSON|VARCHAR)$/,
   jsonb: /^(JSON|VARCHAR)$/,
   record: /^STRUCT\(/,
+  // pg_typeof's regtype: its name as text.
+  regtype: /^VARCHAR$/,
 };
 
 export function sameType(postgresType: string, engineType: string): boolean {

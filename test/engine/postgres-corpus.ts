@@ -108,6 +108,18 @@ export const EXPRESSIONS: readonly string[] = [
   'div(9, 4)',
   'float8(3)',
   'sind(30)',
+  'cosd(60) + tand(45) + cotd(45)',
+  'asind(0.5) + acosd(0.5) + atand(1) + atan2d(1, 1)',
+  'sind(x) ;; FROM (VALUES (-330), (135), (1e9)) v(x)',
+  'width_bucket(5.35::float8, 0.024, 10.06, 5)',
+  'width_bucket(x, 10, 0, 3) ;; FROM (VALUES (-1.50), (3.25), (10.00)) v(x)',
+  'scale(8.4100) + min_scale(8.4100)',
+  'trim_scale(8.4100)',
+  'booleq(true, NULL)',
+  'every(x) ;; FROM (VALUES (true), (NULL), (true)) v(x)',
+  'pg_typeof(1.5::float8)',
+  "'\\x6162'::bytea",
+  "string_agg(x, '\\x2c'::bytea) ;; FROM (VALUES ('\\x61'::bytea), ('\\x6263'::bytea)) v(x)",
   '|/ 25',
   '||/ 27',
   "regexp_matches('foobarbequebaz', 'ba.')",
@@ -873,6 +885,8 @@ export const FAILING: readonly string[] = [
  * in PostgreSQL, MariaDB, SQLite and a CSV folder, and compared with PostgreSQL's own answer.
  */
 export const TABLE_STATEMENTS: readonly string[] = [
+  'SELECT id, sind(f), atan2d(f, i), width_bucket(n, 0, 100, 4), width_bucket(f, 0, 3, 2), scale(n), min_scale(n) FROM {t} ORDER BY id',
+  "SELECT id, regexp_split_to_table(t, ' '), every(flag) OVER () FROM {t} ORDER BY id",
   'SELECT * FROM {t} ORDER BY id',
   'SELECT id, i, b, n, f FROM {t} ORDER BY id',
   'SELECT id, t, v, d, ts, flag FROM {t} ORDER BY id',

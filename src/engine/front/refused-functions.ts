@@ -60,14 +60,14 @@ export const REFUSED_ENGINE_FUNCTIONS: ReadonlyArray<{ why: string; names: strin
     pg_is_other_temp_schema pg_my_temp_schema pg_opclass_is_visible pg_operator_is_visible
     pg_opfamily_is_visible pg_postmaster_start_time pg_size_pretty pg_table_is_visible
     pg_ts_config_is_visible pg_ts_dict_is_visible pg_ts_parser_is_visible pg_ts_template_is_visible
-    pg_type_is_visible pg_typeof shobj_description
+    pg_type_is_visible shobj_description
   `,
   },
   {
     why: 'it answers otherwise than PostgreSQL does, or is PostgreSQL syntax rather than a function (GREATEST, NULLIF, ROW)',
     names: `
     date_add generate_subscripts greatest json_each json_extract_path
-    json_extract_path_text json_tree least nullif range regexp_matches row sha256 split trim
+    json_extract_path_text json_tree least nullif range row sha256 split trim
   `,
   },
   {
@@ -153,7 +153,7 @@ export const REFUSED_ENGINE_FUNCTIONS: ReadonlyArray<{ why: string; names: strin
     md5_number md5_number_lower md5_number_upper mean median microsecond millennium millisecond min_by
     minute mismatches month monthname multiply nanosecond nextafter nfc_normalize normalized_interval ord
     parse_formatted_bytes prefix printf product quantile quantile_cont quantile_disc quarter rank_dense
-    reduce regexp_escape regexp_extract regexp_extract_all regexp_full_match regexp_split_to_table
+    reduce regexp_escape regexp_extract regexp_extract_all regexp_full_match
     repeat_row reservoir_quantile right_grapheme round_even roundbankers second sem set_bit sha1 signbit
     skewness st_asbinary st_astext st_aswkb st_aswkt st_crs st_geomfromwkb st_intersects_extent st_setcrs
     str_split str_split_regex strftime string_split string_split_regex strip_accents strlen strptime

@@ -70,7 +70,8 @@ function regexCall(expr: A_Expr): Node | null {
   if (expr.kind !== 'AEXPR_OP' || !regex || !expr.lexpr) return null;
   // A constant pattern is written with PostgreSQL's meaning of its escapes (posix-regex.ts).
   const pattern = isStringConst(expr.rexpr) ? stringConst(matchTestRegex(literalText(expr.rexpr)!)) : expr.rexpr!;
-  const matches = call('regexp_matches', [expr.lexpr, pattern, stringConst(regex.options)]);
+  // The engine's own regexp_matches (a match test), not PostgreSQL's set-returning one.
+  const matches = engineCall('regexp_matches', [expr.lexpr, pattern, stringConst(regex.options)]);
   return regex.negated ? { BoolExpr: { boolop: 'NOT_EXPR', args: [matches] } } : matches;
 }
 

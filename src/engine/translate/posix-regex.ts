@@ -135,12 +135,22 @@ export function matchesEmptyAndMore(pattern: string, caseInsensitive: boolean): 
   return sameMatches(pattern, caseInsensitive).empty;
 }
 
-function sameMatches(pattern: string, caseInsensitive: boolean): { regex: string; empty: boolean } {
+/**
+ * What regexp_matches needs of `pattern` (one sameMatchRegex takes): RE2's text, whether it may
+ * match the empty text, and its number of capturing groups.
+ */
+export function matchShape(pattern: string, caseInsensitive: boolean): { regex: string; mayBeEmpty: boolean; groups: number } {
+  const { regex, empty, atoms, groups } = sameMatches(pattern, caseInsensitive);
+  return { regex, mayBeEmpty: empty || atoms.every((atom) => atom.min === 0), groups };
+}
+
+function sameMatches(pattern: string, caseInsensitive: boolean): { regex: string; empty: boolean; atoms: Atom[]; groups: number } {
   const chars = [...pattern];
   if (caseInsensitive && chars.some((ch) => ch.codePointAt(0)! > 0x7f)) throw refuse('A character other than ASCII under the i flag');
   const atoms: Atom[] = [];
   let out = '';
   let depth = 0;
+  let groups = 0;
   for (let i = 0; i < chars.length; i++) {
     const c = chars[i]!;
     let set: CharSet | null = null;
@@ -172,7 +182,10 @@ function sameMatches(pattern: string, caseInsensitive: boolean): { regex: string
         if (chars[i + 2] !== ':') throw refuse('A lookaround or option group');
         i += 2;
         out += '(?:';
-      } else out += '(';
+      } else {
+        out += '(';
+        groups++;
+      }
       depth++;
       continue;
     } else if (c === ')') {
@@ -227,7 +240,7 @@ function sameMatches(pattern: string, caseInsensitive: boolean): { regex: string
       if (later.min > 0) break;
     }
   });
-  return { regex: out, empty: atoms.every((atom) => atom.min === 0) && atoms.some((atom) => atom.max > 0) };
+  return { regex: out, empty: atoms.every((atom) => atom.min === 0) && atoms.some((atom) => atom.max > 0), atoms, groups };
 }
 
 const refuseOperator = (what: string) =>

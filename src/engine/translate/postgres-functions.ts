@@ -7,6 +7,9 @@ import { narrowIntegers, probedType } from './probed-types.js';
 import { literalNumberText, numberTextCall, toCharKind } from './number-text.js';
 import { regression, REGRESSIONS, VARIANCES, youngsCramer } from './youngs-cramer.js';
 import { regexSplit } from './regex-split.js';
+import { regexpMatchesRows, regexpSplitRows } from './regex-matches.js';
+import { scaleCall, widthBucketCall } from './numeric-functions.js';
+import { pgTypeofCall } from './type-names.js';
 import { matchesEmptyAndMore, sameMatchRegex } from './posix-regex.js';
 import { badRequest } from '../../errors.js';
 import type { A_Expr, FuncCall, Node, RangeFunction, TypeCast } from '@pgsql/types';
@@ -71,6 +74,9 @@ function withDefaultType(fc: FuncCall, [value, offset, fallback]: Node[]): Node 
   return sameScaleOrRefused({ FuncCall: typed }, [value, fallback], `${fieldNames(fc.funcname).join('.')} with a default`);
 }
 
+/** Table functions written as the engine's unnest, which would otherwise name their column "unnest". */
+const ROWS_NAMED_AFTER_FUNCTION = new Set(['regexp_split_to_table', 'regexp_matches']);
+
 /** Calls `visit` with every FuncCall body directly in `items` (the functions of a RangeFunction). */
 export function walkCalls(items: Node[] | undefined, visit: (fc: FuncCall) => void): void {
   for (const item of items ?? []) {
@@ -81,13 +87,14 @@ export function walkCalls(items: Node[] | undefined, visit: (fc: FuncCall) => vo
 }
 
 export function namedFunctionColumn(rangeFunction: RangeFunction): RangeFunction | null {
-  const alias = rangeFunction.alias;
-  if (!alias || alias.colnames || rangeFunction.ordinality || rangeFunction.is_rowsfrom) return null;
   const items = rangeFunction.functions ?? [];
   if (items.length !== 1) return null;
   const list = asKind(items[0], 'List');
   const fn = asKind(list ? list.items?.[0] : items[0], 'FuncCall');
   const name = fn ? calledName(fn) : '';
+  // Without an alias, PostgreSQL names the column after the function (the engine's unnest: "unnest").
+  const alias = rangeFunction.alias ?? (ROWS_NAMED_AFTER_FUNCTION.has(name) ? { aliasname: name } : undefined);
+  if (!alias || alias.colnames || rangeFunction.ordinality || rangeFunction.is_rowsfrom) return null;
   const args = fn?.args ?? [];
   if (!hasFact(name, 'oneColumnInFrom') || (name === 'unnest' && args.length !== 1)) return null;
   return { ...rangeFunction, alias: { ...alias, colnames: [{ String: { sval: alias.aliasname } }] } };
@@ -549,6 +556,52 @@ translate(['regexp_replace'], (fc, args) => {
 
 translate(['regexp_split_to_array'], (fc, args) => (fc.over ? null : regexSplit(args)));
 
+// Set-returning: the engine's functions of these names answer otherwise, so every call is translated or refused.
+translate(['regexp_split_to_table'], (_fc, args) => regexpSplitRows(args));
+translate(['regexp_matches'], (_fc, args) => regexpMatchesRows(args));
+
+translate(['width_bucket'], (_fc, args) => widthBucketCall(args));
+translate(['scale', 'min_scale', 'trim_scale'], (fc, args) => scaleCall(calledName(fc), args));
+translate(['pg_typeof'], (_fc, args) => pgTypeofCall(args));
+// booleq(a, b): a = b (NULL for a NULL).
+translate(['booleq'], (_fc, args) => (args.length === 2 ? op('=', args[0], args[1]) : null));
+
+translate(['string_agg'], (fc, args) => {
+  if (args.length !== 2) return null;
+  const [value, separator] = args as [Node, Node];
+  const { type, probe } = probedType(value);
+  // The probe only learns the value's type: the engine's string_agg takes text and a constant separator.
+  if (probe) return withArgs(fc, [asVarchar({ CaseExpr: { args: [{ CaseWhen: { expr: probe, result: value } }] } }), stringConst(',')]);
+  if (type !== 'BLOB') return null;
+  // string_agg(bytea, bytea): the values' hex digits joined by the separator's, read back as
+  // bytes; hex digits order as the bytes do (DISTINCT sorts them).
+  const separatorHex = byteaHex(separator);
+  if (separatorHex === null) {
+    throw notAsPostgres(
+      'string_agg(bytea, ...) with a separator other than a constant',
+      "Give the separator as a constant: '\\x2c'::bytea.",
+    );
+  }
+  const made: FuncCall = { ...fc, args: [engineCall('hex', [value]), stringConst(separatorHex)] };
+  if (fc.agg_distinct && !fc.agg_order)
+    made.agg_order = [{ SortBy: { node: made.args![0], sortby_dir: 'SORTBY_DEFAULT', sortby_nulls: 'SORTBY_NULLS_DEFAULT' } }];
+  written.add(made);
+  return engineCall('unhex', [{ FuncCall: made }]);
+});
+
+/** The hex digits of a constant bytea (NULL: none, as PostgreSQL joins with no separator), or null when not a constant. */
+function byteaHex(value: Node): string | null {
+  const castArg = asKind(value, 'TypeCast');
+  const inner = castArg && typeNameOf(castArg.typeName) === 'bytea' ? castArg.arg : value;
+  if (isNullConst(inner)) return '';
+  const text = isStringConst(inner) ? literalText(inner) : null;
+  if (text === null) return null;
+  if (/^\\x([0-9a-fA-F]{2})*$/.test(text)) return text.slice(2).toUpperCase();
+  // PostgreSQL's escape form: bytes as written, but for backslashes (not translated here).
+  if (text.includes('\\')) return null;
+  return [...Buffer.from(text, 'utf8')].map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join('');
+}
+
 translate(['string_agg', 'array_agg'], (fc, args) => {
   if (args.length === 0) return null;
   // A NULL separator joins with none in PostgreSQL; the engine's string_agg answers NULL.
@@ -576,6 +629,17 @@ translate(REGRESSIONS, (fc, args) => (args.length === 2 && !isVolatile(args) ? r
 translate(functionsWith('exactAverage'), (fc, args) =>
   args.length === 1 ? withArgs(fc, [floatOnlyArgument(calledName(fc), args[0]!)]) : null,
 );
+
+translate(['percentile_disc', 'percentile_cont'], (fc, args) => {
+  const fractions = asKind(args[0], 'A_ArrayExpr')?.elements ?? [];
+  // The engine answers one dimension of fractions; PostgreSQL's answer keeps the array's shape.
+  if (fractions.some((element) => asKind(element, 'A_ArrayExpr')))
+    throw notAsPostgres(
+      `${calledName(fc)} of a multidimensional array of fractions`,
+      'Give a one-dimensional array: percentile_disc(ARRAY[0.25, 0.5]).',
+    );
+  return null;
+});
 
 translate(['percentile_cont'], (fc) => {
   if (!fc.agg_within_group || !fc.agg_order) return null;
@@ -728,6 +792,20 @@ translate(['make_interval'], (_fc, args) => {
 });
 
 translate(['justify_days'], (_fc, args) => (args.length === 1 ? engineCall('vdb_justify_days', args) : null));
+
+translate(['format'], (fc, args) => {
+  if (!fc.func_variadic || args.length < 2) return null;
+  // format(t, VARIADIC ARRAY[...]): the array's elements are the arguments.
+  const last = args[args.length - 1]!;
+  const list = asKind(last, 'A_ArrayExpr') ?? asKind(asKind(last, 'TypeCast')?.arg, 'A_ArrayExpr');
+  if (!list || (list.elements ?? []).some((element) => asKind(element, 'A_ArrayExpr'))) {
+    throw notAsPostgres(
+      'format(..., VARIADIC x) of an array other than ARRAY[...] of values',
+      'Pass the values one by one, or as ARRAY[a, b].',
+    );
+  }
+  return textFunction('format', [...args.slice(0, -1), ...(list.elements ?? [])]);
+});
 
 translate(functionsWith('textNamesake'), (fc, args) => textFunction(calledName(fc), args));
 

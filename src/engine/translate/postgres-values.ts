@@ -301,7 +301,39 @@ const textInputCast: CastRule = ({ cast, arg, type, arrayBounds, literal, string
   return { CaseExpr: { args: [{ CaseWhen: { expr: wrong, result: failure } }], defresult: { TypeCast: checked } } };
 };
 
-const CAST_RULES: CastRule[] = [numericCast, intervalFieldCast, shapeCast, textInputCast];
+/** A bytea literal: PostgreSQL's hex form (\x6162 is two bytes; the engine reads \x61 as one and 62 as two more). */
+const byteaLiteralCast: CastRule = ({ type, arrayBounds, literal, stringLiteral }) => {
+  if (type !== 'bytea' || arrayBounds || !stringLiteral || literal === null) return undefined;
+  const hex = /^\\x((?:\s*[0-9a-fA-F]{2})*)\s*$/.exec(literal);
+  if (hex) return engineCall('unhex', [stringConst(hex[1]!.replace(/\s/g, ''))]);
+  if (literal.startsWith('\\x'))
+    throw badRequest(`invalid hexadecimal data in the bytea literal '${literal}'`, 'Write two hexadecimal digits per byte.');
+  // The escape form (\\, \ooo) and characters other than ASCII are not translated.
+  if (/[\\\u0080-\uffff]/.test(literal))
+    throw notAsPostgres(
+      'A bytea literal in the escape form or with characters other than ASCII',
+      "Write it in the hex form: '\\x6162'::bytea.",
+    );
+  return undefined;
+};
+
+/**
+ * A numeric literal cast to a float (0.48959407210350037::float8): read from its text, rounded
+ * once as PostgreSQL reads it; the engine's DECIMAL to DOUBLE rounds twice past 15 digits.
+ */
+const floatLiteralCast: CastRule = ({ cast, arg, type, arrayBounds, literal }) => {
+  if ((type !== 'float8' && type !== 'float4') || arrayBounds || !asKind(arg, 'A_Const')?.fval || literal === null) return undefined;
+  // Out of the type's range (to an infinity, or a nonzero value to zero): PostgreSQL's error.
+  const value = type === 'float4' ? Math.fround(Number(literal)) : Number(literal);
+  const digits = literal.replace(/[eE].*$/, '');
+  if (!Number.isFinite(value) || (value === 0 && /[1-9]/.test(digits))) {
+    const name = type === 'float4' ? 'real' : 'double precision';
+    throw badRequest(`"${literal}" is out of range for type ${name}`, 'Write a value within the range of the type.');
+  }
+  return { TypeCast: { ...cast, arg: stringConst(literal) } };
+};
+
+const CAST_RULES: CastRule[] = [byteaLiteralCast, floatLiteralCast, numericCast, intervalFieldCast, shapeCast, textInputCast];
 
 /** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
 export function checkedCast(cast: TypeCast): Node | null {

@@ -19,12 +19,12 @@ export const SPLIT_MARKING = `${MARK}(\\0${MARK})`;
 const emptyMatch = (): Node => stringConst(`${MARK}(${MARK})`);
 
 /** The options PostgreSQL's flags give, as RE2's inline flags; refused for other flags. */
-function inlineFlags(flags: Node | undefined): string {
+function inlineFlags(flags: Node | undefined, name: string): string {
   if (flags === undefined) return '(?s)';
   const text = literalText(flags);
   if (text === null || !/^[ic]*$/.test(text)) {
     throw notAsPostgres(
-      `regexp_split_to_array with the flags ${text === null ? 'given by an expression' : `'${text}'`}`,
+      `${name} with the flags ${text === null ? 'given by an expression' : `'${text}'`}`,
       "Give the flags as a constant: 'i' (case-insensitive) or 'c' (case-sensitive).",
     );
   }
@@ -32,13 +32,14 @@ function inlineFlags(flags: Node | undefined): string {
   return text.lastIndexOf('i') > text.lastIndexOf('c') ? '(?si)' : '(?s)';
 }
 
-export function regexSplit(args: Node[]): Node | null {
+/** The array of the parts; `name` is the function called, for the refusals. */
+export function regexSplit(args: Node[], name = 'regexp_split_to_array'): Node | null {
   if (args.length !== 2 && args.length !== 3) return null;
   const [text, patternArg, flags] = args as [Node, Node, Node?];
-  const options = inlineFlags(flags);
+  const options = inlineFlags(flags, name);
   const patternText = literalText(patternArg);
   if (patternText === null && !isNullConst(patternArg)) {
-    throw notAsPostgres('regexp_split_to_array with a pattern that is not a constant', 'Give the pattern as a constant.');
+    throw notAsPostgres(`${name} with a pattern that is not a constant`, 'Give the pattern as a constant.');
   }
   // The pattern must find PostgreSQL's matches (posix-regex.ts); a NULL pattern stays NULL.
   const pattern = patternText === null ? patternArg : stringConst(sameMatchRegex(patternText, options.includes('i')));
@@ -67,9 +68,7 @@ export function regexSplit(args: Node[]): Node | null {
       const kept = engineCall('substr', [marked, start, call('greatest', [op('+', op('-', end, start), int(1)), int(0)])]);
       return engineCall('regexp_split_to_array', [kept, stringConst('(?s)\\x{ffff}\\([^\\x{ffff}]*\\x{ffff}\\)')]);
     });
-    const failure = call('error', [
-      stringConst("regexp_split_to_array of a text holding the character U+FFFF is not supported by vdb's engine"),
-    ]);
+    const failure = call('error', [stringConst(`${name} of a text holding the character U+FFFF is not supported by vdb's engine`)]);
     return {
       CaseExpr: { args: [{ CaseWhen: { expr: engineCall('contains', [value, stringConst(MARK)]), result: failure } }], defresult: split },
     };

@@ -1,0 +1,62 @@
+/**
+ * A vdb server and PostgreSQL holding the corpus table (corpus-tables.ts) in every kind of source,
+ * for test files that compare statements with PostgreSQL's answers (names, types, the JSON text
+ * of each value): `oracleSession()` registers the before/after hooks and returns the comparisons.
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before } from 'node:test';
+import type pg from 'pg';
+import { pgClient } from '../connectors/db.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createCorpusTables, type CorpusTables } from './corpus-tables.js';
+import { compareAnswers, postgresAnswer, postgresTypeNames, vdbAnswer } from './postgres-answers.js';
+
+export interface OracleSession {
+  /** The sources holding the corpus table: pg, my, lite, csv. */
+  readonly sources: readonly string[];
+  /** What differs from PostgreSQL's answer to `pgSql` (null: nothing). */
+  difference(sql: string, pgSql?: string): Promise<string | null>;
+  /** `template` ({t} for the table) over source `source`: what differs from PostgreSQL's answer. */
+  tableDifference(template: string, source: string): Promise<string | null>;
+  vdb(sql: string): ReturnType<typeof vdbAnswer>;
+  postgres(): pg.Client;
+}
+
+export function oracleSession(): OracleSession {
+  let server: TestServer;
+  let postgres: pg.Client;
+  let tables: CorpusTables;
+  let pgTypes: Map<number, string>;
+  before(async () => {
+    server = await startTestServer();
+    postgres = await pgClient();
+    await postgres.query("SET TimeZone = 'UTC'");
+    pgTypes = await postgresTypeNames(postgres);
+    tables = await createCorpusTables(path.join(server.dataDir, 'files'));
+    for (const source of tables.sources) {
+      const response = await server.request('/rest/api/source', { body: { name: source.name, ...source.body } });
+      assert.equal(response.status, 201, await response.text());
+    }
+  });
+  after(async () => {
+    await postgres?.end();
+    await server?.close();
+    await tables?.cleanup();
+  });
+  const difference = async (sql: string, pgSql = sql): Promise<string | null> => {
+    const expected = await postgresAnswer(postgres, pgTypes, pgSql);
+    const actual = await vdbAnswer(server, sql);
+    if (!actual.answer) return `${sql}\n    vdb: ${actual.status} ${actual.body.slice(0, 300)}`;
+    const differs = compareAnswers(expected, actual.answer, !/ORDER BY/i.test(sql));
+    return differs === null ? null : `${sql}\n    ${differs}`;
+  };
+  return {
+    sources: ['pg', 'my', 'lite', 'csv'],
+    difference,
+    tableDifference: (template, source) =>
+      difference(template.replaceAll('{t}', `${source}.vals`), template.replaceAll('{t}', tables.oracleTables[source]!)),
+    vdb: (sql) => vdbAnswer(server, sql),
+    postgres: () => postgres,
+  };
+}
