@@ -16,6 +16,7 @@ import { tooManyColumns } from '../errors.js';
 import { NUMERIC_MACROS } from './numeric-macros.js';
 import { defineValueChecks } from './value-macros.js';
 import { registerNumberFormat } from './number-format.js';
+import { registerDateTimeInput } from './datetime-functions.js';
 import { registerFloatStatistics } from './float-statistics.js';
 
 /** The values one batch of a statement builds may take this share of the engine's memory. */
@@ -176,6 +177,7 @@ export class DuckRuntime {
       ];
       await defineValueChecks(setup, options.valueLimit, Math.floor(engineBytes(options.memoryLimit) / BATCH_SHARE));
       registerNumberFormat(setup);
+      registerDateTimeInput(setup);
       registerFloatStatistics(setup);
       for (const statement of statements) if (statement) await setup.run(statement);
     } catch (err) {

@@ -6,8 +6,8 @@
 import { badRequest } from '../../errors.js';
 import { POSTGRES_INTERVAL_TEXT } from '../../results/json.js';
 import { INTERVAL_FIELDS, intervalTruncation } from '../front/allow-list.js';
-import { engineIntervalText, FULL_RANGE, intervalInput } from './interval-input.js';
-import { dateTimeInput, type DateTimeType } from './datetime-input.js';
+import { engineIntervalText, FULL_RANGE, intervalInput } from '../../runtime/interval-input.js';
+import { dateTimeInput, type DateTimeType } from '../../runtime/datetime-input.js';
 import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../tree/ast.js';
 import {
@@ -178,17 +178,26 @@ const numericCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal 
 };
 
 /** An interval literal, with or without fields and precision: read here as PostgreSQL reads it, the engine given its exact value. */
-const intervalLiteralCast: CastRule = ({ cast, type, typmods, arrayBounds, literal, stringLiteral }) => {
+const intervalLiteralCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal, stringLiteral }) => {
   if (type !== 'interval' || arrayBounds) return undefined;
   const mods = (typmods ?? []).map((mod) => Number(literalText(mod)));
-  if (literal === null || !stringLiteral) {
-    if (mods.length === 2) {
-      throw notAsPostgres(
-        'An interval with a precision (INTERVAL(3)) over anything but a literal',
-        'Round the value instead, or write a literal.',
-      );
-    }
-    return undefined;
+  if (literal !== null && !stringLiteral) return undefined;
+  if (literal === null) {
+    if (isVolatile(arg)) throw notAsPostgres('A cast to interval of a volatile expression', 'Cast a column or a literal.');
+    // Text is read per value as PostgreSQL reads it (runtime/datetime-functions.ts); intervals
+    // are cast as they are, but for fields or a precision, which are not applied to them here.
+    const read: TypeCast = {
+      arg: engineCall('vdb_interval_in', [asVarchar(arg), int(mods[0] ?? FULL_RANGE), int(mods.length === 2 ? mods[1]! : -1)]),
+      typeName: { ...cast.typeName, typmods: undefined },
+    };
+    written.add(read);
+    const plain: TypeCast = { ...cast, typeName: { ...cast.typeName, typmods: undefined } };
+    written.add(plain);
+    const other: Node =
+      mods.length > 0
+        ? call('error', [stringConst("fields or a precision of an interval cast from anything but text are not supported by vdb's engine")])
+        : { TypeCast: plain };
+    return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(arg, ['VARCHAR']), result: { TypeCast: read } } }], defresult: other } };
   }
   const value = intervalInput(literal, mods[0] ?? FULL_RANGE, mods.length === 2 ? mods[1]! : null);
   return { TypeCast: { arg: stringConst(engineIntervalText(value)), typeName: { ...cast.typeName, typmods: undefined } } };
@@ -287,9 +296,16 @@ const textInputCast: CastRule = ({ cast, arg, type, arrayBounds, literal, string
       ],
     },
   };
-  const failure = call('error', [
-    stringConst(`${type} input cast while the statement runs is not supported by vdb's engine in this form (${input.why}); ${input.hint}`),
-  ]);
+  // Dates and times in other forms are read per value as PostgreSQL reads them (runtime/datetime-functions.ts).
+  const read: TypeCast = { ...cast, arg: engineCall('vdb_datetime_in', [asVarchar(arg), stringConst(type)]) };
+  written.add(read);
+  const failure = DATE_TIME_INPUTS.has(type)
+    ? { TypeCast: read }
+    : call('error', [
+        stringConst(
+          `${type} input cast while the statement runs is not supported by vdb's engine in this form (${input.why}); ${input.hint}`,
+        ),
+      ]);
   const checked = { ...cast };
   written.add(checked);
   return { CaseExpr: { args: [{ CaseWhen: { expr: wrong, result: failure } }], defresult: { TypeCast: checked } } };

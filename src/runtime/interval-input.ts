@@ -10,8 +10,7 @@
  * hours; fractions of years are rounded to months); each unit at most once; `ago` negates. The
  * value is kept as PostgreSQL keeps it: months, days and microseconds.
  */
-import { badRequest } from '../../errors.js';
-import { notAsPostgres } from '../tree/syntax-nodes.js';
+import { badRequest } from '../errors.js';
 
 export interface IntervalValue {
   months: number;
@@ -84,6 +83,9 @@ const UNITS: Record<string, Unit> = {
 const USEC = { second: 1_000_000n, minute: 60_000_000n, hour: 3_600_000_000n, day: 86_400_000_000n } as const;
 const INT32_MAX = 2 ** 31 - 1;
 const INT64_MAX = 2n ** 63n - 1n;
+
+/** A 400 for what vdb does not read (as the translations word it). */
+export const notSupported = (what: string, hint: string) => badRequest(`${what} is not supported by vdb's engine.`, hint, 'Not available');
 
 /** C's rint: to the nearest integer, halves to even. */
 export function rint(x: number): number {
@@ -210,7 +212,7 @@ export function intervalInput(text: string, mask: number = FULL_RANGE, precision
       "Write an interval as PostgreSQL reads it, e.g. '1 day 02:03:04' or 'P1DT2H'.",
     );
   const refuse = (why: string) =>
-    notAsPostgres(`The interval input '${text}' (${why})`, "Write it as units and a time, e.g. interval '1 day 02:03:04'.");
+    notSupported(`The interval input '${text}' (${why})`, "Write it as units and a time, e.g. interval '1 day 02:03:04'.");
   const value = new Accumulator(text);
   const trimmed = text.trim();
   if (/^P/.test(trimmed)) iso8601(trimmed.slice(1), value, invalid, refuse);

@@ -11,9 +11,8 @@
  * may be spelled in any position; two-digit years are 1970-2069. What these rules leave
  * uncertain is refused rather than guessed (a 400 naming the input).
  */
-import { badRequest } from '../../errors.js';
-import { notAsPostgres } from '../tree/syntax-nodes.js';
-import { rint } from './interval-input.js';
+import { badRequest } from '../errors.js';
+import { notSupported, rint } from './interval-input.js';
 
 export type DateTimeType = 'date' | 'timestamp' | 'timestamptz' | 'time';
 
@@ -90,7 +89,7 @@ const pad = (n: number, width = 2) => String(n).padStart(width, '0');
  */
 export function dateTimeInput(text: string, type: DateTimeType): DateTimeValue {
   const refuse = (why: string) =>
-    notAsPostgres(
+    notSupported(
       `The ${type} input '${text}' (${why})`,
       type === 'time' ? "Write times as 'HH:MM:SS'." : "Write dates as 'YYYY-MM-DD' (and times as 'HH:MM:SS'), e.g. DATE '1999-01-08'.",
     );
