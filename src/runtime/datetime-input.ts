@@ -302,6 +302,8 @@ function valueOf(f: Fields, type: DateTimeType, { refuse, outOfRange }: Errors):
   if (bc && date.year! <= 0) throw outOfRange();
   const day = `${pad(date.year!, 4)}-${pad(date.month!)}-${pad(date.day!)}`;
   const era = bc ? ' (BC)' : '';
+  // A zone's name is checked where the type ignores the zone, as PostgreSQL does.
+  if (zone && 'name' in zone && type !== 'timestamptz') zoneFormat(zone.name, refuse);
   if (type === 'date') return { kind: 'text', text: `${day}${era}` };
   if (type === 'timestamp') return { kind: 'text', text: `${day}${era} ${clock}` };
   // timestamp with time zone: the instant, written in UTC.
@@ -439,26 +441,12 @@ function fromJulianDay(julianDay: number): [number, number, number] {
  * `local` (milliseconds as if UTC); refused where the local time is skipped or repeated.
  */
 function zoneOffset(name: string, local: number, refuse: (why: string) => Error): number {
-  let format: Intl.DateTimeFormat;
-  try {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone: name,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-  } catch {
-    throw refuse(`the time zone '${name}'`);
-  }
+  const format = zoneFormat(name, refuse);
   const offsetAt = (instant: number) => {
     const parts = Object.fromEntries(format.formatToParts(new Date(instant)).map((p) => [p.type, p.value]));
-    const asUtc = Date.UTC(
+    const asUtc = utcMillis(
       Number(parts.year),
-      Number(parts.month) - 1,
+      Number(parts.month),
       Number(parts.day),
       Number(parts.hour),
       Number(parts.minute),
@@ -471,4 +459,22 @@ function zoneOffset(name: string, local: number, refuse: (why: string) => Error)
   const fitting = [...candidates].filter((offset) => offsetAt(local - offset * 1000) === offset);
   if (fitting.length !== 1) throw refuse(`a local time that '${name}' skips or repeats`);
   return fitting[0]!;
+}
+
+/** A formatter of the zone named as in the IANA database; an unknown name is refused. */
+function zoneFormat(name: string, refuse: (why: string) => Error): Intl.DateTimeFormat {
+  try {
+    return new Intl.DateTimeFormat('en-US', {
+      timeZone: name,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+  } catch {
+    throw refuse(`the time zone '${name}'`);
+  }
 }
