@@ -182,6 +182,7 @@ function readTokens(tokens: Token[], f: Fields, { refuse, invalid, outOfRange }:
       case 'number': {
         if (f.julian) {
           if (!/^\d+$/.test(token.text)) throw refuse('a Julian day of this form');
+          if (date.year !== undefined || date.month !== undefined || date.day !== undefined) throw invalid();
           const [year, month, day] = fromJulianDay(Number(token.text));
           Object.assign(date, { year, month, day, twoDigitYear: false });
           f.julian = false;
@@ -262,11 +263,11 @@ function readTime(text: string, time: Fields['time'], refuse: (why: string) => E
   time.second = parts[3] === undefined ? 0 : Number(parts[3]);
   time.micro = parts[4] === undefined ? 0 : rint(Number(`0${parts[4]}`) * 1_000_000);
   if (time.hour > 24 || time.minute > 59 || time.second > 60) throw outOfRange();
-  if (time.hour === 24 || time.second === 60 || time.micro >= 1_000_000) throw refuse('a time at the end of a day or minute');
+  if (time.hour === 24) throw refuse('a time at the end of a day');
 }
 
 /** The fields checked and written as the engine reads the type. */
-function valueOf(f: Fields, type: DateTimeType, { refuse, outOfRange }: Errors): DateTimeValue {
+function valueOf(f: Fields, type: DateTimeType, { refuse, invalid, outOfRange }: Errors): DateTimeValue {
   const { date, time, zone, bc, meridiem } = f;
   if (date.year === undefined || date.month === undefined || date.day === undefined) {
     if (type === 'time' && date.year === undefined && date.month === undefined && date.day === undefined) {
@@ -281,6 +282,7 @@ function valueOf(f: Fields, type: DateTimeType, { refuse, outOfRange }: Errors):
     if (year > 9999) throw refuse('a year after 9999');
     date.year = year;
   }
+  const timeGiven = time.hour !== undefined;
   if (meridiem) {
     time.hour ??= 0;
     time.minute ??= 0;
@@ -289,32 +291,43 @@ function valueOf(f: Fields, type: DateTimeType, { refuse, outOfRange }: Errors):
     if (meridiem === 'am' && time.hour === 12) time.hour = 0;
     if (meridiem === 'pm' && time.hour < 12) time.hour += 12;
   }
-  const clock =
-    time.hour === undefined
-      ? '00:00:00'
-      : `${pad(time.hour)}:${pad(time.minute!)}:${pad(time.second!)}${time.micro ? `.${pad(time.micro, 6).replace(/0+$/, '')}` : ''}`;
-
+  // The time of day in microseconds: a fraction rounded up or a 60th second carries into the next minute, hour or day.
+  const dayMicros = (((time.hour ?? 0) * 60 + (time.minute ?? 0)) * 60 + (time.second ?? 0)) * 1_000_000 + (time.micro ?? 0);
   if (type === 'time') {
-    if (time.hour === undefined || bc || date.year !== undefined) throw refuse('a date in a time');
+    if (!timeGiven) throw invalid();
+    if (bc || date.year !== undefined) throw refuse('a date in a time');
     if (zone && 'name' in zone) throw refuse('a time zone name in a time');
-    return { kind: 'text', text: clock };
+    if (dayMicros >= DAY_MICROS) throw refuse('a time at the end of a day');
+    return { kind: 'text', text: clockText(dayMicros) };
   }
   if (bc && date.year! <= 0) throw outOfRange();
-  const day = `${pad(date.year!, 4)}-${pad(date.month!)}-${pad(date.day!)}`;
-  const era = bc ? ' (BC)' : '';
   // A zone's name is checked where the type ignores the zone, as PostgreSQL does.
   if (zone && 'name' in zone && type !== 'timestamptz') zoneFormat(zone.name, refuse);
-  if (type === 'date') return { kind: 'text', text: `${day}${era}` };
-  if (type === 'timestamp') return { kind: 'text', text: `${day}${era} ${clock}` };
-  // timestamp with time zone: the instant, written in UTC.
-  if (bc) throw refuse('a time zone before year 1');
-  const local = utcMillis(date.year!, date.month!, date.day!, time.hour ?? 0, time.minute ?? 0, time.second ?? 0);
-  const offset = zone === null ? 0 : 'offset' in zone ? zone.offset : zoneOffset(zone.name, local, refuse);
-  const instant = new Date(local - offset * 1000);
-  const micro = time.micro ?? 0;
-  const utcText = `${pad(instant.getUTCFullYear(), 4)}-${pad(instant.getUTCMonth() + 1)}-${pad(instant.getUTCDate())} ${pad(instant.getUTCHours())}:${pad(instant.getUTCMinutes())}:${pad(instant.getUTCSeconds())}${micro ? `.${pad(micro, 6).replace(/0+$/, '')}` : ''}`;
-  if (instant.getUTCFullYear() < 1 || instant.getUTCFullYear() > 9999) throw refuse('an instant outside years 1-9999');
-  return { kind: 'text', text: `${utcText}+00` };
+  if (type === 'date') return { kind: 'text', text: `${pad(date.year!, 4)}-${pad(date.month!)}-${pad(date.day!)}${bc ? ' (BC)' : ''}` };
+  const astronomical = bc ? 1 - date.year! : date.year!;
+  let local = utcMillis(astronomical, date.month!, date.day!, 0, 0, 0) + Math.floor(dayMicros / 1_000_000) * 1000;
+  if (type === 'timestamptz' && zone) {
+    // timestamp with time zone: the instant, written in UTC.
+    if ('name' in zone && astronomical < 1) throw refuse('a time zone name before year 1');
+    local -= ('offset' in zone ? zone.offset : zoneOffset(zone.name, local, refuse)) * 1000;
+  }
+  const instant = new Date(local);
+  const year = instant.getUTCFullYear();
+  if (year < -4712 || year > 9999) throw refuse('a year outside 4713 BC to 9999');
+  const day = `${pad(year < 1 ? 1 - year : year, 4)}-${pad(instant.getUTCMonth() + 1)}-${pad(instant.getUTCDate())}${year < 1 ? ' (BC)' : ''}`;
+  const seconds = instant.getUTCHours() * 3600 + instant.getUTCMinutes() * 60 + instant.getUTCSeconds();
+  const text = `${day} ${clockText(seconds * 1_000_000 + (dayMicros % 1_000_000))}`;
+  return { kind: 'text', text: type === 'timestamptz' ? `${text}+00` : text };
+}
+
+const DAY_MICROS = 86_400_000_000;
+
+/** HH:MM:SS[.ffffff] of microseconds of a day, the fraction without trailing zeros. */
+function clockText(micros: number): string {
+  const seconds = Math.floor(micros / 1_000_000);
+  const fraction = micros % 1_000_000;
+  const hms = `${pad(Math.floor(seconds / 3600))}:${pad(Math.floor(seconds / 60) % 60)}:${pad(seconds % 60)}`;
+  return fraction ? `${hms}.${pad(fraction, 6).replace(/0+$/, '')}` : hms;
 }
 
 /** Milliseconds since 1970 of a UTC date and time (Date.UTC would read years 0-99 as 1900-1999). */
