@@ -437,6 +437,20 @@ export function restricted(value: IntervalValue, mask: number, precision: number
   return { months, days, micros };
 }
 
+/**
+ * Whether an untyped literal (`x = '1.99 years'`) looks like an interval the engine would read
+ * otherwise than PostgreSQL, or read where PostgreSQL fails: a fraction of years (PostgreSQL
+ * rounds it to months, the engine truncates), a unit given twice (PostgreSQL fails).
+ */
+export function untypedIntervalDiffers(text: string): boolean {
+  const words = text.toLowerCase().match(/[a-z]+/g) ?? [];
+  if (!/^\s*@?\s*[+-]?\.?\d/.test(text) || words.length === 0) return false;
+  const units = words.filter((word) => word !== 'ago').map((word) => UNITS[word.slice(0, 10)]);
+  if (units.some((unit) => unit === undefined)) return false;
+  const yearFraction = /\.\d*\s*(y|yr|yrs|years?|decs?|decades?|c|cent|century|centuries|mils?|millennium|millennia)\b/i.test(text);
+  return yearFraction || new Set(units).size !== units.length;
+}
+
 /** The value as text the engine reads exactly. */
 export function engineIntervalText(value: IntervalValue): string {
   return `${value.months} months ${value.days} days ${value.micros} microseconds`;

@@ -105,6 +105,8 @@ const FAILING: readonly string[] = [
 /** What vdb refuses (a 400 saying it is not supported). */
 const REFUSED: readonly string[] = [
   "SELECT t::timestamp FROM (VALUES ('now')) v(t)",
+  // Untyped, where it meets an interval the engine would read a fraction of years otherwise.
+  "SELECT x FROM (VALUES (interval '2 years')) v(x) WHERE x = '1.99 years'",
   "SELECT x::interval hour FROM (VALUES (interval '1 day 2 hours')) v(x)",
   "SELECT date '1999.008'",
   "SELECT timestamp '19990108 040506'",

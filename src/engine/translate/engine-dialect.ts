@@ -22,6 +22,7 @@ import { asKind, mapChildren, mapTree, mapTreeUp, nameNode, exprIs } from '../tr
 import { functionFacts } from '../tree/functions.js';
 import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from './postgres-functions.js';
 import { BC_DATE_TIME, checkedCast, typeNameOf } from './postgres-values.js';
+import { untypedIntervalDiffers } from '../../runtime/interval-input.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { typedDifference, typedSum } from './probed-types.js';
 import { boundValues } from './value-bounds.js';
@@ -267,6 +268,12 @@ function rewriteNode(node: Node): Node | undefined {
     throw notAsPostgres(
       `The untyped literal '${constant.sval.sval}' (a date before year 1, which the engine would read as a year AD)`,
       "Give its type: DATE '0044-03-15 BC'.",
+    );
+  }
+  if (constant?.sval && untypedIntervalDiffers(constant.sval.sval ?? '')) {
+    throw notAsPostgres(
+      `The untyped literal '${constant.sval.sval}' (where it meets an interval, the engine would read it otherwise than PostgreSQL)`,
+      `Give its type: INTERVAL '${constant.sval.sval}'.`,
     );
   }
   const rangeFunction = asKind(node, 'RangeFunction');
