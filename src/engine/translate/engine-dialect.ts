@@ -240,6 +240,25 @@ function countNodes(value: unknown): number {
   return count;
 }
 
+/**
+ * An untyped literal operand of an operator ('x = '1.99 years'') that, where it meets an interval,
+ * the engine would read otherwise than PostgreSQL: refused, with the typed form as hint.
+ */
+function checkUntypedIntervals(node: Node): void {
+  const expr = asKind(node, 'A_Expr');
+  if (!expr) return;
+  const operands = [expr.lexpr, expr.rexpr, ...(asKind(expr.rexpr, 'List')?.items ?? [])];
+  for (const operand of operands) {
+    const text = asKind(operand, 'A_Const')?.sval?.sval;
+    if (text !== undefined && untypedIntervalDiffers(text)) {
+      throw notAsPostgres(
+        `The untyped literal '${text}' (where it meets an interval, the engine would read it otherwise than PostgreSQL)`,
+        `Give its type: INTERVAL '${text}'.`,
+      );
+    }
+  }
+}
+
 /** What `node` becomes in the engine's SQL, its children rewritten too; undefined where only its children change. */
 function rewriteNode(node: Node): Node | undefined {
   if (--rewriteBudget < 0) throw statementTooComplex();
@@ -270,12 +289,7 @@ function rewriteNode(node: Node): Node | undefined {
       "Give its type: DATE '0044-03-15 BC'.",
     );
   }
-  if (constant?.sval && untypedIntervalDiffers(constant.sval.sval ?? '')) {
-    throw notAsPostgres(
-      `The untyped literal '${constant.sval.sval}' (where it meets an interval, the engine would read it otherwise than PostgreSQL)`,
-      `Give its type: INTERVAL '${constant.sval.sval}'.`,
-    );
-  }
+  checkUntypedIntervals(node);
   const rangeFunction = asKind(node, 'RangeFunction');
   if (rangeFunction && !written.has(rangeFunction)) {
     // Functions of FROM are table functions already (generate_series gives rows there).
