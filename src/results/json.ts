@@ -58,6 +58,8 @@ export const POSTGRES_INTERVAL_TEXT = {
     [' month', ' mon'],
   ],
   minusOne: { pattern: '(^|\\s)-1 (year|mon|day)(\\s|$)', replacement: '\\1-1 \\2s\\3' },
+  // A positive field after a negative one takes a sign: -1 days +02:00:00.
+  plusAfterMinus: { pattern: '(-\\d+ [a-z]+) (\\d)', replacement: '\\1 +\\2' },
 } as const;
 
 /** `text` (the engine's text of an interval) as PostgreSQL writes it, in the engine's SQL. */
@@ -66,8 +68,9 @@ function postgresIntervalSql(text: string): string {
     (sql, [from, to]) => `replace(${sql}, ${sqlLiteral(from)}, ${sqlLiteral(to)})`,
     text,
   );
-  const { pattern, replacement } = POSTGRES_INTERVAL_TEXT.minusOne;
-  return `regexp_replace(${replaced}, ${sqlLiteral(pattern)}, ${sqlLiteral(replacement)}, 'g')`;
+  const { minusOne, plusAfterMinus } = POSTGRES_INTERVAL_TEXT;
+  const plural = `regexp_replace(${replaced}, ${sqlLiteral(minusOne.pattern)}, ${sqlLiteral(minusOne.replacement)}, 'g')`;
+  return `regexp_replace(${plural}, ${sqlLiteral(plusAfterMinus.pattern)}, ${sqlLiteral(plusAfterMinus.replacement)}, 'g')`;
 }
 
 /**

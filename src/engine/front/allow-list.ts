@@ -153,9 +153,10 @@ function checkType(typeName: TypeName): void {
   // `interval '1' year` restricts the fields of an interval: one field over a whole number is
   // translated (postgres-values.ts), the engine reads the other forms otherwise.
   if (name.toLowerCase() === 'interval' && Array.isArray(typeName.typmods) && typeName.typmods.length > 0) {
-    const [mask] = typeName.typmods;
-    const field = typeName.typmods.length === 1 ? intervalTruncation(Number(asKind(mask, 'A_Const')?.ival?.ival)) : undefined;
-    if (!field) {
+    const [mask, precision] = typeName.typmods.map((mod) => asKind(mod, 'A_Const')?.ival?.ival ?? 0);
+    // A precision (INTERVAL(3), SECOND(3)) is read with literals (interval-input.ts).
+    const field = mask === 0x7fff || intervalTruncation(Number(mask));
+    if (!field || typeName.typmods.length > 2 || (precision ?? 0) < 0) {
       throw refuse(
         'An interval with a precision (INTERVAL(3)) or fields of another form',
         "Write the units inside the literal: interval '1 day 2 hours'.",

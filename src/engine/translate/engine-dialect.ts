@@ -26,6 +26,7 @@ import { asKind, mapChildren, mapTree, mapTreeUp, nameNode, exprIs } from '../tr
 import { functionFacts } from '../tree/functions.js';
 import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from './postgres-functions.js';
 import { BC_DATE_TIME, checkedCast, typeNameOf } from './postgres-values.js';
+import { untypedIntervalDiffers } from '../../runtime/interval-input.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { probedType, typedDifference, typedSum } from './probed-types.js';
 import { comparedAverage, comparedAverages } from './compared-averages.js';
@@ -325,6 +326,25 @@ function refuseForms(node: Node): void {
   }
 }
 
+/**
+ * An untyped literal operand of an operator ('x = '1.99 years'') that, where it meets an interval,
+ * the engine would read otherwise than PostgreSQL: refused, with the typed form as hint.
+ */
+function checkUntypedIntervals(node: Node): void {
+  const expr = asKind(node, 'A_Expr');
+  if (!expr) return;
+  const operands = [expr.lexpr, expr.rexpr, ...(asKind(expr.rexpr, 'List')?.items ?? [])];
+  for (const operand of operands) {
+    const text = asKind(operand, 'A_Const')?.sval?.sval;
+    if (text !== undefined && untypedIntervalDiffers(text)) {
+      throw notAsPostgres(
+        `The untyped literal '${text}' (where it meets an interval, the engine would read it otherwise than PostgreSQL)`,
+        `Give its type: INTERVAL '${text}'.`,
+      );
+    }
+  }
+}
+
 /** What `node` becomes in the engine's SQL, its children rewritten too; undefined where only its children change. */
 function rewriteNode(node: Node): Node | undefined {
   if (--rewriteBudget < 0) throw statementTooComplex();
@@ -354,6 +374,7 @@ function rewriteNode(node: Node): Node | undefined {
       "Give its type: DATE '0044-03-15 BC'.",
     );
   }
+  checkUntypedIntervals(node);
   const rangeFunction = asKind(node, 'RangeFunction');
   if (rangeFunction && !written.has(rangeFunction)) {
     // Functions of FROM are table functions already (generate_series gives rows there).

@@ -6,6 +6,8 @@
 import { badRequest } from '../../errors.js';
 import { POSTGRES_INTERVAL_TEXT } from '../../results/json.js';
 import { INTERVAL_FIELDS, intervalTruncation } from '../front/allow-list.js';
+import { engineIntervalText, FULL_RANGE, intervalInput } from '../../runtime/interval-input.js';
+import { dateTimeInput, type DateTimeType } from '../../runtime/datetime-input.js';
 import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../tree/ast.js';
 import { probedType } from './probed-types.js';
@@ -118,34 +120,27 @@ function numericZero(): TypeCast {
   return zero;
 }
 
-const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
-/** PostgreSQL's reading of a two-digit year: 70-99 in the 1900s, 00-69 in the 2000s. */
-const fullYear = (digits: string) => (digits.length === 2 ? (Number(digits) >= 70 ? 1900 : 2000) + Number(digits) : Number(digits));
 
-/**
- * Date and timestamp literals PostgreSQL reads (DateStyle ISO, MDY) and the engine does not, in
- * ISO form: 01/02/03 (month/day/year), 'January 8, 1999', a zone of hours only (+02). Null for
- * other texts (ISO forms go as they are, the rest is refused).
- */
-export function dateTimeInput(text: string): string | null {
-  const trimmed = text.trim();
-  const zoned = /^(\d{4,}-\d{1,2}-\d{1,2})[ T](\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*([+-])(\d{1,2})$/.exec(trimmed);
-  if (zoned) {
-    const [, date, hour, minute, second = '00', sign, zone] = zoned;
-    return `${date} ${pad(Number(hour))}:${minute}:${second}${sign}${pad(Number(zone))}:00`;
-  }
-  const mdy = /^(\d{1,2})\/(\d{1,2})\/(\d{2}|\d{4})$/.exec(trimmed);
-  if (mdy) return validDate(fullYear(mdy[3]!), Number(mdy[1]), Number(mdy[2]));
-  const named = /^([A-Za-z]+)\s+(\d{1,2}),?\s+(\d{4})$/.exec(trimmed);
-  if (named) {
-    const month = MONTHS.indexOf(named[1]!.slice(0, 3).toLowerCase()) + 1;
-    const full = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-    const spelled = named[1]!.toLowerCase();
-    if (month === 0 || !(spelled.length === 3 || spelled === full[month - 1])) return null;
-    return validDate(Number(named[3]), month, Number(named[2]));
-  }
-  return null;
+/** An ISO timestamp with a zone of hours only (+02), which the engine does not read, with a full one (+02:00). */
+function isoZoneInput(text: string): string | null {
+  const zoned = /^(\d{4,}-\d{1,2}-\d{1,2})[ T](\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*([+-])(\d{1,2})$/.exec(text.trim());
+  if (!zoned) return null;
+  const [, date, hour, minute, second = '00', sign, zone] = zoned;
+  return `${date} ${pad(Number(hour))}:${minute}:${second}${sign}${pad(Number(zone))}:00`;
+}
+
+/** A date or time literal read as PostgreSQL reads it (datetime-input.ts), for the engine. */
+function dateTimeLiteral(text: string, cast: TypeCast, type: DateTimeType): Node {
+  const value = dateTimeInput(text, type);
+  if (value.kind === 'text') return { TypeCast: { ...cast, arg: stringConst(value.text) } };
+  const today: Node = { SQLValueFunction: { op: 'SVFOP_CURRENT_DATE', typmod: -1 } };
+  const now: Node = { SQLValueFunction: { op: 'SVFOP_CURRENT_TIMESTAMP', typmod: -1 } };
+  // Read as the statement runs: 'today' is the current date then, as in PostgreSQL.
+  const arg = value.kind === 'now' ? now : value.days === 0 ? today : op(value.days > 0 ? '+' : '-', today, int(Math.abs(value.days)));
+  const typed: TypeCast = { ...cast, arg };
+  written.add(typed);
+  return { TypeCast: typed };
 }
 
 /** A date or timestamp literal before year 1 as PostgreSQL writes it ('0044-03-15 10:00:00+00 BC'). */
@@ -162,13 +157,6 @@ export function bcDateTimeInput(text: string): string | null {
   if (!match || /^0+-/.test(match[1]!)) return null;
   const rest = match[2]!.trim().replace(/^T/, '');
   return `${match[1]} (BC)${rest ? ` ${rest}` : ''}`;
-}
-
-/** YYYY-MM-DD when the day exists (else null: the engine's own error follows). */
-function validDate(year: number, month: number, day: number): string | null {
-  const probe = new Date(Date.UTC(year, month - 1, day));
-  if (year < 1 || probe.getUTCMonth() !== month - 1 || probe.getUTCDate() !== day) return null;
-  return `${pad(year, 4)}-${pad(month)}-${pad(day)}`;
 }
 
 /** A cast and what its rules look at. */
@@ -203,6 +191,64 @@ const numericCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal 
       typeName: { ...cast.typeName, typmods: [int(exact.precision), int(exact.scale)] },
     },
   };
+};
+
+/**
+ * Interval text the engine reads as PostgreSQL does: whole years, months, days and a time, each
+ * once and in that order ('1 year 2 mons -3 days 04:05:06').
+ */
+const ENGINE_INTERVAL_TEXT = (() => {
+  const years = '-?\\d{1,9} years?';
+  const months = '-?\\d{1,9} mons?|-?\\d{1,9} months?';
+  const days = '-?\\d{1,9} days?';
+  const time = '-?\\d{1,9}:[0-5]\\d(?::[0-5]\\d(?:\\.\\d{1,6})?)?';
+  const then = (item: string) => `(?:\\s+(?:${item}))?`;
+  const alternatives = [
+    `(?:${years})${then(months)}${then(days)}${then(time)}`,
+    `(?:${months})${then(days)}${then(time)}`,
+    `(?:${days})${then(time)}`,
+    `(?:${time})`,
+  ];
+  return `\\s*(?:${alternatives.join('|')})\\s*`;
+})();
+
+/** An interval literal, with or without fields and precision: read here as PostgreSQL reads it, the engine given its exact value. */
+const intervalLiteralCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal, stringLiteral }) => {
+  if (type !== 'interval' || arrayBounds) return undefined;
+  const mods = (typmods ?? []).map((mod) => Number(literalText(mod)));
+  if (literal !== null && !stringLiteral) return undefined;
+  if (literal === null) {
+    if (isVolatile(arg)) throw notAsPostgres('A cast to interval of a volatile expression', 'Cast a column or a literal.');
+    // Text is read per value as PostgreSQL reads it (runtime/datetime-functions.ts); intervals
+    // are cast as they are, but for fields or a precision, which are not applied to them here.
+    const read: TypeCast = {
+      arg: engineCall('vdb_interval_in', [asVarchar(arg), int(mods[0] ?? FULL_RANGE), int(mods.length === 2 ? mods[1]! : -1)]),
+      typeName: { ...cast.typeName, typmods: undefined },
+    };
+    written.add(read);
+    const plain: TypeCast = { ...cast, typeName: { ...cast.typeName, typmods: undefined } };
+    written.add(plain);
+    if (mods.length === 0) {
+      // Text the engine reads as PostgreSQL does goes to the engine's own cast, much faster.
+      const other: Node = {
+        BoolExpr: {
+          boolop: 'AND_EXPR',
+          args: [
+            typeIs(arg, ['VARCHAR']),
+            { BoolExpr: { boolop: 'NOT_EXPR', args: [call('regexp_full_match', [asVarchar(arg), stringConst(ENGINE_INTERVAL_TEXT)])] } },
+          ],
+        },
+      };
+      return { CaseExpr: { args: [{ CaseWhen: { expr: other, result: { TypeCast: read } } }], defresult: { TypeCast: plain } } };
+    }
+    const other: Node =
+      mods.length > 0
+        ? call('error', [stringConst("fields or a precision of an interval cast from anything but text are not supported by vdb's engine")])
+        : { TypeCast: plain };
+    return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(arg, ['VARCHAR']), result: { TypeCast: read } } }], defresult: other } };
+  }
+  const value = intervalInput(literal, mods[0] ?? FULL_RANGE, mods.length === 2 ? mods[1]! : null);
+  return { TypeCast: { arg: stringConst(engineIntervalText(value)), typeName: { ...cast.typeName, typmods: undefined } } };
 };
 
 /** interval '2' hour and kin: a number of the one field, or the literal with its smaller fields dropped. */
@@ -279,10 +325,13 @@ const textInputCast: CastRule = ({ cast, arg, type, arrayBounds, literal, string
       throw badRequest(`date/time field value out of range: "${text}"`, 'PostgreSQL has no year 0: 1 BC is written 0001-01-01 BC.');
   }
   if (text !== null) {
-    const normal = input.types.has('date') ? dateTimeInput(text) : null;
-    if (normal !== null) return { TypeCast: { ...cast, arg: stringConst(normal) } };
-    if (!input.pattern.test(text)) throw notAsPostgres(`The ${type} input '${text}' (${input.why})`, input.hint);
-    return null;
+    const zoned = input.types.has('date') ? isoZoneInput(text) : null;
+    if (zoned !== null) return { TypeCast: { ...cast, arg: stringConst(zoned) } };
+    // ISO 8601 goes as it is, but with an offset, which the engine reads in fewer forms.
+    const offset = /:\d{2}(\.\d*)?\s*([+-]\d|z\s*$)/i.test(text);
+    if (input.pattern.test(text) && !(offset && DATE_TIME_INPUTS.has(type))) return null;
+    if (DATE_TIME_INPUTS.has(type)) return dateTimeLiteral(text, cast, type as DateTimeType);
+    throw notAsPostgres(`The ${type} input '${text}' (${input.why})`, input.hint);
   }
   if (literal !== null || isVolatile(arg)) return null;
   // Text that reaches the cast while the statement runs is checked the same way, in the engine.
@@ -295,7 +344,16 @@ const textInputCast: CastRule = ({ cast, arg, type, arrayBounds, literal, string
       ],
     },
   };
-  const failure = call('error', [stringConst(`${type} input not read as PostgreSQL reads it (${input.why}); ${input.hint}`)]);
+  // Dates and times in other forms are read per value as PostgreSQL reads them (runtime/datetime-functions.ts).
+  const read: TypeCast = { ...cast, arg: engineCall('vdb_datetime_in', [asVarchar(arg), stringConst(type)]) };
+  written.add(read);
+  const failure = DATE_TIME_INPUTS.has(type)
+    ? { TypeCast: read }
+    : call('error', [
+        stringConst(
+          `${type} input cast while the statement runs is not supported by vdb's engine in this form (${input.why}); ${input.hint}`,
+        ),
+      ]);
   const checked = { ...cast };
   written.add(checked);
   return { CaseExpr: { args: [{ CaseWhen: { expr: wrong, result: failure } }], defresult: { TypeCast: checked } } };
@@ -333,7 +391,7 @@ const floatLiteralCast: CastRule = ({ cast, arg, type, arrayBounds, literal }) =
   return { TypeCast: { ...cast, arg: stringConst(literal) } };
 };
 
-const CAST_RULES: CastRule[] = [byteaLiteralCast, floatLiteralCast, numericCast, intervalFieldCast, shapeCast, textInputCast];
+const CAST_RULES: CastRule[] = [byteaLiteralCast, floatLiteralCast, numericCast, intervalLiteralCast, intervalFieldCast, shapeCast, textInputCast];
 
 /** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
 export function checkedCast(cast: TypeCast): Node | null {
@@ -410,8 +468,19 @@ function textByType(value: Node, booleans: 'true' | 't'): Node {
     (text, [from, to]) => call('replace', [text, stringConst(from), stringConst(to)]),
     asVarchar(value),
   );
-  const { pattern, replacement } = POSTGRES_INTERVAL_TEXT.minusOne;
-  const months = engineCall('regexp_replace', [replaced, stringConst(pattern), stringConst(replacement), stringConst('g')]);
+  const { minusOne, plusAfterMinus } = POSTGRES_INTERVAL_TEXT;
+  const plural = engineCall('regexp_replace', [
+    replaced,
+    stringConst(minusOne.pattern),
+    stringConst(minusOne.replacement),
+    stringConst('g'),
+  ]);
+  const months = engineCall('regexp_replace', [
+    plural,
+    stringConst(plusAfterMinus.pattern),
+    stringConst(plusAfterMinus.replacement),
+    stringConst('g'),
+  ]);
   cases.push({ CaseWhen: { expr: typeIs(value, ['INTERVAL']), result: months } });
   cases.push({ CaseWhen: { expr: typeIs(value, DATE_TIME_TYPES), result: postgresDateTimeText(asVarchar(value), ' ') } });
   if (booleans === 't') cases.push({ CaseWhen: { expr: typeIs(value, ['BOOLEAN']), result: call('left', [asVarchar(value), int(1)]) } });
@@ -419,6 +488,9 @@ function textByType(value: Node, booleans: 'true' | 't'): Node {
 }
 
 const TEXT_TYPES = new Set(['text', 'varchar']);
+
+/** The types whose literals datetime-input.ts reads. */
+const DATE_TIME_INPUTS = new Set(['date', 'timestamp', 'timestamptz', 'time']);
 
 /** The engine's names of the date and time types whose text marks years before 1 otherwise than PostgreSQL's. */
 export const DATE_TIME_TYPES = ['DATE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE'];
