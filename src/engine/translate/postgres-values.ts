@@ -391,7 +391,15 @@ const floatLiteralCast: CastRule = ({ cast, arg, type, arrayBounds, literal }) =
   return { TypeCast: { ...cast, arg: stringConst(literal) } };
 };
 
-const CAST_RULES: CastRule[] = [byteaLiteralCast, floatLiteralCast, numericCast, intervalLiteralCast, intervalFieldCast, shapeCast, textInputCast];
+const CAST_RULES: CastRule[] = [
+  byteaLiteralCast,
+  floatLiteralCast,
+  numericCast,
+  intervalLiteralCast,
+  intervalFieldCast,
+  shapeCast,
+  textInputCast,
+];
 
 /** A cast as the engine must write it to give PostgreSQL's value, or null when it needs nothing. */
 export function checkedCast(cast: TypeCast): Node | null {
