@@ -7,13 +7,9 @@
  * the listed ones: no answer may differ from PostgreSQL's.
  */
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { after, before, test } from 'node:test';
-import type pg from 'pg';
-import { pgClient } from '../connectors/db.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { createCorpusTables, type CorpusTables } from './corpus-tables.js';
-import { compareAnswers, postgresAnswer, postgresTypeNames, vdbAnswer } from './postgres-answers.js';
+import { test } from 'node:test';
+import { compareAnswers } from './postgres-answers.js';
+import { oracleSession } from './oracle-session.js';
 
 /** Over constants: answered as PostgreSQL answers them. */
 const SAME: readonly string[] = [
@@ -115,38 +111,8 @@ const REFUSED: readonly string[] = [
   "SELECT date 'today 04:05'",
 ];
 
-let server: TestServer;
-let postgres: pg.Client;
-let tables: CorpusTables;
-let pgTypes: Map<number, string>;
-
-before(async () => {
-  server = await startTestServer();
-  postgres = await pgClient();
-  await postgres.query("SET TimeZone = 'UTC'");
-  await postgres.query("SET DateStyle = 'ISO, MDY'");
-  await postgres.query("SET IntervalStyle = 'postgres'");
-  pgTypes = await postgresTypeNames(postgres);
-  tables = await createCorpusTables(path.join(server.dataDir, 'files'));
-  for (const source of tables.sources) {
-    const response = await server.request('/rest/api/source', { body: { name: source.name, ...source.body } });
-    assert.equal(response.status, 201, await response.text());
-  }
-});
-after(async () => {
-  await postgres?.end();
-  await server?.close();
-  await tables?.cleanup();
-});
-
-/** What differs from PostgreSQL's answer (null: nothing). */
-async function difference(sql: string, pgSql = sql): Promise<string | null> {
-  const expected = await postgresAnswer(postgres, pgTypes, pgSql);
-  const actual = await vdbAnswer(server, sql);
-  if (!actual.answer) return `${sql}\n    vdb: ${actual.status} ${actual.body.slice(0, 300)}`;
-  const differs = compareAnswers(expected, actual.answer, !/ORDER BY/i.test(sql));
-  return differs === null ? null : `${sql}\n    ${differs}`;
-}
+const oracle = oracleSession(["SET DateStyle = 'ISO, MDY'", "SET IntervalStyle = 'postgres'"]);
+const difference = oracle.difference;
 
 test(`${SAME.length} statements over constants answered as PostgreSQL answers them`, async () => {
   const differences: string[] = [];
@@ -161,10 +127,7 @@ for (const source of ['pg', 'my', 'lite', 'csv']) {
   test(`${TABLE_SAME.length} statements over the table held in source ${source} answered as PostgreSQL answers them`, async () => {
     const differences: string[] = [];
     for (const template of TABLE_SAME) {
-      const differs = await difference(
-        template.replaceAll('{t}', `${source}.vals`),
-        template.replaceAll('{t}', tables.oracleTables[source]!),
-      );
+      const differs = await oracle.tableDifference(template, source);
       if (differs) differences.push(differs);
     }
     assert.deepEqual(differences, []);
@@ -173,8 +136,8 @@ for (const source of ['pg', 'my', 'lite', 'csv']) {
 
 test('what PostgreSQL fails, vdb fails with a 400 and no refusal', async () => {
   for (const sql of FAILING) {
-    await assert.rejects(postgres.query(sql), sql);
-    const answer = await vdbAnswer(server, sql);
+    await assert.rejects(oracle.postgres().query(sql), sql);
+    const answer = await oracle.vdb(sql);
     assert.equal(answer.status, 400, `${sql}: ${answer.body}`);
     assert.doesNotMatch(answer.body, /not supported/, sql);
   }
@@ -182,8 +145,8 @@ test('what PostgreSQL fails, vdb fails with a 400 and no refusal', async () => {
 
 test('what vdb cannot answer as PostgreSQL does, it refuses with a 400 saying so', async () => {
   for (const sql of REFUSED) {
-    await postgres.query(sql);
-    const answer = await vdbAnswer(server, sql);
+    await oracle.postgres().query(sql);
+    const answer = await oracle.vdb(sql);
     assert.equal(answer.status, 400, `${sql}: ${answer.body}`);
     assert.match(answer.body, /not supported/, sql);
   }
@@ -208,11 +171,14 @@ async function randomInputs(statements: string[]): Promise<{ answered: number; d
   let answered = 0;
   const refused: string[] = [];
   for (const sql of statements) {
-    const expected = await postgres.query({ text: sql, rowMode: 'array' }).then(
-      () => postgresAnswer(postgres, pgTypes, sql),
-      () => 'fails' as const,
-    );
-    const actual = await vdbAnswer(server, sql);
+    const expected = await oracle
+      .postgres()
+      .query({ text: sql, rowMode: 'array' })
+      .then(
+        () => oracle.answer(sql),
+        () => 'fails' as const,
+      );
+    const actual = await oracle.vdb(sql);
     if (expected === 'fails') {
       if (actual.status !== 400) differences.push(`${sql}\n    PostgreSQL fails, vdb ${actual.status} ${actual.body.slice(0, 200)}`);
       continue;

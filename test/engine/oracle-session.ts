@@ -19,11 +19,16 @@ export interface OracleSession {
   difference(sql: string, pgSql?: string): Promise<string | null>;
   /** `template` ({t} for the table) over source `source`: what differs from PostgreSQL's answer. */
   tableDifference(template: string, source: string): Promise<string | null>;
+  /** The name of PostgreSQL's copy of the corpus table held in `source`. */
+  oracleTable(source: string): string;
   vdb(sql: string): ReturnType<typeof vdbAnswer>;
+  /** PostgreSQL's answer (names, types, values' JSON text). */
+  answer(sql: string): ReturnType<typeof postgresAnswer>;
   postgres(): pg.Client;
 }
 
-export function oracleSession(): OracleSession {
+/** `settings`: statements run on PostgreSQL's session first (after `SET TimeZone = 'UTC'`). */
+export function oracleSession(settings: readonly string[] = []): OracleSession {
   let server: TestServer;
   let postgres: pg.Client;
   let tables: CorpusTables;
@@ -32,6 +37,7 @@ export function oracleSession(): OracleSession {
     server = await startTestServer();
     postgres = await pgClient();
     await postgres.query("SET TimeZone = 'UTC'");
+    for (const setting of settings) await postgres.query(setting);
     pgTypes = await postgresTypeNames(postgres);
     tables = await createCorpusTables(path.join(server.dataDir, 'files'));
     for (const source of tables.sources) {
@@ -56,7 +62,9 @@ export function oracleSession(): OracleSession {
     difference,
     tableDifference: (template, source) =>
       difference(template.replaceAll('{t}', `${source}.vals`), template.replaceAll('{t}', tables.oracleTables[source]!)),
+    oracleTable: (source) => tables.oracleTables[source]!,
     vdb: (sql) => vdbAnswer(server, sql),
+    answer: (sql) => postgresAnswer(postgres, pgTypes, sql),
     postgres: () => postgres,
   };
 }

@@ -7,13 +7,8 @@
  * in vdb (a 400); what vdb refuses is refused with a 400 saying what is not supported.
  */
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { after, before, test } from 'node:test';
-import type pg from 'pg';
-import { pgClient } from '../connectors/db.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { createCorpusTables, type CorpusTables } from './corpus-tables.js';
-import { compareAnswers, postgresAnswer, postgresTypeNames, vdbAnswer } from './postgres-answers.js';
+import { test } from 'node:test';
+import { oracleSession } from './oracle-session.js';
 
 /** Over constants and VALUES: answered as PostgreSQL answers them. */
 const SAME: readonly string[] = [
@@ -212,36 +207,8 @@ const REFUSED: readonly string[] = [
   "SELECT substring(x from '[0-9]+') FROM (VALUES ('a12')) v(x)",
 ];
 
-let server: TestServer;
-let postgres: pg.Client;
-let tables: CorpusTables;
-let pgTypes: Map<number, string>;
-
-before(async () => {
-  server = await startTestServer();
-  postgres = await pgClient();
-  await postgres.query("SET TimeZone = 'UTC'");
-  pgTypes = await postgresTypeNames(postgres);
-  tables = await createCorpusTables(path.join(server.dataDir, 'files'));
-  for (const source of tables.sources) {
-    const response = await server.request('/rest/api/source', { body: { name: source.name, ...source.body } });
-    assert.equal(response.status, 201, await response.text());
-  }
-});
-after(async () => {
-  await postgres?.end();
-  await server?.close();
-  await tables?.cleanup();
-});
-
-/** What differs from PostgreSQL's answer (null: nothing). */
-async function difference(sql: string, pgSql = sql): Promise<string | null> {
-  const expected = await postgresAnswer(postgres, pgTypes, pgSql);
-  const actual = await vdbAnswer(server, sql);
-  if (!actual.answer) return `${sql}\n    vdb: ${actual.status} ${actual.body.slice(0, 300)}`;
-  const differs = compareAnswers(expected, actual.answer, !/ORDER BY/i.test(sql));
-  return differs === null ? null : `${sql}\n    ${differs}`;
-}
+const oracle = oracleSession();
+const difference = oracle.difference;
 
 test(`${SAME.length} statements over constants answered as PostgreSQL answers them`, async () => {
   const differences: string[] = [];
@@ -256,10 +223,7 @@ for (const source of ['pg', 'my', 'lite', 'csv']) {
   test(`${TABLE_SAME.length} statements over the table held in source ${source} answered as PostgreSQL answers them`, async () => {
     const differences: string[] = [];
     for (const template of TABLE_SAME) {
-      const differs = await difference(
-        template.replaceAll('{t}', `${source}.vals`),
-        template.replaceAll('{t}', tables.oracleTables[source]!),
-      );
+      const differs = await oracle.tableDifference(template, source);
       if (differs) differences.push(differs);
     }
     assert.deepEqual(differences, []);
@@ -268,16 +232,16 @@ for (const source of ['pg', 'my', 'lite', 'csv']) {
 
 test('what PostgreSQL fails, vdb fails with a 400', async () => {
   for (const sql of FAILING) {
-    await assert.rejects(postgres.query(sql), sql);
-    const answer = await vdbAnswer(server, sql);
+    await assert.rejects(oracle.postgres().query(sql), sql);
+    const answer = await oracle.vdb(sql);
     assert.equal(answer.status, 400, `${sql}: ${answer.body}`);
   }
 });
 
 test('what vdb cannot answer as PostgreSQL does, it refuses with a 400 saying so', async () => {
   for (const sql of REFUSED) {
-    await postgres.query(sql);
-    const answer = await vdbAnswer(server, sql);
+    await oracle.postgres().query(sql);
+    const answer = await oracle.vdb(sql);
     assert.equal(answer.status, 400, `${sql}: ${answer.body}`);
     assert.match(answer.body, /not supported/, sql);
   }
@@ -307,11 +271,14 @@ test('random SQL regular expressions: SIMILAR TO and SUBSTRING ... SIMILAR as Po
     const pattern = Array.from({ length: 1 + random(5) }, () => atoms[random(atoms.length)]).join('');
     const text = literal(texts[random(texts.length)]!);
     const sql = `SELECT ${text} SIMILAR TO ${literal(pattern)} ESCAPE '#' AS m, substring(${text} similar ${literal(pattern)} escape '#') AS s`;
-    const expected = await postgres.query({ text: sql, rowMode: 'array' }).then(
-      (result) => JSON.stringify(result.rows),
-      () => 'fails',
-    );
-    const actual = await vdbAnswer(server, sql);
+    const expected = await oracle
+      .postgres()
+      .query({ text: sql, rowMode: 'array' })
+      .then(
+        (result) => JSON.stringify(result.rows),
+        () => 'fails',
+      );
+    const actual = await oracle.vdb(sql);
     if (actual.status === 400 && (expected === 'fails' || /not supported/.test(actual.body))) continue;
     const rows = actual.answer ? `[${actual.answer.rows.join(',')}]` : `${actual.status} ${actual.body.slice(0, 200)}`;
     if (rows !== expected) differences.push(`${sql}\n    vdb ${rows}, PostgreSQL ${expected}`);
@@ -333,11 +300,14 @@ test('random LIKE / ILIKE / NOT LIKE ... ESCAPE as PostgreSQL answers them, or b
     const pattern = Array.from({ length: random(5) }, () => atoms[random(atoms.length)]).join('');
     const escape = escapes[random(escapes.length)];
     const sql = `SELECT ${literal(texts[random(texts.length)]!)} ${operators[random(4)]} ${literal(pattern)}${escape ? ` ESCAPE ${escape}` : ''} AS m`;
-    const expected = await postgres.query({ text: sql, rowMode: 'array' }).then(
-      (result) => JSON.stringify(result.rows),
-      () => 'fails',
-    );
-    const actual = await vdbAnswer(server, sql);
+    const expected = await oracle
+      .postgres()
+      .query({ text: sql, rowMode: 'array' })
+      .then(
+        (result) => JSON.stringify(result.rows),
+        () => 'fails',
+      );
+    const actual = await oracle.vdb(sql);
     // A pattern ending in its escape character is an error in PostgreSQL when the match reaches
     // its end (else the text just does not match); vdb refuses it whatever the text.
     const invalid = /must not end with escape character/.test(actual.body);
@@ -362,8 +332,8 @@ test('random regexp_replace and regexp_split_to_array as PostgreSQL answers them
     const sql = random(2)
       ? `SELECT regexp_replace(${text}, ${literal(pattern)}, '${random(3) ? '<X>' : ''}'${random(2) ? ", 'g'" : ''}) AS r`
       : `SELECT regexp_split_to_array(${text}, ${literal(pattern)}) AS r`;
-    const expected = JSON.stringify((await postgres.query({ text: sql, rowMode: 'array' })).rows);
-    const actual = await vdbAnswer(server, sql);
+    const expected = JSON.stringify((await oracle.postgres().query({ text: sql, rowMode: 'array' })).rows);
+    const actual = await oracle.vdb(sql);
     if (actual.status === 400 && /not supported/.test(actual.body)) continue;
     const rows = actual.answer ? `[${actual.answer.rows.join(',')}]` : `${actual.status} ${actual.body.slice(0, 200)}`;
     if (rows !== expected) differences.push(`${sql}\n    vdb ${rows}, PostgreSQL ${expected}`);

@@ -10,44 +10,19 @@
  * Each run reports its counts; the share answered as PostgreSQL does may not fall below its floor.
  */
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { after, before, test } from 'node:test';
-import type pg from 'pg';
-import { pgClient } from '../connectors/db.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { createCorpusTables, type CorpusTables } from './corpus-tables.js';
+import { test } from 'node:test';
+import { oracleSession } from './oracle-session.js';
 import { EXPRESSIONS, FAILING, STATEMENTS, TABLE_STATEMENTS } from './postgres-corpus.js';
 import { KNOWN_SILENT } from './postgres-known-differences.js';
-import { compareAnswers, postgresAnswer, postgresTypeNames, vdbAnswer, type Answer } from './postgres-answers.js';
+import { compareAnswers, type Answer } from './postgres-answers.js';
 
-let server: TestServer;
-let postgres: pg.Client;
-let tables: CorpusTables;
-let pgTypes: Map<number, string>;
-
-before(async () => {
-  server = await startTestServer();
-  postgres = await pgClient();
-  await postgres.query("SET TimeZone = 'UTC'");
-  pgTypes = await postgresTypeNames(postgres);
-  tables = await createCorpusTables(path.join(server.dataDir, 'files'));
-  for (const source of tables.sources) {
-    const response = await server.request('/rest/api/source', { body: { name: source.name, ...source.body } });
-    assert.equal(response.status, 201, await response.text());
-  }
-});
-after(async () => {
-  await postgres?.end();
-  await server?.close();
-  await tables?.cleanup();
-});
-
-const oracle = (sql: string): Promise<Answer> => postgresAnswer(postgres, pgTypes, sql);
+const session = oracleSession();
+const oracle = (sql: string): Promise<Answer> => session.answer(sql);
 
 /** beyond: PostgreSQL refuses the statement (over MariaDB's types, say) and vdb answers it. */
 type Verdict = 'same' | 'refused' | 'error' | 'silent' | 'beyond';
 
-const vdb = (sql: string) => vdbAnswer(server, sql);
+const vdb = (sql: string) => session.vdb(sql);
 
 /** A 400 that says what is not supported (the allow-list's and the translations' refusals). */
 const isRefusal = (body: string) => /not (available|supported)/i.test(body);
@@ -138,21 +113,21 @@ for (const source of ['pg', 'my', 'lite', 'csv']) {
   test(`over the table held in source ${source}: ${TABLE_STATEMENTS.length} statements as PostgreSQL answers them`, async () => {
     const run = newRun(source);
     for (const template of TABLE_STATEMENTS)
-      await judge(run, template.replaceAll('{t}', `${source}.vals`), template.replaceAll('{t}', tables.oracleTables[source]!));
+      await judge(run, template.replaceAll('{t}', `${source}.vals`), template.replaceAll('{t}', session.oracleTable(source)));
     check(run);
   });
 }
 
 test('what PostgreSQL refuses, vdb refuses too', async () => {
   for (const sql of FAILING) {
-    await assert.rejects(postgres.query(sql), sql);
+    await assert.rejects(session.postgres().query(sql), sql);
     const answer = await vdb(sql);
     assert.equal(answer.status, 400, `${sql}: ${answer.body}`);
   }
 });
 
 test('a negative substring length fails as in PostgreSQL', async () => {
-  await assert.rejects(postgres.query("SELECT substr('hello', 2, -1)"), /negative substring length not allowed/);
+  await assert.rejects(session.postgres().query("SELECT substr('hello', 2, -1)"), /negative substring length not allowed/);
   const answer = await vdb("SELECT substr('hello', 2, -1)");
   assert.equal(answer.status, 400);
   assert.match(answer.body, /negative substring length not allowed/);
