@@ -282,6 +282,20 @@ test('join pushdown: an IN subquery over the same PostgreSQL source runs inside 
   assert.match(String(correlated.rows.at(-1)![5]), /IN \(SELECT c2\.id/);
 });
 
+test('conditions: an OR over two tables narrows each table that every alternative names', async () => {
+  const { rows } = await explained(
+    "SELECT o.id FROM pg.orders o JOIN lite.items i ON i.id = o.customer_id WHERE (o.status = 'a' AND i.label = 'x') OR (o.status = 'b' AND i.label = 'y')",
+    { dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 } },
+  );
+  assert.match(
+    String(rows.find((r) => r[3] === 'lite.items -> __vdb_rows_2')![5]),
+    /WHERE \(\("label" COLLATE BINARY = 'x'\) OR \("label" COLLATE BINARY = 'y'\)\)$/,
+  );
+  assert.match(String(rows.find((r) => r[3] === 'pg.orders -> __vdb_rows_1')![5]), /WHERE \(\("status" = 'a'\) OR \("status" = 'b'\)\)/);
+  // The engine still applies the whole OR.
+  assert.match(String(rows.at(-1)![5]), /\(o\.status = 'a'\s+AND i\.label = 'x'\)\s+OR \(o\.status = 'b'\s+AND i\.label = 'y'\)/);
+});
+
 test('partial aggregation: the bigger source groups by the join key', async () => {
   const { rows } = await explained(
     'SELECT m.country, sum(o.amount) FROM pg.orders o JOIN my.customers m ON m.id = o.customer_id GROUP BY m.country',

@@ -17,7 +17,19 @@ import type { PartialAggregate, RowConnector, SortKey } from '../../connectors/t
 import type { BoundStatement, BoundTable } from '../access/bind.js';
 import { selectivity } from './selectivity.js';
 import type { JoinEstimates } from './cost.js';
-import { asKind, conjuncts, contains, exprIs, fieldNames, lower, rangeAlias, sortTarget, statementOf, walk } from '../tree/ast.js';
+import {
+  asKind,
+  conjuncts,
+  contains,
+  everyNode,
+  exprIs,
+  fieldNames,
+  lower,
+  rangeAlias,
+  sortTarget,
+  statementOf,
+  walk,
+} from '../tree/ast.js';
 import { hasFact } from '../tree/functions.js';
 import { foldDateArithmetic } from './date-folding.js';
 import { deriveThroughEquiJoins } from './equivalences.js';
@@ -349,6 +361,11 @@ class ScanPlanner {
         if (contains(part, 'SubLink')) continue;
         for (const target of targets) this.tryPush(part, target, scope);
         this.noteEquiJoin(part, targets, scope);
+        // An OR over several tables still narrows each table that every alternative names.
+        for (const target of targets) {
+          const own = this.factoredOut(part, target, scope);
+          if (own) this.tryPush(own, target, scope);
+        }
       }
     };
     const filterable = scope.filter((s) => s.loadName && !s.nullable);
@@ -482,6 +499,29 @@ class ScanPlanner {
     if (candidates.length !== 1 || !candidates[0]!.loadName || !candidates[0]!.columns?.has(name)) return null;
     const column = this.tableOf(candidates[0]!.loadName).columns.find((c) => lower(c.name) === name);
     return column ? { item: candidates[0]!, column } : null;
+  }
+
+  /**
+   * What an OR of conditions over several tables asks of one of them, `(a.x = 1 AND b.y = 2) OR
+   * (a.x = 3 AND b.y = 4)` of `a`: `a.x = 1 OR a.x = 3`, where every alternative has conditions
+   * on that table alone (else null). A row of `a` that the factored condition drops fails every
+   * alternative, so it keeps every row the statement keeps (the engine applies the whole OR).
+   */
+  private factoredOut(condition: Node, target: ScopeItem, scope: ScopeItem[]): Node | null {
+    const or = asKind(condition, 'BoolExpr');
+    if (or?.boolop !== 'OR_EXPR') return null;
+    const own = (part: Node) =>
+      everyNode(part, (key, node) => key !== 'ColumnRef' || this.resolveColumn(fieldNames(node.fields), scope)?.item === target) &&
+      contains(part, 'ColumnRef');
+    const alternatives: Node[] = [];
+    for (const alternative of or.args ?? []) {
+      const parts = conjuncts(alternative).filter(own);
+      if (parts.length === 0) return null;
+      alternatives.push(parts.length === 1 ? parts[0]! : { BoolExpr: { boolop: 'AND_EXPR', args: parts } });
+    }
+    // The whole OR is already this table's own: tried as it is.
+    if (own(condition)) return null;
+    return { BoolExpr: { boolop: 'OR_EXPR', args: alternatives } };
   }
 
   /** `a.x = b.y` between two loads: each side that the condition filters may depend on the other. */
