@@ -309,7 +309,8 @@ describe('calls of PostgreSQL functions', () => {
       assert.match(error.description, message);
     }
     assert.equal((await expectError(await get('/rest/api/source/pgp/nothing'), 404)).title, 'Unknown table');
-    assert.equal((await expectError(await post('/rest/api/source/pgp/items', {}), 404)).title, 'Unknown procedure');
+    // A table takes GET only: 405 with Allow, as any resource asked with a method it does not serve.
+    assert.equal((await expectError(await post('/rest/api/source/pgp/items', {}), 405)).title, 'Method not allowed');
   });
 
   test("a function's values of every kind are the values the table endpoint answers for the same rows", async () => {

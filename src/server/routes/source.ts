@@ -8,6 +8,7 @@ import { connectionChangeFromSpec, sourceFromSpec, type SourceSpec } from '../..
 import { SYSTEM_SCHEMAS } from '../../sources/system-tables.js';
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
 import { badRequest, notFound } from '../../errors.js';
+import { methodNotAllowed } from '../errors.js';
 import type { Services } from '../../services.js';
 import { accessOf, requireWritable } from '../auth.js';
 import { parseResultParams } from '../params.js';
@@ -107,10 +108,12 @@ export function sourceRoutes(fastify: FastifyInstance, services: Services): void
       const procedure = procedureTarget(services.registry, schema, table);
       if (!procedure) {
         services.registry.resolve(schema, table); // 404 for an unknown schema or table
-        throw notFound(
-          `${schema}.${table} is a table, not a procedure.`,
-          'Read its rows with GET; POST calls procedures.',
-          'Unknown procedure',
+        // The table exists and is read with GET: a wrong method (405 with Allow), as for any resource.
+        throw methodNotAllowed(
+          'POST',
+          request.url.split('?')[0]!,
+          ['GET', 'HEAD'],
+          `${schema}.${table} is a table: read its rows with GET; POST calls procedures.`,
         );
       }
       // Later pages: the body is not needed, and not run again.
