@@ -136,6 +136,9 @@ export const EXPRESSIONS: readonly string[] = [
   'cosd(60) + tand(45) + cotd(45)',
   'asind(0.5) + acosd(0.5) + atand(1) + atan2d(1, 1)',
   'sind(x) ;; FROM (VALUES (-330), (135), (1e9)) v(x)',
+  // numeric values cast to floats while the statement runs: rounded once, from their text.
+  'x::float8 ;; FROM (VALUES (0.48959407210350037::numeric(38,17)), (12345678901234567.12345678::numeric(38,17)), (NULL)) v(x)',
+  'x::float4 ;; FROM (VALUES (0.48959407210350037::numeric(38,30)), (1.000000059604644775390625::numeric(38,30))) v(x)',
   'width_bucket(5.35::float8, 0.024, 10.06, 5)',
   'width_bucket(x, 10, 0, 3) ;; FROM (VALUES (-1.50), (3.25), (10.00)) v(x)',
   'scale(8.4100) + min_scale(8.4100)',

@@ -391,9 +391,25 @@ const floatLiteralCast: CastRule = ({ cast, arg, type, arrayBounds, literal }) =
   return { TypeCast: { ...cast, arg: stringConst(literal) } };
 };
 
+/**
+ * A value cast to a float while the statement runs: a numeric one goes through its text, rounded
+ * once as PostgreSQL rounds it (numeric to float reads the number's text); the engine's DECIMAL
+ * to DOUBLE rounds twice past 15 digits (0.48959407210350037 became 0.4895940721035004).
+ */
+const decimalFloatCast: CastRule = ({ cast, arg, type, arrayBounds, literal }) => {
+  if ((type !== 'float8' && type !== 'float4') || arrayBounds || literal !== null || isVolatile(arg)) return undefined;
+  const viaText: TypeCast = { arg: asVarchar(arg), typeName: cast.typeName };
+  const direct: TypeCast = { ...cast };
+  written.add(viaText);
+  written.add(direct);
+  const decimal = call('starts_with', [call('typeof', [arg]), stringConst('DECIMAL')]);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: decimal, result: { TypeCast: viaText } } }], defresult: { TypeCast: direct } } };
+};
+
 const CAST_RULES: CastRule[] = [
   byteaLiteralCast,
   floatLiteralCast,
+  decimalFloatCast,
   numericCast,
   intervalLiteralCast,
   intervalFieldCast,
