@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { compareAnswers } from './postgres-answers.js';
-import { oracleSession } from './oracle-session.js';
+import { oracleSession, randomFrom, testSameAnswers } from './oracle-session.js';
 
 /** Over constants: answered as PostgreSQL answers them. */
 const SAME: readonly string[] = [
@@ -112,27 +112,7 @@ const REFUSED: readonly string[] = [
 ];
 
 const oracle = oracleSession(["SET DateStyle = 'ISO, MDY'", "SET IntervalStyle = 'postgres'"]);
-const difference = oracle.difference;
-
-test(`${SAME.length} statements over constants answered as PostgreSQL answers them`, async () => {
-  const differences: string[] = [];
-  for (const sql of SAME) {
-    const differs = await difference(sql);
-    if (differs) differences.push(differs);
-  }
-  assert.deepEqual(differences, []);
-});
-
-for (const source of ['pg', 'my', 'lite', 'csv']) {
-  test(`${TABLE_SAME.length} statements over the table held in source ${source} answered as PostgreSQL answers them`, async () => {
-    const differences: string[] = [];
-    for (const template of TABLE_SAME) {
-      const differs = await oracle.tableDifference(template, source);
-      if (differs) differences.push(differs);
-    }
-    assert.deepEqual(differences, []);
-  });
-}
+testSameAnswers(oracle, SAME, TABLE_SAME);
 
 test('what PostgreSQL fails, vdb fails with a 400 and no refusal', async () => {
   for (const sql of FAILING) {
@@ -151,15 +131,6 @@ test('what vdb cannot answer as PostgreSQL does, it refuses with a 400 saying so
     assert.match(answer.body, /not supported/, sql);
   }
 });
-
-/** A deterministic pseudo-random sequence (a linear congruential generator), so that a failure repeats. */
-function randomFrom(seed: number): (n: number) => number {
-  let state = seed;
-  return (n) => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return Math.floor(state / 65536) % n;
-  };
-}
 
 /**
  * Random inputs: each answered as PostgreSQL answers it, or failing where PostgreSQL fails, or

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before } from 'node:test';
+import { after, before, test } from 'node:test';
 import type pg from 'pg';
 import { pgClient } from '../connectors/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -66,5 +66,40 @@ export function oracleSession(settings: readonly string[] = []): OracleSession {
     vdb: (sql) => vdbAnswer(server, sql),
     answer: (sql) => postgresAnswer(postgres, pgTypes, sql),
     postgres: () => postgres,
+  };
+}
+
+/**
+ * Registers the usual two tests of a corpus: `constants` over constants, and `tables` ({t} for
+ * the table) over the corpus table in every source, each answered as PostgreSQL answers it.
+ */
+export function testSameAnswers(oracle: OracleSession, constants: readonly string[], tables: readonly string[]): void {
+  test(`${constants.length} statements over constants answered as PostgreSQL answers them`, async () => {
+    const differences: string[] = [];
+    for (const sql of constants) {
+      const differs = await oracle.difference(sql);
+      if (differs) differences.push(differs);
+    }
+    assert.deepEqual(differences, []);
+  });
+  for (const source of oracle.sources) {
+    test(`${tables.length} statements over the table held in source ${source} answered as PostgreSQL answers them`, async () => {
+      const differences: string[] = [];
+      for (const template of tables) {
+        const differs = await oracle.tableDifference(template, source);
+        if (differs) differences.push(differs);
+      }
+      assert.deepEqual(differences, []);
+    });
+  }
+}
+
+/** A deterministic pseudo-random sequence (a linear congruential generator), so that a failure repeats. */
+export function randomFrom(seed: number): (n: number) => number {
+  let state = seed;
+  return (n) => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    // The high bits: the low ones of this generator repeat with short periods.
+    return Math.floor(state / 65536) % n;
   };
 }

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { oracleSession } from './oracle-session.js';
+import { oracleSession, randomFrom, testSameAnswers } from './oracle-session.js';
 
 /** Over constants and VALUES: answered as PostgreSQL answers them. */
 const SAME: readonly string[] = [
@@ -208,27 +208,7 @@ const REFUSED: readonly string[] = [
 ];
 
 const oracle = oracleSession();
-const difference = oracle.difference;
-
-test(`${SAME.length} statements over constants answered as PostgreSQL answers them`, async () => {
-  const differences: string[] = [];
-  for (const sql of SAME) {
-    const differs = await difference(sql);
-    if (differs) differences.push(differs);
-  }
-  assert.deepEqual(differences, []);
-});
-
-for (const source of ['pg', 'my', 'lite', 'csv']) {
-  test(`${TABLE_SAME.length} statements over the table held in source ${source} answered as PostgreSQL answers them`, async () => {
-    const differences: string[] = [];
-    for (const template of TABLE_SAME) {
-      const differs = await oracle.tableDifference(template, source);
-      if (differs) differences.push(differs);
-    }
-    assert.deepEqual(differences, []);
-  });
-}
+testSameAnswers(oracle, SAME, TABLE_SAME);
 
 test('what PostgreSQL fails, vdb fails with a 400', async () => {
   for (const sql of FAILING) {
@@ -246,16 +226,6 @@ test('what vdb cannot answer as PostgreSQL does, it refuses with a 400 saying so
     assert.match(answer.body, /not supported/, sql);
   }
 });
-
-/** A deterministic pseudo-random sequence (a linear congruential generator), so that a failure repeats. */
-function randomFrom(seed: number): (n: number) => number {
-  let state = seed;
-  return (n) => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    // The high bits: the low ones of this generator repeat with short periods.
-    return Math.floor(state / 65536) % n;
-  };
-}
 
 test('random SQL regular expressions: SIMILAR TO and SUBSTRING ... SIMILAR as PostgreSQL answers them, or both fail', async () => {
   const atoms = [
