@@ -13,6 +13,11 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /**
+   * Where local copies are kept (docs/copies.md): default `copies` in the data directory; a
+   * folder every instance reads when several share a catalog.
+   */
+  copiesFolder: string;
   /** /readyz fails when the data directory's disk has fewer bytes free (0: only the write probe counts). */
   dataDirMinFreeBytes: number;
   /** Name of the virtual database, shown as VDBName in the system tables. */
@@ -427,6 +432,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     host: merged.host ?? '127.0.0.1',
     port: merged.port ?? 8080,
     dataDir,
+    copiesFolder: path.resolve(merged.copiesFolder ?? path.join(dataDir, 'copies')),
     dataDirMinFreeBytes: merged.dataDirMinFreeBytes ?? 64 * 1024 * 1024,
     vdbName: merged.vdbName ?? 'vdb',
     adminPassword: merged.adminPassword ?? null,
@@ -476,6 +482,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
 function settingsFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
   return defined({
     host: env.VDB_HOST,
+    copiesFolder: env.VDB_COPIES_FOLDER,
     dataDirMinFreeBytes: int(env.VDB_DATA_DIR_MIN_FREE_BYTES, 'VDB_DATA_DIR_MIN_FREE_BYTES'),
     port: int(env.PORT, 'PORT'),
     vdbName: env.VDB_NAME,

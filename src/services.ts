@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { sourceFromSpec } from './sources/source-spec.js';
 import { SourceRegistry } from './sources/registry.js';
 import { SYSTEM_ENGINE_SCHEMA } from './sources/definitions.js';
+import { CopySchedule } from './operations/copy-schedule.js';
 import { messageOf } from './errors.js';
 import type { CatalogStore } from './catalog/store.js';
 import { openCatalog } from './catalog/open.js';
@@ -153,7 +154,12 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
     log,
     () => queryLog.list(),
     () => auditLog.list(),
-    { retryMs: config.sourceRetryMs, retryMaxMs: config.sourceRetryMaxMs, metadataTimeoutMs: config.metadataTimeoutMs },
+    {
+      retryMs: config.sourceRetryMs,
+      retryMaxMs: config.sourceRetryMaxMs,
+      metadataTimeoutMs: config.metadataTimeoutMs,
+      copiesFolder: config.copiesFolder,
+    },
   );
   const sharedLogs = catalog.logs;
   if (sharedLogs) registry.useSharedLogs(() => sharedLogs.recent(config.queryLog.maxEntries));
@@ -172,6 +178,8 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
   const { cursors } = shared;
   cursorStats = () => cursors.stats();
   const engine = createEngine(config, registry, runtime, { users, invites, auditLog, cursors }, log);
+  const copySchedule = new CopySchedule(engine.copies, log);
+  copySchedule.start();
 
   cacheHits = () => ({
     ...engine.cacheHits(),
@@ -200,6 +208,7 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
     users,
     generatedAdminPassword,
     async close() {
+      await copySchedule.stop();
       await shared.close();
       await registry.close();
       runtime.close();

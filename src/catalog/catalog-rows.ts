@@ -15,6 +15,7 @@ const KINDS = {
   permissions: (item: { role: string; resource: string }) => `${item.role}\n${item.resource}`,
   views: (item: { schema: string; name: string }) => `${item.schema}.${item.name}`,
   invites: (item: { name: string }) => item.name,
+  copies: (item: { name: string }) => item.name,
   users: (item: { name: string }) => item.name,
 } as const;
 

@@ -190,6 +190,34 @@ export class PostgresCatalogStore implements CatalogStore {
     }
   }
 
+  /**
+   * A lock no other instance holds at once (an advisory lock of the catalog database, held by a
+   * connection of its own until released); null when another instance holds it.
+   */
+  async tryLock(name: string): Promise<(() => Promise<void>) | null> {
+    const client = await this.connect();
+    try {
+      const key = `${this.options.schema}:${name}`;
+      const taken = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [key]);
+      if (!taken.rows[0]?.ok) {
+        client.done();
+        return null;
+      }
+      return async () => {
+        try {
+          await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]);
+          client.done();
+        } catch (err) {
+          // A broken connection is not reused; its session, and so the lock, ended with it.
+          client.done(err as Error);
+        }
+      };
+    } catch (err) {
+      client.done(err as Error);
+      throw catalogUnavailable(messageOf(err));
+    }
+  }
+
   private async connect(): ReturnType<typeof checkout> {
     try {
       return await checkout(this.pool);

@@ -28,6 +28,11 @@ export interface CatalogStore {
    * only in that it sees the latest state; its result is what the committed run returned.
    */
   update<T>(change: (draft: CatalogData) => T): Promise<T>;
+  /**
+   * A lock that no other instance sharing this catalog holds at the same time (a copy's refresh);
+   * null when one does. Absent where the catalog is this instance's own (one data directory, one process).
+   */
+  tryLock?(name: string): Promise<(() => Promise<void>) | null>;
   close(): Promise<void>;
 }
 

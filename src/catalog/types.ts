@@ -208,6 +208,76 @@ export interface ViewDef extends TableDef {
   createdAt: string;
 }
 
+/** How a local copy takes in the source's changes (docs/copies.md). */
+export type CopyMode = 'full' | 'append' | 'upsert';
+
+/**
+ * One file set of a copy: a base file and, after incremental refreshes, a delta file with the
+ * rows added (append) or changed (upsert) since the base. Paths are relative to the copies folder.
+ */
+export interface CopyVersion {
+  id: number;
+  base: string;
+  delta: string | null;
+  rows: number;
+  bytes: number;
+  /** When the refresh that made this version began to read the source: the copy is as new as that. */
+  readAt: string;
+  /** The largest value of the change column the copy holds (incremental modes), as the engine writes it. */
+  watermark: string | null;
+  /** The base's row count (a delta grown past a share of it is folded into a new base). */
+  baseRows: number;
+}
+
+/** One refresh of a copy, kept for SYSLOG.CopyRefreshes. */
+export interface CopyRefreshRecord {
+  startedAt: string;
+  durationMs: number;
+  kind: 'full' | 'incremental' | 'compaction';
+  /** Rows read from the source. */
+  rows: number;
+  status: 'ok' | 'failed';
+  error: string | null;
+  instance: string;
+}
+
+/**
+ * A local copy kept in the engine's storage: of a source table (an accelerated table) or of a
+ * SELECT (a materialized view). Statements read it instead of the source while it is fresh enough.
+ */
+export interface CopyDef {
+  /** `schema.table` of the accelerated table, or of the materialized view. */
+  name: string;
+  schema: string;
+  table: string;
+  kind: 'table' | 'view';
+  /** A materialized view's SELECT, as written; its columns in `columns`. */
+  sql: string | null;
+  columns: ColumnDef[] | null;
+  mode: CopyMode;
+  /** append: the column whose values only grow; upsert: the column a change sets to a later value. */
+  changeColumn: string | null;
+  /** upsert: the columns that identify a row (the table's primary key by default). */
+  keyColumns: string[];
+  /** Seconds between scheduled refreshes; null: refreshed only when asked. */
+  refreshEvery: number | null;
+  /** Seconds between full refreshes of an incremental copy (they catch deletions); null: never by schedule. */
+  fullRefreshEvery: number | null;
+  /** How old (seconds) the copy may be for a statement to read it instead of the source; null: any age. */
+  maxStaleness: number | null;
+  paused: boolean;
+  current: CopyVersion | null;
+  lastError: string | null;
+  /** Refreshes failed in a row (the next waits longer). */
+  failures: number;
+  lastAttemptAt: string | null;
+  lastFullAt: string | null;
+  history: CopyRefreshRecord[];
+  owner: string;
+  createdAt: string;
+  oid: number;
+}
+
 export interface CatalogData {
   formatVersion: 1;
   sources: SourceDef[];
@@ -217,6 +287,8 @@ export interface CatalogData {
   roles?: string[];
   permissions?: PermissionDef[];
   views?: ViewDef[];
+  /** Local copies of tables and materialized views (docs/copies.md). */
+  copies?: CopyDef[];
   invites?: InviteDef[];
   users: UserDef[];
   /** Set once the first start finished (demo attached); a failed first start is retried. */

@@ -9,6 +9,9 @@ import { hiddenColumnDenial } from './access/access-errors.js';
 import { checkAllowed } from './front/allow-list.js';
 import { asKind, fieldNames, nodeKind, statementOf, walk } from './tree/ast.js';
 import { bindStatement, type BoundStatement } from './access/bind.js';
+import { DEFAULT_READING, LIVE_READING, type CopyReading } from '../sources/copies.js';
+import { CopyService } from './statements/copies.js';
+import os from 'node:os';
 import type { DuckRuntime } from '../runtime/duckdb.js';
 import { openFederatedExecution, openStaticExecution, type Execution } from './exec/execute.js';
 import { engineColumnsOf, openSourceSelectExecution, openWholeExecution } from './exec/source-execution.js';
@@ -47,6 +50,17 @@ interface StatementContext {
   learned?: Learned;
   /** A long statement's wait for a turn of the event loop before an expensive stage (cpu-lane.ts). */
   turn?: () => Promise<void>;
+  /** Whether tables are read from their local copies (sources/copies.ts). */
+  reading: CopyReading;
+}
+
+/** What a request asks of a statement besides its text. */
+export interface StatementAccess {
+  readOnly?: boolean;
+  apiKey?: boolean;
+  params?: readonly ParamValue[];
+  /** Live data, or copies no older than a bound (default: each copy's own bound). */
+  reading?: CopyReading;
 }
 
 export class Engine {
@@ -88,19 +102,25 @@ export class Engine {
     private readonly accounts?: Pick<ProcedureContext, 'users' | 'invites' | 'auditLog' | 'dropCursors'>,
   ) {
     this.memory = new StatementMemory(registry, runtime, vdbName, options.statementSize);
+    this.copies = new CopyService({
+      registry,
+      runtime,
+      vdbName,
+      options: { pushdown: options.pushdown, dependentJoin: options.dependentJoin },
+      instance: `${os.hostname()}:${process.pid}`,
+    });
   }
 
+  /** Local copies: defined, refreshed and dropped (statements/copies.ts); the schedule runs their refreshes. */
+  readonly copies: CopyService;
+
   /** Parses and binds `sql`, loads what sources must supply, and prepares the result. */
-  async open(
-    sql: string,
-    user: UserDef,
-    signal: AbortSignal,
-    access: { readOnly?: boolean; apiKey?: boolean; params?: readonly ParamValue[] } = {},
-  ): Promise<Execution> {
+  async open(sql: string, user: UserDef, signal: AbortSignal, access: StatementAccess = {}): Promise<Execution> {
     const limits = this.options.statementSize ?? DEFAULT_STATEMENT_SIZE;
     // Bounded before any work on the text (statement-size.ts).
     checkStatementBytes(sql, limits);
-    const text = this.memory.text(sql, user, access.apiKey ?? false, access.params);
+    const reading = access.reading ?? DEFAULT_READING;
+    const text = this.memory.text(sql, user, access.apiKey ?? false, access.params, reading);
     if (text) {
       const known = await this.memory.answerText(text, sql, user, signal);
       if (known) return known;
@@ -163,7 +183,7 @@ export class Engine {
     text: StatementText | null,
     user: UserDef,
     signal: AbortSignal,
-    access: { readOnly?: boolean; apiKey?: boolean; params?: readonly ParamValue[] },
+    access: StatementAccess,
     turn?: () => Promise<void>,
   ): Promise<Execution> {
     // $1, $2, ... become the values given with the statement (params.ts); without values, a $n is refused here.
@@ -186,14 +206,15 @@ export class Engine {
     const learned: Learned = {};
     // The checks above and the shape and copy of the tree in `selectStatement` each take a turn.
     await turn?.();
-    const execution = await this.openTree(tree, user, signal, access.apiKey ?? false, learned, turn);
+    const execution = await this.openTree(tree, user, signal, access.apiKey ?? false, learned, turn, access.reading);
     if (text) this.memory.learnText(text, sql, learned, access.params);
     return execution;
   }
 
   /** The rows of a SELECT (of an INSERT ... SELECT) as text, for writing them to a source. */
   private async selectRows(select: ParseResult, user: UserDef, signal: AbortSignal) {
-    const execution = await this.openTree(select, user, signal);
+    // What a write reads comes from the sources, never from copies that may lag behind them.
+    const execution = await this.openTree(select, user, signal, false, undefined, undefined, LIVE_READING);
     // Errors met while the rows are read are the statement's, in API terms (not the target's).
     async function* rows() {
       try {
@@ -212,6 +233,7 @@ export class Engine {
     viaApiKey = false,
     learned?: Learned,
     turn?: () => Promise<void>,
+    reading: CopyReading = DEFAULT_READING,
   ): Promise<Execution> {
     const statement = statementOf(tree);
     // The user's permissions as they are now, for this statement.
@@ -224,6 +246,7 @@ export class Engine {
       viaApiKey,
       learned,
       turn,
+      reading,
     };
     const handler = (statement && this.handlers[nodeKind(statement)]) ?? this.selectStatement;
     return handler.call(this, context);
@@ -280,12 +303,13 @@ export class Engine {
       dropCursors: this.accounts?.dropCursors ?? (async () => undefined),
       caller: user,
       access: policy,
+      copies: this.copies,
       probe: async (sql) => (await this.openTree(parseStatement(sql), user, signal)).close(),
       viaApiKey,
     };
   }
 
-  private async explainStatement({ tree, statement, user, signal, policy }: StatementContext): Promise<Execution> {
+  private async explainStatement({ tree, statement, user, signal, policy, reading }: StatementContext): Promise<Execution> {
     const explainStmt = asKind(statement, 'ExplainStmt')!;
     const options = (explainStmt.options ?? []).map((o) => String(asKind(o, 'DefElem')?.defname ?? ''));
     if (options.some((o) => o.toLowerCase() === 'analyze')) {
@@ -300,7 +324,7 @@ export class Engine {
       throw badRequest('EXPLAIN of INSERT, UPDATE or DELETE is not supported.', 'EXPLAIN a SELECT.', 'Unsupported statement');
     }
     const written = structuredClone(inner);
-    const bound = bindStatement({ ...tree, stmts: [{ stmt: inner }] }, this.registry, this.vdbName, policy);
+    const bound = bindStatement({ ...tree, stmts: [{ stmt: inner }] }, this.registry, this.vdbName, policy, reading);
     // Running would fail on a hidden column (a 403); EXPLAIN does not run, so look for one.
     walk(written, (nodeType, node) => {
       if (nodeType !== 'ColumnRef') return;
@@ -334,9 +358,9 @@ export class Engine {
     return openStaticExecution(this.runtime, staticResultSql(result), signal, result.sourceQueries);
   }
 
-  private async selectStatement({ tree, user, signal, policy, viaApiKey, learned, turn }: StatementContext): Promise<Execution> {
+  private async selectStatement({ tree, user, signal, policy, viaApiKey, learned, turn, reading }: StatementContext): Promise<Execution> {
     // The same shape planned before for this user under this catalog: fill in the constants.
-    const shape = this.memory.shape(tree, user, viaApiKey);
+    const shape = this.memory.shape(tree, user, viaApiKey, reading);
     if (learned && shape) learned.template = { key: shape.key, constants: shape.constants };
     const known = shape ? await this.memory.answerShape(shape, user, signal) : null;
     if (known) return known;
@@ -344,7 +368,7 @@ export class Engine {
     const pristine = shape && shape.template === undefined ? structuredClone(tree) : null;
 
     await turn?.();
-    const bound = bindStatement(tree, this.registry, this.vdbName, policy);
+    const bound = bindStatement(tree, this.registry, this.vdbName, policy, reading);
     const narrowed = bound.narrowed.size > 0 || bound.hiddenColumns.size > 0 || bound.readsViews;
     const opened = await guarded(
       this.openBound(bound, user, signal, learned, turn),
@@ -355,7 +379,7 @@ export class Engine {
     );
     if (shape && pristine) {
       const whole = opened.plan?.route === 'whole' ? opened.plan : null;
-      await this.memory.learnShape(shape, pristine, whole, policy, { narrowed, hiddenColumns: bound.hiddenColumns });
+      await this.memory.learnShape(shape, pristine, whole, policy, { narrowed, hiddenColumns: bound.hiddenColumns }, reading);
     }
     return opened.execution;
   }

@@ -20,6 +20,7 @@ import type { AccessPolicy } from '../security/permissions.js';
 import type { SourceRegistry } from '../sources/registry.js';
 import type { HiddenColumns } from './access/access.js';
 import { bindStatement } from './access/bind.js';
+import type { CopyReading } from '../sources/copies.js';
 import { constantExecution } from './exec/constant-result.js';
 import type { Execution } from './exec/execute.js';
 import { openWholeExecution, type WholeColumns } from './exec/source-execution.js';
@@ -113,17 +114,25 @@ export class StatementMemory {
   }
 
   /** The prefix of the keys of what is learned for `user` under this catalog (kept per user object and generation). */
-  private userKey(user: UserDef, viaApiKey: boolean): string {
+  private userKey(user: UserDef, viaApiKey: boolean, reading: CopyReading): string {
+    // The copies usable now: a plan made over a copy is not one over its source.
+    const copies = this.registry.copies.key(reading);
     const generation = this.registry.generation;
     const known = this.userKeys.get(user);
-    if (known?.generation === generation && known.viaApiKey === viaApiKey) return known.key;
+    if (known?.generation === generation && known.viaApiKey === viaApiKey) return `${known.key}\u0000${copies}`;
     const key = `${generation}\u0000${user.name}\u0000${user.roles.join('\u0001')}\u0000${viaApiKey}`;
     this.userKeys.set(user, { generation, viaApiKey, key });
-    return key;
+    return `${key}\u0000${copies}`;
   }
 
   /** The statement's text and values, when its literals and parameters can be lifted; else null. */
-  text(sql: string, user: UserDef, viaApiKey: boolean, params?: readonly ParamValue[]): StatementText | null {
+  text(
+    sql: string,
+    user: UserDef,
+    viaApiKey: boolean,
+    params: readonly ParamValue[] | undefined,
+    reading: CopyReading,
+  ): StatementText | null {
     if (sql.length > MAX_TEXT_LENGTH) return null;
     const lifted = liftLiterals(sql);
     if (!lifted) return null;
@@ -148,7 +157,7 @@ export class StatementMemory {
         paramKinds += `${kind},`;
       }
     }
-    return { lifted, key: `${this.userKey(user, viaApiKey)}\u0000${lifted.key}\u0000${paramKinds}`, values, kinds, occurrences };
+    return { lifted, key: `${this.userKey(user, viaApiKey, reading)}\u0000${lifted.key}\u0000${paramKinds}`, values, kinds, occurrences };
   }
 
   /**
@@ -211,10 +220,10 @@ export class StatementMemory {
   }
 
   /** A parsed SELECT's shape for this user and what is known of it; null when its constants cannot be lifted. */
-  shape(tree: ParseResult, user: UserDef, viaApiKey: boolean): StatementShape | null {
+  shape(tree: ParseResult, user: UserDef, viaApiKey: boolean, reading: CopyReading): StatementShape | null {
     const constants = constantTexts(tree);
     if (!constants) return null;
-    const key = `${this.userKey(user, viaApiKey)}${SHAPE_SEPARATOR}${shapeOf(tree)}`;
+    const key = `${this.userKey(user, viaApiKey, reading)}${SHAPE_SEPARATOR}${shapeOf(tree)}`;
     return { key, constants, template: this.wholeTemplates.get(key) };
   }
 
@@ -238,8 +247,9 @@ export class StatementMemory {
     whole: WholeRoute | null,
     policy: AccessPolicy,
     access: { narrowed: boolean; hiddenColumns: HiddenColumns },
+    reading: CopyReading,
   ): Promise<void> {
-    const learned = whole ? await this.learnTemplate(pristine, shape.constants, whole.whole.sql, policy).catch(() => null) : null;
+    const learned = whole ? await this.learnTemplate(pristine, shape.constants, whole.whole.sql, policy, reading).catch(() => null) : null;
     this.wholeTemplates.set(
       shape.key,
       learned && whole
@@ -254,9 +264,9 @@ export class StatementMemory {
   }
 
   /** Plans the statement again with markers for its constants; the template when it is faithful. */
-  private async learnTemplate(pristine: ParseResult, constants: string[], sql: string, policy: AccessPolicy) {
+  private async learnTemplate(pristine: ParseResult, constants: string[], sql: string, policy: AccessPolicy, reading: CopyReading) {
     const { tree, parameters } = markedTree(pristine);
-    const plan = await planWhole(bindStatement(tree, this.registry, this.vdbName, policy), this.registry);
+    const plan = await planWhole(bindStatement(tree, this.registry, this.vdbName, policy, reading), this.registry);
     const template = plan ? templateOf(plan.sql, constants, sql) : null;
     return template ? { ...template, parameters } : null;
   }

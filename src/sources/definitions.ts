@@ -5,13 +5,23 @@
  */
 import type { CatalogStore } from '../catalog/store.js';
 import type { PermissionDef, ProcedureDef, SourceDef, TableDef, ViewDef } from '../catalog/types.js';
+import type { CopyUse } from './copies.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import { allProcedures, SYSTEM_SCHEMAS, SYSTEM_TABLES, type ProcedureEntry, type SystemTable } from './system-tables.js';
 
 /** Where a table of the virtual database lives, as the binder needs to know it. */
 export type ResolvedTable =
   | { origin: 'system'; schema: string; table: TableDef; engineSchema: string; engineName: string }
-  | { origin: 'native'; schema: string; table: TableDef; source: SourceDef; engineSchema: string; engineName: string }
+  | {
+      origin: 'native';
+      schema: string;
+      table: TableDef;
+      source: SourceDef;
+      engineSchema: string;
+      engineName: string;
+      /** Read from a local copy (copies.ts) instead of the source. */
+      copy?: CopyUse;
+    }
   | { origin: 'rows'; schema: string; table: TableDef; source: SourceDef }
   | { origin: 'view'; schema: string; table: ViewDef };
 

@@ -14,6 +14,7 @@ import { engineSchemaOf } from './definitions.js';
 import type { LiveConnectors } from './live-connectors.js';
 import type { SourceHealth } from './source-health.js';
 import type { SystemTableCopies } from './system-copies.js';
+import type { LocalCopies } from './copies.js';
 
 export class SourcePublishing {
   /** Engine-read sources whose tables could not be published (missing folder or file). */
@@ -25,6 +26,7 @@ export class SourcePublishing {
     private readonly connectors: LiveConnectors,
     private readonly health: SourceHealth,
     private readonly systemCopies: SystemTableCopies,
+    private readonly copies: LocalCopies,
   ) {
     // An engine renewed after a fatal error of its own is made ready as a new generation is.
     runtime.preparesWith((engine) => this.prepare(engine));
@@ -40,10 +42,10 @@ export class SourcePublishing {
    * about to be added): a change opens a new engine generation, prepared before it takes over.
    */
   confine(extra: readonly string[] = []): Promise<boolean> {
-    return this.runtime.confineTo([...extra, ...this.connectors.engineFolders()], (engine) => this.prepare(engine));
+    return this.runtime.confineTo([...extra, ...this.connectors.engineFolders(), this.copies.folder], (engine) => this.prepare(engine));
   }
 
-  /** Publishes every engine-read source and the system tables in `engine`. */
+  /** Publishes every engine-read source, the system tables and the local copies in `engine`. */
   private async prepare(engine: EngineGeneration): Promise<void> {
     for (const source of this.store.current.sources) {
       const connector = this.connectors.get(source.name);
@@ -51,6 +53,7 @@ export class SourcePublishing {
       await this.tryPublish(source, connector, engine);
     }
     await this.systemCopies.write(engine);
+    await this.copies.prepare(engine);
   }
 
   /** Publishes `source`, or marks it unpublished and unavailable when its folder or file is missing. */

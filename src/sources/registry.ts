@@ -20,6 +20,9 @@ import type { CatalogStore } from '../catalog/store.js';
 import { same, SourceDefinitions } from './definitions.js';
 import { LiveConnectors } from './live-connectors.js';
 import { SourcePublishing } from './publishing.js';
+import { LocalCopies, type CopyReading, type CopyUse } from './copies.js';
+import os from 'node:os';
+import path from 'node:path';
 import { formatProps, SYSTEM_SCHEMAS, type SystemValue } from './system-tables.js';
 import type { PermissionDef, ProcedureDef, SourceDef, SourceKind, TableDef, UserDef, ViewDef } from '../catalog/types.js';
 
@@ -31,6 +34,8 @@ export interface ConnectionChange {
 
 /** How vdb follows its sources' availability (configuration sourceRetryMs, sourceRetryMaxMs, metadataTimeoutMs). */
 export interface SourceLifecycleOptions {
+  /** Where local copies are kept (docs/copies.md); default `copies` in the data directory. */
+  copiesFolder?: string;
   retryMs: number;
   retryMaxMs: number;
   /** Longest a source's metadata import may take (adding, altering, refreshing a source). */
@@ -60,6 +65,8 @@ export class SourceRegistry extends SourceDefinitions {
   private readonly publishing: SourcePublishing;
   /** The system tables as the engine reads them. */
   private readonly systemCopies: SystemTableCopies;
+  /** Local copies of tables and materialized views, as the engine reads them. */
+  readonly copies: LocalCopies;
 
   /** SYSLOG.QueryLog and SYSLOG.AuditLog read from `read` (every instance's entries) instead of this process's logs. */
   useSharedLogs(read: () => Promise<{ queries: readonly QueryLogEntry[]; audits: readonly AuditEntry[] }>): void {
@@ -105,7 +112,22 @@ export class SourceRegistry extends SourceDefinitions {
         if (connector.delivery === 'engine') this.publishing.markUnpublished(source.name);
       },
     );
-    this.publishing = new SourcePublishing(runtime, store, this.live, this.health, this.systemCopies);
+    this.copies = new LocalCopies(store, runtime, this.lifecycle.copiesFolder ?? path.join(context.stateDir ?? os.tmpdir(), 'copies'));
+    this.publishing = new SourcePublishing(runtime, store, this.live, this.health, this.systemCopies, this.copies);
+  }
+
+  /**
+   * The lock of copy `oid`'s refresh across instances sharing the catalog (null: another holds
+   * it); a catalog of this instance's own needs none beyond the refresher's own order.
+   */
+  async lockCopy(oid: number): Promise<(() => Promise<void>) | null> {
+    if (!this.store.tryLock) return async () => undefined;
+    return this.store.tryLock(`copy:${oid}`);
+  }
+
+  /** The copy a statement reading `schema.table` with `reading` reads instead of the source, if any (the binder asks). */
+  copyFor(schema: string, table: TableDef, reading: CopyReading): CopyUse | null {
+    return this.copies.choose(schema, table, reading);
   }
 
   /**
@@ -141,6 +163,8 @@ export class SourceRegistry extends SourceDefinitions {
   }
 
   private async follow(): Promise<void> {
+    // Copies another instance refreshed, added or dropped: read here at once.
+    await this.copies.sync();
     const current = new Map(this.store.current.sources.map((s) => [s.name, s]));
     const fresh: SourceDef[] = [];
     let engineSources = false;

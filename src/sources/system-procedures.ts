@@ -31,4 +31,13 @@ export const SYSTEM_PROCEDURES: readonly SystemProcedure[] = [
   { name: 'SYSADMIN.removeDataSource', params: ['name'], required: 1 },
   { name: 'SYSADMIN.refreshDataSource', params: ['name'], required: 1 },
   { name: 'SYSADMIN.removeConnection', params: ['name'], required: 1 },
+  {
+    name: 'SYSADMIN.accelerateTable',
+    params: ['tableName', 'mode', 'refreshEvery', 'maxStaleness', 'changeColumn', 'keyColumns', 'fullRefreshEvery'],
+    required: 1,
+  },
+  { name: 'SYSADMIN.refreshCopy', params: ['name', 'full'], required: 1 },
+  { name: 'SYSADMIN.pauseCopy', params: ['name'], required: 1 },
+  { name: 'SYSADMIN.resumeCopy', params: ['name'], required: 1 },
+  { name: 'SYSADMIN.dropCopy', params: ['name'], required: 1 },
 ];

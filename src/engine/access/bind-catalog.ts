@@ -5,6 +5,7 @@
  */
 import type { SourceDef, TableDef, ViewDef } from '../../catalog/types.js';
 import type { ResolvedTable } from '../../sources/definitions.js';
+import type { CopyReading, CopyUse } from '../../sources/copies.js';
 
 export interface BindCatalog {
   /** The table or view a (possibly unqualified) name means; throws a 404 for an unknown one. */
@@ -15,6 +16,8 @@ export interface BindCatalog {
   virtualSchemas(): string[];
   tablesOf(schema: string): readonly TableDef[];
   systemTables(): TableDef[];
+  /** The local copy a statement reading `schema.table` with `reading` reads instead of the source (none: planner tests). */
+  copyFor?(schema: string, table: TableDef, reading: CopyReading): CopyUse | null;
   /** Whether a system table's rows change from one statement to the next (the logs). */
   isVolatile(table: TableDef): boolean;
 }

@@ -9,6 +9,7 @@
 import type { FuncCall, Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
 import type { ResolvedTable } from '../../sources/definitions.js';
 import type { BindCatalog } from './bind-catalog.js';
+import { DEFAULT_READING, type CopyReading } from '../../sources/copies.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
 import { applyAccess, type HiddenColumns } from './access.js';
@@ -53,7 +54,14 @@ const unsupported = (what: string) =>
  * Binds a SELECT. The tables it reads are first checked and narrowed to what the policy's user
  * may see, and views are expanded (access.ts).
  */
-export function bindStatement(tree: ParseResult, registry: BindCatalog, vdbName: string, policy: AccessPolicy): BoundStatement {
+export function bindStatement(
+  tree: ParseResult,
+  registry: BindCatalog,
+  vdbName: string,
+  policy: AccessPolicy,
+  /** Whether tables with a local copy fresh enough are read from it (sources/copies.ts). */
+  reading: CopyReading = DEFAULT_READING,
+): BoundStatement {
   const raw = statementOf(tree);
   if (!raw || !('SelectStmt' in raw)) {
     const kind = raw ? nodeKind(raw) : 'An empty statement';
@@ -91,6 +99,13 @@ export function bindStatement(tree: ParseResult, registry: BindCatalog, vdbName:
   nameOutputColumns(raw.SelectStmt);
   return { ast: tree, tables: [...tables.values()], hiddenColumns, narrowed, readsViews, narrowings };
 
+  /** A source's table with a copy fresh enough for the request is read by the engine from the copy. */
+  function readFrom(resolved: ResolvedTable): ResolvedTable {
+    if (resolved.origin !== 'rows') return resolved;
+    const copy = registry.copyFor?.(resolved.schema, resolved.table, reading);
+    return copy ? { ...resolved, origin: 'native', engineSchema: copy.engineSchema, engineName: copy.engineName, copy } : resolved;
+  }
+
   function bindRangeVar(node: RangeVar): void {
     const relname = String(node.relname ?? '');
     const schemaname = typeof node.schemaname === 'string' ? node.schemaname : undefined;
@@ -106,7 +121,7 @@ export function bindStatement(tree: ParseResult, registry: BindCatalog, vdbName:
     if (typeof node.catalogname === 'string' && !same(node.catalogname, vdbName)) {
       throw notFound(`Virtual database "${node.catalogname}" does not exist; this one is "${vdbName}".`, null, 'Unknown database');
     }
-    const resolved = registry.resolve(schemaname, relname);
+    const resolved = readFrom(registry.resolve(schemaname, relname));
     // Views are expanded before; one that is left sits in a row condition or mask.
     if (resolved.origin === 'view')
       throw badRequest(

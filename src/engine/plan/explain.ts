@@ -168,19 +168,27 @@ function explainStatement(
     ]);
   }
   for (const { resolved } of bound.tables) {
-    if (resolved.origin === 'native') {
-      const connector = registry.connectorOf(resolved.source);
-      const relation = connector.delivery === 'engine' ? connector.relationSql(resolved.table) : resolved.engineName;
-      rows.push([
-        step++,
-        resolved.source.name,
-        'engine scan',
-        `${resolved.schema}.${resolved.table.name}`,
-        'columns, conditions (engine reader)',
-        relation,
-      ]);
-    }
+    if (resolved.origin === 'native') rows.push([step++, ...engineRead(resolved, registry)]);
   }
+}
+
+/** The step of a table the engine reads itself: a local copy, or a file or DuckDB source. */
+function engineRead(resolved: Extract<ResolvedTable, { origin: 'native' }>, registry: PlanCatalog): string[] {
+  const object = `${resolved.schema}.${resolved.table.name}`;
+  if (resolved.copy) {
+    const { copy, version, ageSeconds } = resolved.copy;
+    const age = `read from ${resolved.source.name} at ${version.readAt}, ${Math.round(ageSeconds)} s old`;
+    return [
+      'vdb engine',
+      'local copy',
+      object,
+      `columns, conditions (copy ${copy.name}, version ${version.id}, ${age})`,
+      `${resolved.engineSchema}.${resolved.engineName}`,
+    ];
+  }
+  const connector = registry.connectorOf(resolved.source);
+  const relation = connector.delivery === 'engine' ? connector.relationSql(resolved.table) : resolved.engineName;
+  return [resolved.source.name, 'engine scan', object, 'columns, conditions (engine reader)', relation];
 }
 
 /** The plan of a statement that one source runs whole. */

@@ -12,7 +12,9 @@
  */
 import { importWarnings, type SourceRegistry } from '../../sources/registry.js';
 import { connectionChangeFromSpec, parseProps, sourceFromSpec } from '../../sources/source-spec.js';
-import type { UserDef } from '../../catalog/types.js';
+import type { CopyDef, UserDef } from '../../catalog/types.js';
+import { copyState } from '../../sources/copies.js';
+import type { CopyService } from './copies.js';
 import { ApiError, badRequest, notFound } from '../../errors.js';
 import type { AuditLog } from '../../catalog/audit-log.js';
 import type { InviteService } from '../../security/invites.js';
@@ -46,6 +48,8 @@ export interface ProcedureContext {
   access: AccessPolicy;
   /** Runs a SELECT without its rows, as the caller: checks that it binds (a condition's columns). */
   probe?(sql: string): Promise<void>;
+  /** Local copies (absent where no copy service is wired). */
+  copies?: CopyService;
   /** Signed in with an API key: account procedures (passwords, tokens) are refused. */
   viaApiKey?: boolean;
 }
@@ -72,7 +76,78 @@ const sourceRow = (name: string, kind: string, tables: number): ProcedureResult 
 
 const userRow = (name: string, action: string): ProcedureResult => ({ columns: ['Name', 'Action'], rows: [[name, action]] });
 
+/** The schema a copy procedure alters: the copied table's (ALTER on it is needed). */
+const copySchema = (args: Record<string, string | null>) => [(args.tableName ?? args.name ?? '').split('.')[0] ?? ''];
+
+const copyRow = (copy: CopyDef, action: string): ProcedureResult => ({
+  columns: ['Name', 'Mode', 'State', 'Rows', 'RefreshedAt', 'Action'],
+  rows: [[copy.name, copy.mode, copyState(copy), copy.current?.rows ?? null, copy.current?.readAt ?? null, action]],
+});
+
+function needCopies(copies: CopyService | undefined): CopyService {
+  if (!copies) throw new Error('local copies are not available here');
+  return copies;
+}
+
+const COPY_PROCEDURES: Record<string, Procedure> = {
+  'sysadmin.acceleratetable': {
+    ...signatureOf('SYSADMIN.accelerateTable'),
+    access: copySchema,
+    async run(args, { copies, caller }) {
+      const copy = await needCopies(copies).accelerate(
+        {
+          tableName: args.tableName!,
+          mode: args.mode ?? null,
+          refreshEvery: args.refreshEvery ?? null,
+          maxStaleness: args.maxStaleness ?? null,
+          changeColumn: args.changeColumn ?? null,
+          keyColumns: args.keyColumns ?? null,
+          fullRefreshEvery: args.fullRefreshEvery ?? null,
+        },
+        caller,
+      );
+      return copyRow(copy, 'defined');
+    },
+  },
+  'sysadmin.refreshcopy': {
+    ...signatureOf('SYSADMIN.refreshCopy'),
+    access: copySchema,
+    async run(args, { copies }) {
+      const service = needCopies(copies);
+      const full = ['true', 't', '1', 'yes'].includes((args.full ?? '').trim().toLowerCase());
+      const refreshed = await service.refresh(args.name!, full ? 'full' : 'auto');
+      if (!refreshed) return copyRow(service.require(args.name!), 'refreshing on another instance');
+      return copyRow(refreshed, 'refreshed');
+    },
+  },
+  'sysadmin.pausecopy': {
+    ...signatureOf('SYSADMIN.pauseCopy'),
+    access: copySchema,
+    async run(args, { copies }) {
+      return copyRow(await needCopies(copies).setPaused(args.name!, true), 'paused');
+    },
+  },
+  'sysadmin.resumecopy': {
+    ...signatureOf('SYSADMIN.resumeCopy'),
+    access: copySchema,
+    async run(args, { copies }) {
+      return copyRow(await needCopies(copies).setPaused(args.name!, false), 'resumed');
+    },
+  },
+  'sysadmin.dropcopy': {
+    ...signatureOf('SYSADMIN.dropCopy'),
+    access: copySchema,
+    async run(args, { copies }) {
+      const service = needCopies(copies);
+      const copy = service.require(args.name!);
+      await service.drop(copy.name);
+      return copyRow({ ...copy, current: null }, 'dropped');
+    },
+  },
+};
+
 const PROCEDURES: Record<string, Procedure> = {
+  ...COPY_PROCEDURES,
   'sysadmin.adduser': {
     ...signatureOf('SYSADMIN.addUser'),
     access: 'admin',

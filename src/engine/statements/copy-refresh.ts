@@ -1,0 +1,332 @@
+/**
+ * A copy's refresh (docs/copies.md): a new version written once, aside, by the engine, then made
+ * current in the catalog and in the engine in one step; a failed refresh leaves the last good
+ * version in place. The rows come the way a statement reads the table: the federated plan's load
+ * of the source, with its pushed conditions and its casts, so a copy holds exactly the values a
+ * live statement would compute with.
+ *  - full: the whole table into a new base file;
+ *  - incremental (append, upsert): the rows past the watermark into a new delta file, which holds
+ *    every row added or changed since the base; a delta grown past a share of the base is folded
+ *    into a new base, locally.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { CopyDef, CopyRefreshRecord, CopyVersion, UserDef } from '../../catalog/types.js';
+import { messageOf } from '../../errors.js';
+import { quoteIdent, sqlLiteral, type EngineGeneration } from '../../runtime/duckdb.js';
+import { AccessPolicy } from '../../security/permissions.js';
+import { ADMIN_ROLE } from '../../security/users.js';
+import { attachAlias, attachStatements, LIVE_READING, versionSql, type LocalCopies } from '../../sources/copies.js';
+import type { SourceRegistry } from '../../sources/registry.js';
+import type { DuckRuntime } from '../../runtime/duckdb.js';
+import { bindStatement } from '../access/bind.js';
+import { openFederatedExecution } from '../exec/execute.js';
+import type { DependentJoinLimits } from '../exec/load.js';
+import { parseStatement } from '../front/parse.js';
+import { planFederated } from '../plan/federated.js';
+
+export interface CopyRefreshContext {
+  registry: SourceRegistry;
+  runtime: DuckRuntime;
+  vdbName: string;
+  options: { pushdown: boolean; dependentJoin: DependentJoinLimits };
+  /** This instance's name, for the refresh history. */
+  instance: string;
+}
+
+/** A delta holding more rows than this share of its base is folded into a new base. */
+const COMPACT_SHARE = 0.2;
+
+/** Refreshes read every row of the source, whoever asked: what a user sees is decided when a statement reads the copy. */
+const REFRESH_USER: UserDef = {
+  name: 'vdb-copies',
+  kind: 'password',
+  passwordHash: null,
+  tokenSecret: '',
+  databaseUsername: 'vdb-copies',
+  rest: false,
+  linkToken: '',
+  roles: [ADMIN_ROLE],
+  createdAt: new Date(0).toISOString(),
+};
+
+/** Whether a refresh of `copy` now reads the whole table (else only its changes). */
+export function refreshesWhole(copy: CopyDef, asked: 'full' | 'auto', now: number): boolean {
+  if (asked === 'full' || copy.mode === 'full' || !copy.current) return true;
+  if (copy.fullRefreshEvery === null || !copy.lastFullAt) return false;
+  return now - Date.parse(copy.lastFullAt) >= copy.fullRefreshEvery * 1000;
+}
+
+/**
+ * Refreshes `copy`: writes a new version and makes it current. Returns the copy as stored after,
+ * or null when it was dropped meanwhile. A failure is recorded on the copy and thrown.
+ */
+export async function refreshCopy(
+  copy: CopyDef,
+  asked: 'full' | 'auto',
+  context: CopyRefreshContext,
+  signal: AbortSignal,
+): Promise<CopyDef | null> {
+  const copies = context.registry.copies;
+  const started = Date.now();
+  const whole = refreshesWhole(copy, asked, started);
+  const writer = new VersionWriter(copy, context, new Date(started).toISOString(), signal);
+  let made: { version: CopyVersion; rows: number; kind: CopyRefreshRecord['kind'] };
+  try {
+    made = whole ? await writer.full() : await writer.incremental();
+  } catch (err) {
+    writer.discard();
+    const error = messageOf(err);
+    await copies.change(copy.oid, (c) => {
+      c.failures += 1;
+      c.lastError = error;
+      c.lastAttemptAt = new Date(started).toISOString();
+      c.history.push(record(started, whole ? 'full' : 'incremental', 0, 'failed', error, context.instance));
+    });
+    throw err;
+  }
+  const updated = await copies.change(copy.oid, (c) => {
+    c.current = made.version;
+    c.failures = 0;
+    c.lastError = null;
+    c.lastAttemptAt = new Date(started).toISOString();
+    if (whole) c.lastFullAt = made.version.readAt;
+    c.history.push(record(started, made.kind, made.rows, 'ok', null, context.instance));
+  });
+  if (!updated) {
+    writer.discard();
+    return null;
+  }
+  await copies.publish(updated);
+  const previous = copy.current;
+  copies.removeStaleFiles(updated, [made.version.base, made.version.delta, previous?.base, previous?.delta].filter((f) => !!f) as string[]);
+  return updated;
+}
+
+function record(
+  started: number,
+  kind: CopyRefreshRecord['kind'],
+  rows: number,
+  status: CopyRefreshRecord['status'],
+  error: string | null,
+  instance: string,
+): CopyRefreshRecord {
+  return { startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, kind, rows, status, error, instance };
+}
+
+/** Writes the files of one new version of a copy; `discard` removes them when the refresh fails. */
+class VersionWriter {
+  private readonly written: string[] = [];
+  private readonly copies: LocalCopies;
+
+  constructor(
+    private readonly copy: CopyDef,
+    private readonly context: CopyRefreshContext,
+    private readonly readAt: string,
+    private readonly signal: AbortSignal,
+  ) {
+    this.copies = context.registry.copies;
+    fs.mkdirSync(path.join(this.copies.folder, String(copy.oid)), { recursive: true, mode: 0o700 });
+  }
+
+  private get nextId(): number {
+    return (this.copy.current?.id ?? 0) + 1;
+  }
+
+  /** A new file of this copy, relative to the copies folder. */
+  private file(id: number, part: 'base' | 'delta'): string {
+    const relative = path.join(String(this.copy.oid), `${id}-${part}.duckdb`);
+    this.written.push(relative);
+    return relative;
+  }
+
+  async full(): Promise<{ version: CopyVersion; rows: number; kind: 'full' }> {
+    const base = this.file(this.nextId, 'base');
+    const rows = await this.materialize(selectSql(this.copy, null, false), base);
+    const watermark = await this.maxChange(base);
+    const version: CopyVersion = {
+      id: this.nextId,
+      base,
+      delta: null,
+      rows,
+      bytes: this.bytes(base),
+      readAt: this.readAt,
+      watermark,
+      baseRows: rows,
+    };
+    return { version, rows, kind: 'full' };
+  }
+
+  /** The rows past the watermark, merged with the rows of the current delta into a new delta. */
+  async incremental(): Promise<{ version: CopyVersion; rows: number; kind: 'incremental' | 'compaction' }> {
+    const current = this.copy.current!;
+    const delta = this.file(this.nextId, 'delta');
+    const fetched = await this.materialize(selectSql(this.copy, current.watermark, this.changeIsNumeric()), delta, 'fetched');
+    const engine = this.context.runtime.current;
+    const alias = quoteIdent(`vdb_write_${this.copy.oid}_${this.nextId}`);
+    const previous = current.delta ? `${quoteIdent(attachAlias(this.copy, current.delta))}.data` : null;
+    const merged = mergeSql(this.copy, previous, `${alias}.main.fetched`);
+    await engine.runAll([
+      ...(previous ? attachStatements(this.copies, this.copy, current).filter((s) => s.includes('_delta')) : []),
+      `ATTACH ${sqlLiteral(this.copies.pathOf(delta))} AS ${alias}`,
+    ]);
+    let rows: number;
+    try {
+      await engine.runAll([`CREATE TABLE ${alias}.main.data AS ${merged}`, `DROP TABLE ${alias}.main.fetched`]);
+      rows = await countRows(engine, `${alias}.main.data`);
+    } finally {
+      await engine.runAll([`DETACH ${alias}`]);
+    }
+    const watermark = maxOf(current.watermark, await this.maxChange(delta), this.changeIsNumeric());
+    const version: CopyVersion = {
+      ...current,
+      id: this.nextId,
+      delta,
+      rows: 0,
+      bytes: this.bytes(current.base) + this.bytes(delta),
+      readAt: this.readAt,
+      watermark,
+    };
+    if (rows <= current.baseRows * COMPACT_SHARE)
+      return { version: { ...version, rows: await this.count(version) }, rows: fetched, kind: 'incremental' };
+    return { version: await this.compact(version), rows: fetched, kind: 'compaction' };
+  }
+
+  /** The rows a version reads (the base's less those the delta replaced, plus the delta's). */
+  private async count(version: CopyVersion): Promise<number> {
+    const engine = this.context.runtime.current;
+    await engine.runAll(attachStatements(this.copies, this.copy, version));
+    return countRows(engine, `(${versionSql(this.copy, version)})`);
+  }
+
+  /** Folds a version's delta into a new base (the copy's rows as they read now), written locally. */
+  private async compact(version: CopyVersion): Promise<CopyVersion> {
+    const id = version.id + 1;
+    const base = this.file(id, 'base');
+    const engine = this.context.runtime.current;
+    const alias = quoteIdent(`vdb_write_${this.copy.oid}_${id}`);
+    await engine.runAll([
+      ...attachStatements(this.copies, this.copy, version),
+      `ATTACH ${sqlLiteral(this.copies.pathOf(base))} AS ${alias}`,
+    ]);
+    let rows: number;
+    try {
+      await engine.runAll([`CREATE TABLE ${alias}.main.data AS ${versionSql(this.copy, version)}`]);
+      rows = await countRows(engine, `${alias}.main.data`);
+    } finally {
+      await engine.runAll([`DETACH ${alias}`]);
+    }
+    return { ...version, id, base, delta: null, rows, baseRows: rows, bytes: this.bytes(base) };
+  }
+
+  /**
+   * Runs `sql` (a SELECT of the virtual database, read live) through the federated plan and
+   * writes its result into table `table` of the new file `file`, with the statement's column names.
+   */
+  private async materialize(sql: string, file: string, table = 'data'): Promise<number> {
+    const { registry, runtime, vdbName, options } = this.context;
+    const bound = bindStatement(parseStatement(sql), registry, vdbName, new AccessPolicy(REFRESH_USER, []), LIVE_READING);
+    const plan = planFederated(bound, registry, options);
+    const execution = await openFederatedExecution(plan, registry, runtime, { signal: this.signal, user: REFRESH_USER, ...options });
+    const alias = quoteIdent(`vdb_write_${this.copy.oid}_${path.basename(file, '.duckdb')}`);
+    try {
+      await execution.engine.runAll([`ATTACH ${sqlLiteral(this.copies.pathOf(file))} AS ${alias}`]);
+      try {
+        const rows = await execution.materialize(`${alias}.main.${table}`);
+        await execution.engine.runAll(
+          execution.columns.map((c, i) => `ALTER TABLE ${alias}.main.${table} RENAME COLUMN c${i} TO ${quoteIdent(c.name)}`),
+        );
+        return rows;
+      } finally {
+        await execution.engine.runAll([`DETACH ${alias}`]);
+      }
+    } catch (err) {
+      throw execution.translateError(err);
+    } finally {
+      execution.close();
+    }
+  }
+
+  /** The largest value of the change column in a file's rows, as the engine writes it (null: none). */
+  private async maxChange(file: string): Promise<string | null> {
+    const column = this.copy.changeColumn;
+    if (!column) return null;
+    return this.context.runtime.current.withConnection(async (connection) => {
+      const alias = quoteIdent(`vdb_read_${this.copy.oid}_${path.basename(file, '.duckdb')}`);
+      await connection.run(`ATTACH ${sqlLiteral(this.copies.pathOf(file))} AS ${alias} (READ_ONLY)`);
+      try {
+        const reader = await connection.runAndReadAll(`SELECT max(${quoteIdent(column)})::VARCHAR FROM ${alias}.main.data`);
+        const value = reader.getRows()[0]?.[0];
+        return value === null || value === undefined ? null : String(value);
+      } finally {
+        await connection.run(`DETACH ${alias}`);
+      }
+    });
+  }
+
+  private changeIsNumeric(): boolean {
+    return isNumericType(changeColumnType(this.copy, this.context.registry));
+  }
+
+  private bytes(relative: string | null): number {
+    if (!relative) return 0;
+    try {
+      return fs.statSync(this.copies.pathOf(relative)).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Removes the files this writer made (a failed or abandoned refresh). */
+  discard(): void {
+    for (const relative of this.written) {
+      fs.rmSync(this.copies.pathOf(relative), { force: true });
+      fs.rmSync(`${this.copies.pathOf(relative)}.wal`, { force: true });
+    }
+  }
+}
+
+async function countRows(engine: EngineGeneration, table: string): Promise<number> {
+  return engine.withConnection(async (connection) => {
+    const reader = await connection.runAndReadAll(`SELECT count(*) FROM ${table}`);
+    return Number(reader.getRows()[0]?.[0] ?? 0);
+  });
+}
+
+/** The new delta: the previous delta's rows not replaced by the fetched ones (upsert) or all of them (append), then the fetched. */
+function mergeSql(copy: CopyDef, previous: string | null, fetched: string): string {
+  if (!previous) return `SELECT * FROM ${fetched}`;
+  if (copy.mode === 'append') return `SELECT * FROM ${previous} UNION ALL SELECT * FROM ${fetched}`;
+  const on = copy.keyColumns.map((k) => `p.${quoteIdent(k)} = f.${quoteIdent(k)}`).join(' AND ');
+  return `SELECT p.* FROM ${previous} p ANTI JOIN ${fetched} f ON ${on} UNION ALL SELECT * FROM ${fetched}`;
+}
+
+const NUMERIC_TYPE = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|REAL|FLOAT|DOUBLE|DECIMAL.*)$/i;
+const isNumericType = (type: string | undefined) => type !== undefined && NUMERIC_TYPE.test(type);
+
+function changeColumnType(copy: CopyDef, registry: SourceRegistry): string | undefined {
+  const source = registry.findSource(copy.schema);
+  const table = source?.tables.find((t) => t.name.toLowerCase() === copy.table.toLowerCase());
+  return table?.columns.find((c) => c.name === copy.changeColumn)?.type;
+}
+
+/** The larger of two watermarks (numbers compared as numbers, other values as the engine's text, which orders dates and times). */
+function maxOf(a: string | null, b: string | null, numeric: boolean): string | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  if (numeric) return Number(a) >= Number(b) ? a : b;
+  return a >= b ? a : b;
+}
+
+/**
+ * The SELECT a refresh reads: every column of the table, in the virtual database's SQL; past the
+ * watermark for an incremental one (`>` for append, whose column only grows; `>=` for upsert,
+ * since rows changed at the watermark's instant may have come after the last read).
+ */
+export function selectSql(copy: CopyDef, watermark: string | null, numeric: boolean): string {
+  const table = `${quoteIdent(copy.schema)}.${quoteIdent(copy.table)}`;
+  if (watermark === null || !copy.changeColumn) return `SELECT * FROM ${table}`;
+  const op = copy.mode === 'append' ? '>' : '>=';
+  const value = numeric ? watermark : sqlLiteral(watermark);
+  return `SELECT * FROM ${table} WHERE ${quoteIdent(copy.changeColumn)} ${op} ${value}`;
+}
