@@ -12,6 +12,8 @@ import { SYSTEM_ENGINE_SCHEMA } from './sources/definitions.js';
 import { CopySchedule } from './operations/copy-schedule.js';
 import { messageOf } from './errors.js';
 import type { CatalogStore } from './catalog/store.js';
+import type { QueryLogEntry } from './catalog/query-log.js';
+import type { AuditEntry } from './catalog/audit-log.js';
 import { openCatalog } from './catalog/open.js';
 import { defaultFileRoot, parquetDir, resultSpoolDir, type Config } from './config.js';
 import { ParquetFiles } from './results/parquet.js';
@@ -146,21 +148,10 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
       if (entry.status === 'ok') for (const source of entry.sources ?? []) registry.sourceAnswered(source);
     },
   });
-  const registry = new SourceRegistry(
-    store,
-    runtime,
-    connectorContext(config, runtime, secrets.encryptionKey, pools),
-    config.vdbName,
-    log,
-    () => queryLog.list(),
-    () => auditLog.list(),
-    {
-      retryMs: config.sourceRetryMs,
-      retryMaxMs: config.sourceRetryMaxMs,
-      metadataTimeoutMs: config.metadataTimeoutMs,
-      copiesFolder: config.copiesFolder,
-    },
-  );
+  const registry = createRegistry(config, store, runtime, connectorContext(config, runtime, secrets.encryptionKey, pools), log, {
+    queries: () => queryLog.list(),
+    audits: () => auditLog.list(),
+  });
   const sharedLogs = catalog.logs;
   if (sharedLogs) registry.useSharedLogs(() => sharedLogs.recent(config.queryLog.maxEntries));
   await registry.start();
@@ -217,6 +208,23 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
       unlock();
     },
   };
+}
+
+/** The sources' registry, with the lifecycle settings and the folder of the local copies. */
+function createRegistry(
+  config: Config,
+  store: CatalogStore,
+  runtime: DuckRuntime,
+  context: ConnectorContext,
+  log: Logger,
+  logs: { queries: () => readonly QueryLogEntry[]; audits: () => readonly AuditEntry[] },
+): SourceRegistry {
+  return new SourceRegistry(store, runtime, context, config.vdbName, log, logs.queries, logs.audits, {
+    retryMs: config.sourceRetryMs,
+    retryMaxMs: config.sourceRetryMaxMs,
+    metadataTimeoutMs: config.metadataTimeoutMs,
+    copiesFolder: config.copiesFolder,
+  });
 }
 
 /** The engine of statements, with the settings of pushdown and statement sizes and what its procedures change. */
