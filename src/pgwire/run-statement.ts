@@ -6,6 +6,7 @@
  * CancelRequest or when the client goes, one query-log record per statement, result bytes
  * counted in the metrics. The rows come as PostgreSQL's texts, a chunk at a time.
  */
+import { readingOf } from '../sources/copies.js';
 import { ApiError, SourceFailure } from '../errors.js';
 import type { UserDef } from '../catalog/types.js';
 import type { Execution } from '../engine/exec/execute.js';
@@ -86,6 +87,8 @@ export async function openStatement(
   gone: AbortSignal,
   /** The session's statement_timeout (as REST's timeout parameter); null: queryTimeoutMs. */
   sessionTimeoutMs: number | null = null,
+  /** The session's vdb.max_staleness (as REST's maxStaleness parameter); undefined: each copy's own bound. */
+  maxStaleness?: number,
 ): Promise<OpenStatement> {
   const { user } = caller;
   const limits = limitsOf(user, services.config.roleLimits);
@@ -134,6 +137,7 @@ export async function openStatement(
       readOnly: caller.apiKey?.readOnly,
       apiKey: caller.apiKey !== null,
       params: values,
+      reading: readingOf(maxStaleness),
     });
     if (cancel.signal.aborted) {
       execution.close();

@@ -327,6 +327,7 @@ export class Session implements SessionState {
       portal.values,
       portal.stop.signal,
       this.settings.statementTimeoutMs(),
+      this.settings.maxStalenessSeconds(),
     );
     for (const warning of portal.open.execution.warnings) this.connection.send(noticeResponse(warning));
   }

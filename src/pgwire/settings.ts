@@ -52,17 +52,23 @@ const FIXED: Record<string, { accepts: (value: string) => boolean; why: string }
   transaction_isolation: { accepts: (v) => /^read committed$/i.test(v), why: 'vdb runs no transactions' },
   default_transaction_read_only: { accepts: () => true, why: '' },
   statement_timeout: { accepts: (v) => durationMs(v) !== null, why: 'it takes a duration (5000, 5s, 1min)' },
+  // Seconds a local copy may lag behind its source for a statement to read it; 0: every table live (docs/copies.md).
+  'vdb.max_staleness': {
+    accepts: (v) => v.trim() === '' || durationMs(v, 1000) !== null,
+    why: "it takes seconds or a duration (60, 10min, 1h; 0: live; '': each copy's own bound)",
+  },
 };
 
 /** The longest timer Node keeps (about 24.8 days). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 const UNIT_MS: Record<string, number> = { '': 1, ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** A duration setting's milliseconds (`5000`, `5s`, `'1min'`), or null for another text. */
-function durationMs(text: string): number | null {
+/** A duration setting's milliseconds (`5000`, `5s`, `'1min'`; a number without unit counts `plainMs` each), or null for another text. */
+function durationMs(text: string, plainMs = 1): number | null {
   const match = /^\s*(\d+)\s*(ms|s|min|h|d)?\s*$/i.exec(text);
   if (!match) return null;
-  return Math.min(MAX_TIMEOUT_MS, Number(match[1]) * UNIT_MS[(match[2] ?? '').toLowerCase()]!);
+  const unit = match[2] ? UNIT_MS[match[2].toLowerCase()]! : plainMs;
+  return Math.min(MAX_TIMEOUT_MS, Number(match[1]) * unit);
 }
 
 export class SessionSettings {
@@ -86,6 +92,7 @@ export class SessionSettings {
       ['search_path', '"$user", public'],
       ['transaction_isolation', 'read committed'],
       ['statement_timeout', '0'],
+      ['vdb.max_staleness', ''],
     ]);
     for (const [name, value] of startup) {
       if (name === 'user' || name === 'database' || name === 'replication' || name === 'options') continue;
@@ -107,7 +114,7 @@ export class SessionSettings {
       throw new WireError('0A000', `vdb cannot set ${key} to "${value}": ${rule.why}.`, `SHOW ${key} gives the value vdb uses.`);
     }
     // The fixed ones keep their canonical spelling (UTF8, UTC, ISO, MDY); a duration its text.
-    const stored = rule && key !== 'statement_timeout' ? (this.defaults.get(key) ?? value) : value;
+    const stored = rule && key !== 'statement_timeout' && key !== 'vdb.max_staleness' ? (this.defaults.get(key) ?? value) : value;
     this.values.set(key, stored);
     return REPORTED.has(key) ? [key, stored] : null;
   }
@@ -131,6 +138,13 @@ export class SessionSettings {
   statementTimeoutMs(): number | null {
     const ms = durationMs(this.get('statement_timeout') ?? '0');
     return ms === null || ms === 0 ? null : ms;
+  }
+
+  /** The session's vdb.max_staleness in seconds (0: live), as REST's maxStaleness parameter; undefined when unset. */
+  maxStalenessSeconds(): number | undefined {
+    const text = this.get('vdb.max_staleness') ?? '';
+    const ms = text.trim() === '' ? null : durationMs(text, 1000);
+    return ms === null ? undefined : Math.floor(ms / 1000);
   }
 
   /** What start-up reports. */

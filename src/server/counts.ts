@@ -9,6 +9,7 @@
  * | a table's rows (GET /source/{schema}/{table}), not paginated | `SELECT count(*)` of the table as the user sees it | the source's statistics (the catalog's row estimate) when the table has one and the user sees the table whole; else exact |
  * | anything else | not counted (no headers) | not counted |
  */
+import type { CopyReading } from '../sources/copies.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TableDef, UserDef } from '../catalog/types.js';
 import type { Execution } from '../engine/exec/execute.js';
@@ -50,10 +51,13 @@ export async function exactCount(
   user: UserDef,
   sql: string,
   signal: AbortSignal,
+  /** Read as the statement counted is (local copies or live). */
+  reading?: CopyReading,
 ): Promise<number> {
   const execution = await services.engine.open(`SELECT count(*) FROM (${sql}) AS counted`, user, signal, {
     readOnly: http.apiKey?.readOnly,
     apiKey: http.apiKey !== null,
+    reading,
   });
   try {
     let text = '';

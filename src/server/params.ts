@@ -13,6 +13,8 @@ export interface ResultParams {
   array: boolean;
   headers: boolean;
   timeoutMs: number;
+  /** Seconds a local copy may lag behind its source to be read (0: live); unset: each copy's own bound. */
+  maxStaleness: number | undefined;
 }
 
 type Query = Readonly<Record<string, unknown>>;
@@ -54,5 +56,6 @@ export function parseResultParams(query: Query, defaults: { array: boolean; time
     array: boolParam(query, 'array', defaults.array),
     headers: boolParam(query, 'headers', false),
     timeoutMs: intParam(query, 'timeout', 1, MAX_TIMEOUT_MS) ?? defaults.timeoutMs,
+    maxStaleness: intParam(query, 'maxStaleness', 0),
   };
 }

@@ -4,6 +4,7 @@
  * or in the format the Accept header chooses (results/formats.ts), with the counts Prefer asks
  * for (counts.ts).
  */
+import { readingOf } from '../sources/copies.js';
 import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -217,7 +218,11 @@ async function run(
     const access = { readOnly: http.apiKey?.readOnly, apiKey: http.apiKey !== null };
     execution = request.open
       ? await request.open(cancel.signal, access)
-      : await services.engine.open(request.sql, request.user, cancel.signal, { ...access, params: request.values });
+      : await services.engine.open(request.sql, request.user, cancel.signal, {
+          ...access,
+          params: request.values,
+          reading: readingOf(request.params.maxStaleness),
+        });
   } catch (err) {
     end();
     const answer = statementError(err);
@@ -278,7 +283,8 @@ async function respondStreamed(
   if (request.count && request.table) {
     try {
       const estimate = request.count === 'estimated' ? tableEstimate(request.table, execution) : null;
-      const total = estimate ?? (await exactCount(services, http, request.user, request.sql, cancel.signal));
+      const total =
+        estimate ?? (await exactCount(services, http, request.user, request.sql, cancel.signal, readingOf(request.params.maxStaleness)));
       setCount(reply, estimate === null ? 'exact' : 'estimated', params.offset ?? 0, params.limit, total);
     } catch (err) {
       const answer = statementError(err);

@@ -24,6 +24,9 @@ export const ResultQuery = Type.Object(
     array: param('true: rows as arrays; false: objects keyed by column name.'),
     headers: param('true (with arrays): the column names as the first row.'),
     timeout: param('Milliseconds before the statement is cancelled (504); an integer of at least 1.'),
+    maxStaleness: param(
+      'Seconds a local copy may lag behind its source for the statement to read it (docs/copies.md); 0: read every table live.',
+    ),
   },
   { additionalProperties: true },
 );

@@ -25,6 +25,12 @@ export interface CopyReading {
 export const DEFAULT_READING: CopyReading = { live: false, maxStaleness: null };
 export const LIVE_READING: CopyReading = { live: true, maxStaleness: null };
 
+/** How a request's maxStaleness (REST's parameter, pgwire's vdb.max_staleness; 0: live) reads copies; undefined: each copy's own bound. */
+export function readingOf(maxStaleness: number | undefined): CopyReading | undefined {
+  if (maxStaleness === undefined) return undefined;
+  return maxStaleness === 0 ? LIVE_READING : { live: false, maxStaleness };
+}
+
 /** A copy a statement reads instead of its table. */
 export interface CopyUse {
   copy: CopyDef;
@@ -57,6 +63,23 @@ export function attachStatements(copies: Pick<LocalCopies, 'pathOf'>, copy: Copy
   const attach = (file: string) =>
     `ATTACH IF NOT EXISTS ${sqlLiteral(copies.pathOf(file))} AS ${quoteIdent(attachAlias(copy, file))} (READ_ONLY)`;
   return version.delta ? [attach(version.base), attach(version.delta)] : [attach(version.base)];
+}
+
+/** The first failures retry sooner than the schedule: 5 s, 10 s, 20 s ... up to the schedule (or an hour). */
+const FIRST_RETRY_MS = 5000;
+
+/**
+ * When `copy`'s next scheduled refresh is due (ms): its period after the version's read, or
+ * after a failed attempt its backoff; null when it is paused or refreshed only when asked.
+ */
+export function nextRefreshAt(copy: CopyDef): number | null {
+  if (copy.paused || copy.refreshEvery === null) return null;
+  const every = copy.refreshEvery * 1000;
+  const attempted = copy.lastAttemptAt ? Date.parse(copy.lastAttemptAt) : null;
+  if (copy.failures > 0 && attempted !== null)
+    return attempted + Math.min(FIRST_RETRY_MS * 2 ** (copy.failures - 1), Math.max(every, 3600_000));
+  if (!copy.current) return attempted === null ? 0 : attempted + every;
+  return Date.parse(copy.current.readAt) + every;
 }
 
 /** A copy's state as SYS.Copies shows it. */

@@ -8,6 +8,7 @@ import type { QueryLogEntry } from '../catalog/query-log.js';
 import type { AuditEntry } from '../catalog/audit-log.js';
 import type { CatalogData, ColumnDef, ProcedureDef, SourceDef, TableDef } from '../catalog/types.js';
 import { SYSTEM_PROCEDURES } from './system-procedures.js';
+import { copyState, nextRefreshAt } from './copies.js';
 
 export type SystemValue = string | number | boolean | null;
 
@@ -170,7 +171,7 @@ export const SYSTEM_TABLES: SystemTable[] = [
       ['OID', 'INTEGER'],
     ],
     ({ catalog, vdbName: vdb }) =>
-      allTables(catalog).map(({ schema, table, source }) => [
+      allTables(catalog).map(({ schema, table, source }): SystemValue[] => [
         vdb,
         schema,
         table.name,
@@ -183,7 +184,7 @@ export const SYSTEM_TABLES: SystemTable[] = [
         table.cardinality,
         table.description ?? null,
         source === null && !isView(table),
-        false,
+        (catalog.copies ?? []).some((c) => c.schema === schema && c.table === table.name),
         table.oid,
       ]),
   ),
@@ -428,6 +429,83 @@ export const SYSTEM_TABLES: SystemTable[] = [
     ],
     ({ auditLog }) => auditLog.map((e): SystemValue[] => [e.id, e.time, e.user, e.action, e.target, e.outcome, e.address]),
     true,
+  ),
+  systemTable(
+    'SYS',
+    'Copies',
+    'Local copies of source tables (accelerated tables): how they are refreshed, their state, size and last refresh (docs/copies.md).',
+    [
+      ['Name', 'VARCHAR'],
+      ['SchemaName', 'VARCHAR'],
+      ['TableName', 'VARCHAR'],
+      ['Kind', 'VARCHAR'],
+      ['Mode', 'VARCHAR'],
+      ['ChangeColumn', 'VARCHAR'],
+      ['KeyColumns', 'VARCHAR'],
+      ['RefreshEverySeconds', 'BIGINT'],
+      ['FullRefreshEverySeconds', 'BIGINT'],
+      ['MaxStalenessSeconds', 'BIGINT'],
+      ['State', 'VARCHAR'],
+      ['Version', 'BIGINT'],
+      ['RowCount', 'BIGINT'],
+      ['Bytes', 'BIGINT'],
+      ['RefreshedAt', 'TIMESTAMP'],
+      ['LastRefreshMs', 'BIGINT'],
+      ['NextRefreshAt', 'TIMESTAMP'],
+      ['Failures', 'INTEGER'],
+      ['LastError', 'VARCHAR'],
+      ['Owner', 'VARCHAR'],
+      ['CreatedAt', 'TIMESTAMP'],
+      ['OID', 'INTEGER'],
+    ],
+    ({ catalog }) =>
+      (catalog.copies ?? []).map((c): SystemValue[] => {
+        const next = nextRefreshAt(c);
+        const last = [...c.history].reverse().find((h) => h.status === 'ok');
+        return [
+          c.name,
+          c.schema,
+          c.table,
+          c.kind,
+          c.mode,
+          c.changeColumn,
+          c.keyColumns.join(', ') || null,
+          c.refreshEvery,
+          c.fullRefreshEvery,
+          c.maxStaleness,
+          copyState(c),
+          c.current?.id ?? null,
+          c.current?.rows ?? null,
+          c.current?.bytes ?? null,
+          c.current?.readAt ?? null,
+          last?.durationMs ?? null,
+          next === null ? null : new Date(next).toISOString(),
+          c.failures,
+          c.lastError,
+          c.owner,
+          c.createdAt,
+          c.oid,
+        ];
+      }),
+  ),
+  systemTable(
+    'SYSLOG',
+    'CopyRefreshes',
+    'The last refreshes of each local copy: when, how long, what kind, rows read from the source, and their outcome.',
+    [
+      ['CopyName', 'VARCHAR'],
+      ['StartTime', 'TIMESTAMP'],
+      ['DurationMs', 'BIGINT'],
+      ['Kind', 'VARCHAR'],
+      ['RowCount', 'BIGINT'],
+      ['Status', 'VARCHAR'],
+      ['Error', 'VARCHAR'],
+      ['Instance', 'VARCHAR'],
+    ],
+    ({ catalog }) =>
+      (catalog.copies ?? []).flatMap((c) =>
+        c.history.map((h): SystemValue[] => [c.name, h.startedAt, h.durationMs, h.kind, h.rows, h.status, h.error, h.instance]),
+      ),
   ),
 ];
 

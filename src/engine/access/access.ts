@@ -393,11 +393,22 @@ class AccessRewriter {
           conditions: only('Name', user.roles).conditions,
           hidden: [],
         };
+      case 'SYS.Copies':
+        return only('Name', this.visibleCopies());
+      case 'SYSLOG.CopyRefreshes':
+        return only('CopyName', this.visibleCopies());
       case 'SYSADMIN.Permissions':
         return only('RoleName', user.roles);
       default:
         return null; // the logs: filtered to the user's own entries where they are loaded
     }
+  }
+
+  /** The names of the copies of tables the user may read (a copy is named `schema.table`). */
+  private visibleCopies(): string[] {
+    return this.visibleTables()
+      .filter(({ schema }) => schema !== null)
+      .map(({ schema, table }) => `${schema}.${table.name}`);
   }
 
   /** The UIDs of the procedures the user may call: vdb's own (each checks its caller), and the sources' they have E on. */

@@ -6,7 +6,7 @@
  */
 import type { CopyDef, CopyMode, UserDef } from '../../catalog/types.js';
 import { ApiError, badRequest, messageOf, notFound } from '../../errors.js';
-import { CopyExistsError } from '../../sources/copies.js';
+import { CopyExistsError, nextRefreshAt } from '../../sources/copies.js';
 import { refreshCopy, type CopyRefreshContext } from './copy-refresh.js';
 
 /** What SYSADMIN.accelerateTable takes, as given. */
@@ -21,9 +21,6 @@ export interface AccelerateArgs {
 }
 
 const MODES: readonly CopyMode[] = ['full', 'append', 'upsert'];
-
-/** The first failures retry sooner than the schedule: 5 s, 10 s, 20 s ... up to the schedule (or an hour). */
-const FIRST_RETRY_MS = 5000;
 
 const UNITS: Record<string, number> = {
   s: 1,
@@ -203,15 +200,8 @@ export class CopyService {
   }
 }
 
-/** Whether `copy`'s scheduled refresh is due: its schedule has come, or a failed one waits out its backoff. */
+/** Whether `copy`'s scheduled refresh is due at `now` (ms). */
 export function isDue(copy: CopyDef, now: number): boolean {
-  if (copy.paused || copy.refreshEvery === null) return false;
-  const every = copy.refreshEvery * 1000;
-  const attempted = copy.lastAttemptAt ? Date.parse(copy.lastAttemptAt) : null;
-  if (copy.failures > 0 && attempted !== null) {
-    const backoff = Math.min(FIRST_RETRY_MS * 2 ** (copy.failures - 1), Math.max(every, 3600_000));
-    return now - attempted >= backoff;
-  }
-  if (!copy.current) return attempted === null || now - attempted >= every;
-  return now - Date.parse(copy.current.readAt) >= every;
+  const next = nextRefreshAt(copy);
+  return next !== null && now >= next;
 }
