@@ -27,7 +27,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { CUSTOMERS_ROWS, ORDERS_ROWS, setUpData, type BenchData, type MySettings } from './federation-data.js';
-import { agent, CLI, expectStatus, login, request, ROOT, startVdb, text, type Auth, type VdbServer } from './vdb-server.js';
+import { addSqlSources, agent, CLI, expectStatus, login, request, ROOT, startVdb, text, type Auth, type VdbServer } from './vdb-server.js';
 import { median, table, type Measured, type RunResult } from './measure.js';
 
 const WARMUP = 1;
@@ -73,42 +73,6 @@ async function measure(name: string, bench: Bench): Promise<Measured> {
 // vdb over HTTP (as in query-100k.ts)
 
 /** Adds the two sources through POST /rest/api/source: `pg` (PostgreSQL) and `my` (MariaDB). */
-async function addSources(server: VdbServer, auth: Auth, data: BenchData): Promise<void> {
-  const props = (entries: Record<string, string | number | undefined>) =>
-    Object.entries(entries)
-      .filter(([, v]) => v !== undefined && v !== '')
-      .map(([k, v]) => `${k}=${String(v).replace(/[\\,=]/g, (c) => `\\${c}`)}`)
-      .join(',');
-  const sources = [
-    {
-      name: 'pg',
-      template: 'postgresql',
-      connectionProps: props({
-        host: data.pg.host,
-        port: data.pg.port,
-        db: data.pg.database,
-        'user-name': data.pg.user,
-        password: data.pg.password,
-      }),
-    },
-    {
-      name: 'my',
-      template: 'mysql',
-      connectionProps: props({
-        host: data.my.host,
-        port: data.my.port,
-        db: data.my.database,
-        'user-name': data.my.user,
-        password: data.my.password,
-      }),
-    },
-  ];
-  for (const source of sources) {
-    const answer = await request(`${server.url}/rest/api/source`, 'POST', auth, { ...source, modelProps: '' });
-    expectStatus(answer, 201, `adding source ${source.name}`);
-  }
-}
-
 /** A statement whose (small) answer is wanted as rows of arrays. */
 /** A user who may read pg and my, and of my.bench_customers only the enterprise customers. */
 async function restrictedReader(server: VdbServer, admin: Auth): Promise<Auth> {
@@ -442,7 +406,7 @@ async function main(): Promise<void> {
   let moved: string[] = [];
   try {
     const auth = await login(server);
-    await addSources(server, auth, data);
+    await addSqlSources(server, auth, data);
     log(`vdb at ${server.url}; sources pg (PostgreSQL) and my (MariaDB) added`);
 
     // (a) ---------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
  * A vdb server for the benchmarks: `node dist/src/cli.js serve` as a child process on an
  * ephemeral port over a fresh data directory, and the HTTP client they measure with.
  */
+import type { BenchData } from './federation-data.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -169,4 +170,41 @@ export async function login(server: VdbServer, username = 'admin', password = PA
   expectStatus(answer, 200, 'login');
   const { token } = JSON.parse(text(answer)) as { token: string };
   return { 'x-auth-token': token };
+}
+
+/** Adds the sources `pg` (PostgreSQL) and `my` (MariaDB) of the benchmarks' data (federation-data.ts). */
+export async function addSqlSources(server: VdbServer, auth: Auth, data: Pick<BenchData, 'pg' | 'my'>): Promise<void> {
+  const props = (entries: Record<string, string | number | undefined>) =>
+    Object.entries(entries)
+      .filter(([, v]) => v !== undefined && v !== '')
+      .map(([k, v]) => `${k}=${String(v).replace(/[\\,=]/g, (c) => `\\${c}`)}`)
+      .join(',');
+  const sources = [
+    {
+      name: 'pg',
+      template: 'postgresql',
+      connectionProps: props({
+        host: data.pg.host,
+        port: data.pg.port,
+        db: data.pg.database,
+        'user-name': data.pg.user,
+        password: data.pg.password,
+      }),
+    },
+    {
+      name: 'my',
+      template: 'mysql',
+      connectionProps: props({
+        host: data.my.host,
+        port: data.my.port,
+        db: data.my.database,
+        'user-name': data.my.user,
+        password: data.my.password,
+      }),
+    },
+  ];
+  for (const source of sources) {
+    const answer = await request(`${server.url}/rest/api/source`, 'POST', auth, { ...source, modelProps: '' });
+    expectStatus(answer, 201, `adding source ${source.name}`);
+  }
 }
