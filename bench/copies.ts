@@ -93,7 +93,9 @@ async function main(): Promise<void> {
     await call(`CALL SYSADMIN.accelerateTable('my.bench_customers', 'full')`);
     await call(`CALL SYSADMIN.refreshCopy('my.bench_customers')`);
     const before = residentMb(server.pid);
-    const refresh = await peakMemory(server.pid, () => timed('vdb  full refresh', () => call(`CALL SYSADMIN.refreshCopy('pg.bench_orders', true)`)));
+    const refresh = await peakMemory(server.pid, () =>
+      timed('vdb  full refresh', () => call(`CALL SYSADMIN.refreshCopy('pg.bench_orders', true)`)),
+    );
     const env = { ...process.env, PGHOST: data.pg.host, PGPORT: String(data.pg.port), PGUSER: data.pg.user, PGDATABASE: data.pg.database };
     const psql = await timed('psql \\copy to /dev/null', async () => {
       const result = spawnSync(PSQL, ['-X', '-q', '-c', "\\copy (SELECT * FROM bench_orders) TO '/dev/null'"], { env });
@@ -137,10 +139,13 @@ async function main(): Promise<void> {
     const plan = JSON.stringify(await call(`EXPLAIN ${vdbJoin}`));
     if (!plan.includes('local copy')) throw new Error(`the join does not read the copies: ${plan}`);
     const copies = await timed('vdb over copies', () => call(vdbJoin));
-    const parquet = await timed('DuckDB over Parquet', async () => (await duck.runAndReadAll(joinSql('bench_orders', 'bench_customers'))).getRows());
+    const parquet = await timed('DuckDB over Parquet', async () =>
+      (await duck.runAndReadAll(joinSql('bench_orders', 'bench_customers'))).getRows(),
+    );
     const live = await timed('vdb live (maxStaleness=0)', () => vdbRows(server, auth, vdbJoin, '?maxStaleness=0'));
     const same = JSON.stringify(copies.last) === JSON.stringify(live.last);
-    const duckSame = JSON.stringify(copies.last.map((r) => [r[0], Number(r[1]), String(r[2])])) ===
+    const duckSame =
+      JSON.stringify(copies.last.map((r) => [r[0], Number(r[1]), String(r[2])])) ===
       JSON.stringify(parquet.last.map((r) => [r[0], Number(r[1]), String(r[2])]));
 
     lines.push(`Local copies (bench/copies.ts), median of ${RUNS} runs after 1 warm-up`);
@@ -149,9 +154,23 @@ async function main(): Promise<void> {
       table(
         ['Measure', 'vdb ms', 'Peer', 'Peer ms', 'Ratio', 'Target'],
         [
-          ['(a) broad join, both tables accelerated', ms(copies.ms), 'DuckDB over Parquet', ms(parquet.ms), ratio(copies.ms, parquet.ms), '≤ 1.5x'],
+          [
+            '(a) broad join, both tables accelerated',
+            ms(copies.ms),
+            'DuckDB over Parquet',
+            ms(parquet.ms),
+            ratio(copies.ms, parquet.ms),
+            '≤ 1.5x',
+          ],
           ['(a) the same join read live', ms(live.ms), 'DuckDB over Parquet', ms(parquet.ms), ratio(live.ms, parquet.ms), ''],
-          [`(b) full refresh, ${refreshRows.toLocaleString('en-US')} rows`, ms(refresh.result.ms), 'psql \\copy', ms(psql.ms), ratio(refresh.result.ms, psql.ms), '≤ 1.5x'],
+          [
+            `(b) full refresh, ${refreshRows.toLocaleString('en-US')} rows`,
+            ms(refresh.result.ms),
+            'psql \\copy',
+            ms(psql.ms),
+            ratio(refresh.result.ms, psql.ms),
+            '≤ 1.5x',
+          ],
           [
             `(c) incremental refresh, ${NEW_ROWS} new rows (${kind}, ${rowsRead} read)`,
             ms(median(increments)),

@@ -165,6 +165,12 @@ export interface RowConnector extends ConnectorBase {
   statementRows(sql: string, columns: readonly StatementColumn[], signal: AbortSignal): AsyncIterable<unknown[][]>;
   /** Streams the requested columns in batches. Stops early when `signal` aborts. */
   scan(request: ScanRequest): AsyncIterable<unknown[][]>;
+  /**
+   * The rows `scan` would read, as CSV text the source writes itself (RFC 4180: NULL unquoted and
+   * empty, an empty text quoted), for loads of many rows that the engine reads from a file; each
+   * value the text `scan` gives for it. Absent where the source writes no CSV.
+   */
+  scanCsv?(request: ScanRequest): AsyncIterable<Buffer>;
   /** Writes INSERT, UPDATE and DELETE to the source; absent where vdb does not write. */
   readonly writer?: SourceWriter;
   /** Runs whole statements written in PostgreSQL's SQL; absent where the dialect is another. */

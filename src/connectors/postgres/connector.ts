@@ -321,6 +321,11 @@ export class PostgresConnector implements RowConnector {
    * Runs a COPY ... TO STDOUT and yields its raw data. Aborting `signal` cancels the statement
    * on the server (pg_cancel_backend); a connection that saw an error is not reused.
    */
+  /** COPY ... (FORMAT csv): PostgreSQL writes a NULL unquoted and an empty text as "". */
+  scanCsv(request: ScanRequest): AsyncIterable<Buffer> {
+    return this.copyOut(`COPY (${this.selectSql(request)}) TO STDOUT WITH (FORMAT csv)`, request.signal);
+  }
+
   private copyOut(copySql: string, signal: AbortSignal): AsyncGenerator<Buffer> {
     return abortable(this.copyChunks(copySql, signal), signal);
   }

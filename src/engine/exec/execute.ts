@@ -150,6 +150,8 @@ export interface ExecuteOptions {
   learned?: BoundedCache<ResultColumn[]>;
   /** A long statement's wait for a turn of the event loop before an expensive stage (cpu-lane.ts). */
   turn?: () => Promise<void>;
+  /** A folder the engine may read: whole reads a source writes as CSV go through files there (a copy's refresh). */
+  bulkDir?: string;
 }
 
 /**

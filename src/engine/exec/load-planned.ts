@@ -48,6 +48,8 @@ export interface LoadOptions {
   signal: AbortSignal;
   pushdown: boolean;
   dependentJoin: DependentJoinLimits;
+  /** A folder the engine may read: whole reads a source writes as CSV go through files there (a copy's refresh). */
+  bulkDir?: string;
 }
 
 /**
@@ -104,7 +106,19 @@ export async function loadPlanned(
       const keyFilters =
         groupLookupOf(plan, smaller, early, known) ??
         (smaller.length > 0 ? await dependentKeys(connection, registry, plan, new Set(smaller), options.dependentJoin, known) : null);
-      return loadRows(connection, registry, plan, loadName, signal, keyFilters, undefined, uses, watch ?? undefined, padding);
+      return loadRows(
+        connection,
+        registry,
+        plan,
+        loadName,
+        signal,
+        keyFilters,
+        undefined,
+        uses,
+        watch ?? undefined,
+        padding,
+        options.bulkDir,
+      );
     });
     const settled = step.catch(failed);
     done.set(loadName, settled);

@@ -5,6 +5,11 @@
  * lists, and joins computed by a source.
  */
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { SourceRegistry } from '../../sources/registry.js';
 import type { ResolvedTable } from '../../sources/definitions.js';
 import type { ColumnDef } from '../../catalog/types.js';
@@ -349,6 +354,8 @@ export async function loadRows(
   watch?: Pick<EarlyKeys, 'batch' | 'end' | 'fail'>,
   /** How the statement uses the columns beyond showing them (char(n) padding); unknown: every column used. */
   padding: PaddedUses = ALL_USED,
+  /** A folder the engine may read: rows a source writes as CSV go through a file there (a copy's refresh). */
+  bulkDir?: string,
 ): Promise<{ warnings: string[]; query: SourceQuery; rescaled: boolean }> {
   const resolved = plan.bound.resolved as Extract<ResolvedTable, { origin: 'rows' }>;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
@@ -379,16 +386,16 @@ export async function loadRows(
   const paddedIn = (list: PaddableColumn[], named: boolean): PaddedColumn[] =>
     list.map((c) => ({ expr: named ? quoteIdent(loadColumns[c.i]!.name) : `c${c.i}`, label: c.label, kind: c.kind }));
   let loaded: Loaded;
+  const columnsLoaded = loadColumns.map((c, i) => ({ name: c.name, type: c.type, raw: rawTypes[i]!, scaled: scaled[i] }));
+  // Under a row condition, the scales of the rows it lets through alone decide.
+  const kept = condition && !plan.aggregates ? { tableName: resolved.table.name, condition } : undefined;
+  // A whole read of text values that the source writes as CSV, where the caller asks for it: through a file.
+  const csv =
+    bulkDir && !started && !watch && requests.length === 1 && rawTypes.every((r) => r === 'VARCHAR') ? connector.scanCsv : undefined;
   try {
-    loaded = await loadBatches(
-      connection,
-      loadName,
-      loadColumns.map((c, i) => ({ name: c.name, type: c.type, raw: rawTypes[i]!, scaled: scaled[i] })),
-      scans(),
-      signal,
-      // Under a row condition, the scales of the rows it lets through alone decide.
-      condition && !plan.aggregates ? { tableName: resolved.table.name, condition } : undefined,
-    );
+    loaded = csv
+      ? await loadThroughFile(connection, loadName, columnsLoaded, csv.call(connector, { ...requests[0]!, signal }), bulkDir!, kept)
+      : await loadBatches(connection, loadName, columnsLoaded, scans(), signal, kept);
   } catch (err) {
     // A cancelled source statement fails with its driver's error; the cause is the cancel.
     if (signal.aborted) throw signal.reason;
@@ -466,7 +473,7 @@ interface Loaded {
 export async function loadBatches(
   connection: DuckDBConnection,
   loadName: string,
-  columns: ReadonlyArray<{ name?: string; type: string; raw: RawType; scaled?: ScaledColumn }>,
+  columns: ReadonlyArray<LoadColumn>,
   batches: AsyncIterable<unknown[][]>,
   signal: AbortSignal,
   kept?: { tableName: string; condition: Node },
@@ -489,10 +496,67 @@ export async function loadBatches(
     });
   }
   await exclusive(connection, () => appender.closeSync());
+  return castLoad(connection, loadName, rawName, columns, lossy, kept);
+}
+
+/** Writes the CSV text a source sends into a file of `dir`, loads it (loadCsvFile), and removes the file. */
+async function loadThroughFile(
+  connection: DuckDBConnection,
+  loadName: string,
+  columns: ReadonlyArray<LoadColumn>,
+  csv: AsyncIterable<Buffer>,
+  dir: string,
+  kept?: { tableName: string; condition: Node },
+): Promise<Loaded> {
+  const file = path.join(dir, `${loadName}-${randomBytes(6).toString('hex')}.csv`);
+  try {
+    await pipeline(Readable.from(csv), fs.createWriteStream(file, { mode: 0o600 }));
+    return await loadCsvFile(connection, loadName, columns, file, kept);
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
+/**
+ * As `loadBatches`, from a CSV file the source wrote (`RowConnector.scanCsv`, every column text):
+ * the engine reads it in parallel, the values never pass through JavaScript. A NULL is unquoted
+ * and empty, an empty text quoted.
+ */
+export async function loadCsvFile(
+  connection: DuckDBConnection,
+  loadName: string,
+  columns: ReadonlyArray<LoadColumn>,
+  file: string,
+  kept?: { tableName: string; condition: Node },
+): Promise<Loaded> {
+  const rawName = `${loadName}_raw`;
+  const types = columns.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ');
+  const read =
+    `read_csv(${sqlLiteral(file)}, columns = {${types}}, header = false, delim = ',', quote = '"', escape = '"', ` +
+    `nullstr = '', allow_quoted_nulls = false, auto_detect = false, max_line_size = ${CSV_LINE_BYTES})`;
+  await exclusive(connection, () => connection.run(`CREATE TEMP TABLE ${rawName} AS SELECT * FROM ${read}`));
+  return castLoad(connection, loadName, rawName, columns, new Array<number>(columns.length).fill(0), kept);
+}
+
+/** The longest line (row) a CSV load reads: the engine's longest value. */
+const CSV_LINE_BYTES = 64 * 1024 * 1024;
+
+/** A column of a load: its name, its catalog type, the raw class its values arrive in. */
+type LoadColumn = { name?: string; type: string; raw: RawType; scaled?: ScaledColumn };
+
+/** The load's view over its raw rows: each column cast to its type (or the scale its values call for). */
+async function castLoad(
+  connection: DuckDBConnection,
+  loadName: string,
+  rawName: string,
+  columns: ReadonlyArray<LoadColumn>,
+  lossy: number[],
+  kept?: { tableName: string; condition: Node },
+): Promise<Loaded> {
   const notDecimals = await notDecimalsOf(connection, rawName, columns);
-  const castOf = (c: (typeof columns)[number], i: number) =>
+  const castOf = (c: LoadColumn, i: number) =>
     c.raw !== c.type ? loadCast(`c${i}`, c.type, c.raw, c.name ?? `${i + 1}`, notDecimals[i]!) : `c${i}`;
-  const alias = (c: (typeof columns)[number], i: number) => quoteIdent(c.name ?? `c${i}`);
+  const alias = (c: LoadColumn, i: number) => quoteIdent(c.name ?? `c${i}`);
   const scales = await scalesOf(connection, rawName, columns, kept, (c, i) => `${castOf(c, i)} AS ${alias(c, i)}`);
   let rescaled = false;
   const select = columns

@@ -227,7 +227,12 @@ class VersionWriter {
     const { registry, runtime, vdbName, options } = this.context;
     const bound = bindStatement(parseStatement(sql), registry, vdbName, new AccessPolicy(REFRESH_USER, []), LIVE_READING);
     const plan = planFederated(bound, registry, options);
-    const execution = await openFederatedExecution(plan, registry, runtime, { signal: this.signal, user: REFRESH_USER, ...options });
+    const execution = await openFederatedExecution(plan, registry, runtime, {
+      signal: this.signal,
+      user: REFRESH_USER,
+      ...options,
+      bulkDir: path.join(this.copies.folder, String(this.copy.oid)),
+    });
     const alias = quoteIdent(`vdb_write_${this.copy.oid}_${path.basename(file, '.duckdb')}`);
     try {
       await execution.engine.runAll([`ATTACH ${sqlLiteral(this.copies.pathOf(file))} AS ${alias}`]);
