@@ -26,7 +26,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { CUSTOMERS_ROWS, ORDERS_ROWS, setUpData, type BenchData, type MySettings } from './federation-data.js';
+import { CUSTOMERS_ROWS, ORDERS_ROWS, setUpData, type MySettings } from './federation-data.js';
 import { addSqlSources, agent, CLI, expectStatus, login, request, ROOT, startVdb, text, type Auth, type VdbServer } from './vdb-server.js';
 import { median, table, type Measured, type RunResult } from './measure.js';
 
