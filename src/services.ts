@@ -135,6 +135,7 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
     pools: () => pools.stats(),
     spools: () => spools.stats(),
     dataDirFreeBytes: () => freeBytes(config.dataDir),
+    copies: () => store.current.copies ?? [],
     // The registry is made below; scrapes come later.
     sourcesAvailable: () => registry.sources.map((s) => ({ source: s.name, available: registry.statusOf(s.name).available })),
   });
@@ -169,6 +170,7 @@ async function buildServices(config: Config, log: Logger, unlock: () => void): P
   const { cursors } = shared;
   cursorStats = () => cursors.stats();
   const engine = createEngine(config, registry, runtime, { users, invites, auditLog, cursors }, log);
+  engine.copies.onRefresh((copy, r) => metrics.observeCopyRefresh(copy, r.kind, r.status, r.durationMs / 1000));
   const copySchedule = new CopySchedule(engine.copies, log);
   copySchedule.start();
 

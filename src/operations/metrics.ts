@@ -8,6 +8,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { QueryLogEntry } from '../catalog/query-log.js';
 import type { PoolStats } from '../connectors/pool-gate.js';
+import type { CopyDef } from '../catalog/types.js';
 
 /** Seconds: from a point lookup (a few ms) to a long federated statement. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -25,6 +26,8 @@ export interface MetricsSources {
   sourcesAvailable?: () => Array<{ source: string; available: boolean }>;
   /** Bytes the data directory's disk has free (rejects when it cannot be read). */
   dataDirFreeBytes: () => Promise<number>;
+  /** The local copies as the catalog holds them (docs/copies.md). */
+  copies?: () => readonly CopyDef[];
 }
 
 export class Metrics {
@@ -37,10 +40,26 @@ export class Metrics {
   private readonly statementSeconds: Histogram<'status'>;
   private readonly rows: Counter;
   private readonly sourceQueries: Counter<'source'>;
+  private readonly copyRefreshes: Counter<'copy' | 'kind' | 'status'>;
+  private readonly copyRefreshSeconds: Histogram<'copy'>;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'vdb_' });
+    this.copyRefreshes = new Counter({
+      name: 'vdb_copy_refreshes_total',
+      help: 'Refreshes of local copies run by this instance, by copy, kind (full, incremental, compaction) and status (ok, failed)',
+      labelNames: ['copy', 'kind', 'status'],
+      registers,
+    });
+    this.copyRefreshSeconds = new Histogram({
+      name: 'vdb_copy_refresh_duration_seconds',
+      help: 'How long refreshes of local copies took on this instance, by copy',
+      labelNames: ['copy'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers,
+    });
+    copyGauges(sources, registers);
     this.requests = new Counter({
       name: 'vdb_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code',
@@ -91,6 +110,12 @@ export class Metrics {
   }
 
   /** One statement as the query log records it. */
+  /** A refresh of a local copy finished (statements/copies.ts). */
+  observeCopyRefresh(copy: string, kind: string, status: 'ok' | 'failed', seconds: number): void {
+    this.copyRefreshes.inc({ copy, kind, status });
+    this.copyRefreshSeconds.observe({ copy }, seconds);
+  }
+
   observeStatement(entry: QueryLogEntry, sources: readonly string[]): void {
     this.statements.inc({ status: entry.status, route: entry.route ?? 'other' });
     if (entry.failedSource) this.sourceErrors.inc({ source: entry.failedSource });
@@ -226,4 +251,29 @@ function sourceMetrics(sources: MetricsSources, registers: Registry[]): void {
       for (const { source, available } of sources.sourcesAvailable?.() ?? []) this.set({ source }, available ? 1 : 0);
     },
   });
+}
+
+/** The local copies' state, read from the catalog when scraped: every instance shows every copy. */
+function copyGauges(sources: MetricsSources, registers: Registry[]): void {
+  const gauge = (name: string, help: string, value: (copy: CopyDef, now: number) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['copy'],
+      registers,
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const copy of sources.copies?.() ?? []) {
+          const v = value(copy, now);
+          if (v !== null) this.set({ copy: copy.name }, v);
+        }
+      },
+    });
+  gauge('vdb_copy_staleness_seconds', 'Seconds since the current version of each local copy was read from its source', (c, now) =>
+    c.current ? (now - Date.parse(c.current.readAt)) / 1000 : null,
+  );
+  gauge('vdb_copy_rows', 'Rows of the current version of each local copy', (c) => c.current?.rows ?? null);
+  gauge('vdb_copy_bytes', 'Bytes of the files of the current version of each local copy', (c) => c.current?.bytes ?? null);
+  gauge('vdb_copy_failures', 'Refreshes of each local copy failed in a row (0 after a good one)', (c) => c.failures);
 }

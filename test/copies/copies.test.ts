@@ -284,3 +284,15 @@ test('defining a copy: clear errors for what cannot be copied', async () => {
   await refused(`CALL SYSADMIN.accelerateTable('pg.orders')`, 409, /kept already/);
   await call(`CALL SYSADMIN.dropCopy('pg.orders')`);
 });
+
+test('the metrics count refreshes and show each copy’s staleness, rows and failures', async () => {
+  await call(`CALL SYSADMIN.accelerateTable('my.customers')`);
+  await call(`CALL SYSADMIN.refreshCopy('my.customers')`);
+  const text = await services.metrics.registry.metrics();
+  assert.match(text, /vdb_copy_refreshes_total\{copy="my.customers",kind="full",status="ok"\} [1-9]/);
+  assert.match(text, /vdb_copy_staleness_seconds\{copy="my.customers"\} \d/);
+  assert.match(text, /vdb_copy_rows\{copy="my.customers"\} 8\b/);
+  assert.match(text, /vdb_copy_failures\{copy="my.customers"\} 0\b/);
+  assert.match(text, /vdb_copy_refresh_duration_seconds_count\{copy="my.customers"\} [1-9]/);
+  await call(`CALL SYSADMIN.dropCopy('my.customers')`);
+});

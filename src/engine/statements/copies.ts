@@ -4,7 +4,7 @@
  * resuming and dropping it, and which copies are due for a scheduled refresh. The refresh itself
  * is copy-refresh.ts; how the engine reads copies is sources/copies.ts.
  */
-import type { CopyDef, CopyMode, UserDef } from '../../catalog/types.js';
+import type { CopyDef, CopyMode, CopyRefreshRecord, UserDef } from '../../catalog/types.js';
 import { ApiError, badRequest, messageOf, notFound } from '../../errors.js';
 import { CopyExistsError, nextRefreshAt } from '../../sources/copies.js';
 import { refreshCopy, type CopyRefreshContext } from './copy-refresh.js';
@@ -59,7 +59,17 @@ export class CopyService {
   /** Refreshes under way in this process, by copy oid (a second request waits for the first). */
   private readonly running = new Map<number, Promise<CopyDef | null>>();
 
-  constructor(private readonly context: CopyRefreshContext) {}
+  private readonly context: CopyRefreshContext;
+  private readonly observers: Array<(copy: string, record: CopyRefreshRecord) => void> = [];
+
+  constructor(context: Omit<CopyRefreshContext, 'observe'>) {
+    this.context = { ...context, observe: (copy, record) => this.observers.forEach((observer) => observer(copy, record)) };
+  }
+
+  /** Tells `observer` of every refresh this instance runs (the metrics). */
+  onRefresh(observer: (copy: string, record: CopyRefreshRecord) => void): void {
+    this.observers.push(observer);
+  }
 
   private get copies() {
     return this.context.registry.copies;

@@ -32,6 +32,8 @@ export interface CopyRefreshContext {
   options: { pushdown: boolean; dependentJoin: DependentJoinLimits };
   /** This instance's name, for the refresh history. */
   instance: string;
+  /** Told of every refresh this instance ran (the metrics). */
+  observe?: (copy: string, record: CopyRefreshRecord) => void;
 }
 
 /** A delta holding more rows than this share of its base is folded into a new base. */
@@ -77,22 +79,26 @@ export async function refreshCopy(
   } catch (err) {
     writer.discard();
     const error = messageOf(err);
+    const failed = record(started, whole ? 'full' : 'incremental', 0, 'failed', error, context.instance);
     await copies.change(copy.oid, (c) => {
       c.failures += 1;
       c.lastError = error;
       c.lastAttemptAt = new Date(started).toISOString();
-      c.history.push(record(started, whole ? 'full' : 'incremental', 0, 'failed', error, context.instance));
+      c.history.push(failed);
     });
+    context.observe?.(copy.name, failed);
     throw err;
   }
+  const done = record(started, made.kind, made.rows, 'ok', null, context.instance);
   const updated = await copies.change(copy.oid, (c) => {
     c.current = made.version;
     c.failures = 0;
     c.lastError = null;
     c.lastAttemptAt = new Date(started).toISOString();
     if (whole) c.lastFullAt = made.version.readAt;
-    c.history.push(record(started, made.kind, made.rows, 'ok', null, context.instance));
+    c.history.push(done);
   });
+  context.observe?.(copy.name, done);
   if (!updated) {
     writer.discard();
     return null;
