@@ -41,10 +41,12 @@ async function rows(base: string, sql: string, as = token): Promise<unknown[][]>
 }
 
 /** Retries `check` for up to a second: what one instance changed, the other sees by then. */
-async function withinASecond(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 1000;
+const withinASecond = (check: () => Promise<boolean>, what: string) => withinSeconds(1, check, what);
+
+async function withinSeconds(seconds: number, check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
   while (!(await check())) {
-    assert.ok(Date.now() < deadline, `within a second: ${what}`);
+    assert.ok(Date.now() < deadline, `within ${seconds} s: ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -67,6 +69,8 @@ describe('two instances behind nginx', { skip: noNginx }, () => {
       trustProxy: true,
       catalog: { url: `postgres://postgres@127.0.0.1:5432/${tag}_catalog` },
       cursors: { redisUrl: 'redis://127.0.0.1:6379', keyPrefix: `${tag}:` },
+      // The local copies in one folder both instances read (docs/copies.md).
+      copiesFolder: `${dir}/copies`,
     };
     // The first start creates the catalog (and admin); the second finds it.
     a = await startInstance('a', dir, config, PASSWORD);
@@ -110,6 +114,45 @@ describe('two instances behind nginx', { skip: noNginx }, () => {
       'b knows pgc',
     );
     assert.deepEqual(await rows(b.url, 'SELECT count(*) FROM pgc.items'), [[ROWS]]);
+  });
+
+  test('a local copy: one instance refreshes at a time, both read the current version', async () => {
+    await rows(a.url, `CALL SYSADMIN.accelerateTable('pgc.items', 'full', '1 s')`);
+    // Both instances run the schedule; the copy's lock lets one refresh at a time.
+    const refreshes = async () =>
+      (await rows(b.url, `SELECT StartTime, DurationMs, Status FROM SYSLOG.CopyRefreshes ORDER BY StartTime`)) as Array<
+        [string, number, string]
+      >;
+    let history = await refreshes();
+    for (const deadline = Date.now() + 15_000; history.length < 3 && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      history = await refreshes();
+    }
+    assert.ok(history.length >= 3, `refreshed by the schedule: ${JSON.stringify(history)}`);
+    for (let i = 1; i < history.length; i++) {
+      const endOfPrevious = Date.parse(`${history[i - 1]![0]}Z`) + history[i - 1]![1];
+      assert.ok(Date.parse(`${history[i]![0]}Z`) >= endOfPrevious - 5, `refreshes do not overlap: ${JSON.stringify(history)}`);
+    }
+    assert.ok(
+      history.every(([, , status]) => status === 'ok'),
+      JSON.stringify(history),
+    );
+    await rows(a.url, `CALL SYSADMIN.pauseCopy('pgc.items')`);
+    await admin.query(`INSERT INTO ${tag}.items VALUES (${ROWS + 1}, 'late')`);
+    await rows(a.url, `CALL SYSADMIN.refreshCopy('pgc.items')`);
+    for (const base of [a.url, b.url]) {
+      await withinASecond(
+        async () => JSON.stringify(await rows(base, 'SELECT count(*) FROM pgc.items')) === `[[${ROWS + 1}]]`,
+        `${base} reads the new version`,
+      );
+      assert.match(JSON.stringify(await rows(base, 'EXPLAIN SELECT count(*) FROM pgc.items')), /local copy/);
+    }
+    await admin.query(`DELETE FROM ${tag}.items WHERE id = ${ROWS + 1}`);
+    await rows(b.url, `CALL SYSADMIN.dropCopy('pgc.items')`);
+    await withinASecond(
+      async () => JSON.stringify(await rows(a.url, 'SELECT count(*) FROM pgc.items')) === `[[${ROWS}]]`,
+      'a reads live again',
+    );
   });
 
   test('pages of one result walked alternating between the instances', async () => {
