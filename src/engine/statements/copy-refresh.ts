@@ -20,7 +20,7 @@ import { attachAlias, attachStatements, LIVE_READING, versionSql, type LocalCopi
 import type { SourceRegistry } from '../../sources/registry.js';
 import type { DuckRuntime } from '../../runtime/duckdb.js';
 import { bindStatement } from '../access/bind.js';
-import { openFederatedExecution } from '../exec/execute.js';
+import { openFederatedExecution, type Execution } from '../exec/execute.js';
 import type { DependentJoinLimits } from '../exec/load.js';
 import { parseStatement } from '../front/parse.js';
 import { planFederated } from '../plan/federated.js';
@@ -167,42 +167,63 @@ class VersionWriter {
   async incremental(): Promise<{ version: CopyVersion; rows: number; kind: 'incremental' | 'compaction' }> {
     const current = this.copy.current!;
     const delta = this.file(this.nextId, 'delta');
-    const fetched = await this.materialize(selectSql(this.copy, current.watermark, this.changeIsNumeric()), delta, 'fetched');
-    const engine = this.context.runtime.current;
-    const alias = quoteIdent(`vdb_write_${this.copy.oid}_${this.nextId}`);
-    const previous = current.delta ? `${quoteIdent(attachAlias(this.copy, current.delta))}.data` : null;
-    const merged = mergeSql(this.copy, previous, `${alias}.main.fetched`);
-    await engine.runAll([
-      ...(previous ? attachStatements(this.copies, this.copy, current).filter((s) => s.includes('_delta')) : []),
-      `ATTACH ${sqlLiteral(this.copies.pathOf(delta))} AS ${alias}`,
-    ]);
-    let rows: number;
-    try {
-      await engine.runAll([`CREATE TABLE ${alias}.main.data AS ${merged}`, `DROP TABLE ${alias}.main.fetched`]);
-      rows = await countRows(engine, `${alias}.main.data`);
-    } finally {
-      await engine.runAll([`DETACH ${alias}`]);
-    }
-    const watermark = maxOf(current.watermark, await this.maxChange(delta), this.changeIsNumeric());
+    const fetchedTable = quoteIdent(`__vdb_fetch_${this.copy.oid}_${this.nextId}`);
+    const made = await this.withSelect(selectSql(this.copy, current.watermark, this.changeIsNumeric()), async (execution) => {
+      // The rows read stay in the engine's memory; one session writes the new delta from them.
+      const fetched = await execution.materialize(fetchedTable);
+      const names = execution.columns.map((c, i) => `c${i} AS ${quoteIdent(c.name)}`).join(', ');
+      try {
+        return { fetched, ...(await this.writeDelta(execution.engine, current, delta, `(SELECT ${names} FROM ${fetchedTable})`)) };
+      } finally {
+        await execution.engine.runAll([`DROP TABLE IF EXISTS ${fetchedTable}`]);
+      }
+    });
     const version: CopyVersion = {
       ...current,
       id: this.nextId,
       delta,
-      rows: 0,
+      rows: made.rows,
       bytes: this.bytes(current.base) + this.bytes(delta),
       readAt: this.readAt,
-      watermark,
+      watermark: maxOf(current.watermark, made.watermark, this.changeIsNumeric()),
     };
-    if (rows <= current.baseRows * COMPACT_SHARE)
-      return { version: { ...version, rows: await this.count(version) }, rows: fetched, kind: 'incremental' };
-    return { version: await this.compact(version), rows: fetched, kind: 'compaction' };
+    if (made.deltaRows <= current.baseRows * COMPACT_SHARE) return { version, rows: made.fetched, kind: 'incremental' };
+    return { version: await this.compact(version), rows: made.fetched, kind: 'compaction' };
   }
 
-  /** The rows a version reads (the base's less those the delta replaced, plus the delta's). */
-  private async count(version: CopyVersion): Promise<number> {
-    const engine = this.context.runtime.current;
-    await engine.runAll(attachStatements(this.copies, this.copy, version));
-    return countRows(engine, `(${versionSql(this.copy, version)})`);
+  /**
+   * Writes the new delta file `delta`: the current delta's rows merged with `fetched` (a relation
+   * of the engine). Answers its rows, the version's rows and the largest change value among them.
+   */
+  private async writeDelta(
+    engine: EngineGeneration,
+    current: CopyVersion,
+    delta: string,
+    fetched: string,
+  ): Promise<{ deltaRows: number; rows: number; watermark: string | null }> {
+    const alias = quoteIdent(`vdb_write_${this.copy.oid}_${this.nextId}`);
+    const previous = current.delta ? `${quoteIdent(attachAlias(this.copy, current.delta))}.data` : null;
+    const base = `${quoteIdent(attachAlias(this.copy, current.base))}.data`;
+    const change = this.copy.changeColumn ? `max(${quoteIdent(this.copy.changeColumn)})::VARCHAR` : 'NULL';
+    return engine.withConnection(async (connection) => {
+      for (const statement of attachStatements(this.copies, this.copy, current)) await connection.run(statement);
+      await connection.run(`ATTACH ${sqlLiteral(this.copies.pathOf(delta))} AS ${alias}`);
+      try {
+        await connection.run(`CREATE TABLE ${alias}.main.data AS ${mergeSql(this.copy, previous, fetched)}`);
+        const [deltaRows, watermark] = (await connection.runAndReadAll(`SELECT count(*), ${change} FROM ${alias}.main.data`)).getRows()[0]!;
+        // Upsert: the base's rows the delta replaces are not read.
+        const on = this.copy.keyColumns.map((k) => `b.${quoteIdent(k)} = d.${quoteIdent(k)}`).join(' AND ');
+        const kept =
+          this.copy.mode === 'upsert'
+            ? Number(
+                (await connection.runAndReadAll(`SELECT count(*) FROM ${base} b ANTI JOIN ${alias}.main.data d ON ${on}`)).getRows()[0]![0],
+              )
+            : current.baseRows;
+        return { deltaRows: Number(deltaRows), rows: kept + Number(deltaRows), watermark: watermark === null ? null : String(watermark) };
+      } finally {
+        await connection.run(`DETACH ${alias}`);
+      }
+    });
   }
 
   /** Folds a version's delta into a new base (the copy's rows as they read now), written locally. */
@@ -225,11 +246,8 @@ class VersionWriter {
     return { ...version, id, base, delta: null, rows, baseRows: rows, bytes: this.bytes(base) };
   }
 
-  /**
-   * Runs `sql` (a SELECT of the virtual database, read live) through the federated plan and
-   * writes its result into table `table` of the new file `file`, with the statement's column names.
-   */
-  private async materialize(sql: string, file: string, table = 'data'): Promise<number> {
+  /** Runs `sql` (a SELECT of the virtual database, read live) through the federated plan; `work` reads its result. */
+  private async withSelect<T>(sql: string, work: (execution: Execution) => Promise<T>): Promise<T> {
     const { registry, runtime, vdbName, options } = this.context;
     const bound = bindStatement(parseStatement(sql), registry, vdbName, new AccessPolicy(REFRESH_USER, []), LIVE_READING);
     const plan = planFederated(bound, registry, options);
@@ -239,23 +257,30 @@ class VersionWriter {
       ...options,
       bulkDir: path.join(this.copies.folder, String(this.copy.oid)),
     });
-    const alias = quoteIdent(`vdb_write_${this.copy.oid}_${path.basename(file, '.duckdb')}`);
     try {
-      await execution.engine.runAll([`ATTACH ${sqlLiteral(this.copies.pathOf(file))} AS ${alias}`]);
-      try {
-        const rows = await execution.materialize(`${alias}.main.${table}`);
-        await execution.engine.runAll(
-          execution.columns.map((c, i) => `ALTER TABLE ${alias}.main.${table} RENAME COLUMN c${i} TO ${quoteIdent(c.name)}`),
-        );
-        return rows;
-      } finally {
-        await execution.engine.runAll([`DETACH ${alias}`]);
-      }
+      return await work(execution);
     } catch (err) {
       throw execution.translateError(err);
     } finally {
       execution.close();
     }
+  }
+
+  /** Writes the result of `sql` into table `data` of the new file `file`, with the statement's column names. */
+  private async materialize(sql: string, file: string): Promise<number> {
+    return this.withSelect(sql, async (execution) => {
+      const alias = quoteIdent(`vdb_write_${this.copy.oid}_${path.basename(file, '.duckdb')}`);
+      await execution.engine.runAll([`ATTACH ${sqlLiteral(this.copies.pathOf(file))} AS ${alias}`]);
+      try {
+        const rows = await execution.materialize(`${alias}.main.data`);
+        await execution.engine.runAll(
+          execution.columns.map((c, i) => `ALTER TABLE ${alias}.main.data RENAME COLUMN c${i} TO ${quoteIdent(c.name)}`),
+        );
+        return rows;
+      } finally {
+        await execution.engine.runAll([`DETACH ${alias}`]);
+      }
+    });
   }
 
   /** The largest value of the change column in a file's rows, as the engine writes it (null: none). */
