@@ -368,6 +368,7 @@ describe('system tables', () => {
     const system = await queryRows(req, 'SELECT "SchemaName", "Name" FROM SYS.Tables WHERE "IsSystem" ORDER BY 1, 2');
     assert.deepEqual(system, [
       ['SYS', 'Columns'],
+      ['SYS', 'Copies'],
       ['SYS', 'ProcedureParams'],
       ['SYS', 'Procedures'],
       ['SYS', 'Schemas'],
@@ -377,6 +378,7 @@ describe('system tables', () => {
       ['SYSADMIN', 'Roles'],
       ['SYSADMIN', 'Users'],
       ['SYSLOG', 'AuditLog'],
+      ['SYSLOG', 'CopyRefreshes'],
       ['SYSLOG', 'QueryLog'],
     ]);
   });
