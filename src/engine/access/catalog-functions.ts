@@ -85,9 +85,16 @@ function mentionsCatalog(tree: ParseResult): boolean {
     else if (kind === 'TypeCast') found = catalogCast(node) !== null;
     else if (kind === 'CollateClause') found = isDefaultCollation(node.collname);
     else if (kind === 'SQLValueFunction') found = node.op === 'SVFOP_CURRENT_CATALOG' || node.op === 'SVFOP_CURRENT_SCHEMA';
+    else if (kind === 'A_Expr') found = qualifiedOperator(node.name);
   });
   return found;
 }
+
+/** `OPERATOR(pg_catalog.~)`: an operator named with its schema, as psql writes them. */
+const qualifiedOperator = (name: unknown) => {
+  const parts = fieldNames(name);
+  return parts.length === 2 && parts[0]!.toLowerCase() === 'pg_catalog';
+};
 
 const isDefaultCollation = (names: unknown) => {
   const parts = fieldNames(names).map((n) => n.toLowerCase());
@@ -175,6 +182,12 @@ class CatalogRewriter {
     if (call && catalogFunction(call)) return this.call(catalogFunction(call)!, this.rewrittenArgs(call.args));
     if (cast && catalogCast(cast)) return this.cast(catalogCast(cast)!, this.rewrittenArgs([cast.arg!])[0]!);
     if (collate && isDefaultCollation(collate.collname)) return this.rewrittenArgs([collate.arg!])[0]!;
+    const operator = asKind(node, 'A_Expr');
+    if (operator && qualifiedOperator(operator.name)) {
+      // pg_catalog's operators are the operators: the name alone, which the allow-list and the translation read.
+      operator.name = operator.name!.slice(1);
+      return undefined;
+    }
     if (value?.op === 'SVFOP_CURRENT_CATALOG') return expression(sqlLiteral(this.context.vdbName));
     if (value?.op === 'SVFOP_CURRENT_SCHEMA') return expression('CAST(NULL AS text)');
     return undefined;
@@ -417,7 +430,7 @@ class CatalogRewriter {
           ? expression(String(this.relationOid(text)))
           : expression(caseOf(this.relationNames(), 'CAST(__vdb_arg0 AS text)'), [arg]);
       case 'regtype':
-        return text !== null ? expression(String(typeOid(text))) : expression(formatTypeCase(), [arg]);
+        return text !== null ? expression(String(typeOid(text))) : expression(formatTypeCase(), [arg, expression('NULL')]);
       case 'regnamespace':
         return expression(
           caseOf(
