@@ -24,7 +24,7 @@ import { LocalCopies, type CopyReading, type CopyUse } from './copies.js';
 import os from 'node:os';
 import path from 'node:path';
 import { QUERYABLE_SYSTEM_SCHEMAS } from './catalog-relations.js';
-import { formatProps, SYSTEM_SCHEMAS, type SystemValue } from './system-tables.js';
+import { formatProps, type SystemValue } from './system-tables.js';
 import type { PermissionDef, ProcedureDef, SourceDef, SourceKind, TableDef, UserDef, ViewDef } from '../catalog/types.js';
 
 export interface ConnectionChange {
