@@ -1,10 +1,11 @@
 /**
  * The SQL standard's `information_schema` over vdb's catalog (schemata, tables, columns, views,
- * routines), as PostgreSQL names and fills it: what DBeaver's, Metabase's and most tools' basic
- * introspection reads. Narrowed per user by the access rewrite (engine/access/catalog-visibility.ts).
+ * routines, and primary keys in table_constraints and key_column_usage), as PostgreSQL names and
+ * fills it: what DBeaver's, Metabase's and most tools' basic introspection reads. Narrowed per
+ * user by the access rewrite (engine/access/catalog-visibility.ts).
  */
 import { writableKind } from '../connectors/kinds.js';
-import { namespaces, OWNER_NAME } from './pg-catalog.js';
+import { namespaces, OWNER_NAME, primaryKeyName } from './pg-catalog.js';
 import { pgColumnType, sqlDataType, typeName } from './pg-types.js';
 import { allProcedures, allTables, systemTable, type SystemTable, type SystemValue } from './system-tables.js';
 
@@ -137,6 +138,46 @@ export const INFORMATION_SCHEMA_TABLES: SystemTable[] = [
         p.modifiesData ? 'MODIFIES SQL DATA' : 'READS SQL DATA',
         'NO',
       ]),
+  ),
+  info(
+    'table_constraints',
+    `constraint_catalog constraint_schema constraint_name table_catalog table_schema table_name constraint_type
+     is_deferrable initially_deferred enforced nulls_distinct`,
+    ({ catalog, vdbName }) =>
+      allTables(catalog)
+        .filter(({ table }) => table.primaryKey.length > 0)
+        .map(({ schema, table }): SystemValue[] => [
+          vdbName,
+          schema,
+          primaryKeyName(table),
+          vdbName,
+          schema,
+          table.name,
+          'PRIMARY KEY',
+          'NO',
+          'NO',
+          'YES',
+          null,
+        ]),
+  ),
+  info(
+    'key_column_usage',
+    `constraint_catalog constraint_schema constraint_name table_catalog table_schema table_name column_name
+     ordinal_position:i position_in_unique_constraint:i`,
+    ({ catalog, vdbName }) =>
+      allTables(catalog).flatMap(({ schema, table }) =>
+        table.primaryKey.map((column, i): SystemValue[] => [
+          vdbName,
+          schema,
+          primaryKeyName(table),
+          vdbName,
+          schema,
+          table.name,
+          column,
+          i + 1,
+          null,
+        ]),
+      ),
   ),
 ];
 

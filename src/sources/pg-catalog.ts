@@ -438,6 +438,8 @@ export const PG_CATALOG_TABLES: SystemTable[] = [
   empty('pg_publication', 'oid:i pubname pubowner:i puballtables:b pubinsert:b pubupdate:b pubdelete:b pubtruncate:b pubviaroot:b'),
   empty('pg_publication_namespace', 'oid:i pnpubid:i pnnspid:i'),
   empty('pg_publication_rel', 'oid:i prpubid:i prrelid:i prqual prattrs:sa'),
+  empty('pg_depend', 'classid:i objid:i objsubid:i refclassid:i refobjid:i refobjsubid:i deptype'),
+  empty('pg_extension', 'oid:i extname extowner:i extnamespace:i extrelocatable:b extversion extconfig:ia extcondition:ta'),
   empty(
     'pg_trigger',
     'oid:i tgrelid:i tgparentid:i tgname tgfoid:i tgtype:s tgenabled tgisinternal:b tgconstrrelid:i tgconstrindid:i tgconstraint:i tgdeferrable:b tginitdeferred:b tgnargs:s tgattr tgargs tgqual tgoldtable tgnewtable',

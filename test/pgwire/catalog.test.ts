@@ -53,6 +53,8 @@ describe('psql', () => {
     assert.ok(admin.includes('files|regions|table|vdb'), admin.join('\n'));
     const bob = (await psql('\\dt', ...BOB)).filter((line) => !line.startsWith('SYS'));
     assert.deepEqual(bob, ['shop|customers|table|vdb']);
+    // \dt+ adds sizes (unknown to vdb) and descriptions (obj_description).
+    assert.deepEqual(await psql('\\dt+ files.regions'), ['files|regions|table|vdb|permanent|heap||CSV file regions.csv']);
   });
 
   test('\\d describes a table with its types, nulls and primary key; a hidden table is not found', async () => {
@@ -118,6 +120,77 @@ describe('the postgres client (porsager)', () => {
       const [own] =
         await sql`SELECT has_table_privilege('shop.customers', 'SELECT') AS r, has_table_privilege('shop.customers', 'INSERT') AS w`;
       assert.deepEqual({ ...own }, { r: true, w: false });
+    } finally {
+      await sql.end();
+    }
+  });
+});
+
+describe('schema browsers', () => {
+  const connect = () =>
+    postgres({ host: '127.0.0.1', port: wire.listener.port, database: 'vdb', username: 'admin', password: ADMIN_PASSWORD, max: 1 });
+
+  test("DBeaver's schemas, tables and columns (pg_catalog with descriptions, prepared with parameters)", async () => {
+    const sql = connect();
+    try {
+      const schemas = await sql`SELECT n.oid, n.*, d.description FROM pg_catalog.pg_namespace n
+        LEFT OUTER JOIN pg_catalog.pg_description d ON d.objoid = n.oid AND d.objsubid = 0 AND d.classoid = 'pg_namespace'::regclass
+        ORDER BY nspname`;
+      const shop = schemas.find((n) => n.nspname === 'shop')!;
+      assert.ok(shop, JSON.stringify(schemas));
+      const tables = await sql`SELECT c.oid, c.*, d.description, pg_catalog.pg_get_expr(c.relpartbound, c.oid) AS partition_expr,
+          pg_catalog.pg_get_partkeydef(c.oid) AS partition_key
+        FROM pg_catalog.pg_class c
+        LEFT OUTER JOIN pg_catalog.pg_description d ON d.objoid = c.oid AND d.objsubid = 0 AND d.classoid = 'pg_class'::regclass
+        WHERE c.relnamespace = ${shop.oid} AND c.relkind NOT IN ('i', 'I', 'c') ORDER BY c.relname`;
+      assert.deepEqual(
+        tables.map((t) => `${t.relname} ${t.relkind}`),
+        ['customers r', 'orders r', 'paid_orders v', 'products r'],
+      );
+      const orders = tables.find((t) => t.relname === 'orders')!;
+      const columns =
+        await sql`SELECT c.relname, a.*, pg_catalog.pg_get_expr(ad.adbin, ad.adrelid, true) AS def_value, dsc.description, dep.objid
+        FROM pg_catalog.pg_attribute a
+        INNER JOIN pg_catalog.pg_class c ON (a.attrelid = c.oid)
+        LEFT OUTER JOIN pg_catalog.pg_attrdef ad ON (a.attrelid = ad.adrelid AND a.attnum = ad.adnum)
+        LEFT OUTER JOIN pg_catalog.pg_description dsc ON (c.oid = dsc.objoid AND a.attnum = dsc.objsubid)
+        LEFT OUTER JOIN pg_depend dep ON dep.refobjid = a.attrelid AND dep.deptype = 'i' AND dep.refobjsubid = a.attnum AND dep.classid = dep.refclassid
+        WHERE NOT a.attisdropped AND c.relkind NOT IN ('i', 'I', 'c') AND c.oid = ${orders.oid}
+        ORDER BY a.attnum`;
+      assert.deepEqual(
+        columns.slice(0, 2).map((c) => [c.attname, c.atttypid, c.attnotnull]),
+        [
+          ['id', 20, true],
+          ['customer_id', 20, false],
+        ],
+      );
+    } finally {
+      await sql.end();
+    }
+  });
+
+  test("Metabase's columns with primary keys and comments (information_schema, format('%I.%I')::regclass)", async () => {
+    const sql = connect();
+    try {
+      const fields = await sql`SELECT c.column_name AS name, c.udt_name AS database_type, c.ordinal_position - 1 AS position,
+          pk.column_name IS NOT NULL AS pk,
+          col_description(CAST(CAST(format('%I.%I', CAST(c.table_schema AS TEXT), CAST(c.table_name AS TEXT)) AS regclass) AS oid), c.ordinal_position) AS comment
+        FROM information_schema.columns AS c
+        LEFT JOIN (SELECT tc.table_schema, tc.table_name, kc.column_name FROM information_schema.table_constraints AS tc
+          INNER JOIN information_schema.key_column_usage AS kc
+            ON tc.constraint_name = kc.constraint_name AND tc.table_schema = kc.table_schema AND tc.table_name = kc.table_name
+          WHERE tc.constraint_type = 'PRIMARY KEY') AS pk
+          ON c.table_schema = pk.table_schema AND c.table_name = pk.table_name AND c.column_name = pk.column_name
+        WHERE c.table_schema !~ '^information_schema|catalog_history|pg_' AND c.table_schema = 'shop' AND c.table_name = 'customers'
+        ORDER BY c.ordinal_position`;
+      assert.deepEqual(
+        fields.slice(0, 2).map((f) => ({ ...f })),
+        [
+          { name: 'id', database_type: 'int8', position: 0, pk: true, comment: null },
+          { name: 'name', database_type: 'text', position: 1, pk: false, comment: null },
+        ],
+      );
+      await assert.rejects(sql`SELECT format('%I.%I', 'shop', 'nothing')::regclass::oid AS id`, /relation does not exist/);
     } finally {
       await sql.end();
     }

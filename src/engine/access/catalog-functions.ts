@@ -12,21 +12,13 @@ import type { TableDef } from '../../catalog/types.js';
 import { writableKind } from '../../connectors/kinds.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { AccessPolicy, Action } from '../../security/permissions.js';
-import {
-  INDEX_OID_BASE,
-  OWNER_NAME,
-  OWNER_OID,
-  PG_CLASS,
-  PG_NAMESPACE,
-  PG_PROC,
-  primaryKeyName,
-  procedureArguments,
-} from '../../sources/pg-catalog.js';
+import { INDEX_OID_BASE, OWNER_NAME, OWNER_OID, PG_SCHEMAS, primaryKeyName, procedureArguments } from '../../sources/pg-catalog.js';
 import { formatType, PG_TYPES } from '../../sources/pg-types.js';
-import { SYSTEM_PROCEDURE_DEFS } from '../../sources/system-tables.js';
+import { SYSTEM_PROCEDURE_DEFS, SYSTEM_SCHEMAS } from '../../sources/system-tables.js';
 import { sqlLiteral } from '../../runtime/duckdb.js';
 import { parseExpression } from '../front/parse.js';
-import { asKind, fieldNames, isObject, replaceNodesBelow, walk } from '../tree/ast.js';
+import { asKind, fieldNames, isObject, nameNode, replaceNodesBelow, walk } from '../tree/ast.js';
+import { vdbOwn } from '../front/allow-list.js';
 import type { BindCatalog } from './bind-catalog.js';
 import { visibleObjects } from './catalog-visibility.js';
 
@@ -46,7 +38,8 @@ const NAMES_OF_CATALOG_FUNCTIONS = new Set(
    has_table_privilege has_any_column_privilege has_column_privilege has_schema_privilege has_database_privilege
    has_function_privilege pg_get_function_arguments pg_get_function_identity_arguments pg_get_function_result
    pg_get_indexdef pg_get_constraintdef pg_get_viewdef pg_table_size pg_relation_size pg_total_relation_size
-   pg_indexes_size pg_size_pretty pg_relation_is_publishable pg_get_statisticsobjdef_columns pg_is_in_recovery`.split(/\s+/),
+   pg_indexes_size pg_size_pretty pg_relation_is_publishable pg_get_statisticsobjdef_columns pg_is_in_recovery
+   pg_get_partkeydef`.split(/\s+/),
 );
 
 /** The name of a call of a catalog function (`pg_catalog.` allowed in front), else null. */
@@ -122,10 +115,16 @@ const PLACEHOLDER = /^__vdb_arg(\d+)$/;
 /** An expression from SQL text in which `__vdb_arg0`, `__vdb_arg1`, ... stand for `args`. */
 function expression(text: string, args: readonly Node[] = []): Node {
   const parsed = parseExpression(text, 'catalog expression');
+  const used = new Set<number>();
   const replace = (node: Node): Node | undefined => {
     const ref = asKind(node, 'ColumnRef');
     const match = ref ? PLACEHOLDER.exec(fieldNames(ref.fields).join('.')) : null;
-    return match ? structuredClone(args[Number(match[1])]!) : undefined;
+    if (!match) return undefined;
+    // The first use is the node itself (calls vdb marked as its own stay marked), later ones copies.
+    const index = Number(match[1]);
+    if (used.has(index)) return structuredClone(args[index]!);
+    used.add(index);
+    return args[index]!;
   };
   const holder = { value: parsed };
   replaceNodesBelow(holder, replace);
@@ -241,6 +240,7 @@ class CatalogRewriter {
       case 'pg_size_pretty':
         return sizeOfNothing(args[0]);
       case 'pg_get_statisticsobjdef_columns':
+      case 'pg_get_partkeydef':
       case 'shobj_description':
       case 'pg_get_function_result':
         return expression('CAST(NULL AS text)');
@@ -259,11 +259,14 @@ class CatalogRewriter {
         return expression(`__vdb_arg0 IN (${[0, ...visible.procedures.map((p) => p.oid)].join(', ')})`, args);
       case 'obj_description':
         return this.description(args);
-      case 'col_description':
-        return expression(
-          `(SELECT description FROM pg_catalog.pg_description WHERE objoid = __vdb_arg0 AND classoid = ${PG_CLASS.def.oid} AND objsubid = __vdb_arg1)`,
-          args,
+      case 'col_description': {
+        const columns = visible.tables.flatMap((t) =>
+          t.columns
+            .filter((c) => c.description)
+            .map((c) => `WHEN __vdb_arg0 = ${t.table.oid} AND __vdb_arg1 = ${c.position} THEN ${sqlLiteral(c.description!)}`),
         );
+        return expression(columns.length === 0 ? 'CAST(NULL AS text)' : `CASE ${columns.join(' ')} ELSE NULL END`, args);
+      }
       case 'pg_get_function_arguments':
       case 'pg_get_function_identity_arguments':
         return expression(caseOf(this.procedureArguments(), 'NULL'), args);
@@ -300,14 +303,33 @@ class CatalogRewriter {
       .flatMap((t) => [t.table.oid, t.table.oid + INDEX_OID_BASE]);
   }
 
+  /** obj_description: a CASE over the descriptions the user may see (as pg_description holds them). */
   private description(args: Node[]): Node {
     const catalog = args.length > 1 ? constantText(args[1]) : null;
     if (args.length > 1 && catalog === null)
       throw badRequest('obj_description takes the catalog by name, as a constant.', "Write obj_description(oid, 'pg_class').");
-    const classes: Record<string, number> = { pg_class: PG_CLASS.def.oid, pg_namespace: PG_NAMESPACE.def.oid, pg_proc: PG_PROC.def.oid };
-    const classId = catalog === null ? null : (classes[catalog.replace(/^pg_catalog\./, '').toLowerCase()] ?? -1);
-    const which = classId === null ? '' : ` AND classoid = ${classId}`;
-    return expression(`(SELECT min(description) FROM pg_catalog.pg_description WHERE objoid = __vdb_arg0${which} AND objsubid = 0)`, args);
+    const which = catalog?.replace(/^pg_catalog\./, '').toLowerCase() ?? null;
+    const { tables, schemas } = this.visible;
+    const sources = new Map(this.context.registry.sources.map((s) => [s.name, s] as const));
+    const procedures = new Map(
+      this.context.registry.sources.flatMap((s) => (s.procedures ?? []).map((p) => [p.oid, p.description] as const)),
+    );
+    const entries: Array<[number, string | null]> = [
+      ...(which === null || which === 'pg_class'
+        ? tables.map((t): [number, string | null] => [t.table.oid, t.table.description ?? null])
+        : []),
+      ...(which === null || which === 'pg_namespace'
+        ? schemas.map((n): [number, string | null] => [
+            n.oid,
+            sources.has(n.name) ? sources.get(n.name)!.description : namespaceDescription(n.name),
+          ])
+        : []),
+      ...(which === null || which === 'pg_proc'
+        ? this.visible.procedures.map((p): [number, string | null] => [p.oid, procedures.get(p.oid) ?? null])
+        : []),
+    ];
+    const described = entries.filter(([oid, text], i) => text !== null && entries.findIndex(([other]) => other === oid) === i);
+    return expression(caseOf(described, 'NULL'), args);
   }
 
   private procedureArguments(): Array<[number, string]> {
@@ -426,6 +448,7 @@ class CatalogRewriter {
       case 'char':
         return expression('CAST(__vdb_arg0 AS text)', [arg]);
       case 'regclass':
+        if (text === null && isTextExpression(arg)) return this.relationOidOfText(arg);
         return text !== null
           ? expression(String(this.relationOid(text)))
           : expression(caseOf(this.relationNames(), 'CAST(__vdb_arg0 AS text)'), [arg]);
@@ -464,6 +487,53 @@ class CatalogRewriter {
     return resolved.table.oid;
   }
 
+  /**
+   * The id of a relation named by a text computed while the statement runs (Metabase's
+   * `format('%I.%I', schema, table)::regclass`): a CASE over the names the user sees, failing as
+   * PostgreSQL does for another.
+   */
+  private relationOidOfText(arg: Node): Node {
+    const unqualified = new Set(this.unqualifiedRelations());
+    const entries = this.visible.tables.flatMap((t): Array<[string, number]> => {
+      const qualified: [string, number] = [`${quoteName(t.schema)}.${quoteName(t.table.name)}`, t.table.oid];
+      return unqualified.has(t.table.oid) ? [qualified, [quoteName(t.table.name), t.table.oid]] : [qualified];
+    });
+    const holder = { value: this.textLookup(arg, entries) };
+    // error() is the engine's, allowed here only: vdb wrote this call (vdbOwn).
+    const failure = (): Node => ({
+      FuncCall: vdbOwn({
+        funcname: [nameNode('error')],
+        args: [{ A_Const: { sval: { sval: 'relation does not exist (the text cast to regclass names none you may read)' } } }],
+        funcformat: 'COERCE_EXPLICIT_CALL',
+      }),
+    });
+    replaceNodesBelow(holder, (node) =>
+      fieldNames(asKind(node, 'ColumnRef')?.fields).join('.') === '__vdb_failure' ? failure() : undefined,
+    );
+    return holder.value;
+  }
+
+  /**
+   * The CASE finding a relation's id by its name; `format('%I.%I', schema, table)` (each part
+   * quoted as an identifier, read back as the part itself) compares the parts themselves.
+   */
+  private textLookup(arg: Node, entries: Array<[string, number]>): Node {
+    const call = asKind(arg, 'FuncCall');
+    const parts =
+      call && fieldNames(call.funcname).at(-1)?.toLowerCase() === 'format' && constantText(call.args?.[0]) === '%I.%I'
+        ? call.args!.slice(1)
+        : null;
+    if (parts?.length === 2) {
+      const cases = this.visible.tables
+        .map((t) => `WHEN __vdb_arg0 = ${sqlLiteral(t.schema)} AND __vdb_arg1 = ${sqlLiteral(t.table.name)} THEN ${t.table.oid}`)
+        .join(' ');
+      return expression(cases === '' ? '__vdb_failure' : `CASE ${cases} ELSE __vdb_failure END`, parts);
+    }
+    const cases = entries.map(([name, oid]) => `WHEN ${sqlLiteral(name)} THEN ${oid}`).join(' ');
+    const lookup = entries.length > 0 ? `CASE __vdb_arg0 ${cases} ELSE __vdb_failure END` : '__vdb_failure';
+    return expression(`CASE WHEN __vdb_arg0 IS NULL THEN NULL ELSE ${lookup} END`, [arg]);
+  }
+
   /** Each visible relation's name as regclass writes it: bare where the bare name means it, else qualified. */
   private relationNames(): Array<[number, string]> {
     const unqualified = new Set(this.unqualifiedRelations());
@@ -475,6 +545,23 @@ class CatalogRewriter {
       return [[t.table.oid, name(t.table.name)], ...index];
     });
   }
+}
+
+/** The description pg_namespace gives a schema that is not a source's. */
+const namespaceDescription = (name: string) =>
+  (PG_SCHEMAS as readonly string[]).includes(name) || SYSTEM_SCHEMAS.includes(name as never) ? 'System schema' : 'Virtual schema (views)';
+
+/** Whether a cast's operand is text by its form (a call that makes text, `||`, a cast to text), not an id. */
+function isTextExpression(node: Node): boolean {
+  const call = asKind(node, 'FuncCall');
+  if (call)
+    return ['format', 'concat', 'concat_ws', 'quote_ident', 'lower', 'upper'].includes(
+      fieldNames(call.funcname).at(-1)?.toLowerCase() ?? '',
+    );
+  const operator = asKind(node, 'A_Expr');
+  if (operator) return fieldNames(operator.name).at(-1) === '||';
+  const cast = asKind(node, 'TypeCast');
+  return cast !== undefined && ['text', 'varchar'].includes(fieldNames(cast.typeName?.names).at(-1)?.toLowerCase() ?? '');
 }
 
 /** format_type(type, typmod) as a CASE over the types vdb knows; `???` for another, as PostgreSQL writes an unknown one. */

@@ -156,6 +156,16 @@ export function catalogCondition(schema: string, table: string, registry: BindCa
             )}`,
         ),
       );
+    case 'information_schema.table_constraints':
+    case 'information_schema.key_column_usage': {
+      const keyed = new Set(keyedTables(visible));
+      const tables = visible.tables.filter((t) => keyed.has(t.table.oid));
+      return bySchema(
+        'table_schema',
+        'table_name',
+        tables.map((t) => ({ schema: t.schema, name: t.table.name })),
+      );
+    }
     case 'information_schema.routines':
       return bySchema('routine_schema', 'routine_name', visible.procedures);
     default:
