@@ -77,7 +77,7 @@ function java(program: string, user: string, password: string): Promise<string> 
 }
 
 test(
-  'JDBC DatabaseMetaData: schemas, tables and columns, as each user may see them',
+  'JDBC DatabaseMetaData: schemas, tables, columns and primary keys, as each user may see them',
   { skip: !hasJava && 'javac or the PostgreSQL JDBC driver is missing' },
   async () => {
     const admin = (await java('MetadataProbe', 'admin', ADMIN_PASSWORD)).trim().split('\n');
@@ -90,11 +90,16 @@ test(
       'column customers.id -5 int8 1 NO',
       'column customers.name 12 text 2 NO',
     ]);
+    assert.deepEqual(
+      admin.filter((line) => line.startsWith('key ')),
+      ['key customers.id 1 customers_pkey'],
+    );
     const reader = (await java('MetadataProbe', 'jdbc_reader', 'reader-password-1')).trim().split('\n');
     assert.deepEqual(
       reader.filter((line) => line.startsWith('table ') && !line.startsWith('table SYS')),
       ['table shop.customers TABLE null'],
     );
     assert.ok(!reader.includes('schema files'), reader.join('\n'));
+    assert.ok(reader.includes('key customers.id 1 customers_pkey'), reader.join('\n'));
   },
 );

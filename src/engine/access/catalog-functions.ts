@@ -63,10 +63,62 @@ function catalogCast(cast: TypeCast): string | null {
 
 /** Rewrites, in place, the catalog functions, casts, value functions and collations of `tree`. */
 export function rewriteCatalogCalls(tree: ParseResult, context: CatalogContext): void {
+  expandArrays(tree);
   if (!mentionsCatalog(tree)) return;
   nameOutputColumns(tree);
   const rewriter = new CatalogRewriter(context);
   replaceNodesBelow(tree, (node) => rewriter.replace(node));
+}
+
+const isExpandArray = (node: Node | undefined): FuncCall | null => {
+  const call = asKind(node, 'FuncCall');
+  const name = fieldNames(call?.funcname).map((p) => p.toLowerCase());
+  return call && name.join('.') === 'information_schema._pg_expandarray' && call.args?.length === 1 ? call : null;
+};
+
+/** An int2vector's text (`1 2`, as pg_index.indkey holds it) as an array. */
+const vectorArray = (vector: Node): Node => expression("CAST(string_to_array(__vdb_arg0, ' ') AS int[])", [vector]);
+
+/**
+ * `information_schema._pg_expandarray(v)`, the set of (x: element, n: position) the JDBC driver
+ * reads index keys with: `(f(v)).x` is `unnest(v)` and `(f(v)).n` its positions, set-returning
+ * functions of one select list that PostgreSQL and the engine step through together. A whole
+ * result named K (`f(v) AS keys`) is `unnest(v)` where every use of K is `(K).x`; another use is
+ * refused.
+ */
+function expandArrays(tree: ParseResult): void {
+  const named = new Set<string>();
+  const consumed = new Set<object>();
+  walk(tree, (kind, node) => {
+    if (kind !== 'ResTarget' || !isExpandArray(node.val)) return;
+    if (!node.name) throw badRequest('_pg_expandarray is answered in vdb only as (_pg_expandarray(v)).x, .n, or named in a select list.');
+    named.add(node.name.toLowerCase());
+    node.val = expression('unnest(__vdb_arg0)', [vectorArray(isExpandArray(node.val)!.args![0]!)]);
+  });
+  const field = (node: Node) => {
+    const indirection = asKind(node, 'A_Indirection');
+    const names = indirection?.indirection?.map((i) => asKind(i, 'String')?.sval?.toLowerCase());
+    return indirection && names?.length === 1 ? { arg: indirection.arg, name: names[0] } : null;
+  };
+  replaceNodesBelow(tree, (node) => {
+    const access = field(node);
+    const call = isExpandArray(access?.arg);
+    if (call && access?.name === 'x') return expression('unnest(__vdb_arg0)', [vectorArray(call.args![0]!)]);
+    if (call && access?.name === 'n') return expression('generate_series(1, cardinality(__vdb_arg0))', [vectorArray(call.args![0]!)]);
+    const ref = asKind(access?.arg, 'ColumnRef');
+    if (ref && access?.name === 'x' && named.has(fieldNames(ref.fields).at(-1)?.toLowerCase() ?? '')) {
+      consumed.add(ref);
+      return access!.arg!;
+    }
+    if (isExpandArray(node))
+      throw badRequest('_pg_expandarray is answered in vdb only as (_pg_expandarray(v)).x, .n, or named in a select list.');
+    return undefined;
+  });
+  if (named.size === 0) return;
+  walk(tree, (kind, node) => {
+    if (kind === 'ColumnRef' && !consumed.has(node) && named.has(fieldNames(node.fields).at(-1)?.toLowerCase() ?? ''))
+      throw badRequest('A result of _pg_expandarray is answered in vdb only through its field x.');
+  });
 }
 
 /** Whether anything in the tree is for this rewrite (most statements: no). */

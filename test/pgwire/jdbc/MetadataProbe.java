@@ -1,5 +1,5 @@
 // DatabaseMetaData through vdb's PostgreSQL listener, compiled and run by test/pgwire/jdbc.test.ts:
-// prints the schemas, tables and columns the driver reads from pg_catalog.
+// prints the schemas, tables, columns and primary keys the driver reads from pg_catalog.
 import java.sql.*;
 public class MetadataProbe {
   public static void main(String[] args) throws Exception {
@@ -12,6 +12,9 @@ public class MetadataProbe {
       }
       try (ResultSet rs = md.getColumns(null, "shop", "customers", "%")) {
         while (rs.next()) System.out.println("column " + rs.getString("TABLE_NAME") + "." + rs.getString("COLUMN_NAME") + " " + rs.getInt("DATA_TYPE") + " " + rs.getString("TYPE_NAME") + " " + rs.getInt("ORDINAL_POSITION") + " " + rs.getString("IS_NULLABLE"));
+      }
+      try (ResultSet rs = md.getPrimaryKeys(null, "shop", "customers")) {
+        while (rs.next()) System.out.println("key " + rs.getString("TABLE_NAME") + "." + rs.getString("COLUMN_NAME") + " " + rs.getInt("KEY_SEQ") + " " + rs.getString("PK_NAME"));
       }
     }
   }
