@@ -417,7 +417,51 @@ export const PG_COLLATION = pg(
   ],
 );
 
+/**
+ * Settings no session changes (`context` internal): a session's own settings (SET) are read with
+ * SHOW, which answers them per session; pg_settings would show one value for all.
+ */
+export const PG_SETTINGS = pg(
+  'pg_settings',
+  `name setting unit category short_desc extra_desc context vartype source min_val max_val enumvals:ta boot_val reset_val
+   sourcefile sourceline:i pending_restart:b`,
+  () =>
+    (
+      [
+        ['block_size', '8192', 'integer'],
+        ['integer_datetimes', 'on', 'bool'],
+        ['lc_collate', 'C', 'string'],
+        ['lc_ctype', 'C', 'string'],
+        ['max_function_args', '100', 'integer'],
+        ['max_identifier_length', '63', 'integer'],
+        ['max_index_keys', '32', 'integer'],
+        ['server_encoding', 'UTF8', 'string'],
+        ['server_version', '15.0', 'string'],
+        ['server_version_num', '150000', 'integer'],
+      ] as const
+    ).map(([name, setting, type]): SystemValue[] => [
+      name,
+      setting,
+      null,
+      'Preset Options',
+      null,
+      null,
+      'internal',
+      type,
+      'default',
+      null,
+      null,
+      null,
+      setting,
+      setting,
+      null,
+      null,
+      false,
+    ]),
+);
+
 export const PG_CATALOG_TABLES: SystemTable[] = [
+  PG_SETTINGS,
   PG_CLASS,
   PG_NAMESPACE,
   PG_ATTRIBUTE,

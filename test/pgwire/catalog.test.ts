@@ -99,6 +99,15 @@ describe('the postgres client (porsager)', () => {
       const [oid] =
         await sql`SELECT 'shop.orders'::regclass AS id, (SELECT relname FROM pg_catalog.pg_class WHERE oid = 'shop.orders'::regclass) AS name`;
       assert.equal(oid!.name, 'orders');
+      const settings =
+        await sql`SELECT name, setting FROM pg_catalog.pg_settings WHERE name IN ('max_index_keys', 'server_version') ORDER BY name`;
+      assert.deepEqual(
+        settings.map((r) => [r.name, r.setting]),
+        [
+          ['max_index_keys', '32'],
+          ['server_version', '15.0'],
+        ],
+      );
     } finally {
       await sql.end();
     }
