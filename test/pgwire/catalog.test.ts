@@ -200,6 +200,11 @@ describe('schema browsers', () => {
         ],
       );
       await assert.rejects(sql`SELECT format('%I.%I', 'shop', 'nothing')::regclass::oid AS id`, /relation does not exist/);
+      const [described] =
+        await sql`SELECT obj_description(CAST(CAST(format('%I.%I', 'files', 'regions') AS regclass) AS oid), 'pg_class') AS d,
+        CAST(-1 AS oid) AS wrapped, CAST('7' AS oid) AS seven`;
+      assert.deepEqual({ ...described }, { d: 'CSV file regions.csv', wrapped: '4294967295', seven: '7' });
+      await assert.rejects(sql`SELECT CAST(4294967296 AS oid)`, /out of range for type oid/);
     } finally {
       await sql.end();
     }

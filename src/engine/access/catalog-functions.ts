@@ -12,13 +12,13 @@ import type { TableDef } from '../../catalog/types.js';
 import { writableKind } from '../../connectors/kinds.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { AccessPolicy, Action } from '../../security/permissions.js';
-import { INDEX_OID_BASE, OWNER_NAME, OWNER_OID, PG_SCHEMAS, primaryKeyName, procedureArguments } from '../../sources/pg-catalog.js';
+import { INDEX_OID_BASE, PG_SCHEMAS, primaryKeyName, procedureArguments } from '../../sources/pg-catalog.js';
 import { formatType, PG_TYPES } from '../../sources/pg-types.js';
 import { SYSTEM_PROCEDURE_DEFS, SYSTEM_SCHEMAS } from '../../sources/system-tables.js';
 import { sqlLiteral } from '../../runtime/duckdb.js';
 import { parseExpression } from '../front/parse.js';
 import { asKind, fieldNames, isObject, nameNode, replaceNodesBelow, walk } from '../tree/ast.js';
-import { vdbOwn } from '../front/allow-list.js';
+import { copyOwned, vdbOwn } from '../front/allow-list.js';
 import type { BindCatalog } from './bind-catalog.js';
 import { visibleObjects } from './catalog-visibility.js';
 
@@ -49,22 +49,21 @@ function catalogFunction(call: FuncCall): string | null {
   return name !== null && NAMES_OF_CATALOG_FUNCTIONS.has(name) && !call.over && !call.agg_star ? name : null;
 }
 
-const REG_TYPES = new Set(['regclass', 'regtype', 'regnamespace', 'regproc', 'regprocedure', 'oid', 'name', 'char']);
+/** `name` (63 bytes at most) and `"char"` (one byte) would cut values: they stay refused. */
+const REG_TYPES = new Set(['regclass', 'regtype', 'regnamespace', 'regproc', 'regprocedure', 'oid']);
 
 /** The last part of a cast's type name when it is one of the catalog's types (and not an array of it). */
 function catalogCast(cast: TypeCast): string | null {
   const names = fieldNames(cast.typeName?.names).map((n) => n.toLowerCase());
   const last = names[names.length - 1] ?? '';
   const qualified = names.length === 1 || (names.length === 2 && names[0] === 'pg_catalog');
-  // `char` without pg_catalog is SQL's character type; PostgreSQL's one-byte "char" is pg_catalog.char quoted.
-  if (last === 'char' && names.length === 1) return null;
   return qualified && REG_TYPES.has(last) && !cast.typeName?.arrayBounds ? last : null;
 }
 
 /** Rewrites, in place, the catalog functions, casts, value functions and collations of `tree`. */
 export function rewriteCatalogCalls(tree: ParseResult, context: CatalogContext): void {
-  expandArrays(tree);
   if (!mentionsCatalog(tree)) return;
+  expandArrays(tree);
   nameOutputColumns(tree);
   const rewriter = new CatalogRewriter(context);
   replaceNodesBelow(tree, (node) => rewriter.replace(node));
@@ -126,7 +125,7 @@ function mentionsCatalog(tree: ParseResult): boolean {
   let found = false;
   walk(tree, (kind, node) => {
     if (found) return 'skip';
-    if (kind === 'FuncCall') found = catalogFunction(node) !== null;
+    if (kind === 'FuncCall') found = catalogFunction(node) !== null || isExpandArray({ FuncCall: node }) !== null;
     else if (kind === 'TypeCast') found = catalogCast(node) !== null;
     else if (kind === 'CollateClause') found = isDefaultCollation(node.collname);
     else if (kind === 'SQLValueFunction') found = node.op === 'SVFOP_CURRENT_CATALOG' || node.op === 'SVFOP_CURRENT_SCHEMA';
@@ -174,7 +173,7 @@ function expression(text: string, args: readonly Node[] = []): Node {
     if (!match) return undefined;
     // The first use is the node itself (calls vdb marked as its own stay marked), later ones copies.
     const index = Number(match[1]);
-    if (used.has(index)) return structuredClone(args[index]!);
+    if (used.has(index)) return copyOwned(args[index]!);
     used.add(index);
     return args[index]!;
   };
@@ -271,7 +270,11 @@ class CatalogRewriter {
       case 'current_schemas':
         return expression(`CASE WHEN __vdb_arg0 THEN ARRAY['pg_catalog'] ELSE CAST(ARRAY[] AS text[]) END`, args);
       case 'pg_get_userbyid':
-        return expression(caseOf([[OWNER_OID, OWNER_NAME]], `'unknown (OID=' || CAST(__vdb_arg0 AS text) || ')'`), args);
+        // The role's name as pg_roles shows it to the user; PostgreSQL's text for an id it does not know.
+        return expression(
+          `COALESCE((SELECT r.rolname FROM pg_catalog.pg_roles r WHERE r.oid = __vdb_arg0), 'unknown (OID=' || CAST(__vdb_arg0 AS text) || ')')`,
+          args,
+        );
       case 'pg_encoding_to_char':
         return expression(caseOf([[6, 'UTF8']], `''`), args);
       case 'format_type':
@@ -423,6 +426,7 @@ class CatalogRewriter {
           privileges.includes('USAGE'),
         );
       case 'has_function_privilege':
+        if (constantText(rest[0]) !== null) throw badRequest('has_function_privilege takes the function by its id (pg_proc.oid) in vdb.');
         return this.objectTest(
           rest[0]!,
           this.visible.procedures.map((p) => ({ oid: p.oid, names: [] })),
@@ -495,10 +499,13 @@ class CatalogRewriter {
     const text = constantText(arg);
     switch (type) {
       case 'oid':
-        return expression('CAST(__vdb_arg0 AS bigint)', [arg]);
-      case 'name':
-      case 'char':
-        return expression('CAST(__vdb_arg0 AS text)', [arg]);
+        // An oid is an unsigned 32-bit number; PostgreSQL reads a negative int4 as its two's complement.
+        return withFailure(
+          `CASE WHEN __vdb_arg0 IS NULL THEN NULL WHEN __vdb_arg0 BETWEEN 0 AND 4294967295 THEN __vdb_arg0
+            WHEN __vdb_arg0 BETWEEN -2147483648 AND -1 THEN __vdb_arg0 + 4294967296 ELSE __vdb_failure END`,
+          [expression('CAST(__vdb_arg0 AS bigint)', [arg])],
+          'value is out of range for type oid',
+        );
       case 'regclass':
         if (text === null && isTextExpression(arg)) return this.relationOidOfText(arg);
         return text !== null
@@ -550,19 +557,7 @@ class CatalogRewriter {
       const qualified: [string, number] = [`${quoteName(t.schema)}.${quoteName(t.table.name)}`, t.table.oid];
       return unqualified.has(t.table.oid) ? [qualified, [quoteName(t.table.name), t.table.oid]] : [qualified];
     });
-    const holder = { value: this.textLookup(arg, entries) };
-    // error() is the engine's, allowed here only: vdb wrote this call (vdbOwn).
-    const failure = (): Node => ({
-      FuncCall: vdbOwn({
-        funcname: [nameNode('error')],
-        args: [{ A_Const: { sval: { sval: 'relation does not exist (the text cast to regclass names none you may read)' } } }],
-        funcformat: 'COERCE_EXPLICIT_CALL',
-      }),
-    });
-    replaceNodesBelow(holder, (node) =>
-      fieldNames(asKind(node, 'ColumnRef')?.fields).join('.') === '__vdb_failure' ? failure() : undefined,
-    );
-    return holder.value;
+    return withFailure(this.textLookup(arg, entries), [], 'relation does not exist (the text cast to regclass names none you may read)');
   }
 
   /**
@@ -602,6 +597,25 @@ class CatalogRewriter {
 /** The description pg_namespace gives a schema that is not a source's. */
 const namespaceDescription = (name: string) =>
   (PG_SCHEMAS as readonly string[]).includes(name) || SYSTEM_SCHEMAS.includes(name as never) ? 'System schema' : 'Virtual schema (views)';
+
+/**
+ * An expression (text, or one already built) in which `__vdb_failure` is the engine's error()
+ * with `message`: allowed there only, since vdb wrote the call (vdbOwn).
+ */
+function withFailure(text: string | Node, args: Node[], message: string): Node {
+  const holder = { value: typeof text === 'string' ? expression(text, args) : text };
+  const failure = (): Node => ({
+    FuncCall: vdbOwn({
+      funcname: [nameNode('error')],
+      args: [{ A_Const: { sval: { sval: message } } }],
+      funcformat: 'COERCE_EXPLICIT_CALL',
+    }),
+  });
+  replaceNodesBelow(holder, (node) =>
+    fieldNames(asKind(node, 'ColumnRef')?.fields).join('.') === '__vdb_failure' ? failure() : undefined,
+  );
+  return holder.value;
+}
 
 /** Whether a cast's operand is text by its form (a call that makes text, `||`, a cast to text), not an id. */
 function isTextExpression(node: Node): boolean {
