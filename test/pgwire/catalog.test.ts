@@ -29,6 +29,11 @@ before(async () => {
     { role: 'pgcat_customers', resource: 'shop.customers', permissions: 'R', condition: null, mask: null, maskOrder: null },
     (a, b) => a === b,
   );
+  // All of shop.customers but its email.
+  await users.setPermissions(
+    { role: 'pgcat_customers', resource: 'shop.customers.email', permissions: '', condition: null, mask: null, maskOrder: null },
+    (a, b) => a === b,
+  );
 });
 after(async () => wire.close());
 
@@ -126,6 +131,18 @@ describe('the postgres client (porsager)', () => {
         await sql`SELECT count(*)::int AS n FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'shop'`;
       assert.equal(counts!.n, 2, 'shop.customers and its primary key');
       await assert.rejects(sql`SELECT has_table_privilege('shop.orders', 'SELECT')`, (err: { code?: string }) => err.code === '42P01');
+      const columns =
+        await sql`SELECT column_name FROM information_schema.columns WHERE table_name = 'customers' ORDER BY ordinal_position`;
+      assert.deepEqual(
+        columns.map((c) => c.column_name),
+        ['id', 'name', 'country', 'segment', 'created_at'],
+      );
+      const attributes =
+        await sql`SELECT a.attname FROM pg_catalog.pg_attribute a WHERE a.attrelid = 'shop.customers'::regclass ORDER BY a.attnum`;
+      assert.deepEqual(
+        attributes.map((a) => a.attname),
+        ['id', 'name', 'country', 'segment', 'created_at'],
+      );
       const [own] =
         await sql`SELECT has_table_privilege('shop.customers', 'SELECT') AS r, has_table_privilege('shop.customers', 'INSERT') AS w`;
       assert.deepEqual({ ...own }, { r: true, w: false });
