@@ -12,6 +12,7 @@ import { bindStatement, type BoundStatement } from './access/bind.js';
 import { DEFAULT_READING, LIVE_READING, type CopyReading } from '../sources/copies.js';
 import { CopyService } from './statements/copies.js';
 import os from 'node:os';
+import { rewriteCatalogCalls } from './access/catalog-functions.js';
 import type { DuckRuntime } from '../runtime/duckdb.js';
 import { openFederatedExecution, openStaticExecution, type Execution } from './exec/execute.js';
 import { engineColumnsOf, openSourceSelectExecution, openWholeExecution } from './exec/source-execution.js';
@@ -194,6 +195,12 @@ export class Engine {
       const policy = new AccessPolicy(user, this.registry.permissions);
       return openSourceProcedure(this.registry, this.runtime, sourceCall, policy, { readOnlyKey: access.readOnly }, signal);
     }
+    // PostgreSQL's catalog functions and casts, answered from vdb's catalog for this user (catalog-functions.ts).
+    rewriteCatalogCalls(tree, {
+      registry: this.registry,
+      policy: new AccessPolicy(user, this.registry.permissions),
+      vdbName: this.vdbName,
+    });
     // Only what vdb lists may be called, whatever the statement's kind (allow-list.ts).
     checkAllowed(tree);
     requireFaithful(tree);

@@ -7,6 +7,7 @@ import type { CatalogStore } from '../catalog/store.js';
 import type { PermissionDef, ProcedureDef, SourceDef, TableDef, ViewDef } from '../catalog/types.js';
 import type { CopyUse } from './copies.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
+import { QUERYABLE_SYSTEM_SCHEMAS, QUERYABLE_SYSTEM_TABLES, UNQUALIFIED_SYSTEM_TABLES } from './catalog-relations.js';
 import { allProcedures, SYSTEM_SCHEMAS, SYSTEM_TABLES, type ProcedureEntry, type SystemTable } from './system-tables.js';
 
 /** Where a table of the virtual database lives, as the binder needs to know it. */
@@ -96,10 +97,10 @@ export abstract class SourceDefinitions {
   /** Resolves `schema.table` (or a bare table name that is unique across schemas). */
   resolve(schema: string | undefined, table: string): ResolvedTable {
     if (schema === undefined) return this.resolveUnqualified(table);
-    const systemSchema = SYSTEM_SCHEMAS.find((s) => same(s, schema));
+    const systemSchema = QUERYABLE_SYSTEM_SCHEMAS.find((s) => same(s, schema));
     if (systemSchema) {
       const found = findByName(
-        SYSTEM_TABLES.filter((t) => t.schema === systemSchema),
+        QUERYABLE_SYSTEM_TABLES.filter((t) => t.schema === systemSchema),
         table,
         (t) => t.def.name,
       );
@@ -136,7 +137,7 @@ export abstract class SourceDefinitions {
 
   private resolveUnqualified(table: string): ResolvedTable {
     const candidates = [
-      ...SYSTEM_TABLES.filter((t) => same(t.def.name, table)).map((t) => t.schema),
+      ...UNQUALIFIED_SYSTEM_TABLES.filter((t) => same(t.def.name, table)).map((t) => t.schema),
       ...this.store.current.sources.filter((s) => s.tables.some((t) => same(t.name, table))).map((s) => s.name),
       ...this.virtualSchemas().filter((schema) => this.tablesOf(schema).some((t) => same(t.name, table))),
     ];

@@ -23,7 +23,8 @@ import { SourcePublishing } from './publishing.js';
 import { LocalCopies, type CopyReading, type CopyUse } from './copies.js';
 import os from 'node:os';
 import path from 'node:path';
-import { formatProps, SYSTEM_SCHEMAS, type SystemValue } from './system-tables.js';
+import { QUERYABLE_SYSTEM_SCHEMAS } from './catalog-relations.js';
+import { formatProps, type SystemValue } from './system-tables.js';
 import type { PermissionDef, ProcedureDef, SourceDef, SourceKind, TableDef, UserDef, ViewDef } from '../catalog/types.js';
 
 export interface ConnectionChange {
@@ -200,7 +201,7 @@ export class SourceRegistry extends SourceDefinitions {
         `"${view.schema}" is not a valid schema name.`,
         'Use letters, digits and underscores, starting with a letter or underscore.',
       );
-    if (SYSTEM_SCHEMAS.some((s) => same(s, view.schema)) || this.findSource(view.schema)) {
+    if (QUERYABLE_SYSTEM_SCHEMAS.some((s) => same(s, view.schema)) || this.findSource(view.schema)) {
       throw new ApiError(
         409,
         'Conflict',
@@ -253,7 +254,7 @@ export class SourceRegistry extends SourceDefinitions {
       );
     }
     if (
-      SYSTEM_SCHEMAS.some((s) => same(s, input.name)) ||
+      QUERYABLE_SYSTEM_SCHEMAS.some((s) => same(s, input.name)) ||
       this.findSource(input.name) ||
       this.virtualSchemas().some((v) => same(v, input.name))
     ) {

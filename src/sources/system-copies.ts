@@ -10,6 +10,7 @@ import type { TableDef, UserDef } from '../catalog/types.js';
 import { quoteIdent, sqlLiteral, type DuckRuntime, type EngineGeneration } from '../runtime/duckdb.js';
 import { SYSTEM_ENGINE_SCHEMA, systemEngineName } from './definitions.js';
 import type { SourceHealth } from './source-health.js';
+import { QUERYABLE_SYSTEM_TABLES } from './catalog-relations.js';
 import { SYSTEM_TABLES, type SystemValue } from './system-tables.js';
 
 type SharedLogs = () => Promise<{ queries: readonly QueryLogEntry[]; audits: readonly AuditEntry[] }>;
@@ -76,7 +77,7 @@ export class SystemTableCopies {
   /** Writes the non-volatile system tables into `engine`, as the catalog is now. */
   async write(engine: EngineGeneration): Promise<void> {
     const stamp = this.stamp();
-    const tables = SYSTEM_TABLES.filter((t) => !t.volatile);
+    const tables = QUERYABLE_SYSTEM_TABLES.filter((t) => !t.volatile);
     const state = {
       catalog: this.store.current,
       vdbName: this.vdbName,
@@ -107,9 +108,10 @@ export class SystemTableCopies {
 }
 
 /** A value of a system table as engine SQL. */
-export function literalOf(value: string | number | boolean | null): string {
+export function literalOf(value: SystemValue): string {
   if (value === null) return 'NULL';
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'NULL';
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
-  return sqlLiteral(value);
+  if (typeof value === 'string') return sqlLiteral(value);
+  return `[${value.map((v) => literalOf(v)).join(', ')}]`;
 }

@@ -10,7 +10,8 @@ import type { CatalogData, ColumnDef, ProcedureDef, SourceDef, TableDef } from '
 import { SYSTEM_PROCEDURES } from './system-procedures.js';
 import { copyState, nextRefreshAt } from './copies.js';
 
-export type SystemValue = string | number | boolean | null;
+/** A value of a system table: a scalar, or a list (PostgreSQL's catalogs have array columns). */
+export type SystemValue = string | number | boolean | null | ReadonlyArray<string | number>;
 
 /** What system tables are computed from. */
 export interface SystemState {
@@ -33,7 +34,8 @@ export interface SystemTable {
 export const SYSTEM_SCHEMAS = ['SYS', 'SYSADMIN', 'SYSLOG'] as const;
 
 let nextSystemOid = 1;
-function systemTable(
+/** A system table of `schema`, its columns as [name, engine type], its rows computed by `rows`. */
+export function systemTable(
   schema: string,
   name: string,
   description: string,
@@ -66,14 +68,14 @@ function systemTable(
   };
 }
 
-interface TableEntry {
+export interface TableEntry {
   schema: string;
   table: TableDef;
   source: SourceDef | null;
 }
 
 /** Every table of the virtual database, system tables included, in a stable order. */
-function allTables(catalog: CatalogData): TableEntry[] {
+export function allTables(catalog: CatalogData): TableEntry[] {
   const user = catalog.sources.flatMap((source) => source.tables.map((table) => ({ schema: source.name, table, source })));
   const system = SYSTEM_TABLES.map((t) => ({ schema: t.schema, table: t.def, source: null }));
   const views = (catalog.views ?? []).map((v) => ({ schema: v.schema, table: v as TableDef, source: null }));

@@ -76,7 +76,7 @@ const EXPECTED: Record<FunctionFact, string> = {
   `,
   allowedScalar: `
     acosd asind atan2d atand booleq cosd cotd min_scale pg_typeof scale sind tand trim_scale width_bucket
-    abs acos acosh age array_append array_cat array_length array_position array_prepend array_to_json
+    abs acos acosh age array_append array_cat array_length array_position array_prepend array_to_json array_upper
     array_to_string ascii asin asinh atan atan2 atanh bit_length bool btrim cardinality cbrt ceil
     ceiling char_length character_length chr concat concat_ws cos cosh cot date date_part date_trunc
     decode degrees div encode exp extract factorial float4 float8 floor format gcd gen_random_uuid
@@ -136,6 +136,7 @@ describe('the facts, name by name', () => {
     const json = { type: 'json' };
     assert.deepEqual(types, {
       array_length: int4,
+      array_upper: int4,
       array_position: int4,
       array_to_json: json,
       ascii: int4,

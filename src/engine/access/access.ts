@@ -27,6 +27,8 @@
 import type { CommonTableExpr, Node, RangeVar, SelectStmt, WithClause } from '@pgsql/types';
 import type { BindCatalog } from './bind-catalog.js';
 import { SYSTEM_PROCEDURE_DEFS, SYSTEM_SCHEMAS } from '../../sources/system-tables.js';
+import { PG_SCHEMAS } from '../../sources/pg-catalog.js';
+import { catalogCondition } from './catalog-visibility.js';
 import type { ColumnDef, TableDef, ViewDef } from '../../catalog/types.js';
 import { badRequest, forbidden } from '../../errors.js';
 import type { AccessPolicy } from '../../security/permissions.js';
@@ -318,7 +320,7 @@ class AccessRewriter {
   private restrict(range: RangeVar, inner: Node, schema: string, table: TableDef, restriction: Restriction): Node {
     const relname = String(range.relname ?? '');
     for (const column of restriction.hidden) this.hidden.set(lower(column.name), `${schema}.${table.name}.${column.name}`);
-    if (!SYSTEM_SCHEMAS.includes(schema as never)) this.narrowed.add(`${schema}.${table.name}`);
+    if (!SYSTEM_SCHEMAS.includes(schema as never) && !PG_SCHEMAS.includes(schema as never)) this.narrowed.add(`${schema}.${table.name}`);
 
     const used = restriction.columns.filter((c) => this.referenced.all || this.referenced.names.has(lower(c.column.name)));
     // A subquery needs one column even when none is named (count(*)).
@@ -357,6 +359,10 @@ class AccessRewriter {
       conditions: [values.length === 0 ? 'FALSE' : `${quoteIdent(column)} IN (${values.map(sqlLiteral).join(', ')})`],
       hidden: [],
     });
+    if (PG_SCHEMAS.includes(schema as never)) {
+      const condition = catalogCondition(schema, table.name, this.registry, this.policy);
+      return condition === null ? null : { columns: plain, conditions: [condition], hidden: [] };
+    }
     const sources = this.registry.sources.filter((s) => this.policy.seesSchema(s.name, s.tables));
     switch (`${schema}.${table.name}`) {
       case 'SYS.Schemas': {

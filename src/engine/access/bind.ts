@@ -6,7 +6,7 @@
  * The AST is libpg-query's JSON; we walk it generically and act on the node kinds that carry
  * names (RangeVar, ColumnRef, FuncCall, RangeFunction).
  */
-import type { FuncCall, Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
+import type { FuncCall, Node, ParseResult, RangeVar, SelectStmt, TypeName } from '@pgsql/types';
 import type { ResolvedTable } from '../../sources/definitions.js';
 import type { BindCatalog } from './bind-catalog.js';
 import { DEFAULT_READING, type CopyReading } from '../../sources/copies.js';
@@ -86,6 +86,7 @@ export function bindStatement(
   walk(raw, (key, node) => {
     if (key === 'RangeVar') bindRangeVar(node);
     else if (key === 'FuncCall') dropPgCatalog(node);
+    else if (key === 'TypeCast' && node.typeName) dropTypeSchema(node.typeName);
   });
   // Column references written schema.table.column (or vdb.schema.table.column): the table part
   // is the range's alias after rewriting, so drop the qualifiers in front of it.
@@ -214,6 +215,33 @@ function nameOutputColumns(select: SelectStmt | undefined): void {
 /** `pg_catalog.lower(x)` is the engine's `lower(x)` (checkAllowed let only such qualified names pass). */
 function dropPgCatalog(node: FuncCall): void {
   if (fieldNames(node.funcname).length === 2) node.funcname = node.funcname!.slice(1);
+}
+
+/** Types the deparser writes by their SQL names (`pg_catalog.int4` as `int`); the engine reads no other qualified type. */
+const SQL_NAMED_TYPES = new Set([
+  'int2',
+  'int4',
+  'int8',
+  'float4',
+  'float8',
+  'bool',
+  'bpchar',
+  'varchar',
+  'numeric',
+  'timestamp',
+  'timestamptz',
+  'time',
+  'timetz',
+  'interval',
+  'bit',
+  'varbit',
+]);
+
+/** `x::pg_catalog.text` (as clients write casts) is the engine's `x::text`. */
+function dropTypeSchema(node: TypeName): void {
+  const names = fieldNames(node.names);
+  if (names.length === 2 && names[0]!.toLowerCase() === 'pg_catalog' && !SQL_NAMED_TYPES.has(names[1]!.toLowerCase()))
+    node.names = node.names!.slice(1);
 }
 
 function describeStatement(kind: string): string {

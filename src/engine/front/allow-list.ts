@@ -77,6 +77,15 @@ export function vdbOwn<T extends object>(node: T): T {
   return node;
 }
 
+/** A deep copy of `value` in which the copies of nodes vdb marked as its own are marked too. */
+export function copyOwned<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item: unknown) => copyOwned(item)) as T;
+  if (!isObject(value)) return value;
+  const copy = Object.fromEntries(Object.entries(value).map(([key, child]) => [key, copyOwned(child)]));
+  if (ownNodes.has(value)) ownNodes.add(copy);
+  return copy as T;
+}
+
 const refuse = (what: string, hint: string, why: string | null = null) =>
   badRequest(`${what} is not available in vdb${why ? `: ${why}` : ''}.`, hint, 'Not available');
 

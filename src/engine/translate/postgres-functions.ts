@@ -697,7 +697,8 @@ translate(['string_to_array'], (_fc, args) => {
   return { CaseExpr: { args: [{ CaseWhen: { expr: op('=', text, stringConst('')), result: empty } }], defresult: split } };
 });
 
-translate(['array_length'], (_fc, args) => {
+// The engine's arrays start at 1, as PostgreSQL's do unless written otherwise: the upper bound is the length.
+translate(['array_length', 'array_upper'], (_fc, args) => {
   if (args.length !== 2) return null;
   // PostgreSQL has no length for an empty array (NULL), the engine 0. A deeper dimension (2, 3)
   // is the length of the first element's (PostgreSQL's arrays are rectangular).

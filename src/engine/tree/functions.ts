@@ -77,6 +77,7 @@ const FUNCTIONS: Readonly<Record<string, Readonly<FunctionFacts>>> = {
   array_prepend: { allowedScalar: true, widensValues: true },
   array_to_json: { allowedScalar: true, widensValues: true, resultType: { type: 'json' } },
   array_to_string: { allowedScalar: true, widensValues: true },
+  array_upper: { allowedScalar: true, resultType: { type: 'int4' } },
   ascii: { allowedScalar: true, resultType: { type: 'int4' } },
   asin: { allowedScalar: true },
   asind: { allowedScalar: true, sameAtPostgres: true, engineName: 'vdb_asind' },
