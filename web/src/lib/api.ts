@@ -302,12 +302,14 @@ export class Api {
     return rows.map((r) => r.Name);
   }
 
-  /** A schema's tables and views (the listing also names its procedures, which the console does not read). */
+  /** A schema's tables and views, then its procedures (Type "Procedure"). */
+  objects(schema: string): Promise<Array<{ Name: string; Type: string; Description: string | null }>> {
+    return this.json(`rest/api/source/${encodeURIComponent(schema)}`);
+  }
+
+  /** A schema's tables and views. */
   async tables(schema: string): Promise<Array<{ Name: string; Type: string; Description: string | null }>> {
-    const objects = await this.json<Array<{ Name: string; Type: string; Description: string | null }>>(
-      `rest/api/source/${encodeURIComponent(schema)}`,
-    );
-    return objects.filter((o) => o.Type !== 'Procedure');
+    return (await this.objects(schema)).filter((o) => o.Type !== 'Procedure');
   }
 
   async preview(schema: string, table: string, limit: number): Promise<Result> {
