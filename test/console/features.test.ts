@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import type { Page } from 'playwright-core';
 import { pgClient, uniqueTag } from '../connectors/db.js';
-import { noBrowser, screenshot, setSql, signIn, startConsole, type ConsoleHarness } from './browser.js';
+import { clipboardHolds, noBrowser, screenshot, setSql, signIn, startConsole, type ConsoleHarness } from './browser.js';
 
 describe('console: procedures, filter, saved queries, EXPLAIN ANALYZE, source errors', { skip: noBrowser }, () => {
   let h: ConsoleHarness;
@@ -76,5 +76,51 @@ describe('console: procedures, filter, saved queries, EXPLAIN ANALYZE, source er
     await page.keyboard.press('Control+Enter');
     await page.getByTestId('row-count').filter({ hasText: '1 row' }).waitFor();
     assert.deepEqual(await page.getByTestId('grid').locator('[data-row="0"] [role=gridcell]').allInnerTexts(), ['42']);
+  });
+
+  it('filters the rows by a text, keeping exact values and row numbers, over a whole cursor too', async () => {
+    const grid = page.getByTestId('grid');
+    const filter = page.getByTestId('row-filter');
+    const shown = async () =>
+      grid.locator('.grid-row').evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent).join('|')));
+    await setSql(page, 'SELECT * FROM feat.items ORDER BY id');
+    await page.keyboard.press('Control+Enter');
+    await page.getByTestId('row-count').filter({ hasText: '4 rows' }).waitFor();
+    // Case aside, in any column; the DECIMAL keeps its digits (".50", ".00"), NULL matches nothing.
+    await filter.fill('APPLE');
+    await page.getByTestId('row-count').filter({ hasText: '2 of 4 rows match' }).waitFor();
+    assert.deepEqual(await shown(), ['1|1|apple|0.50', '2|2|Pineapple|3.10']);
+    await filter.fill('.00');
+    await page.getByTestId('row-count').filter({ hasText: '1 of 4 rows match' }).waitFor();
+    assert.deepEqual(await shown(), ['3|3|NULL|12345678901234.00']);
+    await filter.fill('null');
+    await page.getByTestId('row-count').filter({ hasText: '0 of 4 rows match' }).waitFor();
+    // Sorted within the filter (down, by code points): row numbers stay those of the result.
+    await filter.fill('p');
+    await page.getByTestId('row-count').filter({ hasText: '3 of 4 rows match' }).waitFor();
+    await grid.getByRole('button', { name: 'label' }).click();
+    await grid.getByRole('button', { name: 'label' }).click();
+    assert.deepEqual(await shown(), ['4|4|pear|NULL', '1|1|apple|0.50', '2|2|Pineapple|3.10']);
+    await filter.fill('');
+    await page
+      .getByTestId('row-count')
+      .filter({ hasText: /^4 rows/ })
+      .waitFor();
+
+    // A result of many chunks: read again from its cursor, only the matches kept.
+    await setSql(page, "SELECT g AS n, 'item-' || g AS label FROM generate_series(1, 30000) t(g)");
+    await page.keyboard.press('Control+Enter');
+    await page.getByTestId('row-count').filter({ hasText: '30,000 rows' }).waitFor();
+    await filter.fill('ITEM-2999');
+    await page.getByTestId('row-count').filter({ hasText: '11 of 30,000 rows match' }).waitFor();
+    assert.deepEqual(
+      await shown(),
+      [2999, 29990, 29991, 29992, 29993, 29994, 29995, 29996, 29997, 29998, 29999].map((n) => `${n}|${n}|item-${n}`),
+    );
+    // The row number is the row's place in the result, and Copy row copies the row found.
+    await grid.locator('[data-row="1"] [role=gridcell]').first().click();
+    await page.getByRole('button', { name: 'Copy row' }).click();
+    await clipboardHolds(page, '29990\titem-29990');
+    await screenshot(page, 'filter');
   });
 });

@@ -15,7 +15,8 @@ import { Num, RawJson, jsonText, parseJson } from '../../web/src/lib/json.js';
 import { splitStatements, statementAt } from '../../web/src/lib/statements.js';
 import { errorRange } from '../../web/src/lib/errors.js';
 import { isPlainRead } from '../../web/src/lib/workbench.js';
-import { compareNumbers, sortRows } from '../../web/src/lib/sort.js';
+import { compareNumbers, sortOrder, sortRows } from '../../web/src/lib/sort.js';
+import { filterCursor, filterRows } from '../../web/src/lib/filter.js';
 
 describe('console: front-end logic', () => {
   it("takes the rows of vdb's CSV after its header line, whatever the column names hold", () => {
@@ -187,6 +188,29 @@ describe('console: front-end logic', () => {
       sortRows(rows, 0, true).map((r) => (r[0] === null ? null : String(r[0]))),
       [null, '10', '2'],
     );
+  });
+
+  it('filters rows by the text of their values, digits as sent, and reads a cursor chunk by chunk', async () => {
+    const rows = [
+      [new Num('0.50'), 'Apple'],
+      [null, 'pear'],
+      [new Num('1e+300'), new RawJson('{"a": 1.50}')],
+    ];
+    assert.deepEqual(filterRows(rows, '.50', 10), { rows: [rows[0], rows[2]], numbers: [10, 12] });
+    assert.deepEqual(filterRows(rows, 'APPLE').numbers, [0]);
+    assert.deepEqual(filterRows(rows, 'null').numbers, []);
+    assert.deepEqual(filterRows(rows, 'e+3').numbers, [2]);
+    assert.deepEqual(sortOrder([[new Num('2')], [null], [new Num('10')]], 0, false), [0, 2, 1]);
+    const all = Array.from({ length: 25 }, (_, i) => [String(i)]);
+    const reads: number[] = [];
+    const load = async (offset: number, limit: number) => (reads.push(offset), all.slice(offset, offset + limit));
+    const found = await filterCursor(load, '1', 25, 10, new AbortController().signal, () => undefined);
+    assert.deepEqual(found.numbers, [1, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21]);
+    // A known count stops the reading at the end, without asking past it.
+    assert.deepEqual(reads, [0, 10, 20]);
+    reads.length = 0;
+    await filterCursor(load, '1', null, 5, new AbortController().signal, () => undefined);
+    assert.deepEqual(reads, [0, 5, 10, 15, 20, 25]);
   });
 
   it('reads the first rows ahead only of plain reads', () => {
