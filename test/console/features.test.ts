@@ -123,4 +123,46 @@ describe('console: procedures, filter, saved queries, EXPLAIN ANALYZE, source er
     await clipboardHolds(page, '29990\titem-29990');
     await screenshot(page, 'filter');
   });
+
+  it('saves queries by name, per user, kept across reloads and sessions', async () => {
+    const script = 'SELECT label FROM feat.items WHERE id = 2;\nSELECT 7 AS seven';
+    await setSql(page, script);
+    await page.getByTestId('save-query').click();
+    await page.getByTestId('saved-query-name').fill('Pineapple check');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Saved as “Pineapple check”').waitFor();
+    assert.equal(await page.getByRole('tab', { selected: true, name: 'Pineapple check' }).count(), 1);
+    // Kept by vdb: after a reload, and in a new browser profile signed in afresh.
+    await page.reload();
+    await page.getByTestId('saved-queries').filter({ hasText: 'Saved queries (1)' }).waitFor();
+    const { page: other } = await h.newPage();
+    await signIn(other);
+    await other.getByTestId('saved-queries').click();
+    await other.getByTestId('saved-list').getByRole('button', { name: 'Pineapple check', exact: true }).click();
+    await other.getByRole('tab', { selected: true, name: 'Pineapple check' }).waitFor();
+    assert.equal(await other.getByTestId('sql-editor').innerText(), script);
+    await other.getByTestId('run-script').click();
+    await other.getByTestId('result-tab').filter({ hasText: /^2: .*✓$/ }).waitFor();
+    await other.getByTestId('result-tab').first().click();
+    await other.getByTestId('grid').locator('[data-row="0"] [role=gridcell]').filter({ hasText: 'Pineapple' }).waitFor();
+    // Saving under the same name replaces it.
+    await setSql(other, 'SELECT 8');
+    await other.getByTestId('save-query').click();
+    await other.getByText('Replaces the saved query of that name.').waitFor();
+    await other.getByRole('button', { name: 'Save', exact: true }).click();
+    await other.getByText('Saved as “Pineapple check”').waitFor();
+    await screenshot(other, 'saved-queries');
+    // Another user sees none of them.
+    await h.server.services.users.addPasswordUser('saver2', 'saver2-pass-1');
+    const { page: third } = await h.newPage();
+    await signIn(third, 'saver2', 'saver2-pass-1');
+    await third.getByTestId('saved-queries').filter({ hasText: 'Saved queries (0)' }).waitFor();
+    // Deleted after a confirmation: gone for the user everywhere.
+    await page.getByTestId('saved-queries').click();
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Delete the saved query Pineapple check' }).click();
+    await page.getByTestId('saved-queries').filter({ hasText: 'Saved queries (0)' }).waitFor();
+    const left = await h.server.request('/rest/api/preferences/queries');
+    assert.deepEqual(await left.json(), []);
+  });
 });

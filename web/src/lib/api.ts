@@ -62,6 +62,12 @@ export interface Preferences {
   databaseUsername: string;
 }
 
+export interface SavedQuery {
+  name: string;
+  sql: string;
+  savedAt: string;
+}
+
 export interface ApiKey {
   id: string;
   owner: string;
@@ -336,6 +342,19 @@ export class Api {
 
   setRest(rest: boolean): Promise<Preferences> {
     return this.json('rest/api/preferences', { method: 'PUT', body: { rest } });
+  }
+
+  /** The user's saved queries, by name (kept by vdb, so they follow the user everywhere). */
+  savedQueries(): Promise<SavedQuery[]> {
+    return this.json('rest/api/preferences/queries');
+  }
+
+  saveQuery(name: string, sql: string): Promise<SavedQuery> {
+    return this.json(`rest/api/preferences/queries/${encodeURIComponent(name)}`, { method: 'PUT', body: { sql } });
+  }
+
+  async deleteQuery(name: string): Promise<void> {
+    await this.request(`rest/api/preferences/queries/${encodeURIComponent(name)}`, { method: 'DELETE' });
   }
 
   keys(): Promise<ApiKey[]> {

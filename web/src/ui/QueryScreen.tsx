@@ -16,6 +16,7 @@ import type { OpenStatement } from './App.js';
 import { Editor, type EditorMark } from './Editor.js';
 import { PlanTree } from './PlanTree.js';
 import { ResultView } from './ResultView.js';
+import { SavedQueries } from './SavedQueries.js';
 import { SchemaTree } from './SchemaTree.js';
 import { ErrorBox, onTablistKey } from './common.js';
 
@@ -99,8 +100,8 @@ export function QueryScreen({
   const execute = (what: Mode, scope: Scope = 'cursor') => void workbench.run(tab.id, statementsOf(view.current, tab.sql, scope), what);
 
   /** A new tab holding `sql`, run at once if asked. */
-  const openTab = (sql: string, runIt: boolean) => {
-    const fresh = newTab(state.tabs.length + 1, sql);
+  const openTab = (sql: string, runIt: boolean, title?: string) => {
+    const fresh = newTab(state.tabs.length + 1, sql, title);
     setState((s) => ({ tabs: [...s.tabs, fresh], active: fresh.id }));
     if (runIt) void workbench.run(fresh.id, splitStatements(sql), 'run');
   };
@@ -197,6 +198,13 @@ export function QueryScreen({
             <button type="button" onClick={() => workbench.cancel(tab.id)} disabled={!running} data-testid="cancel">
               Cancel
             </button>
+            <SavedQueries
+              api={api}
+              sql={tab.sql}
+              title={tab.title}
+              onOpen={(q) => openTab(q.sql, false, q.name)}
+              onSaved={(name) => setState((s) => ({ ...s, tabs: s.tabs.map((t) => (t.id === tab.id ? { ...t, title: name } : t)) }))}
+            />
             <span class="muted small" role="status" data-testid="run-status">
               {st?.kind === 'running' && `${shown?.what === 'explain' ? 'Explaining' : 'Running'}… ${duration(Date.now() - st.started)}`}
               {st?.kind === 'waiting' && 'Waiting for the statements before it…'}
