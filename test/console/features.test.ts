@@ -142,7 +142,10 @@ describe('console: procedures, filter, saved queries, EXPLAIN ANALYZE, source er
     await other.getByRole('tab', { selected: true, name: 'Pineapple check' }).waitFor();
     assert.equal(await other.getByTestId('sql-editor').innerText(), script);
     await other.getByTestId('run-script').click();
-    await other.getByTestId('result-tab').filter({ hasText: /^2: .*✓$/ }).waitFor();
+    await other
+      .getByTestId('result-tab')
+      .filter({ hasText: /^2: .*✓$/ })
+      .waitFor();
     await other.getByTestId('result-tab').first().click();
     await other.getByTestId('grid').locator('[data-row="0"] [role=gridcell]').filter({ hasText: 'Pineapple' }).waitFor();
     // Saving under the same name replaces it.
@@ -164,5 +167,41 @@ describe('console: procedures, filter, saved queries, EXPLAIN ANALYZE, source er
     await page.getByTestId('saved-queries').filter({ hasText: 'Saved queries (0)' }).waitFor();
     const left = await h.server.request('/rest/api/preferences/queries');
     assert.deepEqual(await left.json(), []);
+  });
+
+  it('shows EXPLAIN ANALYZE: the plan, what the run took and what the source received', async () => {
+    const plan = page.getByTestId('plan');
+    await setSql(page, 'SELECT label FROM feat.items WHERE price > 1 ORDER BY label');
+    await page.getByTestId('explain-analyze').click();
+    const analysis = page.getByTestId('analysis');
+    await analysis.waitFor();
+    const ran = await analysis.getByRole('status').innerText();
+    assert.match(ran, /^Ran: \d+ ms in vdb, 2 rows \(\d+ ms with the request\)$/);
+    // The statement PostgreSQL received, as sent, under the source's name.
+    const sent = analysis.getByRole('list', { name: 'Statements sent to the sources' }).locator('li');
+    assert.equal(await sent.count(), 1);
+    assert.equal(await sent.locator('strong').innerText(), 'feat');
+    assert.match(await sent.locator('pre').innerText(), new RegExp(`FROM ${schema}\\.items AS items\\s+WHERE\\s+price > 1`));
+    // The plan it ran with, below.
+    assert.match(await plan.locator('summary').first().innerText(), /feat · source statement/);
+    await screenshot(page, 'explain-analyze');
+    // Typed in, EXPLAIN ANALYZE (which vdb's SQL refuses) is run the same way; the run shows in the history.
+    await setSql(page, 'EXPLAIN (ANALYZE, VERBOSE) SELECT count(*) FROM feat.items');
+    await page.keyboard.press('Control+Enter');
+    await analysis
+      .getByRole('status')
+      .filter({ hasText: /in vdb, 1 row / })
+      .waitFor();
+    const log = await h.server.request('/rest/api/query', {
+      body: { sql: `SELECT "Statement", "RowCount" FROM SYSLOG.QueryLog WHERE "Statement" LIKE '/* explain analyze %' ORDER BY "ID"` },
+    });
+    const entries = (await log.json()) as Array<[string, number]>;
+    assert.deepEqual(
+      entries.map(([sql, rows]) => [sql.replace(/^\/\* explain analyze \w+ \*\/ /, ''), rows]),
+      [
+        ['SELECT label FROM feat.items WHERE price > 1 ORDER BY label', 2],
+        ['SELECT count(*) FROM feat.items', 1],
+      ],
+    );
   });
 });

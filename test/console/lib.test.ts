@@ -17,6 +17,7 @@ import { errorRange } from '../../web/src/lib/errors.js';
 import { isPlainRead } from '../../web/src/lib/workbench.js';
 import { compareNumbers, sortOrder, sortRows } from '../../web/src/lib/sort.js';
 import { filterCursor, filterRows } from '../../web/src/lib/filter.js';
+import { analyzed, sourceLines } from '../../web/src/lib/analyze.js';
 
 describe('console: front-end logic', () => {
   it("takes the rows of vdb's CSV after its header line, whatever the column names hold", () => {
@@ -211,6 +212,16 @@ describe('console: front-end logic', () => {
     reads.length = 0;
     await filterCursor(load, '1', null, 5, new AbortController().signal, () => undefined);
     assert.deepEqual(reads, [0, 5, 10, 15, 20, 25]);
+  });
+
+  it('recognises EXPLAIN ANALYZE in its forms, and splits the statements the sources received', () => {
+    assert.equal(analyzed('EXPLAIN ANALYZE SELECT 1'), 'SELECT 1');
+    assert.equal(analyzed('  explain analyse verbose\nSELECT 1'), 'SELECT 1');
+    assert.equal(analyzed('EXPLAIN (ANALYZE, BUFFERS) SELECT 1'), 'SELECT 1');
+    assert.equal(analyzed('EXPLAIN SELECT 1'), null);
+    assert.equal(analyzed('SELECT analyze FROM t'), null);
+    assert.deepEqual(sourceLines('pg: SELECT a\nFROM t\nmy: SELECT b FROM u'), ['pg: SELECT a\nFROM t', 'my: SELECT b FROM u']);
+    assert.equal(sourceLines(null), null);
   });
 
   it('reads the first rows ahead only of plain reads', () => {
