@@ -204,4 +204,56 @@ describe('console: procedures, filter, saved queries, EXPLAIN ANALYZE, source er
       ],
     );
   });
+
+  it('says plainly why a source cannot be connected, adding or editing it, and marks the field', async () => {
+    await page.getByRole('link', { name: 'Sources' }).click();
+    await page.getByTestId('add-source').click();
+    const form = page.getByRole('form', { name: 'Add a data source' });
+    const problem = form.getByTestId('source-problem');
+    const invalid = () => form.locator('input[aria-invalid=true]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).name));
+    await form.getByLabel('Name', { exact: true }).fill('shop_db');
+    await form.getByLabel('Host *').fill('127.0.0.1');
+    await form.getByLabel('Port', { exact: true }).fill('1');
+    await form.getByLabel('User *').fill('postgres');
+    // Nothing listens on port 1: the port is marked, and the throw-away name of the test is never shown.
+    await page.getByTestId('test-connection').click();
+    await problem.waitFor();
+    let text = await problem.innerText();
+    assert.match(text, /^Connection failed\s+Nothing accepts connections at 127\.0\.0\.1:1\.\s+Hint: Check the host and port/);
+    assert.match(text, /The source said: connect ECONNREFUSED 127\.0\.0\.1:1/);
+    assert.doesNotMatch(text, /console_test_/);
+    assert.deepEqual(await invalid(), ['port']);
+    // A database that does not exist; then a user that does not exist.
+    await form.getByLabel('Port', { exact: true }).fill('5432');
+    await form.getByLabel('Database', { exact: true }).fill(`${schema}_nodb`);
+    await page.getByTestId('test-connection').click();
+    await problem.filter({ hasText: `The server has no database named "${schema}_nodb".` }).waitFor();
+    assert.deepEqual(await invalid(), ['db']);
+    await form.getByLabel('Database', { exact: true }).fill('test');
+    await form.getByLabel('User *').fill(`${schema}_nobody`);
+    await page.getByTestId('save-source').click();
+    await problem.filter({ hasText: `The server has no user named "${schema}_nobody".` }).waitFor();
+    assert.deepEqual(await invalid(), ['user-name']);
+    await screenshot(page, 'source-error');
+    await page.getByTestId('add-source').click();
+
+    // Editing: a connection that fails is refused and said the same way; the source keeps working.
+    const row = page.locator('tr[data-source="feat"]');
+    await row.getByRole('button', { name: 'Edit feat' }).click();
+    const edit = page.getByRole('form', { name: 'Edit the connection of feat' });
+    assert.equal(await edit.getByLabel('Host *').inputValue(), '127.0.0.1');
+    assert.equal(await edit.getByLabel('User *').inputValue(), 'postgres');
+    await edit.getByLabel('Port', { exact: true }).fill('1');
+    await edit.getByTestId('save-connection').click();
+    await edit.getByTestId('source-problem').filter({ hasText: 'Nothing accepts connections at 127.0.0.1:1.' }).waitFor();
+    const still = await h.server.request('/rest/api/query', { body: { sql: 'SELECT count(*) FROM feat.items' } });
+    assert.deepEqual(await still.json(), [[4]]);
+    await edit.getByLabel('Port', { exact: true }).fill('5432');
+    await edit.getByTestId('save-connection').click();
+    await page.getByText('Source feat now connects with the new settings.').waitFor();
+    const source = await h.server.request('/rest/api/query', {
+      body: { sql: `SELECT "Connection" FROM SYSADMIN.DataSources WHERE "Name" = 'feat'` },
+    });
+    assert.deepEqual(await source.json(), [['host=127.0.0.1,port=5432,db=test,user-name=postgres']]);
+  });
 });

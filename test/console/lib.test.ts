@@ -5,7 +5,9 @@ import { csvBody } from '../../web/src/lib/csv.js';
 import { countRows } from '../../web/src/lib/count.js';
 import { PagedRows } from '../../web/src/lib/pages.js';
 import { planTree } from '../../web/src/lib/explain.js';
-import { KINDS, missingFields, sourceSpec } from '../../web/src/lib/props.js';
+import { KINDS, alteration, missingFields, parseProps, sourceSpec } from '../../web/src/lib/props.js';
+import { sourceProblem } from '../../web/src/lib/source-errors.js';
+import { ApiError } from '../../web/src/lib/api.js';
 import { closeTab, loadTabs, saveTabs } from '../../web/src/lib/tabs.js';
 import { chartGeometry } from '../../web/src/lib/chart.js';
 import { cellText, count, isNumericColumn, rowText } from '../../web/src/lib/format.js';
@@ -222,6 +224,55 @@ describe('console: front-end logic', () => {
     assert.equal(analyzed('SELECT analyze FROM t'), null);
     assert.deepEqual(sourceLines('pg: SELECT a\nFROM t\nmy: SELECT b FROM u'), ['pg: SELECT a\nFROM t', 'my: SELECT b FROM u']);
     assert.equal(sourceLines(null), null);
+  });
+
+  it('edits a connection: properties read back, other properties kept, a blank secret left alone', () => {
+    assert.deepEqual(parseProps('host=h,port=5432,user-name=a\\,b\\=c,connectTimeoutMs=500'), {
+      host: 'h',
+      port: '5432',
+      'user-name': 'a,b=c',
+      connectTimeoutMs: '500',
+    });
+    const pg = KINDS.find((k) => k.template === 'postgresql')!;
+    const before = { host: 'h', database: 'old', connectTimeoutMs: '500' };
+    assert.deepEqual(alteration(pg, { host: 'h2', port: '', db: 'test', 'user-name': 'u', password: '' }, before), {
+      connectionProps: 'host=h2,db=test,user-name=u,connectTimeoutMs=500',
+    });
+    assert.deepEqual(alteration(pg, { host: 'h', 'user-name': 'u', password: 'p,w' }, {}), {
+      connectionProps: 'host=h,user-name=u',
+      encryptedProperties: 'password=p\\,w',
+    });
+  });
+
+  it('says source connection errors plainly, without the throw-away name of a test', () => {
+    const failed = (description: string, title = 'Data source unavailable') => new ApiError(503, title, description, null);
+    const values = { host: 'db.example', port: '5433' };
+    const refused = sourceProblem(
+      failed('Data source "console_test_x1" cannot be reached: connect ECONNREFUSED 10.0.0.1:5433'),
+      values,
+      'sales',
+      'console_test_x1',
+    )!;
+    assert.equal(refused.description, 'Nothing accepts connections at db.example:5433.');
+    assert.equal(refused.field, 'port');
+    assert.equal(refused.said, 'connect ECONNREFUSED 10.0.0.1:5433');
+    const denied = sourceProblem(
+      failed(`Data source "s" failed: Access denied for user 'bob'@'10.0.0.2'`, 'Data source error'),
+      values,
+      's',
+    )!;
+    assert.equal(denied.field, 'password');
+    assert.match(
+      sourceProblem(failed('Data source "s" cannot be reached: getaddrinfo ENOTFOUND db.example'), values, 's')!.description,
+      /"db\.example" is not known/,
+    );
+    assert.equal(
+      sourceProblem(failed('Data source "s" failed: Received unexpected copyData message from backend.', 'Data source error'), values, 's')!
+        .field,
+      'port',
+    );
+    assert.equal(sourceProblem(failed('x', 'Conflict'), values, 's'), null);
+    assert.equal(sourceProblem(new Error('Fill in: Host.'), values, 's'), null);
   });
 
   it('reads the first rows ahead only of plain reads', () => {

@@ -330,6 +330,11 @@ export class Api {
     return this.json('rest/api/source', { body: spec });
   }
 
+  /** PATCH: new connection properties and/or secrets, checked by vdb before they are stored. */
+  alterSource(name: string, change: { connectionProps?: string; encryptedProperties?: string }): Promise<unknown> {
+    return this.json(`rest/api/source/${encodeURIComponent(name)}`, { method: 'PATCH', body: change });
+  }
+
   async removeSource(name: string): Promise<void> {
     await this.request(`rest/api/source/${encodeURIComponent(name)}`, { method: 'DELETE' });
   }
