@@ -131,7 +131,7 @@ describe('console: procedures, filter, saved queries, EXPLAIN ANALYZE, source er
     await page.getByTestId('saved-query-name').fill('Pineapple check');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByText('Saved as “Pineapple check”').waitFor();
-    assert.equal(await page.getByRole('tab', { selected: true, name: 'Pineapple check' }).count(), 1);
+    await page.getByRole('tab', { selected: true, name: 'Pineapple check' }).waitFor();
     // Kept by vdb: after a reload, and in a new browser profile signed in afresh.
     await page.reload();
     await page.getByTestId('saved-queries').filter({ hasText: 'Saved queries (1)' }).waitFor();
@@ -140,7 +140,11 @@ describe('console: procedures, filter, saved queries, EXPLAIN ANALYZE, source er
     await other.getByTestId('saved-queries').click();
     await other.getByTestId('saved-list').getByRole('button', { name: 'Pineapple check', exact: true }).click();
     await other.getByRole('tab', { selected: true, name: 'Pineapple check' }).waitFor();
-    assert.equal(await other.getByTestId('sql-editor').innerText(), script);
+    // The editor shows the new tab's text once it has switched to it.
+    await other.waitForFunction(
+      (text) => document.querySelector('[data-testid=sql-editor]')?.textContent === text.replace('\n', ''),
+      script,
+    );
     await other.getByTestId('run-script').click();
     await other
       .getByTestId('result-tab')
