@@ -148,6 +148,15 @@ export interface UserDef {
   linkToken: string;
   roles: string[];
   createdAt: string;
+  /** Statements the user saved under a name (the console's saved queries); absent: none. */
+  savedQueries?: SavedQuery[];
+}
+
+export interface SavedQuery {
+  name: string;
+  sql: string;
+  /** ISO-8601 time of the last save. */
+  savedAt: string;
 }
 
 /** A connection created by SYSADMIN.createConnection, waiting for createDataSource. */

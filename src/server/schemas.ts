@@ -107,6 +107,10 @@ export type InviteAcceptBody = Static<typeof InviteAcceptBody>;
 export const PreferencesBody = Type.Object({ rest: Type.Boolean() });
 export type PreferencesBody = Static<typeof PreferencesBody>;
 
+export const SavedQueryParams = Type.Object({ name: Type.String({ description: 'The name of a saved query.' }) });
+export const SavedQueryBody = Type.Object({ sql: Type.String({ description: 'The statement (or script) to keep.' }) });
+export type SavedQueryBody = Static<typeof SavedQueryBody>;
+
 const ISO_DATE_TIME = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})?)?$';
 export const KeyBody = Type.Object({
   name: Type.String(),

@@ -5,7 +5,9 @@ import { csvBody } from '../../web/src/lib/csv.js';
 import { countRows } from '../../web/src/lib/count.js';
 import { PagedRows } from '../../web/src/lib/pages.js';
 import { planTree } from '../../web/src/lib/explain.js';
-import { KINDS, missingFields, sourceSpec } from '../../web/src/lib/props.js';
+import { KINDS, alteration, missingFields, parseProps, sourceSpec } from '../../web/src/lib/props.js';
+import { sourceProblem } from '../../web/src/lib/source-errors.js';
+import { ApiError } from '../../web/src/lib/api.js';
 import { closeTab, loadTabs, saveTabs } from '../../web/src/lib/tabs.js';
 import { chartGeometry } from '../../web/src/lib/chart.js';
 import { cellText, count, isNumericColumn, rowText } from '../../web/src/lib/format.js';
@@ -15,7 +17,9 @@ import { Num, RawJson, jsonText, parseJson } from '../../web/src/lib/json.js';
 import { splitStatements, statementAt } from '../../web/src/lib/statements.js';
 import { errorRange } from '../../web/src/lib/errors.js';
 import { isPlainRead } from '../../web/src/lib/workbench.js';
-import { compareNumbers, sortRows } from '../../web/src/lib/sort.js';
+import { compareNumbers, sortOrder, sortRows } from '../../web/src/lib/sort.js';
+import { filterCursor, filterRows } from '../../web/src/lib/filter.js';
+import { analyzed, sourceLines } from '../../web/src/lib/analyze.js';
 
 describe('console: front-end logic', () => {
   it("takes the rows of vdb's CSV after its header line, whatever the column names hold", () => {
@@ -187,6 +191,88 @@ describe('console: front-end logic', () => {
       sortRows(rows, 0, true).map((r) => (r[0] === null ? null : String(r[0]))),
       [null, '10', '2'],
     );
+  });
+
+  it('filters rows by the text of their values, digits as sent, and reads a cursor chunk by chunk', async () => {
+    const rows = [
+      [new Num('0.50'), 'Apple'],
+      [null, 'pear'],
+      [new Num('1e+300'), new RawJson('{"a": 1.50}')],
+    ];
+    assert.deepEqual(filterRows(rows, '.50', 10), { rows: [rows[0], rows[2]], numbers: [10, 12] });
+    assert.deepEqual(filterRows(rows, 'APPLE').numbers, [0]);
+    assert.deepEqual(filterRows(rows, 'null').numbers, []);
+    assert.deepEqual(filterRows(rows, 'e+3').numbers, [2]);
+    assert.deepEqual(sortOrder([[new Num('2')], [null], [new Num('10')]], 0, false), [0, 2, 1]);
+    const all = Array.from({ length: 25 }, (_, i) => [String(i)]);
+    const reads: number[] = [];
+    const load = async (offset: number, limit: number) => (reads.push(offset), all.slice(offset, offset + limit));
+    const found = await filterCursor(load, '1', 25, 10, new AbortController().signal, () => undefined);
+    assert.deepEqual(found.numbers, [1, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21]);
+    // A known count stops the reading at the end, without asking past it.
+    assert.deepEqual(reads, [0, 10, 20]);
+    reads.length = 0;
+    await filterCursor(load, '1', null, 5, new AbortController().signal, () => undefined);
+    assert.deepEqual(reads, [0, 5, 10, 15, 20, 25]);
+  });
+
+  it('recognises EXPLAIN ANALYZE in its forms, and splits the statements the sources received', () => {
+    assert.equal(analyzed('EXPLAIN ANALYZE SELECT 1'), 'SELECT 1');
+    assert.equal(analyzed('  explain analyse verbose\nSELECT 1'), 'SELECT 1');
+    assert.equal(analyzed('EXPLAIN (ANALYZE, BUFFERS) SELECT 1'), 'SELECT 1');
+    assert.equal(analyzed('EXPLAIN SELECT 1'), null);
+    assert.equal(analyzed('SELECT analyze FROM t'), null);
+    assert.deepEqual(sourceLines('pg: SELECT a\nFROM t\nmy: SELECT b FROM u'), ['pg: SELECT a\nFROM t', 'my: SELECT b FROM u']);
+    assert.equal(sourceLines(null), null);
+  });
+
+  it('edits a connection: properties read back, other properties kept, a blank secret left alone', () => {
+    assert.deepEqual(parseProps('host=h,port=5432,user-name=a\\,b\\=c,connectTimeoutMs=500'), {
+      host: 'h',
+      port: '5432',
+      'user-name': 'a,b=c',
+      connectTimeoutMs: '500',
+    });
+    const pg = KINDS.find((k) => k.template === 'postgresql')!;
+    const before = { host: 'h', database: 'old', connectTimeoutMs: '500' };
+    assert.deepEqual(alteration(pg, { host: 'h2', port: '', db: 'test', 'user-name': 'u', password: '' }, before), {
+      connectionProps: 'host=h2,db=test,user-name=u,connectTimeoutMs=500',
+    });
+    assert.deepEqual(alteration(pg, { host: 'h', 'user-name': 'u', password: 'p,w' }, {}), {
+      connectionProps: 'host=h,user-name=u',
+      encryptedProperties: 'password=p\\,w',
+    });
+  });
+
+  it('says source connection errors plainly, without the throw-away name of a test', () => {
+    const failed = (description: string, title = 'Data source unavailable') => new ApiError(503, title, description, null);
+    const values = { host: 'db.example', port: '5433' };
+    const refused = sourceProblem(
+      failed('Data source "console_test_x1" cannot be reached: connect ECONNREFUSED 10.0.0.1:5433'),
+      values,
+      'sales',
+      'console_test_x1',
+    )!;
+    assert.equal(refused.description, 'Nothing accepts connections at db.example:5433.');
+    assert.equal(refused.field, 'port');
+    assert.equal(refused.said, 'connect ECONNREFUSED 10.0.0.1:5433');
+    const denied = sourceProblem(
+      failed(`Data source "s" failed: Access denied for user 'bob'@'10.0.0.2'`, 'Data source error'),
+      values,
+      's',
+    )!;
+    assert.equal(denied.field, 'password');
+    assert.match(
+      sourceProblem(failed('Data source "s" cannot be reached: getaddrinfo ENOTFOUND db.example'), values, 's')!.description,
+      /"db\.example" is not known/,
+    );
+    assert.equal(
+      sourceProblem(failed('Data source "s" failed: Received unexpected copyData message from backend.', 'Data source error'), values, 's')!
+        .field,
+      'port',
+    );
+    assert.equal(sourceProblem(failed('x', 'Conflict'), values, 's'), null);
+    assert.equal(sourceProblem(new Error('Fill in: Host.'), values, 's'), null);
   });
 
   it('reads the first rows ahead only of plain reads', () => {

@@ -92,6 +92,47 @@ describe('console: sign-in and the SQL editor', { skip: noBrowser }, () => {
     await clipboardHolds(page, '50002\t100004\tNULL');
   });
 
+  it('scrolls by reusing the same row elements, each showing its row, striped by row number', async () => {
+    const grid = page.getByTestId('grid');
+    await grid.evaluate((el) => (el.scrollTop = 0));
+    await page.waitForFunction(() => document.querySelector('[data-row="0"] [role=gridcell]')?.textContent === '1');
+    // Mark every row element, then scroll a row at a time and by whole screens, far and back.
+    const marked = await grid.evaluate((el) => {
+      const rows = [...el.querySelectorAll<HTMLElement>('.grid-row')];
+      rows.forEach((r, i) => ((r as HTMLElement & { mark?: number }).mark = i));
+      return rows.length;
+    });
+    const tops = [26, 52, 13 * 26, 500 * 26, 20_001 * 26, 77_777 * 26, 5 * 26];
+    for (const top of tops) {
+      await grid.evaluate((el, t) => (el.scrollTop = t), top);
+      const row = top / 26;
+      await page.waitForFunction((r) => document.querySelector(`[data-row="${r}"] [role=gridcell]`)?.textContent === String(r + 1), row);
+      const seen = await grid.evaluate((el) =>
+        [...el.querySelectorAll<HTMLElement>('.grid-row')].map((r) => ({
+          mark: (r as HTMLElement & { mark?: number }).mark,
+          row: Number(r.dataset.row),
+          alt: r.classList.contains('alt'),
+          cells: [...r.children].map((c) => c.textContent),
+        })),
+      );
+      // The same elements, in the same order: none made, none dropped.
+      assert.deepEqual(
+        seen.map((r) => r.mark),
+        Array.from({ length: marked }, (_, i) => i),
+        `at row ${row}`,
+      );
+      for (const r of seen.filter((x) => x.cells[1] !== '…')) {
+        const n = r.row + 1;
+        assert.deepEqual(r.cells, [String(n), String(n), String(2 * n), n % 2 === 0 ? 'NULL' : String(n)]);
+        assert.equal(r.alt, r.row % 2 === 1);
+      }
+    }
+    // Clicks reach the cell under the pointer in recycled rows too.
+    await grid.locator('[data-row="7"] [role=gridcell]').nth(2).click();
+    await page.getByRole('button', { name: 'Copy cell' }).click();
+    await clipboardHolds(page, 'NULL');
+  });
+
   it('downloads the result as CSV and charts it', async () => {
     await setSql(page, "SELECT * FROM (VALUES ('a', 3), ('b, c', 5), (NULL, 1)) v(label, amount)");
     await page.getByTestId('run').click();

@@ -70,7 +70,12 @@ describe('console: sources, preferences, administration', { skip: noBrowser }, (
     await page.getByTestId('test-connection').click();
     const alert = page.getByRole('alert');
     await alert.waitFor();
-    assert.match(await alert.innerText(), /Data source unavailable/);
+    // Said plainly (features.test.ts has the other cases), the folder marked, the source's own words kept.
+    assert.match(
+      await alert.innerText(),
+      /Connection failed\s+".*missing" does not exist on the vdb server\.[\s\S]*The source said: folder not found/,
+    );
+    assert.equal(await page.getByLabel('Folder *').getAttribute('aria-invalid'), 'true');
     await page.getByTestId('add-source').click();
   });
 

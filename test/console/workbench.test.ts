@@ -379,9 +379,9 @@ describe('console: a workbench that keeps values and work', { skip: noBrowser },
       };
     };
     assert.deepEqual(await asUser('reader', 'reader-pass-1'), { add: 0, actions: [] });
-    // ALTER on the schema: it may be removed; refreshing also needs EXECUTE on the procedure.
-    assert.deepEqual(await asUser('keeper', 'keeper-pass-1'), { add: 1, actions: ['Remove'] });
-    assert.deepEqual(await asUser('admin', ADMIN_PASSWORD), { add: 1, actions: ['Refresh', 'Remove'] });
+    // ALTER on the schema: its connection may be edited and it may be removed; refreshing also needs EXECUTE on the procedure.
+    assert.deepEqual(await asUser('keeper', 'keeper-pass-1'), { add: 1, actions: ['Edit', 'Remove'] });
+    assert.deepEqual(await asUser('admin', ADMIN_PASSWORD), { add: 1, actions: ['Refresh', 'Edit', 'Remove'] });
   });
 
   it('measures: load to an editor, first rows of 100,000, scrolling (figures in the test output)', async (t) => {

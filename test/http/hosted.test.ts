@@ -99,6 +99,52 @@ describe('preferences', () => {
     assert.deepEqual(await getPreferences(), before);
   });
 
+  test('saved queries: per user, by name, replaced by a save of the same name, deleted, bounded', async () => {
+    const dora = basicOf('dora', 'dora-password-1');
+    const queries = (authorization: string) => server.request('/rest/api/preferences/queries', { headers: { authorization } });
+    const save = (name: string, body: unknown, authorization = dora) =>
+      server.request(`/rest/api/preferences/queries/${encodeURIComponent(name)}`, { method: 'PUT', body, headers: { authorization } });
+    assert.deepEqual(await okJson(await queries(dora), 'GET queries'), []);
+    const saved = await okJson<{ name: string; sql: string; savedAt: string }>(await save('totals / day', { sql: 'SELECT 1;\nSELECT 2' }));
+    assert.equal(saved.name, 'totals / day');
+    assert.equal(saved.sql, 'SELECT 1;\nSELECT 2');
+    assert.ok(Date.now() - Date.parse(saved.savedAt) < 60_000);
+    await okJson(await save('a first', { sql: 'SELECT 3' }));
+    await okJson(await save('totals / day', { sql: 'SELECT 4' }));
+    const list = await okJson<Array<{ name: string; sql: string }>>(await queries(dora));
+    assert.deepEqual(
+      list.map((q) => [q.name, q.sql]),
+      [
+        ['a first', 'SELECT 3'],
+        ['totals / day', 'SELECT 4'],
+      ],
+    );
+    // Another user sees none of them, and cannot delete them.
+    assert.deepEqual(await okJson(await queries(adminBasic)), []);
+    const other = await server.request('/rest/api/preferences/queries/a%20first', {
+      method: 'DELETE',
+      headers: { authorization: adminBasic },
+    });
+    assert.equal((await assertApiError(other, 404)).title, 'Saved query not found');
+    for (const [name, body] of [
+      ['x', {}],
+      ['x', { sql: '  ' }],
+      ['x', { sql: 5 }],
+      [' ', { sql: 'SELECT 1' }],
+      ['n'.repeat(201), { sql: 'SELECT 1' }],
+      ['x', { sql: 'x'.repeat(100_001) }],
+    ] as const) {
+      await assertApiError(await save(name, body), 400, `PUT ${name.slice(0, 10)} ${JSON.stringify(body).slice(0, 30)}`);
+    }
+    const deleted = await server.request('/rest/api/preferences/queries/a%20first', { method: 'DELETE', headers: { authorization: dora } });
+    assert.equal(deleted.status, 204);
+    assert.deepEqual(
+      (await okJson<Array<{ name: string }>>(await queries(dora))).map((q) => q.name),
+      ['totals / day'],
+    );
+    await assertUnauthorizedPage(await queries(''), 'GET queries');
+  });
+
   test('preferences need authentication', async () => {
     await assertUnauthorizedPage(await server.request('/rest/api/preferences', { headers: { authorization: '' } }), 'GET');
     await assertUnauthorizedPage(

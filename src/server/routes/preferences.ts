@@ -1,7 +1,7 @@
 /**
  * GET/PUT /rest/api/preferences: the current user's REST switch, hosted link and database
  * username (spec 5, hosted variant). The link token is static: switching REST off and on
- * keeps it.
+ * keeps it. /rest/api/preferences/queries: the user's saved queries (security/saved-queries.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -10,7 +10,8 @@ import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { requireWritable } from '../auth.js';
 import { originOf } from '../errors.js';
-import { invalidBody, PreferencesBody } from '../schemas.js';
+import { removeQuery, savedQueries, saveQuery } from '../../security/saved-queries.js';
+import { invalidBody, PreferencesBody, SavedQueryBody, SavedQueryParams } from '../schemas.js';
 
 function preferencesOf(request: FastifyRequest, user: UserDef) {
   return {
@@ -44,6 +45,39 @@ export function preferencesRoutes(fastify: FastifyInstance, services: Services):
         address: request.ip,
       });
       return preferencesOf(request, user);
+    },
+  );
+  savedQueryRoutes(fastify, services);
+}
+
+function savedQueryRoutes(fastify: FastifyInstance, services: Services): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  app.get('/preferences/queries', { schema: { summary: 'Your saved queries, by name' } }, async (request) =>
+    savedQueries(services.store, request.user!.name),
+  );
+
+  app.put(
+    '/preferences/queries/:name',
+    {
+      schema: { summary: 'Save a query under a name (replacing one of that name)', params: SavedQueryParams, body: SavedQueryBody },
+      attachValidation: true,
+    },
+    async (request) => {
+      requireWritable(request, 'save queries');
+      if (invalidBody(request) || request.body === undefined) {
+        throw badRequest('The body must be {"sql": "<statement>"}.', null, 'Invalid saved query');
+      }
+      return saveQuery(services.store, request.user!.name, request.params.name, request.body.sql);
+    },
+  );
+
+  app.delete(
+    '/preferences/queries/:name',
+    { schema: { summary: 'Delete a saved query', params: SavedQueryParams } },
+    async (request, reply) => {
+      requireWritable(request, 'delete saved queries');
+      await removeQuery(services.store, request.user!.name, request.params.name);
+      return reply.code(204).send();
     },
   );
 }

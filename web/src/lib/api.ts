@@ -62,6 +62,12 @@ export interface Preferences {
   databaseUsername: string;
 }
 
+export interface SavedQuery {
+  name: string;
+  sql: string;
+  savedAt: string;
+}
+
 export interface ApiKey {
   id: string;
   owner: string;
@@ -302,12 +308,14 @@ export class Api {
     return rows.map((r) => r.Name);
   }
 
-  /** A schema's tables and views (the listing also names its procedures, which the console does not read). */
+  /** A schema's tables and views, then its procedures (Type "Procedure"). */
+  objects(schema: string): Promise<Array<{ Name: string; Type: string; Description: string | null }>> {
+    return this.json(`rest/api/source/${encodeURIComponent(schema)}`);
+  }
+
+  /** A schema's tables and views. */
   async tables(schema: string): Promise<Array<{ Name: string; Type: string; Description: string | null }>> {
-    const objects = await this.json<Array<{ Name: string; Type: string; Description: string | null }>>(
-      `rest/api/source/${encodeURIComponent(schema)}`,
-    );
-    return objects.filter((o) => o.Type !== 'Procedure');
+    return (await this.objects(schema)).filter((o) => o.Type !== 'Procedure');
   }
 
   async preview(schema: string, table: string, limit: number): Promise<Result> {
@@ -322,6 +330,11 @@ export class Api {
     return this.json('rest/api/source', { body: spec });
   }
 
+  /** PATCH: new connection properties and/or secrets, checked by vdb before they are stored. */
+  alterSource(name: string, change: { connectionProps?: string; encryptedProperties?: string }): Promise<unknown> {
+    return this.json(`rest/api/source/${encodeURIComponent(name)}`, { method: 'PATCH', body: change });
+  }
+
   async removeSource(name: string): Promise<void> {
     await this.request(`rest/api/source/${encodeURIComponent(name)}`, { method: 'DELETE' });
   }
@@ -334,6 +347,19 @@ export class Api {
 
   setRest(rest: boolean): Promise<Preferences> {
     return this.json('rest/api/preferences', { method: 'PUT', body: { rest } });
+  }
+
+  /** The user's saved queries, by name (kept by vdb, so they follow the user everywhere). */
+  savedQueries(): Promise<SavedQuery[]> {
+    return this.json('rest/api/preferences/queries');
+  }
+
+  saveQuery(name: string, sql: string): Promise<SavedQuery> {
+    return this.json(`rest/api/preferences/queries/${encodeURIComponent(name)}`, { method: 'PUT', body: { sql } });
+  }
+
+  async deleteQuery(name: string): Promise<void> {
+    await this.request(`rest/api/preferences/queries/${encodeURIComponent(name)}`, { method: 'DELETE' });
   }
 
   keys(): Promise<ApiKey[]> {

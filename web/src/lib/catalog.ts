@@ -2,6 +2,7 @@
 import type { Api } from './api.js';
 
 import { CONSOLE_MARK } from './mark.js';
+import { sqlLiteral } from './sql.js';
 
 export { CONSOLE_MARK };
 export const consoleSql = (sql: string): string => `${CONSOLE_MARK} ${sql}`;
@@ -27,4 +28,27 @@ export async function loadCatalog(api: Api): Promise<Catalog> {
     columns.push({ name: String(name), type: String(type) });
   }
   return catalog;
+}
+
+export interface ProcedureParam {
+  name: string;
+  type: string;
+  /** In: an argument; ResultSet: a column of the answer. */
+  kind: 'In' | 'ResultSet';
+  optional: boolean;
+}
+
+/** A procedure's arguments and, where the source tells them, its answer's columns (SYS.ProcedureParams). */
+export async function loadProcedureParams(api: Api, schema: string, procedure: string): Promise<ProcedureParam[]> {
+  const result = await api.query(
+    consoleSql(
+      `SELECT "Name", "DataType", "Type", "Optional" FROM SYS."ProcedureParams" WHERE "SchemaName" = ${sqlLiteral(schema)} AND "ProcedureName" = ${sqlLiteral(procedure)} ORDER BY "Type", "Position"`,
+    ),
+  );
+  return result.rows.map(([name, type, kind, optional]) => ({
+    name: String(name),
+    type: String(type),
+    kind: kind === 'ResultSet' ? 'ResultSet' : 'In',
+    optional: optional === true,
+  }));
 }

@@ -60,3 +60,48 @@ export function sourceSpec(name: string, kind: Kind, values: Record<string, stri
 /** Fields the form still lacks, by label. */
 export const missingFields = (kind: Kind, values: Record<string, string>): string[] =>
   kind.fields.filter((f) => f.required && !(values[f.key] ?? '').trim()).map((f) => f.label);
+
+/** Property text (`host=h,port=5432`, with \\ escapes) as key -> value: the inverse of the form's writing. */
+export function parseProps(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  let key = '';
+  let current = '';
+  let inKey = true;
+  const end = () => {
+    if (inKey ? current : key) out[inKey ? current : key] = inKey ? '' : current;
+    key = '';
+    current = '';
+    inKey = true;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === '\\' && i + 1 < text.length) current += text[++i];
+    else if (ch === '=' && inKey) {
+      key = current;
+      current = '';
+      inKey = false;
+    } else if (ch === ',') end();
+    else current += ch;
+  }
+  end();
+  return out;
+}
+
+/**
+ * The PATCH body of an edit: the kind's connection fields as typed, the source's other connection
+ * properties (`connectTimeoutMs`, …) as they were, and a secret only when one was typed (a blank
+ * password keeps the stored one).
+ */
+export function alteration(
+  kind: Kind,
+  values: Record<string, string>,
+  before: Record<string, string>,
+): { connectionProps: string; encryptedProperties?: string } {
+  const mine = new Set(kind.fields.map((f) => f.key));
+  const filled = (p: Field['part']): Array<[string, string]> =>
+    kind.fields.filter((f) => f.part === p && (values[f.key] ?? '').trim() !== '').map((f) => [f.key, values[f.key]!.trim()]);
+  const kept = Object.entries(before).filter(([k]) => !mine.has(k) && !(k === 'database' && mine.has('db')));
+  const connectionProps = props([...filled('connection'), ...kept]);
+  const secret = props(filled('secret'));
+  return secret ? { connectionProps, encryptedProperties: secret } : { connectionProps };
+}

@@ -38,8 +38,8 @@ function compareValues(a: Cell, b: Cell): number {
   return p < q ? -1 : p > q ? 1 : 0;
 }
 
-/** The rows sorted by column `col`, going up or down; equal values keep their order. */
-export function sortRows(rows: readonly Row[], col: number, descending: boolean): Row[] {
+/** The order of the rows sorted by column `col`, going up or down, as their indexes; equal values keep their order. */
+export function sortOrder(rows: readonly Row[], col: number, descending: boolean): number[] {
   return rows
     .map((row, i) => ({ row, i }))
     .sort((m, n) => {
@@ -49,5 +49,9 @@ export function sortRows(rows: readonly Row[], col: number, descending: boolean)
       else order = compareValues(a, b);
       return (descending ? -order : order) || m.i - n.i;
     })
-    .map((x) => x.row);
+    .map((x) => x.i);
 }
+
+/** The rows sorted by column `col`, going up or down; equal values keep their order. */
+export const sortRows = (rows: readonly Row[], col: number, descending: boolean): Row[] =>
+  sortOrder(rows, col, descending).map((i) => rows[i]!);

@@ -18,7 +18,7 @@ interface KeyValueStore {
 
 const key = (user: string) => `vdb.console.tabs.${user}`;
 
-export const newTab = (n: number, sql = ''): Tab => ({ id: `t${Date.now().toString(36)}${n}`, title: `Query ${n}`, sql });
+export const newTab = (n: number, sql = '', title = `Query ${n}`): Tab => ({ id: `t${Date.now().toString(36)}${n}`, title, sql });
 
 export function loadTabs(store: KeyValueStore, user: string): TabState {
   try {

@@ -8,6 +8,7 @@
 import { ApiError, type Api, type Row } from './api.js';
 import { countRows } from './count.js';
 import { errorRange, type ErrorRange } from './errors.js';
+import { analyze, analyzed, type Analysis } from './analyze.js';
 import { planTree, type PlanNode } from './explain.js';
 import { PagedRows } from './pages.js';
 import type { Statement } from './statements.js';
@@ -26,7 +27,7 @@ export function isPlainRead(sql: string): boolean {
   return /^(select|values|table)\b/i.test(text) && !/\binto\b/i.test(text);
 }
 
-export type Mode = 'run' | 'explain';
+export type Mode = 'run' | 'explain' | 'analyze';
 
 export interface RowsResult {
   sql: string;
@@ -47,7 +48,7 @@ export type StatementState =
   | { kind: 'waiting' }
   | { kind: 'running'; started: number }
   | { kind: 'rows'; result: RowsResult }
-  | { kind: 'plan'; nodes: PlanNode[]; elapsedMs: number }
+  | { kind: 'plan'; nodes: PlanNode[]; elapsedMs: number; analysis?: Analysis }
   | { kind: 'error'; error: ApiError | Error; range: ErrorRange | null }
   | { kind: 'cancelled'; afterMs: number | null; why: string };
 
@@ -81,7 +82,7 @@ type Saved = Statement & {
         elapsedMs: number;
         warnings: string | null;
       }
-    | { kind: 'plan'; nodes: PlanNode[]; elapsedMs: number }
+    | { kind: 'plan'; nodes: PlanNode[]; elapsedMs: number; analysis?: Analysis }
     | { kind: 'error'; status: number; title: string; description: string; hint: string | null; range: ErrorRange | null }
     | { kind: 'cancelled'; afterMs: number | null; why: string };
 };
@@ -195,9 +196,14 @@ export class Workbench {
     started: number,
     progress: ((state: StatementState) => void) | null,
   ): Promise<StatementState> {
-    if (what === 'explain') {
-      const result = await this.api.query(`EXPLAIN ${sql}`, signal);
-      return { kind: 'plan', nodes: planTree(result), elapsedMs: Date.now() - started };
+    // EXPLAIN ANALYZE typed in is run as the Explain analyze button runs it.
+    const inner = what === 'run' ? analyzed(sql) : null;
+    if (what === 'explain' || what === 'analyze' || inner !== null) {
+      const target = inner ?? sql;
+      const result = await this.api.query(`EXPLAIN ${target}`, signal);
+      const nodes = planTree(result);
+      if (what === 'explain') return { kind: 'plan', nodes, elapsedMs: Date.now() - started };
+      return { kind: 'plan', nodes, elapsedMs: Date.now() - started, analysis: await analyze(this.api, target, signal) };
     }
     let done = false;
     let ahead: Promise<unknown> = Promise.resolve();

@@ -40,9 +40,11 @@ export interface GridProps {
   /** Shows a value in full (Enter: the selected one; a double click: the one clicked). */
   onView: (cell?: Active) => void;
   onError: (err: unknown) => void;
+  /** The result's row number of each row shown (a filtered result); absent: the row's index. */
+  rowNumbers?: readonly number[];
 }
 
-export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy, onView, onError, sort, onSort }: GridProps) {
+export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy, onView, onError, sort, onSort, rowNumbers }: GridProps) {
   const scroller = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [viewport, setViewport] = useState(400);
@@ -151,8 +153,8 @@ export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy
       onKeyDown={onKey}
       data-testid="grid"
     >
-      <div class="grid-body" style={{ height: `${height + HEADER_HEIGHT}px`, minWidth: `${minWidth}px` }}>
-        <div class="grid-head" role="row" aria-rowindex={1} style={{ gridTemplateColumns: template }}>
+      <div class="grid-body" style={{ height: `${height + HEADER_HEIGHT}px`, minWidth: `${minWidth}px`, '--grid-columns': template }}>
+        <div class="grid-head" role="row" aria-rowindex={1}>
           <div role="columnheader" class="rownum">
             #
           </div>
@@ -200,33 +202,82 @@ export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy
             </div>
           ))}
         </div>
-        <div class="grid-rows" style={{ top: `${HEADER_HEIGHT + scrollTop + (first * ROW_HEIGHT - position)}px` }}>
-          {rows.map(([i, row]) => (
-            <div role="row" class="grid-row" key={i} aria-rowindex={i + 2} style={{ gridTemplateColumns: template }} data-row={i}>
-              <div role="rowheader" class="rownum">
-                {i + 1}
-              </div>
-              {columns.map((_, c) => {
-                const value = row?.[c];
-                const isActive = i === active.row && c === active.col;
-                return (
-                  <div
-                    role="gridcell"
-                    key={c}
-                    id={isActive ? activeId : undefined}
-                    aria-selected={isActive}
-                    class={`${row === undefined ? 'loading' : value === null ? 'null' : value instanceof Num ? 'num' : ''}${isActive ? ' active' : ''}`}
-                    onClick={() => onActive({ row: i, col: c })}
-                    onDblClick={() => onView({ row: i, col: c })}
-                  >
-                    {row === undefined ? '…' : cellText(value)}
-                  </div>
-                );
-              })}
-            </div>
-          ))}
-        </div>
+        <GridRows
+          rows={rows}
+          columns={columns.length}
+          numbers={rowNumbers}
+          active={active}
+          activeId={activeId}
+          offset={HEADER_HEIGHT + scrollTop + (first * ROW_HEIGHT - position)}
+          onActive={onActive}
+          onView={onView}
+        />
       </div>
+    </div>
+  );
+}
+
+interface RowsProps {
+  rows: Array<[number, Row | undefined]>;
+  columns: number;
+  numbers: readonly number[] | undefined;
+  active: Active;
+  activeId: string;
+  /** Where the first row is drawn, in px from the top of the grid's body. */
+  offset: number;
+  onActive: (a: Active) => void;
+  onView: (cell?: Active) => void;
+}
+
+/**
+ * The rows on screen. Row elements are keyed by their place on screen, not by the row they
+ * show, so scrolling reuses the same elements and changes only their text (no elements made or
+ * dropped per frame). Clicks are handled once for all cells, by the data-row and data-col of
+ * the cell clicked.
+ */
+function GridRows({ rows, columns, numbers, active, activeId, offset, onActive, onView }: RowsProps) {
+  const cellAt = (e: MouseEvent): Active | null => {
+    const cell = (e.target as HTMLElement).closest<HTMLElement>('[data-col]');
+    const row = cell?.parentElement?.dataset.row;
+    return cell && row !== undefined ? { row: Number(row), col: Number(cell.dataset.col) } : null;
+  };
+  const cols = Array.from({ length: columns }, (_, c) => c);
+  return (
+    <div
+      class="grid-rows"
+      style={{ transform: `translateY(${offset}px)` }}
+      onClick={(e) => {
+        const at = cellAt(e);
+        if (at) onActive(at);
+      }}
+      onDblClick={(e) => {
+        const at = cellAt(e);
+        if (at) onView(at);
+      }}
+    >
+      {rows.map(([i, row], slot) => (
+        <div role="row" class={i % 2 ? 'grid-row alt' : 'grid-row'} key={slot} aria-rowindex={i + 2} data-row={i}>
+          <div role="rowheader" class="rownum">
+            {(numbers?.[i] ?? i) + 1}
+          </div>
+          {cols.map((c) => {
+            const value = row?.[c];
+            const isActive = i === active.row && c === active.col;
+            return (
+              <div
+                role="gridcell"
+                key={c}
+                data-col={c}
+                id={isActive ? activeId : undefined}
+                aria-selected={isActive}
+                class={`${row === undefined ? 'loading' : value === null ? 'null' : value instanceof Num ? 'num' : ''}${isActive ? ' active' : ''}`}
+              >
+                {row === undefined ? '…' : cellText(value)}
+              </div>
+            );
+          })}
+        </div>
+      ))}
     </div>
   );
 }

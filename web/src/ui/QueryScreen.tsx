@@ -16,6 +16,7 @@ import type { OpenStatement } from './App.js';
 import { Editor, type EditorMark } from './Editor.js';
 import { PlanTree } from './PlanTree.js';
 import { ResultView } from './ResultView.js';
+import { SavedQueries } from './SavedQueries.js';
 import { SchemaTree } from './SchemaTree.js';
 import { ErrorBox, onTablistKey } from './common.js';
 
@@ -99,8 +100,8 @@ export function QueryScreen({
   const execute = (what: Mode, scope: Scope = 'cursor') => void workbench.run(tab.id, statementsOf(view.current, tab.sql, scope), what);
 
   /** A new tab holding `sql`, run at once if asked. */
-  const openTab = (sql: string, runIt: boolean) => {
-    const fresh = newTab(state.tabs.length + 1, sql);
+  const openTab = (sql: string, runIt: boolean, title?: string) => {
+    const fresh = newTab(state.tabs.length + 1, sql, title);
     setState((s) => ({ tabs: [...s.tabs, fresh], active: fresh.id }));
     if (runIt) void workbench.run(fresh.id, splitStatements(sql), 'run');
   };
@@ -194,14 +195,31 @@ export function QueryScreen({
             <button type="button" onClick={() => execute('explain')} disabled={running} data-testid="explain" title="Ctrl+Shift+Enter">
               Explain
             </button>
+            <button
+              type="button"
+              onClick={() => execute('analyze')}
+              disabled={running}
+              data-testid="explain-analyze"
+              title="The plan, then the statement run (as EXPLAIN ANALYZE: a write writes), with its time, rows and what the sources received"
+            >
+              Explain analyze
+            </button>
             <button type="button" onClick={() => workbench.cancel(tab.id)} disabled={!running} data-testid="cancel">
               Cancel
             </button>
+            <SavedQueries
+              api={api}
+              sql={tab.sql}
+              title={tab.title}
+              onOpen={(q) => openTab(q.sql, false, q.name)}
+              onSaved={(name) => setState((s) => ({ ...s, tabs: s.tabs.map((t) => (t.id === tab.id ? { ...t, title: name } : t)) }))}
+            />
             <span class="muted small" role="status" data-testid="run-status">
-              {st?.kind === 'running' && `${shown?.what === 'explain' ? 'Explaining' : 'Running'}… ${duration(Date.now() - st.started)}`}
+              {st?.kind === 'running' &&
+                `${{ explain: 'Explaining', analyze: 'Running and explaining', run: 'Running' }[shown?.what ?? 'run']}… ${duration(Date.now() - st.started)}`}
               {st?.kind === 'waiting' && 'Waiting for the statements before it…'}
               {st?.kind === 'cancelled' && `${st.why}${st.afterMs === null ? '' : ` after ${duration(st.afterMs)}`}.`}
-              {st?.kind === 'plan' && `Plan in ${duration(st.elapsedMs)}.`}
+              {st?.kind === 'plan' && `${st.analysis ? 'Run and plan' : 'Plan'} in ${duration(st.elapsedMs)}.`}
             </span>
             <span class="muted small kbd-help">
               Ctrl+Enter runs · Ctrl+Alt+Enter runs all · Ctrl+Shift+Enter explains · Ctrl+Space completes
@@ -227,7 +245,7 @@ export function QueryScreen({
             </div>
           )}
           {st?.kind === 'error' && <ErrorBox error={st.error} />}
-          {st?.kind === 'plan' && <PlanTree nodes={st.nodes} />}
+          {st?.kind === 'plan' && <PlanTree nodes={st.nodes} analysis={st.analysis} />}
           {st?.kind === 'rows' && <ResultView key={st.result.requestId} api={api} result={st.result} />}
         </div>
         {/* Beside the editor on the right, after it in the Tab order: the editor is reached first. */}

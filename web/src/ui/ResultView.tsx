@@ -1,5 +1,5 @@
 /** A result: the grid, its toolbar (copy, CSV, chart) and its row count and time. */
-import { useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Api } from '../lib/api.js';
 import type { RowsResult } from '../lib/workbench.js';
 import { copyText } from '../lib/clipboard.js';
@@ -7,7 +7,8 @@ import { csvBody } from '../lib/csv.js';
 import { cellText, count, duration, isNumericColumn, rowText } from '../lib/format.js';
 import { Grid, type Active, type Sort } from './Grid.js';
 import { PagedRows } from '../lib/pages.js';
-import { sortRows } from '../lib/sort.js';
+import { sortOrder } from '../lib/sort.js';
+import { FilterBox, filteredCount, useRowFilter } from './RowFilter.js';
 import { Chart } from './Chart.js';
 import { ErrorBox, Note } from './common.js';
 import { RawJson, jsonPretty, type JsonValue } from '../lib/json.js';
@@ -57,13 +58,17 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
   /** Sorted in the browser only when every row is loaded: one chunk holds the whole result. */
   const [sort, setSort] = useState<Sort | null>(null);
   const whole = !result.provisional && result.total !== null && result.total <= result.first.length;
-  const pages = useMemo(
-    () =>
-      sort && whole
-        ? new PagedRows(async () => [], result.pages.pageSize, sortRows(result.first, sort.col, sort.descending))
-        : result.pages,
-    [sort, whole, result],
-  );
+  const filter = useRowFilter(api, result, whole);
+  const { filtered } = filter;
+  /** The rows held in the browser (every row, or those the filter found): the ones a sort may order. */
+  const held = useMemo(() => filtered ?? (whole ? { rows: result.first, numbers: null } : null), [filtered, whole, result]);
+  const [pages, rowNumbers] = useMemo(() => {
+    if (!held || (!sort && !filtered)) return [result.pages, undefined] as const;
+    const order = sort ? sortOrder(held.rows, sort.col, sort.descending) : held.rows.map((_, i) => i);
+    const rows = order.map((i) => held.rows[i]!);
+    return [new PagedRows(async () => [], Math.max(1, rows.length), rows), order.map((i) => held.numbers?.[i] ?? i)] as const;
+  }, [sort, held, result]);
+  useEffect(() => setActive((a) => ({ row: 0, col: a.col })), [filtered]);
   const [viewing, setViewing] = useState<{ column: string; value: JsonValue | undefined } | null>(null);
   const view = async (cell: Active = active) => {
     try {
@@ -73,7 +78,8 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
       setError(err);
     }
   };
-  const rowCount = result.total ?? result.first.length;
+  const resultRows = result.total ?? result.first.length;
+  const rowCount = filtered ? filtered.rows.length : resultRows;
   const numeric = useMemo(
     () =>
       result.columns
@@ -157,11 +163,13 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
     <section class="result" aria-label="Result">
       <div class="toolbar" role="toolbar" aria-label="Result actions">
         <span class="count" data-testid="row-count" role="status">
-          {result.provisional
-            ? `Showing the first ${count(result.first.length)} · computing the whole result…`
-            : result.total === null
-              ? `${count(result.first.length)}+ rows, counting…`
-              : `${count(result.total)} ${result.total === 1 ? 'row' : 'rows'}`}{' '}
+          {filtered
+            ? filteredCount(filtered, resultRows)
+            : result.provisional
+              ? `Showing the first ${count(result.first.length)} · computing the whole result…`
+              : result.total === null
+                ? `${count(result.first.length)}+ rows, counting…`
+                : `${count(result.total)} ${result.total === 1 ? 'row' : 'rows'}`}{' '}
           · {duration(result.elapsedMs)}
         </span>
         <button type="button" onClick={() => copy('cell')} disabled={rowCount === 0} title="Ctrl+C in the grid">
@@ -213,6 +221,12 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
         >
           Chart
         </button>
+        <FilterBox filter={filter} disabled={result.provisional === true} />
+        {filter.status && (
+          <span class="muted small" role="status" data-testid="filter-status">
+            {filter.status}
+          </span>
+        )}
         <Note text={note} />
       </div>
       {result.warnings && (
@@ -220,7 +234,7 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
           Warnings: {result.warnings}
         </p>
       )}
-      <ErrorBox error={error} />
+      <ErrorBox error={error ?? filter.error} />
       {viewing && <ValueViewer column={viewing.column} value={viewing.value} onClose={() => setViewing(null)} />}
       {chart && <Chart columns={result.columns} numeric={numeric} rows={result.first} />}
       {result.columns.length > 0 ? (
@@ -228,9 +242,10 @@ export function ResultView({ api, result }: { api: Api; result: RowsResult }) {
           columns={result.columns}
           types={result.types}
           pages={pages}
-          sort={whole ? sort : null}
+          sort={held ? sort : null}
+          rowNumbers={rowNumbers}
           onSort={
-            whole
+            held
               ? (col) => setSort(sort?.col === col ? (sort.descending ? null : { col, descending: true }) : { col, descending: false })
               : null
           }

@@ -2,12 +2,14 @@
  * The schema tree beside the editor: the schemas the user sees (GET /rest/api/source), a
  * schema's tables and views when it is opened (GET /rest/api/source/{name}), a table's columns
  * with their types (SYS.Columns, the catalog completion reads too). A click types the name in at
- * the cursor; a table's Preview runs SELECT * … LIMIT 100 in a new tab. The filter searches the
- * whole catalog: schemas, tables and columns whose name holds the text.
+ * the cursor; a table's Preview runs SELECT * … LIMIT 100 in a new tab. A schema's procedures
+ * follow its tables; opening one lists its arguments and the columns of its answer
+ * (SYS.ProcedureParams). The filter searches the whole catalog: schemas, tables and columns
+ * whose name holds the text.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Api } from '../lib/api.js';
-import type { Catalog, ColumnInfo } from '../lib/catalog.js';
+import { loadProcedureParams, type Catalog, type ColumnInfo, type ProcedureParam } from '../lib/catalog.js';
 import { quoteIdent } from '../lib/sql.js';
 import { ErrorBox } from './common.js';
 
@@ -32,18 +34,22 @@ export function SchemaTree({ api, catalog, onInsert, onPreview }: Props) {
   const [filter, setFilter] = useState('');
   const [open, setOpen] = useState(new Set<string>());
   const [tables, setTables] = useState(new Map<string, TableEntry[]>());
+  const [params, setParams] = useState(new Map<string, ProcedureParam[]>());
 
   useEffect(() => {
     api.schemas().then(setSchemas, setError);
   }, [api]);
 
-  const toggle = (key: string, schema?: string) => {
+  const toggle = (key: string, schema?: string, procedure?: string) => {
     const next = new Set(open);
     if (next.has(key)) next.delete(key);
     else {
       next.add(key);
-      if (schema !== undefined && !tables.has(schema)) {
-        api.tables(schema).then(
+      if (schema !== undefined && procedure !== undefined) {
+        if (!params.has(key))
+          loadProcedureParams(api, schema, procedure).then((list) => setParams((m) => new Map(m).set(key, list)), setError);
+      } else if (schema !== undefined && !tables.has(schema)) {
+        api.objects(schema).then(
           (list) =>
             setTables((m) =>
               new Map(m).set(
@@ -87,6 +93,58 @@ export function SchemaTree({ api, catalog, onInsert, onPreview }: Props) {
         </li>
       ))
     );
+
+  const paramItems = (list: ProcedureParam[] | undefined) =>
+    list === undefined ? (
+      <li class="muted small">Loading…</li>
+    ) : list.length === 0 ? (
+      <li class="muted small">No arguments.</li>
+    ) : (
+      list.map((p) => (
+        <li key={`${p.kind} ${p.name}`}>
+          <button
+            type="button"
+            class={`tree-item ${p.kind === 'In' ? 'argument' : 'column'}`}
+            onClick={() => onInsert(p.kind === 'In' ? `${sqlName(p.name)} => ` : sqlName(p.name))}
+            title={p.kind === 'In' ? `Insert the argument ${p.name} =>` : `Insert ${p.name}`}
+          >
+            <span class="name">{p.name}</span> <span class="type">{p.type}</span>
+            <span class="type">{p.kind === 'In' ? (p.optional ? ' argument, optional' : ' argument') : ' column of the answer'}</span>
+          </button>
+        </li>
+      ))
+    );
+
+  const procedureItem = (schema: string, procedure: string) => {
+    const key = `${schema}\u0000${procedure}()`;
+    const expanded = open.has(key);
+    const qualified = `${sqlName(schema)}.${sqlName(procedure)}`;
+    return (
+      <li key={`${procedure}()`}>
+        <span class="tree-row">
+          <button
+            type="button"
+            class="twisty"
+            aria-expanded={expanded}
+            aria-label={`Arguments of ${schema}.${procedure}`}
+            onClick={() => toggle(key, schema, procedure)}
+          >
+            {expanded ? '▾' : '▸'}
+          </button>
+          <button
+            type="button"
+            class="tree-item procedure"
+            onClick={() => onInsert(qualified)}
+            title={`Insert ${qualified} (call it with CALL ${qualified}(…))`}
+          >
+            {procedure}
+            <span class="type"> procedure</span>
+          </button>
+        </span>
+        {expanded && <ul>{paramItems(params.get(key))}</ul>}
+      </li>
+    );
+  };
 
   const tableItem = (schema: string, table: string, type: string, columns: ColumnInfo[] | undefined, forceOpen: boolean) => {
     const key = `${schema}\u0000${table}`;
@@ -177,7 +235,11 @@ export function SchemaTree({ api, catalog, onInsert, onPreview }: Props) {
                   <ul>
                     {list === undefined && <li class="muted small">Loading…</li>}
                     {list?.length === 0 && <li class="muted small">No tables.</li>}
-                    {list?.map((t) => tableItem(schema, t.name, t.type, catalog?.get(schema)?.get(t.name), false))}
+                    {list?.map((t) =>
+                      t.type === 'Procedure'
+                        ? procedureItem(schema, t.name)
+                        : tableItem(schema, t.name, t.type, catalog?.get(schema)?.get(t.name), false),
+                    )}
                   </ul>
                 )}
               </li>

@@ -5,10 +5,10 @@
 import { useRef, useState } from 'preact/hooks';
 import type { Api, Result } from '../lib/api.js';
 import { consoleSql } from '../lib/catalog.js';
-import { KINDS, missingFields, sourceSpec } from '../lib/props.js';
 import { callProcedure, quoteIdent, sqlLiteral } from '../lib/sql.js';
 import { mayAddSource, mayAlterSource, mayRefreshSource, type Grants } from '../lib/permissions.js';
 import { DataTable, ErrorBox, useLoad } from './common.js';
+import { AddSource, EditSource } from './SourceForm.js';
 
 type Health = { state: 'checking' } | { state: 'ok' } | { state: 'empty' } | { state: 'failed'; message: string };
 
@@ -40,6 +40,7 @@ export function Sources({ api, grants, openInEditor }: { api: Api; grants: Grant
   const [health, setHealth] = useState(new Map<string, Health>());
   const [selected, setSelected] = useState<string | null>(null);
   const [adding, setAdding] = useState(false);
+  const [editing, setEditing] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [message, setMessage] = useState<string | null>(null);
   // Bumped by every change (refresh, removal): the browser below then reads the tables again.
@@ -117,6 +118,21 @@ export function Sources({ api, grants, openInEditor }: { api: Api; grants: Grant
           }}
         />
       )}
+      {editing && list.value?.some((s) => s.name === editing) && (
+        <EditSource
+          key={editing}
+          api={api}
+          name={editing}
+          template={list.value.find((s) => s.name === editing)!.kind}
+          connection={list.value.find((s) => s.name === editing)!.connection}
+          onCancel={() => setEditing(null)}
+          onSaved={() => {
+            const name = editing;
+            setEditing(null);
+            void act(async () => `Source ${name} now connects with the new settings.`);
+          }}
+        />
+      )}
       {message && (
         <p class="notice" role="status">
           {message}
@@ -165,6 +181,11 @@ export function Sources({ api, grants, openInEditor }: { api: Api; grants: Grant
                       {own && mayRefreshSource(grants, s.name) && (
                         <button type="button" onClick={() => refresh(s.name)}>
                           Refresh
+                        </button>
+                      )}
+                      {own && mayAlterSource(grants, s.name) && (
+                        <button type="button" onClick={() => setEditing(editing === s.name ? null : s.name)} aria-label={`Edit ${s.name}`}>
+                          Edit
                         </button>
                       )}
                       {own && mayAlterSource(grants, s.name) && (
@@ -258,120 +279,5 @@ function Browse({ api, schema, openInEditor }: { api: Api; schema: string; openI
         </>
       )}
     </section>
-  );
-}
-
-/** The add-source form. "Test connection" adds the source under a throw-away name and removes it again. */
-function AddSource({ api, onAdded }: { api: Api; onAdded: (name: string) => void }) {
-  const [name, setName] = useState('');
-  const [template, setTemplate] = useState(KINDS[0]!.template);
-  const [values, setValues] = useState<Record<string, string>>({});
-  const [description, setDescription] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [status, setStatus] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const kind = KINDS.find((k) => k.template === template)!;
-
-  const check = () => {
-    const missing = missingFields(kind, values);
-    if (missing.length > 0) throw new Error(`Fill in: ${missing.join(', ')}.`);
-  };
-  const test = async () => {
-    setError(null);
-    setStatus(null);
-    setBusy(true);
-    // The API has no dry run: adding connects and imports, so a test adds under a name of its own and removes it.
-    const probe = `console_test_${Math.random().toString(36).slice(2, 10)}`;
-    try {
-      check();
-      const added = await api.addSource(sourceSpec(probe, kind, values));
-      await api.removeSource(probe);
-      setStatus(`Connection works: ${added.tables.length} table(s) found.`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const save = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
-    setStatus(null);
-    setBusy(true);
-    try {
-      check();
-      const added = await api.addSource(sourceSpec(name, kind, values, description));
-      onAdded(added.name);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <form class="card add-source" onSubmit={save} aria-label="Add a data source">
-      <div class="form-grid">
-        <label>
-          Name
-          <input
-            name="source-name"
-            value={name}
-            onInput={(e) => setName(e.currentTarget.value)}
-            required
-            pattern="[A-Za-z_][A-Za-z0-9_$]{0,62}"
-          />
-        </label>
-        <label>
-          Kind
-          <select name="source-kind" value={template} onChange={(e) => setTemplate(e.currentTarget.value)}>
-            {KINDS.map((k) => (
-              <option key={k.template} value={k.template}>
-                {k.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        {kind.fields.map((f) => (
-          <label key={`${template}-${f.key}`}>
-            {f.label}
-            {f.required ? ' *' : ''}
-            {f.type === 'password' ? (
-              <input
-                name={f.key}
-                type="password"
-                value={values[f.key] ?? ''}
-                autocomplete="new-password"
-                onInput={(e) => setValues({ ...values, [f.key]: e.currentTarget.value })}
-              />
-            ) : (
-              <input
-                name={f.key}
-                inputMode={f.numeric ? 'numeric' : undefined}
-                placeholder={f.placeholder}
-                value={values[f.key] ?? ''}
-                autocomplete="off"
-                onInput={(e) => setValues({ ...values, [f.key]: e.currentTarget.value })}
-              />
-            )}
-          </label>
-        ))}
-        <label class="wide">
-          Description
-          <input name="description" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
-        </label>
-      </div>
-      <div class="toolbar">
-        <button type="button" onClick={test} disabled={busy} data-testid="test-connection">
-          Test connection
-        </button>
-        <button type="submit" class="primary" disabled={busy} data-testid="save-source">
-          Save source
-        </button>
-        <span role="status" class="notice-inline" data-testid="test-status">
-          {status ?? ''}
-        </span>
-      </div>
-      <ErrorBox error={error} />
-    </form>
   );
 }
