@@ -27,7 +27,7 @@ const SF = Number(process.env.VDB_TEST_TPCH_SF ?? 0.1);
 const KNOWN_REFUSALS = new Map<number, RegExp>();
 
 /** Queries whose EXPLAIN reads a table of over 100,000 x SF rows with no condition, at scale 0.1. */
-const KNOWN_WHOLE_READS = [5, 8, 10, 13, 18, 22];
+const KNOWN_WHOLE_READS = [5, 8, 10, 13, 18];
 
 let server: TestServer;
 let loaded: Loaded;

@@ -28,6 +28,12 @@ export class PostgresPredicates extends PredicateGenerator {
     return 'exact';
   }
 
+  /** PostgreSQL's own substring, over columns of its text types (others have no substring, or another). */
+  protected override substringSql(column: ColumnDef, sql: string, start: number, count: number | null): string | null {
+    if (!/^(text|character varying(\(\d+\))?|character(\(\d+\))?|bpchar)$/.test(column.sourceType ?? '')) return null;
+    return `substring(${sql} FROM ${start}${count === null ? '' : ` FOR ${count}`})`;
+  }
+
   like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
     return { sql: `${column} ${negated ? 'NOT ' : ''}${caseInsensitive ? 'ILIKE' : 'LIKE'} ${pattern}`, exact: true };
   }

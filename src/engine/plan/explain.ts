@@ -151,7 +151,7 @@ function explainStatement(
     const pushed = [
       plan.filter ? 'conditions' : null,
       plan.columns.length < resolved.table.columns.length ? 'columns' : null,
-      plan.aggregates ? 'partial aggregation' : null,
+      plan.aggregates ? (plan.aggregates.length > 0 ? 'partial aggregation' : 'distinct rows') : null,
       plan.limit !== undefined ? 'order and limit' : null,
       ...dependent,
       rowsEstimate,

@@ -9,6 +9,7 @@ import type { PlanCatalog } from './plan-catalog.js';
 import type { BoundStatement, BoundTable } from '../access/bind.js';
 import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';
+import { planDistinctReads } from './distinct-reads.js';
 import { planGroupLookup } from './key-lookup.js';
 import { planScans, type ScanPlan } from './scans.js';
 import { walk } from '../tree/ast.js';
@@ -49,6 +50,7 @@ export function planStatement(
   bytewise: ReadonlyMap<string, boolean> = new Map(),
 ): StatementPlan {
   const scans = planScans(bound, registry, { pushdown });
+  if (pushdown) planDistinctReads(bound, scans, registry);
   const joins = pushdown ? planJoinPushdown(bound, scans, registry, bytewise) : null;
   if (joins) {
     const members = new Set(joins.groups.flatMap((g) => g.members));
