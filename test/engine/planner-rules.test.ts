@@ -197,7 +197,7 @@ test('conditions: a prefix of a text column (substring, left) compared with cons
     assert.doesNotMatch(await sourceSql(sql), /WHERE/, sql);
 });
 
-test('dependent join: a correlated subquery (also NOT EXISTS) takes the keys of the outer table it is correlated to', async () => {
+test('dependent join: a correlated subquery (also NOT EXISTS) takes the keys of the outer table it is correlated to; a table only EXISTS reads sends distinct rows', async () => {
   const options = { wholeStatements: false, dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 } };
   for (const sql of [
     "SELECT m.id FROM my.customers m WHERE m.country = 'DE' AND NOT EXISTS (SELECT * FROM pg.orders o WHERE o.customer_id = m.id)",
@@ -210,6 +210,20 @@ test('dependent join: a correlated subquery (also NOT EXISTS) takes the keys of 
     const orders = rows.find((r) => r[1] === 'pg')!;
     assert.match(String(orders[4]), /keys of (my\.customers\.id|lite\.items\.made) \(dependent join.*: dependent\)/, sql);
   }
+  // Orders is read only by the NOT EXISTS: its distinct keys, each customer's key probed at PostgreSQL.
+  const { rows: probed } = await explained(
+    "SELECT m.id FROM my.customers m WHERE m.country = 'DE' AND NOT EXISTS (SELECT * FROM pg.orders o WHERE o.customer_id = m.id)",
+    options,
+  );
+  const orders = probed.find((r) => r[1] === 'pg')!;
+  assert.match(String(orders[4]), /^columns, distinct rows \(with keys: the keys that have a row, probed at the source\), keys of/);
+  assert.equal(orders[5], 'COPY (SELECT "customer_id" FROM "public"."orders" GROUP BY "customer_id") TO STDOUT');
+  // A subquery that counts its rows needs every one of them.
+  const { rows: counted } = await explained(
+    'SELECT m.id FROM my.customers m WHERE EXISTS (SELECT 1 FROM pg.orders o WHERE o.customer_id = m.id HAVING count(*) > 1)',
+    options,
+  );
+  assert.doesNotMatch(String(counted.find((r) => r[1] === 'pg')![4]), /distinct rows/);
   // Correlated by an OR: a row of orders may be used without matching.
   const { rows } = await explained(
     "SELECT m.id FROM my.customers m WHERE m.country = 'DE' AND NOT EXISTS (SELECT * FROM pg.orders o WHERE o.customer_id = m.id OR o.status = 'x')",

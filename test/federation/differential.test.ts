@@ -490,10 +490,20 @@ test('NOT EXISTS over another source: the subquery reads the distinct keys of th
     a.sourceSql.some((q) => q.includes("WHERE (SUBSTRING(`name`, 1, 1) IN ('a', 'B'))")),
     a.sourceSql.join(' | '),
   );
+  // Which of the customers' keys have an order: a probe each, not every order's key.
   assert.match(
     a.sourceSql.find((q) => q.startsWith('COPY')) ?? '',
-    /WHERE \("customer_id" IN \([\d, ]+\)\) GROUP BY "customer_id"/,
+    /FROM unnest\('\{[\d,]+\}'::int8\[\]\) AS __vdb_probe\(key\) WHERE EXISTS \(SELECT FROM "\w+"\."orders" WHERE "customer_id" = __vdb_probe\.key\)/,
     a.sourceSql.join(' | '),
+  );
+  // Without keys to probe, the distinct rows of the columns the subquery uses.
+  const semi = 'SELECT count(*) FROM lite.customers l WHERE l.id IN (SELECT o.customer_id FROM pg.orders o)';
+  const b = await rows(scansOnly, semi);
+  assert.equal(b.json, (await rows(local, semi)).json);
+  assert.match(
+    b.sourceSql.find((q) => q.startsWith('COPY')) ?? '',
+    /SELECT "customer_id" FROM "\w+"\."orders" GROUP BY "customer_id"/,
+    b.sourceSql.join(' | '),
   );
 });
 

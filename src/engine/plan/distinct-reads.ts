@@ -42,8 +42,17 @@ export function planDistinctReads(bound: BoundStatement, scans: Map<string, Scan
     // Groups are known only where every column's distinct values are.
     if (scan.columns.some((c) => distinctOf(resolved.table, c) === null)) continue;
     if (groupsOf(resolved.table, scan.columns, scan.rows) > scan.rows * MAX_GROUP_SHARE) continue;
-    const taken = (registry.connectorOf(resolved.source) as RowConnector).pushdown.applyAggregation(scan.columns, []);
-    if (taken && taken.keys.length === scan.columns.length) scans.set(loadName, { ...scan, aggregates: [] });
+    const connector = registry.connectorOf(resolved.source) as RowConnector;
+    const taken = connector.pushdown.applyAggregation(scan.columns, []);
+    if (!taken || taken.keys.length !== scan.columns.length) continue;
+    // One key column that takes another load's keys: which of those keys have a row, a probe each.
+    const [only] = scan.columns;
+    const probe =
+      scan.columns.length === 1 &&
+      scan.dependencies.length > 0 &&
+      scan.dependencies.every((d) => d.column.name === only!.name) &&
+      connector.dialect.probesKeys(only!);
+    scans.set(loadName, { ...scan, aggregates: [], ...(probe ? { probe } : {}) });
   }
 }
 

@@ -151,7 +151,13 @@ function explainStatement(
     const pushed = [
       plan.filter ? 'conditions' : null,
       plan.columns.length < resolved.table.columns.length ? 'columns' : null,
-      plan.aggregates ? (plan.aggregates.length > 0 ? 'partial aggregation' : 'distinct rows') : null,
+      plan.aggregates
+        ? plan.aggregates.length > 0
+          ? 'partial aggregation'
+          : plan.probe
+            ? 'distinct rows (with keys: the keys that have a row, probed at the source)'
+            : 'distinct rows'
+        : null,
       plan.limit !== undefined ? 'order and limit' : null,
       ...dependent,
       rowsEstimate,

@@ -69,6 +69,8 @@ export interface ScanPlan {
   aggregates?: Array<PartialAggregate & { alias: string; type: string }>;
   /** The smaller load whose rows' numbers the partial aggregation may group by instead of its key (key-lookup.ts). */
   groupLookup?: GroupLookup;
+  /** Distinct rows of one key column: with dependent-join keys, the source is asked which keys have a row (distinct-reads.ts). */
+  probe?: boolean;
 }
 
 export interface PlanOptions {
