@@ -320,6 +320,18 @@ test('dependent join: a scan narrowed by keys hands on its narrowed estimate to 
   );
 });
 
+test("dependent join: a join at a source hands its result's keys on where the estimates choose them", async () => {
+  const { rows } = await explained(
+    "SELECT o.id, m.name FROM pg.orders o JOIN pg.customers c ON c.id = o.customer_id JOIN my.customers m ON m.id = c.id WHERE o.status = 'open' AND o.created >= DATE '2025-01-01'",
+    { dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 } },
+  );
+  assert.equal(rows[0]![3], 'pg.orders + pg.customers -> __vdb_join_1', JSON.stringify(rows));
+  assert.match(
+    String(rows.find((r) => r[1] === 'my')![4]),
+    /^columns, keys of pg\.customers\.id \(joined at pg\) \(dependent join, .*estimates: 6667 rows and 6667 keys against 100000 rows .*: dependent\), estimate 100000 rows$/,
+  );
+});
+
 test('join pushdown: an IN subquery over the same PostgreSQL source runs inside its join; a correlated one stays in the engine', async () => {
   const options = { dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 } };
   const inside = await explained(

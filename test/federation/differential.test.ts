@@ -507,6 +507,18 @@ test('NOT EXISTS over another source: the subquery reads the distinct keys of th
   );
 });
 
+test("a join at one source hands its result's keys to another source's table", async () => {
+  const sql =
+    "SELECT m.name, o.id FROM pg.orders o JOIN pg.customers c ON c.id = o.customer_id JOIN my.customers m ON m.id = c.id WHERE o.status = 'paid' AND o.qty > 1 ORDER BY 2";
+  const a = await rows(scansOnly, sql);
+  assert.equal(a.json, (await rows(local, sql)).json);
+  assert.ok(
+    a.sourceSql.some((q) => / AS "o", .* AS "c" WHERE /.test(q)),
+    a.sourceSql.join(' | '),
+  );
+  assert.match(a.sourceSql.find((q) => q.includes('`customers`')) ?? '', /WHERE \(`id` IN \([\d, ]+\)\)/, a.sourceSql.join(' | '));
+});
+
 test("a condition on one side of an equi-join reaches the other side's source too", async () => {
   const sql = 'SELECT o.id, c.name FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.id BETWEEN 2 AND 5 ORDER BY o.id';
   const a = await rows(scansOnly, sql);

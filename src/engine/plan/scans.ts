@@ -56,7 +56,13 @@ export interface ScanPlan {
    * Equi-joins that may reduce this table to the keys another load holds (dependent join):
    * rows whose `column` matches no `fromColumn` value of load `from` cannot be in the answer.
    */
-  dependencies: Array<{ column: ColumnDef; from: string; fromColumn: ColumnDef }>;
+  dependencies: Array<{
+    column: ColumnDef;
+    from: string;
+    fromColumn: ColumnDef;
+    /** Where `from` is a join at a source (planner.ts): the table of `fromColumn`, for its statistics. */
+    fromTable?: TableDef;
+  }>;
   /** Only the first rows, in this order, are needed (a single-table statement with LIMIT). */
   orderBy?: SortKey[];
   limit?: number;
