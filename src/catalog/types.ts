@@ -26,7 +26,8 @@ export interface ColumnDef {
   /**
    * The type as the source declares it, where it matters beyond `type`: SQLite's affinity;
    * PostgreSQL's name of a column read as VARCHAR (`character(5)`: its values padded, compared
-   * without the padding). PostgreSQL columns imported before 0.2.0 have none (a refresh records it).
+   * without the padding); MySQL's COLUMN_TYPE of a column read as VARCHAR (`char(15)`, `enum(...)`).
+   * PostgreSQL columns imported before 0.2.0, MySQL ones by 0.2.0, have none (a refresh records it).
    */
   sourceType?: string;
   /** The source's collation of a text column, when it is not bytewise (orders text differently). */

@@ -97,6 +97,22 @@ export abstract class SourceDialect {
     return false;
   }
 
+  /**
+   * Whether the source may be asked which of many keys of `column` have a row (keyProbeSql):
+   * a probe a key (an index serves it) instead of a scan for all of them.
+   */
+  probesKeys(_column: ColumnDef): boolean {
+    return false;
+  }
+
+  /**
+   * The distinct keys among `keys` for which `table` has a row whose `column` equals the key and
+   * that meets `filter`, as one SELECT of one column; only where `probesKeys(column)`.
+   */
+  keyProbeSql(_table: TableDef, _column: ColumnDef, _keys: readonly string[], _filter: string | undefined): string {
+    throw new Error('this source probes no keys');
+  }
+
   /** Whether grouping by these columns at the source makes the engine's groups (partial aggregation). */
   groupsLikeEngine(_keys: readonly ColumnDef[]): boolean {
     return true;

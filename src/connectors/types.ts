@@ -113,6 +113,11 @@ export interface ScanRequest {
    * least key of the group; rows whose key has no number are left out (plan/key-lookup.ts).
    */
   groupLookup?: KeyLookup;
+  /**
+   * With `aggregates` empty and one column (distinct rows, plan/distinct-reads.ts): the rows are
+   * the keys among these that have a row meeting `filter` (SourceDialect.keyProbeSql).
+   */
+  probeKeys?: readonly string[];
   /** Order of the rows (with the engine's NULL placement) when `limit` is set. */
   orderBy?: SortKey[];
   /** Only the first rows are needed (the engine still applies the statement's own LIMIT). */

@@ -30,8 +30,10 @@ export function withStatistics(def: TableDef, stats: Record<string, [number | nu
   return def;
 }
 
-function withSourceTypes(def: TableDef, types: string[]): TableDef {
-  def.columns.forEach((c, i) => (c.sourceType = types[i]));
+function withSourceTypes(def: TableDef, types: Array<string | undefined>): TableDef {
+  def.columns.forEach((c, i) => {
+    if (types[i] !== undefined) c.sourceType = types[i];
+  });
   return def;
 }
 
@@ -86,16 +88,19 @@ export function planSources(dataDir: string): SourceDef[] {
             ),
             { customer_id: [100_000, 0], status: [4, 0.2] },
           ),
-          table(
-            'customers',
-            '"public"."customers"',
-            100_000,
-            [
-              ['id', 'BIGINT'],
-              ['name', 'VARCHAR'],
-              ['country', 'VARCHAR'],
-            ],
-            1002,
+          withSourceTypes(
+            table(
+              'customers',
+              '"public"."customers"',
+              100_000,
+              [
+                ['id', 'BIGINT'],
+                ['name', 'VARCHAR'],
+                ['country', 'VARCHAR'],
+              ],
+              1002,
+            ),
+            [undefined, 'text', 'character varying(2)'],
           ),
         ],
         1000,
@@ -105,17 +110,21 @@ export function planSources(dataDir: string): SourceDef[] {
         'mysql',
         { host: '127.0.0.1', port: '1', db: 'none', user: 'none' },
         [
-          table(
-            'customers',
-            '`none`.`customers`',
-            100_000,
-            [
-              ['id', 'BIGINT'],
-              ['name', 'VARCHAR'],
-              ['country', 'VARCHAR'],
-              ['created', 'DATE'],
-            ],
-            1011,
+          // MySQL's COLUMN_TYPE of the text columns, as its importer records them.
+          withSourceTypes(
+            table(
+              'customers',
+              '`none`.`customers`',
+              100_000,
+              [
+                ['id', 'BIGINT'],
+                ['name', 'VARCHAR'],
+                ['country', 'VARCHAR'],
+                ['created', 'DATE'],
+              ],
+              1011,
+            ),
+            [undefined, 'varchar(40)', 'char(2)', undefined],
           ),
         ],
         1010,

@@ -172,6 +172,66 @@ test("semi-joins: IN and EXISTS let the outer table take the keys of the subquer
   assert.doesNotMatch(String(rows.find((r) => r[1] === 'pg')![4]), /keys of/);
 });
 
+test('conditions: a prefix of a text column (substring, left) compared with constants goes to MySQL and PostgreSQL', async () => {
+  const sourceSql = async (sql: string) => {
+    const { rows } = await explained(sql, { wholeStatements: false });
+    return String(rows[0]![5]);
+  };
+  // MySQL compares it under the column's collation (a superset): the engine applies it again.
+  const my = await explained("SELECT id FROM my.customers WHERE substring(country FROM 1 FOR 1) IN ('D', 'F')", { wholeStatements: false });
+  assert.equal(my.rows[0]![5], "SELECT `id`, `country` FROM `none`.`customers` WHERE (SUBSTRING(`country`, 1, 1) IN ('D', 'F'))");
+  assert.match(String(my.rows.at(-1)![5]), /WHERE\s+substr\(country, /);
+  assert.equal(
+    await sourceSql("SELECT id FROM pg.customers WHERE left(name, 3) = 'Ann' AND substring(country, 2) = 'E'"),
+    'COPY (SELECT "id", "name", "country" FROM "public"."customers" WHERE (substring("name" FROM 1 FOR 3) = \'Ann\') AND (substring("country" FROM 2) = \'E\')) TO STDOUT',
+  );
+  // Positions before the first character (counted otherwise by each source), counts not constant,
+  // a column not declared as text (MySQL's date, a PostgreSQL column of unknown type): not pushed.
+  for (const sql of [
+    "SELECT id FROM my.customers WHERE substring(country FROM 0 FOR 2) = 'D'",
+    "SELECT id FROM my.customers WHERE substring(country FROM 1 FOR id) = 'D'",
+    "SELECT id FROM my.customers WHERE left(country, -1) = 'D'",
+    "SELECT id FROM pg.orders WHERE substring(status FROM 1 FOR 1) = 'o'",
+    "SELECT id FROM lite.items WHERE substring(label FROM 1 FOR 1) = 'x'",
+  ])
+    assert.doesNotMatch(await sourceSql(sql), /WHERE/, sql);
+});
+
+test('dependent join: a correlated subquery (also NOT EXISTS) takes the keys of the outer table it is correlated to; a table only EXISTS reads sends distinct rows', async () => {
+  const options = { wholeStatements: false, dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 } };
+  for (const sql of [
+    "SELECT m.id FROM my.customers m WHERE m.country = 'DE' AND NOT EXISTS (SELECT * FROM pg.orders o WHERE o.customer_id = m.id)",
+    "SELECT m.id, (SELECT max(o.amount) FROM pg.orders o WHERE m.id = o.customer_id AND o.status = 'open') FROM my.customers m WHERE m.country = 'DE'",
+    // Columns named without their table: the subquery's own, or the outer table's where the subquery has none of that name.
+    "SELECT m.id FROM my.customers m WHERE m.country = 'DE' AND NOT EXISTS (SELECT * FROM pg.orders WHERE customer_id = m.id)",
+    'SELECT i.id FROM lite.items i WHERE NOT EXISTS (SELECT * FROM pg.orders o WHERE o.created = made)',
+  ]) {
+    const { rows } = await explained(sql, options);
+    const orders = rows.find((r) => r[1] === 'pg')!;
+    assert.match(String(orders[4]), /keys of (my\.customers\.id|lite\.items\.made) \(dependent join.*: dependent\)/, sql);
+  }
+  // Orders is read only by the NOT EXISTS: its distinct keys, each customer's key probed at PostgreSQL.
+  const { rows: probed } = await explained(
+    "SELECT m.id FROM my.customers m WHERE m.country = 'DE' AND NOT EXISTS (SELECT * FROM pg.orders o WHERE o.customer_id = m.id)",
+    options,
+  );
+  const orders = probed.find((r) => r[1] === 'pg')!;
+  assert.match(String(orders[4]), /^columns, distinct rows \(with keys: the keys that have a row, probed at the source\), keys of/);
+  assert.equal(orders[5], 'COPY (SELECT "customer_id" FROM "public"."orders" GROUP BY "customer_id") TO STDOUT');
+  // A subquery that counts its rows needs every one of them.
+  const { rows: counted } = await explained(
+    'SELECT m.id FROM my.customers m WHERE EXISTS (SELECT 1 FROM pg.orders o WHERE o.customer_id = m.id HAVING count(*) > 1)',
+    options,
+  );
+  assert.doesNotMatch(String(counted.find((r) => r[1] === 'pg')![4]), /distinct rows/);
+  // Correlated by an OR: a row of orders may be used without matching.
+  const { rows } = await explained(
+    "SELECT m.id FROM my.customers m WHERE m.country = 'DE' AND NOT EXISTS (SELECT * FROM pg.orders o WHERE o.customer_id = m.id OR o.status = 'x')",
+    options,
+  );
+  assert.doesNotMatch(String(rows.find((r) => r[1] === 'pg')![4]), /keys of/);
+});
+
 test('a table named twice: one load, asked for the rows either reference may use', async () => {
   const { rows } = await explained(
     "SELECT a.id, b.id FROM my.customers a JOIN my.customers b ON a.name = b.name WHERE a.country = 'DE' AND b.country = 'FR'",
@@ -257,6 +317,18 @@ test('dependent join: a scan narrowed by keys hands on its narrowed estimate to 
   assert.match(
     String(rows.find((r) => r[3] === 'pg.orders -> __vdb_rows_3')![4]),
     /keys of my\.customers\.id .*estimates: 500 rows and 500 keys .*: dependent\)/,
+  );
+});
+
+test("dependent join: a join at a source hands its result's keys on where the estimates choose them", async () => {
+  const { rows } = await explained(
+    "SELECT o.id, m.name FROM pg.orders o JOIN pg.customers c ON c.id = o.customer_id JOIN my.customers m ON m.id = c.id WHERE o.status = 'open' AND o.created >= DATE '2025-01-01'",
+    { dependentJoin: { maxKeys: 100_000, batchSize: 50_000, maxShippedRows: 0 } },
+  );
+  assert.equal(rows[0]![3], 'pg.orders + pg.customers -> __vdb_join_1', JSON.stringify(rows));
+  assert.match(
+    String(rows.find((r) => r[1] === 'my')![4]),
+    /^columns, keys of pg\.customers\.id \(joined at pg\) \(dependent join, .*estimates: 6667 rows and 6667 keys against 100000 rows .*: dependent\), estimate 100000 rows$/,
   );
 });
 

@@ -83,6 +83,10 @@ export const PER_SOURCE = [
   'SELECT count(*) FILTER (WHERE status IS NULL), count(DISTINCT status) FROM {s}.orders',
   "SELECT id, created + 1, created - DATE '2025-01-01' FROM {s}.customers WHERE created IS NOT NULL ORDER BY id",
   'SELECT id, round(amount, 1), abs(amount - 50), greatest(qty, 1), nullif(qty, 0) FROM {s}.orders ORDER BY id LIMIT 10',
+  // Parts of text columns compared with constants (pushed to MySQL as a superset, to PostgreSQL exactly).
+  "SELECT id FROM {s}.customers WHERE substring(name FROM 1 FOR 3) IN ('ali', 'Bob') ORDER BY id",
+  "SELECT id FROM {s}.customers WHERE left(name, 2) = 'Zo' OR substring(name FROM 3 FOR 1) = 'ë' OR substring(name, 2) = 'oë' ORDER BY id",
+  "SELECT id FROM {s}.customers WHERE NOT (substring(name, 1, 1) = 'a') AND substring(country FROM 1 FOR 1) < 'E' ORDER BY id",
 ];
 
 export const CROSS_SOURCE = [
@@ -102,6 +106,13 @@ export const CROSS_SOURCE = [
   "SELECT o.id FROM pg.orders o WHERE o.customer_id NOT IN (SELECT c.id FROM my.customers c WHERE c.segment = 'smb') ORDER BY o.id",
   'SELECT o.id FROM pg.orders o WHERE o.customer_id IN (SELECT c.id FROM my.customers c GROUP BY c.id HAVING count(*) > 0) OR o.qty > 3 ORDER BY o.id',
   'SELECT c.id FROM my.customers c WHERE c.created IN (SELECT o.created FROM pg.orders o) ORDER BY 1',
+  // Correlated subqueries narrowed by the outer table's keys (scans.ts noteCorrelated); tables only
+  // an EXISTS or IN reads asked for distinct rows (distinct-reads.ts), never for text MySQL groups by its collation.
+  'SELECT c.id, (SELECT max(o.amount) FROM pg.orders o WHERE o.customer_id = c.id AND o.qty > 1) FROM my.customers c ORDER BY 1',
+  "SELECT substring(c.name FROM 1 FOR 1) AS k, count(*) FROM my.customers c WHERE substring(c.name FROM 1 FOR 1) IN ('a', 'B', 'Z') AND NOT EXISTS (SELECT * FROM pg.orders WHERE customer_id = c.id AND status = 'paid') GROUP BY 1 ORDER BY 1",
+  'SELECT c.id FROM lite.customers c WHERE c.id IN (SELECT o.customer_id FROM pg.orders o WHERE o.qty > 1) ORDER BY 1',
+  'SELECT p.id FROM pg.customers p WHERE p.name IN (SELECT m.name FROM my.customers m) ORDER BY 1',
+  'SELECT p.id FROM pg.customers p WHERE EXISTS (SELECT 1 FROM my.orders o WHERE o.customer_id = p.id AND o.status IN (SELECT t.tag FROM lite.tags t)) ORDER BY 1',
   // Conditions carried through equi-joins to the other side (plan/equivalences.ts).
   'SELECT o.id, c.name FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.id BETWEEN 2 AND 5 ORDER BY o.id',
   'SELECT o.id, c.name FROM pg.orders o, my.customers c, lite.customers l WHERE c.id = o.customer_id AND l.id = c.id AND l.id IN (1, 3, 7) ORDER BY o.id',

@@ -333,6 +333,44 @@ test('a semi-join (IN, EXISTS) sends the outer table only the keys the subquery 
   assert.match(a.sourceSql.find((q) => q.startsWith('COPY')) ?? '', /"customer_id" IN \(2, 7\)/, a.sourceSql.join(' | '));
 });
 
+test('NOT EXISTS over another source: the subquery reads the distinct keys of the outer rows only', async () => {
+  const sql =
+    "SELECT c.id FROM my.customers c WHERE substring(c.name FROM 1 FOR 1) IN ('a', 'B') AND NOT EXISTS (SELECT * FROM pg.orders o WHERE o.customer_id = c.id) ORDER BY 1";
+  const a = await rows(scansOnly, sql);
+  assert.equal(a.json, (await rows(local, sql)).json);
+  assert.ok(
+    a.sourceSql.some((q) => q.includes("WHERE (SUBSTRING(`name`, 1, 1) IN ('a', 'B'))")),
+    a.sourceSql.join(' | '),
+  );
+  // Which of the customers' keys have an order: a probe each, not every order's key.
+  assert.match(
+    a.sourceSql.find((q) => q.startsWith('COPY')) ?? '',
+    /FROM unnest\('\{[\d,]+\}'::int8\[\]\) AS __vdb_probe\(key\) WHERE EXISTS \(SELECT FROM "\w+"\."orders" WHERE "customer_id" = __vdb_probe\.key\)/,
+    a.sourceSql.join(' | '),
+  );
+  // Without keys to probe, the distinct rows of the columns the subquery uses.
+  const semi = 'SELECT count(*) FROM lite.customers l WHERE l.id IN (SELECT o.customer_id FROM pg.orders o)';
+  const b = await rows(scansOnly, semi);
+  assert.equal(b.json, (await rows(local, semi)).json);
+  assert.match(
+    b.sourceSql.find((q) => q.startsWith('COPY')) ?? '',
+    /SELECT "customer_id" FROM "\w+"\."orders" GROUP BY "customer_id"/,
+    b.sourceSql.join(' | '),
+  );
+});
+
+test("a join at one source hands its result's keys to another source's table", async () => {
+  const sql =
+    "SELECT m.name, o.id FROM pg.orders o JOIN pg.customers c ON c.id = o.customer_id JOIN my.customers m ON m.id = c.id WHERE o.status = 'paid' AND o.qty > 1 ORDER BY 2";
+  const a = await rows(scansOnly, sql);
+  assert.equal(a.json, (await rows(local, sql)).json);
+  assert.ok(
+    a.sourceSql.some((q) => / AS "o", .* AS "c" WHERE /.test(q)),
+    a.sourceSql.join(' | '),
+  );
+  assert.match(a.sourceSql.find((q) => q.includes('`customers`')) ?? '', /WHERE \(`id` IN \([\d, ]+\)\)/, a.sourceSql.join(' | '));
+});
+
 test("a condition on one side of an equi-join reaches the other side's source too", async () => {
   const sql = 'SELECT o.id, c.name FROM pg.orders o JOIN my.customers c ON c.id = o.customer_id WHERE c.id BETWEEN 2 AND 5 ORDER BY o.id';
   const a = await rows(scansOnly, sql);

@@ -26,8 +26,12 @@ const SF = Number(process.env.VDB_TEST_TPCH_SF ?? 0.1);
 // columns as used, and avg(c_acctbal) compared is PostgreSQL's numeric (compared-averages.ts).
 const KNOWN_REFUSALS = new Map<number, RegExp>();
 
-/** Queries whose EXPLAIN reads a table of over 100,000 x SF rows with no condition, at scale 0.1. */
-const KNOWN_WHOLE_READS = [5, 8, 10, 13, 18, 22];
+/**
+ * Queries whose EXPLAIN reads a table of over 100,000 x SF rows with no condition, at scale 0.1:
+ * Q5, Q10 and Q18 ship `customer` whole to PostgreSQL (15,000 rows; at scale 1 it is narrowed by
+ * a join's keys instead), Q8 reads it beside a `nation` named twice, Q13's outer join needs it all.
+ */
+const KNOWN_WHOLE_READS = [5, 8, 10, 13, 18];
 
 let server: TestServer;
 let loaded: Loaded;

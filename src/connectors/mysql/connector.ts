@@ -287,10 +287,13 @@ export class MysqlConnector implements RowConnector {
         table = this.importedTable(row, importedDatabases.size);
         tables.set(key, table);
       }
+      const type = jsonColumns.has(`${row.db}.${row.name}.${row.col}`) ? 'JSON' : engineTypeOfMysql(String(row.type), booleans);
       const column: ColumnDef = {
         name: String(row.col),
         nameInSource: String(row.col),
-        type: jsonColumns.has(`${row.db}.${row.name}.${row.col}`) ? 'JSON' : engineTypeOfMysql(String(row.type), booleans),
+        type,
+        // What a text column is declared as (char, text, enum...): which functions the source computes as the engine does.
+        ...(type === 'VARCHAR' ? { sourceType: String(row.type).toLowerCase() } : {}),
         nullable: row.nullable === 'YES',
         position: Number(row.position),
         description: row.col_description ? String(row.col_description) : null,

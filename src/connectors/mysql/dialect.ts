@@ -22,6 +22,16 @@ export class MysqlPredicates extends PredicateGenerator {
     return op === '=' ? 'superset' : 'no';
   }
 
+  /**
+   * SUBSTRING counts characters of the column's character set, as PostgreSQL does in UTF-8;
+   * only over columns declared as text (an ENUM, a spatial or INET6 value's string is not
+   * necessarily the text the engine reads).
+   */
+  protected override substringSql(column: ColumnDef, sql: string, start: number, count: number | null): string | null {
+    if (!/^(var)?char\(\d+\)|^(tiny|medium|long)?text\b/.test(column.sourceType ?? '')) return null;
+    return `SUBSTRING(${sql}, ${start}${count === null ? '' : `, ${count}`})`;
+  }
+
   like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
     if (negated) throw new CannotPushDown('NOT LIKE on MySQL');
     // LIKE follows the column's collation: a superset under case-insensitive ones, exact under

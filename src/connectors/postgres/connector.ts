@@ -302,6 +302,8 @@ export class PostgresConnector implements RowConnector {
       .map((c) => (c.type === 'BLOB' ? `encode(${this.quote(c.nameInSource)}, 'hex')` : this.quote(c.nameInSource)))
       .join(', ');
     const where = request.filter ? ` WHERE ${request.filter}` : '';
+    if (request.probeKeys && request.aggregates?.length === 0 && request.columns.length === 1)
+      return this.dialect.keyProbeSql(request.table, request.columns[0]!, request.probeKeys, request.filter);
     if (request.aggregates) return aggregateSelect(request, this.quote, where, this.dialect);
     return `SELECT ${list || 'NULL'} FROM ${this.dialect.tableSql(request.table)}${where}${orderAndLimit(request, this.quote)}`;
   }

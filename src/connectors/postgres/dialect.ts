@@ -1,5 +1,5 @@
 /** PostgreSQL's SQL: the engine's own dialect, with the source's text collation to mind. */
-import { UNCONSTRAINED_NUMERIC, type ColumnDef, type SourceTableName } from '../../catalog/types.js';
+import { UNCONSTRAINED_NUMERIC, type ColumnDef, type SourceTableName, type TableDef } from '../../catalog/types.js';
 import { SourceDialect } from '../dialect.js';
 import { keyArrayElements, keyArrayFilter, keyArrayLiteral } from './key-array.js';
 import { paddedCharColumn, varcharColumn } from './types.js';
@@ -28,6 +28,12 @@ export class PostgresPredicates extends PredicateGenerator {
     return 'exact';
   }
 
+  /** PostgreSQL's own substring, over columns of its text types (others have no substring, or another). */
+  protected override substringSql(column: ColumnDef, sql: string, start: number, count: number | null): string | null {
+    if (!/^(text|character varying(\(\d+\))?|character(\(\d+\))?|bpchar)$/.test(column.sourceType ?? '')) return null;
+    return `substring(${sql} FROM ${start}${count === null ? '' : ` FOR ${count}`})`;
+  }
+
   like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated {
     return { sql: `${column} ${negated ? 'NOT ' : ''}${caseInsensitive ? 'ILIKE' : 'LIKE'} ${pattern}`, exact: true };
   }
@@ -38,6 +44,9 @@ export class PostgresPredicates extends PredicateGenerator {
  * turns into the same array comparison and which reads better in EXPLAIN); more go as one array.
  */
 const LISTED_KEYS = 64;
+
+/** The array type probed keys of a column go as (keyProbeSql), by the column's engine type. */
+const PROBE_ARRAY_TYPES: Record<string, string> = { SMALLINT: 'int8', INTEGER: 'int8', BIGINT: 'int8', DATE: 'date' };
 
 export class PostgresDialect extends SourceDialect {
   override readonly speaksPostgres = true;
@@ -68,6 +77,23 @@ export class PostgresDialect extends SourceDialect {
       if (filter !== null) return [filter];
     }
     return super.keyFilters(column, keys, batchSize);
+  }
+
+  /** Integer and date keys: their array has a type of its own (bigint compares with every integer type, and an index serves it). */
+  override probesKeys(column: ColumnDef): boolean {
+    return PROBE_ARRAY_TYPES[column.type] !== undefined;
+  }
+
+  /** `unnest` of the keys, each kept where EXISTS finds a row: PostgreSQL may probe an index a key, or hash them. */
+  override keyProbeSql(table: TableDef, column: ColumnDef, keys: readonly string[], filter: string | undefined): string {
+    const elements = keyArrayElements(column, keys);
+    const type = PROBE_ARRAY_TYPES[column.type];
+    if (elements === null || type === undefined) throw new Error(`keys of ${column.name} cannot be probed`);
+    const condition = `${this.quoteIdentifier(column.nameInSource)} = __vdb_probe.key${filter ? ` AND (${filter})` : ''}`;
+    return (
+      `SELECT __vdb_probe.key FROM unnest(${keyArrayLiteral(elements)}::${type}[]) AS __vdb_probe(key) ` +
+      `WHERE EXISTS (SELECT FROM ${this.tableSql(table)} WHERE ${condition})`
+    );
   }
 
   predicates(scope: PredicateScope): PredicateGenerator {

@@ -8,7 +8,7 @@
  * case-insensitive `=`); NOT is only applied to exact predicates. What a dialect cannot
  * express exactly or as a superset throws CannotPushDown and stays in the engine alone.
  */
-import type { A_Const, A_Expr, BoolExpr, Node, NullTest } from '@pgsql/types';
+import type { A_Const, A_Expr, BoolExpr, FuncCall, Node, NullTest } from '@pgsql/types';
 import type { ColumnDef } from '../../catalog/types.js';
 
 export class CannotPushDown extends Error {}
@@ -82,6 +82,15 @@ export abstract class PredicateGenerator {
 
   /** How string comparisons behave here: exactly like the engine, as a superset, or not at all. */
   abstract stringComparison(op: string): 'exact' | 'superset' | 'no';
+
+  /**
+   * `substring(column FROM start [FOR count])` in this dialect, counted in characters as
+   * PostgreSQL counts them, for a text column whose values the source holds as text (start >= 1,
+   * count >= 0); null where the source cannot compute it so.
+   */
+  protected substringSql(_column: ColumnDef, _sql: string, _start: number, _count: number | null): string | null {
+    return null;
+  }
 
   /** LIKE: exact, superset (case-insensitive) or not pushable. */
   abstract like(column: string, pattern: string, negated: boolean, caseInsensitive: boolean): Generated;
@@ -282,6 +291,7 @@ export abstract class PredicateGenerator {
       return { kind: 'column', column, sql: this.scope.columnSql?.(fields, column) ?? this.quoteIdentifier(column.nameInSource) };
     }
     if (node && 'A_Const' in node) return this.constant(node.A_Const);
+    if (node && 'FuncCall' in node) return this.substring(node.FuncCall);
     if (node && 'TypeCast' in node) {
       const names = fieldNames(node.TypeCast.typeName?.names).filter((n) => n !== 'pg_catalog');
       const target = names[names.length - 1]?.toLowerCase();
@@ -297,6 +307,40 @@ export abstract class PredicateGenerator {
       throw new CannotPushDown(`cast to ${target}`);
     }
     throw new CannotPushDown(String(node && Object.keys(node)[0]));
+  }
+
+  /**
+   * `substring(column FROM s [FOR n])` (also `substring(column, s, n)`) and `left(column, n)`
+   * with whole constants: the part of a text column, compared as the column's text is. Only
+   * positions from 1 on and counts from 0 on, where every SQL source counts alike (PostgreSQL
+   * takes a start below 1 as counting from before the first character, MySQL from the end).
+   */
+  private substring(call: FuncCall): Operand {
+    const name = fieldNames(call.funcname)
+      .filter((n) => n !== 'pg_catalog')
+      .join('.')
+      .toLowerCase();
+    const args = call.args ?? [];
+    if (call.agg_star || call.agg_distinct || call.over || call.agg_filter || call.agg_order) throw new CannotPushDown('aggregate');
+    const whole = (node: Node | undefined, least: number): number => {
+      const value = node && 'A_Const' in node && node.A_Const.ival !== undefined ? Number(node.A_Const.ival.ival ?? 0) : Number.NaN;
+      if (!Number.isSafeInteger(value) || value < least) throw new CannotPushDown(`${name} position`);
+      return value;
+    };
+    let start: number;
+    let count: number | null;
+    if (name === 'substring' && (args.length === 2 || args.length === 3)) {
+      start = whole(args[1], 1);
+      count = args.length === 3 ? whole(args[2], 0) : null;
+    } else if (name === 'left' && args.length === 2) {
+      start = 1;
+      count = whole(args[1], 0);
+    } else throw new CannotPushDown(`function ${name}`);
+    const column = this.operand(args[0]);
+    if (column.kind !== 'column' || column.column.type !== 'VARCHAR') throw new CannotPushDown(`${name} of a non-text operand`);
+    const sql = this.substringSql(column.column, column.sql, start, count);
+    if (sql === null) throw new CannotPushDown(name);
+    return { ...column, sql };
   }
 
   private constant(b: A_Const): Operand {

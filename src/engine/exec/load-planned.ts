@@ -11,6 +11,7 @@ import type { StatementPlan } from '../plan/planner.js';
 import { dependentKeys, loadJoinGroup, loadRows, type DependentJoinLimits, type SourceQuery } from './load.js';
 import type { ScanPlan } from '../plan/scans.js';
 import { EarlyKeys } from './early-keys.js';
+import { waitsFor } from '../plan/join-choice.js';
 import type { KeyLookup } from '../../connectors/types.js';
 
 /**
@@ -75,12 +76,13 @@ export async function loadPlanned(
     throw err;
   };
   for (const group of planned.joins) {
-    steps.push(
-      loadJoinGroup(connection, group, signal, uses, padding).then(
-        (loaded) => ({ ...loaded, query: { source: group.source.name, sql: group.sql } }),
-        failed,
-      ),
+    const settled = loadJoinGroup(connection, group, signal, uses, padding).then(
+      (loaded) => ({ ...loaded, query: { source: group.source.name, sql: group.sql } }),
+      failed,
     );
+    // Scans may take the keys of a join's result (plan/planner.ts): they wait for it like for a scan.
+    done.set(group.loadName, settled);
+    steps.push(settled);
   }
   // Loads whose keys another scan may take are watched while their rows arrive (early-keys.ts),
   // so that the other scan starts when the source is done, not when the engine's load is.
@@ -90,7 +92,9 @@ export async function loadPlanned(
     // The smaller loads this one may take keys from (started before it): wait for them only,
     // unless the estimates chose to read both sides at once (plan/cost.ts).
     const dependent = options.pushdown && plan.join?.estimates.choice !== 'parallel';
-    const smaller = dependent ? plan.dependencies.map((d) => d.from).filter((from) => done.has(from)) : [];
+    const smaller = dependent
+      ? plan.dependencies.map((d) => d.from).filter((from) => done.has(from) && waitsFor(plan, from, planned.joins))
+      : [];
     const watch = options.pushdown ? watchKeys(loadName, plan, planned, options.dependentJoin.maxKeys) : null;
     if (watch) early.set(loadName, watch);
     const keysOf = async (from: string) => {

@@ -218,10 +218,15 @@ function lookupOf(plan: ScanPlan, dependency: ScanPlan['dependencies'][number], 
   return (minKeys !== null && keys.length >= minKeys ? keyLookup(keys) : null) ?? undefined;
 }
 
+/** Keys a scan of distinct keys asks its source about in one statement, each kept where it has a row (ScanPlan.probe). */
+export interface ProbedKeys {
+  probe: readonly string[];
+}
+
 /**
  * Dependent join: when a table joins (equi-join) a table already loaded whose distinct keys are
- * few enough, the scan asks only for those keys (the dialect's keyFilters). Returns the
- * filters of the batches (one scan each), or null to scan without.
+ * few enough, the scan asks only for those keys (the dialect's keyFilters, or one probe of them
+ * all). Returns the filters of the batches (one scan each), the keys probed, or null to scan without.
  */
 export async function dependentKeys(
   connection: DuckDBConnection,
@@ -231,11 +236,11 @@ export async function dependentKeys(
   limits: DependentJoinLimits,
   /** Keys already collected from a load's rows, by load and column name (early-keys.ts). */
   early?: ReadonlyMap<string, ReadonlyMap<string, string[] | null>>,
-): Promise<string[] | null> {
+): Promise<string[] | ProbedKeys | null> {
   const resolved = plan.bound.resolved;
   if (resolved.origin !== 'rows') return null;
   const connector = registry.connectorOf(resolved.source) as RowConnector;
-  let best: string[] | null = null;
+  let best: string[] | ProbedKeys | null = null;
   let bestKeys = 0;
   for (const dependency of plan.dependencies) {
     if (!loaded.has(dependency.from)) continue;
@@ -243,8 +248,10 @@ export async function dependentKeys(
       early?.get(dependency.from)?.get(dependency.fromColumn.name) ??
       (await distinctKeys(connection, dependency.from, dependency.fromColumn, limits.maxKeys));
     if (keys.length > limits.maxKeys) continue;
-    const lookup = limits.keyLookups === false ? undefined : lookupOf(plan, dependency, keys);
-    const filters = connector.pushdown.applyKeyFilter(dependency.column, keys, { batchSize: limits.batchSize, lookup });
+    const lookup = limits.keyLookups === false || plan.probe ? undefined : lookupOf(plan, dependency, keys);
+    const filters = plan.probe
+      ? { probe: keys }
+      : connector.pushdown.applyKeyFilter(dependency.column, keys, { batchSize: limits.batchSize, lookup });
     if (filters !== null && (best === null || keys.length < bestKeys)) {
       best = filters;
       bestKeys = keys.length;
@@ -278,14 +285,16 @@ function loadShape(plan: ScanPlan, resolved: RowsTable) {
 }
 
 /** The scan's requests (one per batch of dependent-join keys) and the query the logs show for them. */
-function scanRequests(plan: ScanPlan, resolved: RowsTable, connector: RowConnector, keyFilters: string[] | KeyLookup | null) {
+function scanRequests(plan: ScanPlan, resolved: RowsTable, connector: RowConnector, keyFilters: string[] | KeyLookup | ProbedKeys | null) {
   const withKeys = (keys: string) => (plan.filter ? `${plan.filter} AND (${keys})` : `(${keys})`);
-  const groupLookup = keyFilters !== null && !Array.isArray(keyFilters) ? keyFilters : undefined;
+  const groupLookup = keyFilters !== null && 'codes' in keyFilters ? keyFilters : undefined;
+  const probeKeys = keyFilters !== null && 'probe' in keyFilters ? keyFilters.probe : undefined;
   const requests = (Array.isArray(keyFilters) ? keyFilters : [null]).map((keys) => ({
     table: resolved.table,
     columns: plan.columns,
     aggregates: plan.aggregates,
     groupLookup,
+    probeKeys,
     orderBy: plan.orderBy,
     limit: plan.limit,
     filter: keys === null ? (plan.filter ?? undefined) : withKeys(keys),
@@ -345,7 +354,7 @@ export async function loadRows(
   loadName: string,
   signal: AbortSignal,
   /** The dependent join's key conditions, one scan each, or the lookup the scan groups by (one scan). */
-  keyFilters: string[] | KeyLookup | null = null,
+  keyFilters: string[] | KeyLookup | ProbedKeys | null = null,
   /** The rows of the scan, already being read by the caller (exec/ship.ts); without key filters only. */
   started?: AsyncIterable<unknown[][]>,
   /** How the statement uses the columns (whether it shows them); unknown: every column shown. */

@@ -17,6 +17,7 @@ import { describeEstimates, distinctOf } from './cost.js';
 
 import { lookupMinKeys, MAX_LOOKUP_CODE } from './key-lookup.js';
 import type { ScanPlan } from './scans.js';
+import { waitsFor } from './join-choice.js';
 
 /** The plan as a result: columns and rows of plain values (the engine serves it as any static result). */
 export interface ExplainResult {
@@ -97,6 +98,7 @@ function explainStatement(
   const names = new Map(bound.tables.map((t) => [t.loadName, `${t.resolved.schema}.${t.resolved.table.name}`]));
   for (const group of planned.joins) {
     const tables = group.members.map((m) => names.get(m) ?? m).join(' + ');
+    names.set(group.loadName, tables);
     rows.push([
       step++,
       group.source.name,
@@ -108,7 +110,11 @@ function explainStatement(
   }
   // In the order execution loads them: fewer estimated rows first.
   const order = planned.loadOrder.map((loadName) => [loadName, planned.scans.get(loadName)!] as const);
-  const position = new Map(order.map(([loadName], i) => [loadName, i]));
+  // Joins at the sources load first; their keys are named by the member table's column.
+  const position = new Map<string, number>([
+    ...planned.joins.map((g) => [g.loadName, -1] as const),
+    ...order.map(([loadName], i) => [loadName, i] as const),
+  ]);
   for (const [loadName, plan] of order) {
     const resolved = plan.bound.resolved;
     if (resolved.origin !== 'rows') continue;
@@ -121,28 +127,7 @@ function explainStatement(
       orderBy: plan.orderBy,
       limit: plan.limit,
     });
-    // Loads with fewer estimated rows go first; a bigger one takes their keys (dependent join)
-    // unless the estimates chose to read both at once (parallel).
-    const parallel = plan.join?.estimates.choice === 'parallel';
-    const dependent = plan.dependencies
-      .filter((d) => (position.get(d.from) ?? Infinity) < position.get(loadName)!)
-      .filter((d) => !parallel || d.from === plan.join!.from)
-      .map((d) => {
-        const name = `${names.get(d.from) ?? d.from}.${d.fromColumn.name}`;
-        const lookup =
-          connector.dialect.takesKeyLookups && limits?.keyLookups !== false ? keyLookupText(plan, d, names.get(d.from) ?? d.from) : '';
-        if (plan.join?.from === d.from) {
-          const estimates = describeEstimates(plan.join.estimates);
-          return parallel
-            ? `read at the same time as ${names.get(d.from) ?? d.from}, joined in the engine (parallel join; ${estimates})`
-            : `keys of ${name} (dependent join, unless more keys than dependentJoin.maxKeys load${lookup}; ${estimates})`;
-        }
-        // At most the rows the other scan reads (its conditions applied).
-        const from = planned.scans.get(d.from);
-        const distinct = from ? distinctOf(from.bound.resolved.table, d.fromColumn) : null;
-        const keys = from?.rows == null ? null : Math.min(from.rows, distinct ?? from.rows);
-        return `keys of ${name} (dependent join, when few enough${lookup}; ${keys === null ? 'no estimate of keys' : `estimate ${plural(keys, 'key')}`})`;
-      });
+    const dependent = dependencyTexts(plan, loadName, { planned, position, names, connector, limits });
     const table = resolved.table.cardinality;
     const rowsEstimate =
       plan.rows === null
@@ -151,7 +136,13 @@ function explainStatement(
     const pushed = [
       plan.filter ? 'conditions' : null,
       plan.columns.length < resolved.table.columns.length ? 'columns' : null,
-      plan.aggregates ? 'partial aggregation' : null,
+      plan.aggregates
+        ? plan.aggregates.length > 0
+          ? 'partial aggregation'
+          : plan.probe
+            ? 'distinct rows (with keys: the keys that have a row, probed at the source)'
+            : 'distinct rows'
+        : null,
       plan.limit !== undefined ? 'order and limit' : null,
       ...dependent,
       rowsEstimate,
@@ -189,6 +180,52 @@ function engineRead(resolved: Extract<ResolvedTable, { origin: 'native' }>, regi
   const connector = registry.connectorOf(resolved.source);
   const relation = connector.delivery === 'engine' ? connector.relationSql(resolved.table) : resolved.engineName;
   return [resolved.source.name, 'engine scan', object, 'columns, conditions (engine reader)', relation];
+}
+
+/** What EXPLAIN says of the keys a scan may take: those of the smaller loads it waits for, with the estimates of the chosen join. */
+function dependencyTexts(
+  plan: ScanPlan,
+  loadName: string,
+  context: {
+    planned: StatementPlan;
+    position: ReadonlyMap<string, number>;
+    names: ReadonlyMap<string | undefined, string>;
+    connector: RowConnector;
+    limits: JoinLimits | undefined;
+  },
+): string[] {
+  const { planned, position, names, connector, limits } = context;
+  // Keys of a join at a source are named by its member table's column.
+  const keyName = (d: ScanPlan['dependencies'][number]) => {
+    const group = planned.joins.find((g) => g.loadName === d.from);
+    const column = group?.columns.find((c) => c.name === d.fromColumn.name);
+    return column
+      ? `${names.get(column.member) ?? column.member}.${column.column.name} (joined at ${group!.source.name})`
+      : `${names.get(d.from) ?? d.from}.${d.fromColumn.name}`;
+  };
+  // Loads with fewer estimated rows go first; a bigger one takes their keys (dependent join)
+  // unless the estimates chose to read both at once (parallel).
+  const parallel = plan.join?.estimates.choice === 'parallel';
+  return plan.dependencies
+    .filter((d) => (position.get(d.from) ?? Infinity) < position.get(loadName)!)
+    .filter((d) => waitsFor(plan, d.from, planned.joins))
+    .filter((d) => !parallel || d.from === plan.join!.from)
+    .map((d) => {
+      const name = keyName(d);
+      const lookup =
+        connector.dialect.takesKeyLookups && limits?.keyLookups !== false ? keyLookupText(plan, d, names.get(d.from) ?? d.from) : '';
+      if (plan.join?.from === d.from) {
+        const estimates = describeEstimates(plan.join.estimates);
+        return parallel
+          ? `read at the same time as ${names.get(d.from) ?? d.from}, joined in the engine (parallel join; ${estimates})`
+          : `keys of ${name} (dependent join, unless more keys than dependentJoin.maxKeys load${lookup}; ${estimates})`;
+      }
+      // At most the rows the other scan reads (its conditions applied).
+      const from = planned.scans.get(d.from);
+      const distinct = from ? distinctOf(from.bound.resolved.table, d.fromColumn) : null;
+      const keys = from?.rows == null ? null : Math.min(from.rows, distinct ?? from.rows);
+      return `keys of ${name} (dependent join, when few enough${lookup}; ${keys === null ? 'no estimate of keys' : `estimate ${plural(keys, 'key')}`})`;
+    });
 }
 
 /** The plan of a statement that one source runs whole. */

@@ -8,6 +8,14 @@ import type { GroupLookup, ScanPlan } from './scans.js';
 import { MAX_LOOKUP_CODE } from './key-lookup.js';
 import { dialectOf } from '../../connectors/kinds.js';
 
+/**
+ * Whether a scan waits for the keys of an earlier load: of any smaller scan; of a join at a
+ * source (loaded first, often big) only where the estimates chose its keys (chooseJoins).
+ */
+export function waitsFor(plan: ScanPlan, from: string, joins: ReadonlyArray<{ loadName: string }>): boolean {
+  return !joins.some((g) => g.loadName === from) || plan.join?.from === from;
+}
+
 /** Rows a scan is estimated to read, for ordering loads (smaller first); unknown last. */
 export function estimatedRows(plan: ScanPlan): number {
   return plan.rows ?? Number.MAX_SAFE_INTEGER;
@@ -33,30 +41,42 @@ function lookupGroups(lookup: GroupLookup, small: ScanPlan): number | null {
  * dependent join stays (as before estimates). The dependency compared is the one with the
  * fewest estimated keys, the one execution would take. Mutates `scans`.
  */
-export function chooseJoins(scans: Map<string, ScanPlan>, limits: { maxKeys: number; batchSize: number }): void {
+export function chooseJoins(
+  scans: Map<string, ScanPlan>,
+  limits: { maxKeys: number; batchSize: number },
+  /** Loads that are no scans (joins at a source, loaded first): their rows and columns. */
+  given: ReadonlyMap<string, { rows: number | null; columns: number }> = new Map(),
+): void {
   // Smaller scans first: one that takes keys itself loads only the rows matching them, and
   // that smaller count is what it hands on to the scans that take its keys in turn.
   const loaded = new Map<string, number>();
   const order = [...scans.entries()].sort(([, a], [, b]) => estimatedRows(a) - estimatedRows(b));
+  const smallLoad = (dependency: ScanPlan['dependencies'][number]) => {
+    const scan = scans.get(dependency.from);
+    if (scan)
+      return { rows: scan.rows, columns: scan.columns.length + (scan.aggregates?.length ?? 0), table: scan.bound.resolved.table, scan };
+    const other = given.get(dependency.from);
+    return other && dependency.fromTable ? { ...other, table: dependency.fromTable, scan: undefined } : null;
+  };
   for (const [loadName, plan] of order) {
     const bigTable = plan.bound.resolved.table;
     let best: { from: string; estimates: JoinEstimates } | null = null;
     for (const dependency of plan.dependencies) {
-      const small = scans.get(dependency.from);
+      const small = smallLoad(dependency);
       if (!small || small.rows === null || plan.rows === null || bigTable.cardinality === null) continue;
-      if (estimatedRows(small) > estimatedRows(plan)) continue;
+      if (small.rows > estimatedRows(plan)) continue;
       const estimates = estimateJoin({
         smallRows: loaded.get(dependency.from) ?? small.rows,
-        smallColumns: small.columns.length + (small.aggregates?.length ?? 0),
-        smallKeyDistinct: distinctOf(small.bound.resolved.table, dependency.fromColumn),
+        smallColumns: small.columns,
+        smallKeyDistinct: distinctOf(small.table, dependency.fromColumn),
         bigRows: plan.rows,
         bigTableRows: bigTable.cardinality,
         bigColumns: plan.columns.length + (plan.aggregates?.length ?? 0),
         bigKeyDistinct: distinctOf(bigTable, dependency.column),
         bigGroups: plan.aggregates ? groupsOf(bigTable, plan.columns, plan.rows) : null,
         lookupGroups:
-          plan.groupLookup?.from === dependency.from && plan.groupLookup.fromColumn.name === dependency.fromColumn.name
-            ? lookupGroups(plan.groupLookup, small)
+          small.scan && plan.groupLookup?.from === dependency.from && plan.groupLookup.fromColumn.name === dependency.fromColumn.name
+            ? lookupGroups(plan.groupLookup, small.scan)
             : null,
         // A source that takes the keys as one array gets them in one statement; the others in batches.
         batchSize:

@@ -30,8 +30,8 @@ export interface JoinGroup {
   members: string[];
   /** The query in the source's dialect. */
   sql: string;
-  /** The result's columns: `<alias>__<column>`, the table alias and column, and the raw class of its values. */
-  columns: Array<{ name: string; alias: string; column: ColumnDef; raw: RawType }>;
+  /** The result's columns: `<alias>__<column>`, the table alias and column, the member's load name, and the raw class of its values. */
+  columns: Array<{ name: string; alias: string; member: string; column: ColumnDef; raw: RawType }>;
   /** The statement's conditions the source applies exactly: the engine does not apply them again. */
   appliedExactly: Node[];
   /**
@@ -238,7 +238,9 @@ function groupQuery(
       const column = resolve(fields);
       const alias = lower(fields[0] ?? '');
       const name = `${alias}__${lower(fields[1] ?? '')}`;
-      if (column && !columns.some((c) => c.name === name)) columns.push({ name, alias, column, raw: connector.rawType(column) });
+      const member = members.find((m) => m.alias === alias)?.relname;
+      if (column && member && !columns.some((c) => c.name === name))
+        columns.push({ name, alias, member, column, raw: connector.rawType(column) });
     });
     return columns;
   };

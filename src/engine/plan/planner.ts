@@ -9,6 +9,7 @@ import type { PlanCatalog } from './plan-catalog.js';
 import type { BoundStatement, BoundTable } from '../access/bind.js';
 import { planJoinPushdown, type JoinGroup } from './join-pushdown.js';
 import { planPartialAggregation } from './partial-aggregation.js';
+import { planDistinctReads } from './distinct-reads.js';
 import { planGroupLookup } from './key-lookup.js';
 import { planScans, type ScanPlan } from './scans.js';
 import { walk } from '../tree/ast.js';
@@ -49,6 +50,7 @@ export function planStatement(
   bytewise: ReadonlyMap<string, boolean> = new Map(),
 ): StatementPlan {
   const scans = planScans(bound, registry, { pushdown });
+  if (pushdown) planDistinctReads(bound, scans, registry);
   const joins = pushdown ? planJoinPushdown(bound, scans, registry, bytewise) : null;
   if (joins) {
     const members = new Set(joins.groups.flatMap((g) => g.members));
@@ -58,10 +60,14 @@ export function planStatement(
       if (nodeType === 'RangeVar' && typeof node.relname === 'string') read.add(node.relname);
     });
     const rest = new Map([...scans].filter(([loadName]) => !members.has(loadName) && read.has(loadName)));
-    // Keys of a table joined at its source are not at hand for dependent joins.
+    // Keys of a table joined at its source come from its join's result, where that has the column.
     for (const [loadName, scan] of rest)
-      rest.set(loadName, { ...scan, dependencies: scan.dependencies.filter((d) => !members.has(d.from)) });
-    chooseJoins(rest, limits);
+      rest.set(loadName, {
+        ...scan,
+        dependencies: scan.dependencies.flatMap((d) => (members.has(d.from) ? viaGroup(d, joins.groups, scans) : [d])),
+      });
+    const given = new Map(joins.groups.map((g) => [g.loadName, { rows: g.rows, columns: g.columns.length }]));
+    chooseJoins(rest, limits, given);
     const separate = new Map(scans);
     chooseJoins(separate, limits);
     // Joined at the sources unless reading the tables apart (each narrowed by the others' keys) loads fewer values.
@@ -78,6 +84,23 @@ export function planStatement(
   if (pushdown) chooseJoins(scans, limits);
   return completed(bound, scans, [], partial?.ast ?? bound.ast);
 }
+
+/** A dependency on a table joined at its source, as one on the join's result (none where the result lacks the column). */
+function viaGroup(dependency: Dependency, groups: readonly JoinGroup[], scans: ReadonlyMap<string, ScanPlan>): Dependency[] {
+  const group = groups.find((g) => g.members.includes(dependency.from));
+  const column = group?.columns.find((c) => c.member === dependency.from && c.column.name === dependency.fromColumn.name);
+  if (!group || !column) return [];
+  return [
+    {
+      column: dependency.column,
+      from: group.loadName,
+      fromColumn: { ...column.column, name: column.name },
+      fromTable: scans.get(dependency.from)!.bound.resolved.table,
+    },
+  ];
+}
+
+type Dependency = ScanPlan['dependencies'][number];
 
 /** Values the scans are estimated to load into the engine (NaN where a scan has no estimate). */
 function valuesLoaded(scans: Iterable<ScanPlan>): number {

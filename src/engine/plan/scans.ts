@@ -56,7 +56,13 @@ export interface ScanPlan {
    * Equi-joins that may reduce this table to the keys another load holds (dependent join):
    * rows whose `column` matches no `fromColumn` value of load `from` cannot be in the answer.
    */
-  dependencies: Array<{ column: ColumnDef; from: string; fromColumn: ColumnDef }>;
+  dependencies: Array<{
+    column: ColumnDef;
+    from: string;
+    fromColumn: ColumnDef;
+    /** Where `from` is a join at a source (planner.ts): the table of `fromColumn`, for its statistics. */
+    fromTable?: TableDef;
+  }>;
   /** Only the first rows, in this order, are needed (a single-table statement with LIMIT). */
   orderBy?: SortKey[];
   limit?: number;
@@ -65,10 +71,12 @@ export interface ScanPlan {
    * (wait for its keys) or parallel (read at once); absent: dependent where keys are at hand.
    */
   join?: { from: string; estimates: JoinEstimates };
-  /** Aggregates the source computes per group of `columns` (partial aggregation below a join). */
+  /** Aggregates the source computes per group of `columns` (partial aggregation below a join); none: distinct rows (distinct-reads.ts). */
   aggregates?: Array<PartialAggregate & { alias: string; type: string }>;
   /** The smaller load whose rows' numbers the partial aggregation may group by instead of its key (key-lookup.ts). */
   groupLookup?: GroupLookup;
+  /** Distinct rows of one key column: with dependent-join keys, the source is asked which keys have a row (distinct-reads.ts). */
+  probe?: boolean;
 }
 
 export interface PlanOptions {
@@ -371,6 +379,11 @@ class ScanPlanner {
     const filterable = scope.filter((s) => s.loadName && !s.nullable);
     attempt(select.whereClause, filterable);
     for (const { quals, targets } of onTargets) attempt(quals, targets);
+    // Correlated subqueries anywhere in this SELECT (NOT EXISTS, scalar ones too) narrow their tables by this scope's keys.
+    walk([select.whereClause, select.targetList, select.havingClause, onTargets.map((o) => o.quals)], (key, node) => {
+      if (key === 'SelectStmt') return 'skip';
+      if (key === 'SubLink') this.noteCorrelated(node, scope);
+    });
     // Conditions carried through equi-joins to the other tables (equivalences.ts): facts of
     // WHERE and of inner joins' ON, over tables no outer join fills with NULLs.
     const facts = [select.whereClause, ...onTargets.filter((o) => o.inner).map((o) => o.quals)]
@@ -608,6 +621,42 @@ class ScanPlanner {
       if (typeFamily(outer.column.type) === null || typeFamily(outer.column.type) !== typeFamily(from.column.type)) continue;
       if (!targets.includes(outer.item)) continue;
       this.noteDependency(outer.item, { column: outer.column, from: from.item.loadName!, fromColumn: from.column });
+    }
+  }
+
+  /**
+   * `(SELECT ... FROM b WHERE b.y = a.x AND ...)` correlated to `a` of the enclosing SELECT, in any
+   * place (EXISTS, NOT EXISTS, a scalar subquery): a row of b whose y is no x of a's load fails
+   * that conjunct for every outer row, so the subquery never uses it, whatever it computes from
+   * the rows left (its WHERE comes first). b may take a's keys (dependent join).
+   */
+  private noteCorrelated(sublink: SubLink, outer: ScopeItem[]): void {
+    const select = asKind(sublink.subselect, 'SelectStmt');
+    if (!select || select.op !== 'SETOP_NONE') return;
+    const inner: ScopeItem[] = [];
+    for (const item of select.fromClause ?? []) inner.push(...this.fromItem(item, []));
+    const innerAliases = new Set(inner.map((i) => i.alias));
+    // A reference the subquery's own tables cannot mean (by their alias, or by a column name none of them may have).
+    const outside = (fields: string[]) =>
+      fields.length === 2
+        ? !innerAliases.has(lower(fields[0]!))
+        : fields.length === 1 && inner.every((i) => i.columns && !i.columns.has(lower(fields[0]!)));
+    for (const part of conjuncts(select.whereClause)) {
+      const expr = asKind(part, 'A_Expr');
+      if (!expr || !exprIs(expr, 'AEXPR_OP') || fieldNames(expr.name).join('.') !== '=') continue;
+      for (const [innerSide, outerSide] of [
+        [expr.lexpr, expr.rexpr],
+        [expr.rexpr, expr.lexpr],
+      ] as const) {
+        const innerFields = fieldNames(asKind(innerSide, 'ColumnRef')?.fields);
+        const outerFields = fieldNames(asKind(outerSide, 'ColumnRef')?.fields);
+        if (!outside(outerFields)) continue;
+        const own = this.resolveColumn(innerFields, inner);
+        const from = this.resolveColumn(outerFields, outer);
+        if (!own || !from || own.item.nullable || own.item.loadName === from.item.loadName) continue;
+        if (typeFamily(own.column.type) === null || typeFamily(own.column.type) !== typeFamily(from.column.type)) continue;
+        this.noteDependency(own.item, { column: own.column, from: from.item.loadName!, fromColumn: from.column });
+      }
     }
   }
 
