@@ -148,6 +148,9 @@ export const EXPRESSIONS: readonly string[] = [
   'pg_typeof(1.5::float8)',
   "'\\x6162'::bytea",
   "string_agg(x, '\\x2c'::bytea) ;; FROM (VALUES ('\\x61'::bytea), ('\\x6263'::bytea)) v(x)",
+  // Text cast to bytea while the statement runs: PostgreSQL's hex and escape forms.
+  "x::bytea ;; FROM (VALUES ('\\x6869'), ('\\x 00 ff'), ('hi\\\\'), ('\\150\\151'), ('é'), (NULL)) v(x)",
+  "'tab\\011'::bytea",
   '|/ 25',
   '||/ 27',
   "regexp_matches('foobarbequebaz', 'ba.')",
@@ -909,6 +912,8 @@ export const FAILING: readonly string[] = [
   "SELECT to_char(12, '9.9.9')",
   "SELECT to_char(2147483647, '9V99')",
   "SELECT to_char(x, '9V99') FROM (VALUES (2147483647)) v(x)",
+  "SELECT x::bytea FROM (VALUES ('\\x0')) v(x)",
+  "SELECT x::bytea FROM (VALUES ('\\9')) v(x)",
 ];
 
 /**
@@ -1043,4 +1048,5 @@ export const TABLE_STATEMENTS: readonly string[] = [
   'SELECT id FROM {t} WHERE b >= ALL (SELECT avg(b) FROM {t}) ORDER BY id',
   'SELECT flag FROM {t} GROUP BY flag HAVING avg(n) > 1 ORDER BY flag NULLS FIRST',
   'SELECT id FROM {t} a WHERE NOT EXISTS (SELECT * FROM {t} b WHERE b.i = a.i AND b.id < a.id) ORDER BY id',
+  "SELECT id, (t || '\\\\')::bytea, ('\\x' || to_hex(id * 17))::bytea FROM {t} ORDER BY id",
 ];

@@ -8,6 +8,7 @@ import { POSTGRES_INTERVAL_TEXT } from '../../results/json.js';
 import { INTERVAL_FIELDS, intervalTruncation } from '../front/allow-list.js';
 import { engineIntervalText, FULL_RANGE, intervalInput } from '../../runtime/interval-input.js';
 import { dateTimeInput, type DateTimeType } from '../../runtime/datetime-input.js';
+import { byteaHex } from '../../runtime/bytea-input.js';
 import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../tree/ast.js';
 import { probedType } from './probed-types.js';
@@ -359,20 +360,19 @@ const textInputCast: CastRule = ({ cast, arg, type, arrayBounds, literal, string
   return { CaseExpr: { args: [{ CaseWhen: { expr: wrong, result: failure } }], defresult: { TypeCast: checked } } };
 };
 
-/** A bytea literal: PostgreSQL's hex form (\x6162 is two bytes; the engine reads \x61 as one and 62 as two more). */
-const byteaLiteralCast: CastRule = ({ type, arrayBounds, literal, stringLiteral }) => {
-  if (type !== 'bytea' || arrayBounds || !stringLiteral || literal === null) return undefined;
-  const hex = /^\\x((?:\s*[0-9a-fA-F]{2})*)\s*$/.exec(literal);
-  if (hex) return engineCall('unhex', [stringConst(hex[1]!.replace(/\s/g, ''))]);
-  if (literal.startsWith('\\x'))
-    throw badRequest(`invalid hexadecimal data in the bytea literal '${literal}'`, 'Write two hexadecimal digits per byte.');
-  // The escape form (\\, \ooo) and characters other than ASCII are not translated.
-  if (/[\\\u0080-\uffff]/.test(literal))
-    throw notAsPostgres(
-      'A bytea literal in the escape form or with characters other than ASCII',
-      "Write it in the hex form: '\\x6162'::bytea.",
-    );
-  return undefined;
+/**
+ * A cast to bytea: text read as PostgreSQL reads it (runtime/bytea-input.ts: `\x6162` is two
+ * bytes, the engine's cast reads `\x61` as one and `62` as two more; the escape form `\ooo`),
+ * a literal here, text of a table per value; a bytea stays as it is.
+ */
+const byteaCast: CastRule = ({ cast, arg, type, arrayBounds, literal, stringLiteral }) => {
+  if (type !== 'bytea' || arrayBounds) return undefined;
+  if (stringLiteral && literal !== null) return engineCall('unhex', [stringConst(byteaHex(literal))]);
+  if (literal !== null || isVolatile(arg)) return undefined;
+  const read = engineCall('unhex', [engineCall('vdb_bytea_in', [asVarchar(arg)])]);
+  const plain: TypeCast = { ...cast };
+  written.add(plain);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(arg, ['VARCHAR']), result: read } }], defresult: { TypeCast: plain } } };
 };
 
 /**
@@ -407,7 +407,7 @@ const decimalFloatCast: CastRule = ({ cast, arg, type, arrayBounds, literal }) =
 };
 
 const CAST_RULES: CastRule[] = [
-  byteaLiteralCast,
+  byteaCast,
   floatLiteralCast,
   decimalFloatCast,
   numericCast,
