@@ -76,6 +76,11 @@ const SAME: readonly string[] = [
   // format with VARIADIC.
   "SELECT format('%s-%s', VARIADIC ARRAY['a', 'b']), format('%2$s %1$s', VARIADIC ARRAY['x', 'y']), format('%s|%L', VARIADIC ARRAY[1, NULL])",
   "SELECT format('[%-4s]', VARIADIC ARRAY['ab']), format('%s', VARIADIC ARRAY[1.50, 2])",
+  // format's %I and quote_ident: quoted unless lower case letters, digits and _ and no reserved keyword.
+  "SELECT format('%I', 'x'), format('%I.%I', 'Mixed Case', 'a\"b'), format('%I', 'select'), format('%I', 'name'), format('%I', '1abc'), format('%I', '_a1')",
+  "SELECT quote_ident('abc'), quote_ident('Abc'), quote_ident('user'), quote_ident('between'), quote_ident('float'), quote_ident(''), quote_ident('ä'), quote_ident(NULL)",
+  "SELECT format('[%10I]', 'ab'), format('[%-6I]', 'T'), format('%2$I %1$L', 'x', 'y'), format('%I', 42), format('%I', true)",
+  "SELECT x, quote_ident(x), format('%I', x) FROM (VALUES ('table'), ('t1'), ('T 1'), ('a\"\"b'), ('year'), ('xmltable'), ('localtime'), ('do')) v(x)",
   // regexp_split_to_table and regexp_matches as rows.
   "SELECT regexp_split_to_table('hello world', '\\s+')",
   "SELECT regexp_split_to_table('a,b,,c', ','), 1 AS one",
@@ -111,6 +116,7 @@ const TABLE_SAME: readonly string[] = [
   "SELECT id, regexp_split_to_table(t, ' +') FROM {t} ORDER BY id",
   "SELECT id, regexp_matches(t, '[aeiou]+', 'g') FROM {t} ORDER BY id",
   "SELECT id, regexp_matches(v, '^([a-z])(.)', 'i') FROM {t} ORDER BY id",
+  "SELECT id, quote_ident(t), format('%I.%I', v, t) FROM {t} WHERE t IS NOT NULL ORDER BY id",
   'SELECT id, t::bytea, v::bytea, octet_length(t::bytea) FROM {t} ORDER BY id',
 ];
 
@@ -133,6 +139,8 @@ const FAILING: readonly string[] = [
   'SELECT scale(1.5::float8)',
   "SELECT '\\x616'::bytea",
   "SELECT x::bytea FROM (VALUES ('\\x616')) v(x)",
+  "SELECT format('%I', NULL)",
+  "SELECT format('%I', x) FROM (VALUES ('a'), (NULL)) v(x)",
   "SELECT x::bytea FROM (VALUES ('\\x6g')) v(x)",
   "SELECT x::bytea FROM (VALUES ('a\\b')) v(x)",
   "SELECT x::bytea FROM (VALUES ('\\400')) v(x)",

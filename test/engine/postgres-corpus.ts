@@ -151,6 +151,9 @@ export const EXPRESSIONS: readonly string[] = [
   // Text cast to bytea while the statement runs: PostgreSQL's hex and escape forms.
   "x::bytea ;; FROM (VALUES ('\\x6869'), ('\\x 00 ff'), ('hi\\\\'), ('\\150\\151'), ('é'), (NULL)) v(x)",
   "'tab\\011'::bytea",
+  // format's %I and quote_ident.
+  "format('%I = %L', 'Order', 'it''s')",
+  "quote_ident(x) ;; FROM (VALUES ('from'), ('from_date'), ('Group'), (NULL)) v(x)",
   '|/ 25',
   '||/ 27',
   "regexp_matches('foobarbequebaz', 'ba.')",

@@ -588,6 +588,48 @@ export function quotedLiteral(text: Node): Node {
   };
 }
 
+/**
+ * PostgreSQL 15's keywords that are not unreserved (pg_get_keywords() where catcode <> 'U'):
+ * quote_ident quotes them.
+ */
+const QUOTED_KEYWORDS: readonly string[] = (
+  'all analyse analyze and any array as asc asymmetric authorization between bigint binary bit boolean both case ' +
+  'cast char character check coalesce collate collation column concurrently constraint create cross ' +
+  'current_catalog current_date current_role current_schema current_time current_timestamp current_user dec ' +
+  'decimal default deferrable desc distinct do else end except exists extract false fetch float for foreign ' +
+  'freeze from full grant greatest group grouping having ilike in initially inner inout int integer intersect ' +
+  'interval into is isnull join lateral leading least left like limit localtime localtimestamp national natural ' +
+  'nchar none normalize not notnull null nullif numeric offset on only or order out outer overlaps overlay ' +
+  'placing position precision primary real references returning right row select session_user setof similar ' +
+  'smallint some substring symmetric table tablesample then time timestamp to trailing treat trim true union ' +
+  'unique user using values varchar variadic verbose when where window with xmlattributes xmlconcat xmlelement ' +
+  'xmlexists xmlforest xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable'
+).split(' ');
+
+/**
+ * quote_ident's text (and format's %I): as it is when it is lower case letters, digits and
+ * underscores, not starting with a digit, and no keyword but an unreserved one; else in double
+ * quotes, quotes doubled.
+ */
+export function quotedIdent(text: Node): Node {
+  const plain: Node = {
+    BoolExpr: {
+      boolop: 'AND_EXPR',
+      args: [
+        call('regexp_full_match', [text, stringConst('[a-z_][a-z0-9_]*')]),
+        {
+          BoolExpr: {
+            boolop: 'NOT_EXPR',
+            args: [engineCall('list_contains', [{ A_ArrayExpr: { elements: QUOTED_KEYWORDS.map((w) => stringConst(w)) } }, text])],
+          },
+        },
+      ],
+    },
+  };
+  const quoted = op('||', op('||', stringConst('"'), call('replace', [text, stringConst('"'), stringConst('""')])), stringConst('"'));
+  return { CaseExpr: { args: [{ CaseWhen: { expr: plain, result: text } }], defresult: quoted } };
+}
+
 /** A value as format('%s') and quote_literal see it: PostgreSQL's text of the value. */
 export function textOf(value: Node, booleans: 'true' | 't'): Node {
   const constant: A_Const | undefined = asKind(value, 'A_Const');
