@@ -9,6 +9,7 @@ import { INTERVAL_FIELDS, intervalTruncation } from '../front/allow-list.js';
 import { engineIntervalText, FULL_RANGE, intervalInput } from '../../runtime/interval-input.js';
 import { dateTimeInput, type DateTimeType } from '../../runtime/datetime-input.js';
 import { byteaHex } from '../../runtime/bytea-input.js';
+import { charUse } from './char-casts.js';
 import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../tree/ast.js';
 import { probedType } from './probed-types.js';
@@ -286,9 +287,7 @@ const shapeCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal, s
   if (arrayBounds && literal !== null && stringLiteral) {
     return arrayLiteral(literal, cast);
   }
-  if (type === 'bpchar' && !arrayBounds) {
-    throw notAsPostgres('char(n) (PostgreSQL pads it with spaces and ignores them in comparisons)', 'Use varchar(n) or text.');
-  }
+  if (type === 'bpchar' && !arrayBounds) return charCastFor(cast, arg, typmods);
   if (type === 'varchar' && Array.isArray(typmods) && typmods.length === 1 && !arrayBounds) {
     // An explicit cast to varchar(n) cuts the text to n characters in PostgreSQL.
     return { TypeCast: { arg: call('left', [asVarchar(arg), typmods[0]!]), typeName: cast.typeName } };
@@ -313,6 +312,24 @@ const shapeCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal, s
   }
   return undefined;
 };
+
+/**
+ * A cast to char(n) as its use wants it (char-casts.ts): padded to n characters, or without its
+ * trailing spaces; bpchar without a length keeps the text's length. Other uses are refused.
+ */
+function charCastFor(cast: TypeCast, arg: Node, typmods: Node[] | undefined): Node {
+  const use = charUse(cast);
+  if (!use || isVolatile(arg)) {
+    throw notAsPostgres(
+      'char(n) in this place (PostgreSQL pads it with spaces and ignores them in comparisons)',
+      'Use varchar(n) or text; a char(n) cast is answered where it is shown, measured, joined with || or compared with another char(n) or a literal.',
+    );
+  }
+  const length = typmods?.[0];
+  const text = textOf(arg, 'true');
+  const cut = length === undefined ? text : call('rpad', [text, length, stringConst(' ')]);
+  return use === 'padded' ? cut : call('rtrim', [cut, stringConst(' ')]);
+}
 
 /** Text read as a date, time or other typed value: checked against what PostgreSQL reads, as a literal or in the engine. */
 const textInputCast: CastRule = ({ cast, arg, type, arrayBounds, literal, stringLiteral }) => {
