@@ -154,6 +154,12 @@ export const EXPRESSIONS: readonly string[] = [
   // format's %I and quote_ident.
   "format('%I = %L', 'Order', 'it''s')",
   "quote_ident(x) ;; FROM (VALUES ('from'), ('from_date'), ('Group'), (NULL)) v(x)",
+  // char(n), name and money casts (typed-casts.test.ts has more).
+  "'ab'::char(4) || '|' || 'cd'::character(3)",
+  "x::char(3) ;; FROM (VALUES ('a'), ('abcd'), (NULL)) v(x)",
+  "'pg_attribute'::name",
+  "'1234567.895'::money",
+  'x::money ;; FROM (VALUES (-0.50), (999999.99)) v(x)',
   '|/ 25',
   '||/ 27',
   "regexp_matches('foobarbequebaz', 'ba.')",
@@ -917,6 +923,7 @@ export const FAILING: readonly string[] = [
   "SELECT to_char(x, '9V99') FROM (VALUES (2147483647)) v(x)",
   "SELECT x::bytea FROM (VALUES ('\\x0')) v(x)",
   "SELECT x::bytea FROM (VALUES ('\\9')) v(x)",
+  'SELECT 2.5::float8::money',
 ];
 
 /**
@@ -1052,4 +1059,5 @@ export const TABLE_STATEMENTS: readonly string[] = [
   'SELECT flag FROM {t} GROUP BY flag HAVING avg(n) > 1 ORDER BY flag NULLS FIRST',
   'SELECT id FROM {t} a WHERE NOT EXISTS (SELECT * FROM {t} b WHERE b.i = a.i AND b.id < a.id) ORDER BY id',
   "SELECT id, (t || '\\\\')::bytea, ('\\x' || to_hex(id * 17))::bytea FROM {t} ORDER BY id",
+  'SELECT id, v::char(6), length(v::char(6)), n::money, t::name FROM {t} ORDER BY id',
 ];

@@ -9,7 +9,7 @@ import { INTERVAL_FIELDS, intervalTruncation } from '../front/allow-list.js';
 import { engineIntervalText, FULL_RANGE, intervalInput } from '../../runtime/interval-input.js';
 import { dateTimeInput, type DateTimeType } from '../../runtime/datetime-input.js';
 import { byteaHex } from '../../runtime/bytea-input.js';
-import { charUse } from './char-casts.js';
+import { castUse } from './cast-uses.js';
 import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../tree/ast.js';
 import { probedType } from './probed-types.js';
@@ -318,8 +318,8 @@ const shapeCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal, s
  * trailing spaces; bpchar without a length keeps the text's length. Other uses are refused.
  */
 function charCastFor(cast: TypeCast, arg: Node, typmods: Node[] | undefined): Node {
-  const use = charUse(cast);
-  if (!use || isVolatile(arg)) {
+  const use = castUse(cast);
+  if (!(use === 'padded' || use === 'stripped') || isVolatile(arg)) {
     throw notAsPostgres(
       'char(n) in this place (PostgreSQL pads it with spaces and ignores them in comparisons)',
       'Use varchar(n) or text; a char(n) cast is answered where it is shown, measured, joined with || or compared with another char(n) or a literal.',
@@ -329,6 +329,119 @@ function charCastFor(cast: TypeCast, arg: Node, typmods: Node[] | undefined): No
   const text = textOf(arg, 'true');
   const cut = length === undefined ? text : call('rpad', [text, length, stringConst(' ')]);
   return use === 'padded' ? cut : call('rtrim', [cut, stringConst(' ')]);
+}
+
+/** name: text of at most 63 bytes (NAMEDATALEN - 1), cut at a character's end. */
+const nameCast: CastRule = ({ arg, type, arrayBounds, literal, stringLiteral }) => {
+  if (type !== 'name' || arrayBounds) return undefined;
+  if (literal !== null && stringLiteral) {
+    let text = literal;
+    while (Buffer.byteLength(text) > NAME_BYTES) text = [...text].slice(0, -1).join('');
+    return asVarchar(stringConst(text));
+  }
+  if (isVolatile(arg)) throw notAsPostgres('A cast to name of a volatile expression', 'Cast a column or a literal.');
+  const text = textOf(arg, 'true');
+  const failure = call('error', [
+    stringConst("a cast to name of text of more than 63 bytes with characters other than ASCII is not supported by vdb's engine"),
+  ]);
+  // ASCII text is cut at 63 characters, which are its 63 bytes (NULL is NULL).
+  const wide: Node = {
+    BoolExpr: {
+      boolop: 'AND_EXPR',
+      args: [op('>', call('strlen', [text]), int(NAME_BYTES)), op('<>', call('strlen', [text]), call('length', [text]))],
+    },
+  };
+  return { CaseExpr: { args: [{ CaseWhen: { expr: wide, result: failure } }], defresult: call('left', [text, int(NAME_BYTES)]) } };
+};
+
+const NAME_BYTES = 63;
+
+/** The largest money, in PostgreSQL's 64-bit integer of cents. */
+const MONEY_LIMIT = '92233720368547758.07';
+
+/**
+ * money, by its use (cast-uses.ts): a number of two decimals rounded half away from zero (from
+ * a number, or from a literal in lc_monetary C's form: $, grouping commas, parentheses for a
+ * negative), shown as PostgreSQL writes it ('-$1,234.57'). Floats are not cast (PostgreSQL has
+ * no such cast), nor text while the statement runs.
+ */
+const moneyCast: CastRule = ({ cast, arg, type, arrayBounds, literal, stringLiteral }) => {
+  if (type !== 'money' || arrayBounds) return undefined;
+  const use = castUse(cast);
+  if (!(use === 'shown' || use === 'number') || isVolatile(arg)) {
+    throw notAsPostgres(
+      'money in this place',
+      'money is answered where a cast to it is shown, cast to numeric or text, or compared with money; compute with numeric(20,2) instead.',
+    );
+  }
+  const number = moneyNumber(arg, literal, stringLiteral);
+  return use === 'number' ? number : moneyText(number);
+};
+
+function moneyNumber(arg: Node, literal: string | null, stringLiteral: boolean): Node {
+  const typed = (value: Node): Node => {
+    const cast: TypeCast = { arg: value, typeName: { names: [nameNode('numeric')], typmods: [int(38), int(2)] } };
+    written.add(cast);
+    return { TypeCast: cast };
+  };
+  if (literal !== null && stringLiteral) return typed({ A_Const: { fval: { fval: moneyInput(literal) } } });
+  const number = typed(arg);
+  const exact: Node = {
+    BoolExpr: {
+      boolop: 'OR_EXPR',
+      args: [
+        call('starts_with', [call('typeof', [arg]), stringConst('DECIMAL')]),
+        typeIs(arg, ['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT']),
+      ],
+    },
+  };
+  const outOfRange = op('>', call('abs', [number]), { A_Const: { fval: { fval: MONEY_LIMIT } } });
+  return {
+    CaseExpr: {
+      args: [
+        {
+          CaseWhen: {
+            expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [exact] } },
+            result: call('error', [stringConst("money from a value other than a number is not supported by vdb's engine")]),
+          },
+        },
+        { CaseWhen: { expr: outOfRange, result: call('error', [stringConst('money out of range')]) } },
+      ],
+      defresult: number,
+    },
+  };
+}
+
+/** A money literal in lc_monetary C's form, as a number of two decimals (the third rounds half up, as cash_in does). */
+function moneyInput(text: string): string {
+  const match = /^\s*(\()?\s*(-)?\s*\$?\s*(\d[\d,]*)?(?:\.(\d*))?\s*(\))?\s*$/.exec(text);
+  if (!match || (!match[3] && !match[4]) || Boolean(match[1]) !== Boolean(match[5]) || (match[1] && match[2])) {
+    throw notAsPostgres(`The money input '${text}' in this form`, "Write it as '1234.56', '$1,234.56' or '(1.50)'.");
+  }
+  const whole = BigInt((match[3] ?? '0').replace(/,/g, '') || '0');
+  const fraction = (match[4] ?? '').padEnd(3, '0');
+  let cents = whole * 100n + BigInt(fraction.slice(0, 2)) + (Number(fraction[2]) >= 5 ? 1n : 0n);
+  if (cents > 9223372036854775807n) throw badRequest(`value "${text}" is out of range for type money`, 'Write a smaller amount.');
+  if (match[1] || match[2]) cents = -cents;
+  const sign = cents < 0n ? '-' : '';
+  const digits = (cents < 0n ? -cents : cents).toString().padStart(3, '0');
+  return `${sign}${digits.slice(0, -2)}.${digits.slice(-2)}`;
+}
+
+/** A money number as PostgreSQL writes it under lc_monetary C: '$1,234.50', '-$0.25'. */
+function moneyText(number: Node): Node {
+  const digits = asVarchar(call('abs', [number]));
+  const whole = call('split_part', [digits, stringConst('.'), int(1)]);
+  const reversed = engineCall('regexp_replace', [call('reverse', [whole]), stringConst('(\\d{3})'), stringConst('\\1,'), stringConst('g')]);
+  const grouped = call('reverse', [call('rtrim', [reversed, stringConst(',')])]);
+  const text = op(
+    '||',
+    op('||', op('||', stringConst('$'), grouped), stringConst('.')),
+    call('split_part', [digits, stringConst('.'), int(2)]),
+  );
+  return {
+    CaseExpr: { args: [{ CaseWhen: { expr: op('<', number, int(0)), result: op('||', stringConst('-'), text) } }], defresult: text },
+  };
 }
 
 /** Text read as a date, time or other typed value: checked against what PostgreSQL reads, as a literal or in the engine. */
@@ -425,6 +538,8 @@ const decimalFloatCast: CastRule = ({ cast, arg, type, arrayBounds, literal }) =
 
 const CAST_RULES: CastRule[] = [
   byteaCast,
+  nameCast,
+  moneyCast,
   floatLiteralCast,
   decimalFloatCast,
   numericCast,
