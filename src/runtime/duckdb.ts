@@ -19,6 +19,7 @@ import { defineValueChecks } from './value-macros.js';
 import { registerNumberFormat } from './number-format.js';
 import { registerDateTimeInput } from './datetime-functions.js';
 import { registerByteaInput } from './bytea-input.js';
+import { registerNumericLogarithms } from './numeric-logarithms.js';
 import { registerFloatStatistics } from './float-statistics.js';
 
 /** The values one batch of a statement builds may take this share of the engine's memory. */
@@ -182,6 +183,7 @@ export class DuckRuntime {
       registerNumberFormat(setup);
       registerDateTimeInput(setup);
       registerByteaInput(setup);
+      registerNumericLogarithms(setup);
       registerFloatStatistics(setup);
       registerExactRemainder(setup);
       for (const statement of statements) if (statement) await setup.run(statement);
