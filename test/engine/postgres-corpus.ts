@@ -160,6 +160,15 @@ export const EXPRESSIONS: readonly string[] = [
   "'pg_attribute'::name",
   "'1234567.895'::money",
   'x::money ;; FROM (VALUES (-0.50), (999999.99)) v(x)',
+  // numeric of floats and text nested where the scale is not seen, or as text.
+  "x::numeric::text || ' units' ;; FROM (VALUES (0.1::float8), (1e-5::float8), ('2.50'::text::float8)) v(x)",
+  'x::numeric < 0.3 ;; FROM (VALUES (0.1::float8 + 0.2::float8), (0.25::float8)) v(x)',
+  "to_char(t::numeric, 'FM999.99') ;; FROM (VALUES ('12.5'), (' 3e1 ')) v(t)",
+  // ln, exp and log of numeric.
+  'ln(5.5)',
+  'exp(0.75)',
+  'log(3, 81.0)',
+  'log(x) ;; FROM (VALUES (0.01), (12.34), (NULL)) v(x)',
   '|/ 25',
   '||/ 27',
   "regexp_matches('foobarbequebaz', 'ba.')",
@@ -1060,4 +1069,5 @@ export const TABLE_STATEMENTS: readonly string[] = [
   'SELECT id FROM {t} a WHERE NOT EXISTS (SELECT * FROM {t} b WHERE b.i = a.i AND b.id < a.id) ORDER BY id',
   "SELECT id, (t || '\\\\')::bytea, ('\\x' || to_hex(id * 17))::bytea FROM {t} ORDER BY id",
   'SELECT id, v::char(6), length(v::char(6)), n::money, t::name FROM {t} ORDER BY id',
+  'SELECT id, f::numeric::text, ln(abs(n) + 1), exp(n / 100), log(2, abs(n) + 1) FROM {t} WHERE f::numeric > -1 ORDER BY id',
 ];

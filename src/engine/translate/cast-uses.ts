@@ -8,13 +8,19 @@
  *    char(n), a varchar or an untyped literal: written padded or stripped.
  *  - money is shown as text in lc_monetary's format ('$1,234.56'), and is a number of two
  *    decimals cast to numeric or compared with money: written shown or as that number.
+ *  - numeric without precision or scale of a float or text keeps a scale per value, which the
+ *    engine's DECIMAL cannot (numeric-values.ts computes such values in the select list); where
+ *    the scale is not seen (compared, or in to_char) it is the value, and cast to text its text.
  */
 import type { A_Expr, FuncCall, Node, ParseResult, TypeCast } from '@pgsql/types';
 import { asKind, fieldNames, walk } from '../tree/ast.js';
 import { calledName, isStringConst, literalText } from '../tree/syntax-nodes.js';
 
-/** How a cast is written for the engine: char(n) padded to n or without its trailing spaces; money shown as text or a number. */
-export type CastUse = 'padded' | 'stripped' | 'shown' | 'number';
+/**
+ * How a cast is written for the engine: char(n) padded to n or without its trailing spaces;
+ * money shown as text or a number; numeric as a value (compared) or its text.
+ */
+export type CastUse = 'padded' | 'stripped' | 'shown' | 'number' | 'value' | 'text';
 
 let uses = new WeakMap<TypeCast, CastUse>();
 
@@ -35,6 +41,11 @@ const castTo = (type: string, node: Node | undefined): TypeCast | undefined => {
   return cast && typeNameOf(cast.typeName) === type && !cast.typeName?.arrayBounds ? cast : undefined;
 };
 const charCast = (node: Node | undefined) => castTo('bpchar', node);
+/** numeric without precision or scale (numeric(p,s) has one scale, as the engine's DECIMAL). */
+const numericCast = (node: Node | undefined) => {
+  const cast = castTo('numeric', node);
+  return cast && !cast.typeName?.typmods ? cast : undefined;
+};
 const moneyCast = (node: Node | undefined) => castTo('money', node);
 
 /** Functions of text a char(n) argument reaches without its padding (PostgreSQL casts it to text). */
@@ -42,7 +53,15 @@ const STRIPPED_ARGUMENT = new Set(['length', 'char_length', 'character_length', 
 
 const COMPARISONS = new Set(['=', '<>', '!=', '<', '>', '<=', '>=']);
 
+/** A_Expr kinds that compare their left operand with the values of a list. */
+const LIST_COMPARISONS = new Set(['AEXPR_IN', 'AEXPR_BETWEEN', 'AEXPR_NOT_BETWEEN', 'AEXPR_BETWEEN_SYM', 'AEXPR_NOT_BETWEEN_SYM']);
+
 function markExpr(expr: A_Expr): void {
+  if (expr.kind && LIST_COMPARISONS.has(expr.kind)) {
+    const items = [expr.lexpr, ...(asKind(expr.rexpr, 'List')?.items ?? [])];
+    for (const cast of items.map(numericCast)) if (cast) uses.set(cast, 'value');
+    return;
+  }
   const name = asKind(expr.name?.[0], 'String')?.sval;
   if (expr.kind !== 'AEXPR_OP' || !name) return;
   const [left, right] = [charCast(expr.lexpr), charCast(expr.rexpr)];
@@ -50,6 +69,7 @@ function markExpr(expr: A_Expr): void {
     for (const cast of [left, right]) if (cast) uses.set(cast, 'stripped');
     return;
   }
+  if (COMPARISONS.has(name)) for (const cast of [numericCast(expr.lexpr), numericCast(expr.rexpr)]) if (cast) uses.set(cast, 'value');
   if (COMPARISONS.has(name) && moneyCast(expr.lexpr) && moneyCast(expr.rexpr)) {
     uses.set(moneyCast(expr.lexpr)!, 'number');
     uses.set(moneyCast(expr.rexpr)!, 'number');
@@ -63,6 +83,8 @@ function markExpr(expr: A_Expr): void {
 
 function markCall(fc: FuncCall): void {
   const name = calledName(fc);
+  const number = numericCast(fc.args?.[0]);
+  if (number && name === 'to_char' && fc.args?.length === 2) uses.set(number, 'value');
   const first = charCast(fc.args?.[0]);
   if (!first || fc.args?.length !== 1) return;
   if (STRIPPED_ARGUMENT.has(name)) uses.set(first, 'stripped');
@@ -90,6 +112,8 @@ export function markCastUses(tree: ParseResult): void {
     // char(n)::text and ::varchar: without the padding; money::text as shown; money::numeric its number.
     if (toText && inner) uses.set(inner, 'stripped');
     if (toText && money) uses.set(money, 'shown');
+    const number = numericCast(cast?.arg);
+    if (toText && number) uses.set(number, 'text');
     if (cast && money && typeNameOf(cast.typeName) === 'numeric') uses.set(money, 'number');
   });
 }

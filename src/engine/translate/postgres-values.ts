@@ -10,7 +10,7 @@ import { engineIntervalText, FULL_RANGE, intervalInput } from '../../runtime/int
 import { dateTimeInput, type DateTimeType } from '../../runtime/datetime-input.js';
 import { byteaHex } from '../../runtime/bytea-input.js';
 import { castUse } from './cast-uses.js';
-import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
+import type { A_Const, FuncCall, Node, TypeCast, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../tree/ast.js';
 import { probedType } from './probed-types.js';
 import {
@@ -84,11 +84,19 @@ const TEXT_INPUT: Array<{ types: ReadonlySet<string>; pattern: RegExp; why: stri
  * `x::numeric` of an expression: integers and numeric keep their value and scale (added to a
  * numeric of scale 0); other values (floats, text) would need a scale per value and are refused.
  */
-function numericOfExpression(value: Node): Node {
+function numericOfExpression(value: Node, cast: TypeCast): Node {
   // The value's type where a probe learned it: text and floats are refused here, in words (the
-  // engine could not even add text to a number); in the select list they are answered (numeric-values.ts).
+  // engine could not even add text to a number), but where their scale is not seen (cast-uses.ts);
+  // in the select list they are answered (numeric-values.ts).
   const { type, probe } = probedType(value);
   if (probe) return { CaseExpr: { args: [{ CaseWhen: { expr: probe, result: { TypeCast: numericZero() } } }] } };
+  const use = castUse(cast);
+  if ((type === 'VARCHAR' || type === 'FLOAT' || type === 'DOUBLE') && (use === 'value' || use === 'text')) {
+    const read = type === 'VARCHAR' ? 'vdb_num_of_text' : type === 'FLOAT' ? 'vdb_num_of_real' : 'vdb_num_of_double';
+    const pair = marked(call(read, [type === 'VARCHAR' ? asVarchar(value) : value]));
+    // Compared: exact in a DECIMAL(38,18) (numeric-macros.ts refuses what it cannot hold); as text, PostgreSQL's text.
+    return use === 'text' ? marked(call('vdb_num_text', [pair])) : marked(call('vdb_num_decimal', [pair, stringConst('numeric')]));
+  }
   if (type === 'VARCHAR' || type === 'FLOAT' || type === 'DOUBLE') {
     throw notAsPostgres(
       `numeric without precision and scale over a ${type === 'VARCHAR' ? 'text' : 'float'} value outside a column of the select list (PostgreSQL keeps a scale per value)`,
@@ -114,6 +122,12 @@ function numericOfExpression(value: Node): Node {
   };
   return op('+', checked, { TypeCast: numericZero() });
 }
+
+/** A call the rewrite leaves as it is (the engine's macros). */
+const marked = (fc: { FuncCall: FuncCall }): Node => {
+  written.add(fc.FuncCall);
+  return fc;
+};
 
 /** 0::numeric(38,0), the engine's own. */
 function numericZero(): TypeCast {
@@ -180,7 +194,7 @@ type CastRule = (parts: CastParts) => Node | null | undefined;
 const numericCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal }) => {
   if (!(type === 'numeric' && !typmods && !arrayBounds)) return undefined;
   const exact = literal === null ? null : decimalOf(literal);
-  if (literal === null && !isVolatile(arg)) return numericOfExpression(arg);
+  if (literal === null && !isVolatile(arg)) return numericOfExpression(arg, cast);
   if (!exact || exact.precision > 38) {
     throw notAsPostgres(
       'numeric without precision and scale over an expression (the engine would round it to 3 decimals)',
