@@ -122,6 +122,7 @@ function expFixed(x: Decimal, w: number): bigint {
 
 /** A fixed value of w decimals rounded half away from zero to `scale`, as text. */
 function rounded(value: bigint, w: number, scale: number): string {
+  if (w < scale) return rounded(value * pow10(scale - w), scale, scale);
   const unit = pow10(w - scale);
   const q = (abs(value) + unit / 2n) / unit;
   const signed = value < 0n ? -q : q;
@@ -180,6 +181,62 @@ export function numericLog(baseText: string, text: string): string {
   return rounded(quotient, w, scale);
 }
 
+/** A decimal rounded half away from zero to `scale` decimals (which may be more than its own). */
+function roundDecimal(x: Decimal, scale: number): Decimal {
+  if (scale >= x.scale) return { digits: x.digits * pow10(scale - x.scale), scale };
+  const unit = pow10(x.scale - scale);
+  const q = (abs(x.digits) + unit / 2n) / unit;
+  return { digits: x.digits < 0n ? -q : q, scale };
+}
+
+const textOf = (x: Decimal): string => rounded(x.digits, x.scale, x.scale);
+
+/** base ^ n of a whole n (power_var_int): exact, then rounded to `scale`; 1 / base^-n rounded for n < 0. */
+function wholePower(base: Decimal, n: bigint, scale: number): string {
+  if (n > 1000n || n < -1000n) throw tooLong();
+  if (base.digits === 0n) return rounded(n === 0n ? 1n : 0n, 0, scale);
+  const power = base.digits ** (n < 0n ? -n : n);
+  const powerScale = base.scale * Number(n < 0n ? -n : n);
+  if (n >= 0n) return rounded(power, powerScale, scale);
+  // 1 / (power / 10^powerScale) at `scale` + guard decimals.
+  const w = scale + GUARD;
+  return rounded((pow10(powerScale + w) * 1n) / power, w, scale);
+}
+
+/** numeric_power: base ^ exponent, as power_var chooses its scale and computes it. */
+export function numericPower(baseText: string, exponentText: string): string {
+  const [base, exponent] = [parse(baseText), parse(exponentText)];
+  const integral = exponent.digits % pow10(exponent.scale) === 0n;
+  if (base.digits === 0n && exponent.digits < 0n) throw badRequest('zero raised to a negative power is undefined', null);
+  if (base.digits < 0n && !integral) throw badRequest('a negative number raised to a non-integer power yields a complex result', null);
+  const whole = exponent.digits / pow10(exponent.scale);
+  if (integral && whole >= -2147483648n && whole <= 2147483647n)
+    return wholePower(base, whole, clampScale(Math.max(MIN_SIG_DIGITS, base.scale)));
+  if (base.digits === 0n) return rounded(0n, 0, MIN_SIG_DIGITS);
+  const magnitude = { digits: abs(base.digits), scale: base.scale };
+  const lnDweight = lnWeight(magnitude);
+  // A first estimate of the result's weight, at about 8 significant digits of ln(base).
+  const rough = Math.max(8 - lnDweight, 0);
+  const lnRough = roundDecimal({ digits: lnFixed(magnitude, rough + GUARD), scale: rough + GUARD }, rough);
+  const product = roundDecimal({ digits: lnRough.digits * exponent.digits, scale: lnRough.scale + exponent.scale }, rough);
+  let val = Number(textOf(product));
+  if (Math.abs(val) > 2000 * 3.01) {
+    if (val > 0) throw tooLong();
+    return rounded(0n, 0, MAX_DISPLAY_SCALE);
+  }
+  val *= 0.434294481903252;
+  const scale = clampScale(Math.max(MIN_SIG_DIGITS - Math.trunc(val), base.scale, exponent.scale));
+  if (scale + Math.max(Math.ceil(val), 0) > MAX_DIGITS + 1) throw tooLong();
+  const significant = Math.max(scale + Math.trunc(val), 0);
+  const local = Math.max(significant - lnDweight + 8, 0);
+  const lnBase = roundDecimal({ digits: lnFixed(magnitude, local + GUARD), scale: local + GUARD }, local);
+  const lnNum = roundDecimal({ digits: lnBase.digits * exponent.digits, scale: lnBase.scale + exponent.scale }, local);
+  const w = scale + GUARD + Math.max(Math.ceil(val), 0);
+  const result = rounded(expFixed(lnNum, w), w, scale);
+  // A negative base raised to an odd whole power (only whole powers reach here when negative).
+  return base.digits < 0n && whole % 2n !== 0n ? `-${result}` : result;
+}
+
 /** The function of `vdb_num_math(fn, a, b)`. */
 function numericMath(fn: string, a: string, b: string): string {
   switch (fn) {
@@ -189,6 +246,8 @@ function numericMath(fn: string, a: string, b: string): string {
       return numericExp(a);
     case 'log':
       return numericLog(a, b);
+    case 'power':
+      return numericPower(a, b);
     default:
       throw new Error(`vdb_num_math: ${fn}`);
   }

@@ -58,6 +58,16 @@ function wholePower(node: Node): { base: Node; exponent: number } | null {
   return Math.abs(n) <= MAX_EXPONENT ? { base, exponent: n } : null;
 }
 
+/** power(x, y), pow(x, y) and x ^ y: the base and the exponent, else null. */
+function anyPower(node: Node): [Node, Node] | null {
+  const fc = asKind(node, 'FuncCall');
+  if (fc && !fc.over && !fc.agg_star && (calledName(fc) === 'power' || calledName(fc) === 'pow') && fc.args?.length === 2)
+    return [fc.args[0]!, fc.args[1]!];
+  const expr = asKind(node, 'A_Expr');
+  if (expr?.lexpr && expr.rexpr && exprIs(expr, 'AEXPR_OP') && fieldNames(expr.name).join('') === '^') return [expr.lexpr, expr.rexpr];
+  return null;
+}
+
 /** `x::numeric` (no precision, scale or array bounds) of anything but a literal: its scale is each value's own. */
 function unconstrainedCastArg(node: Node): Node | null {
   const cast = asKind(node, 'TypeCast');
@@ -77,6 +87,8 @@ function parts(node: Node): Node[] | null {
   if (power) return [power.base];
   const castArg = unconstrainedCastArg(node);
   if (castArg) return [castArg];
+  const anyPowerOf = anyPower(node);
+  if (anyPowerOf) return anyPowerOf;
   const expr = asKind(node, 'A_Expr');
   if (expr && exprIs(expr, 'AEXPR_OP') && ARITHMETIC.has(fieldNames(expr.name).join(''))) {
     if (!expr.lexpr) return fieldNames(expr.name).join('') === '-' && expr.rexpr ? [expr.rexpr] : null;
@@ -110,7 +122,7 @@ function mayChooseScale(node: Node): boolean {
   const fc = asKind(node, 'FuncCall');
   const name = fc ? calledName(fc) : '';
   if (fc && (hasFact(name, 'exactAverage') || LOGARITHMS.has(name) || ['lag', 'lead', 'sign', 'sqrt'].includes(name))) return true;
-  if (unconstrainedCastArg(node) || wholePower(node)) return true;
+  if (unconstrainedCastArg(node) || anyPower(node)) return true;
   const expr = asKind(node, 'A_Expr');
   if (expr && fieldNames(expr.name).join('') === '/') return true;
   if (asKind(node, 'MinMaxExpr') || asKind(node, 'CoalesceExpr')) return true;
@@ -214,6 +226,12 @@ class Translator {
       );
     const power = wholePower(node);
     if (power) return this.wholePower(this.translate(power.base), power.exponent);
+    const powerOf = anyPower(node);
+    if (powerOf)
+      return this.logarithm(
+        'power',
+        powerOf.map((arg) => this.translate(arg)),
+      );
     const inner = parts(node);
     if (inner === null) return this.leaf(node);
     const done = inner.map((part) => this.translate(part));
@@ -289,20 +307,22 @@ class Translator {
 
   /**
    * ln, exp, log10 and log of numeric, at PostgreSQL's scale; of one integer a double (the
-   * engine's own); log(b, x) of integers and numeric is numeric.
+   * engine's own); log(b, x) of integers and numeric is numeric; so is power(x, y) with a numeric.
    */
   private logarithm(name: string, done: Translated[]): Translated {
     const float: Translated = { pair: null, kind: { family: 'float', single: false }, perValue: false };
     const pairs = done.map((d) => d.pair);
     if (!pairs.every((p): p is Node => p !== null)) return { pair: null, kind: combined(done.map((d) => d.kind)), perValue: false };
     if (done.length === 1 && done[0]!.kind.family !== 'numeric') return float;
+    // power of integers is double precision (PostgreSQL's dpow); with a numeric, numeric.
+    if (name === 'power' && done.every((d) => d.kind.family === 'int')) return float;
     const texts = pairs.map((pair) => mark(call('vdb_num_text', [pair])));
     const [fn, a, b] =
       name === 'ln' || name === 'exp'
         ? [name, texts[0]!, stringConst('')]
         : texts.length === 1
           ? ['log', stringConst('10'), texts[0]!]
-          : ['log', ...texts];
+          : [name, ...texts];
     const value = mark(call('vdb_num_math', [stringConst(fn), a!, b!]));
     return { pair: mark(call('vdb_num_of_text', [value])), kind: { family: 'numeric', scale: -1 }, perValue: true };
   }

@@ -142,6 +142,8 @@ export function postgresOperator(expr: A_Expr): Node | null {
   if (exprIs(expr, 'AEXPR_OP') && name === '/' && expr.lexpr && typeNameOf(asKind(expr.lexpr, 'TypeCast')?.typeName) === 'interval')
     // An interval literal divided (the engine has no such division): times only, rounded to the microsecond.
     return engineCall('vdb_interval_div', [expr.lexpr, expr.rexpr!]);
+  // x ^ y is power(x, y): numeric of a numeric in PostgreSQL, where the engine's ^ is a double.
+  if (exprIs(expr, 'AEXPR_OP') && name === '^' && expr.lexpr && expr.rexpr) return call('power', [expr.lexpr, expr.rexpr]);
   if (exprIs(expr, 'AEXPR_OP') && !expr.lexpr && (name === '|/' || name === '||/'))
     return call(name === '|/' ? 'sqrt' : 'cbrt', [expr.rexpr!]);
   const symmetric = exprIs(expr, 'AEXPR_BETWEEN_SYM') || exprIs(expr, 'AEXPR_NOT_BETWEEN_SYM');
