@@ -172,6 +172,8 @@ export const EXPRESSIONS: readonly string[] = [
   // power and ^ of numeric (x ^ y was the engine's double: a silent difference).
   '3 ^ 0.25',
   'power(x, 0.5) ;; FROM (VALUES (2.00), (1.21), (NULL)) v(x)',
+  // |/ and ||/ take double precision only: of a numeric, a float.
+  '|/ x + ||/ x ;; FROM (VALUES (2.00), (0.25)) v(x)',
   '|/ 25',
   '||/ 27',
   "regexp_matches('foobarbequebaz', 'ba.')",
@@ -910,6 +912,8 @@ export const STATEMENTS: readonly string[] = [
   'SELECT x, sum(x) OVER (ORDER BY x RANGE BETWEEN 1 PRECEDING AND 2147483647 FOLLOWING) FROM (VALUES (1), (2), (2147483647)) v(x) ORDER BY x',
   'SELECT x, count(*) OVER (ORDER BY x DESC RANGE BETWEEN 2147483647 PRECEDING AND 1 FOLLOWING) FROM (VALUES (-2147483647), (-2147483646), (5)) v(x) ORDER BY x',
   'SELECT x, count(*) OVER (ORDER BY x RANGE BETWEEN 9223372036854775807 PRECEDING AND CURRENT ROW) FROM (VALUES (9223372036854775807::int8), (-9223372036854775807)) v(x) ORDER BY x',
+  // Columns named through casts as PostgreSQL names them (x::text::int is x, '5'::int::text text).
+  "SELECT x::text::int, '5'::int::text, x::numeric::text, CASE WHEN x > '0' THEN x END::text FROM (VALUES ('1')) v(x)",
   // Floats in rows (the engine writes the row's JSON).
   "SELECT x, x::float4 FROM (VALUES (1e15::float8), (1e-5), (123456789012345678), (-0.0), (1e6), ('NaN'), ('Infinity'), (NULL)) v(x)",
 ];

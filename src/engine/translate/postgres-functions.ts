@@ -144,8 +144,10 @@ export function postgresOperator(expr: A_Expr): Node | null {
     return engineCall('vdb_interval_div', [expr.lexpr, expr.rexpr!]);
   // x ^ y is power(x, y): numeric of a numeric in PostgreSQL, where the engine's ^ is a double.
   if (exprIs(expr, 'AEXPR_OP') && name === '^' && expr.lexpr && expr.rexpr) return call('power', [expr.lexpr, expr.rexpr]);
-  if (exprIs(expr, 'AEXPR_OP') && !expr.lexpr && (name === '|/' || name === '||/'))
-    return call(name === '|/' ? 'sqrt' : 'cbrt', [expr.rexpr!]);
+  if (exprIs(expr, 'AEXPR_OP') && !expr.lexpr && (name === '|/' || name === '||/')) {
+    // PostgreSQL's |/ and ||/ take double precision only: a numeric operand is cast (rounded once, postgres-values.ts).
+    return call(name === '|/' ? 'sqrt' : 'cbrt', [cast(expr.rexpr!, 'float8')]);
+  }
   const symmetric = exprIs(expr, 'AEXPR_BETWEEN_SYM') || exprIs(expr, 'AEXPR_NOT_BETWEEN_SYM');
   const bounds = asKind(expr.rexpr, 'List')?.items;
   if (symmetric && bounds && bounds.length === 2 && !isVolatile(bounds)) {
