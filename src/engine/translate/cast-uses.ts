@@ -12,9 +12,9 @@
  *    engine's DECIMAL cannot (numeric-values.ts computes such values in the select list); where
  *    the scale is not seen (compared, or in to_char) it is the value, and cast to text its text.
  */
-import type { A_Expr, FuncCall, Node, ParseResult, TypeCast } from '@pgsql/types';
+import type { A_Expr, FuncCall, Node, ParseResult, ResTarget, SelectStmt, TypeCast } from '@pgsql/types';
 import { asKind, fieldNames, walk } from '../tree/ast.js';
-import { calledName, isStringConst, literalText } from '../tree/syntax-nodes.js';
+import { calledName, isIntegerConst, isStringConst, literalText } from '../tree/syntax-nodes.js';
 
 /**
  * How a cast is written for the engine: char(n) padded to n or without its trailing spaces;
@@ -91,14 +91,39 @@ function markCall(fc: FuncCall): void {
   if (name === 'octet_length') uses.set(first, 'padded');
 }
 
+/** The name PostgreSQL gives an unnamed column of a cast: its operand's, through other casts (a column's, a call's). */
+function implicitName(node: Node | undefined): string | undefined {
+  const cast = asKind(node, 'TypeCast');
+  if (cast) return implicitName(cast.arg);
+  const column = asKind(node, 'ColumnRef');
+  if (column) return fieldNames(column.fields).pop();
+  const fc = asKind(node, 'FuncCall');
+  return fc ? calledName(fc) : undefined;
+}
+
+/** Whether ORDER BY names the i-th column of `select` (by position, or by its name). */
+function sortedBy(select: SelectStmt, i: number, target: ResTarget): boolean {
+  const name = target.name ?? implicitName(target.val);
+  return (select.sortClause ?? []).some((item) => {
+    const by = asKind(item, 'SortBy')?.node;
+    if (isIntegerConst(by)) return Number(literalText(by)) === i + 1;
+    const ref = asKind(by, 'ColumnRef');
+    return ref !== undefined && fieldNames(ref.fields).length === 1 && fieldNames(ref.fields)[0] === name;
+  });
+}
+
 /** Finds the uses of char(n) and money casts in `tree`, the statement about to be rewritten. */
 export function markCastUses(tree: ParseResult): void {
   uses = new WeakMap();
   // Shown: a column of the statement's own result (not of a subquery, whose uses are elsewhere).
   const top = asKind(tree.stmts?.[0]?.stmt, 'SelectStmt');
   if (top && (top.op ?? 'SETOP_NONE') === 'SETOP_NONE') {
-    for (const target of top.targetList ?? []) {
-      const value = asKind(target, 'ResTarget')?.val;
+    for (const [i, item] of (top.targetList ?? []).entries()) {
+      const target = asKind(item, 'ResTarget');
+      // Not where ORDER BY names the column (ORDER BY 1): PostgreSQL sorts money as numbers and
+      // char(n) without its padding, the engine would sort the text written here.
+      if (!target || sortedBy(top, i, target)) continue;
+      const value = target.val;
       const cast = charCast(value) ?? moneyCast(value);
       if (cast) uses.set(cast, cast === charCast(value) ? 'padded' : 'shown');
     }
