@@ -18,6 +18,8 @@ import { FUNCTION_MACROS, registerExactRemainder } from './function-macros.js';
 import { defineValueChecks } from './value-macros.js';
 import { registerNumberFormat } from './number-format.js';
 import { registerDateTimeInput } from './datetime-functions.js';
+import { registerByteaInput } from './bytea-input.js';
+import { registerNumericLogarithms } from './numeric-logarithms.js';
 import { registerFloatStatistics } from './float-statistics.js';
 
 /** The values one batch of a statement builds may take this share of the engine's memory. */
@@ -180,6 +182,8 @@ export class DuckRuntime {
       await defineValueChecks(setup, options.valueLimit, Math.floor(engineBytes(options.memoryLimit) / BATCH_SHARE));
       registerNumberFormat(setup);
       registerDateTimeInput(setup);
+      registerByteaInput(setup);
+      registerNumericLogarithms(setup);
       registerFloatStatistics(setup);
       registerExactRemainder(setup);
       for (const statement of statements) if (statement) await setup.run(statement);

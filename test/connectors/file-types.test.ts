@@ -44,6 +44,12 @@ before(async () => {
   fs.writeFileSync(path.join(folder, 'ledger.json'), `[${json.join(',\n')}]`);
   // 16 significant digits: more than the JSON reader's double holds exactly.
   fs.writeFileSync(path.join(folder, 'big.json'), '[{"amount": 12345678901234.57}, {"amount": 0.5}]');
+  fs.writeFileSync(path.join(folder, 'scaled.json'), '[{"p": 1.50}, {"p": 2.10}]');
+  // 17 and 30 digits the reader's double rounds (1 and 1.2345678901234568e+29); text holding a number is no number.
+  fs.writeFileSync(
+    path.join(folder, 'lossy.json'),
+    '[{"id": 1, "amount": 1.0000000000000001, "fine": 0.5, "note": "a: 1.00000000000000000001"},\n {"id": 2, "amount": 123456789012345678901234567890, "fine": 0.30000000000000004, "note": null}]',
+  );
   await postgres.query(`CREATE SCHEMA ${tag}`);
   // PostgreSQL holding the same data: amount as numeric (one scale), rate as the numeric(p,s) of its largest scale.
   await postgres.query(`CREATE TABLE ${tag}.money (id bigint, amount numeric, rate numeric(18,3), sci float8, note text)`);
@@ -110,7 +116,55 @@ test('JSON numbers with a point are numeric too, where the reader double holds t
   );
   const actual = await vdbAnswer(server, 'SELECT sum(amount) AS s, sum(rate) AS r FROM ft.ledger');
   assert.equal(compareAnswers(expected, actual.answer!, false), null);
+  // 16 significant digits, the very text of its double (a float written by a program): a float.
   assert.deepEqual(await columnTypes('big'), { amount: 'DOUBLE' });
+  // The scale as the file writes it (1.50, not the double's 1.5).
+  const scaled = await server.request('/rest/api/query', { body: { sql: 'SELECT p, p * 2 AS d FROM ft.scaled' } });
+  assert.equal(await scaled.text(), '[[1.50,3.00],[2.10,4.20]]');
+});
+
+test('a JSON column holding numbers its double would round is refused when read, never rounded', async () => {
+  assert.deepEqual(await columnTypes('lossy'), { id: 'BIGINT', amount: 'DOUBLE', fine: 'DOUBLE', note: 'VARCHAR' });
+  for (const sql of ['SELECT amount FROM ft.lossy', 'SELECT sum(amount) FROM ft.lossy', 'SELECT id FROM ft.lossy WHERE amount > 1']) {
+    const refused = await vdbAnswer(server, sql);
+    assert.equal(refused.status, 400, `${sql}: ${refused.body}`);
+    assert.match(refused.body, /column \\"amount\\" of file lossy.json holds numbers of more than 15 significant digits.*not supported/i);
+  }
+  // The other columns answer; a float written with 17 digits is the double it writes.
+  const others = await server.request('/rest/api/query', { body: { sql: 'SELECT id, fine, note FROM ft.lossy ORDER BY id' } });
+  assert.equal(await others.text(), '[[1,0.5,"a: 1.00000000000000000001"],[2,0.30000000000000004,null]]');
+  // Read as floats where the folder reads floats.
+  const floats = await server.request('/rest/api/query', { body: { sql: 'SELECT amount FROM floats.lossy ORDER BY id' } });
+  assert.equal(floats.status, 200, await floats.text());
+});
+
+test('JSON numbers declared numeric(p,s) are read from their text, rounded as PostgreSQL rounds them; more exact ones are refused', async () => {
+  const declared = path.join(server.dataDir, 'files', `${tag}_jsondecl`);
+  fs.mkdirSync(declared);
+  fs.writeFileSync(
+    path.join(declared, 'exact.json'),
+    '[{"x": 0.1, "y": 2.675, "z": 1.0000000000000001, "w": 1.00000000000000000001}, {"x": -7, "y": -0.005, "z": 2, "w": null}]',
+  );
+  fs.writeFileSync(
+    path.join(declared, 'exact.schema.json'),
+    JSON.stringify({ columns: { x: 'numeric(38,30)', y: 'numeric(10,2)', z: 'float8', w: 'numeric(38,20)' } }),
+  );
+  const added = await server.request('/rest/api/source', {
+    body: { name: 'jsondecl', template: 'file', connectionProps: `ParentDirectory=${declared}` },
+  });
+  assert.equal(added.status, 201, await added.text());
+  const expected = await postgresAnswer(
+    postgres,
+    pgTypes,
+    "SELECT x::numeric(38,30) AS x, y::numeric(10,2) AS y, z::float8 AS z FROM (VALUES ('0.1', '2.675', '1.0000000000000001'), ('-7', '-0.005', '2')) v(x, y, z)",
+  );
+  const actual = await vdbAnswer(server, 'SELECT x, y, z FROM jsondecl.exact');
+  assert.equal(actual.status, 200, actual.body);
+  assert.equal(compareAnswers(expected, actual.answer!, true), null);
+  const refused = await vdbAnswer(server, 'SELECT w FROM jsondecl.exact');
+  assert.equal(refused.status, 400, refused.body);
+  assert.match(refused.body, /not supported/);
+  fs.rmSync(declared, { recursive: true, force: true });
 });
 
 test('decimals=double keeps the reader floats for a whole folder', async () => {

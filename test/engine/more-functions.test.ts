@@ -64,6 +64,10 @@ const SAME: readonly string[] = [
   "SELECT g, string_agg(x, '\\xff'::bytea) FROM (VALUES (1, '\\x01'::bytea), (1, '\\x0203'::bytea), (2, NULL)) v(g, x) GROUP BY g ORDER BY g",
   "SELECT string_agg(x, ', '), string_agg(x::bytea, ''::bytea) FROM (VALUES ('a'), ('b')) v(x)",
   "SELECT '\\x6162'::bytea, '\\x'::bytea, '\\xDEAD beef'::bytea, 'abc'::bytea, ''::bytea, octet_length('\\x616263'::bytea)",
+  // Text cast to bytea as PostgreSQL reads it: the hex form, the escape form (\\ and \ooo), other characters as their UTF-8 bytes.
+  "SELECT 'a\\\\b'::bytea, '\\101\\102'::bytea, 'ä'::bytea, 'x\\000y'::bytea, '\\x 0a\t0B'::bytea, octet_length('\\303\\244'::bytea)",
+  "SELECT x, x::bytea, octet_length(x::bytea) FROM (VALUES ('\\x6162'), ('\\x'), ('\\xDE AD'), ('abc'), ('a\\\\b'), ('\\101\\102z'), ('ä'), (''), (NULL)) v(x)",
+  "SELECT x::text::bytea AS a, (x || '62')::bytea AS b FROM (VALUES ('\\x61')) v(x)",
   'SELECT percentile_disc(array[0.25, 0.5, 1]) WITHIN GROUP (ORDER BY x), percentile_cont(array[0.25, 0.5]) WITHIN GROUP (ORDER BY x) FROM (VALUES (1), (2), (3), (4), (10)) v(x)',
   'SELECT percentile_disc(array[0.1, 0.9]) WITHIN GROUP (ORDER BY x), percentile_cont(array[0, 0.3]) WITHIN GROUP (ORDER BY x::float8) FROM (VALUES (1.5), (2.5), (4.0)) v(x)',
   'SELECT g, percentile_disc(array[0.5, 0.99]) WITHIN GROUP (ORDER BY x DESC) FROM (VALUES (1, 5), (1, 7), (2, 1), (2, NULL)) v(g, x) GROUP BY g ORDER BY g',
@@ -72,6 +76,11 @@ const SAME: readonly string[] = [
   // format with VARIADIC.
   "SELECT format('%s-%s', VARIADIC ARRAY['a', 'b']), format('%2$s %1$s', VARIADIC ARRAY['x', 'y']), format('%s|%L', VARIADIC ARRAY[1, NULL])",
   "SELECT format('[%-4s]', VARIADIC ARRAY['ab']), format('%s', VARIADIC ARRAY[1.50, 2])",
+  // format's %I and quote_ident: quoted unless lower case letters, digits and _ and no reserved keyword.
+  "SELECT format('%I', 'x'), format('%I.%I', 'Mixed Case', 'a\"b'), format('%I', 'select'), format('%I', 'name'), format('%I', '1abc'), format('%I', '_a1')",
+  "SELECT quote_ident('abc'), quote_ident('Abc'), quote_ident('user'), quote_ident('between'), quote_ident('float'), quote_ident(''), quote_ident('ä'), quote_ident(NULL)",
+  "SELECT format('[%10I]', 'ab'), format('[%-6I]', 'T'), format('%2$I %1$L', 'x', 'y'), format('%I', 42), format('%I', true)",
+  "SELECT x, quote_ident(x), format('%I', x) FROM (VALUES ('table'), ('t1'), ('T 1'), ('a\"\"b'), ('year'), ('xmltable'), ('localtime'), ('do')) v(x)",
   // regexp_split_to_table and regexp_matches as rows.
   "SELECT regexp_split_to_table('hello world', '\\s+')",
   "SELECT regexp_split_to_table('a,b,,c', ','), 1 AS one",
@@ -107,6 +116,8 @@ const TABLE_SAME: readonly string[] = [
   "SELECT id, regexp_split_to_table(t, ' +') FROM {t} ORDER BY id",
   "SELECT id, regexp_matches(t, '[aeiou]+', 'g') FROM {t} ORDER BY id",
   "SELECT id, regexp_matches(v, '^([a-z])(.)', 'i') FROM {t} ORDER BY id",
+  "SELECT id, quote_ident(t), format('%I.%I', v, t) FROM {t} WHERE t IS NOT NULL ORDER BY id",
+  'SELECT id, t::bytea, v::bytea, octet_length(t::bytea) FROM {t} ORDER BY id',
 ];
 
 /** What PostgreSQL fails: vdb fails too (a 400). */
@@ -127,6 +138,12 @@ const FAILING: readonly string[] = [
   'SELECT every(1)',
   'SELECT scale(1.5::float8)',
   "SELECT '\\x616'::bytea",
+  "SELECT x::bytea FROM (VALUES ('\\x616')) v(x)",
+  "SELECT format('%I', NULL)",
+  "SELECT format('%I', x) FROM (VALUES ('a'), (NULL)) v(x)",
+  "SELECT x::bytea FROM (VALUES ('\\x6g')) v(x)",
+  "SELECT x::bytea FROM (VALUES ('a\\b')) v(x)",
+  "SELECT x::bytea FROM (VALUES ('\\400')) v(x)",
   'SELECT 1e400::float8',
   'SELECT 1e-400::float8',
   'SELECT 1e39::float4',
@@ -143,7 +160,6 @@ const REFUSED: readonly string[] = [
   'SELECT width_bucket(5, ARRAY[1, 3, 7])',
   'SELECT percentile_disc(array[[0.1, 0.9], [0.5, 0.5]]) WITHIN GROUP (ORDER BY x) FROM (VALUES (1.5), (2.5), (4.0)) v(x)',
   "SELECT string_agg(x, y) FROM (VALUES ('\\x01'::bytea, '\\x02'::bytea)) v(x, y)",
-  "SELECT 'a\\\\b'::bytea",
   "SELECT format('%s', VARIADIC x) FROM (VALUES (ARRAY['a'])) v(x)",
   // vdb's exact numbers hold 38 digits: the quotients of these take more.
   'SELECT width_bucket(0.3333333333333333333, 0, 1, 3)',

@@ -27,6 +27,7 @@ const ENGINE_TYPES: Record<string, RegExp> = {
   varchar: /^VARCHAR$/,
   bpchar: /^VARCHAR$/,
   name: /^VARCHAR$/,
+  money: /^VARCHAR$/,
   date: /^DATE$/,
   timestamp: /^TIMESTAMP$/,
   timestamptz: /^TIMESTAMP WITH TIME ZONE$/,

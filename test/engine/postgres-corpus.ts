@@ -148,6 +148,32 @@ export const EXPRESSIONS: readonly string[] = [
   'pg_typeof(1.5::float8)',
   "'\\x6162'::bytea",
   "string_agg(x, '\\x2c'::bytea) ;; FROM (VALUES ('\\x61'::bytea), ('\\x6263'::bytea)) v(x)",
+  // Text cast to bytea while the statement runs: PostgreSQL's hex and escape forms.
+  "x::bytea ;; FROM (VALUES ('\\x6869'), ('\\x 00 ff'), ('hi\\\\'), ('\\150\\151'), ('é'), (NULL)) v(x)",
+  "'tab\\011'::bytea",
+  // format's %I and quote_ident.
+  "format('%I = %L', 'Order', 'it''s')",
+  "quote_ident(x) ;; FROM (VALUES ('from'), ('from_date'), ('Group'), (NULL)) v(x)",
+  // char(n), name and money casts (typed-casts.test.ts has more).
+  "'ab'::char(4) || '|' || 'cd'::character(3)",
+  "x::char(3) ;; FROM (VALUES ('a'), ('abcd'), (NULL)) v(x)",
+  "'pg_attribute'::name",
+  "'1234567.895'::money",
+  'x::money ;; FROM (VALUES (-0.50), (999999.99)) v(x)',
+  // numeric of floats and text nested where the scale is not seen, or as text.
+  "x::numeric::text || ' units' ;; FROM (VALUES (0.1::float8), (1e-5::float8), ('2.50'::text::float8)) v(x)",
+  'x::numeric < 0.3 ;; FROM (VALUES (0.1::float8 + 0.2::float8), (0.25::float8)) v(x)',
+  "to_char(t::numeric, 'FM999.99') ;; FROM (VALUES ('12.5'), (' 3e1 ')) v(t)",
+  // ln, exp and log of numeric.
+  'ln(5.5)',
+  'exp(0.75)',
+  'log(3, 81.0)',
+  'log(x) ;; FROM (VALUES (0.01), (12.34), (NULL)) v(x)',
+  // power and ^ of numeric (x ^ y was the engine's double: a silent difference).
+  '3 ^ 0.25',
+  'power(x, 0.5) ;; FROM (VALUES (2.00), (1.21), (NULL)) v(x)',
+  // |/ and ||/ take double precision only: of a numeric, a float.
+  '|/ x + ||/ x ;; FROM (VALUES (2.00), (0.25)) v(x)',
   '|/ 25',
   '||/ 27',
   "regexp_matches('foobarbequebaz', 'ba.')",
@@ -886,6 +912,8 @@ export const STATEMENTS: readonly string[] = [
   'SELECT x, sum(x) OVER (ORDER BY x RANGE BETWEEN 1 PRECEDING AND 2147483647 FOLLOWING) FROM (VALUES (1), (2), (2147483647)) v(x) ORDER BY x',
   'SELECT x, count(*) OVER (ORDER BY x DESC RANGE BETWEEN 2147483647 PRECEDING AND 1 FOLLOWING) FROM (VALUES (-2147483647), (-2147483646), (5)) v(x) ORDER BY x',
   'SELECT x, count(*) OVER (ORDER BY x RANGE BETWEEN 9223372036854775807 PRECEDING AND CURRENT ROW) FROM (VALUES (9223372036854775807::int8), (-9223372036854775807)) v(x) ORDER BY x',
+  // Columns named through casts as PostgreSQL names them (x::text::int is x, '5'::int::text text).
+  "SELECT x::text::int, '5'::int::text, x::numeric::text, CASE WHEN x > '0' THEN x END::text FROM (VALUES ('1')) v(x)",
   // Floats in rows (the engine writes the row's JSON).
   "SELECT x, x::float4 FROM (VALUES (1e15::float8), (1e-5), (123456789012345678), (-0.0), (1e6), ('NaN'), ('Infinity'), (NULL)) v(x)",
 ];
@@ -909,6 +937,9 @@ export const FAILING: readonly string[] = [
   "SELECT to_char(12, '9.9.9')",
   "SELECT to_char(2147483647, '9V99')",
   "SELECT to_char(x, '9V99') FROM (VALUES (2147483647)) v(x)",
+  "SELECT x::bytea FROM (VALUES ('\\x0')) v(x)",
+  "SELECT x::bytea FROM (VALUES ('\\9')) v(x)",
+  'SELECT 2.5::float8::money',
 ];
 
 /**
@@ -1043,4 +1074,7 @@ export const TABLE_STATEMENTS: readonly string[] = [
   'SELECT id FROM {t} WHERE b >= ALL (SELECT avg(b) FROM {t}) ORDER BY id',
   'SELECT flag FROM {t} GROUP BY flag HAVING avg(n) > 1 ORDER BY flag NULLS FIRST',
   'SELECT id FROM {t} a WHERE NOT EXISTS (SELECT * FROM {t} b WHERE b.i = a.i AND b.id < a.id) ORDER BY id',
+  "SELECT id, (t || '\\\\')::bytea, ('\\x' || to_hex(id * 17))::bytea FROM {t} ORDER BY id",
+  'SELECT id, v::char(6), length(v::char(6)), n::money, t::name FROM {t} ORDER BY id',
+  'SELECT id, f::numeric::text, ln(abs(n) + 1), exp(n / 100), log(2, abs(n) + 1) FROM {t} WHERE f::numeric > -1 ORDER BY id',
 ];

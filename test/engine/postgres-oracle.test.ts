@@ -84,7 +84,7 @@ function report(run: Run): string {
 }
 
 /** Lowest share of same answers each run may give (raise it as translations land). */
-const FLOORS: Record<string, number> = { constants: 0.97, pg: 0.99, my: 0.99, lite: 0.99, csv: 0.99 };
+const FLOORS: Record<string, number> = { constants: 0.985, pg: 0.99, my: 0.99, lite: 0.99, csv: 0.99 };
 
 function check(run: Run): void {
   console.log(report(run));

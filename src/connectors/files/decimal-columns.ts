@@ -5,8 +5,9 @@
  * whole: when every value is a plain decimal (no exponent, NaN or infinity) of at most 38 digits,
  * the column is numeric with the largest scale of its values, as a `numeric(p,s)` column holds
  * them. A CSV column is read from its text; a JSON number reaches vdb as the reader's double, so
- * a JSON column is numeric only when every value has at most 15 significant digits (a double
- * holds those exactly). The read checks each value against the type the import found, so a file
+ * a JSON column is numeric only when every value, as the file writes it, has at most 15
+ * significant digits (json-numbers.ts: a double holds those exactly), and is read from the
+ * double's shortest text. The read checks each value against the type the import found, so a file
  * changed since then fails where a value no longer fits, never rounded. A column a schema file
  * declares `numeric` (no precision or scale) is found so too, whatever the reader inferred.
  * The source property `decimals=double` keeps the reader's floats (docs/sources.md).
@@ -27,45 +28,39 @@ export function decimalModeOf(connection: Record<string, string>): DecimalMode {
 export const isFloatType = (type: string) => type === 'DOUBLE' || type === 'FLOAT';
 
 const MAX_DIGITS = 38;
-/** Significant digits a double holds exactly, whatever the decimal (DBL_DIG). */
-const DOUBLE_DIGITS = 15;
 
 /** The engine's DECIMAL for these digits: 18 digits when they fit (cheaper), else 38. */
-const decimalType = (integerDigits: number, scale: number) => `DECIMAL(${integerDigits + scale <= 18 ? 18 : MAX_DIGITS},${scale})`;
+export const decimalType = (integerDigits: number, scale: number) => `DECIMAL(${integerDigits + scale <= 18 ? 18 : MAX_DIGITS},${scale})`;
 
 const PLAIN = `'^\\s*[+-]?(\\d+\\.?\\d*|\\.\\d+)\\s*$'`;
 
 /**
- * The numeric types of the float columns `columns` of `relation`, scanned whole; a column some
- * value keeps a float (an exponent, NaN, too many digits) is left out. `text`: the relation
- * gives the values' text (CSV read as text), else their doubles (JSON).
+ * The numeric types of the float columns `columns` of `relation` (a CSV file read as text),
+ * scanned whole; a column some value keeps a float (an exponent, NaN, too many digits) is left out.
  */
 export async function decimalColumns(
   relation: string,
   columns: readonly string[],
-  text: boolean,
   query: (sql: string) => Promise<Array<Record<string, unknown>>>,
 ): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   if (columns.length === 0) return found;
   const parts = columns.flatMap((column, i) => {
-    const value = text ? `trim(${quoteIdent(column)})` : `regexp_replace(CAST(${quoteIdent(column)} AS VARCHAR), '\\.0$', '')`;
+    const value = `trim(${quoteIdent(column)})`;
     const digits = `ltrim(${value}, '+-')`;
     const whole = `ltrim(split_part(${digits}, '.', 1), '0')`;
     const fraction = `split_part(${digits}, '.', 2)`;
-    const significant = `length(ltrim(replace(${digits}, '.', ''), '0'))`;
     return [
       `bool_and(${quoteIdent(column)} IS NULL OR regexp_matches(${value}, ${PLAIN})) AS p${i}`,
       `max(length(${whole})) AS w${i}`,
       `max(length(${fraction})) AS s${i}`,
-      `max(${significant}) AS d${i}`,
     ];
   });
   const [row] = await query(`SELECT ${parts.join(', ')} FROM ${relation}`);
   columns.forEach((column, i) => {
     if (!row || row[`p${i}`] !== true) return; // a value that is no plain decimal
-    const [whole, scale, significant] = [`w${i}`, `s${i}`, `d${i}`].map((key) => Number(row[key] ?? 0)) as [number, number, number];
-    if (whole + scale > MAX_DIGITS || (!text && significant > DOUBLE_DIGITS)) return;
+    const [whole, scale] = [`w${i}`, `s${i}`].map((key) => Number(row[key] ?? 0)) as [number, number];
+    if (whole + scale > MAX_DIGITS) return;
     // No value at all (only a column declared numeric can be so): scale 0.
     found.set(column, decimalType(whole, scale));
   });
@@ -87,5 +82,7 @@ export function checkedDecimal(column: string, type: string, file: string, text:
     const fits = `regexp_full_match(${c}, ${sqlLiteral(`\\s*[+-]?${fraction}\\s*`)})`;
     return `CASE WHEN ${c} IS NULL THEN NULL WHEN ${fits} THEN CAST(trim(${c}) AS ${type}) ELSE ${failure} END`;
   }
-  return `CASE WHEN ${c} IS NULL THEN NULL WHEN CAST(CAST(${c} AS ${type}) AS DOUBLE) = ${c} THEN CAST(${c} AS ${type}) ELSE ${failure} END`;
+  // From the double's shortest text: the engine's own cast of a double to DECIMAL(38,30) makes 0.1 0.100000000000000009025336901632.
+  const exact = `CAST(CAST(${c} AS VARCHAR) AS ${type})`;
+  return `CASE WHEN ${c} IS NULL THEN NULL WHEN CAST(${exact} AS DOUBLE) = ${c} THEN ${exact} ELSE ${failure} END`;
 }

@@ -172,11 +172,10 @@ function outputName(node: Node | undefined): string | null {
   }
   if ('FuncCall' in node) return fieldNames(node.FuncCall.funcname).pop() ?? null;
   if ('TypeCast' in node) {
-    // The operand's name where it has a strong one (a column, a call), else the type's name.
-    const arg = node.TypeCast.arg;
-    const inner = arg && !('CaseExpr' in arg) && !('TypeCast' in arg) ? outputName(arg) : '?column?';
+    // The operand's name where it has a strong one (a column, a call, through other casts:
+    // x::text::int is x), else the type's name.
     const type = fieldNames(node.TypeCast.typeName?.names).filter((n) => n !== 'pg_catalog');
-    return inner !== '?column?' ? inner : (type.pop() ?? inner);
+    return strongName(node.TypeCast.arg) ?? type.pop() ?? '?column?';
   }
   if ('A_Indirection' in node) return outputName(node.A_Indirection.arg);
   if ('A_ArrayExpr' in node) return 'array';
@@ -195,6 +194,14 @@ function outputName(node: Node | undefined): string | null {
     return outputName(first && 'ResTarget' in first ? first.ResTarget.val : undefined);
   }
   return '?column?';
+}
+
+/** The name FigureColname gives `node` with strength 2 (a CASE and a cast's type name are weaker), else null. */
+function strongName(node: Node | undefined): string | null {
+  if (!node || 'CaseExpr' in node) return null;
+  if ('TypeCast' in node) return strongName(node.TypeCast.arg);
+  const name = outputName(node);
+  return name === '?column?' ? null : name;
 }
 
 function nameOutputColumns(select: SelectStmt | undefined): void {

@@ -34,7 +34,7 @@ export const ALLOWED_NAMES: ReadonlySet<string> = new Set([...ALLOWED_USES.flatM
 /** Types (last part of a type name; `pg_catalog.` is allowed in front). */
 export const TYPES = words(`
   bool boolean int2 smallint int4 int integer int8 bigint float4 real float8 float numeric decimal
-  text varchar bpchar char character date time timestamp timestamptz interval bytea json uuid
+  text varchar bpchar char character name date time timestamp timestamptz interval bytea json uuid money
 `);
 
 /** Collations the engine orders as PostgreSQL does (bytewise). */

@@ -26,6 +26,7 @@ import { asKind, mapChildren, mapTree, mapTreeUp, nameNode, exprIs } from '../tr
 import { functionFacts } from '../tree/functions.js';
 import { namedFunctionColumn, postgresCall, postgresOperator, walkCalls } from './postgres-functions.js';
 import { BC_DATE_TIME, checkedCast, typeNameOf } from './postgres-values.js';
+import { markCastUses } from './cast-uses.js';
 import { untypedIntervalDiffers } from '../../runtime/interval-input.js';
 import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { probedType, typedDifference, typedSum } from './probed-types.js';
@@ -491,6 +492,7 @@ export function* engineSqlPasses(tree: ParseResult, strip: WeakSet<object> = new
   yield;
   rewriteBudget = Math.max(REWRITE_NODES_LEAST, REWRITE_NODES_PER_NODE * nodes);
   averages = comparedAverages(guarded);
+  markCastUses(guarded);
   stripped = strip;
   const rewritten = rewrite(guarded);
   yield;

@@ -17,7 +17,7 @@ import { ApiError } from '../../errors.js';
 import { UNCONSTRAINED_NUMERIC } from '../../catalog/types.js';
 import { asKind, fieldNames, exprIs } from '../tree/ast.js';
 import { hasFact } from '../tree/functions.js';
-import { call, calledName, int, isIntegerConst, literalText, written } from '../tree/syntax-nodes.js';
+import { call, calledName, int, isIntegerConst, literalText, stringConst, written } from '../tree/syntax-nodes.js';
 
 /** PostgreSQL's kind of a value: integer, numeric (with the engine's scale), float, or anything else. */
 type Kind =
@@ -39,6 +39,8 @@ const ARITHMETIC = new Set(['+', '-', '*', '/']);
 const FLOORS = new Set(['ceil', 'ceiling', 'floor']);
 /** Functions PostgreSQL has for numeric and double precision only: of an integer, a double. */
 const OF_FLOAT_OR_NUMERIC = new Set(['round', 'trunc', 'sign', 'sqrt', 'power', 'pow', ...FLOORS]);
+/** Logarithms and exp of numeric, computed by runtime/numeric-logarithms.ts (log and log10 of one argument are log(10, x)). */
+const LOGARITHMS = new Set(['ln', 'exp', 'log', 'log10']);
 /** The largest whole exponent computed exactly (power(x, n) multiplies n times). */
 const MAX_EXPONENT = 8;
 
@@ -54,6 +56,16 @@ function wholePower(node: Node): { base: Node; exponent: number } | null {
   if (!base || !isIntegerConst(exponent)) return null;
   const n = Number(literalText(exponent));
   return Math.abs(n) <= MAX_EXPONENT ? { base, exponent: n } : null;
+}
+
+/** power(x, y), pow(x, y) and x ^ y: the base and the exponent, else null. */
+function anyPower(node: Node): [Node, Node] | null {
+  const fc = asKind(node, 'FuncCall');
+  if (fc && !fc.over && !fc.agg_star && (calledName(fc) === 'power' || calledName(fc) === 'pow') && fc.args?.length === 2)
+    return [fc.args[0]!, fc.args[1]!];
+  const expr = asKind(node, 'A_Expr');
+  if (expr?.lexpr && expr.rexpr && exprIs(expr, 'AEXPR_OP') && fieldNames(expr.name).join('') === '^') return [expr.lexpr, expr.rexpr];
+  return null;
 }
 
 /** `x::numeric` (no precision, scale or array bounds) of anything but a literal: its scale is each value's own. */
@@ -75,6 +87,8 @@ function parts(node: Node): Node[] | null {
   if (power) return [power.base];
   const castArg = unconstrainedCastArg(node);
   if (castArg) return [castArg];
+  const anyPowerOf = anyPower(node);
+  if (anyPowerOf) return anyPowerOf;
   const expr = asKind(node, 'A_Expr');
   if (expr && exprIs(expr, 'AEXPR_OP') && ARITHMETIC.has(fieldNames(expr.name).join(''))) {
     if (!expr.lexpr) return fieldNames(expr.name).join('') === '-' && expr.rexpr ? [expr.rexpr] : null;
@@ -90,6 +104,7 @@ function parts(node: Node): Node[] | null {
     if ((name === 'round' || name === 'trunc') && (args.length === 1 || (args.length === 2 && isIntegerConst(args[1])))) return [args[0]!];
     if (FLOORS.has(name) && args.length === 1) return args;
     if ((name === 'abs' || name === 'sign' || name === 'sqrt') && args.length === 1) return args;
+    if (LOGARITHMS.has(name) && (args.length === 1 || (name === 'log' && args.length === 2))) return args;
   }
   const minMax = asKind(node, 'MinMaxExpr');
   if (minMax?.args && minMax.args.length > 0) return minMax.args;
@@ -106,8 +121,8 @@ function parts(node: Node): Node[] | null {
 function mayChooseScale(node: Node): boolean {
   const fc = asKind(node, 'FuncCall');
   const name = fc ? calledName(fc) : '';
-  if (fc && (hasFact(name, 'exactAverage') || name === 'lag' || name === 'lead' || name === 'sign' || name === 'sqrt')) return true;
-  if (unconstrainedCastArg(node) || wholePower(node)) return true;
+  if (fc && (hasFact(name, 'exactAverage') || LOGARITHMS.has(name) || ['lag', 'lead', 'sign', 'sqrt'].includes(name))) return true;
+  if (unconstrainedCastArg(node) || anyPower(node)) return true;
   const expr = asKind(node, 'A_Expr');
   if (expr && fieldNames(expr.name).join('') === '/') return true;
   if (asKind(node, 'MinMaxExpr') || asKind(node, 'CoalesceExpr')) return true;
@@ -204,8 +219,19 @@ class Translator {
     if (fc && fc.over && (name === 'lag' || name === 'lead')) return this.lagLead(fc, name);
     if (unconstrainedCastArg(node)) return this.numericCast(this.translate(unconstrainedCastArg(node)!), unconstrainedCastArg(node)!);
     if (fc && name === 'sqrt') return this.squareRoot(this.translate(fc.args![0]!));
+    if (fc && LOGARITHMS.has(name) && parts(node) !== null)
+      return this.logarithm(
+        name,
+        fc.args!.map((arg) => this.translate(arg)),
+      );
     const power = wholePower(node);
     if (power) return this.wholePower(this.translate(power.base), power.exponent);
+    const powerOf = anyPower(node);
+    if (powerOf)
+      return this.logarithm(
+        'power',
+        powerOf.map((arg) => this.translate(arg)),
+      );
     const inner = parts(node);
     if (inner === null) return this.leaf(node);
     const done = inner.map((part) => this.translate(part));
@@ -277,6 +303,28 @@ class Translator {
   private squareRoot(inner: Translated): Translated {
     if (inner.kind.family !== 'numeric' || !inner.pair) return { pair: null, kind: { family: 'float', single: false }, perValue: false };
     return { pair: mark(call('vdb_num_sqrt_pg', [inner.pair])), kind: { family: 'numeric', scale: -1 }, perValue: true };
+  }
+
+  /**
+   * ln, exp, log10 and log of numeric, at PostgreSQL's scale; of one integer a double (the
+   * engine's own); log(b, x) of integers and numeric is numeric; so is power(x, y) with a numeric.
+   */
+  private logarithm(name: string, done: Translated[]): Translated {
+    const float: Translated = { pair: null, kind: { family: 'float', single: false }, perValue: false };
+    const pairs = done.map((d) => d.pair);
+    if (!pairs.every((p): p is Node => p !== null)) return { pair: null, kind: combined(done.map((d) => d.kind)), perValue: false };
+    if (done.length === 1 && done[0]!.kind.family !== 'numeric') return float;
+    // power of integers is double precision (PostgreSQL's dpow); with a numeric, numeric.
+    if (name === 'power' && done.every((d) => d.kind.family === 'int')) return float;
+    const texts = pairs.map((pair) => mark(call('vdb_num_text', [pair])));
+    const [fn, a, b] =
+      name === 'ln' || name === 'exp'
+        ? [name, texts[0]!, stringConst('')]
+        : texts.length === 1
+          ? ['log', stringConst('10'), texts[0]!]
+          : [name, ...texts];
+    const value = mark(call('vdb_num_math', [stringConst(fn), a!, b!]));
+    return { pair: mark(call('vdb_num_of_text', [value])), kind: { family: 'numeric', scale: -1 }, perValue: true };
   }
 
   /** x ^ n of a numeric, at PostgreSQL's scale; of an integer or a float a double (the engine's own). */

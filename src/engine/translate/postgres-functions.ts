@@ -17,7 +17,7 @@ import { asKind, fieldNames, nameNode, exprIs } from '../tree/ast.js';
 import { dateTimeParse, dateTimeText } from './datetime-format.js';
 import { floatOnlyArgument, numericArgumentsRefused, sameScaleOrRefused } from './numeric-scales.js';
 import { functionFacts, functionsWith, hasFact } from '../tree/functions.js';
-import { DATE_TIME_TYPES, postgresDateTimeText, postgresText, quotedLiteral, textOf, typeNameOf } from './postgres-values.js';
+import { DATE_TIME_TYPES, postgresDateTimeText, postgresText, quotedIdent, quotedLiteral, textOf, typeNameOf } from './postgres-values.js';
 import {
   asVarchar,
   call,
@@ -142,8 +142,12 @@ export function postgresOperator(expr: A_Expr): Node | null {
   if (exprIs(expr, 'AEXPR_OP') && name === '/' && expr.lexpr && typeNameOf(asKind(expr.lexpr, 'TypeCast')?.typeName) === 'interval')
     // An interval literal divided (the engine has no such division): times only, rounded to the microsecond.
     return engineCall('vdb_interval_div', [expr.lexpr, expr.rexpr!]);
-  if (exprIs(expr, 'AEXPR_OP') && !expr.lexpr && (name === '|/' || name === '||/'))
-    return call(name === '|/' ? 'sqrt' : 'cbrt', [expr.rexpr!]);
+  // x ^ y is power(x, y): numeric of a numeric in PostgreSQL, where the engine's ^ is a double.
+  if (exprIs(expr, 'AEXPR_OP') && name === '^' && expr.lexpr && expr.rexpr) return call('power', [expr.lexpr, expr.rexpr]);
+  if (exprIs(expr, 'AEXPR_OP') && !expr.lexpr && (name === '|/' || name === '||/')) {
+    // PostgreSQL's |/ and ||/ take double precision only: a numeric operand is cast (rounded once, postgres-values.ts).
+    return call(name === '|/' ? 'sqrt' : 'cbrt', [cast(expr.rexpr!, 'float8')]);
+  }
   const symmetric = exprIs(expr, 'AEXPR_BETWEEN_SYM') || exprIs(expr, 'AEXPR_NOT_BETWEEN_SYM');
   const bounds = asKind(expr.rexpr, 'List')?.items;
   if (symmetric && bounds && bounds.length === 2 && !isVolatile(bounds)) {
@@ -212,13 +216,13 @@ function toCharCall(args: Node[]): Node {
   return kind === 'datetime' ? dateTimeCall('to_char', args) : numberTextCall(value, kind, format);
 }
 
-/** format() with a constant template of %s, %L, %% and positions (%2$s); null for other templates. */
+/** format() with a constant template of %s, %I, %L, %% and positions (%2$s); null for other templates. */
 function formatCall(args: Node[]): Node | null {
   const template = isStringConst(args[0]) ? literalText(args[0]) : null;
   if (template === null || args.some((arg) => isVolatile(arg))) return null;
   const pieces: Node[] = [];
   let next = 1;
-  const spec = /%(?:(\d+)\$)?(-)?(\d+)?([sL%])|%/g;
+  const spec = /%(?:(\d+)\$)?(-)?(\d+)?([sIL%])|%/g;
   let last = 0;
   for (let match = spec.exec(template); match; match = spec.exec(template)) {
     if (match.index > last) pieces.push(stringConst(template.slice(last, match.index)));
@@ -228,13 +232,17 @@ function formatCall(args: Node[]): Node | null {
       pieces.push(stringConst('%'));
       continue;
     }
-    if (!conversion || conversion === '%') return null; // %I, '*' widths: not translated
+    if (!conversion || conversion === '%') return null; // '*' widths: not translated
     const position = given ? Number(given) : next;
     next = position + 1;
     const value = args[position];
     if (value === undefined) throw badRequest('too few arguments for format()', 'Give one argument per %s or %L.');
     const text =
-      conversion === 's' ? textOf(value, 't') : { CoalesceExpr: { args: [quotedLiteral(textOf(value, 'true')), stringConst('NULL')] } };
+      conversion === 's'
+        ? textOf(value, 't')
+        : conversion === 'I'
+          ? identifierOf(value)
+          : { CoalesceExpr: { args: [quotedLiteral(textOf(value, 'true')), stringConst('NULL')] } };
     // A width pads with spaces (on the right with '-'), never cuts; a NULL %s is '' and is padded too.
     const padded = (node: Node): Node => {
       const filled = { CoalesceExpr: { args: [node, stringConst('')] } };
@@ -248,15 +256,31 @@ function formatCall(args: Node[]): Node | null {
   return pieces.length === 0 ? stringConst('') : call('concat', pieces);
 }
 
+/** format's %I: the value's text as quote_ident writes it; NULL fails, as in PostgreSQL. */
+function identifierOf(value: Node): Node {
+  const text = textOf(value, 't');
+  const failure = call('error', [stringConst('null values cannot be formatted as an SQL identifier')]);
+  return {
+    CaseExpr: {
+      args: [{ CaseWhen: { expr: { NullTest: { arg: text, nulltesttype: 'IS_NULL' } }, result: failure } }],
+      defresult: quotedIdent(text),
+    },
+  };
+}
+
 /** Text functions PostgreSQL has that the engine lacks or answers otherwise (null: not one of them). */
 function textFunction(name: string, args: Node[]): Node | null {
   if (name === 'format') {
     const formatted = formatCall(args);
     if (!formatted)
-      throw notAsPostgres('format() with a template other than constant %s, %L and %%', 'Use concat(), or format with %s and %L only.');
+      throw notAsPostgres(
+        'format() with a template other than constant %s, %I, %L and %%',
+        'Use concat(), or format with %s, %I and %L only.',
+      );
     return formatted;
   }
   if (name === 'quote_literal' && args.length === 1 && !isVolatile(args[0])) return quotedLiteral(textOf(args[0]!, 'true'));
+  if (name === 'quote_ident' && args.length === 1 && !isVolatile(args[0])) return quotedIdent(asVarchar(args[0]!));
   if (name === 'to_hex' && args.length === 1 && !isVolatile(args[0])) {
     // PostgreSQL writes a negative integer in its own width (8 digits), the engine in 16.
     const value = args[0]!;

@@ -8,7 +8,9 @@ import { POSTGRES_INTERVAL_TEXT } from '../../results/json.js';
 import { INTERVAL_FIELDS, intervalTruncation } from '../front/allow-list.js';
 import { engineIntervalText, FULL_RANGE, intervalInput } from '../../runtime/interval-input.js';
 import { dateTimeInput, type DateTimeType } from '../../runtime/datetime-input.js';
-import type { A_Const, Node, TypeCast, TypeName } from '@pgsql/types';
+import { byteaHex } from '../../runtime/bytea-input.js';
+import { castUse } from './cast-uses.js';
+import type { A_Const, FuncCall, Node, TypeCast, TypeName } from '@pgsql/types';
 import { asKind, fieldNames, nameNode } from '../tree/ast.js';
 import { probedType } from './probed-types.js';
 import {
@@ -82,11 +84,19 @@ const TEXT_INPUT: Array<{ types: ReadonlySet<string>; pattern: RegExp; why: stri
  * `x::numeric` of an expression: integers and numeric keep their value and scale (added to a
  * numeric of scale 0); other values (floats, text) would need a scale per value and are refused.
  */
-function numericOfExpression(value: Node): Node {
+function numericOfExpression(value: Node, cast: TypeCast): Node {
   // The value's type where a probe learned it: text and floats are refused here, in words (the
-  // engine could not even add text to a number); in the select list they are answered (numeric-values.ts).
+  // engine could not even add text to a number), but where their scale is not seen (cast-uses.ts);
+  // in the select list they are answered (numeric-values.ts).
   const { type, probe } = probedType(value);
   if (probe) return { CaseExpr: { args: [{ CaseWhen: { expr: probe, result: { TypeCast: numericZero() } } }] } };
+  const use = castUse(cast);
+  if ((type === 'VARCHAR' || type === 'FLOAT' || type === 'DOUBLE') && (use === 'value' || use === 'text')) {
+    const read = type === 'VARCHAR' ? 'vdb_num_of_text' : type === 'FLOAT' ? 'vdb_num_of_real' : 'vdb_num_of_double';
+    const pair = marked(call(read, [type === 'VARCHAR' ? asVarchar(value) : value]));
+    // Compared: exact in a DECIMAL(38,18) (numeric-macros.ts refuses what it cannot hold); as text, PostgreSQL's text.
+    return use === 'text' ? marked(call('vdb_num_text', [pair])) : marked(call('vdb_num_decimal', [pair, stringConst('numeric')]));
+  }
   if (type === 'VARCHAR' || type === 'FLOAT' || type === 'DOUBLE') {
     throw notAsPostgres(
       `numeric without precision and scale over a ${type === 'VARCHAR' ? 'text' : 'float'} value outside a column of the select list (PostgreSQL keeps a scale per value)`,
@@ -112,6 +122,12 @@ function numericOfExpression(value: Node): Node {
   };
   return op('+', checked, { TypeCast: numericZero() });
 }
+
+/** A call the rewrite leaves as it is (the engine's macros). */
+const marked = (fc: { FuncCall: FuncCall }): Node => {
+  written.add(fc.FuncCall);
+  return fc;
+};
 
 /** 0::numeric(38,0), the engine's own. */
 function numericZero(): TypeCast {
@@ -178,7 +194,7 @@ type CastRule = (parts: CastParts) => Node | null | undefined;
 const numericCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal }) => {
   if (!(type === 'numeric' && !typmods && !arrayBounds)) return undefined;
   const exact = literal === null ? null : decimalOf(literal);
-  if (literal === null && !isVolatile(arg)) return numericOfExpression(arg);
+  if (literal === null && !isVolatile(arg)) return numericOfExpression(arg, cast);
   if (!exact || exact.precision > 38) {
     throw notAsPostgres(
       'numeric without precision and scale over an expression (the engine would round it to 3 decimals)',
@@ -285,9 +301,7 @@ const shapeCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal, s
   if (arrayBounds && literal !== null && stringLiteral) {
     return arrayLiteral(literal, cast);
   }
-  if (type === 'bpchar' && !arrayBounds) {
-    throw notAsPostgres('char(n) (PostgreSQL pads it with spaces and ignores them in comparisons)', 'Use varchar(n) or text.');
-  }
+  if (type === 'bpchar' && !arrayBounds) return charCastFor(cast, arg, typmods);
   if (type === 'varchar' && Array.isArray(typmods) && typmods.length === 1 && !arrayBounds) {
     // An explicit cast to varchar(n) cuts the text to n characters in PostgreSQL.
     return { TypeCast: { arg: call('left', [asVarchar(arg), typmods[0]!]), typeName: cast.typeName } };
@@ -312,6 +326,137 @@ const shapeCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal, s
   }
   return undefined;
 };
+
+/**
+ * A cast to char(n) as its use wants it (char-casts.ts): padded to n characters, or without its
+ * trailing spaces; bpchar without a length keeps the text's length. Other uses are refused.
+ */
+function charCastFor(cast: TypeCast, arg: Node, typmods: Node[] | undefined): Node {
+  const use = castUse(cast);
+  if (!(use === 'padded' || use === 'stripped') || isVolatile(arg)) {
+    throw notAsPostgres(
+      'char(n) in this place (PostgreSQL pads it with spaces and ignores them in comparisons)',
+      'Use varchar(n) or text; a char(n) cast is answered where it is shown, measured, joined with || or compared with another char(n) or a literal.',
+    );
+  }
+  const length = typmods?.[0];
+  const text = textOf(arg, 'true');
+  const cut = length === undefined ? text : call('rpad', [text, length, stringConst(' ')]);
+  return use === 'padded' ? cut : call('rtrim', [cut, stringConst(' ')]);
+}
+
+/** name: text of at most 63 bytes (NAMEDATALEN - 1), cut at a character's end. */
+const nameCast: CastRule = ({ arg, type, arrayBounds, literal, stringLiteral }) => {
+  if (type !== 'name' || arrayBounds) return undefined;
+  if (literal !== null && stringLiteral) {
+    let text = literal;
+    while (Buffer.byteLength(text) > NAME_BYTES) text = [...text].slice(0, -1).join('');
+    return asVarchar(stringConst(text));
+  }
+  if (isVolatile(arg)) throw notAsPostgres('A cast to name of a volatile expression', 'Cast a column or a literal.');
+  const text = textOf(arg, 'true');
+  const failure = call('error', [
+    stringConst("a cast to name of text of more than 63 bytes with characters other than ASCII is not supported by vdb's engine"),
+  ]);
+  // ASCII text is cut at 63 characters, which are its 63 bytes (NULL is NULL).
+  const wide: Node = {
+    BoolExpr: {
+      boolop: 'AND_EXPR',
+      args: [op('>', call('strlen', [text]), int(NAME_BYTES)), op('<>', call('strlen', [text]), call('length', [text]))],
+    },
+  };
+  return { CaseExpr: { args: [{ CaseWhen: { expr: wide, result: failure } }], defresult: call('left', [text, int(NAME_BYTES)]) } };
+};
+
+const NAME_BYTES = 63;
+
+/** The largest money, in PostgreSQL's 64-bit integer of cents. */
+const MONEY_LIMIT = '92233720368547758.07';
+
+/**
+ * money, by its use (cast-uses.ts): a number of two decimals rounded half away from zero (from
+ * a number, or from a literal in lc_monetary C's form: $, grouping commas, parentheses for a
+ * negative), shown as PostgreSQL writes it ('-$1,234.57'). Floats are not cast (PostgreSQL has
+ * no such cast), nor text while the statement runs.
+ */
+const moneyCast: CastRule = ({ cast, arg, type, arrayBounds, literal, stringLiteral }) => {
+  if (type !== 'money' || arrayBounds) return undefined;
+  const use = castUse(cast);
+  if (!(use === 'shown' || use === 'number') || isVolatile(arg)) {
+    throw notAsPostgres(
+      'money in this place',
+      'money is answered where a cast to it is shown, cast to numeric or text, or compared with money; compute with numeric(20,2) instead.',
+    );
+  }
+  const number = moneyNumber(arg, literal, stringLiteral);
+  return use === 'number' ? number : moneyText(number);
+};
+
+function moneyNumber(arg: Node, literal: string | null, stringLiteral: boolean): Node {
+  const typed = (value: Node): Node => {
+    const cast: TypeCast = { arg: value, typeName: { names: [nameNode('numeric')], typmods: [int(38), int(2)] } };
+    written.add(cast);
+    return { TypeCast: cast };
+  };
+  if (literal !== null && stringLiteral) return typed({ A_Const: { fval: { fval: moneyInput(literal) } } });
+  const number = typed(arg);
+  const exact: Node = {
+    BoolExpr: {
+      boolop: 'OR_EXPR',
+      args: [
+        call('starts_with', [call('typeof', [arg]), stringConst('DECIMAL')]),
+        typeIs(arg, ['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT']),
+      ],
+    },
+  };
+  const outOfRange = op('>', call('abs', [number]), { A_Const: { fval: { fval: MONEY_LIMIT } } });
+  return {
+    CaseExpr: {
+      args: [
+        {
+          CaseWhen: {
+            expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [exact] } },
+            result: call('error', [stringConst("money from a value other than a number is not supported by vdb's engine")]),
+          },
+        },
+        { CaseWhen: { expr: outOfRange, result: call('error', [stringConst('money out of range')]) } },
+      ],
+      defresult: number,
+    },
+  };
+}
+
+/** A money literal in lc_monetary C's form, as a number of two decimals (the third rounds half up, as cash_in does). */
+function moneyInput(text: string): string {
+  const match = /^\s*(\()?\s*(-)?\s*\$?\s*(\d[\d,]*)?(?:\.(\d*))?\s*(\))?\s*$/.exec(text);
+  if (!match || (!match[3] && !match[4]) || Boolean(match[1]) !== Boolean(match[5]) || (match[1] && match[2])) {
+    throw notAsPostgres(`The money input '${text}' in this form`, "Write it as '1234.56', '$1,234.56' or '(1.50)'.");
+  }
+  const whole = BigInt((match[3] ?? '0').replace(/,/g, '') || '0');
+  const fraction = (match[4] ?? '').padEnd(3, '0');
+  let cents = whole * 100n + BigInt(fraction.slice(0, 2)) + (Number(fraction[2]) >= 5 ? 1n : 0n);
+  if (cents > 9223372036854775807n) throw badRequest(`value "${text}" is out of range for type money`, 'Write a smaller amount.');
+  if (match[1] || match[2]) cents = -cents;
+  const sign = cents < 0n ? '-' : '';
+  const digits = (cents < 0n ? -cents : cents).toString().padStart(3, '0');
+  return `${sign}${digits.slice(0, -2)}.${digits.slice(-2)}`;
+}
+
+/** A money number as PostgreSQL writes it under lc_monetary C: '$1,234.50', '-$0.25'. */
+function moneyText(number: Node): Node {
+  const digits = asVarchar(call('abs', [number]));
+  const whole = call('split_part', [digits, stringConst('.'), int(1)]);
+  const reversed = engineCall('regexp_replace', [call('reverse', [whole]), stringConst('(\\d{3})'), stringConst('\\1,'), stringConst('g')]);
+  const grouped = call('reverse', [call('rtrim', [reversed, stringConst(',')])]);
+  const text = op(
+    '||',
+    op('||', op('||', stringConst('$'), grouped), stringConst('.')),
+    call('split_part', [digits, stringConst('.'), int(2)]),
+  );
+  return {
+    CaseExpr: { args: [{ CaseWhen: { expr: op('<', number, int(0)), result: op('||', stringConst('-'), text) } }], defresult: text },
+  };
+}
 
 /** Text read as a date, time or other typed value: checked against what PostgreSQL reads, as a literal or in the engine. */
 const textInputCast: CastRule = ({ cast, arg, type, arrayBounds, literal, stringLiteral }) => {
@@ -359,20 +504,19 @@ const textInputCast: CastRule = ({ cast, arg, type, arrayBounds, literal, string
   return { CaseExpr: { args: [{ CaseWhen: { expr: wrong, result: failure } }], defresult: { TypeCast: checked } } };
 };
 
-/** A bytea literal: PostgreSQL's hex form (\x6162 is two bytes; the engine reads \x61 as one and 62 as two more). */
-const byteaLiteralCast: CastRule = ({ type, arrayBounds, literal, stringLiteral }) => {
-  if (type !== 'bytea' || arrayBounds || !stringLiteral || literal === null) return undefined;
-  const hex = /^\\x((?:\s*[0-9a-fA-F]{2})*)\s*$/.exec(literal);
-  if (hex) return engineCall('unhex', [stringConst(hex[1]!.replace(/\s/g, ''))]);
-  if (literal.startsWith('\\x'))
-    throw badRequest(`invalid hexadecimal data in the bytea literal '${literal}'`, 'Write two hexadecimal digits per byte.');
-  // The escape form (\\, \ooo) and characters other than ASCII are not translated.
-  if (/[\\\u0080-\uffff]/.test(literal))
-    throw notAsPostgres(
-      'A bytea literal in the escape form or with characters other than ASCII',
-      "Write it in the hex form: '\\x6162'::bytea.",
-    );
-  return undefined;
+/**
+ * A cast to bytea: text read as PostgreSQL reads it (runtime/bytea-input.ts: `\x6162` is two
+ * bytes, the engine's cast reads `\x61` as one and `62` as two more; the escape form `\ooo`),
+ * a literal here, text of a table per value; a bytea stays as it is.
+ */
+const byteaCast: CastRule = ({ cast, arg, type, arrayBounds, literal, stringLiteral }) => {
+  if (type !== 'bytea' || arrayBounds) return undefined;
+  if (stringLiteral && literal !== null) return engineCall('unhex', [stringConst(byteaHex(literal))]);
+  if (literal !== null || isVolatile(arg)) return undefined;
+  const read = engineCall('unhex', [engineCall('vdb_bytea_in', [asVarchar(arg)])]);
+  const plain: TypeCast = { ...cast };
+  written.add(plain);
+  return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(arg, ['VARCHAR']), result: read } }], defresult: { TypeCast: plain } } };
 };
 
 /**
@@ -407,7 +551,9 @@ const decimalFloatCast: CastRule = ({ cast, arg, type, arrayBounds, literal }) =
 };
 
 const CAST_RULES: CastRule[] = [
-  byteaLiteralCast,
+  byteaCast,
+  nameCast,
+  moneyCast,
   floatLiteralCast,
   decimalFloatCast,
   numericCast,
@@ -586,6 +732,48 @@ export function quotedLiteral(text: Node): Node {
       defresult: op('||', op('||', stringConst("'"), doubled), stringConst("'")),
     },
   };
+}
+
+/**
+ * PostgreSQL 15's keywords that are not unreserved (pg_get_keywords() where catcode <> 'U'):
+ * quote_ident quotes them.
+ */
+const QUOTED_KEYWORDS: readonly string[] = (
+  'all analyse analyze and any array as asc asymmetric authorization between bigint binary bit boolean both case ' +
+  'cast char character check coalesce collate collation column concurrently constraint create cross ' +
+  'current_catalog current_date current_role current_schema current_time current_timestamp current_user dec ' +
+  'decimal default deferrable desc distinct do else end except exists extract false fetch float for foreign ' +
+  'freeze from full grant greatest group grouping having ilike in initially inner inout int integer intersect ' +
+  'interval into is isnull join lateral leading least left like limit localtime localtimestamp national natural ' +
+  'nchar none normalize not notnull null nullif numeric offset on only or order out outer overlaps overlay ' +
+  'placing position precision primary real references returning right row select session_user setof similar ' +
+  'smallint some substring symmetric table tablesample then time timestamp to trailing treat trim true union ' +
+  'unique user using values varchar variadic verbose when where window with xmlattributes xmlconcat xmlelement ' +
+  'xmlexists xmlforest xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable'
+).split(' ');
+
+/**
+ * quote_ident's text (and format's %I): as it is when it is lower case letters, digits and
+ * underscores, not starting with a digit, and no keyword but an unreserved one; else in double
+ * quotes, quotes doubled.
+ */
+export function quotedIdent(text: Node): Node {
+  const plain: Node = {
+    BoolExpr: {
+      boolop: 'AND_EXPR',
+      args: [
+        call('regexp_full_match', [text, stringConst('[a-z_][a-z0-9_]*')]),
+        {
+          BoolExpr: {
+            boolop: 'NOT_EXPR',
+            args: [engineCall('list_contains', [{ A_ArrayExpr: { elements: QUOTED_KEYWORDS.map((w) => stringConst(w)) } }, text])],
+          },
+        },
+      ],
+    },
+  };
+  const quoted = op('||', op('||', stringConst('"'), call('replace', [text, stringConst('"'), stringConst('""')])), stringConst('"'));
+  return { CaseExpr: { args: [{ CaseWhen: { expr: plain, result: text } }], defresult: quoted } };
 }
 
 /** A value as format('%s') and quote_literal see it: PostgreSQL's text of the value. */

@@ -31,6 +31,7 @@ const NAMES: Readonly<Record<string, string>> = {
 const CAST_NAMES: Readonly<Record<string, string>> = {
   text: 'text',
   varchar: 'character varying',
+  name: 'name',
   json: 'json',
 };
 

@@ -208,6 +208,7 @@ const FUNCTIONS: Readonly<Record<string, Readonly<FunctionFacts>>> = {
   pow: { allowedScalar: true, sameAtPostgres: true, numericMath: true },
   power: { allowedScalar: true, sameAtPostgres: true, numericMath: true },
   printf: { widensValues: true },
+  quote_ident: { allowedScalar: true, textNamesake: true },
   quote_literal: { allowedScalar: true, textNamesake: true },
   radians: { allowedScalar: true },
   random: { allowedScalar: true, volatile: true },
