@@ -186,7 +186,8 @@ export async function openFederatedExecution(
   options: ExecuteOptions,
 ): Promise<Execution> {
   const { bound } = plan;
-  await registry.ensureSystemTables();
+  // The system tables' copies are brought up to date only for a statement that reads them.
+  if (bound.tables.some((t) => t.resolved.origin === 'system')) await registry.ensureSystemTables();
   for (const { resolved } of bound.tables) if (resolved.origin === 'native') await registry.ensurePublished(resolved.source);
   const held = await statementConnection(runtime, options.signal);
   const { connection, engine, close } = held;

@@ -247,7 +247,7 @@ class VersionWriter {
   }
 
   /** Runs `sql` (a SELECT of the virtual database, read live) through the federated plan; `work` reads its result. */
-  private async withSelect<T>(sql: string, work: (execution: Execution) => Promise<T>): Promise<T> {
+  private async withSelect<T>(sql: string, work: (execution: Execution) => Promise<T>, bulk = false): Promise<T> {
     const { registry, runtime, vdbName, options } = this.context;
     const bound = bindStatement(parseStatement(sql), registry, vdbName, new AccessPolicy(REFRESH_USER, []), LIVE_READING);
     const plan = planFederated(bound, registry, options);
@@ -255,7 +255,8 @@ class VersionWriter {
       signal: this.signal,
       user: REFRESH_USER,
       ...options,
-      bulkDir: path.join(this.copies.folder, String(this.copy.oid)),
+      // A whole table through a file the engine reads in parallel; a few changed rows as they come.
+      bulkDir: bulk ? path.join(this.copies.folder, String(this.copy.oid)) : undefined,
     });
     try {
       return await work(execution);
@@ -268,19 +269,23 @@ class VersionWriter {
 
   /** Writes the result of `sql` into table `data` of the new file `file`, with the statement's column names. */
   private async materialize(sql: string, file: string): Promise<number> {
-    return this.withSelect(sql, async (execution) => {
-      const alias = quoteIdent(`vdb_write_${this.copy.oid}_${path.basename(file, '.duckdb')}`);
-      await execution.engine.runAll([`ATTACH ${sqlLiteral(this.copies.pathOf(file))} AS ${alias}`]);
-      try {
-        const rows = await execution.materialize(`${alias}.main.data`);
-        await execution.engine.runAll(
-          execution.columns.map((c, i) => `ALTER TABLE ${alias}.main.data RENAME COLUMN c${i} TO ${quoteIdent(c.name)}`),
-        );
-        return rows;
-      } finally {
-        await execution.engine.runAll([`DETACH ${alias}`]);
-      }
-    });
+    return this.withSelect(
+      sql,
+      async (execution) => {
+        const alias = quoteIdent(`vdb_write_${this.copy.oid}_${path.basename(file, '.duckdb')}`);
+        await execution.engine.runAll([`ATTACH ${sqlLiteral(this.copies.pathOf(file))} AS ${alias}`]);
+        try {
+          const rows = await execution.materialize(`${alias}.main.data`);
+          await execution.engine.runAll(
+            execution.columns.map((c, i) => `ALTER TABLE ${alias}.main.data RENAME COLUMN c${i} TO ${quoteIdent(c.name)}`),
+          );
+          return rows;
+        } finally {
+          await execution.engine.runAll([`DETACH ${alias}`]);
+        }
+      },
+      true,
+    );
   }
 
   /** The largest value of the change column in a file's rows, as the engine writes it (null: none). */
