@@ -274,7 +274,10 @@ class VersionWriter {
       try {
         const rows = await execution.materialize(`${alias}.main.data`);
         await execution.engine.runAll(
-          execution.columns.map((c, i) => `ALTER TABLE ${alias}.main.data RENAME COLUMN c${i} TO ${quoteIdent(c.name)}`),
+          // A materialized view's columns keep the names it was created with.
+          execution.columns.map(
+            (c, i) => `ALTER TABLE ${alias}.main.data RENAME COLUMN c${i} TO ${quoteIdent(this.copy.columns?.[i]?.name ?? c.name)}`,
+          ),
         );
         return rows;
       } finally {
@@ -355,11 +358,12 @@ function maxOf(a: string | null, b: string | null, numeric: boolean): string | n
 }
 
 /**
- * The SELECT a refresh reads: every column of the table, in the virtual database's SQL; past the
+ * The SELECT a refresh reads: a materialized view's own; every column of the table, in the virtual database's SQL; past the
  * watermark for an incremental one (`>` for append, whose column only grows; `>=` for upsert,
  * since rows changed at the watermark's instant may have come after the last read).
  */
 export function selectSql(copy: CopyDef, watermark: string | null, numeric: boolean): string {
+  if (copy.kind === 'view') return copy.sql!;
   const table = `${quoteIdent(copy.schema)}.${quoteIdent(copy.table)}`;
   if (watermark === null || !copy.changeColumn) return `SELECT * FROM ${table}`;
   const op = copy.mode === 'append' ? '>' : '>=';
