@@ -207,14 +207,18 @@ test('created WITH NO DATA it is read as its SELECT until its first refresh; pas
 test('refresh_every refreshes it by the schedule', async () => {
   await rows(`CREATE MATERIALIZED VIEW mvt.ticking WITH (refresh_every = 1) AS SELECT id, name FROM pg.customers`);
   try {
-    assert.deepEqual(await values(`SELECT "RefreshEverySeconds", "Version" FROM SYS.Copies WHERE "Name" = 'mvt.ticking'`), [[1, 1]]);
+    const [[every, first]] = (await values(`SELECT "RefreshEverySeconds", "Version" FROM SYS.Copies WHERE "Name" = 'mvt.ticking'`)) as [
+      [number, number],
+    ];
+    assert.equal(every, 1);
+    assert.ok(first >= 1, 'refreshed before CREATE answered');
     const deadline = Date.now() + 8000;
-    let version = 1;
-    while (Date.now() < deadline && version < 3) {
+    let version = first;
+    while (Date.now() < deadline && version < first + 2) {
       await new Promise((resolve) => setTimeout(resolve, 300));
       version = Number((await values(`SELECT "Version" FROM SYS.Copies WHERE "Name" = 'mvt.ticking'`))[0]![0]);
     }
-    assert.ok(version >= 3, `refreshed by the schedule (version ${version})`);
+    assert.ok(version >= first + 2, `refreshed by the schedule (version ${version})`);
   } finally {
     await rows('DROP MATERIALIZED VIEW mvt.ticking');
   }
