@@ -281,6 +281,54 @@ test('permissions: READ on it as on a view; its copy only for readers who see it
   await rows('DROP MATERIALIZED VIEW mvt.people');
 });
 
+test('a failed refresh keeps the last good copy; materialized views over materialized views and system tables', async () => {
+  const t = fixture.pgSchema;
+  await rows('CREATE MATERIALIZED VIEW mvt.tagged AS SELECT id, tag FROM pg.tags');
+  await rows('CREATE MATERIALIZED VIEW mvt.tag_count AS SELECT count(*) AS n, count(tag) AS tagged FROM mvt.tagged');
+  await rows('CREATE VIEW mvhidden.v AS SELECT 1 AS one');
+  await rows(`CREATE MATERIALIZED VIEW mvt.schemas AS SELECT "Name" FROM SYS.Schemas`);
+  try {
+    const before = (await rows('SELECT * FROM mvt.tagged ORDER BY id')).json;
+    await postgres.query(`ALTER TABLE ${t}.tags RENAME TO tags_away`);
+    try {
+      await assert.rejects(rows('REFRESH MATERIALIZED VIEW mvt.tagged'), (err: Error & { status?: number }) => {
+        assert.ok(err.status !== undefined && err.status >= 400, `an API error, got ${err.message}`);
+        return true;
+      });
+      const [[state, failures, error]] = (await values(
+        `SELECT "State", "Failures", "LastError" FROM SYS.Copies WHERE "Name" = 'mvt.tagged'`,
+      )) as [[string, number, string]];
+      assert.deepEqual([state, failures], ['failing (last good copy kept)', 1]);
+      assert.match(error, /tags/);
+      const kept = await rows('SELECT * FROM mvt.tagged ORDER BY id');
+      assert.equal(kept.json, before, 'statements still read the last good copy');
+      assert.deepEqual(kept.sources, []);
+    } finally {
+      await postgres.query(`ALTER TABLE ${t}.tags_away RENAME TO tags`);
+    }
+    // One over another: its refresh runs both SELECTs live; read, it is its own copy.
+    await postgres.query(`INSERT INTO ${t}.tags VALUES (50, 'new')`);
+    await rows('REFRESH MATERIALIZED VIEW mvt.tag_count');
+    const counted = await rows('SELECT * FROM mvt.tag_count');
+    assert.equal(counted.json, (await rows('SELECT count(*) AS n, count(tag) AS tagged FROM pg.tags', admin, LIVE)).json);
+    assert.deepEqual(counted.sources, []);
+    const [[n]] = JSON.parse(counted.json) as number[][];
+    assert.deepEqual(await values('SELECT count(*) FROM mvt.tagged'), [[n! - 1]], 'mvt.tagged keeps its own copy, without the new row');
+    await postgres.query(`DELETE FROM ${t}.tags WHERE id = 50`);
+
+    // System tables show each user their own part: read from the copy by administrators only.
+    const sam = await restrictedReader(services, admin, 'mvsys', [`'mvt.schemas', 'R'`]);
+    assert.deepEqual((await rows('SELECT * FROM mvt.schemas')).sources, []);
+    const own = await rows('SELECT * FROM mvt.schemas ORDER BY 1', sam);
+    assert.equal(own.json, (await rows('SELECT "Name" FROM SYS.Schemas ORDER BY 1', sam)).json, 'the schemas she sees');
+    assert.ok(!own.json.includes('mvhidden'), 'not the copy, which holds every schema');
+    assert.ok(JSON.stringify(await values('SELECT * FROM mvt.schemas')).includes('mvhidden'));
+  } finally {
+    await rows('DROP MATERIALIZED VIEW IF EXISTS mvt.tag_count, mvt.tagged, mvt.schemas');
+    await rows('DROP VIEW IF EXISTS mvhidden.v');
+  }
+});
+
 test('dropping one removes its copy, its files and its row of SYS.Copies; a view that reads it holds it', async () => {
   await rows('CREATE MATERIALIZED VIEW mvt.dropped AS SELECT id, amount FROM my.orders');
   const oid = Number((await values(`SELECT "OID" FROM SYS.Copies WHERE "Name" = 'mvt.dropped'`))[0]![0]);
