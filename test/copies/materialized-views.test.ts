@@ -329,6 +329,26 @@ test('a failed refresh keeps the last good copy; materialized views over materia
   }
 });
 
+test("a refresh whose SELECT gives other columns than the materialized view's is refused; the copy stays", async () => {
+  const t = fixture.pgSchema;
+  await postgres.query(`CREATE TABLE ${t}.widgets (id int PRIMARY KEY, name text)`);
+  await postgres.query(`INSERT INTO ${t}.widgets VALUES (1, 'a'), (2, 'b')`);
+  await services.registry.refreshSource('pg');
+  await rows('CREATE MATERIALIZED VIEW mvt.widgets AS SELECT * FROM pg.widgets');
+  try {
+    await postgres.query(`ALTER TABLE ${t}.widgets ADD COLUMN weight int`);
+    await services.registry.refreshSource('pg');
+    await refused('REFRESH MATERIALIZED VIEW mvt.widgets', 409, /now gives 3 columns; it was created with 2/);
+    const kept = await rows('SELECT * FROM mvt.widgets ORDER BY id');
+    assert.equal(kept.json, '[[1,"a"],[2,"b"]]');
+    assert.deepEqual(kept.columns, ['id', 'name']);
+  } finally {
+    await rows('DROP MATERIALIZED VIEW mvt.widgets');
+    await postgres.query(`DROP TABLE ${t}.widgets`);
+    await services.registry.refreshSource('pg');
+  }
+});
+
 test('dropping one removes its copy, its files and its row of SYS.Copies; a view that reads it holds it', async () => {
   await rows('CREATE MATERIALIZED VIEW mvt.dropped AS SELECT id, amount FROM my.orders');
   const oid = Number((await values(`SELECT "OID" FROM SYS.Copies WHERE "Name" = 'mvt.dropped'`))[0]![0]);
@@ -376,6 +396,17 @@ test('clear errors: names taken, unknown ones, what is not a materialized view, 
     await refused('DROP MATERIALIZED VIEW mvt.plain', 400, /DROP VIEW/);
     await refused('INSERT INTO mvt.taken VALUES (3)', 403, /cannot be written/);
     assert.deepEqual(await values('DROP MATERIALIZED VIEW IF EXISTS mvt.nothing'), []);
+    for (const sql of [
+      'CREATE MATERIALIZED VIEW mvt.x AS SELECT 1 AS one',
+      'REFRESH MATERIALIZED VIEW mvt.taken',
+      'DROP MATERIALIZED VIEW mvt.taken',
+    ]) {
+      await assert.rejects(
+        services.engine.open(sql, admin, new AbortController().signal, { readOnly: true }),
+        (err: Error & { status?: number }) => err.status === 403,
+        `a read-only key may not: ${sql}`,
+      );
+    }
     // Column names given with the view; nothing left of a refused one.
     await rows('CREATE MATERIALIZED VIEW mvt.named (n, label) AS SELECT id, name FROM pg.customers WHERE id < 3');
     const named = await rows('SELECT * FROM mvt.named ORDER BY n');

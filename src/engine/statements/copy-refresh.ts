@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CopyDef, CopyRefreshRecord, CopyVersion, UserDef } from '../../catalog/types.js';
-import { messageOf } from '../../errors.js';
+import { ApiError, messageOf } from '../../errors.js';
 import { quoteIdent, sqlLiteral, type EngineGeneration } from '../../runtime/duckdb.js';
 import { AccessPolicy } from '../../security/permissions.js';
 import { ADMIN_ROLE } from '../../security/users.js';
@@ -270,6 +270,15 @@ class VersionWriter {
   private async materialize(sql: string, file: string): Promise<number> {
     return this.withSelect(sql, async (execution) => {
       const alias = quoteIdent(`vdb_write_${this.copy.oid}_${path.basename(file, '.duckdb')}`);
+      const defined = this.copy.columns?.length;
+      // A materialized view's columns are those it was created with (a `*` over a table that changed gives others).
+      if (defined !== undefined && defined !== execution.columns.length)
+        throw new ApiError(
+          409,
+          'Conflict',
+          `The SELECT of ${this.copy.name} now gives ${execution.columns.length} columns; it was created with ${defined}.`,
+          'Drop the materialized view and create it again.',
+        );
       await execution.engine.runAll([`ATTACH ${sqlLiteral(this.copies.pathOf(file))} AS ${alias}`]);
       try {
         const rows = await execution.materialize(`${alias}.main.data`);
