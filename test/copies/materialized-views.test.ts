@@ -259,6 +259,15 @@ test('permissions: READ on it as on a view; its copy only for readers who see it
       [1, 2, 3],
     );
 
+    await rows("CALL SYSADMIN.setPermissions('mvperm_analyst', 'mvt.people.name', 'R', null, 'upper(name)')");
+    const masked = await rows(sql, rita);
+    assert.deepEqual(masked.sources, [], 'the copy, masked by its own mask');
+    assert.deepEqual(
+      (JSON.parse(masked.json) as Array<[number, string]>).map((r) => r[1]),
+      (await values('SELECT upper(name) FROM pg.customers WHERE id < 4 ORDER BY id')).map((r) => r[0]),
+    );
+    await rows("CALL SYSADMIN.setPermissions('mvperm_analyst', 'mvt.people.name', 'R', null, null)");
+
     // Creating, refreshing and dropping one takes ALTER on its schema; its creator must see what it reads whole.
     await refused('CREATE MATERIALIZED VIEW mvt.mine AS SELECT id FROM pg.customers', 403, /mvt/, rita);
     await refused('REFRESH MATERIALIZED VIEW mvt.people', 403, /mvt/, rita);
