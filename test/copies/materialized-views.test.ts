@@ -184,17 +184,17 @@ describe('a materialized view answers as its SELECT does', () => {
 });
 
 test('created WITH NO DATA it is read as its SELECT until its first refresh; past its staleness bound too', async () => {
-  await rows(`CREATE MATERIALIZED VIEW mvt.stale WITH (max_staleness = '1 s') AS ${BY_COUNTRY} WITH NO DATA`);
+  await rows(`CREATE MATERIALIZED VIEW mvt.stale WITH (max_staleness = '3 s') AS ${BY_COUNTRY} WITH NO DATA`);
   try {
     const sql = 'SELECT * FROM mvt.stale ORDER BY country NULLS FIRST';
     const live = await rows(`${BY_COUNTRY} ORDER BY country NULLS FIRST`, admin, LIVE);
     const unrefreshed = await rows(sql);
     assert.equal(unrefreshed.json, live.json);
     assert.ok(unrefreshed.sources.includes('pg'), 'no copy yet: its SELECT runs');
-    assert.deepEqual(await values(`SELECT "State", "MaxStalenessSeconds" FROM SYS.Copies WHERE "Name" = 'mvt.stale'`), [['building', 1]]);
+    assert.deepEqual(await values(`SELECT "State", "MaxStalenessSeconds" FROM SYS.Copies WHERE "Name" = 'mvt.stale'`), [['building', 3]]);
     await rows('REFRESH MATERIALIZED VIEW mvt.stale');
     assert.deepEqual((await rows(sql)).sources, [], 'refreshed: the copy answers');
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await new Promise((resolve) => setTimeout(resolve, 3200));
     const stale = await rows(sql);
     assert.ok(stale.sources.includes('pg'), 'past its bound: its SELECT runs');
     assert.equal(stale.json, live.json);
