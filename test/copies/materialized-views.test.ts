@@ -170,6 +170,13 @@ describe('a materialized view answers as its SELECT does', () => {
       [['country'], ['orders'], ['total'], ['first']],
     );
     assert.deepEqual(await values(`SELECT "IsPhysical" FROM SYS.Schemas WHERE "Name" = 'mvt'`), [[false]]);
+    // PostgreSQL's catalog: a relation of kind m in its schema (which holds only materialized views here).
+    assert.deepEqual(
+      await values(
+        `SELECT c.relkind, n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'by_country'`,
+      ),
+      [['m', 'mvt']],
+    );
     const [copy] = await values(
       `SELECT "Kind", "Mode", "State", "RowCount", "SchemaName", "TableName", "Owner" FROM SYS.Copies WHERE "Name" = 'mvt.by_country'`,
     );
