@@ -177,6 +177,9 @@ describe('a materialized view answers as its SELECT does', () => {
       ),
       [['m', 'mvt']],
     );
+    // As in PostgreSQL, information_schema shows no materialized view.
+    assert.deepEqual(await values(`SELECT count(*) FROM information_schema.tables WHERE table_name = 'by_country'`), [[0]]);
+    assert.deepEqual(await values(`SELECT count(*) FROM information_schema.columns WHERE table_name = 'by_country'`), [[0]]);
     const [copy] = await values(
       `SELECT "Kind", "Mode", "State", "RowCount", "SchemaName", "TableName", "Owner" FROM SYS.Copies WHERE "Name" = 'mvt.by_country'`,
     );
