@@ -34,7 +34,8 @@ import {
   type SourceProcedureCall,
 } from './statements/source-procedures.js';
 import { staticResultSql, type StaticResult } from './exec/static-result.js';
-import { createView, dropViews } from './statements/views.js';
+import { createView, dropViews, type ViewContext } from './statements/views.js';
+import { createMaterializedView, dropMaterializedViews, refreshMaterializedView } from './statements/materialized-views.js';
 import { StatementMemory, type Learned, type StatementText } from './statement-memory.js';
 import { guarded, routed } from './opened.js';
 
@@ -206,7 +207,8 @@ export class Engine {
     requireFaithful(tree);
     if (access.readOnly) {
       const statement = statementOf(tree);
-      if (isDml(statement) || (statement && ('CallStmt' in statement || 'ViewStmt' in statement || 'DropStmt' in statement))) {
+      const changes = ['CallStmt', 'ViewStmt', 'DropStmt', 'CreateTableAsStmt', 'RefreshMatViewStmt'];
+      if (isDml(statement) || (statement && changes.some((kind) => kind in statement))) {
         throw readOnlyKeyRefusal();
       }
     }
@@ -262,6 +264,8 @@ export class Engine {
   /** The handler of each statement kind; any other kind goes to `select`, whose binding refuses it. */
   private readonly handlers: Record<string, (context: StatementContext) => Promise<Execution>> = {
     ViewStmt: this.createViewStatement,
+    CreateTableAsStmt: this.createMaterializedViewStatement,
+    RefreshMatViewStmt: this.refreshMaterializedViewStatement,
     DropStmt: this.dropViewStatement,
     CallStmt: this.callStatement,
     ExplainStmt: this.explainStatement,
@@ -270,21 +274,45 @@ export class Engine {
     DeleteStmt: this.writeStatement,
   };
 
-  private async createViewStatement({ statement, user, signal, policy }: StatementContext): Promise<Execution> {
-    const result = await createView(asKind(statement, 'ViewStmt')!, {
+  /** What creating a view or materialized view checks its SELECT with, as the creator. */
+  private viewContext({ user, signal, policy }: StatementContext): ViewContext {
+    return {
       registry: this.registry,
       policy,
       auditLog: this.accounts?.auditLog,
-      openSelect: (select) => this.openTree(select, user, signal),
-      narrowedFor: (select) => bindStatement(select, this.registry, this.vdbName, policy).narrowed,
-    });
-    return openStaticExecution(this.runtime, staticResultSql(result), signal);
+      // Live: the columns and the check are the SELECT's own, never a copy's.
+      openSelect: (select) => this.openTree(select, user, signal, false, undefined, undefined, LIVE_READING),
+      narrowedFor: (select) => bindStatement(select, this.registry, this.vdbName, policy, LIVE_READING).narrowed,
+    };
   }
 
-  /** DROP VIEW; other DROPs are refused by `select`. */
+  private async createViewStatement(context: StatementContext): Promise<Execution> {
+    const result = await createView(asKind(context.statement, 'ViewStmt')!, this.viewContext(context));
+    return openStaticExecution(this.runtime, staticResultSql(result), context.signal);
+  }
+
+  /** CREATE MATERIALIZED VIEW; CREATE TABLE AS is refused by `select`. */
+  private async createMaterializedViewStatement(context: StatementContext): Promise<Execution> {
+    const create = asKind(context.statement, 'CreateTableAsStmt')!;
+    if (create.objtype !== 'OBJECT_MATVIEW') return this.selectStatement(context);
+    const result = await createMaterializedView(create, { ...this.viewContext(context), copies: this.copies, signal: context.signal });
+    return openStaticExecution(this.runtime, staticResultSql(result), context.signal);
+  }
+
+  private async refreshMaterializedViewStatement(context: StatementContext): Promise<Execution> {
+    const refresh = asKind(context.statement, 'RefreshMatViewStmt')!;
+    const result = await refreshMaterializedView(refresh, { ...this.viewContext(context), copies: this.copies, signal: context.signal });
+    return openStaticExecution(this.runtime, staticResultSql(result), context.signal);
+  }
+
+  /** DROP VIEW and DROP MATERIALIZED VIEW; other DROPs are refused by `select`. */
   private async dropViewStatement(context: StatementContext): Promise<Execution> {
     const { statement, signal, policy } = context;
     const drop = asKind(statement, 'DropStmt')!;
+    if (drop.removeType === 'OBJECT_MATVIEW') {
+      const result = await dropMaterializedViews(drop, { ...this.viewContext(context), copies: this.copies, signal });
+      return openStaticExecution(this.runtime, staticResultSql(result), signal);
+    }
     if (drop.removeType !== 'OBJECT_VIEW') return this.selectStatement(context);
     const result = await dropViews(drop, { registry: this.registry, policy, auditLog: this.accounts?.auditLog });
     return openStaticExecution(this.runtime, staticResultSql(result), signal);

@@ -133,9 +133,9 @@ export class LocalCopies {
     return this.all.find((c) => c.name === name) ?? this.all.find((c) => same(c.name, name));
   }
 
-  /** The copy of table `table` of schema `schema`, if one is kept. */
+  /** The copy of table (or materialized view) `table` of schema `schema`, if one is kept. */
   copyOf(schema: string, table: TableDef): CopyDef | undefined {
-    return this.all.find((c) => c.kind === 'table' && same(c.schema, schema) && same(c.table, table.name));
+    return this.all.find((c) => same(c.schema, schema) && same(c.table, table.name));
   }
 
   /** The copy a statement reading `schema.table` with `reading` reads now, if any. */
@@ -162,6 +162,8 @@ export class LocalCopies {
     return this.store.update((catalog) => {
       const copies = catalog.copies ?? [];
       if (copies.some((c) => same(c.name, copy.name))) throw new CopyExistsError(copy.name);
+      // A materialized view's name is not a view's.
+      if ((catalog.views ?? []).some((v) => same(`${v.schema}.${v.name}`, copy.name))) throw new CopyExistsError(copy.name);
       const saved: CopyDef = { ...copy, oid: catalog.nextOid++ };
       catalog.copies = [...copies, saved];
       return saved;

@@ -6,6 +6,7 @@
 import type { CatalogStore } from '../catalog/store.js';
 import type { PermissionDef, ProcedureDef, SourceDef, TableDef, ViewDef } from '../catalog/types.js';
 import type { CopyUse } from './copies.js';
+import { catalogViews } from '../catalog/materialized-views.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import { QUERYABLE_SYSTEM_SCHEMAS, QUERYABLE_SYSTEM_TABLES, UNQUALIFIED_SYSTEM_TABLES } from './catalog-relations.js';
 import { allProcedures, SYSTEM_SCHEMAS, SYSTEM_TABLES, type ProcedureEntry, type SystemTable } from './system-tables.js';
@@ -17,10 +18,11 @@ export type ResolvedTable =
       origin: 'native';
       schema: string;
       table: TableDef;
-      source: SourceDef;
+      /** None for a materialized view read from its copy. */
+      source: SourceDef | null;
       engineSchema: string;
       engineName: string;
-      /** Read from a local copy (copies.ts) instead of the source. */
+      /** Read from a local copy (copies.ts) instead of the source, or of a materialized view instead of its SELECT. */
       copy?: CopyUse;
     }
   | { origin: 'rows'; schema: string; table: TableDef; source: SourceDef }
@@ -60,11 +62,12 @@ export abstract class SourceDefinitions {
 
   /** Schemas that hold views only (they exist while they hold one). */
   virtualSchemas(): string[] {
-    return [...new Set((this.store.current.views ?? []).map((v) => v.schema))];
+    return [...new Set(this.views.map((v) => v.schema))];
   }
 
+  /** The views: those of CREATE VIEW, then the materialized views (catalog/materialized-views.ts). */
   get views(): readonly ViewDef[] {
-    return this.store.current.views ?? [];
+    return catalogViews(this.store.current);
   }
 
   /** The tables (and views) of a schema that is not a system schema. */

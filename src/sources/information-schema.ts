@@ -7,7 +7,12 @@
 import { writableKind } from '../connectors/kinds.js';
 import { namespaces, OWNER_NAME, primaryKeyName } from './pg-catalog.js';
 import { pgColumnType, sqlDataType, typeName } from './pg-types.js';
-import { allProcedures, allTables, systemTable, type SystemTable, type SystemValue } from './system-tables.js';
+import { allProcedures, allTables as everyTable, systemTable, type SystemTable, type SystemValue } from './system-tables.js';
+import { materializedCopyOf } from '../catalog/materialized-views.js';
+import type { CatalogData } from '../catalog/types.js';
+
+/** The tables and views information_schema shows: as in PostgreSQL, never a materialized view. */
+const allTables = (catalog: CatalogData) => everyTable(catalog).filter(({ table }) => !materializedCopyOf(table));
 
 const info = (name: string, columns: string, rows: SystemTable['rows']) =>
   systemTable(

@@ -8,6 +8,7 @@
  * are there, empty, because clients read them.
  */
 import type { CatalogData, TableDef } from '../catalog/types.js';
+import { catalogViews, materializedCopyOf } from '../catalog/materialized-views.js';
 import { formatType, PG_TYPES, pgColumnType, typeName } from './pg-types.js';
 import { allProcedures, allTables, SYSTEM_SCHEMAS, systemTable, type SystemTable, type SystemValue } from './system-tables.js';
 
@@ -28,7 +29,7 @@ export const SYSTEM_NAMESPACE_OIDS: Record<string, number> = { SYS: 1, SYSADMIN:
 /** Every schema as pg_namespace lists it: the system schemas, PostgreSQL's, the sources, the virtual schemas. */
 export function namespaces(catalog: CatalogData): Array<{ name: string; oid: number; description: string | null }> {
   const virtual = new Map<string, number>();
-  for (const view of catalog.views ?? []) virtual.set(view.schema, Math.min(virtual.get(view.schema) ?? view.oid, view.oid));
+  for (const view of catalogViews(catalog)) virtual.set(view.schema, Math.min(virtual.get(view.schema) ?? view.oid, view.oid));
   return [
     ...[...SYSTEM_SCHEMAS, ...PG_SCHEMAS].map((name) => ({
       name: name as string,
@@ -122,7 +123,8 @@ export const PG_CLASS = pg(
         table.oid,
         table.name,
         ns.get(schema)!,
-        view ? 'v' : 'r',
+        // PostgreSQL's kinds: a materialized view is 'm'.
+        materializedCopyOf(table) ? 'm' : view ? 'v' : 'r',
         view ? 0 : 2,
         table.columns.length,
         table.primaryKey.length > 0,

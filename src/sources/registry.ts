@@ -194,24 +194,42 @@ export class SourceRegistry extends SourceDefinitions {
     }
   }
 
-  /** Stores a new view (or replaces one, keeping its identity). 409 when the name is taken otherwise. */
-  async saveView(view: Omit<ViewDef, 'uid' | 'oid'>, replace: boolean): Promise<ViewDef> {
-    if (!NAME_RULE.test(view.schema))
+  /**
+   * The schema a view or materialized view may be created in, spelled as it is already (a
+   * schema's name keeps the spelling of its first view): 400 for an invalid name, 409 for a
+   * source's or the system's schema.
+   */
+  viewSchema(schema: string): string {
+    if (!NAME_RULE.test(schema))
       throw badRequest(
-        `"${view.schema}" is not a valid schema name.`,
+        `"${schema}" is not a valid schema name.`,
         'Use letters, digits and underscores, starting with a letter or underscore.',
       );
-    if (QUERYABLE_SYSTEM_SCHEMAS.some((s) => same(s, view.schema)) || this.findSource(view.schema)) {
+    if (QUERYABLE_SYSTEM_SCHEMAS.some((s) => same(s, schema)) || this.findSource(schema)) {
       throw new ApiError(
         409,
         'Conflict',
-        `Schema "${view.schema}" belongs to ${this.findSource(view.schema) ? 'a data source' : 'the system'}; views live in virtual schemas.`,
+        `Schema "${schema}" belongs to ${this.findSource(schema) ? 'a data source' : 'the system'}; views live in virtual schemas.`,
         'Create the view in a schema of its own, e.g. views.name.',
       );
     }
+    return this.virtualSchemas().find((v) => same(v, schema)) ?? schema;
+  }
+
+  /** Stores a new view (or replaces one, keeping its identity). 409 when the name is taken otherwise. */
+  async saveView(view: Omit<ViewDef, 'uid' | 'oid'>, replace: boolean): Promise<ViewDef> {
+    this.viewSchema(view.schema);
     return this.store.update((catalog) => {
       const views = catalog.views ?? [];
       const existing = views.find((v) => same(v.schema, view.schema) && same(v.name, view.name));
+      if ((catalog.copies ?? []).some((c) => c.kind === 'view' && same(c.schema, view.schema) && same(c.table, view.name))) {
+        throw new ApiError(
+          409,
+          'Conflict',
+          `${view.schema}.${view.name} is a materialized view.`,
+          'Choose another name, or DROP MATERIALIZED VIEW first.',
+        );
+      }
       if (existing && !replace) {
         throw new ApiError(
           409,
@@ -234,6 +252,13 @@ export class SourceRegistry extends SourceDefinitions {
     await this.store.update((catalog) => {
       catalog.views = (catalog.views ?? []).filter((v) => !gone(v));
       for (const view of views) catalog.permissions = withoutEntriesOn(catalog.permissions, [view.schema, view.name]);
+    });
+  }
+
+  /** Removes the permission entries on `schema.name` and below (a materialized view dropped: a new one of its name starts without grants). */
+  async removePermissionsOn(schema: string, name: string): Promise<void> {
+    await this.store.update((catalog) => {
+      catalog.permissions = withoutEntriesOn(catalog.permissions, [schema, name]);
     });
   }
 

@@ -7,6 +7,7 @@ import { writableKind } from '../connectors/kinds.js';
 import type { QueryLogEntry } from '../catalog/query-log.js';
 import type { AuditEntry } from '../catalog/audit-log.js';
 import type { CatalogData, ColumnDef, ProcedureDef, SourceDef, TableDef } from '../catalog/types.js';
+import { catalogViews } from '../catalog/materialized-views.js';
 import { SYSTEM_PROCEDURES } from './system-procedures.js';
 import { copyState, nextRefreshAt } from './copies.js';
 
@@ -78,7 +79,7 @@ export interface TableEntry {
 export function allTables(catalog: CatalogData): TableEntry[] {
   const user = catalog.sources.flatMap((source) => source.tables.map((table) => ({ schema: source.name, table, source })));
   const system = SYSTEM_TABLES.map((t) => ({ schema: t.schema, table: t.def, source: null }));
-  const views = (catalog.views ?? []).map((v) => ({ schema: v.schema, table: v as TableDef, source: null }));
+  const views = catalogViews(catalog).map((v) => ({ schema: v.schema, table: v as TableDef, source: null }));
   return [...system, ...user, ...views];
 }
 
@@ -130,7 +131,7 @@ const sourceDescription = (source: SourceDef) => source.description;
 /** One row per virtual schema (views only), with the lowest object id of its views. */
 function virtualSchemaRows(catalog: CatalogData, vdb: string): SystemValue[][] {
   const schemas = new Map<string, number>();
-  for (const view of catalog.views ?? []) schemas.set(view.schema, Math.min(schemas.get(view.schema) ?? view.oid, view.oid));
+  for (const view of catalogViews(catalog)) schemas.set(view.schema, Math.min(schemas.get(view.schema) ?? view.oid, view.oid));
   return [...schemas].map(([name, oid]): SystemValue[] => [vdb, name, false, `virtual:${name}`, 'Virtual schema (views)', oid]);
 }
 
@@ -435,7 +436,7 @@ export const SYSTEM_TABLES: SystemTable[] = [
   systemTable(
     'SYS',
     'Copies',
-    'Local copies of source tables (accelerated tables): how they are refreshed, their state, size and last refresh (docs/copies.md).',
+    'Local copies of source tables (accelerated tables, Kind table) and materialized views (Kind view): how they are refreshed, their state, size and last refresh (docs/copies.md).',
     [
       ['Name', 'VARCHAR'],
       ['SchemaName', 'VARCHAR'],

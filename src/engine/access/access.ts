@@ -26,6 +26,7 @@
  */
 import type { CommonTableExpr, Node, RangeVar, SelectStmt, WithClause } from '@pgsql/types';
 import type { BindCatalog } from './bind-catalog.js';
+import type { ResolvedTable } from '../../sources/definitions.js';
 import { SYSTEM_PROCEDURE_DEFS, SYSTEM_SCHEMAS } from '../../sources/system-tables.js';
 import { PG_SCHEMAS } from '../../sources/pg-catalog.js';
 import { catalogCondition } from './catalog-visibility.js';
@@ -35,6 +36,8 @@ import type { AccessPolicy } from '../../security/permissions.js';
 import { asKind, contains, fieldNames, isObject, lower, nameNode, replaceNodesBelow, walk } from '../tree/ast.js';
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
 import { parseExpression, parseStatement } from '../front/parse.js';
+import { LIVE_READING, type CopyReading, type CopyUse } from '../../sources/copies.js';
+import { materializedCopyOf } from '../../catalog/materialized-views.js';
 
 /** What the rewrite hid: column name (lower case) -> qualified name, to explain binder errors. */
 export type HiddenColumns = Map<string, string>;
@@ -80,14 +83,22 @@ export interface AccessRewrite {
   rowConditions: WeakMap<object, Node>;
   /** The narrowing subqueries (`{RangeSubselect}` entries) made here: computed before the statement (execute.ts). */
   narrowings: WeakSet<Node>;
+  /** References to materialized views read from their copies (the others were expanded into their SELECT). */
+  materialized: WeakMap<object, CopyUse>;
 }
 
 /**
  * Checks and rewrites, in place, the tables a statement reads for `policy`'s user; expands views.
  * `statement` is a statement node, or the reading parts of a write statement (write-access.ts).
  */
-export function applyAccess(statement: object, registry: BindCatalog, policy: AccessPolicy): AccessRewrite {
-  const rewriter = new AccessRewriter(statement, registry, policy);
+export function applyAccess(
+  statement: object,
+  registry: BindCatalog,
+  policy: AccessPolicy,
+  /** Whether materialized views are read from their copies when fresh enough (else their SELECT runs). */
+  reading: CopyReading = LIVE_READING,
+): AccessRewrite {
+  const rewriter = new AccessRewriter(statement, registry, policy, reading);
   rewriter.rewrite(statement, new Set());
   replaceUserFunctions(statement, policy.user.name);
   return rewriter.result();
@@ -101,6 +112,7 @@ class AccessRewriter {
   readonly cteReferences = new WeakSet<object>();
   readonly rowConditions = new WeakMap<object, Node>();
   readonly narrowings = new WeakSet<Node>();
+  readonly materialized = new WeakMap<object, CopyUse>();
   /** Which column names the statement may use (conservatively), to leave the others out of narrowings. */
   private readonly referenced: { all: boolean; names: Set<string> };
   /** Tables named inside views: the view's grant covers them (not checked, still filtered and masked). */
@@ -113,13 +125,14 @@ class AccessRewriter {
     statement: object,
     private readonly registry: BindCatalog,
     private readonly policy: AccessPolicy,
+    private readonly reading: CopyReading,
   ) {
     this.referenced = referencedColumns(statement);
   }
 
   result(): AccessRewrite {
-    const { hidden, narrowed, approved, cteReferences, readsViews, rowConditions, narrowings } = this;
-    return { hidden, narrowed, approved, cteReferences, readsViews, rowConditions, narrowings };
+    const { hidden, narrowed, approved, cteReferences, readsViews, rowConditions, narrowings, materialized } = this;
+    return { hidden, narrowed, approved, cteReferences, readsViews, rowConditions, narrowings, materialized };
   }
 
   /**
@@ -236,7 +249,13 @@ class AccessRewriter {
     const resolved = this.registry.resolve(schemaname, relname);
     this.approved.add(range);
     const viaView = this.insideViews.has(range);
-    if (resolved.origin === 'view') return this.expandView(range, resolved.table, viaView);
+    if (resolved.origin === 'view') {
+      // A materialized view read from its copy stands as a table; else it is a view.
+      const copy = this.materializedRead(resolved.table);
+      if (!copy) return this.expandView(range, resolved.table, viaView);
+      this.materialized.set(range, copy);
+      if (!this.policy.admin) this.readsViews = true;
+    }
     if (this.policy.admin) return null;
     const restriction =
       resolved.origin === 'system'
@@ -254,6 +273,8 @@ class AccessRewriter {
     }
     const table: RangeVar = { ...range, alias: { aliasname: relname } };
     this.approved.add(table);
+    const copy = this.materialized.get(range);
+    if (copy) this.materialized.set(table, copy);
     return this.restrict(range, { RangeVar: table }, resolved.schema, resolved.table, restriction);
   }
 
@@ -306,6 +327,58 @@ class AccessRewriter {
     if (restriction) return this.restrict(range, inner, view.schema, view, restriction);
     const alias = range.alias ? { colnames, ...range.alias } : { aliasname: view.name, colnames };
     return { RangeSubselect: { subquery: body, alias } };
+  }
+
+  /**
+   * The copy a materialized view is read from: one fresh enough for the request, read by a user
+   * who sees whole every table and view its SELECT reads (the copy holds all their rows,
+   * unmasked); null when its SELECT must run instead, as a view's.
+   */
+  private materializedRead(view: ViewDef): CopyUse | null {
+    if (!materializedCopyOf(view)) return null;
+    const copy = this.registry.copyFor?.(view.schema, view, this.reading) ?? null;
+    return copy && (this.policy.admin || this.seesWhole(view, [])) ? copy : null;
+  }
+
+  /**
+   * Whether no row condition or mask of the user's holds on what a view reads (through views,
+   * as they apply there), nor any system table (shown filtered): the view's rows are then the
+   * same for them as for an administrator.
+   */
+  private seesWhole(view: ViewDef, seen: string[]): boolean {
+    const body = viewBody(view);
+    const withNames = new Set<string>();
+    walk(body, (nodeType, node) => {
+      if (nodeType === 'CommonTableExpr') withNames.add(lower(String(node.ctename ?? '')));
+    });
+    let whole = true;
+    walk(body, (nodeType, node) => {
+      if (nodeType !== 'RangeVar' || !whole) return;
+      const schema = typeof node.schemaname === 'string' ? node.schemaname : undefined;
+      let resolved: ResolvedTable;
+      try {
+        resolved = this.registry.resolve(schema, String(node.relname ?? ''));
+      } catch {
+        // A WITH query's name, or a table gone: the SELECT itself decides (and reports it).
+        if (schema === undefined && withNames.has(lower(String(node.relname ?? '')))) return;
+        whole = false;
+        return;
+      }
+      if (resolved.origin === 'system' || !this.unrestricted(resolved.schema, resolved.table)) whole = false;
+      else if (resolved.origin === 'view') {
+        const key = `${resolved.schema}.${resolved.table.name}`;
+        if (!seen.includes(key)) whole = this.seesWhole(resolved.table, [...seen, key]);
+      }
+    });
+    return whole;
+  }
+
+  /** No row condition or mask of the user's on a table or view reached through a view. */
+  private unrestricted(schema: string, table: TableDef): boolean {
+    return (
+      this.policy.rowConditions('R', schema, table, true) === null &&
+      table.columns.every((column) => this.policy.columnMask(schema, table, column) === null)
+    );
   }
 
   /** Tables read by a condition or mask are read as they are (the administrator chose them). */

@@ -46,7 +46,7 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 const unsupported = (what: string) =>
   badRequest(
     `${what} is not supported.`,
-    'Send one SELECT (WITH, UNION and VALUES included), INSERT, UPDATE, DELETE, EXPLAIN, CALL, CREATE VIEW or DROP VIEW statement.',
+    'Send one SELECT (WITH, UNION and VALUES included), INSERT, UPDATE, DELETE, EXPLAIN, CALL, CREATE [MATERIALIZED] VIEW, REFRESH MATERIALIZED VIEW or DROP [MATERIALIZED] VIEW statement.',
     'Unsupported statement',
   );
 
@@ -77,7 +77,8 @@ export function bindStatement(
     readsViews,
     rowConditions,
     narrowings,
-  } = applyAccess(raw, registry, policy);
+    materialized,
+  } = applyAccess(raw, registry, policy, reading);
   // Again after the rewrite: expanded views, row conditions and masks call functions too.
   checkAllowed(raw);
 
@@ -100,8 +101,14 @@ export function bindStatement(
   nameOutputColumns(raw.SelectStmt);
   return { ast: tree, tables: [...tables.values()], hiddenColumns, narrowed, readsViews, narrowings };
 
-  /** A source's table with a copy fresh enough for the request is read by the engine from the copy. */
-  function readFrom(resolved: ResolvedTable): ResolvedTable {
+  /**
+   * A source's table with a copy fresh enough for the request is read by the engine from the
+   * copy; so is a materialized view the access rewrite left in place (it chose its copy).
+   */
+  function readFrom(node: RangeVar, resolved: ResolvedTable): ResolvedTable {
+    const view = resolved.origin === 'view' ? materialized.get(node) : undefined;
+    if (view)
+      return { ...resolved, origin: 'native', source: null, engineSchema: view.engineSchema, engineName: view.engineName, copy: view };
     if (resolved.origin !== 'rows') return resolved;
     const copy = registry.copyFor?.(resolved.schema, resolved.table, reading);
     return copy ? { ...resolved, origin: 'native', engineSchema: copy.engineSchema, engineName: copy.engineName, copy } : resolved;
@@ -122,7 +129,7 @@ export function bindStatement(
     if (typeof node.catalogname === 'string' && !same(node.catalogname, vdbName)) {
       throw notFound(`Virtual database "${node.catalogname}" does not exist; this one is "${vdbName}".`, null, 'Unknown database');
     }
-    const resolved = readFrom(registry.resolve(schemaname, relname));
+    const resolved = readFrom(node, registry.resolve(schemaname, relname));
     // Views are expanded before; one that is left sits in a row condition or mask.
     if (resolved.origin === 'view')
       throw badRequest(
@@ -260,6 +267,8 @@ function describeStatement(kind: string): string {
     ExplainStmt: 'EXPLAIN',
     CreateStmt: 'CREATE TABLE',
     ViewStmt: 'CREATE VIEW',
+    CreateTableAsStmt: 'CREATE TABLE AS',
+    RefreshMatViewStmt: 'REFRESH MATERIALIZED VIEW',
     DropStmt: 'DROP',
     VariableSetStmt: 'SET',
     CopyStmt: 'COPY',

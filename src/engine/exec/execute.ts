@@ -188,7 +188,8 @@ export async function openFederatedExecution(
   const { bound } = plan;
   // The system tables' copies are brought up to date only for a statement that reads them.
   if (bound.tables.some((t) => t.resolved.origin === 'system')) await registry.ensureSystemTables();
-  for (const { resolved } of bound.tables) if (resolved.origin === 'native') await registry.ensurePublished(resolved.source);
+  for (const { resolved } of bound.tables)
+    if (resolved.origin === 'native' && resolved.source) await registry.ensurePublished(resolved.source);
   const held = await statementConnection(runtime, options.signal);
   const { connection, engine, close } = held;
   const rename = renamer(bound.tables);
@@ -367,12 +368,12 @@ function interruptOnAbort(connection: DuckDBConnection, signal: AbortSignal): { 
 function fileSourceOf(tables: readonly BoundTable[]): (message: string) => string | null {
   return (message) => {
     for (const { resolved } of tables) {
-      if (resolved.origin !== 'native') continue;
+      if (resolved.origin !== 'native' || !resolved.source) continue;
       const folder = resolved.source.connection.ParentDirectory;
       if (folder && message.includes(folder)) return resolved.source.name;
     }
     const natives = tables.filter((t) => t.resolved.origin === 'native');
-    return natives.length === 1 && natives[0]!.resolved.origin === 'native' ? natives[0]!.resolved.source.name : null;
+    return natives.length === 1 && natives[0]!.resolved.origin === 'native' ? (natives[0]!.resolved.source?.name ?? null) : null;
   };
 }
 

@@ -375,7 +375,7 @@ async function shipEngineTables(
   options: ShipOptions,
 ): Promise<string[][] | null> {
   if (plan.engineTables.length === 0) return [];
-  for (const { table } of plan.engineTables) await registry.ensurePublished(table.resolved.source);
+  for (const { table } of plan.engineTables) if (table.resolved.source) await registry.ensurePublished(table.resolved.source);
   const held = await statementConnection(runtime, options.signal);
   try {
     const all: string[][] = [];

@@ -55,7 +55,7 @@ const SAMPLE_METHODS = words(`bernoulli system reservoir`);
  * syntax the grammar may grow) is refused rather than passed on with a meaning vdb never checked.
  */
 const NODE_KINDS = words(`
-  RawStmt SelectStmt InsertStmt UpdateStmt DeleteStmt ExplainStmt CallStmt ViewStmt DropStmt
+  RawStmt SelectStmt InsertStmt UpdateStmt DeleteStmt ExplainStmt CallStmt ViewStmt DropStmt CreateTableAsStmt RefreshMatViewStmt
   ResTarget ColumnRef A_Star A_Const String Integer Float Boolean BitString List Alias
   RangeVar RangeSubselect RangeFunction RangeTableSample JoinExpr
   FuncCall A_Expr BoolExpr NullTest BooleanTest SubLink CaseExpr CaseWhen CoalesceExpr MinMaxExpr NullIfExpr
@@ -221,7 +221,7 @@ export function checkAllowed(tree: unknown): void {
         if (!NODE_KINDS.has(key))
           throw refuse(
             `The construct ${key}`,
-            'Send PostgreSQL SELECT, INSERT, UPDATE, DELETE, EXPLAIN, CALL, CREATE VIEW or DROP VIEW statements.',
+            'Send PostgreSQL SELECT, INSERT, UPDATE, DELETE, EXPLAIN, CALL, CREATE [MATERIALIZED] VIEW, REFRESH MATERIALIZED VIEW or DROP [MATERIALIZED] VIEW statements.',
           );
         if (key === 'CallStmt') {
           // A procedure of the virtual database (procedures.ts checks its name); its arguments are checked here.

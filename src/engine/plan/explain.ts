@@ -168,7 +168,8 @@ function engineRead(resolved: Extract<ResolvedTable, { origin: 'native' }>, regi
   const object = `${resolved.schema}.${resolved.table.name}`;
   if (resolved.copy) {
     const { copy, version, ageSeconds } = resolved.copy;
-    const age = `read from ${resolved.source.name} at ${version.readAt}, ${Math.round(ageSeconds)} s old`;
+    const read = resolved.source ? `read from ${resolved.source.name}` : 'its SELECT run';
+    const age = `${read} at ${version.readAt}, ${Math.round(ageSeconds)} s old`;
     return [
       'vdb engine',
       'local copy',
@@ -177,9 +178,10 @@ function engineRead(resolved: Extract<ResolvedTable, { origin: 'native' }>, regi
       `${resolved.engineSchema}.${resolved.engineName}`,
     ];
   }
-  const connector = registry.connectorOf(resolved.source);
+  const source = resolved.source!;
+  const connector = registry.connectorOf(source);
   const relation = connector.delivery === 'engine' ? connector.relationSql(resolved.table) : resolved.engineName;
-  return [resolved.source.name, 'engine scan', object, 'columns, conditions (engine reader)', relation];
+  return [source.name, 'engine scan', object, 'columns, conditions (engine reader)', relation];
 }
 
 /** What EXPLAIN says of the keys a scan may take: those of the smaller loads it waits for, with the estimates of the chosen join. */
@@ -273,11 +275,13 @@ export function explainShipped(
   });
   const engineStep = 2 + plan.moreShipped.length;
   const engineSteps: ExplainResult['rows'] = plan.engineTables.map(({ table }, i) => {
-    const connector = registry.connectorOf(table.resolved.source);
-    const relation = connector.delivery === 'engine' ? connector.relationSql(table.resolved.table) : table.resolved.engineName;
+    const { source } = table.resolved;
+    // A local copy (of a materialized view: no source) is a table of the engine.
+    const connector = source ? registry.connectorOf(source) : null;
+    const relation = connector?.delivery === 'engine' ? connector.relationSql(table.resolved.table) : table.resolved.engineName;
     return [
       engineStep + i,
-      table.resolved.source.name,
+      source?.name ?? 'vdb engine',
       'engine scan',
       `${table.resolved.schema}.${table.resolved.table.name}`,
       'shipped to PostgreSQL (every row and column)',

@@ -61,7 +61,7 @@ export function shippedType(column: ColumnDef, source: { kind: string } = { kind
 }
 
 /** The kind of source a table is read at (none for a system table). */
-const sourceOf = (table: BoundTable): { kind: string } => ('source' in table.resolved ? table.resolved.source : { kind: '' });
+const sourceOf = (table: BoundTable): { kind: string } => ('source' in table.resolved ? table.resolved.source : null) ?? { kind: '' };
 
 /** A table read at its own source and written as arrays in place of the relation `placeholder`. */
 export interface ShippedTable {

@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CopyDef, CopyRefreshRecord, CopyVersion, UserDef } from '../../catalog/types.js';
-import { messageOf } from '../../errors.js';
+import { ApiError, messageOf } from '../../errors.js';
 import { quoteIdent, sqlLiteral, type EngineGeneration } from '../../runtime/duckdb.js';
 import { AccessPolicy } from '../../security/permissions.js';
 import { ADMIN_ROLE } from '../../security/users.js';
@@ -273,11 +273,23 @@ class VersionWriter {
       sql,
       async (execution) => {
         const alias = quoteIdent(`vdb_write_${this.copy.oid}_${path.basename(file, '.duckdb')}`);
+        const defined = this.copy.columns?.length;
+        // A materialized view's columns are those it was created with (a `*` over a table that changed gives others).
+        if (defined !== undefined && defined !== execution.columns.length)
+          throw new ApiError(
+            409,
+            'Conflict',
+            `The SELECT of ${this.copy.name} now gives ${execution.columns.length} columns; it was created with ${defined}.`,
+            'Drop the materialized view and create it again.',
+          );
         await execution.engine.runAll([`ATTACH ${sqlLiteral(this.copies.pathOf(file))} AS ${alias}`]);
         try {
           const rows = await execution.materialize(`${alias}.main.data`);
           await execution.engine.runAll(
-            execution.columns.map((c, i) => `ALTER TABLE ${alias}.main.data RENAME COLUMN c${i} TO ${quoteIdent(c.name)}`),
+            // A materialized view's columns keep the names it was created with.
+            execution.columns.map(
+              (c, i) => `ALTER TABLE ${alias}.main.data RENAME COLUMN c${i} TO ${quoteIdent(this.copy.columns?.[i]?.name ?? c.name)}`,
+            ),
           );
           return rows;
         } finally {
@@ -360,11 +372,12 @@ function maxOf(a: string | null, b: string | null, numeric: boolean): string | n
 }
 
 /**
- * The SELECT a refresh reads: every column of the table, in the virtual database's SQL; past the
+ * The SELECT a refresh reads: a materialized view's own; every column of the table, in the virtual database's SQL; past the
  * watermark for an incremental one (`>` for append, whose column only grows; `>=` for upsert,
  * since rows changed at the watermark's instant may have come after the last read).
  */
 export function selectSql(copy: CopyDef, watermark: string | null, numeric: boolean): string {
+  if (copy.kind === 'view') return copy.sql!;
   const table = `${quoteIdent(copy.schema)}.${quoteIdent(copy.table)}`;
   if (watermark === null || !copy.changeColumn) return `SELECT * FROM ${table}`;
   const op = copy.mode === 'append' ? '>' : '>=';

@@ -338,7 +338,8 @@ function writableSource(target: ResolvedTable, registry: SourceRegistry): Source
     throw forbidden(`${target.schema}.${target.table.name} is a view and cannot be written.`, 'Write to the tables it reads.');
   if (target.origin !== 'rows') {
     // Sources the engine reads itself (files, DuckDB files) are never written.
-    const why = target.origin === 'system' ? 'system tables are read-only' : `${target.source.kind} sources are read-only`;
+    const why =
+      target.origin === 'system' ? 'system tables are read-only' : `${target.source?.kind ?? 'local copies'} sources are read-only`;
     throw forbidden(`${target.schema}.${target.table.name} cannot be written: ${why}.`);
   }
   if (target.table.kind !== 'Table') throw forbidden(`${target.schema}.${target.table.name} is a view and cannot be written.`);

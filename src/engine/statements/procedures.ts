@@ -140,6 +140,9 @@ const COPY_PROCEDURES: Record<string, Procedure> = {
     async run(args, { copies }) {
       const service = needCopies(copies);
       const copy = service.require(args.name!);
+      // A materialized view's copy is the view itself: dropped with its checks (views that read it).
+      if (copy.kind === 'view')
+        throw badRequest(`${copy.name} is a materialized view.`, 'Use DROP MATERIALIZED VIEW to remove it.', 'Wrong object type');
       await service.drop(copy.name);
       return copyRow({ ...copy, current: null }, 'dropped');
     },

@@ -19,6 +19,7 @@ import type { Execution } from '../exec/execute.js';
 import { parseStatement } from '../front/parse.js';
 import type { StaticResult } from '../exec/static-result.js';
 import { columnTypeName } from '../../results/json.js';
+import { materializedCopyOf } from '../../catalog/materialized-views.js';
 
 export interface ViewContext {
   registry: SourceRegistry;
@@ -112,6 +113,12 @@ export async function dropViews(statement: DropStmt, context: Omit<ViewContext, 
       if (statement.missing_ok) continue;
       throw notFound(`View ${schema}.${name} does not exist.`, 'SYS.Tables lists the views (Type View).', 'Unknown view');
     }
+    if (materializedCopyOf(view))
+      throw badRequest(
+        `${view.schema}.${view.name} is a materialized view.`,
+        'Use DROP MATERIALIZED VIEW to remove it.',
+        'Wrong object type',
+      );
     policy.require('A', [view.schema], 'schema');
     if (!dropping.includes(view)) dropping.push(view);
   }
@@ -146,7 +153,7 @@ export async function dropViews(statement: DropStmt, context: Omit<ViewContext, 
  * The views through which a SELECT reaches view schema.name (its names, in order), or null
  * when it does not: a new definition must not make views read each other in a circle.
  */
-function pathTo(select: Node | undefined, registry: SourceRegistry, schema: string, name: string, seen: string[]): string[] | null {
+export function pathTo(select: Node | undefined, registry: SourceRegistry, schema: string, name: string, seen: string[]): string[] | null {
   const named: ViewDef[] = [];
   let direct = false;
   walk(select, (nodeType, node) => {
@@ -168,7 +175,7 @@ function pathTo(select: Node | undefined, registry: SourceRegistry, schema: stri
 }
 
 /** Whether a SELECT names the view schema.name (directly). */
-function readsView(select: Node | undefined, registry: SourceRegistry, schema: string, name: string): boolean {
+export function readsView(select: Node | undefined, registry: SourceRegistry, schema: string, name: string): boolean {
   let found = false;
   walk(select, (nodeType, node) => {
     if (nodeType !== 'RangeVar' || !same(String(node.relname ?? ''), name)) return;
@@ -178,8 +185,8 @@ function readsView(select: Node | undefined, registry: SourceRegistry, schema: s
   return found;
 }
 
-/** The view's columns: its SELECT run without rows, as the creator. */
-async function viewColumns(sql: string, aliases: Node[] | undefined, context: ViewContext): Promise<ColumnDef[]> {
+/** The view's columns: its SELECT run without rows, as the creator (a materialized view's too). */
+export async function viewColumns(sql: string, aliases: Node[] | undefined, context: ViewContext): Promise<ColumnDef[]> {
   // Parenthesised, the SELECT keeps its own column names, repeated ones included.
   const probe = parseStatement(`(${sql}) LIMIT 0`);
   const execution = await context.openSelect(probe);
