@@ -20,6 +20,8 @@ export interface QueryLogEntry {
    * may not see (keys of a dependent join), so SYSLOG.QueryLog shows them to administrators only.
    */
   narrowed?: boolean;
+  /** The source tables the statement read live, `schema.table` (SYS.CopyRecommendations). */
+  tables?: string[];
   /** The sources the statement asked (for the metrics). */
   sources?: string[];
   /** How a SELECT was answered (for the metrics). */

@@ -405,8 +405,10 @@ export class Engine {
     await turn?.();
     const bound = bindStatement(tree, this.registry, this.vdbName, policy, reading);
     const narrowed = bound.narrowed.size > 0 || bound.hiddenColumns.size > 0 || bound.readsViews;
+    // Tables read live from their sources (not from copies): the query log's, for recommendations.
+    const tables = bound.tables.filter((t) => t.resolved.origin === 'rows').map((t) => `${t.resolved.schema}.${t.resolved.table.name}`);
     const opened = await guarded(
-      this.openBound(bound, user, signal, learned, turn),
+      this.openBound(bound, user, signal, learned, turn).then((o) => (Object.assign(o.execution, { tablesRead: tables }), o)),
       (o) => o.execution,
       narrowed,
       bound.hiddenColumns,
@@ -414,7 +416,7 @@ export class Engine {
     );
     if (shape && pristine) {
       const whole = opened.plan?.route === 'whole' ? opened.plan : null;
-      await this.memory.learnShape(shape, pristine, whole, policy, { narrowed, hiddenColumns: bound.hiddenColumns }, reading);
+      await this.memory.learnShape(shape, pristine, whole, policy, { narrowed, hiddenColumns: bound.hiddenColumns, tables }, reading);
     }
     return opened.execution;
   }

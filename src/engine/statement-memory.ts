@@ -246,7 +246,7 @@ export class StatementMemory {
     pristine: ParseResult,
     whole: WholeRoute | null,
     policy: AccessPolicy,
-    access: { narrowed: boolean; hiddenColumns: HiddenColumns },
+    access: { narrowed: boolean; hiddenColumns: HiddenColumns; tables: string[] },
     reading: CopyReading,
   ): Promise<void> {
     const learned = whole ? await this.learnTemplate(pristine, shape.constants, whole.whole.sql, policy, reading).catch(() => null) : null;
@@ -278,7 +278,9 @@ export class StatementMemory {
   private async openTemplate(template: WholeTemplate, constants: string[], user: UserDef, signal: AbortSignal): Promise<Execution | null> {
     const plan = { ...template.plan, sql: fill(template, constants) };
     const learned = { cache: this.wholeColumns, key: template.columnsKey };
-    const opening = openWholeExecution(plan, this.runtime, signal, learned, parameterized(template, constants));
+    const opening = openWholeExecution(plan, this.runtime, signal, learned, parameterized(template, constants)).then((execution) =>
+      execution ? Object.assign(execution, { tablesRead: template.tables }) : execution,
+    );
     return guarded(opening, (execution) => execution, template.narrowed, template.hiddenColumns, user);
   }
 }

@@ -9,7 +9,7 @@
 import { readingOf } from '../sources/copies.js';
 import { ApiError, SourceFailure } from '../errors.js';
 import type { UserDef } from '../catalog/types.js';
-import type { Execution } from '../engine/exec/execute.js';
+import { queryLogFields, type Execution } from '../engine/exec/execute.js';
 import type { ParamValue } from '../engine/front/params.js';
 import { arrayRowValues } from '../results/json-scan.js';
 import { concurrencyOf, limitsOf, roleTimeout, tooManyRows } from '../security/statement-limits.js';
@@ -48,13 +48,7 @@ function statementError(err: unknown): unknown {
 export const clientGone = () => new ApiError(499, 'Client closed request', 'The client went away.');
 export const cancelledByClient = () => new ApiError(499, 'Query cancelled', 'canceling statement due to user request');
 
-/** What the query log keeps of the sources' queries, as REST records it. */
-const sourceQueriesOf = (execution?: Execution) => ({
-  sourceQueries:
-    execution && execution.sourceQueries.length > 0 ? execution.sourceQueries.map((q) => `${q.source}: ${q.sql}`).join('\n') : null,
-  sources: execution?.sourceQueries.map((q) => q.source) ?? [],
-  route: execution?.route,
-});
+const sourceQueriesOf = queryLogFields;
 
 /** The places the statement holds: the user's statements at once, then one of the instance's. */
 async function admit(services: Services, user: UserDef, timeoutMs: number, gone: AbortSignal): Promise<() => void> {

@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TableDef, UserDef } from '../catalog/types.js';
 import { countPreference, exactCount, setCount, tableEstimate, type CountMethod } from './counts.js';
 import { ApiError, badRequest, SourceFailure, timeoutError } from '../errors.js';
-import type { Execution } from '../engine/exec/execute.js';
+import { queryLogFields, type Execution } from '../engine/exec/execute.js';
 import { cursorHeaderRow, type Cursor, type CursorColumn } from '../results/cursors.js';
 import { columnTypeName, headerRow, type ResultColumn, type RowShape } from '../results/json.js';
 import { CONTENT_TYPES, negotiateFormat, SUPPORTED_TYPES, type ResultFormat } from '../results/formats.js';
@@ -67,13 +67,7 @@ function setColumnTypes(reply: FastifyReply, columns: TypedColumns) {
   if (header.length <= RESULT_HEADER_BYTES) reply.header('SQL-Column-Types', header);
 }
 
-/** What the query log keeps of the sources' queries: their text, which sources were asked, and the statement's route. */
-const sourceQueriesOf = (execution?: Execution) => ({
-  sourceQueries:
-    execution && execution.sourceQueries.length > 0 ? execution.sourceQueries.map((q) => `${q.source}: ${q.sql}`).join('\n') : null,
-  sources: execution?.sourceQueries.map((q) => q.source) ?? [],
-  route: execution?.route,
-});
+const sourceQueriesOf = queryLogFields;
 
 /** The resource a cursor belongs to: the path after any hosted-link prefix, without query. */
 const resourceOf = (request: FastifyRequest) => (request.url.split('?')[0] ?? '').replace(/^.*?(\/rest\/api\/)/, '$1').replace(/\/+$/, '');

@@ -29,6 +29,8 @@ export interface SystemTable {
   def: TableDef;
   /** Volatile tables change without catalog changes: rebuilt whenever a statement reads them. */
   volatile?: boolean;
+  /** Computed from this instance's query log even where the logs are shared (what only it records). */
+  localLog?: boolean;
   rows(state: SystemState): SystemValue[][];
 }
 
@@ -127,6 +129,34 @@ const precisionAndScale = (type: string): [number | null, number | null] => {
 };
 
 const sourceDescription = (source: SourceDef) => source.description;
+
+/**
+ * The tables statements read live, ranked by the time of those statements (each statement's time
+ * counts for every table it read live: what a copy of it could save at most).
+ */
+function copyRecommendations(catalog: CatalogData, queryLog: readonly QueryLogEntry[]): SystemValue[][] {
+  const tables = new Map<string, { statements: number; ms: number; last: string }>();
+  for (const entry of queryLog) {
+    if (entry.status !== 'ok') continue;
+    for (const name of new Set(entry.tables ?? [])) {
+      const seen = tables.get(name) ?? { statements: 0, ms: 0, last: entry.start };
+      seen.statements += 1;
+      seen.ms += entry.durationMs;
+      if (entry.start > seen.last) seen.last = entry.start;
+      tables.set(name, seen);
+    }
+  }
+  return [...tables]
+    .sort((a, b) => b[1].ms - a[1].ms || b[1].statements - a[1].statements || a[0].localeCompare(b[0]))
+    .map(([name, seen], i): SystemValue[] => {
+      const dot = name.indexOf('.');
+      const copy = (catalog.copies ?? []).find((c) => c.name === name);
+      const suggestion = copy
+        ? `a copy is kept; statements read the source when it is older than they accept (maxStaleness ${copy.maxStaleness ?? 'none'})`
+        : `CALL SYSADMIN.accelerateTable('${name.replace(/'/g, "''")}', 'full', '1 hour')`;
+      return [i + 1, name.slice(dot + 1), name.slice(0, dot), seen.statements, seen.ms, seen.last, copy !== undefined, suggestion];
+    });
+}
 
 /** One row per virtual schema (views only), with the lowest object id of its views. */
 function virtualSchemaRows(catalog: CatalogData, vdb: string): SystemValue[][] {
@@ -510,6 +540,26 @@ export const SYSTEM_TABLES: SystemTable[] = [
         c.history.map((h): SystemValue[] => [c.name, h.startedAt, h.durationMs, h.kind, h.rows, h.status, h.error, h.instance]),
       ),
   ),
+  {
+    ...systemTable(
+      'SYS',
+      'CopyRecommendations',
+      "Source tables worth a local copy, from this instance's query log: the tables statements read live from their sources, most source time first (administrators only).",
+      [
+        ['Rank', 'INTEGER'],
+        ['TableName', 'VARCHAR'],
+        ['SchemaName', 'VARCHAR'],
+        ['Statements', 'BIGINT'],
+        ['LiveTimeMs', 'BIGINT'],
+        ['LastReadAt', 'TIMESTAMP'],
+        ['HasCopy', 'BOOLEAN'],
+        ['Suggestion', 'VARCHAR'],
+      ],
+      ({ catalog, queryLog }) => copyRecommendations(catalog, queryLog),
+      true,
+    ),
+    localLog: true,
+  },
 ];
 
 /** `key=value,key=value`, the format of the *Props strings of the REST API. */

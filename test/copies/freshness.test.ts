@@ -57,3 +57,33 @@ test('pgwire: SET vdb.max_staleness asks the same for the session; a bad value i
   await client.query('RESET vdb.max_staleness');
   assert.ok(await plan());
 });
+
+test('SYS.CopyRecommendations ranks the tables statements read live, for administrators only', async () => {
+  for (let i = 0; i < 3; i++) assert.equal((await query('SELECT count(*) FROM shop.customers')).status, 200);
+  assert.equal(
+    (await query('SELECT count(*) FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id', '?maxStaleness=0')).status,
+    200,
+  );
+  const { body } = await query(
+    'SELECT "TableName", "SchemaName", "Statements", "HasCopy", "Suggestion", "Rank" FROM SYS.CopyRecommendations ORDER BY "Rank"',
+  );
+  const rows = body as Array<[string, string, number, boolean, string, number]>;
+  const customers = rows.find((r) => r[0] === 'customers');
+  assert.ok(customers, JSON.stringify(rows));
+  assert.ok(customers[2] >= 4, 'every statement that read it live');
+  assert.equal(customers[3], false);
+  assert.match(customers[4], /accelerateTable\('shop\.customers'/);
+  const orders = rows.find((r) => r[0] === 'orders');
+  assert.ok(orders && orders[3] === true, 'read live once (maxStaleness=0), its copy kept');
+  assert.deepEqual(
+    rows.map((r) => r[5]),
+    rows.map((_, i) => i + 1),
+  );
+  await query("CALL SYSADMIN.addUser('recoreader', 'reco-reader-pw-1')");
+  await query("CALL SYSADMIN.setPermissions('recoreader', 'shop', 'R')").catch(() => undefined);
+  const other = await wire.server.request('/rest/api/query', {
+    body: { sql: 'SELECT count(*) FROM SYS.CopyRecommendations' },
+    headers: { authorization: wire.server.basic('recoreader', 'reco-reader-pw-1') },
+  });
+  assert.deepEqual(await other.json(), [[0]], 'other users see none of it');
+});

@@ -66,7 +66,7 @@ const EXPECTED: Record<FunctionFact, string> = {
     bool date float4 float8 int2 int4 int8 text
   `,
   textNamesake: `
-    decode encode format overlay quote_literal to_hex
+    decode encode format overlay quote_ident quote_literal to_hex
   `,
   int4OfInt4: `
     gcd lcm
@@ -82,7 +82,7 @@ const EXPECTED: Record<FunctionFact, string> = {
     decode degrees div encode exp extract factorial float4 float8 floor format gcd gen_random_uuid
     initcap int2 int4 int8 isfinite json_array_length justify_days lcm left length ln log log10 lower
     lpad ltrim make_date make_interval make_time make_timestamp make_timestamptz md5 mod now
-    octet_length overlay pi position pow power quote_literal radians random regexp_replace
+    octet_length overlay pi position pow power quote_ident quote_literal radians random regexp_replace
     regexp_split_to_array repeat replace reverse right round row_to_json rpad rtrim sign sin sinh
     split_part sqrt starts_with string_to_array strpos substr substring tan tanh text timezone to_char
     to_date to_hex to_json to_timestamp transaction_timestamp translate trunc upper uuidv4 uuidv7

@@ -369,6 +369,7 @@ describe('system tables', () => {
     assert.deepEqual(system, [
       ['SYS', 'Columns'],
       ['SYS', 'Copies'],
+      ['SYS', 'CopyRecommendations'],
       ['SYS', 'ProcedureParams'],
       ['SYS', 'Procedures'],
       ['SYS', 'Schemas'],

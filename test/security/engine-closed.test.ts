@@ -13,6 +13,7 @@ import Fastify from 'fastify';
 import { registerErrorHandling } from '../../src/server/errors.js';
 import { loadConfig } from '../../src/config.js';
 import { ALLOWED_NAMES } from '../../src/engine/front/allow-list.js';
+import { CATALOG_FUNCTION_ARGUMENTS } from '../../src/engine/access/catalog-functions.js';
 import { loadOrCreateServerSecrets } from '../../src/catalog/server-secrets.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tokenRequester } from '../http/util.js';
@@ -179,13 +180,18 @@ describe("the review's attacks", () => {
       'WITH RECURSIVE duckdb_tables AS (SELECT 1 AS a FROM duckdb_tables) SELECT * FROM duckdb_tables',
       'WITH duckdb_views AS (SELECT * FROM duckdb_views) SELECT * FROM duckdb_views',
       'SELECT * FROM duckdb_views',
-      'SELECT * FROM information_schema.tables',
-      'SELECT * FROM pg_catalog.pg_settings',
       'SELECT * FROM "__vdb_cte_x"',
       'SELECT * FROM temp.main.__vdb_rows_1',
     ]) {
       const answer = await refusedWithoutLeak('nobody', sql, [...secrets, 'allowed_directories', 'vdb_sys', path.basename(server.dataDir)]);
       assert.ok([400, 403, 404].includes(answer.status), `${sql}: ${answer.status}`);
+    }
+    // information_schema and pg_catalog are vdb's own relations (docs/pgwire.md#catalog): never the engine's.
+    for (const sql of ['SELECT * FROM information_schema.tables', 'SELECT * FROM pg_catalog.pg_settings']) {
+      const answer = await run('nobody', sql);
+      assert.equal(answer.status, 200, answer.text);
+      for (const leak of [...secrets, 'allowed_directories', 'vdb_sys', 'temp_directory', path.basename(server.dataDir)])
+        assert.ok(!answer.text.includes(leak), `${sql} shows ${leak}`);
     }
     const recursive = await run('nobody', 'WITH RECURSIVE duckdb_views AS (SELECT * FROM duckdb_views) SELECT * FROM duckdb_views');
     assert.match(JSON.parse(recursive.text).description, /does not have the form non-recursive-term UNION/);
@@ -304,7 +310,9 @@ describe('file roots', () => {
             return false;
           }
         });
-      assert.deepEqual(srv.services.runtime.current.folders, [fs.realpathSync(path.join(root, 'demo', 'files'))]);
+      // The demo's folder, and the local copies' (docs/copies.md).
+      const copies = fs.realpathSync(path.join(srv.dataDir, 'copies'));
+      assert.deepEqual(srv.services.runtime.current.folders, [fs.realpathSync(path.join(root, 'demo', 'files')), copies].sort());
       assert.equal(await readable(), false, 'a folder of the root that no source uses is closed');
 
       // A cursor made now is still paged after the engine changes generation.
@@ -347,14 +355,15 @@ describe('file roots', () => {
     fs.renameSync(demo, `${demo}-away`);
     const srv = await startTestServer({ dataDir });
     try {
-      assert.deepEqual(srv.services.runtime.current.folders, []);
+      const copies = fs.realpathSync(path.join(dataDir, 'copies'));
+      assert.deepEqual(srv.services.runtime.current.folders, [copies]);
       const count = () => srv.request('/rest/api/query', { body: { sql: 'SELECT count(*) FROM files.regions' } });
       const missing = await count();
       assert.equal(missing.status, 503, await missing.text());
       fs.renameSync(`${demo}-away`, demo);
       const back = await count();
       assert.equal(back.status, 200, await back.text());
-      assert.deepEqual(srv.services.runtime.current.folders, [fs.realpathSync(demo)]);
+      assert.deepEqual(srv.services.runtime.current.folders, [fs.realpathSync(demo), copies].sort());
     } finally {
       await srv.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -375,6 +384,8 @@ describe("the allow-list's complement", () => {
     let walked = 0;
     for (const { name, table } of functions) {
       if (ALLOWED_NAMES.has(name)) continue;
+      // The catalog functions clients call (docs/pgwire.md) answer vdb's own values when called as PostgreSQL takes them.
+      if (CATALOG_FUNCTION_ARGUMENTS[name]?.includes(0)) continue;
       const word = /^[A-Za-z_][A-Za-z0-9_]*$/.test(name);
       if (!word && !/^[-+*/<>=~!@#%^&|`?]+$/.test(name)) continue; // internal names no syntax can spell
       const quoted = `"${name}"`;

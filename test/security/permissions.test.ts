@@ -252,11 +252,11 @@ const MATRIX: Cell[] = [
     action: 'read',
     sql: `SELECT count(*) FILTER (WHERE "SchemaName" IN ('SYS', 'SYSADMIN', 'SYSLOG')), count(*) FILTER (WHERE "SchemaName" = 'shop'), count(*) FILTER (WHERE "SchemaName" = 'files') FROM SYS.Tables`,
     expect: {
-      admin: ok([[13, 4, 4]]),
-      reader: ok([[13, 4, 0]]),
-      writer: ok([[13, 4, 0]]),
-      executor: ok([[13, 0, 0]]),
-      nobody: ok([[13, 0, 0]]),
+      admin: ok([[14, 4, 4]]),
+      reader: ok([[14, 4, 0]]),
+      writer: ok([[14, 4, 0]]),
+      executor: ok([[14, 0, 0]]),
+      nobody: ok([[14, 0, 0]]),
     },
   },
   {
@@ -1488,7 +1488,15 @@ describe('source listing and source endpoints', () => {
     assert.deepEqual(await tables('executor'), []);
     // System schemas show to everyone.
     const sys = await okJson<Array<{ Name: string }>>(await vdb.request('nobody', '/rest/api/source/SYS'), 'nobody SYS');
-    assert.deepEqual(sys.map((t) => t.Name).sort(), ['Columns', 'Copies', 'ProcedureParams', 'Procedures', 'Schemas', 'Tables']);
+    assert.deepEqual(sys.map((t) => t.Name).sort(), [
+      'Columns',
+      'Copies',
+      'CopyRecommendations',
+      'ProcedureParams',
+      'Procedures',
+      'Schemas',
+      'Tables',
+    ]);
   });
 
   test('GET /rest/api/source/{s}/{t}: 403 without READ on the table', async () => {

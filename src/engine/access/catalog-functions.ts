@@ -42,6 +42,45 @@ const NAMES_OF_CATALOG_FUNCTIONS = new Set(
    pg_get_partkeydef`.split(/\s+/),
 );
 
+/** How many arguments each catalog function takes in PostgreSQL 15 (another count: no such function there). */
+export const CATALOG_FUNCTION_ARGUMENTS: Record<string, readonly number[]> = {
+  version: [0],
+  current_database: [0],
+  current_schema: [0],
+  current_schemas: [1],
+  pg_is_in_recovery: [0],
+  pg_get_userbyid: [1],
+  pg_encoding_to_char: [1],
+  pg_table_is_visible: [1],
+  pg_type_is_visible: [1],
+  pg_function_is_visible: [1],
+  format_type: [2],
+  pg_get_expr: [2, 3],
+  obj_description: [1, 2],
+  col_description: [2],
+  shobj_description: [2],
+  has_table_privilege: [2, 3],
+  has_any_column_privilege: [2, 3],
+  has_column_privilege: [3, 4],
+  has_schema_privilege: [2, 3],
+  has_database_privilege: [2, 3],
+  has_function_privilege: [2, 3],
+  pg_get_function_arguments: [1],
+  pg_get_function_identity_arguments: [1],
+  pg_get_function_result: [1],
+  pg_get_indexdef: [1, 3],
+  pg_get_constraintdef: [1, 2],
+  pg_get_viewdef: [1, 2],
+  pg_table_size: [1],
+  pg_relation_size: [1, 2],
+  pg_total_relation_size: [1],
+  pg_indexes_size: [1],
+  pg_size_pretty: [1],
+  pg_relation_is_publishable: [1],
+  pg_get_statisticsobjdef_columns: [1],
+  pg_get_partkeydef: [1],
+};
+
 /** The name of a call of a catalog function (`pg_catalog.` allowed in front), else null. */
 function catalogFunction(call: FuncCall): string | null {
   const parts = fieldNames(call.funcname).map((p) => p.toLowerCase());
@@ -251,6 +290,14 @@ class CatalogRewriter {
   }
 
   private call(name: string, args: Node[]): Node {
+    const counts = CATALOG_FUNCTION_ARGUMENTS[name];
+    if (counts && !counts.includes(args.length)) {
+      throw badRequest(
+        `Function ${name} does not take ${args.length} argument${args.length === 1 ? '' : 's'}.`,
+        `${name} takes ${counts.join(' or ')}, as in PostgreSQL.`,
+        'Unknown function',
+      );
+    }
     const simple = this.simpleCall(name, args);
     if (simple) return simple;
     if (name.startsWith('has_')) return this.privilege(name, args);

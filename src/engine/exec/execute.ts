@@ -70,6 +70,8 @@ export interface Execution {
    * delivery reads it ahead of a slow client (results/spool.ts), so the connection goes back.
    */
   streamsFromSource?: boolean;
+  /** The source tables a SELECT read live (`schema.table`): the query log, and the copies it recommends. */
+  tablesRead?: string[];
   /** How a SELECT was answered (the metrics count statements by it); unset for other statements. */
   route?: Plan['route'];
   /**
@@ -79,6 +81,15 @@ export interface Execution {
   engineRelations?(): Promise<Array<{ name: string; rows: unknown[][] }>>;
   close(): void;
 }
+
+/** What the query log keeps of a statement's execution: the sources' queries, the tables read live, the route. */
+export const queryLogFields = (execution?: Execution) => ({
+  sourceQueries:
+    execution && execution.sourceQueries.length > 0 ? execution.sourceQueries.map((q) => `${q.source}: ${q.sql}`).join('\n') : null,
+  sources: execution?.sourceQueries.map((q) => q.source) ?? [],
+  tables: execution?.tablesRead,
+  route: execution?.route,
+});
 
 /** An execution whose result the engine computes from `sql` on `connection`. */
 export function engineExecution(

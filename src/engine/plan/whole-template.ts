@@ -33,6 +33,8 @@ export interface WholeTemplate {
   /** What the access checks found, for the errors of the statement (engine.ts). */
   narrowed: boolean;
   hiddenColumns: HiddenColumns;
+  /** The source tables the statement reads (`schema.table`), for the query log. */
+  tables: string[];
 }
 
 /** A marker no statement contains: random per process. */
