@@ -5,7 +5,15 @@
  * `\x61` as one byte and the rest as characters: `'\x6162'::bytea` would be three bytes there.
  * `byteaHex` serves literals (translate/postgres-values.ts) and `vdb_bytea_in` values of tables.
  */
-import { DuckDBScalarFunction, VARCHAR, type DuckDBConnection, type DuckDBVarCharVector } from '@duckdb/node-api';
+import {
+  BLOB,
+  DuckDBBlobValue,
+  DuckDBScalarFunction,
+  VARCHAR,
+  type DuckDBBlobVector,
+  type DuckDBConnection,
+  type DuckDBVarCharVector,
+} from '@duckdb/node-api';
 import { badRequest } from '../errors.js';
 
 const HEX_BLANKS = new Set([' ', '\t', '\n', '\r']);
@@ -53,25 +61,42 @@ const invalidHexDigit = (c: string) => badRequest(`invalid hexadecimal digit: "$
 
 const message = (err: unknown) => (err instanceof Error && 'description' in err ? String(err.description) : String(err));
 
-/** `vdb_bytea_in(text)`: the hex digits of the bytes PostgreSQL reads `text` as (the engine's unhex makes the blob). */
+/**
+ * `vdb_bytea_in(value)`: text read as the bytes PostgreSQL reads it as, a blob as it is. One
+ * overload per type, so that a cast names its argument once: a CASE over the argument's type
+ * named it three times, and twenty nested casts made a statement of 3^20 terms.
+ */
 export function registerByteaInput(connection: DuckDBConnection): void {
   connection.registerScalarFunction(
     DuckDBScalarFunction.create({
       name: 'vdb_bytea_in',
-      returnType: VARCHAR,
+      returnType: BLOB,
       parameterTypes: [VARCHAR],
       mainFunction: (info, batch, output) => {
         const texts = batch.getColumnVector(0) as DuckDBVarCharVector;
-        const out = output as DuckDBVarCharVector;
+        const out = output as DuckDBBlobVector;
         try {
           for (let i = 0; i < batch.rowCount; i++) {
             const text = texts.getItem(i);
-            out.setItem(i, text === null ? null : byteaHex(text));
+            out.setItem(i, text === null ? null : new DuckDBBlobValue(Buffer.from(byteaHex(text), 'hex')));
           }
         } catch (err) {
           info.setError(message(err));
           return;
         }
+        out.flush();
+      },
+    }),
+  );
+  connection.registerScalarFunction(
+    DuckDBScalarFunction.create({
+      name: 'vdb_bytea_in',
+      returnType: BLOB,
+      parameterTypes: [BLOB],
+      mainFunction: (_info, batch, output) => {
+        const blobs = batch.getColumnVector(0) as DuckDBBlobVector;
+        const out = output as DuckDBBlobVector;
+        for (let i = 0; i < batch.rowCount; i++) out.setItem(i, blobs.getItem(i));
         out.flush();
       },
     }),

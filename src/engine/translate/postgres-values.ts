@@ -509,14 +509,12 @@ const textInputCast: CastRule = ({ cast, arg, type, arrayBounds, literal, string
  * bytes, the engine's cast reads `\x61` as one and `62` as two more; the escape form `\ooo`),
  * a literal here, text of a table per value; a bytea stays as it is.
  */
-const byteaCast: CastRule = ({ cast, arg, type, arrayBounds, literal, stringLiteral }) => {
+const byteaCast: CastRule = ({ arg, type, arrayBounds, literal, stringLiteral }) => {
   if (type !== 'bytea' || arrayBounds) return undefined;
   if (stringLiteral && literal !== null) return engineCall('unhex', [stringConst(byteaHex(literal))]);
   if (literal !== null || isVolatile(arg)) return undefined;
-  const read = engineCall('unhex', [engineCall('vdb_bytea_in', [asVarchar(arg)])]);
-  const plain: TypeCast = { ...cast };
-  written.add(plain);
-  return { CaseExpr: { args: [{ CaseWhen: { expr: typeIs(arg, ['VARCHAR']), result: read } }], defresult: { TypeCast: plain } } };
+  // A blob stays as it is; other types fail to bind, as PostgreSQL refuses their casts to bytea.
+  return engineCall('vdb_bytea_in', [arg]);
 };
 
 /**
