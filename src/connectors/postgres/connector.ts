@@ -182,8 +182,9 @@ export class PostgresConnector implements RowConnector {
       connectionTimeoutMillis: this.connectTimeoutMs,
       idleTimeoutMillis: 30_000,
       application_name: 'vdb',
-      // Timestamps with time zone are written in UTC, as the engine writes them.
-      options: '-c TimeZone=UTC',
+      // Timestamps with time zone are written in UTC, as the engine writes them; dates in ISO
+      // form (csv-rows.ts reads their text) and read as vdb reads them (month before day).
+      options: '-c TimeZone=UTC -c DateStyle=ISO,MDY',
     });
     // An idle client that loses its server must not crash the process.
     this.pool.on('error', () => undefined);

@@ -10,11 +10,13 @@ import { jsonValueSql } from './json-rows.js';
 
 /**
  * Types whose text is their JSON value's text: numbers (to_json writes a number with its output
- * function; NaN and the infinities as strings of the same text) and text (json-rows.ts writes
- * format('%s'): the output function too). For PostgreSQL that is about half the work of going
- * through JSON; dates, booleans and the rest go through their JSON (`to_json(v) #>> '{}'`).
+ * function; NaN and the infinities as strings of the same text), text (json-rows.ts writes
+ * format('%s'): the output function too), booleans (`true`/`false` both ways) and dates (JSON's
+ * form is the ISO one, BC and infinity included, and the connector's sessions set DateStyle ISO).
+ * For PostgreSQL that is about half the work of going through JSON; timestamps (JSON writes a
+ * `T`) and the rest go through their JSON (`to_json(v) #>> '{}'`).
  */
-const AS_TEXT = /^(SMALLINT|INTEGER|BIGINT|FLOAT|DOUBLE|VARCHAR|DECIMAL\(\d+,\d+\))$/;
+const AS_TEXT = /^(SMALLINT|INTEGER|BIGINT|FLOAT|DOUBLE|VARCHAR|BOOLEAN|DATE|DECIMAL\(\d+,\d+\))$/;
 
 /** The SELECT list of the CSV values of a statement's columns (c0, c1, ... of `q`). */
 export function csvValuesSql(columns: readonly StatementColumn[]): string {
