@@ -239,13 +239,8 @@ export interface WholeStatementConnector extends RowConnector {
   bytewiseCollation(): Promise<boolean>;
   /** The result columns of a statement, without running it; rejects when the source refuses it. */
   describeStatement(sql: string, signal?: AbortSignal): Promise<StatementColumn[]>;
-  /** The statement the source runs to write the rows of `sql` as JSON, in the requested shape and window. */
-  statementJsonSql(
-    sql: string,
-    columns: readonly StatementColumn[],
-    shape: 'array' | 'object',
-    window: { limit?: number; offset?: number },
-  ): string;
+  /** The statement the source runs for the rows of `sql` in the requested window, which `streamStatementJson` writes as JSON. */
+  statementJsonSql(sql: string, columns: readonly StatementColumn[], window: { limit?: number; offset?: number }): string;
   /** The SELECT inside `statementJsonSql`, for `preparedStatementJson`. */
   statementJsonSelect?(
     sql: string,
@@ -258,8 +253,13 @@ export interface WholeStatementConnector extends RowConnector {
    * prepared once per connection; null when it has more than `cap` rows.
    */
   preparedStatementJson?(jsonSelect: string, values: readonly string[], cap: number, signal: AbortSignal): Promise<string[] | null>;
-  /** The JSON texts of the rows of a `statementJsonSql` statement, as they arrive. */
-  streamStatementJson(jsonSql: string, signal: AbortSignal, onRows?: (count: number) => void): AsyncGenerator<string>;
+  /** The JSON texts of the rows of a `statementJsonSql` statement in `form`'s shape, as they arrive. */
+  streamStatementJson(
+    jsonSql: string,
+    form: { columns: readonly StatementColumn[]; shape: 'array' | 'object' },
+    signal: AbortSignal,
+    onRows?: (count: number) => void,
+  ): AsyncGenerator<string>;
   /** The raw class of a result column's values in `statementRows`. */
   statementRawType(column: StatementColumn): RawType;
   /**

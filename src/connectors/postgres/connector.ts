@@ -18,7 +18,8 @@ import type {
   WholeStatementConnector,
 } from '../types.js';
 import { aggregateSelect, orderAndLimit } from '../scan-sql.js';
-import { copyLines, copyTextRows } from './copy-text.js';
+import { copyTextRows } from './copy-text.js';
+import { copyJsonValuesSql, CopyToJson } from './copy-json.js';
 import { csvValuesSql, CsvLineEnds } from './csv-rows.js';
 import { jsonRowSql } from './json-rows.js';
 import { ApiError, valueTooLarge } from '../../errors.js';
@@ -429,14 +430,12 @@ export class PostgresConnector implements RowConnector {
     return fields.map((f, i) => ({ name: f.name, sourceType: formatted.rows[i]!.t, type: engineTypeOfPostgres(formatted.rows[i]!.t) }));
   }
 
-  /** COPY of a whole statement whose rows PostgreSQL writes as JSON texts (one per line). */
-  statementJsonSql(
-    sql: string,
-    columns: readonly StatementColumn[],
-    shape: 'array' | 'object',
-    window: { limit?: number; offset?: number },
-  ): string {
-    return `COPY (${this.statementJsonSelect(sql, columns, shape, window)}) TO STDOUT`;
+  /** COPY of a whole statement's values as text, which `streamStatementJson` writes as JSON rows (copy-json.ts). */
+  statementJsonSql(sql: string, columns: readonly StatementColumn[], window: { limit?: number; offset?: number }): string {
+    let select = `SELECT ${copyJsonValuesSql(columns)} FROM (${sql}) AS q(${aliasList(columns)})`;
+    if (window.limit !== undefined) select += ` LIMIT ${window.limit}`;
+    if (window.offset !== undefined) select += ` OFFSET ${window.offset}`;
+    return `COPY (${select}) TO STDOUT`;
   }
 
   /** The SELECT of `statementJsonSql`: one JSON text per row. */
@@ -490,13 +489,22 @@ export class PostgresConnector implements RowConnector {
     return row;
   }
 
-  /** Streams a statement's rows as JSON texts, chunk by chunk, as PostgreSQL writes them. */
-  async *streamStatementJson(copySql: string, signal: AbortSignal, onRows?: (count: number) => void): AsyncGenerator<string> {
-    for await (const lines of copyLines(this.copyOut(copySql, signal), this.valueLimit)) {
-      for (const line of lines) this.withinLimit(line);
-      onRows?.(lines.length);
-      yield lines.join(',');
+  /** Streams a statement's rows as JSON texts, chunk by chunk, as they arrive; a row is refused past the value limit. */
+  async *streamStatementJson(
+    copySql: string,
+    form: { columns: readonly StatementColumn[]; shape: 'array' | 'object' },
+    signal: AbortSignal,
+    onRows?: (count: number) => void,
+  ): AsyncGenerator<string> {
+    const rows = new CopyToJson(form.columns, form.shape, this.valueLimit, () =>
+      valueTooLarge(`A row of the result from "${this.source.name}"`, this.valueLimit),
+    );
+    for await (const chunk of this.copyOut(copySql, signal)) {
+      const { text, rows: count } = rows.convert(chunk);
+      onRows?.(count);
+      if (text) yield text;
     }
+    rows.end();
   }
 
   /** COPY of a whole statement's rows as CSV (csv-rows.ts). */

@@ -4,7 +4,6 @@
  * newlines, fields by tabs, NULL is \N, and backslash escapes protect the rest.
  */
 import { StringDecoder } from 'node:string_decoder';
-import { valueTooLarge } from '../../errors.js';
 
 const SIMPLE_ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
 
@@ -54,30 +53,4 @@ export async function* copyTextRows(chunks: AsyncIterable<Buffer>, batchRows: nu
   rest += decoder.end();
   if (rest.length > 0) batch.push(rest.split('\t').map(unescapeCopyField));
   if (batch.length > 0) yield batch;
-}
-
-/**
- * Splits COPY text of a one-column result into its values, one array per chunk. The values are
- * JSON texts, which hold no raw tabs or newlines; COPY only doubles their backslashes.
- */
-export async function* copyLines(chunks: AsyncIterable<Buffer>, valueLimit = Infinity): AsyncGenerator<string[]> {
-  // COPY doubles backslashes: a line of a row within the limit is at most twice as long.
-  const maxLine = valueLimit * 2 + 2;
-  const decoder = new StringDecoder('utf8');
-  let rest = '';
-  for await (const chunk of chunks) {
-    const text = rest + decoder.write(chunk);
-    const end = text.lastIndexOf('\n');
-    if (end < 0) {
-      // A line that never ends is not gathered past the limit (the caller names it).
-      if (text.length > maxLine) throw valueTooLarge('A row of the result', valueLimit);
-      rest = text;
-      continue;
-    }
-    rest = text.slice(end + 1);
-    const body = text.slice(0, end);
-    yield (body.includes('\\') ? body.replaceAll('\\\\', '\\') : body).split('\n');
-  }
-  rest += decoder.end();
-  if (rest.length > 0) yield [rest.includes('\\') ? rest.replaceAll('\\\\', '\\') : rest];
 }

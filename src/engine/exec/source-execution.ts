@@ -346,20 +346,21 @@ export async function openWholeExecution(
   const { described, columns } = known;
   const engine = runtime.current;
   engine.hold();
-  const sourceQueries: SourceQuery[] = [{ source: source.name, sql: connector.statementJsonSql(sql, described, 'array', {}) }];
+  const sourceQueries: SourceQuery[] = [{ source: source.name, sql: connector.statementJsonSql(sql, described, {}) }];
   return {
     columns,
     warnings: [],
     sourceQueries,
     streamsFromSource: true,
     stream(shape, window, options) {
-      const copySql = connector.statementJsonSql(sql, described, shape, window);
+      const copySql = connector.statementJsonSql(sql, described, window);
       sourceQueries[0] = { source: source.name, sql: copySql };
+      const form = { columns: described, shape };
       if (parameterized && connector.preparedStatementJson && connector.statementJsonSelect) {
         const select = preparedSelect(connector, parameterized.sql, described, shape, window);
-        return preparedOrStreamed(connector, select, parameterized.values, copySql, signal, options.onRows);
+        return preparedOrStreamed(connector, select, parameterized.values, { sql: copySql, form }, signal, options.onRows);
       }
-      return connector.streamStatementJson(copySql, signal, options.onRows);
+      return connector.streamStatementJson(copySql, form, signal, options.onRows);
     },
     ...(connector.statementCsvSql && connector.streamStatementCsv
       ? {
@@ -449,7 +450,7 @@ async function* preparedOrStreamed(
   connector: WholeStatementConnector,
   select: string,
   values: string[],
-  copySql: string,
+  copy: { sql: string; form: { columns: readonly StatementColumn[]; shape: 'array' | 'object' } },
   signal: AbortSignal,
   onRows?: (count: number) => void,
 ): AsyncGenerator<string> {
@@ -459,7 +460,7 @@ async function* preparedOrStreamed(
     throw err;
   });
   if (rows === null) {
-    yield* connector.streamStatementJson(copySql, signal, onRows);
+    yield* connector.streamStatementJson(copy.sql, copy.form, signal, onRows);
     return;
   }
   onRows?.(rows.length);
