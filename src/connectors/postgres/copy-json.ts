@@ -53,6 +53,7 @@ const NULL = ASCII('null');
 const TRUE = ASCII('true');
 const FALSE = ASCII('false');
 const HEX = '0123456789abcdef';
+const UNICODE_ESCAPE = ASCII('\\u00');
 
 /**
  * COPY text chunks to JSON rows: each call answers the rows its chunk completes, joined by
@@ -63,6 +64,8 @@ export class CopyToJson {
   /** Per column: what opens its value (`[` or `,` / `{"name":` or `,"name":`). */
   private readonly openers: Buffer[];
   private readonly close: Buffer;
+  /** Bytes a row adds beyond its values' text: openers, closer, a comma, two quotes per value. */
+  private readonly overhead: number;
   private pending: Buffer = Buffer.alloc(0);
   private out = Buffer.alloc(1 << 16);
   private length = 0;
@@ -80,6 +83,7 @@ export class CopyToJson {
       return Buffer.from(shape === 'array' ? separator : `${separator}${JSON.stringify(column.name)}:`, 'utf8');
     });
     this.close = ASCII(shape === 'array' ? (columns.length === 0 ? '[]' : ']') : columns.length === 0 ? '{}' : '}');
+    this.overhead = this.openers.reduce((sum, opener) => sum + opener.length + 2, this.close.length + 1);
   }
 
   convert(chunk: Buffer): { text: string; rows: number } {
@@ -101,94 +105,25 @@ export class CopyToJson {
 
   /** Writes the row starting at `start` (a comma before all but the chunk's first); answers where the next starts. */
   private row(data: Buffer, start: number): number {
-    if (this.length > 0) this.put(0x2c);
-    const rowStart = this.length;
+    const rowEnd = data.indexOf(LF, start);
+    // At most six bytes per byte of text (`\u00XX`), plus the openers, quotes and the comma.
+    this.reserve((rowEnd - start) * 6 + this.overhead);
+    const out = this.out;
+    let n = this.length;
+    if (n > 0) out[n++] = 0x2c;
+    const rowStart = n;
     let at = start;
     for (let c = 0; c < this.kinds.length; c++) {
-      this.append(this.openers[c]!);
+      n = writeBytes(this.openers[c]!, out, n);
       let end = at;
-      while (data[end] !== TAB && data[end] !== LF) end++;
-      this.value(this.kinds[c]!, data, at, end);
+      while (end < rowEnd && data[end] !== TAB) end++;
+      n = writeValue(this.kinds[c]!, data, at, end, out, n);
       at = end + 1;
     }
-    if (this.kinds.length === 0) at = data.indexOf(LF, at) + 1;
-    this.append(this.close);
-    if (this.length - rowStart > this.maxRow && this.out.toString('utf8', rowStart, this.length).length > this.maxRow)
-      throw this.tooLarge();
-    return at;
-  }
-
-  private value(kind: ValueKind, data: Buffer, start: number, end: number): void {
-    if (end - start === 2 && data[start] === BACKSLASH && data[start + 1] === 0x4e) return this.append(NULL);
-    switch (kind) {
-      case 'number': {
-        // NaN, Infinity, -Infinity: strings, as to_json writes them.
-        const first = data[start + (data[start] === 0x2d ? 1 : 0)]!;
-        const numeric = first >= 0x30 && first <= 0x39;
-        if (!numeric) this.put(QUOTE);
-        this.copy(data, start, end);
-        if (!numeric) this.put(QUOTE);
-        return;
-      }
-      case 'boolean':
-        return this.append(data[start] === 0x74 ? TRUE : FALSE);
-      case 'string':
-        return this.string(data, start, end);
-      case 'json':
-        return this.unescaped(data, start, end);
-    }
-  }
-
-  /** A JSON string of COPY's text of a value. */
-  private string(data: Buffer, start: number, end: number): void {
-    this.reserve((end - start) * 6 + 2);
-    const out = this.out;
-    let n = this.length;
-    out[n++] = QUOTE;
-    for (let i = start; i < end; i++) {
-      const byte = data[i]!;
-      if (byte === BACKSLASH) {
-        // COPY writes no other escapes; a backslash before anything else would stand for that byte.
-        const escaped = ESCAPED[data[++i]!] ?? data.subarray(i, i + 1);
-        escaped.copy(out, n);
-        n += escaped.length;
-      } else if (byte === QUOTE) {
-        out[n++] = BACKSLASH;
-        out[n++] = QUOTE;
-      } else if (byte < 0x20) {
-        n += out.write(`\\u00${HEX[byte >> 4]}${HEX[byte & 15]}`, n, 'latin1');
-      } else out[n++] = byte;
-    }
-    out[n++] = QUOTE;
+    n = writeBytes(this.close, out, n);
     this.length = n;
-  }
-
-  /** A JSON text PostgreSQL wrote, whose only escapes in COPY's text are doubled backslashes. */
-  private unescaped(data: Buffer, start: number, end: number): void {
-    this.reserve(end - start);
-    const out = this.out;
-    let n = this.length;
-    for (let i = start; i < end; i++) {
-      const byte = data[i]!;
-      out[n++] = byte;
-      if (byte === BACKSLASH) i++;
-    }
-    this.length = n;
-  }
-
-  private copy(data: Buffer, start: number, end: number): void {
-    this.reserve(end - start);
-    this.length += data.copy(this.out, this.length, start, end);
-  }
-
-  private append(bytes: Buffer): void {
-    this.reserve(bytes.length);
-    this.length += bytes.copy(this.out, this.length);
-  }
-
-  private put(byte: number): void {
-    this.reserve(1);
-    this.out[this.length++] = byte;
+    if (n - rowStart > this.maxRow && out.toString('utf8', rowStart, n).length > this.maxRow) throw this.tooLarge();
+    return rowEnd + 1;
   }
 
   private reserve(bytes: number): void {
@@ -202,4 +137,61 @@ export class CopyToJson {
   end(): void {
     if (this.pending.length > 0) throw new Error('COPY ended within a row');
   }
+}
+
+/** Writes one value's JSON at `n` of `out` (room reserved); answers where it ends. */
+function writeValue(kind: ValueKind, data: Buffer, start: number, end: number, out: Buffer, n: number): number {
+  if (end - start === 2 && data[start] === BACKSLASH && data[start + 1] === 0x4e) return writeBytes(NULL, out, n);
+  switch (kind) {
+    case 'number': {
+      // NaN, Infinity, -Infinity: strings, as to_json writes them.
+      const first = data[start + (data[start] === 0x2d ? 1 : 0)]!;
+      const numeric = first >= 0x30 && first <= 0x39;
+      if (!numeric) out[n++] = QUOTE;
+      for (let i = start; i < end; i++) out[n++] = data[i]!;
+      if (!numeric) out[n++] = QUOTE;
+      return n;
+    }
+    case 'boolean':
+      return writeBytes(data[start] === 0x74 ? TRUE : FALSE, out, n);
+    case 'string':
+      return writeString(data, start, end, out, n);
+    case 'json':
+      // A JSON text PostgreSQL wrote, whose only escapes in COPY's text are doubled backslashes.
+      for (let i = start; i < end; i++) {
+        const byte = data[i]!;
+        out[n++] = byte;
+        if (byte === BACKSLASH) i++;
+      }
+      return n;
+  }
+}
+
+/** A JSON string of COPY's text of a value, escaped as to_json escapes. */
+function writeString(data: Buffer, start: number, end: number, out: Buffer, n: number): number {
+  out[n++] = QUOTE;
+  for (let i = start; i < end; i++) {
+    const byte = data[i]!;
+    if (byte >= 0x20 && byte !== QUOTE && byte !== BACKSLASH) out[n++] = byte;
+    else if (byte === BACKSLASH) {
+      // COPY writes no other escapes; a backslash before anything else would stand for that byte.
+      const escaped = ESCAPED[data[++i]!];
+      if (escaped) n = writeBytes(escaped, out, n);
+      else out[n++] = data[i]!;
+    } else if (byte === QUOTE) {
+      out[n++] = BACKSLASH;
+      out[n++] = QUOTE;
+    } else {
+      n = writeBytes(UNICODE_ESCAPE, out, n);
+      out[n++] = HEX.charCodeAt(byte >> 4);
+      out[n++] = HEX.charCodeAt(byte & 15);
+    }
+  }
+  out[n++] = QUOTE;
+  return n;
+}
+
+function writeBytes(bytes: Buffer, out: Buffer, n: number): number {
+  for (let k = 0; k < bytes.length; k++) out[n++] = bytes[k]!;
+  return n;
 }
