@@ -13,11 +13,10 @@ import pg from 'pg';
 import pino from 'pino';
 import type { UserDef } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
-import type { Engine } from '../../src/engine/engine.js';
 import { createServices, type Services } from '../../src/services.js';
 import type { CopyReading } from '../../src/sources/copies.js';
 import { CROSS_SOURCE, PER_SOURCE, SOURCES } from '../federation/corpus.js';
-import { createFixture, PG, restrictedReader, type Fixture } from '../federation/fixtures.js';
+import { addFixtureSources, createFixture, engineRows, PG, restrictedReader, type Fixture } from '../federation/fixtures.js';
 
 let services: Services;
 let fixture: Fixture;
@@ -27,25 +26,7 @@ let postgres: pg.Client;
 
 const LIVE: CopyReading = { live: true, maxStaleness: null };
 
-async function rows(sql: string, user = admin, reading?: CopyReading): Promise<{ json: string; sources: string[]; types: string[] }> {
-  const engine: Engine = services.engine;
-  const execution = await engine.open(sql, user, new AbortController().signal, { reading });
-  try {
-    const parts: string[] = [];
-    try {
-      for await (const part of execution.stream('array', {}, {})) parts.push(part);
-    } catch (err) {
-      throw execution.translateError(err);
-    }
-    return {
-      json: `[${parts.join(',')}]`,
-      sources: execution.sourceQueries.map((q) => q.source),
-      types: execution.columns.map((c) => String(c.type)),
-    };
-  } finally {
-    execution.close();
-  }
-}
+const rows = (sql: string, user = admin, reading?: CopyReading) => engineRows(services.engine, user, sql, reading);
 
 const call = (sql: string, user = admin) => rows(sql, user);
 const copyRow = async (name: string) =>
@@ -59,19 +40,7 @@ before(async () => {
   fs.mkdirSync(fileRoot);
   fixture = await createFixture(fileRoot);
   services = await createServices(loadConfig({}, { dataDir, adminPassword: 'copies-test-pw', demo: false }), pino({ level: 'silent' }));
-  const { registry } = services;
-  await registry.addSource({
-    name: 'pg',
-    kind: 'postgresql',
-    connection: { host: '127.0.0.1', port: '5432', db: 'test', 'user-name': 'postgres' },
-    model: { 'importer.schemaPattern': fixture.pgSchema },
-  });
-  await registry.addSource({
-    name: 'my',
-    kind: 'mysql',
-    connection: { host: '127.0.0.1', port: '3306', db: fixture.mysqlDatabase, 'user-name': 'root' },
-  });
-  await registry.addSource({ name: 'lite', kind: 'sqlite', connection: { path: fixture.sqliteFile } });
+  await addFixtureSources(services, fixture, { lite: true });
   admin = services.users.find('admin')!;
   postgres = new pg.Client(PG);
   await postgres.connect();

@@ -17,7 +17,16 @@ import type { UserDef } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
 import { createServices, type Services } from '../../src/services.js';
 import type { CopyReading } from '../../src/sources/copies.js';
-import { createFixture, MY, PG, restrictedReader, type Fixture } from '../federation/fixtures.js';
+import {
+  addFixtureSources,
+  createFixture,
+  engineRows,
+  MY,
+  PG,
+  restrictedReader,
+  type EngineRows,
+  type Fixture,
+} from '../federation/fixtures.js';
 
 let services: Services;
 let fixture: Fixture;
@@ -28,32 +37,7 @@ let maria: mysql.Connection;
 
 const LIVE: CopyReading = { live: true, maxStaleness: null };
 
-interface Answer {
-  json: string;
-  sources: string[];
-  types: string[];
-  columns: string[];
-}
-
-async function rows(sql: string, user = admin, reading?: CopyReading): Promise<Answer> {
-  const execution = await services.engine.open(sql, user, new AbortController().signal, { reading });
-  try {
-    const parts: string[] = [];
-    try {
-      for await (const part of execution.stream('array', {}, {})) parts.push(part);
-    } catch (err) {
-      throw execution.translateError(err);
-    }
-    return {
-      json: `[${parts.join(',')}]`,
-      sources: execution.sourceQueries.map((q) => q.source),
-      types: execution.columns.map((c) => String(c.type)),
-      columns: execution.columns.map((c) => c.name),
-    };
-  } finally {
-    execution.close();
-  }
-}
+const rows = (sql: string, user = admin, reading?: CopyReading): Promise<EngineRows> => engineRows(services.engine, user, sql, reading);
 
 const values = async (sql: string, user = admin) => JSON.parse((await rows(sql, user)).json) as unknown[][];
 
@@ -75,17 +59,7 @@ before(async () => {
   fs.mkdirSync(fileRoot);
   fixture = await createFixture(fileRoot);
   services = await createServices(loadConfig({}, { dataDir, adminPassword: 'matviews-test-pw', demo: false }), pino({ level: 'silent' }));
-  await services.registry.addSource({
-    name: 'pg',
-    kind: 'postgresql',
-    connection: { host: '127.0.0.1', port: '5432', db: 'test', 'user-name': 'postgres' },
-    model: { 'importer.schemaPattern': fixture.pgSchema },
-  });
-  await services.registry.addSource({
-    name: 'my',
-    kind: 'mysql',
-    connection: { host: '127.0.0.1', port: '3306', db: fixture.mysqlDatabase, 'user-name': 'root' },
-  });
+  await addFixtureSources(services, fixture);
   admin = services.users.find('admin')!;
   postgres = new pg.Client(PG);
   await postgres.connect();

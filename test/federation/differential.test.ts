@@ -19,7 +19,7 @@ import { createServices, type Services } from '../../src/services.js';
 import type pg from 'pg';
 import { pgClient } from '../connectors/db.js';
 import { sameType } from '../engine/postgres-answers.js';
-import { createFixture, type Fixture } from './fixtures.js';
+import { addFixtureSources, createFixture, type Fixture } from './fixtures.js';
 import { CROSS_SOURCE, PER_SOURCE, SOURCES } from './corpus.js';
 
 let services: Services;
@@ -40,19 +40,7 @@ before(async () => {
   fixture = await createFixture(fileRoot);
   services = await createServices(loadConfig({}, { dataDir, adminPassword: 'diff-test-pw', demo: false }), pino({ level: 'silent' }));
   const { registry, runtime } = services;
-  await registry.addSource({
-    name: 'pg',
-    kind: 'postgresql',
-    connection: { host: '127.0.0.1', port: '5432', db: 'test', 'user-name': 'postgres' },
-    model: { 'importer.schemaPattern': fixture.pgSchema },
-  });
-  await registry.addSource({
-    name: 'my',
-    kind: 'mysql',
-    connection: { host: '127.0.0.1', port: '3306', db: fixture.mysqlDatabase, 'user-name': 'root' },
-  });
-  await registry.addSource({ name: 'lite', kind: 'sqlite', connection: { path: fixture.sqliteFile } });
-  await registry.addSource({ name: 'fs', kind: 'file', connection: { ParentDirectory: fixture.filesFolder } });
+  await addFixtureSources(services, fixture, { lite: true, files: true });
   // Tiny key batches, so that dependent joins run in several statements here.
   pushed = new Engine(registry, runtime, 'vdb', { pushdown: true, dependentJoin: { maxKeys: 1000, batchSize: 3 } });
   local = new Engine(registry, runtime, 'vdb', { pushdown: false, dependentJoin: { maxKeys: 1000, batchSize: 3 } });

@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { UserDef } from '../../src/catalog/types.js';
+import type { CopyReading } from '../../src/sources/copies.js';
 import type { Engine } from '../../src/engine/engine.js';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
@@ -158,15 +159,19 @@ export async function dropTagged(tag: string, dataDir: string): Promise<void> {
 /** Rows (a JSON array text) in a fixed order, for comparing answers whose order is not defined. */
 export const sortedJson = (json: string) => JSON.stringify((JSON.parse(json) as unknown[]).map((r) => JSON.stringify(r)).sort());
 
-/** A statement run on `engine` as `user`: its rows as one JSON text, and the SQL each source received. */
-/** A statement's rows as JSON and the statements its sources received. */
+/** A statement's rows as one JSON text, what its sources received, and its result columns. */
 export interface EngineRows {
   json: string;
   sourceSql: string[];
+  /** The source of each statement in `sourceSql`. */
+  sources: string[];
+  columns: string[];
+  types: string[];
 }
 
-export async function engineRows(engine: Engine, user: UserDef, sql: string): Promise<EngineRows> {
-  const execution = await engine.open(sql, user, new AbortController().signal);
+/** A statement run on `engine` as `user` (reading copies as `reading` says, by default as configured). */
+export async function engineRows(engine: Engine, user: UserDef, sql: string, reading?: CopyReading): Promise<EngineRows> {
+  const execution = await engine.open(sql, user, new AbortController().signal, { reading });
   try {
     const parts: string[] = [];
     try {
@@ -175,10 +180,38 @@ export async function engineRows(engine: Engine, user: UserDef, sql: string): Pr
       // As the HTTP layer does: errors met while reading become API errors.
       throw execution.translateError(err);
     }
-    return { json: `[${parts.join(',')}]`, sourceSql: execution.sourceQueries.map((q) => q.sql) };
+    return {
+      json: `[${parts.join(',')}]`,
+      sourceSql: execution.sourceQueries.map((q) => q.sql),
+      sources: execution.sourceQueries.map((q) => q.source),
+      columns: execution.columns.map((c) => c.name),
+      types: execution.columns.map((c) => String(c.type)),
+    };
   } finally {
     execution.close();
   }
+}
+
+/** Adds the fixture's sources to `services`: `pg` and `my`, with `lite` (SQLite) and `fs` (files) where asked. */
+export async function addFixtureSources(
+  services: Services,
+  fixture: Fixture,
+  also: { lite?: boolean; files?: boolean } = {},
+): Promise<void> {
+  const { registry } = services;
+  await registry.addSource({
+    name: 'pg',
+    kind: 'postgresql',
+    connection: { host: '127.0.0.1', port: '5432', db: 'test', 'user-name': 'postgres' },
+    model: { 'importer.schemaPattern': fixture.pgSchema },
+  });
+  await registry.addSource({
+    name: 'my',
+    kind: 'mysql',
+    connection: { host: '127.0.0.1', port: '3306', db: fixture.mysqlDatabase, 'user-name': 'root' },
+  });
+  if (also.lite) await registry.addSource({ name: 'lite', kind: 'sqlite', connection: { path: fixture.sqliteFile } });
+  if (also.files) await registry.addSource({ name: 'fs', kind: 'file', connection: { ParentDirectory: fixture.filesFolder } });
 }
 
 /**
