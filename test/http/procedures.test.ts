@@ -69,6 +69,8 @@ before(async () => {
       BEGIN INSERT INTO ${tag}.items VALUES (99, 'sneaky', NULL); SELECT 99 AS id; END;
     CREATE PROCEDURE ${tag}.flagged(IN on_sale BOOLEAN) SELECT on_sale + 0 AS v;
     CREATE PROCEDURE ${tag}.with_out(IN a INT, OUT b INT) SET b = a;
+    CREATE PROCEDURE ${tag}.many(IN n INT) READS SQL DATA
+      BEGIN SELECT seq AS id, CONCAT('row ', seq) AS label FROM seq_1_to_1000000 WHERE seq <= n; SELECT 'second' AS other; END;
   `);
   server = await startTestServer({ demo: false });
   for (const body of [
@@ -124,6 +126,7 @@ describe('listing', () => {
         ['add_item', 'Procedure'],
         ['flagged', 'Procedure'],
         ['items_above', 'Procedure'],
+        ['many', 'Procedure'],
         ['sneaky', 'Procedure'],
       ],
     );
@@ -140,6 +143,7 @@ describe('listing', () => {
       ['myp', 'add_item', true],
       ['myp', 'flagged', false],
       ['myp', 'items_above', false],
+      ['myp', 'many', false],
       ['myp', 'sneaky', false],
       ['pgp', 'Mixed', false],
       ['pgp', 'add_item', true],
@@ -371,6 +375,24 @@ describe('calls of MariaDB stored procedures', () => {
     assert.deepEqual(await expectOkJson(await post('/rest/api/source/myp/flagged', { on_sale: false })), [[0]]);
     const bad = await expectError(await get('/rest/api/source/myp/items_above?min_id=x'), 400);
     assert.match(bad.description, /"min_id"/);
+  });
+
+  test('a large answer streams (the second result set dropped), and the connection serves the next call', async () => {
+    const rows = (await expectOkJson(await sql('CALL myp.many(150000)'))) as unknown[][];
+    assert.equal(rows.length, 150000);
+    assert.deepEqual(
+      [rows[0], rows[149999]],
+      [
+        [1, 'row 1'],
+        [150000, 'row 150000'],
+      ],
+    );
+    // A caller that stops reading early (a first page): the connection is not reused mid-call.
+    for (let i = 0; i < 12; i++) {
+      const page = await get('/rest/api/source/myp/many?n=100000&pagination=true&limit=5');
+      assert.equal(page.status, 200, await page.clone().text());
+    }
+    assert.deepEqual(await expectOkJson(await sql('CALL myp.items_above(2)')), [[3, 'three', null]]);
   });
 
   test('a procedure that modifies data: written by a caller that may write', async () => {

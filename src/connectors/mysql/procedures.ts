@@ -3,12 +3,13 @@
  * information_schema.ROUTINES and PARAMETERS (those with input parameters only), called as a
  * prepared `CALL db.proc(?, ...)` with the arguments bound. The first result set is the answer;
  * its columns are known only once called. A procedure that does not declare MODIFIES SQL DATA
- * runs in a READ ONLY transaction. The rows are read whole (the driver's CALL answers so).
+ * runs in a READ ONLY transaction. The rows stream as they arrive (call-rows.ts).
  */
 import type { FieldPacket, PoolConnection, RowDataPacket } from 'mysql2';
 import type { ProcedureDef } from '../../catalog/types.js';
 import type { Lease } from '../lease.js';
 import type { ImportedProcedure, ProcedureConnector, ProcedureRows, StatementColumn } from '../types.js';
+import { CallRows } from './call-rows.js';
 import { engineTypeOfMysql, rawTypeOfMysql } from './types.js';
 
 const BATCH_ROWS = 2048;
@@ -140,34 +141,47 @@ export class MysqlProcedures implements ProcedureConnector {
   ): Promise<ProcedureRows> {
     const lease = await this.access.acquire(signal);
     const db = lease.connection.promise();
-    let results: unknown;
-    let fields: unknown;
+    const access = this.access;
+    let call: CallRows;
+    let fields: FieldPacket[];
     try {
       await db.query(procedure.modifiesData ? 'START TRANSACTION' : 'START TRANSACTION READ ONLY');
-      [results, fields] = await db.execute({
-        sql: this.procedureCallSql(procedure),
-        values: args.map((a, i) => (procedure.params[i]!.type === 'BOOLEAN' && a ? booleanText(a) : (a ?? null))),
-        rowsAsArray: true,
-      });
-      await db.query('COMMIT');
+      const values = args.map((a, i) => (procedure.params[i]!.type === 'BOOLEAN' && a ? booleanText(a) : (a ?? null)));
+      call = new CallRows(lease.connection, this.procedureCallSql(procedure), values);
+      fields = await call.fields;
     } catch (err) {
       lease.broken = true;
-      throw signal.aborted ? signal.reason : this.access.statementError(err, lease);
-    } finally {
       lease.release();
+      throw signal.aborted ? signal.reason : access.statementError(err, lease);
     }
-    // Result sets, then the status of the CALL; no result set: the status alone.
-    const sets = Array.isArray(results) ? (results as unknown[]).filter((r) => Array.isArray(r)) : [];
-    const setFields = Array.isArray(fields) ? (fields as unknown[]).filter((f): f is FieldPacket[] => Array.isArray(f)) : [];
-    const booleans = !/^(false|0|no)$/i.test(this.access.model()['importer.tinyint1AsBoolean'] ?? '');
-    const columns: StatementColumn[] = (setFields[0] ?? []).map((f) => {
+    const booleans = !/^(false|0|no)$/i.test(access.model()['importer.tinyint1AsBoolean'] ?? '');
+    const columns: StatementColumn[] = fields.map((f) => {
       const sourceType = columnTypeOfField(f);
       return { name: f.name, sourceType, type: engineTypeOfMysql(sourceType, booleans) };
     });
-    const rows = ((sets[0] ?? []) as unknown[][]).map((row) => row.map(asText));
-    async function* batches(): AsyncGenerator<unknown[][]> {
-      for (let start = 0; start < rows.length; start += BATCH_ROWS) yield rows.slice(start, start + BATCH_ROWS);
+    let started = false;
+    async function* rows(): AsyncGenerator<unknown[][]> {
+      started = true;
+      let done = false;
+      try {
+        for await (const batch of call.batches(BATCH_ROWS)) yield batch.map((row) => row.map(asText));
+        await db.query('COMMIT');
+        done = true;
+      } catch (err) {
+        lease.broken = true;
+        throw signal.aborted ? signal.reason : access.statementError(err, lease);
+      } finally {
+        // Left before the end: the call and its transaction are open on the connection, which is not reused.
+        if (!done) lease.broken = true;
+        lease.release();
+      }
     }
-    return { columns, rawTypes: columns.map((c) => rawTypeOfMysql(c.type)), rows: batches(), close: () => undefined };
+    const close = () => {
+      if (started) return;
+      started = true;
+      lease.broken = true;
+      lease.release();
+    };
+    return { columns, rawTypes: columns.map((c) => rawTypeOfMysql(c.type)), rows: rows(), close };
   }
 }
