@@ -198,6 +198,8 @@ export interface CapturedRow {
   key: string[];
   /** Each column's text (bytes for a BLOB column), or null; null for a deleted row. */
   values: Array<string | Buffer | null> | null;
+  /** Columns (indexes) an update left as they were without sending their values (large values): the copy's hold them. */
+  kept?: number[];
 }
 
 export interface CapturedChanges {

@@ -18,6 +18,7 @@ import type { RowConnector } from '../../src/connectors/types.js';
 import { loadConfig } from '../../src/config.js';
 import { createServices, type Services } from '../../src/services.js';
 import type { CopyReading } from '../../src/sources/copies.js';
+import { decodePgOutput, UNCHANGED } from '../../src/connectors/postgres/pgoutput.js';
 import { PG } from '../federation/fixtures.js';
 
 let services: Services;
@@ -224,6 +225,29 @@ test('a refresh that fails keeps the last good copy and loses no change', async 
   await call(`CALL SYSADMIN.dropCopy('pg.money')`);
 });
 
+test('an update that leaves a large (TOASTed) value out keeps the copy’s value', async () => {
+  const t = `${schema}.docs`;
+  await pgq(`CREATE TABLE ${t} (id int PRIMARY KEY, note text, body text)`);
+  const big = `(SELECT string_agg(md5(random()::text || g), '') FROM generate_series(1, 400) g)`;
+  await pgq(`INSERT INTO ${t} SELECT g, 'n' || g, ${big} FROM generate_series(1, 20) g`);
+  await accelerate('docs');
+  await pgq(`UPDATE ${t} SET note = 'touched' WHERE id <= 2`);
+  await pgq(`INSERT INTO ${t} VALUES (21, 'new', ${big})`);
+  await pgq(`UPDATE ${t} SET note = 'new and touched' WHERE id = 21`);
+  // The slot's updates do leave the large values out.
+  const [slot] = (await capturesOf('pg.docs')).slots;
+  const peeked = await pgq(
+    `SELECT data FROM pg_logical_slot_peek_binary_changes($1, NULL, NULL, 'proto_version', '1', 'publication_names', $2)`,
+    [slot, `"${slot}"`],
+  );
+  const leftOut = peeked.rows.map((r) => decodePgOutput(r.data as Buffer)).filter((m) => m.kind === 'update' && m.row.includes(UNCHANGED));
+  assert.equal(leftOut.length, 3);
+  await call(`CALL SYSADMIN.refreshCopy('pg.docs')`);
+  assert.match((await lastRefresh('pg.docs'))[0], /^(incremental|compaction)$/, 'applied row by row');
+  await assertSameAsLive('docs', 'large values kept');
+  await call(`CALL SYSADMIN.dropCopy('pg.docs')`);
+});
+
 test('a truncate or a changed column at the source reads the table whole', async () => {
   const t = `${schema}.wide`;
   await pgq(`CREATE TABLE ${t} (id int PRIMARY KEY, v text)`);
@@ -250,6 +274,13 @@ test('a truncate or a changed column at the source reads the table whole', async
   // One row more than the base's one: its delta is folded in at once.
   assert.equal((await lastRefresh('pg.wide'))[0], 'compaction', 'applied row by row');
   await assertSameAsLive('wide', 'changes after the new column');
+  // A slot dropped at the source: the next refresh reads whole and starts another.
+  await pgq('SELECT pg_drop_replication_slot($1)', [(await capturesOf('pg.wide')).slots[0]]);
+  await pgq(`DELETE FROM ${t} WHERE id = 1`);
+  await call(`CALL SYSADMIN.refreshCopy('pg.wide')`);
+  assert.equal((await lastRefresh('pg.wide'))[0], 'full');
+  assert.equal((await capturesOf('pg.wide')).slots.length, 1);
+  await assertSameAsLive('wide', 'after the slot was dropped at the source');
   await call(`CALL SYSADMIN.dropCopy('pg.wide')`);
 });
 

@@ -92,8 +92,10 @@ export class PostgresChangeCapture implements ChangeCaptureConnector {
         [slot, limit, quote(slot)],
       );
     } catch (err) {
-      // The slot is gone (dropped at the source): only a whole read brings the copy back.
-      if ((err as { code?: string }).code === '42704') return { upTo: null, messages: 0, wholeReason: `${slot} is gone`, rows: [] };
+      // The slot is gone (dropped at the source) or invalidated (past max_slot_wal_keep_size): only a whole read brings the copy back.
+      const code = (err as { code?: string }).code;
+      if (code === '42704' || code === '55000')
+        return { upTo: null, messages: 0, wholeReason: `${slot}: ${(err as Error).message}`, rows: [] };
       throw err;
     }
     const messages = result.rows.map((r) => decodePgOutput(r.data));
@@ -216,25 +218,23 @@ class ChangeFold {
     this.last.set(JSON.stringify(key), { key, row });
   }
 
-  /** An update's row with the TOASTed values it left out taken from the key's earlier change read now (else unknown: read whole). */
+  /** An update's row with the TOASTed values it left out taken from the key's earlier change read now, where there is one. */
   private withUnchanged(row: TupleValue[]): TupleValue[] {
     if (!row.includes(UNCHANGED)) return row;
     const earlier = this.last.get(JSON.stringify(this.keyOf(row)))?.row;
-    const filled = row.map((v, i) => (v === UNCHANGED && earlier ? earlier[i]! : v));
-    if (filled.includes(UNCHANGED)) this.wholeReason = `an update of ${this.table.nameInSource} left out a large value it kept`;
-    return filled;
+    return row.map((v, i) => (v === UNCHANGED && earlier ? earlier[i]! : v));
   }
 
   rows(): CapturedRow[] {
     const blobs = this.table.columns.map((c) => c.type === 'BLOB');
-    return [...this.last.values()].map(({ key, row }) => ({
-      key,
-      values: row
-        ? this.positions!.map((p, i) => {
-            const value = row[p] as string | null;
-            return value !== null && blobs[i] ? byteaFromText(value) : value;
-          })
-        : null,
-    }));
+    return [...this.last.values()].map(({ key, row }) => {
+      if (!row) return { key, values: null };
+      const kept = this.positions!.flatMap((p, i) => (row[p] === UNCHANGED ? [i] : []));
+      const values = this.positions!.map((p, i) => {
+        const value = row[p] === UNCHANGED ? null : (row[p] as string | null);
+        return value !== null && blobs[i] ? byteaFromText(value) : value;
+      });
+      return kept.length > 0 ? { key, values, kept } : { key, values };
+    });
   }
 }

@@ -130,8 +130,15 @@ export class ChangeRefresh {
           raw: c.type === 'BLOB' ? ('BLOB' as const) : ('VARCHAR' as const),
         })),
         { name: '__vdb_deleted', type: 'BIGINT', raw: 'BIGINT' as const },
+        // The columns an update left as they were (',2,5,'): their values are the copy's.
+        { name: '__vdb_kept', type: 'VARCHAR', raw: 'VARCHAR' as const },
       ];
-      const rows = changes.rows.map((r) => [...(r.values ?? this.keyOnly(r.key)), r.values ? 0 : 1]);
+      const rows = changes.rows.map((r) => [
+        ...(r.values ?? this.keyOnly(r.key)),
+        r.values ? 0 : 1,
+        r.kept ? `,${r.kept.join(',')},` : null,
+      ]);
+      const kept = changes.rows.some((r) => r.kept);
       await loadBatches(
         connection,
         load,
@@ -142,12 +149,32 @@ export class ChangeRefresh {
         new AbortController().signal,
       );
       try {
-        if (!(await this.exact(connection, `${load}_raw`, columns.slice(0, -1)))) return 'whole';
-        return await this.writeDelta(connection, current, delta, load);
+        if (!(await this.exact(connection, `${load}_raw`, columns.slice(0, names.length)))) return 'whole';
+        if (kept && !(await this.keptFound(connection, current, load))) return 'whole';
+        return await this.writeDelta(connection, current, delta, kept ? this.withKept(current, load) : load);
       } finally {
         await dropLoad(connection, load);
       }
     });
+  }
+
+  /** Whether the copy holds every row whose update left values out (else they are unknown here: read whole). */
+  private async keptFound(connection: DuckDBConnection, current: CopyVersion, load: string): Promise<boolean> {
+    const on = this.keys.map((c) => `f.${quoteIdent(c.name)} = c.${quoteIdent(c.name)}`).join(' AND ');
+    const missing = await connection.runAndReadAll(
+      `SELECT count(*) FROM ${load} f ANTI JOIN (${versionSql(this.copy, current)}) c ON ${on} WHERE f.__vdb_kept IS NOT NULL`,
+    );
+    return Number(missing.getRows()[0]![0]) === 0;
+  }
+
+  /** The changed rows with the values their updates left out taken from the copy. */
+  private withKept(current: CopyVersion, load: string): string {
+    const on = this.keys.map((c) => `f.${quoteIdent(c.name)} = c.${quoteIdent(c.name)}`).join(' AND ');
+    const list = this.table.columns.map((column, i) => {
+      const name = quoteIdent(column.name);
+      return `CASE WHEN contains(f.__vdb_kept, ',${i},') THEN c.${name} ELSE f.${name} END AS ${name}`;
+    });
+    return `(SELECT ${list.join(', ')}, f.__vdb_deleted FROM ${load} f LEFT JOIN (${versionSql(this.copy, current)}) c ON ${on})`;
   }
 
   /** A deleted row: its key's values, NULL elsewhere. */
