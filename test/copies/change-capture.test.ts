@@ -59,6 +59,8 @@ async function assertSameAsLive(table: string, what: string): Promise<void> {
   assert.deepEqual(copied.sources, [], `${what}: read from the copy`);
   assert.equal(copied.json, live.json, what);
   assert.deepEqual(copied.types, live.types, what);
+  const counted = JSON.parse((await rows(`SELECT RowCount FROM SYS.Copies WHERE Name = 'pg.${table}'`)).json)[0][0];
+  assert.equal(counted, JSON.parse(live.json).length, `${what}: SYS.Copies counts the rows`);
 }
 
 /** The kind and rows of the copy's last refresh. */

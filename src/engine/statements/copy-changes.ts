@@ -225,11 +225,22 @@ export class ChangeRefresh {
     } finally {
       await connection.run(`DETACH ${alias}`);
     }
-    const version = { ...current, delta };
-    for (const statement of attachStatements(this.writer.copies, this.copy, version)) await connection.run(statement);
-    const total = await connection.runAndReadAll(`SELECT count(*) FROM (${versionSql(this.copy, version)})`);
-    const rows = Number(total.getRows()[0]![0]);
+    const rows = current.rows + (await this.rowsAdded(connection, current, load));
     return { version: { delta, rows, bytes: this.writer.bytes(current.base) + this.writer.bytes(delta) }, deltaRows };
+  }
+
+  /** The rows the changes add to the version's count: rows set less the keys the version held (no pass over the base's rows). */
+  private async rowsAdded(connection: DuckDBConnection, current: CopyVersion, load: string): Promise<number> {
+    const has = (table: string, alias: string) =>
+      `EXISTS (SELECT 1 FROM ${table} ${alias} WHERE ${this.keys.map((c) => `${alias}.${quoteIdent(c.name)} = f.${quoteIdent(c.name)}`).join(' AND ')})`;
+    const base = has(`${quoteIdent(attachAlias(this.copy, current.base))}.data`, 'b');
+    const previous = current.delta ? quoteIdent(attachAlias(this.copy, current.delta)) : null;
+    // A key is in the version when its delta sets it, or its base holds it and its delta did not delete it.
+    const held = previous ? `${has(`${previous}.data`, 'p')} OR (${base} AND NOT ${has(`${previous}.deleted`, 'x')})` : base;
+    const reader = await connection.runAndReadAll(
+      `SELECT count(*) FILTER (WHERE __vdb_deleted = 0) - count(*) FILTER (WHERE held) FROM (SELECT f.__vdb_deleted, ${held} AS held FROM ${load} f)`,
+    );
+    return Number(reader.getRows()[0]![0]);
   }
 }
 
