@@ -206,6 +206,9 @@ export class CopyService {
         'Leave keyColumns out.',
       );
     const { capture, keys } = captureOf(this.context.registry, { schema, table: table.name, keyColumns: table.primaryKey });
+    // A deleted bytea key would reach the copy as text: refused rather than a deletion missed.
+    const binary = keys.find((k) => k.type === 'BLOB');
+    if (binary) throw badRequest(`The primary key of ${name} has a bytea column (${binary.name}).`, 'Use mode full or upsert.');
     const refusal = await capture.unavailable(table, keys);
     if (refusal) throw badRequest(refusal.reason, refusal.hint);
   }

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { CopyDef, CopyRefreshRecord, CopyVersion, TableDef } from '../../catalog/types.js';
+import { UNCONSTRAINED_NUMERIC, type CopyDef, type CopyRefreshRecord, type CopyVersion, type TableDef } from '../../catalog/types.js';
 import type { CapturedChanges, ChangeCaptureConnector, RowConnector } from '../../connectors/types.js';
 import { badRequest } from '../../errors.js';
 import { quoteIdent, sqlLiteral } from '../../runtime/duckdb.js';
@@ -185,13 +185,19 @@ export class ChangeRefresh {
     });
   }
 
-  /** Whether every changed value fits its copy column as it is: none cast to NULL, no decimal rounded. */
+  /**
+   * Whether every changed value fits its copy column as a full read would load it: none cast to
+   * NULL, no decimal rounded, and in a numeric without declared scale (whose copy column has
+   * the scale its values had, load-scale.ts) none of another scale.
+   */
   private async exact(connection: DuckDBConnection, raw: string, columns: ReadonlyArray<{ type: string; raw: string }>): Promise<boolean> {
     const checks = columns.flatMap((c, i) => {
       if (c.raw === c.type) return [];
       const lost = [`(c${i} IS NOT NULL AND ${tryCast(`c${i}`, c.type)} IS NULL)`];
       const scale = /^DECIMAL\(\d+,\s*(\d+)\)$/i.exec(c.type)?.[1];
-      if (scale !== undefined) lost.push(`(strpos(c${i}, '.') > 0 AND length(c${i}) - strpos(c${i}, '.') > ${scale})`);
+      const textScale = `CASE WHEN strpos(c${i}, '.') > 0 THEN length(c${i}) - strpos(c${i}, '.') ELSE 0 END`;
+      const scaled = this.table.columns[i]!.type === UNCONSTRAINED_NUMERIC;
+      if (scale !== undefined) lost.push(`(c${i} IS NOT NULL AND ${textScale} ${scaled ? '<>' : '>'} ${scale})`);
       return lost;
     });
     if (checks.length === 0) return true;
