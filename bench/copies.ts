@@ -10,6 +10,8 @@
  *       The bound: Node receiving the same COPY into a file (vdb reads PostgreSQL that way).
  *   (c) An incremental refresh (append by id) bringing 1,000 new rows in, against the source's
  *       own query for those rows (target: ≤ 100 ms beyond it).
+ *   (d) The same with mode changes (logical replication): 1,000 changed rows (500 inserted, 250
+ *       updated, 250 deleted) against the source's own query for the rows changed (same target).
  *
  *   npm run build && node dist/bench/copies.js
  *   BENCH_RUNS=5 node dist/bench/copies.js      (timed runs, default 3, after 1 warm-up)
@@ -158,6 +160,7 @@ async function main(): Promise<void> {
     // DuckDB answers decimals as objects whose text keeps the scale (70.50), vdb's JSON as numbers (70.5).
     const plain = (rows: unknown[][]) => JSON.stringify(rows.map((r) => [r[0], Number(r[1]), Number(String(r[2]))]));
     const duckSame = plain(copies.last) === plain(parquet.last);
+    const capture = await changeCapture(client, call, (sql) => vdbRows(server, auth, sql, '?maxStaleness=0'));
 
     lines.push(`Local copies (bench/copies.ts), median of ${RUNS} runs after 1 warm-up`);
     lines.push('');
@@ -191,12 +194,23 @@ async function main(): Promise<void> {
             `+${ms(median(increments) - median(sourceQueries))} ms`,
             '≤ +100 ms',
           ],
+          [
+            `(d) change capture, ${NEW_ROWS} changed rows (${capture.kind}, ${capture.rowsRead} read)`,
+            ms(capture.refreshMs),
+            "source's own query",
+            ms(capture.sourceMs),
+            `+${ms(capture.refreshMs - capture.sourceMs)} ms`,
+            '≤ +100 ms',
+          ],
         ],
       ),
     );
     lines.push('');
     lines.push(`Server resident memory: ${ms(before)} MB before the full refreshes, peak ${ms(refresh.peakMb)} MB during them.`);
-    lines.push(`Answers: copies = live ${same ? 'yes' : 'NO'}; copies = DuckDB over Parquet ${duckSame ? 'yes' : 'NO'}.`);
+    lines.push(
+      `Answers: copies = live ${same ? 'yes' : 'NO'}; copies = DuckDB over Parquet ${duckSame ? 'yes' : 'NO'}; ` +
+        `change-capture copy = live ${capture.same ? 'yes' : 'NO'}.`,
+    );
     const psqlVersion = execFileSync(PSQL, ['--version']).toString().trim();
     lines.push(`Peers: ${psqlVersion}; DuckDB (node-api) over ${data.parquetDir}.`);
   } finally {
@@ -206,6 +220,61 @@ async function main(): Promise<void> {
     agent.destroy();
   }
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * (d) bench_orders accelerated in mode changes: each run inserts 500 rows, updates 250 of the
+ * previous run's and deletes its other 250 (1,000 changed rows), then refreshes. The peer: the
+ * source's own query for the rows of those ids. The rows added are removed after.
+ */
+async function changeCapture(
+  client: pg.Client,
+  call: (sql: string) => Promise<unknown[][]>,
+  live: (sql: string) => Promise<unknown[][]>,
+): Promise<{ refreshMs: number; sourceMs: number; kind: string; rowsRead: number; same: boolean }> {
+  log(`(d) change capture: ${NEW_ROWS} changed rows`);
+  await call(`CALL SYSADMIN.dropCopy('pg.bench_orders')`);
+  await call(`CALL SYSADMIN.accelerateTable('pg.bench_orders', 'changes')`);
+  await call(`CALL SYSADMIN.refreshCopy('pg.bench_orders')`);
+  const refreshes: number[] = [];
+  const sourceQueries: number[] = [];
+  const half = NEW_ROWS / 2;
+  try {
+    for (let i = 0; i <= RUNS + 1; i++) {
+      const base = 3_000_000 + i * half;
+      const previous = base - half;
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO bench_orders SELECT g, 1, 1.00, 'new', DATE '2025-06-01' FROM generate_series(${base + 1}::bigint, ${base + half}) g`,
+      );
+      if (i > 0) {
+        await client.query(
+          `UPDATE bench_orders SET amount = 2.50, status = 'changed' WHERE id > ${previous} AND id <= ${previous + half / 2}`,
+        );
+        await client.query(`DELETE FROM bench_orders WHERE id > ${previous + half / 2} AND id <= ${base}`);
+      }
+      await client.query('COMMIT');
+      const startSource = performance.now();
+      await client.query({ text: `SELECT * FROM bench_orders WHERE id > ${previous}`, rowMode: 'array' });
+      const sourceMs = performance.now() - startSource;
+      const start = performance.now();
+      await call(`CALL SYSADMIN.refreshCopy('pg.bench_orders')`);
+      // The first run warms up; the first with updates and deletes is the second.
+      if (i > 1) {
+        refreshes.push(performance.now() - start);
+        sourceQueries.push(sourceMs);
+      }
+    }
+    const [[kind, rowsRead]] = (await call(
+      `SELECT Kind, RowCount FROM SYSLOG.CopyRefreshes WHERE CopyName = 'pg.bench_orders' ORDER BY StartTime DESC LIMIT 1`,
+    )) as [[string, number]];
+    const check = 'SELECT count(*), sum(amount), sum(id) FROM pg.bench_orders';
+    const same = JSON.stringify(await call(check)) === JSON.stringify(await live(check));
+    return { refreshMs: median(refreshes), sourceMs: median(sourceQueries), kind, rowsRead, same };
+  } finally {
+    await client.query('DELETE FROM bench_orders WHERE id > 1000000');
+    await call(`CALL SYSADMIN.dropCopy('pg.bench_orders')`);
+  }
 }
 
 main().catch((err: unknown) => {

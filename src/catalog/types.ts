@@ -219,11 +219,11 @@ export interface ViewDef extends TableDef {
 }
 
 /** How a local copy takes in the source's changes (docs/copies.md). */
-export type CopyMode = 'full' | 'append' | 'upsert';
+export type CopyMode = 'full' | 'append' | 'upsert' | 'changes';
 
 /**
  * One file set of a copy: a base file and, after incremental refreshes, a delta file with the
- * rows added (append) or changed (upsert) since the base. Paths are relative to the copies folder.
+ * rows added (append) or changed (upsert, changes) since the base, and (changes) the keys deleted. Paths are relative to the copies folder.
  */
 export interface CopyVersion {
   id: number;
@@ -237,6 +237,8 @@ export interface CopyVersion {
   watermark: string | null;
   /** The base's row count (a delta grown past a share of it is folded into a new base). */
   baseRows: number;
+  /** changes: the capture (replication slot and publication) whose changes come after this version's full read. */
+  capture?: string;
 }
 
 /** One refresh of a copy, kept for SYSLOG.CopyRefreshes. */
@@ -267,8 +269,10 @@ export interface CopyDef {
   mode: CopyMode;
   /** append: the column whose values only grow; upsert: the column a change sets to a later value. */
   changeColumn: string | null;
-  /** upsert: the columns that identify a row (the table's primary key by default). */
+  /** upsert, changes: the columns that identify a row (the table's primary key by default). */
   keyColumns: string[];
+  /** changes: the prefix of its captures' names at the source (`vdb_c<oid>_<random>`; one capture per full read). */
+  capturePrefix?: string;
   /** Seconds between scheduled refreshes; null: refreshed only when asked. */
   refreshEvery: number | null;
   /** Seconds between full refreshes of an incremental copy (they catch deletions); null: never by schedule. */

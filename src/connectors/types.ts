@@ -182,6 +182,53 @@ export interface RowConnector extends ConnectorBase {
   readonly wholeStatements?: WholeStatementConnector;
   /** Imports and calls the source's procedures; absent where vdb imports none. */
   readonly procedures?: ProcedureConnector;
+  /** Reads a table's changes from the source's log (copies of mode `changes`); absent where the source has none. */
+  readonly changeCapture?: ChangeCaptureConnector;
+}
+
+/** Why a table's changes cannot be read from the source's log, and what to do about it. */
+export interface CaptureRefusal {
+  reason: string;
+  hint: string;
+}
+
+/** A row's state after the changes read: its values (the table's columns in order), or deleted. */
+export interface CapturedRow {
+  /** The key's values as text, in the order of the key columns given to `read`. */
+  key: string[];
+  /** Each column's text (bytes for a BLOB column), or null; null for a deleted row. */
+  values: Array<string | Buffer | null> | null;
+  /** Columns (indexes) an update left as they were without sending their values (large values): the copy's hold them. */
+  kept?: number[];
+}
+
+export interface CapturedChanges {
+  /** The log position to `advance` to once these changes are applied; null when none were read. */
+  upTo: string | null;
+  /** Messages read from the log. */
+  messages: number;
+  /** Why the changes cannot be applied row by row and the table must be read whole (truncated, columns changed...). */
+  wholeReason: string | null;
+  /** The last state of each key that changed, in no order. */
+  rows: CapturedRow[];
+}
+
+/**
+ * A source's change log for local copies (docs/copies.md): a capture is named by its caller
+ * (one name for the log position it keeps and for what it publishes), started before the table
+ * is read whole, read without being consumed, and moved on only once its changes are applied.
+ */
+export interface ChangeCaptureConnector {
+  /** Why changes of `table` cannot be captured (the source's settings, the user's privileges, the table), or null. */
+  unavailable(table: TableDef, keyColumns: readonly ColumnDef[]): Promise<CaptureRefusal | null>;
+  /** Starts capture `name` of `table`'s changes from now. */
+  start(name: string, table: TableDef): Promise<void>;
+  /** The changes of capture `name` not yet passed, at most about `limit` messages (else `wholeReason` says so). */
+  read(name: string, table: TableDef, keyColumns: readonly ColumnDef[], limit: number): Promise<CapturedChanges>;
+  /** Passes the changes up to `upTo` (applied): they are not read again and the source may discard them. */
+  advance(name: string, upTo: string): Promise<void>;
+  /** Ends every capture whose name starts with `prefix`, but `keep`. */
+  drop(prefix: string, keep?: string): Promise<void>;
 }
 
 export type ImportedProcedure = Omit<ProcedureDef, 'uid' | 'oid'>;

@@ -89,14 +89,22 @@ export function copyState(copy: CopyDef): string {
   return copy.current ? 'ready' : 'building';
 }
 
-/** The statement that reads a version: the base, less the rows a later upsert replaced, plus the delta. */
+/**
+ * The statement that reads a version: the base, less the rows a later upsert replaced (and, mode
+ * changes, the keys deleted since: the delta's table `deleted`), plus the delta.
+ */
 export function versionSql(copy: CopyDef, version: CopyVersion): string {
   const base = `${quoteIdent(attachAlias(copy, version.base))}.data`;
   if (!version.delta) return `SELECT * FROM ${base}`;
-  const delta = `${quoteIdent(attachAlias(copy, version.delta))}.data`;
+  const deltaFile = quoteIdent(attachAlias(copy, version.delta));
+  const delta = `${deltaFile}.data`;
   if (copy.mode === 'append') return `SELECT * FROM ${base} UNION ALL SELECT * FROM ${delta}`;
-  const on = copy.keyColumns.map((k) => `b.${quoteIdent(k)} = d.${quoteIdent(k)}`).join(' AND ');
-  return `SELECT b.* FROM ${base} b ANTI JOIN ${delta} d ON ${on} UNION ALL SELECT * FROM ${delta}`;
+  const on = (b: string, d: string) => copy.keyColumns.map((k) => `${b}.${quoteIdent(k)} = ${d}.${quoteIdent(k)}`).join(' AND ');
+  const kept =
+    copy.mode === 'changes'
+      ? `SELECT k.* FROM (SELECT b.* FROM ${base} b ANTI JOIN ${delta} d ON ${on('b', 'd')}) k ANTI JOIN ${deltaFile}.deleted x ON ${on('k', 'x')}`
+      : `SELECT b.* FROM ${base} b ANTI JOIN ${delta} d ON ${on('b', 'd')}`;
+  return `${kept} UNION ALL SELECT * FROM ${delta}`;
 }
 
 /** Refreshes kept per copy for SYSLOG.CopyRefreshes. */

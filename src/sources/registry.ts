@@ -414,11 +414,24 @@ export class SourceRegistry extends SourceDefinitions {
     });
     this.publishing.markPublished(source.name);
     this.health.forget(source.name);
+    await this.endCaptures(source);
     await this.live.retire(source.name);
     await this.publishing.unpublish(source);
     // Its folder is no longer readable by the engine (unless another source shares it).
     await this.publishing.confine();
     return source;
+  }
+
+  /**
+   * Ends the change captures of a removed source's copies (mode changes): a replication slot left
+   * behind would keep the source's log for ever. Where the source does not answer, they stay.
+   */
+  private async endCaptures(source: SourceDef): Promise<void> {
+    const prefixes = this.copies.all.filter((c) => same(c.schema, source.name) && c.capturePrefix).map((c) => c.capturePrefix!);
+    if (prefixes.length === 0) return;
+    const connector = this.connectorOf(source);
+    const capture = connector.delivery === 'rows' ? connector.changeCapture : undefined;
+    for (const prefix of prefixes) await capture?.drop(`${prefix}_`).catch(() => undefined);
   }
 
   /** Imports a source's metadata again (tables added, changed or dropped at the source). */

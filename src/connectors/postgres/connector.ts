@@ -8,6 +8,7 @@ import { abortable, CANCEL_GRACE_MS, ConnectionLostError, NEVER, untilAborted, w
 import { leaseConnection, type Lease, type PooledDriver } from '../lease.js';
 import type {
   Capabilities,
+  ChangeCaptureConnector,
   ImportedTable,
   RawType,
   RowConnector,
@@ -27,6 +28,7 @@ import { DEFAULT_POOL_WAIT_MS, PoolGate, type PoolGates, type Pooling } from '..
 import { POSTGRES_DIALECT } from './dialect.js';
 import { engineTypeOfPostgres, rawTypeOfPostgres, sourceTypeOfPostgres } from './types.js';
 import { PostgresProcedures } from './procedures.js';
+import { PostgresChangeCapture } from './change-capture.js';
 
 const BATCH_ROWS = 2048;
 
@@ -136,6 +138,14 @@ export class PostgresConnector implements RowConnector {
     model: () => this.source.model,
     quote: (name) => this.quote(name),
     statementError: (err, lease) => statementError(err, lease.lost),
+  });
+  /** Its tables' changes from the write-ahead log, for copies of mode `changes` (change-capture.ts). */
+  readonly changeCapture: ChangeCaptureConnector = new PostgresChangeCapture(async (sql, values) => {
+    try {
+      return await this.gate.within(NEVER, () => this.pool.query(sql, values));
+    } catch (err) {
+      throw toSourceError(err);
+    }
   });
   readonly kind = 'postgresql' as const;
   readonly delivery = 'rows' as const;

@@ -4,9 +4,11 @@
  * resuming and dropping it, and which copies are due for a scheduled refresh. The refresh itself
  * is copy-refresh.ts; how the engine reads copies is sources/copies.ts.
  */
-import type { CopyDef, CopyMode, CopyRefreshRecord, UserDef } from '../../catalog/types.js';
+import { randomBytes } from 'node:crypto';
+import type { CopyDef, CopyMode, CopyRefreshRecord, TableDef, UserDef } from '../../catalog/types.js';
 import { ApiError, badRequest, messageOf, notFound } from '../../errors.js';
 import { CopyExistsError, nextRefreshAt } from '../../sources/copies.js';
+import { captureOf } from './copy-changes.js';
 import { refreshCopy, type CopyRefreshContext } from './copy-refresh.js';
 
 /** What SYSADMIN.accelerateTable takes, as given. */
@@ -20,7 +22,7 @@ export interface AccelerateArgs {
   fullRefreshEvery: string | null;
 }
 
-const MODES: readonly CopyMode[] = ['full', 'append', 'upsert'];
+const MODES: readonly CopyMode[] = ['full', 'append', 'upsert', 'changes'];
 
 const UNITS: Record<string, number> = {
   s: 1,
@@ -103,7 +105,14 @@ export class CopyService {
       return column.name;
     };
     const changeColumn = args.changeColumn?.trim() ? columnOf(args.changeColumn) : null;
-    if (mode !== 'full' && !changeColumn) {
+    if (mode === 'changes')
+      await this.checkCapture(
+        resolved.schema,
+        table,
+        changeColumn,
+        args.keyColumns?.trim() ? args.keyColumns.split(',').map(columnOf) : null,
+      );
+    else if (mode !== 'full' && !changeColumn) {
       throw badRequest(
         `Mode ${mode} needs a change column.`,
         mode === 'append'
@@ -139,8 +148,13 @@ export class CopyService {
         owner: owner.name,
         createdAt: new Date().toISOString(),
       });
+      // Its captures at the source are named by the copy (and a random part: several catalogs may share a source).
+      const defined =
+        mode === 'changes'
+          ? ((await this.copies.change(copy.oid, (c) => (c.capturePrefix = `vdb_c${c.oid}_${randomBytes(3).toString('hex')}`))) ?? copy)
+          : copy;
       void this.refresh(copy.name, 'auto').catch(() => undefined);
-      return copy;
+      return defined;
     } catch (err) {
       if (err instanceof CopyExistsError) {
         throw new ApiError(409, 'Conflict', `A copy of ${err.copyName} is kept already.`, 'SYSADMIN.dropCopy removes it first.');
@@ -177,6 +191,43 @@ export class CopyService {
     }
   }
 
+  /** A 400 unless the changes of `table` can be read from its source's log, by its primary key. */
+  private async checkCapture(schema: string, table: TableDef, changeColumn: string | null, keyColumns: string[] | null): Promise<void> {
+    const name = `${schema}.${table.name}`;
+    if (changeColumn) throw badRequest(`Mode changes reads the source's change log; it takes no change column.`, 'Leave changeColumn out.');
+    if (table.primaryKey.length === 0)
+      throw badRequest(
+        `${name} has no primary key.`,
+        'Mode changes applies changed rows by primary key: give the table one at the source, or use mode full.',
+      );
+    if (keyColumns && keyColumns.join(',') !== table.primaryKey.join(','))
+      throw badRequest(
+        `Mode changes identifies rows by the primary key of ${name} (${table.primaryKey.join(', ')}).`,
+        'Leave keyColumns out.',
+      );
+    const { capture, keys } = captureOf(this.context.registry, { schema, table: table.name, keyColumns: table.primaryKey });
+    // A deleted bytea key would reach the copy as text: refused rather than a deletion missed.
+    const binary = keys.find((k) => k.type === 'BLOB');
+    if (binary) throw badRequest(`The primary key of ${name} has a bytea column (${binary.name}).`, 'Use mode full or upsert.');
+    const refusal = await capture.unavailable(table, keys);
+    if (refusal) throw badRequest(refusal.reason, refusal.hint);
+  }
+
+  /** Ends the captures of a copy of mode `changes` at its source (they hold the source's log while they exist). */
+  private async endCaptures(copy: CopyDef): Promise<void> {
+    if (!copy.capturePrefix || !this.context.registry.findSource(copy.schema)) return;
+    try {
+      await captureOf(this.context.registry, copy).capture.drop(`${copy.capturePrefix}_`);
+    } catch (err) {
+      throw new ApiError(
+        502,
+        'Source failed',
+        `The replication slots of ${copy.name} could not be dropped at ${copy.schema}: ${messageOf(err)}`,
+        "The copy is kept; drop it again when the source answers (a slot left behind keeps the source's log).",
+      );
+    }
+  }
+
   async setPaused(name: string, paused: boolean): Promise<CopyDef> {
     const copy = this.require(name);
     const updated = await this.copies.change(copy.oid, (c) => {
@@ -189,6 +240,7 @@ export class CopyService {
   async drop(name: string): Promise<void> {
     const copy = this.require(name);
     await this.running.get(copy.oid)?.catch(() => undefined);
+    await this.endCaptures(copy);
     await this.copies.drop(copy.oid);
   }
 

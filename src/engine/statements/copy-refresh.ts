@@ -24,6 +24,7 @@ import { openFederatedExecution, type Execution } from '../exec/execute.js';
 import type { DependentJoinLimits } from '../exec/load.js';
 import { parseStatement } from '../front/parse.js';
 import { planFederated } from '../plan/federated.js';
+import { ChangeRefresh, type Made } from './copy-changes.js';
 
 export interface CopyRefreshContext {
   registry: SourceRegistry;
@@ -73,11 +74,14 @@ export async function refreshCopy(
   const started = Date.now();
   const whole = refreshesWhole(copy, asked, started);
   const writer = new VersionWriter(copy, context, new Date(started).toISOString(), signal);
-  let made: { version: CopyVersion; rows: number; kind: CopyRefreshRecord['kind'] };
+  let made: Made;
+  let changes: ChangeRefresh | null = null;
   try {
-    made = whole ? await writer.full() : await writer.incremental();
+    if (copy.mode === 'changes') changes = new ChangeRefresh(copy, context.registry, writer);
+    made = changes ? await changes.refresh(whole) : whole ? await writer.full() : await writer.incremental();
   } catch (err) {
     writer.discard();
+    await changes?.discard();
     const error = messageOf(err);
     const failed = record(started, whole ? 'full' : 'incremental', 0, 'failed', error, context.instance);
     await copies.change(copy.oid, (c) => {
@@ -95,15 +99,17 @@ export async function refreshCopy(
     c.failures = 0;
     c.lastError = null;
     c.lastAttemptAt = new Date(started).toISOString();
-    if (whole) c.lastFullAt = made.version.readAt;
+    if (made.kind === 'full') c.lastFullAt = made.version.readAt;
     c.history.push(done);
   });
   context.observe?.(copy.name, done);
   if (!updated) {
     writer.discard();
+    await changes?.discard();
     return null;
   }
   await copies.publish(updated);
+  await changes?.settle();
   const previous = copy.current;
   copies.removeStaleFiles(updated, [made.version.base, made.version.delta, previous?.base, previous?.delta].filter((f) => !!f) as string[]);
   return updated;
@@ -123,24 +129,28 @@ function record(
 /** Writes the files of one new version of a copy; `discard` removes them when the refresh fails. */
 class VersionWriter {
   private readonly written: string[] = [];
-  private readonly copies: LocalCopies;
+  readonly copies: LocalCopies;
 
   constructor(
     private readonly copy: CopyDef,
     private readonly context: CopyRefreshContext,
-    private readonly readAt: string,
+    readonly readAt: string,
     private readonly signal: AbortSignal,
   ) {
     this.copies = context.registry.copies;
     fs.mkdirSync(path.join(this.copies.folder, String(copy.oid)), { recursive: true, mode: 0o700 });
   }
 
-  private get nextId(): number {
+  get nextId(): number {
     return (this.copy.current?.id ?? 0) + 1;
   }
 
+  get engine(): EngineGeneration {
+    return this.context.runtime.current;
+  }
+
   /** A new file of this copy, relative to the copies folder. */
-  private file(id: number, part: 'base' | 'delta'): string {
+  file(id: number, part: 'base' | 'delta'): string {
     const relative = path.join(String(this.copy.oid), `${id}-${part}.duckdb`);
     this.written.push(relative);
     return relative;
@@ -164,7 +174,7 @@ class VersionWriter {
   }
 
   /** The rows past the watermark, merged with the rows of the current delta into a new delta. */
-  async incremental(): Promise<{ version: CopyVersion; rows: number; kind: 'incremental' | 'compaction' }> {
+  async incremental(): Promise<Made> {
     const current = this.copy.current!;
     const delta = this.file(this.nextId, 'delta');
     const fetchedTable = quoteIdent(`__vdb_fetch_${this.copy.oid}_${this.nextId}`);
@@ -187,8 +197,13 @@ class VersionWriter {
       readAt: this.readAt,
       watermark: maxOf(current.watermark, made.watermark, this.changeIsNumeric()),
     };
-    if (made.deltaRows <= current.baseRows * COMPACT_SHARE) return { version, rows: made.fetched, kind: 'incremental' };
-    return { version: await this.compact(version), rows: made.fetched, kind: 'compaction' };
+    return this.settle(version, made.deltaRows, made.fetched);
+  }
+
+  /** An incremental version as it is, or folded into a new base when its delta (`deltaRows`) grew past a share of its base. */
+  async settle(version: CopyVersion, deltaRows: number, fetched: number): Promise<Made> {
+    if (deltaRows <= version.baseRows * COMPACT_SHARE) return { version, rows: fetched, kind: 'incremental' };
+    return { version: await this.compact(version), rows: fetched, kind: 'compaction' };
   }
 
   /**
@@ -321,7 +336,7 @@ class VersionWriter {
     return isNumericType(changeColumnType(this.copy, this.context.registry));
   }
 
-  private bytes(relative: string | null): number {
+  bytes(relative: string | null): number {
     if (!relative) return 0;
     try {
       return fs.statSync(this.copies.pathOf(relative)).size;
