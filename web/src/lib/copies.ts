@@ -4,7 +4,6 @@
  */
 import type { Cell, Result } from './api.js';
 import { consoleSql } from './catalog.js';
-import { count, duration } from './format.js';
 import { sqlLiteral } from './sql.js';
 
 export const COPIES_SQL = consoleSql(
@@ -142,10 +141,6 @@ export function schedule(copy: Copy): string {
   const mode = copy.changeColumn && copy.mode !== 'full' ? `${copy.mode} on ${copy.changeColumn}` : copy.mode;
   return `${mode} · ${copy.refreshEvery === null ? 'when asked' : `every ${span(copy.refreshEvery)}`}`;
 }
-
-/** The last refresh in words: `1,000 rows in 177 ms`. */
-export const rowsIn = (rows: number | null, ms: number | null): string =>
-  `${rows === null ? '–' : `${count(rows)} rows`}${ms === null ? '' : ` in ${duration(ms)}`}`;
 
 /** A time as the console shows it, in UTC as vdb's logs: `2026-11-29 08:25:26`. */
 export const timeText = (ms: number | null): string => (ms === null ? '–' : new Date(ms).toISOString().slice(0, 19).replace('T', ' '));

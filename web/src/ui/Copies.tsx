@@ -6,7 +6,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { Api } from '../lib/api.js';
-import { COPIES_SQL, copiesOf, freshness, refreshesOf, refreshesSql, rowsIn, schedule, size, timeText, type Copy } from '../lib/copies.js';
+import { COPIES_SQL, copiesOf, freshness, refreshesOf, refreshesSql, schedule, size, timeText, type Copy } from '../lib/copies.js';
 import { count, duration } from '../lib/format.js';
 import { mayAccelerate, mayManageCopy, type Grants } from '../lib/permissions.js';
 import { callProcedure, sqlLiteral } from '../lib/sql.js';
@@ -215,7 +215,7 @@ function CopyRow({
         {c.bytes === null ? '–' : size(c.bytes)}
       </td>
       <td data-label="Last refresh" data-testid="copy-refreshed">
-        {timeText(c.refreshedAt)}
+        <span class="nowrap">{timeText(c.refreshedAt)}</span>
         {c.lastRefreshMs !== null && <div class="muted small">took {duration(c.lastRefreshMs)}</div>}
         {c.version !== null && <div class="muted small">version {c.version}</div>}
       </td>
@@ -275,9 +275,7 @@ function Refreshes({ api, copy }: { api: Api; copy: string }) {
         </table>
       </div>
       {log.value?.length === 0 && <p class="muted">No refresh yet.</p>}
-      {log.value && log.value.length > 0 && (
-        <p class="muted small">{rowsIn(log.value[0]!.rows, log.value[0]!.durationMs)} at the last refresh; vdb keeps the last 20.</p>
-      )}
+      {log.value && log.value.length > 0 && <p class="muted small">Newest first; vdb keeps the last 20.</p>}
     </section>
   );
 }
