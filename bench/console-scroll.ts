@@ -9,6 +9,7 @@
  * Long animation frames (over 50 ms) are listed with the scripts Chromium blames for them.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { median, table } from './measure.js';
 import { PASSWORD, startVdb } from './vdb-server.js';
@@ -21,13 +22,15 @@ interface Frames {
   longest: number;
   /** The longest task of the page's main thread, in its thread's CPU time (trace `tdur`): the page's own work, whatever else the machine runs. */
   cpu: number;
+  /** The main thread's CPU time over the whole scroll, per frame (ms). */
+  cpuPerFrame: number;
   p95: number;
   /** Long animation frames: duration and the scripts in them. */
   long: string[];
 }
 
-/** The longest task (CPU ms) of a renderer's main thread in a Chromium trace. */
-function longestTask(trace: Buffer): number {
+/** The longest task and the sum of all tasks (CPU ms) of a renderer's main thread in a Chromium trace. */
+function mainThreadCpu(trace: Buffer): { longest: number; total: number } {
   const { traceEvents } = JSON.parse(trace.toString('utf8')) as {
     traceEvents: Array<{ name: string; ph: string; pid: number; tid: number; tdur?: number; args?: { name?: string } }>;
   };
@@ -36,9 +39,14 @@ function longestTask(trace: Buffer): number {
       .filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
       .map((e) => `${e.pid}:${e.tid}`),
   );
-  let worst = 0;
-  for (const e of traceEvents) if (e.name === 'RunTask' && main.has(`${e.pid}:${e.tid}`)) worst = Math.max(worst, (e.tdur ?? 0) / 1000);
-  return worst;
+  let longest = 0;
+  let total = 0;
+  for (const e of traceEvents) {
+    if (e.name !== 'RunTask' || !main.has(`${e.pid}:${e.tid}`)) continue;
+    longest = Math.max(longest, (e.tdur ?? 0) / 1000);
+    total += (e.tdur ?? 0) / 1000;
+  }
+  return { longest, total };
 }
 
 /** Scrolls the grid `steps` times by `by` px (from `from`), one step a frame; the frames' lengths. */
@@ -76,7 +84,8 @@ async function scroll(browser: Browser, page: Page, from: number, by: number, st
     },
     { from, by, steps },
   );
-  return { ...frames, cpu: longestTask(await browser.stopTracing()) };
+  const cpu = mainThreadCpu(await browser.stopTracing());
+  return { ...frames, cpu: cpu.longest, cpuPerFrame: cpu.total / steps };
 }
 
 /** Signs in and runs the statement; the page holds the grid of 100,000 rows when this returns. */
@@ -105,6 +114,13 @@ async function main(): Promise<void> {
     const rows: string[][] = [];
     const longest = new Map<string, number[]>();
     const cpu = new Map<string, number[]>();
+    const perFrame = new Map<string, number[]>();
+    console.log(
+      `load average at the start: ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' / ')} (${os.cpus().length} cores)`,
+    );
     for (let run = 0; run < RUNS; run++) {
       for (const [b, [build]] of builds.entries()) {
         const page = pages[b]!;
@@ -119,17 +135,42 @@ async function main(): Promise<void> {
         for (const [name, f] of measured) {
           const key = `${build} ${name}`;
           longest.set(key, [...(longest.get(key) ?? []), f.longest]);
-          rows.push([`${run + 1}`, build, name, f.longest.toFixed(0), f.p95.toFixed(0), `${f.long.length}`, f.cpu.toFixed(1)]);
+          rows.push([
+            `${run + 1}`,
+            build,
+            name,
+            f.longest.toFixed(0),
+            f.p95.toFixed(0),
+            `${f.long.length}`,
+            f.cpu.toFixed(1),
+            f.cpuPerFrame.toFixed(2),
+          ]);
           cpu.set(key, [...(cpu.get(key) ?? []), f.cpu]);
+          perFrame.set(key, [...(perFrame.get(key) ?? []), f.cpuPerFrame]);
           if (process.env.BENCH_DETAIL) console.error(`${run + 1} ${key}: ${f.long.join('; ')}`);
         }
       }
     }
-    console.log(table(['run', 'build', 'scroll', 'longest frame ms', 'p95 ms', 'frames over 50 ms', 'longest task CPU ms'], rows, 3));
+    console.log(
+      table(
+        ['run', 'build', 'scroll', 'longest frame ms', 'p95 ms', 'frames over 50 ms', 'longest task CPU ms', 'CPU ms per frame'],
+        rows,
+        3,
+      ),
+    );
     console.log('\nmedians (target: no frame over 50 ms):');
     for (const [key, values] of longest) {
-      console.log(`  ${key}: longest frame ${median(values).toFixed(0)} ms, longest task ${median(cpu.get(key)!).toFixed(1)} ms CPU`);
+      console.log(
+        `  ${key}: longest frame ${median(values).toFixed(0)} ms, longest task ${median(cpu.get(key)!).toFixed(1)} ms CPU, ` +
+          `${median(perFrame.get(key)!).toFixed(2)} ms CPU per frame`,
+      );
     }
+    console.log(
+      `load average at the end: ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' / ')}`,
+    );
   } finally {
     await browser.close();
     for (const server of servers) await server.stop();

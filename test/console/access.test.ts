@@ -5,9 +5,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { noBrowser, setSql, signIn, startConsole, type ConsoleHarness } from './browser.js';
+import { noBrowser, screenshot, setSql, signIn, startConsole, type ConsoleHarness } from './browser.js';
 
-const SCREENS = ['SQL', 'Sources', 'History', 'Preferences', 'Administration'] as const;
+const SCREENS = ['SQL', 'Sources', 'Copies', 'History', 'Preferences', 'Administration'] as const;
+
+/** The heading of each screen where it differs from the link's name. */
+const HEADINGS: Partial<Record<(typeof SCREENS)[number], string>> = { History: 'Query history', Copies: 'Local copies' };
 
 /** Opens a screen by its link and waits for its heading (the SQL screen has its editor instead). */
 async function open(page: Page, screen: (typeof SCREENS)[number]): Promise<void> {
@@ -16,7 +19,7 @@ async function open(page: Page, screen: (typeof SCREENS)[number]): Promise<void>
   if ((await menu.isVisible()) && (await menu.getAttribute('aria-expanded')) !== 'true') await menu.click();
   await page.getByRole('link', { name: screen, exact: true }).click();
   if (screen === 'SQL') await page.getByTestId('sql-editor').waitFor();
-  else await page.getByRole('heading', { name: screen === 'History' ? 'Query history' : screen, level: 1 }).waitFor();
+  else await page.getByRole('heading', { name: HEADINGS[screen] ?? screen, level: 1 }).waitFor();
 }
 
 /** Visible controls without an accessible name (a label, aria-label(ledby), text or title). */
@@ -114,17 +117,26 @@ describe('console: network, keyboard, layout', { skip: noBrowser }, () => {
     await page.getByTestId('sql-editor').waitFor();
     const order: string[] = [];
     const outlines: string[] = [];
-    for (let i = 0; i < 11; i++) {
+    for (let i = 0; i < 12; i++) {
       await page.keyboard.press('Tab');
       order.push(await focused(page));
       outlines.push(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle));
     }
-    assert.deepEqual(order.slice(0, 7), ['Skip to content', 'SQL', 'Sources', 'History', 'Preferences', 'Administration', 'Sign out']);
-    assert.match(order[7]!, /^Query 1/);
-    assert.deepEqual(order.slice(8), ['Close Query 1', 'New tab', 'SQL statement']);
+    assert.deepEqual(order.slice(0, 8), [
+      'Skip to content',
+      'SQL',
+      'Sources',
+      'Copies',
+      'History',
+      'Preferences',
+      'Administration',
+      'Sign out',
+    ]);
+    assert.match(order[8]!, /^Query 1/);
+    assert.deepEqual(order.slice(9), ['Close Query 1', 'New tab', 'SQL statement']);
     // A focus ring shows on each control reached by the keyboard (the editor marks its own focus).
     assert.deepEqual(
-      outlines.slice(0, 10).filter((o) => o === 'none'),
+      outlines.slice(0, 11).filter((o) => o === 'none'),
       [],
     );
     // In the editor Tab indents; Esc first lets Tab move on to Run.
@@ -160,6 +172,55 @@ describe('console: network, keyboard, layout', { skip: noBrowser }, () => {
       }
     });
   }
+
+  it('shows the history as cards on a phone, each statement the whole width', async () => {
+    // A long statement and a failed one, as any user's history has.
+    const long = `SELECT ${Array.from({ length: 30 }, (_, i) => `${i} AS column_number_${i}`).join(', ')}`;
+    for (const sql of [long, 'SELECT * FROM no_such_schema.no_such_table']) {
+      await h.server.request('/rest/api/query', { body: { sql } });
+    }
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await open(page, 'History');
+      await page.getByRole('button', { name: 'Reload' }).click();
+      const cards = page.getByRole('table', { name: 'Statements' }).locator('tbody tr');
+      await cards.filter({ hasText: 'column_number_29' }).first().waitFor();
+      const layout = await page.evaluate(() => {
+        const table = document.querySelector<HTMLElement>('table[aria-label=Statements]')!;
+        const wrap = table.parentElement!;
+        const rows = [...table.querySelectorAll<HTMLElement>('tbody tr')];
+        const statement = rows.map((r) => r.querySelector<HTMLElement>('td.statement')!.getBoundingClientRect());
+        const first = rows[0]!;
+        return {
+          pageOverflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          tableOverflow: wrap.scrollWidth - wrap.clientWidth,
+          header: getComputedStyle(table.querySelector('thead')!).display,
+          narrowestStatement: Math.min(...statement.map((r) => r.width)),
+          // The statement leads its card; the other cells follow, one a line, named.
+          statementFirst: rows.every(
+            (r) => r.querySelector('td.statement')!.getBoundingClientRect().top <= r.querySelector('td')!.getBoundingClientRect().top,
+          ),
+          labels: [...first.querySelectorAll('td[data-label]')].map((td) => getComputedStyle(td, '::before').content),
+          font: parseFloat(getComputedStyle(first.querySelector('pre')!).fontSize),
+          button: first.querySelector('td.actions button')!.getBoundingClientRect().right,
+        };
+      });
+      assert.equal(layout.header, 'none');
+      assert.equal(layout.pageOverflow, 0, 'the page does not scroll sideways');
+      assert.equal(layout.tableOverflow, 0, 'the history does not scroll sideways');
+      assert.ok(layout.narrowestStatement > 320, `statements ${layout.narrowestStatement}px wide`);
+      assert.ok(layout.statementFirst);
+      assert.deepEqual(layout.labels, ['"Started"', '"User"', '"Status"', '"Rows"', '"Time"']);
+      assert.ok(layout.font >= 12, `statement text ${layout.font}px`);
+      assert.ok(layout.button <= 390, `Re-run ends at ${layout.button}px`);
+      // The failed statement's error shows in its card.
+      await cards.filter({ hasText: 'no_such_table' }).locator('.error-text').first().waitFor();
+      await screenshot(page, scheme === 'light' ? 'history-phone' : 'history-phone-dark');
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 1366, height: 768 });
+  });
 
   it('folds the screens into a menu on a phone', async () => {
     await page.setViewportSize({ width: 390, height: 800 });

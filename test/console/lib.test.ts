@@ -20,6 +20,8 @@ import { isPlainRead } from '../../web/src/lib/workbench.js';
 import { compareNumbers, sortOrder, sortRows } from '../../web/src/lib/sort.js';
 import { filterCursor, filterRows } from '../../web/src/lib/filter.js';
 import { analyzed, sourceLines } from '../../web/src/lib/analyze.js';
+import { copiesOf, freshness, schedule, size, span, utcTime } from '../../web/src/lib/copies.js';
+import { may, mayAccelerate, mayManageCopy, type Grants } from '../../web/src/lib/permissions.js';
 
 describe('console: front-end logic', () => {
   it("takes the rows of vdb's CSV after its header line, whatever the column names hold", () => {
@@ -331,5 +333,90 @@ describe('console: front-end logic', () => {
     assert.equal(g.max, 4);
     assert.ok(g.bars[0]!.height > 0 && g.bars[1]!.height > g.bars[0]!.height);
     assert.match(g.line, /^M[\d.]+,[\d.]+ L/);
+  });
+
+  it("reads SYS.Copies' rows and words a copy's age, size and schedule", () => {
+    assert.equal(utcTime('2026-11-29T08:25:26.892'), Date.UTC(2026, 10, 29, 8, 25, 26, 892));
+    assert.equal(utcTime('2026-11-29T08:25:26.892Z'), Date.UTC(2026, 10, 29, 8, 25, 26, 892));
+    assert.equal(utcTime(null), null);
+    const n = (v: number) => parseJson(String(v)) as Num;
+    const [copy] = copiesOf({
+      columns: [],
+      types: [],
+      rows: [
+        [
+          'pg.orders',
+          'pg',
+          'table',
+          'append',
+          'id',
+          n(3600),
+          n(7200),
+          'ready',
+          n(4),
+          n(1000),
+          n(536576),
+          '2026-11-29T08:00:00',
+          n(177),
+          '2026-11-29T09:00:00',
+          n(0),
+          null,
+        ],
+      ],
+    });
+    assert.equal(copy!.rows, 1000);
+    assert.equal(copy!.refreshedAt, Date.UTC(2026, 10, 29, 8));
+    assert.equal(schedule(copy!), 'append on id · every 1 h');
+    assert.equal(size(536576), '524 KiB');
+    assert.equal(size(1536), '1.5 KiB');
+    assert.equal(size(12), '12 B');
+    assert.equal(span(42), '42 s');
+    assert.equal(span(3 * 3600 + 120), '3 h 2 min');
+    assert.equal(span(2 * 86400), '2 d');
+    const at = (seconds: number) => Date.UTC(2026, 10, 29, 8) + seconds * 1000;
+    assert.deepEqual(freshness(copy!, at(90)), { text: '1 min old', stale: false, note: 'read while at most 2 h old' });
+    assert.deepEqual(freshness(copy!, at(7201)), { text: '2 h old', stale: true, note: 'older than 2 h: statements read the source' });
+    assert.equal(freshness({ ...copy!, maxStaleness: null }, at(7201)).note, 'read at any age');
+    assert.equal(freshness({ ...copy!, refreshedAt: null }, at(0)).text, 'no copy yet');
+  });
+
+  it('offers copy actions as vdb decides them: the most specific entry on the procedure, its schema or *', () => {
+    const grants = (entries: Array<[string, string]>): Grants => ({
+      admin: false,
+      entries: entries.map(([resource, letters]) => ({ role: 'r', resource, letters })),
+    });
+    assert.equal(may(grants([['SYSADMIN', 'E']]), 'E', 'SYSADMIN.refreshCopy'), true);
+    assert.equal(may(grants([['SYSADMIN.*', 'E']]), 'E', 'SYSADMIN.refreshCopy'), true);
+    // The procedure's own entry decides over its schema's.
+    assert.equal(
+      may(
+        grants([
+          ['SYSADMIN', 'E'],
+          ['SYSADMIN.refreshCopy', 'R'],
+        ]),
+        'E',
+        'SYSADMIN.refreshCopy',
+      ),
+      false,
+    );
+    assert.equal(may(grants([['*', 'E']]), 'E', 'SYSADMIN.refreshCopy'), true);
+    const keeper = grants([
+      ['pg', 'RA'],
+      ['SYSADMIN', 'E'],
+    ]);
+    assert.equal(mayManageCopy(keeper, 'pg', 'refreshCopy'), true);
+    assert.equal(mayManageCopy(keeper, 'my', 'refreshCopy'), false);
+    assert.equal(mayAccelerate(keeper), true);
+    assert.equal(mayManageCopy(grants([['pg', 'RA']]), 'pg', 'dropCopy'), false);
+    assert.equal(
+      mayAccelerate(
+        grants([
+          ['pg', 'R'],
+          ['SYSADMIN', 'E'],
+        ]),
+      ),
+      false,
+    );
+    assert.equal(mayManageCopy({ admin: true, entries: [] }, 'pg', 'pauseCopy'), true);
   });
 });

@@ -26,13 +26,31 @@ export class PagedRows {
     return page?.[index % this.pageSize];
   }
 
+  /**
+   * True when every page that holds rows from..to (inclusive) is loaded; they are marked recently
+   * used. The grid asks this each frame it scrolls, and draws again only when a page was missing.
+   */
+  has(from: number, to: number): boolean {
+    let all = true;
+    for (let p = Math.floor(Math.max(0, from) / this.pageSize); p <= Math.floor(Math.max(0, to) / this.pageSize); p++) {
+      const page = this.pages.get(p);
+      if (!page) {
+        all = false;
+        continue;
+      }
+      // Touch: a Map keeps insertion order, so re-inserting marks it recently used.
+      this.pages.delete(p);
+      this.pages.set(p, page);
+    }
+    return all;
+  }
+
   /** Loads the pages that hold rows from..to (inclusive) and are not loaded yet. */
   async ensure(from: number, to: number): Promise<void> {
     const wanted: Promise<void>[] = [];
     for (let p = Math.floor(Math.max(0, from) / this.pageSize); p <= Math.floor(Math.max(0, to) / this.pageSize); p++) {
       const page = this.pages.get(p);
       if (page) {
-        // Touch: a Map keeps insertion order, so re-inserting marks it recently used.
         this.pages.delete(p);
         this.pages.set(p, page);
         continue;

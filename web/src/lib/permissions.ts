@@ -18,18 +18,24 @@ export interface Grants {
 
 export const NO_GRANTS: Grants = { admin: false, entries: [] };
 
-/** True when some role holds `letter` on `resource` (a schema, or SYSADMIN.<procedure>). */
+/**
+ * True when some role holds `letter` on `resource` (a schema, or SYSADMIN.<procedure>): as vdb
+ * decides, the role's most specific entry on the resource or a part of it (the procedure, its
+ * schema, `*`).
+ */
 export function may(grants: Grants, letter: string, resource: string): boolean {
   if (grants.admin) return true;
-  const name = resource.toLowerCase();
+  const parts = resource.toLowerCase().split('.');
+  const paths = parts.map((_, i) => parts.slice(0, parts.length - i).join('.'));
   const roles = new Set(grants.entries.map((e) => e.role));
   for (const role of roles) {
     const own = grants.entries.filter((e) => e.role === role);
-    const exact = own.find((e) => {
-      const r = e.resource.toLowerCase();
-      return r === name || r === `${name}.*`;
-    });
-    const decides = exact ?? own.find((e) => e.resource === '*');
+    const on = (path: string) =>
+      own.find((e) => {
+        const r = e.resource.toLowerCase();
+        return r === path || r === `${path}.*`;
+      });
+    const decides = paths.map(on).find((e) => e !== undefined) ?? own.find((e) => e.resource === '*');
     if (decides?.letters.toUpperCase().includes(letter)) return true;
   }
   return false;
@@ -46,3 +52,13 @@ export const mayAlterSource = (grants: Grants, schema: string): boolean => may(g
 
 export const mayRefreshSource = (grants: Grants, schema: string): boolean =>
   may(grants, 'A', schema) && may(grants, 'E', 'SYSADMIN.refreshDataSource');
+
+/** Refreshing, pausing, resuming and dropping a copy: `A` on its schema and `E` on the procedure (docs/copies.md). */
+export const mayManageCopy = (
+  grants: Grants,
+  schema: string,
+  procedure: 'refreshCopy' | 'pauseCopy' | 'resumeCopy' | 'dropCopy',
+): boolean => may(grants, 'A', schema) && may(grants, 'E', `SYSADMIN.${procedure}`);
+
+/** Accelerating a table: `E` on SYSADMIN.accelerateTable and `A` on some schema (vdb checks the table's). */
+export const mayAccelerate = (grants: Grants): boolean => mayAddSource(grants) && may(grants, 'E', 'SYSADMIN.accelerateTable');

@@ -1,6 +1,6 @@
 /**
  * The console's frame: sign-in, the navigation, and the screen the location's hash names
- * (#/query, #/sources, #/history, #/preferences, #/admin, #/invite/<token>). Hash routes need no
+ * (#/query, #/sources, #/copies, #/history, #/preferences, #/admin, #/invite/<token>). Hash routes need no
  * server routes, and an invitation token in the hash never reaches a server log.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
@@ -12,6 +12,7 @@ import { InviteAccept } from './InviteAccept.js';
 import { QueryScreen } from './QueryScreen.js';
 import { Sources } from './Sources.js';
 import { History } from './History.js';
+import { Copies } from './Copies.js';
 import { Preferences } from './Preferences.js';
 import { Admin } from './Admin.js';
 import { Workbench } from '../lib/workbench.js';
@@ -34,6 +35,7 @@ function useHash(): string {
 const SCREENS = [
   { path: 'query', label: 'SQL' },
   { path: 'sources', label: 'Sources' },
+  { path: 'copies', label: 'Copies' },
   { path: 'history', label: 'History' },
   { path: 'preferences', label: 'Preferences' },
   { path: 'admin', label: 'Administration', admin: true },
@@ -174,6 +176,7 @@ export function App() {
           <QueryScreen api={api} user={session.username} workbench={workbench} open={open} onOpened={() => setOpen(null)} />
         )}
         {screen.path === 'sources' && <Sources api={api} grants={grants} openInEditor={openInEditor} />}
+        {screen.path === 'copies' && <Copies api={api} grants={grants} />}
         {screen.path === 'history' && <History api={api} openInEditor={openInEditor} />}
         {screen.path === 'preferences' && <Preferences api={api} />}
         {screen.path === 'admin' && admin && <Admin api={api} user={session.username} />}

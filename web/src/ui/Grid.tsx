@@ -3,6 +3,7 @@
  * scrolling through a million rows reads a few pages at a time from the cursor. Keyboard: arrows,
  * Page Up/Down, Home/End, Ctrl+Home/End; Ctrl+C copies the cell, Ctrl+Shift+C the row.
  */
+import { Component } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Row } from '../lib/api.js';
 import type { PagedRows } from '../lib/pages.js';
@@ -83,6 +84,8 @@ export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy
   }, []);
 
   useEffect(() => {
+    // Rows already loaded need no second drawing of the frame: only a read of a missing page redraws.
+    if (pages.has(first, Math.min(rowCount - 1, last + OVERSCAN))) return;
     let live = true;
     pages
       .ensure(first, Math.min(rowCount - 1, last + OVERSCAN))
@@ -135,8 +138,14 @@ export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy
 
   const template = `64px ${widths.map((w) => (w === null ? 'minmax(140px, 1fr)' : `${w}px`)).join(' ')}`;
   const minWidth = 64 + widths.reduce<number>((sum, w) => sum + (w ?? 140), 0);
+  // Row i is drawn by element i % slots: scrolling by a few rows gives new rows to as many
+  // elements, and the others keep theirs (their text and place unchanged, nothing to lay out).
+  const slots = rowCount > 0 ? last - first + 1 : 0;
   const rows: Array<[number, Row | undefined]> = [];
-  for (let i = first; i <= last && rowCount > 0; i++) rows.push([i, pages.get(i)]);
+  for (let slot = 0; slot < slots; slot++) {
+    const i = first + ((((slot - first) % slots) + slots) % slots);
+    rows.push([i, pages.get(i)]);
+  }
   const activeId = `cell-${active.row}-${active.col}`;
 
   return (
@@ -208,7 +217,7 @@ export function Grid({ columns, types, pages, rowCount, active, onActive, onCopy
           numbers={rowNumbers}
           active={active}
           activeId={activeId}
-          offset={HEADER_HEIGHT + scrollTop + (first * ROW_HEIGHT - position)}
+          offset={HEADER_HEIGHT + scrollTop - position}
           onActive={onActive}
           onView={onView}
         />
@@ -223,17 +232,17 @@ interface RowsProps {
   numbers: readonly number[] | undefined;
   active: Active;
   activeId: string;
-  /** Where the first row is drawn, in px from the top of the grid's body. */
+  /** Where row 0 would be drawn, in px from the top of the grid's body (each row is moved by its number). */
   offset: number;
   onActive: (a: Active) => void;
   onView: (cell?: Active) => void;
 }
 
 /**
- * The rows on screen. Row elements are keyed by their place on screen, not by the row they
- * show, so scrolling reuses the same elements and changes only their text (no elements made or
- * dropped per frame). Clicks are handled once for all cells, by the data-row and data-col of
- * the cell clicked.
+ * The rows on screen, in a fixed set of row elements (no elements made or dropped per frame):
+ * element `i % n` shows row i, placed by its own `top`, so a scroll of a few rows
+ * changes the text and place of a few elements only. Clicks are handled once for all cells, by
+ * the data-row and data-col of the cell clicked.
  */
 function GridRows({ rows, columns, numbers, active, activeId, offset, onActive, onView }: RowsProps) {
   const cellAt = (e: MouseEvent): Active | null => {
@@ -241,7 +250,6 @@ function GridRows({ rows, columns, numbers, active, activeId, offset, onActive, 
     const row = cell?.parentElement?.dataset.row;
     return cell && row !== undefined ? { row: Number(row), col: Number(cell.dataset.col) } : null;
   };
-  const cols = Array.from({ length: columns }, (_, c) => c);
   return (
     <div
       class="grid-rows"
@@ -256,28 +264,71 @@ function GridRows({ rows, columns, numbers, active, activeId, offset, onActive, 
       }}
     >
       {rows.map(([i, row], slot) => (
-        <div role="row" class={i % 2 ? 'grid-row alt' : 'grid-row'} key={slot} aria-rowindex={i + 2} data-row={i}>
-          <div role="rowheader" class="rownum">
-            {(numbers?.[i] ?? i) + 1}
-          </div>
-          {cols.map((c) => {
-            const value = row?.[c];
-            const isActive = i === active.row && c === active.col;
-            return (
-              <div
-                role="gridcell"
-                key={c}
-                data-col={c}
-                id={isActive ? activeId : undefined}
-                aria-selected={isActive}
-                class={`${row === undefined ? 'loading' : value === null ? 'null' : value instanceof Num ? 'num' : ''}${isActive ? ' active' : ''}`}
-              >
-                {row === undefined ? '…' : cellText(value)}
-              </div>
-            );
-          })}
-        </div>
+        <GridRow
+          key={slot}
+          index={i}
+          row={row}
+          columns={columns}
+          number={(numbers?.[i] ?? i) + 1}
+          activeCol={i === active.row ? active.col : -1}
+          activeId={activeId}
+        />
       ))}
     </div>
   );
+}
+
+interface RowProps {
+  index: number;
+  row: Row | undefined;
+  columns: number;
+  /** The row number shown (the result's, in a filtered result). */
+  number: number;
+  /** The selected cell's column in this row, or -1. */
+  activeCol: number;
+  activeId: string;
+}
+
+/** One row element. Drawn again only when it shows another row, its row's page arrives, or its selection changes. */
+class GridRow extends Component<RowProps> {
+  override shouldComponentUpdate(next: RowProps): boolean {
+    const now = this.props;
+    return (
+      next.index !== now.index ||
+      next.row !== now.row ||
+      next.columns !== now.columns ||
+      next.number !== now.number ||
+      next.activeCol !== now.activeCol ||
+      (next.activeCol >= 0 && next.activeId !== now.activeId)
+    );
+  }
+
+  override render() {
+    const { index: i, row, columns, number, activeCol, activeId } = this.props;
+    const cells = [];
+    for (let c = 0; c < columns; c++) {
+      const value = row?.[c];
+      const isActive = c === activeCol;
+      cells.push(
+        <div
+          role="gridcell"
+          key={c}
+          data-col={c}
+          id={isActive ? activeId : undefined}
+          aria-selected={isActive}
+          class={`${row === undefined ? 'loading' : value === null ? 'null' : value instanceof Num ? 'num' : ''}${isActive ? ' active' : ''}`}
+        >
+          {row === undefined ? '…' : cellText(value)}
+        </div>,
+      );
+    }
+    return (
+      <div role="row" class={i % 2 ? 'grid-row alt' : 'grid-row'} aria-rowindex={i + 2} data-row={i} style={{ top: `${i * ROW_HEIGHT}px` }}>
+        <div role="rowheader" class="rownum">
+          {number}
+        </div>
+        {cells}
+      </div>
+    );
+  }
 }

@@ -1,4 +1,7 @@
-/** Query history from SYSLOG.QueryLog (a user sees their own statements, administrators all), re-run with one click. */
+/**
+ * Query history from SYSLOG.QueryLog (a user sees their own statements, administrators all), re-run
+ * with one click. On a phone each statement is a card (styles.css, table.cards).
+ */
 import { useState } from 'preact/hooks';
 import type { Api } from '../lib/api.js';
 import { CONSOLE_MARK, consoleSql } from '../lib/catalog.js';
@@ -49,7 +52,7 @@ export function History({ api, openInEditor }: { api: Api; openInEditor: (sql: s
       </div>
       <ErrorBox error={log.error} />
       <div class="table-wrap">
-        <table class="data" aria-label="Statements">
+        <table class="data cards" aria-label="Statements">
           <thead>
             <tr>
               <th scope="col">Started</th>
@@ -68,15 +71,23 @@ export function History({ api, openInEditor }: { api: Api; openInEditor: (sql: s
               const redacted = sql.includes("'***'") || sql.includes('=***');
               return (
                 <tr key={String(id)}>
-                  <td class="nowrap">{cellText(start)}</td>
-                  <td>{cellText(user)}</td>
-                  <td>
+                  <td class="nowrap" data-label="Started">
+                    {cellText(start)}
+                  </td>
+                  <td data-label="User">{cellText(user)}</td>
+                  <td class="statement">
                     <pre class="sql inline-sql">{sql}</pre>
                     {error !== null && <div class="error-text">{cellText(error)}</div>}
                   </td>
-                  <td class={`status ${String(status)}`}>{cellText(status)}</td>
-                  <td class="num">{cellText(rows)}</td>
-                  <td class="num nowrap">{ms instanceof Num ? duration(Number(ms)) : cellText(ms)}</td>
+                  <td class={`status ${String(status)}`} data-label="Status">
+                    {cellText(status)}
+                  </td>
+                  <td class="num" data-label="Rows">
+                    {cellText(rows)}
+                  </td>
+                  <td class="num nowrap" data-label="Time">
+                    {ms instanceof Num ? duration(Number(ms)) : cellText(ms)}
+                  </td>
                   <td class="actions">
                     <button
                       type="button"
