@@ -144,10 +144,19 @@ export class MessageWriter {
   }
 }
 
-/** A message of `type` with no fields (ParseComplete, BindComplete, NoData, ...). */
-export const emptyMessage = (type: string): Buffer => new MessageWriter(type).end();
+/** Messages that are the same bytes each time, made once (they are never written to). */
+const constantMessages = new Map<string, Buffer>();
+const constant = (key: string, make: () => Buffer): Buffer => {
+  let message = constantMessages.get(key);
+  if (!message) constantMessages.set(key, (message = make()));
+  return message;
+};
 
-export const readyForQuery = (status: 'I' | 'T' | 'E'): Buffer => new MessageWriter('Z').byte(status.charCodeAt(0)).end();
+/** A message of `type` with no fields (ParseComplete, BindComplete, NoData, ...). */
+export const emptyMessage = (type: string): Buffer => constant(type, () => new MessageWriter(type).end());
+
+export const readyForQuery = (status: 'I' | 'T' | 'E'): Buffer =>
+  constant(`Z${status}`, () => new MessageWriter('Z').byte(status.charCodeAt(0)).end());
 
 export const parameterStatus = (name: string, value: string): Buffer => new MessageWriter('S').cstring(name).cstring(value).end();
 
