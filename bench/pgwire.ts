@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { table } from './measure.js';
+import { psqlSelectAll, slowRead } from './pgwire-full-read.js';
 import { fileURLToPath } from 'node:url';
 import { addLookupSource, child, CONNECTIONS, cpuMs, ensureTable, load, log, ROWS, WARMUP_SECONDS } from './lookup-setup.js';
 import { expectStatus, PASSWORD, request, startVdb, text } from './vdb-server.js';
@@ -49,6 +50,28 @@ function pgbench(target: PgbenchTarget, seconds: number): Promise<number> {
   );
 }
 
+/** The 1M rows through psql, vdb's listener against PostgreSQL itself; vdb's memory under a slow reader. */
+async function fullRead(postgres: PgbenchTarget, listener: PgbenchTarget): Promise<void> {
+  log('1M rows through psql: PostgreSQL, then vdb...');
+  const pgMs = await psqlSelectAll(postgres, ROWS);
+  const vdbMs = await psqlSelectAll(listener, ROWS);
+  log('1M rows read slowly from vdb...');
+  const slow = await slowRead(listener, vdb.pid);
+  if (slow.rows !== ROWS) throw new Error(`the slow reader read ${slow.rows} rows`);
+  process.stdout.write(
+    `\n${table(
+      ['1M rows, SELECT * through psql to /dev/null', 'seconds', 'vdb ÷ this'],
+      [
+        ['PostgreSQL', (pgMs / 1000).toFixed(1), `${(vdbMs / pgMs).toFixed(2)}x`],
+        ['vdb PostgreSQL listener', (vdbMs / 1000).toFixed(1), ''],
+      ],
+    )}\n`,
+  );
+  process.stdout.write(
+    `\nslow reader (pauses 100 ms per 20,000 rows, ${(slow.ms / 1000).toFixed(1)} s): vdb resident memory ${slow.beforeMb.toFixed(0)} MB before, ${slow.peakMb.toFixed(0)} MB at its peak\n`,
+  );
+}
+
 await ensureTable();
 const pgPort = 20000 + Math.floor(Math.random() * 20000);
 const vdb = await startVdb({ demo: false, env: { VDB_PG_PORT: String(pgPort) } });
@@ -69,7 +92,7 @@ try {
   };
   const runs: Array<{ name: string; run: (seconds: number) => Promise<number>; server?: number }> = [
     { name: 'PostgreSQL (pgbench, prepared)', run: (s) => pgbench(postgres, s) },
-    { name: 'Node.js pass-through proxy to PostgreSQL (pgbench, prepared)', run: (s) => pgbench(passThrough, s) },
+    { name: 'Node.js pass-through proxy to PostgreSQL (pgbench, prepared)', run: (s) => pgbench(passThrough, s), server: proxy.pid },
     { name: 'vdb PostgreSQL listener (pgbench, prepared)', run: (s) => pgbench(listener, s), server: vdb.pid },
     { name: 'vdb REST API (params)', run: async (s) => (await load(restSpec, s)).requestsPerSecond, server: vdb.pid },
   ];
@@ -95,7 +118,7 @@ try {
   );
   process.stdout.write(
     `${table(
-      ['run', 'lookups/s', 'vdb listener ÷ this', 'vdb server CPU ms per lookup'],
+      ['run', 'lookups/s', 'vdb listener ÷ this', 'server CPU ms per lookup'],
       runs.map(({ name, server }, i) => [
         name,
         tps[i]!.toFixed(0),
@@ -106,6 +129,7 @@ try {
   );
   // No Node.js server in between answers more than the proxy: the bound of the listener's ratio to PostgreSQL here.
   process.stdout.write(`\nbound: the pass-through proxy ÷ PostgreSQL = ${(proxyTps / pgTps).toFixed(2)}x\n`);
+  if (process.env.BENCH_FULL_READ !== '0') await fullRead(postgres, listener);
 } finally {
   proxy.stop();
   await vdb.stop();

@@ -189,6 +189,28 @@ export function dataRow(values: ReadonlyArray<string | null>): Buffer {
   return out;
 }
 
+/** Four bytes of a big-endian int32 as latin1 characters. */
+const int32Chars = (n: number) => String.fromCharCode((n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);
+
+/**
+ * The DataRows of many rows of texts in one buffer. Where every value is ASCII (most results:
+ * numbers, dates, plain text), the messages are written as one latin1 string and encoded at once,
+ * not value by value; otherwise row by row (`dataRow`).
+ */
+export function dataRows(rows: ReadonlyArray<ReadonlyArray<string | null>>): Buffer {
+  let values = '';
+  for (const row of rows) for (const value of row) if (value) values += value;
+  if (Buffer.byteLength(values, 'utf8') !== values.length) return Buffer.concat(rows.map(dataRow));
+  let out = '';
+  for (const row of rows) {
+    let size = 4 + 2;
+    for (const value of row) size += 4 + (value === null || value === undefined ? 0 : value.length);
+    out += 'D' + int32Chars(size) + String.fromCharCode((row.length >>> 8) & 0xff, row.length & 0xff);
+    for (const value of row) out += value === null || value === undefined ? '\xff\xff\xff\xff' : int32Chars(value.length) + value;
+  }
+  return Buffer.from(out, 'latin1');
+}
+
 /** A DataRow of raw values (binary format, or text already as bytes). */
 export function dataRowBytes(values: ReadonlyArray<Buffer | null>): Buffer {
   const writer = new MessageWriter('D').int16(values.length);

@@ -7,7 +7,7 @@
  */
 import type { ParamValue } from '../engine/front/params.js';
 import type { Services } from '../services.js';
-import { BodyReader, commandComplete, dataRow, emptyMessage, MessageWriter, parameterStatus, readyForQuery } from './codec.js';
+import { BodyReader, commandComplete, dataRow, dataRows, emptyMessage, MessageWriter, parameterStatus, readyForQuery } from './codec.js';
 import type { Connection } from './connection.js';
 import { errorFields, errorResponse, noticeResponse, WireError } from './errors.js';
 import { cancelledByClient, clientGone, openStatement, type Caller, type OpenStatement } from './run-statement.js';
@@ -369,6 +369,7 @@ export class Session implements SessionState {
     if (portal.copy) return this.sendCopy(portal, portal.copy);
     const rowsToClient = portal.answer !== null || this.returnsRows(portal);
     const binary = portal.open?.execution.columns.map((c, i) => (this.formatOf(portal, i) === 1 ? c.type : null));
+    const anyBinary = binary?.some((t) => t !== null) ?? false;
     let count = 0;
     let firstValue: string | null = null;
     for (;;) {
@@ -378,12 +379,23 @@ export class Session implements SessionState {
         return;
       }
       if (portal.pending.length === 0 && !(await this.readMore(portal))) break;
+      if (rowsToClient && maxRows <= 0 && !anyBinary) {
+        // All the rows are asked for: a chunk's rows go as one buffer.
+        const rows = portal.pending;
+        portal.pending = [];
+        this.connection.send(dataRows(rows));
+        count += rows.length;
+        portal.sent += rows.length;
+        if (this.connection.full) await this.connection.flush();
+        if (this.connection.gone.signal.aborted) throw clientGone();
+        continue;
+      }
       const row = portal.pending.shift()!;
       if (!rowsToClient) {
         firstValue ??= row[0] ?? null;
         continue;
       }
-      this.connection.send(binary?.some((t) => t !== null) ? binaryRow(row, binary) : dataRow(row));
+      this.connection.send(anyBinary ? binaryRow(row, binary!) : dataRow(row));
       count++;
       portal.sent++;
       if (this.connection.full) await this.connection.flush();
