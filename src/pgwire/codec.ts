@@ -189,26 +189,37 @@ export function dataRow(values: ReadonlyArray<string | null>): Buffer {
   return out;
 }
 
-/** Four bytes of a big-endian int32 as latin1 characters. */
-const int32Chars = (n: number) => String.fromCharCode((n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);
-
 /**
- * The DataRows of many rows of texts in one buffer. Where every value is ASCII (most results:
- * numbers, dates, plain text), the messages are written as one latin1 string and encoded at once,
- * not value by value; otherwise row by row (`dataRow`).
+ * The DataRows of many rows of texts in one buffer: each value written once, straight to its
+ * place (its length after it is written), no buffer per row or per value. The buffer is made
+ * for the most bytes the texts can take (3 per UTF-16 unit); the rest of it is not sent.
  */
 export function dataRows(rows: ReadonlyArray<ReadonlyArray<string | null>>): Buffer {
-  let values = '';
-  for (const row of rows) for (const value of row) if (value) values += value;
-  if (Buffer.byteLength(values, 'utf8') !== values.length) return Buffer.concat(rows.map(dataRow));
-  let out = '';
+  let capacity = 0;
   for (const row of rows) {
-    let size = 4 + 2;
-    for (const value of row) size += 4 + (value === null || value === undefined ? 0 : value.length);
-    out += 'D' + int32Chars(size) + String.fromCharCode((row.length >>> 8) & 0xff, row.length & 0xff);
-    for (const value of row) out += value === null || value === undefined ? '\xff\xff\xff\xff' : int32Chars(value.length) + value;
+    capacity += 7 + 4 * row.length;
+    for (const value of row) if (value) capacity += 3 * value.length;
   }
-  return Buffer.from(out, 'latin1');
+  const out = Buffer.allocUnsafe(capacity);
+  let offset = 0;
+  for (const row of rows) {
+    const start = offset;
+    out[offset] = 0x44; // 'D'
+    out.writeInt16BE(row.length, offset + 5);
+    offset += 7;
+    for (const value of row) {
+      if (value === null || value === undefined) {
+        out.writeInt32BE(-1, offset);
+        offset += 4;
+        continue;
+      }
+      const length = value.length === 0 ? 0 : out.write(value, offset + 4, 'utf8');
+      out.writeInt32BE(length, offset);
+      offset += 4 + length;
+    }
+    out.writeInt32BE(offset - start - 1, start + 1);
+  }
+  return out.subarray(0, offset);
 }
 
 /** A DataRow of raw values (binary format, or text already as bytes). */
