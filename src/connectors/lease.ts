@@ -73,13 +73,17 @@ export async function leaseConnection<C extends ErrorSource>(
   }
   turn.connected();
   guardErrors(connection);
-  const stop = new AbortController();
+  // Made when first asked for (most work never does): a signal costs as much as a short statement's other steps.
+  let stop: AbortController | null = null;
+  const stopWith = (reason: unknown) => (stop ??= new AbortController()).abort(reason);
   let released = false;
   const leased: Lease<C> = {
     connection,
     broken: false,
     lost: null,
-    stopped: stop.signal,
+    get stopped() {
+      return (stop ??= new AbortController()).signal;
+    },
     release: () => {
       if (released) return;
       released = true;
@@ -93,7 +97,7 @@ export async function leaseConnection<C extends ErrorSource>(
   const onError = (err: Error) => {
     leased.lost ??= err;
     leased.broken = true;
-    stop.abort(new ConnectionLostError(err.message));
+    stopWith(new ConnectionLostError(err.message));
     driver.destroy(connection);
   };
   connection.on('error', onError);
@@ -101,7 +105,7 @@ export async function leaseConnection<C extends ErrorSource>(
   // source best-effort, and the connection destroyed unless that is done quickly.
   const cancel = () => {
     leased.broken = true;
-    stop.abort(signal.reason);
+    stopWith(signal.reason);
     void withinMs(driver.cancel(connection), CANCEL_GRACE_MS)
       .catch(() => undefined)
       .finally(() => driver.destroy(connection));

@@ -125,6 +125,20 @@ export class StatementMemory {
     return `${key}\u0000${copies}`;
   }
 
+  /**
+   * Texts without literals (their values all parameters: a client's prepared statement), lifted
+   * once: the same text comes again and again. Texts with literals differ by them: not kept.
+   */
+  private readonly liftedTexts = new BoundedCache<LiftedText | null>(1000);
+
+  private lifted(sql: string): LiftedText | null {
+    const known = this.liftedTexts.get(sql);
+    if (known !== undefined) return known;
+    const lifted = liftLiterals(sql);
+    if (lifted === null || lifted.literals.length === 0) this.liftedTexts.set(sql, lifted);
+    return lifted;
+  }
+
   /** The statement's text and values, when its literals and parameters can be lifted; else null. */
   text(
     sql: string,
@@ -134,7 +148,7 @@ export class StatementMemory {
     reading: CopyReading,
   ): StatementText | null {
     if (sql.length > MAX_TEXT_LENGTH) return null;
-    const lifted = liftLiterals(sql);
+    const lifted = this.lifted(sql);
     if (!lifted) return null;
     const values = lifted.literals.map((l) => l.text);
     const kinds = lifted.literals.map((l) => l.kind);

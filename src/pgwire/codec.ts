@@ -144,10 +144,19 @@ export class MessageWriter {
   }
 }
 
-/** A message of `type` with no fields (ParseComplete, BindComplete, NoData, ...). */
-export const emptyMessage = (type: string): Buffer => new MessageWriter(type).end();
+/** Messages that are the same bytes each time, made once (they are never written to). */
+const constantMessages = new Map<string, Buffer>();
+const constant = (key: string, make: () => Buffer): Buffer => {
+  let message = constantMessages.get(key);
+  if (!message) constantMessages.set(key, (message = make()));
+  return message;
+};
 
-export const readyForQuery = (status: 'I' | 'T' | 'E'): Buffer => new MessageWriter('Z').byte(status.charCodeAt(0)).end();
+/** A message of `type` with no fields (ParseComplete, BindComplete, NoData, ...). */
+export const emptyMessage = (type: string): Buffer => constant(type, () => new MessageWriter(type).end());
+
+export const readyForQuery = (status: 'I' | 'T' | 'E'): Buffer =>
+  constant(`Z${status}`, () => new MessageWriter('Z').byte(status.charCodeAt(0)).end());
 
 export const parameterStatus = (name: string, value: string): Buffer => new MessageWriter('S').cstring(name).cstring(value).end();
 
@@ -178,6 +187,39 @@ export function dataRow(values: ReadonlyArray<string | null>): Buffer {
     if (length > 0) offset += out.write(values[i]!, offset, 'utf8');
   }
   return out;
+}
+
+/**
+ * The DataRows of many rows of texts in one buffer: each value written once, straight to its
+ * place (its length after it is written), no buffer per row or per value. The buffer is made
+ * for the most bytes the texts can take (3 per UTF-16 unit); the rest of it is not sent.
+ */
+export function dataRows(rows: ReadonlyArray<ReadonlyArray<string | null>>): Buffer {
+  let capacity = 0;
+  for (const row of rows) {
+    capacity += 7 + 4 * row.length;
+    for (const value of row) if (value) capacity += 3 * value.length;
+  }
+  const out = Buffer.allocUnsafe(capacity);
+  let offset = 0;
+  for (const row of rows) {
+    const start = offset;
+    out[offset] = 0x44; // 'D'
+    out.writeInt16BE(row.length, offset + 5);
+    offset += 7;
+    for (const value of row) {
+      if (value === null || value === undefined) {
+        out.writeInt32BE(-1, offset);
+        offset += 4;
+        continue;
+      }
+      const length = value.length === 0 ? 0 : out.write(value, offset + 4, 'utf8');
+      out.writeInt32BE(length, offset);
+      offset += 4 + length;
+    }
+    out.writeInt32BE(offset - start - 1, start + 1);
+  }
+  return out.subarray(0, offset);
 }
 
 /** A DataRow of raw values (binary format, or text already as bytes). */

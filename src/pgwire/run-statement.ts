@@ -51,8 +51,13 @@ export const cancelledByClient = () => new ApiError(499, 'Query cancelled', 'can
 const sourceQueriesOf = queryLogFields;
 
 /** The places the statement holds: the user's statements at once, then one of the instance's. */
-async function admit(services: Services, user: UserDef, timeoutMs: number, gone: AbortSignal): Promise<() => void> {
-  const limits = limitsOf(user, services.config.roleLimits);
+async function admit(
+  services: Services,
+  user: UserDef,
+  limits: ReturnType<typeof limitsOf>,
+  timeoutMs: number,
+  gone: AbortSignal,
+): Promise<() => void> {
   const concurrency = concurrencyOf(user, limits, services.config.statements.maxPerUser);
   const userReleased = concurrency
     ? await services.statements.acquire(user.name, concurrency.max, Date.now() + timeoutMs, concurrency.setting)
@@ -70,15 +75,16 @@ async function admit(services: Services, user: UserDef, timeoutMs: number, gone:
 }
 
 /**
- * Opens `sql` for `caller`. `gone` aborts when the session ends (the client went away).
- * Errors are thrown as ApiErrors, already logged.
+ * Opens `sql` for `caller`. `cancel` is the statement's own: the session aborts it with an
+ * ApiError (a CancelRequest, the client gone), and so does its deadline. Errors are thrown as
+ * ApiErrors, already logged.
  */
 export async function openStatement(
   services: Services,
   caller: Caller,
   sql: string,
   values: readonly ParamValue[],
-  gone: AbortSignal,
+  cancel: AbortController,
   /** The session's statement_timeout (as REST's timeout parameter); null: queryTimeoutMs. */
   sessionTimeoutMs: number | null = null,
   /** The session's vdb.max_staleness (as REST's maxStaleness parameter); undefined: each copy's own bound. */
@@ -101,12 +107,11 @@ export async function openStatement(
     });
   let release: () => void;
   try {
-    release = await admit(services, user, timeoutMs, gone);
+    release = await admit(services, user, limits, timeoutMs, cancel.signal);
   } catch (err) {
     failed(err);
     throw err;
   }
-  const cancel = new AbortController();
   let finished: () => void;
   try {
     finished = services.lifecycle.begin(cancel);
@@ -116,12 +121,8 @@ export async function openStatement(
     throw err;
   }
   const timer = setTimeout(() => cancel.abort(roleCapsTime ? roleTimeout(user.name, timeoutMs) : timeoutError(timeoutMs)), timeoutMs);
-  // The reason the session gives (a CancelRequest), else the client went away.
-  const onGone = () => cancel.abort(gone.reason instanceof ApiError ? gone.reason : clientGone());
-  gone.addEventListener('abort', onGone);
   const free = () => {
     clearTimeout(timer);
-    gone.removeEventListener('abort', onGone);
     finished();
     release();
   };

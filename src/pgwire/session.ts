@@ -7,7 +7,7 @@
  */
 import type { ParamValue } from '../engine/front/params.js';
 import type { Services } from '../services.js';
-import { BodyReader, commandComplete, dataRow, emptyMessage, MessageWriter, parameterStatus, readyForQuery } from './codec.js';
+import { BodyReader, commandComplete, dataRow, dataRows, emptyMessage, MessageWriter, parameterStatus, readyForQuery } from './codec.js';
 import type { Connection } from './connection.js';
 import { errorFields, errorResponse, noticeResponse, WireError } from './errors.js';
 import { cancelledByClient, clientGone, openStatement, type Caller, type OpenStatement } from './run-statement.js';
@@ -15,7 +15,8 @@ import { abortedBlock, sessionCommand, type CommandAnswer, type SessionState } f
 import { SessionSettings } from './settings.js';
 import { splitStatements, type Statement } from './statements.js';
 import { copyHeader, copyLine, copyPlan, type CopyPlan } from './copy.js';
-import { binaryValue, OID, pgTypeOf } from './types.js';
+import type { ResultColumn } from '../results/json.js';
+import { binaryValue, OID, pgTypeOf, type PgType } from './types.js';
 
 /** A prepared statement (Parse). */
 interface Prepared {
@@ -40,7 +41,7 @@ interface Portal {
   finished: boolean;
   /** A COPY ... TO STDOUT: how its rows are written. */
   copy: CopyPlan | null;
-  /** Stops the portal's statement: a CancelRequest, the client gone. */
+  /** The portal's statement's own: aborted by a CancelRequest, the client gone, its deadline. */
   stop: AbortController;
 }
 
@@ -325,7 +326,7 @@ export class Session implements SessionState {
       this.caller,
       text,
       portal.values,
-      portal.stop.signal,
+      portal.stop,
       this.settings.statementTimeoutMs(),
       this.settings.maxStalenessSeconds(),
     );
@@ -335,6 +336,10 @@ export class Session implements SessionState {
   /** RowDescription, or NoData for a statement without rows. `simple`: the simple query sends no NoData. */
   private async describePortal(portal: Portal, simple: boolean): Promise<void> {
     await this.ensureOpen(portal);
+    if (!portal.answer && this.returnsRows(portal)) {
+      this.connection.send(rowDescription(portal.open!.execution.columns, portal.formats));
+      return;
+    }
     const columns = portal.answer
       ? portal.answer.columns?.map((name) => ({ name, type: { oid: OID.text, size: -1, modifier: -1 } }))
       : this.returnsRows(portal)
@@ -344,12 +349,7 @@ export class Session implements SessionState {
       if (!simple) this.connection.send(emptyMessage('n'));
       return;
     }
-    const writer = new MessageWriter('T').int16(columns.length);
-    columns.forEach((column, i) => {
-      writer.cstring(column.name).int32(0).int16(0).int32(column.type.oid).int16(column.type.size).int32(column.type.modifier);
-      writer.int16(this.formatOf(portal, i));
-    });
-    this.connection.send(writer.end());
+    this.connection.send(describeColumns(columns, portal.formats));
   }
 
   private returnsRows(portal: Portal): boolean {
@@ -357,7 +357,7 @@ export class Session implements SessionState {
   }
 
   private formatOf(portal: Portal, column: number): number {
-    return portal.formats.length === 1 ? portal.formats[0]! : (portal.formats[column] ?? 0);
+    return formatIn(portal.formats, column);
   }
 
   /** Sends up to `maxRows` rows (0: all), then the tag, or PortalSuspended when rows remain. */
@@ -369,6 +369,7 @@ export class Session implements SessionState {
     if (portal.copy) return this.sendCopy(portal, portal.copy);
     const rowsToClient = portal.answer !== null || this.returnsRows(portal);
     const binary = portal.open?.execution.columns.map((c, i) => (this.formatOf(portal, i) === 1 ? c.type : null));
+    const anyBinary = binary?.some((t) => t !== null) ?? false;
     let count = 0;
     let firstValue: string | null = null;
     for (;;) {
@@ -378,12 +379,23 @@ export class Session implements SessionState {
         return;
       }
       if (portal.pending.length === 0 && !(await this.readMore(portal))) break;
+      if (rowsToClient && maxRows <= 0 && !anyBinary) {
+        // All the rows are asked for: a chunk's rows go as one buffer.
+        const rows = portal.pending;
+        portal.pending = [];
+        this.connection.send(dataRows(rows));
+        count += rows.length;
+        portal.sent += rows.length;
+        if (this.connection.full) await this.connection.flush();
+        if (this.connection.gone.signal.aborted) throw clientGone();
+        continue;
+      }
       const row = portal.pending.shift()!;
       if (!rowsToClient) {
         firstValue ??= row[0] ?? null;
         continue;
       }
-      this.connection.send(binary?.some((t) => t !== null) ? binaryRow(row, binary) : dataRow(row));
+      this.connection.send(anyBinary ? binaryRow(row, binary!) : dataRow(row));
       count++;
       portal.sent++;
       if (this.connection.full) await this.connection.flush();
@@ -458,6 +470,39 @@ export class Session implements SessionState {
     this.stopAll(clientGone());
     await this.closePortals();
   }
+}
+
+/** A result column's format code: one code for all, one per column, or none (text). */
+const formatIn = (formats: readonly number[], column: number) => (formats.length === 1 ? formats[0]! : (formats[column] ?? 0));
+
+/** RowDescription of columns with their types and formats. */
+function describeColumns(columns: ReadonlyArray<{ name: string; type: PgType }>, formats: readonly number[]): Buffer {
+  const writer = new MessageWriter('T').int16(columns.length);
+  columns.forEach((column, i) => {
+    writer.cstring(column.name).int32(0).int16(0).int32(column.type.oid).int16(column.type.size).int32(column.type.modifier);
+    writer.int16(formatIn(formats, i));
+  });
+  return writer.end();
+}
+
+/** RowDescriptions of statements' result columns: a known statement's columns are the same list each time. */
+const rowDescriptions = new WeakMap<readonly ResultColumn[], Map<string, Buffer>>();
+
+function rowDescription(columns: readonly ResultColumn[], formats: readonly number[]): Buffer {
+  let byFormats = rowDescriptions.get(columns);
+  if (!byFormats) rowDescriptions.set(columns, (byFormats = new Map()));
+  const key = formats.join(',');
+  let message = byFormats.get(key);
+  if (!message) {
+    message = describeColumns(
+      columns.map((c) => ({ name: c.name, type: pgTypeOf(c.type) })),
+      formats,
+    );
+    // A client's formats are few; a bound on them all the same.
+    if (byFormats.size >= 16) byFormats.clear();
+    byFormats.set(key, message);
+  }
+  return message;
 }
 
 /** A parameter sent in binary: the integer, float and boolean types; others are refused. */

@@ -203,8 +203,15 @@ function arrayText(element: ValueText): ValueText {
   return text;
 }
 
+/** The converters of each list of columns: a known statement's columns are the same list each time. */
+const converters = new WeakMap<readonly ResultColumn[], ValueText[]>();
+
 /** The converters of a result's columns, in order. */
-export const columnTexts = (columns: readonly ResultColumn[]): ValueText[] => columns.map((c) => valueTextOf(c.type));
+export function columnTexts(columns: readonly ResultColumn[]): ValueText[] {
+  let texts = converters.get(columns);
+  if (!texts) converters.set(columns, (texts = columns.map((c) => valueTextOf(c.type))));
+  return texts;
+}
 
 /**
  * A value in binary format, from its text: the integers, floats and booleans; other types are

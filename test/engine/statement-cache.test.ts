@@ -301,6 +301,63 @@ test('constants sent as parameters of a prepared statement answer byte for byte 
   await postgres.query('DROP TABLE cache_numbers');
 });
 
+test('strings sent as untyped parameters of a prepared statement answer as written out, typed by where they stand', async () => {
+  await postgres.query('DROP TABLE IF EXISTS cache_strings');
+  await postgres.query(`CREATE TABLE cache_strings AS SELECT g AS id, 'item ' || g AS label, (g / 4.0)::numeric(10,2) AS ratio,
+      date '2024-01-01' + g AS day, timestamptz '2024-01-01 00:00:00+00' + g * interval '5 hours' AS at FROM generate_series(1, 200) g`);
+  await adminCall("CALL SYSADMIN.refreshDataSource('pgc')");
+  const statements: Array<[string, unknown[][]]> = [
+    ['SELECT * FROM pgc.cache_strings WHERE id = $1', [['3'], ['150'], ['999']]],
+    [
+      'SELECT id, label FROM pgc.cache_strings WHERE label = $1 OR label LIKE $2 ORDER BY id',
+      [
+        ['item 7', 'item 19%'],
+        ['x', 'item 2_'],
+      ],
+    ],
+    [
+      'SELECT id FROM pgc.cache_strings WHERE day BETWEEN $1 AND $2 AND ratio > $3 ORDER BY id',
+      [
+        ['2024-02-01', '2024-02-20', '8.5'],
+        ['2024-05-01', '2024-06-01', '35'],
+      ],
+    ],
+    [
+      'SELECT id, at FROM pgc.cache_strings WHERE at >= $1 AND id < $2 ORDER BY id',
+      [
+        ['2024-01-03 12:00:00+00', '20'],
+        ['2024-01-02', '9'],
+      ],
+    ],
+    [
+      'SELECT id, $1 AS tag, ratio * $2 FROM pgc.cache_strings WHERE id = $3',
+      [
+        ['a', '2', '4'],
+        ['b', '0.5', '5'],
+      ],
+    ],
+  ];
+  const preparedBefore = prepared;
+  for (const [sql, paramSets] of statements) {
+    await touchCatalog();
+    await query(sql, { params: paramSets[0] });
+    const answers = [];
+    for (const params of paramSets.slice(1)) answers.push(await query(sql, { params }));
+    for (const [i, params] of paramSets.slice(1).entries()) {
+      await touchCatalog();
+      assert.deepEqual(await query(sql, { params }), answers[i], `${sql} ${JSON.stringify(params)}`);
+      assert.equal(answers[i]!.status, 200, answers[i]!.body);
+    }
+  }
+  assert.ok(prepared - preparedBefore >= 5, `prepared statements used: ${prepared - preparedBefore}`);
+  // An invalid value is the statement's error either way.
+  await query('SELECT id FROM pgc.cache_strings WHERE id = $1', { params: ['4'] });
+  const invalid = await query('SELECT id FROM pgc.cache_strings WHERE id = $1', { params: ['four'] });
+  assert.equal(invalid.status, 400, invalid.body);
+  assert.match(invalid.body, /invalid input syntax for type integer/);
+  await postgres.query('DROP TABLE cache_strings');
+});
+
 test('a result beyond the rows a prepared statement reads is streamed with COPY, the same rows as written out', async () => {
   await postgres.query('DROP TABLE IF EXISTS cache_spill');
   await postgres.query(`CREATE TABLE cache_spill AS SELECT g AS id, 'row ' || g AS label, (g * 0.5)::numeric(8,1) AS half

@@ -65,9 +65,24 @@ test('numbers and booleans become parameters of the type PostgreSQL gives the co
   );
 });
 
-test('strings, type modifiers and ORDER BY, GROUP BY and DISTINCT ON items stay written out', () => {
+test('strings become untyped parameters, typed by where they stand as PostgreSQL types the constant', () => {
+  const { template, constants } = templateFor("SELECT a FROM t WHERE name = 'x' AND day > '2024-01-01'::date AND id = 5");
+  assert.ok(template);
+  const made = parameterized(template, constants)!;
+  assert.deepEqual(
+    { ...made, sql: made.sql.replace(/\s+/g, ' ') },
+    { sql: 'SELECT a FROM t WHERE name = $1 AND day > $2::date AND id = $3::int4', values: ['x', '2024-01-01', '5'] },
+  );
+  // One untyped parameter in two places would take one type for both: each string stays its own constant.
+  const twice = parameterized({ parts: ['SELECT ', ' = ', ''], holes: [0, 0], parameters: [true] }, ["'x'"]);
+  assert.equal(twice, null);
+});
+
+test('strings cast to a type with modifiers, type modifiers and ORDER BY, GROUP BY and DISTINCT ON items stay written out', () => {
+  // interval '1' day reads '1' as days: as a parameter it would be read as an interval first (1 second).
+  assert.deepEqual(markedTree(parseStatement("SELECT a FROM t WHERE d = interval '1' day")).parameters, [false, false]);
   const cases = [
-    "SELECT a FROM t WHERE name = 'x'",
+    "SELECT a FROM t WHERE b = '1'::bit(3)",
     'SELECT CAST(a AS numeric(10, 2)) FROM t',
     'SELECT a, b FROM t ORDER BY 2',
     'SELECT a, count(*) FROM t GROUP BY 1',

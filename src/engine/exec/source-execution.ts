@@ -22,7 +22,7 @@ import { standInColumns } from './stand-ins.js';
 import { NOT_DECIMAL } from './load-scale.js';
 import type { SourceSelectPlan } from '../plan/choose.js';
 import type { WholePlan } from '../plan/whole.js';
-import type { BoundedCache } from '../tree/statement-cache.js';
+import { BoundedCache } from '../tree/statement-cache.js';
 
 /** Most rows of a result written without the engine; a larger result is loaded into it. */
 export const DIRECT_ROWS = 2048;
@@ -438,6 +438,12 @@ function preparedSelect(
   return select;
 }
 
+/**
+ * The prepared SELECTs a source refused with parameters (an untyped parameter it cannot type):
+ * asked as written out from then on, not refused again each time (a refusal costs a connection).
+ */
+const refusedSelects = new WeakMap<WholeStatementConnector, BoundedCache<true>>();
+
 /** Most rows read through a prepared statement; a result with more is streamed with COPY. */
 const PREPARED_ROWS = 1000;
 
@@ -454,11 +460,17 @@ async function* preparedOrStreamed(
   signal: AbortSignal,
   onRows?: (count: number) => void,
 ): AsyncGenerator<string> {
-  const rows = await connector.preparedStatementJson!(select, values, PREPARED_ROWS, signal).catch((err: unknown) => {
-    // Refused as written with parameters (a place PostgreSQL takes only a constant): as written out, then.
-    if (NOT_VALID_THERE.test((err as { code?: string }).code ?? '') && !signal.aborted) return null;
-    throw err;
-  });
+  let refused = refusedSelects.get(connector);
+  const rows =
+    refused?.peek(select) !== undefined
+      ? null
+      : await connector.preparedStatementJson!(select, values, PREPARED_ROWS, signal).catch((err: unknown) => {
+          // Refused as written with parameters (a place PostgreSQL takes only a constant): as written out, then, from now on.
+          if (!NOT_VALID_THERE.test((err as { code?: string }).code ?? '') || signal.aborted) throw err;
+          if (!refused) refusedSelects.set(connector, (refused = new BoundedCache<true>(MAX_PREPARED_SELECTS)));
+          refused.set(select, true);
+          return null;
+        });
   if (rows === null) {
     yield* connector.streamStatementJson(copy.sql, copy.form, signal, onRows);
     return;

@@ -93,6 +93,11 @@ export function markedTree(tree: ParseResult): { tree: ParseResult; parameters: 
   const literalOnly = new Set<unknown>();
   const constantOf = (node: unknown) => (isObject(node) && isObject(node.A_Const) ? node.A_Const : undefined);
   collectTypeModifiers(copy, literalOnly);
+  // A string cast to a type with modifiers (interval '1' day, '1'::bit(3)) is read with them;
+  // a parameter would be read first, then cast: other values.
+  walk(copy, (nodeType, node) => {
+    if (nodeType === 'TypeCast' && (node.typeName?.typmods?.length ?? 0) > 0) literalOnly.add(constantOf(node.arg));
+  });
   // Every constant of an ORDER BY, GROUP BY (grouping sets too) or DISTINCT ON item, not only
   // the positions themselves: simpler to see right, and such statements merely skip preparing.
   const constantsBelow = (value: unknown) => walk(value, (nodeType, node) => void (nodeType === 'A_Const' && literalOnly.add(node)));
@@ -148,10 +153,16 @@ export function fill(template: Pick<WholeTemplate, 'parts' | 'holes'>, constants
 }
 
 const INT4_MAX = 2_147_483_647n;
+/** A string constant's parameter: written `$n`, without a cast. */
+const UNKNOWN = 'unknown';
 const INT8_MAX = 9_223_372_036_854_775_807n;
 
-/** The type PostgreSQL gives a constant written this way; null for strings (typed by where they stand). */
+/**
+ * The type PostgreSQL gives a constant written this way: a string is `unknown`, sent as an
+ * untyped parameter, which PostgreSQL types by where it stands, as it types a string constant.
+ */
 function parameterType(text: string): string | null {
+  if (text.startsWith("'")) return UNKNOWN;
   if (text === 'true' || text === 'false') return 'bool';
   if (/^\d+$/.test(text)) return BigInt(text) <= INT4_MAX ? 'int4' : BigInt(text) <= INT8_MAX ? 'int8' : 'numeric';
   if (/^[\d.eE+-]+$/.test(text)) return 'numeric';
@@ -178,8 +189,11 @@ export function parameterized(
     const type = template.parameters[constant] ? parameterType(constants[constant]!) : null;
     if (!type) return null;
     if (!numbers.has(constant)) {
-      values.push(constants[constant]!);
+      values.push(type === UNKNOWN ? constants[constant]!.slice(1, -1) : constants[constant]!);
       numbers.set(constant, values.length);
+    } else if (type === UNKNOWN) {
+      // One untyped parameter in two places would take the type of the first: each string stays its own.
+      return null;
     }
     types.push(type);
   }
@@ -189,7 +203,10 @@ export function parameterized(
   let sql = byTypes.get(typesKey);
   if (sql === undefined) {
     sql = template.parts[0]!;
-    for (let i = 0; i < template.holes.length; i++) sql += `$${numbers.get(template.holes[i]!)}::${types[i]}` + template.parts[i + 1]!;
+    for (let i = 0; i < template.holes.length; i++) {
+      const number = `$${numbers.get(template.holes[i]!)}`;
+      sql += (types[i] === UNKNOWN ? number : `${number}::${types[i]}`) + template.parts[i + 1]!;
+    }
     byTypes.set(typesKey, sql);
   }
   return { sql, values };
