@@ -916,6 +916,16 @@ export const STATEMENTS: readonly string[] = [
   "SELECT x::text::int, '5'::int::text, x::numeric::text, CASE WHEN x > '0' THEN x END::text FROM (VALUES ('1')) v(x)",
   // Floats in rows (the engine writes the row's JSON).
   "SELECT x, x::float4 FROM (VALUES (1e15::float8), (1e-5), (123456789012345678), (-0.0), (1e6), ('NaN'), ('Infinity'), (NULL)) v(x)",
+  // Rows compared field by field: NULL where a NULL field decides, subqueries of several columns.
+  'SELECT ROW(1, 2) = ROW(1, NULL) AS a, ROW(1, 2) <> ROW(3, NULL) AS b, ROW(1, 2) < ROW(1, NULL) AS c, (1, NULL) < (2, 0) AS d, (2, 1) >= (2, 1) AS e',
+  'SELECT (1, NULL) IS DISTINCT FROM (1, NULL) AS a, (1, 2) IS NOT DISTINCT FROM (1, 3) AS b, ROW(NULL, NULL) IS NULL AS c, ROW(1, NULL) IS NULL AS d, ROW(1, NULL) IS NOT NULL AS e',
+  'SELECT (1, 2) IN ((1, NULL), (2, 2)) AS a, (1, 2) NOT IN ((1, NULL), (2, 2)) AS b, (1, 2) IN ((1, 2), (3, 4)) AS c',
+  'SELECT ROW(1, 2) = (SELECT 1, 2) AS a, (1, 2) < (SELECT 1, 3) AS b, (1, 2) = (SELECT 1, 2 WHERE false) AS c',
+  'SELECT x, (x, y) = (SELECT a, b FROM (VALUES (1, 2), (3, 5)) w(a, b) WHERE a = x) AS v FROM (VALUES (1, 2), (3, NULL), (4, 4)) v(x, y) ORDER BY x',
+  'SELECT x, (x + 1, y * 2) <= (SELECT 2, 4) AS v FROM (VALUES (1, 2), (3, NULL), (4, 4)) v(x, y) ORDER BY x',
+  'SELECT x FROM (VALUES (1, 2), (3, NULL), (4, 4)) v(x, y) WHERE (x, y) IN (SELECT 1, 2 UNION ALL SELECT 3, NULL) ORDER BY x',
+  'SELECT x, (x, y) NOT IN (SELECT 1, 2 UNION ALL SELECT 3, NULL) AS a, (x, y) < ANY (SELECT 1, 2 UNION ALL SELECT 3, NULL) AS b, (x, y) <> ALL (SELECT 4, 4) AS c FROM (VALUES (1, 2), (3, NULL), (4, 4)) v(x, y) ORDER BY x',
+  'SELECT count(*) AS n FROM (VALUES (1, 2)) v(x, y) HAVING (count(*), max(x)) = (SELECT 1, 1)',
 ];
 
 /** Statements PostgreSQL refuses: vdb must refuse them too (a 4xx, never rows). */
@@ -940,6 +950,9 @@ export const FAILING: readonly string[] = [
   "SELECT x::bytea FROM (VALUES ('\\x0')) v(x)",
   "SELECT x::bytea FROM (VALUES ('\\9')) v(x)",
   'SELECT 2.5::float8::money',
+  'SELECT (1, 2, 3) = (1, 2)',
+  'SELECT (1, 2) = (SELECT 1, 2, 3)',
+  'SELECT ROW(1, 2) = (SELECT a, b FROM (VALUES (1, 2), (3, 5)) w(a, b))',
 ];
 
 /**
@@ -1077,4 +1090,8 @@ export const TABLE_STATEMENTS: readonly string[] = [
   "SELECT id, (t || '\\\\')::bytea, ('\\x' || to_hex(id * 17))::bytea FROM {t} ORDER BY id",
   'SELECT id, v::char(6), length(v::char(6)), n::money, t::name FROM {t} ORDER BY id',
   'SELECT id, f::numeric::text, ln(abs(n) + 1), exp(n / 100), log(2, abs(n) + 1) FROM {t} WHERE f::numeric > -1 ORDER BY id',
+  // Rows compared field by field (NULL where a NULL field decides), with a subquery of several columns.
+  "SELECT id, (i, b) = (7, 42) AS a, (i, n) < (7, 1) AS b, (i, t) IN ((1, 'apple'), (7, NULL)) AS c, ROW(i, f) IS NULL AS d FROM {t} ORDER BY id",
+  'SELECT id FROM {t} a WHERE (a.i, a.t) IN (SELECT b.i, b.t FROM {t} b WHERE b.id <> a.id) ORDER BY id',
+  'SELECT id, (i, b) = (SELECT max(i), max(b) FROM {t}) AS a, (i, f) NOT IN (SELECT i, f FROM {t} WHERE flag) AS b FROM {t} ORDER BY id',
 ];

@@ -16,6 +16,7 @@
  *  - RANGE offsets over an integer window key: the key read as a HUGEINT (no overflow at the limits).
  *  - A char(n) column where PostgreSQL reads it without its padding: rtrim(x, ' ') (plan/padded-uses.ts).
  *  - An aggregate of an outer query's columns inside a subquery is refused: outer-aggregates.ts.
+ *  - Rows compared field by field (NULLs as PostgreSQL), also with subqueries: row-comparisons.ts.
  *  - Functions and operators the engine lacks or reads otherwise (round, lag/lead defaults,
  *    to_char, format, generate_series in a select list, ...): postgres-functions.ts.
  * What cannot be written to answer as PostgreSQL does is refused with a 400 naming it.
@@ -32,10 +33,11 @@ import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js'
 import { probedType, typedDifference, typedSum } from './probed-types.js';
 import { comparedAverage, comparedAverages } from './compared-averages.js';
 import { refuseOuterAggregates } from './outer-aggregates.js';
+import { rowComparison } from './row-comparisons.js';
 import { boundValues } from './value-bounds.js';
 import { likeCall, similarCall, similarSubstring } from './sql-patterns.js';
 import { matchTestRegex } from './posix-regex.js';
-import { statementTooComplex } from '../../errors.js';
+import { badRequest, statementTooComplex } from '../../errors.js';
 import {
   asVarchar,
   call,
@@ -297,7 +299,7 @@ function strippedReference(node: Node): Node | undefined {
   return trimmed;
 }
 
-/** Refuses the forms the engine cannot answer as PostgreSQL does: no columns, a row compared with a subquery of several. */
+/** Refuses the forms the engine cannot answer as PostgreSQL does: no columns, a subquery compared with a row. */
 function refuseForms(node: Node): void {
   const select = asKind(node, 'SelectStmt');
   if (select && withoutColumns(select)) {
@@ -307,23 +309,9 @@ function refuseForms(node: Node): void {
     );
   }
   const compared = asKind(node, 'A_Expr');
-  if (
-    compared &&
-    [compared.lexpr, compared.rexpr].some((side) => asKind(side, 'RowExpr')) &&
-    [compared.lexpr, compared.rexpr].some((side) => asKind(side, 'SubLink'))
-  ) {
-    throw notAsPostgres(
-      'A row compared with a subquery of several columns (ROW(a, b) = (SELECT x, y ...))',
-      'Compare the columns one by one: EXISTS (SELECT 1 FROM ... WHERE x = a AND y = b).',
-    );
-  }
-  const sublink = asKind(node, 'SubLink');
-  if (sublink && (sublink.subLinkType === 'ROWCOMPARE_SUBLINK' || asKind(sublink.testexpr, 'RowExpr'))) {
-    // The engine's subqueries give one column; its rows compare otherwise where NULLs are among them.
-    throw notAsPostgres(
-      'A row compared with a subquery of several columns (ROW(a, b) = (SELECT x, y ...), (a, b) IN (SELECT x, y ...))',
-      'Compare the columns one by one: EXISTS (SELECT 1 FROM ... WHERE x = a AND y = b).',
-    );
+  if (compared && asKind(compared.lexpr, 'SubLink') && asKind(compared.rexpr, 'RowExpr')) {
+    // PostgreSQL fails it too (a subquery compared with a row must stand on the right).
+    throw badRequest('subquery must return only one column', null, 'Invalid query');
   }
 }
 
@@ -351,6 +339,8 @@ function rewriteNode(node: Node): Node | undefined {
   if (--rewriteBudget < 0) throw statementTooComplex();
   const trimmed = strippedReference(node);
   if (trimmed) return trimmed;
+  const rows = rowComparison(node);
+  if (rows) return rewrite(rows);
   refuseForms(node);
   if (asKind(node, 'GroupingFunc')) {
     // grouping(): PostgreSQL's is an integer (int4), the engine's a bigint.
