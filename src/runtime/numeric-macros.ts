@@ -146,6 +146,8 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
     `CASE WHEN $p IS NULL THEN NULL WHEN vdb_num_r($p) > 18 OR vdb_num_e($p) >= 20 THEN error($what || ' of more than 18 decimals or 20 digits before the point, compared, is not supported by vdb''s engine') ELSE CAST(vdb_num_text($p) AS DECIMAL(38,18)) END`,
   ],
   ['vdb_num_result(p)', `{'pg numeric': vdb_num_text($p)}`],
+  // A numeric's text as it is (NaN, which the engine's numbers cannot hold).
+  ['vdb_num_shown(t)', `{'pg numeric': CAST($t AS VARCHAR)}`],
   ['vdb_json_result(j)', `{'pg json': CAST($j AS VARCHAR)}`],
   // A float as PostgreSQL's to_json writes it (from its text t): whole numbers without ".0",
   // non-finite values as strings; exponent forms (below 1e-4, from 1e15) are refused.

@@ -916,6 +916,9 @@ export const STATEMENTS: readonly string[] = [
   "SELECT x::text::int, '5'::int::text, x::numeric::text, CASE WHEN x > '0' THEN x END::text FROM (VALUES ('1')) v(x)",
   // Floats in rows (the engine writes the row's JSON).
   "SELECT x, x::float4 FROM (VALUES (1e15::float8), (1e-5), (123456789012345678), (-0.0), (1e6), ('NaN'), ('Infinity'), (NULL)) v(x)",
+  // A numeric NaN shown or cast to text is PostgreSQL's; compared or sorted, refused.
+  "SELECT ' NaN '::numeric(5,2) AS v, 'NaN'::numeric::text AS w, x, 'nan'::numeric FROM (VALUES (1), (2)) v(x) ORDER BY x",
+  "SELECT 'NaN'::numeric > 1 AS v",
   // Rows compared field by field: NULL where a NULL field decides, subqueries of several columns.
   'SELECT ROW(1, 2) = ROW(1, NULL) AS a, ROW(1, 2) <> ROW(3, NULL) AS b, ROW(1, 2) < ROW(1, NULL) AS c, (1, NULL) < (2, 0) AS d, (2, 1) >= (2, 1) AS e',
   'SELECT (1, NULL) IS DISTINCT FROM (1, NULL) AS a, (1, 2) IS NOT DISTINCT FROM (1, 3) AS b, ROW(NULL, NULL) IS NULL AS c, ROW(1, NULL) IS NULL AS d, ROW(1, NULL) IS NOT NULL AS e',

@@ -191,7 +191,15 @@ interface CastParts {
 type CastRule = (parts: CastParts) => Node | null | undefined;
 
 /** numeric without precision and scale: a literal's own, or per value (numeric-values.ts). */
-const numericCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal }) => {
+const numericCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal, stringLiteral }) => {
+  if (type === 'numeric' && !arrayBounds && stringLiteral && literal?.trim().toLowerCase() === 'nan') {
+    // Shown in the select list it is PostgreSQL's text (numeric-values.ts), and so cast to text.
+    if (castUse(cast) === 'text') return stringConst('NaN');
+    throw notAsPostgres(
+      "A numeric NaN in this place (the engine's numbers hold none; PostgreSQL compares and sorts it above every number)",
+      'A NaN is answered shown in the select list or cast to text; compute with float8 (whose NaN compares and sorts as PostgreSQL does).',
+    );
+  }
   if (!(type === 'numeric' && !typmods && !arrayBounds)) return undefined;
   const exact = literal === null ? null : decimalOf(literal);
   if (literal === null && !isVolatile(arg)) return numericOfExpression(arg, cast);
