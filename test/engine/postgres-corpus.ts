@@ -916,6 +916,14 @@ export const STATEMENTS: readonly string[] = [
   "SELECT x::text::int, '5'::int::text, x::numeric::text, CASE WHEN x > '0' THEN x END::text FROM (VALUES ('1')) v(x)",
   // Floats in rows (the engine writes the row's JSON).
   "SELECT x, x::float4 FROM (VALUES (1e15::float8), (1e-5), (123456789012345678), (-0.0), (1e6), ('NaN'), ('Infinity'), (NULL)) v(x)",
+  // money computed with: on cents, multiplied and divided as PostgreSQL does (integers exactly, a division truncating, other numbers rounded half to even).
+  "SELECT '12.34'::money * 2 AS a, '12.35'::money * 1.5 AS b, 2 * '0.05'::money AS c, '10.00'::money / 3 AS d, '-10.00'::money / 3 AS e, '10.00'::money / 4.0 AS f, '1.00'::money / '3.00'::money AS g",
+  "SELECT '1'::money + '2.50'::money AS a, '1'::money - '2.50' AS b, ('1'::money + '2'::money)::text AS t, ('5'::money - '1'::money)::numeric AS n, '0.05'::money * 0.5 AS h, '0.15'::money * 0.5 AS i",
+  'SELECT sum(x::money) AS s, min(x::money) AS mi, max(x::money * 2) AS ma FROM (VALUES (1.25), (-3.50), (1000.00)) v(x)',
+  "SELECT x FROM (VALUES (1.25), (-3.50), (1000.00)) v(x) WHERE x::money * 2 > '2'::money ORDER BY x",
+  'SELECT x::money * y AS a, x::money / y AS b FROM (VALUES (1.25, 0.5::float8), (2.55, 2.25)) v(x, y)',
+  'SELECT x::money * y AS a, x::money / y AS b FROM (VALUES (1.25, 3), (2.55, -2)) v(x, y)',
+  'SELECT x, sum(x::money) OVER (ORDER BY x) AS s FROM (VALUES (1.25), (-3.50)) v(x) ORDER BY x',
   // A numeric NaN shown or cast to text is PostgreSQL's; compared or sorted, refused.
   "SELECT ' NaN '::numeric(5,2) AS v, 'NaN'::numeric::text AS w, x, 'nan'::numeric FROM (VALUES (1), (2)) v(x) ORDER BY x",
   "SELECT 'NaN'::numeric > 1 AS v",
@@ -954,6 +962,10 @@ export const FAILING: readonly string[] = [
   "SELECT x::bytea FROM (VALUES ('\\9')) v(x)",
   'SELECT 2.5::float8::money',
   'SELECT (1, 2, 3) = (1, 2)',
+  "SELECT -'3'::money",
+  "SELECT '92233720368547758.07'::money + '0.01'::money",
+  "SELECT '1'::money * '1'::money",
+  "SELECT '1'::money / 0",
   'SELECT (1, 2) = (SELECT 1, 2, 3)',
   'SELECT ROW(1, 2) = (SELECT a, b FROM (VALUES (1, 2), (3, 5)) w(a, b))',
 ];
@@ -1096,5 +1108,6 @@ export const TABLE_STATEMENTS: readonly string[] = [
   // Rows compared field by field (NULL where a NULL field decides), with a subquery of several columns.
   "SELECT id, (i, b) = (7, 42) AS a, (i, n) < (7, 1) AS b, (i, t) IN ((1, 'apple'), (7, NULL)) AS c, ROW(i, f) IS NULL AS d FROM {t} ORDER BY id",
   'SELECT id FROM {t} a WHERE (a.i, a.t) IN (SELECT b.i, b.t FROM {t} b WHERE b.id <> a.id) ORDER BY id',
+  "SELECT id, n::money * 2 AS a, n::money / 3 AS b, n::money * f AS c, (n::money + '1'::money)::text AS d, sum(n::money) OVER () AS e FROM {t} ORDER BY id",
   'SELECT id, (i, b) = (SELECT max(i), max(b) FROM {t}) AS a, (i, f) NOT IN (SELECT i, f FROM {t} WHERE flag) AS b FROM {t} ORDER BY id',
 ];

@@ -17,6 +17,7 @@
  *  - A char(n) column where PostgreSQL reads it without its padding: rtrim(x, ' ') (plan/padded-uses.ts).
  *  - An aggregate of an outer query's columns inside a subquery is refused: outer-aggregates.ts.
  *  - Rows compared field by field (NULLs as PostgreSQL), also with subqueries: row-comparisons.ts.
+ *  - money arithmetic as casts of its numbers to money: money-arithmetic.ts.
  *  - Functions and operators the engine lacks or reads otherwise (round, lag/lead defaults,
  *    to_char, format, generate_series in a select list, ...): postgres-functions.ts.
  * What cannot be written to answer as PostgreSQL does is refused with a 400 naming it.
@@ -34,6 +35,7 @@ import { probedType, typedDifference, typedSum } from './probed-types.js';
 import { comparedAverage, comparedAverages } from './compared-averages.js';
 import { refuseOuterAggregates } from './outer-aggregates.js';
 import { rowComparison } from './row-comparisons.js';
+import { moneyArithmetic } from './money-arithmetic.js';
 import { boundValues } from './value-bounds.js';
 import { likeCall, similarCall, similarSubstring } from './sql-patterns.js';
 import { matchTestRegex } from './posix-regex.js';
@@ -478,7 +480,7 @@ function guardScales(node: Node): Node {
 export function* engineSqlPasses(tree: ParseResult, strip: WeakSet<object> = new WeakSet()): Generator<void, string> {
   const nodes = countNodes(tree);
   refuseOuterAggregates(tree);
-  const guarded = mapTreeUp(tree, guardScales);
+  const guarded = moneyArithmetic(mapTreeUp(tree, guardScales));
   yield;
   rewriteBudget = Math.max(REWRITE_NODES_LEAST, REWRITE_NODES_PER_NODE * nodes);
   averages = comparedAverages(guarded);
