@@ -889,7 +889,7 @@ export const STATEMENTS: readonly string[] = [
   "SELECT timestamp '2024-01-02' - timestamp '2024-01-01', date '2024-01-02' - 1, 5 - 2",
   'SELECT x, generate_series(1, x) FROM (VALUES (1::int8), (2::int8)) v(x)',
   'SELECT x, generate_series(x, 3) FROM (VALUES (1), (2)) v(x)',
-  // upper keeps ß; json -> and ->> give the input's text, or are refused where the engine's would differ.
+  // upper keeps ß; json -> and ->> give the input's text.
   "SELECT upper('straße'), upper('ǆ'), lower('ẞ'), upper('ı')",
   'SELECT \'{"a":{"b":"c"}}\'::json -> \'a\', \'{"a":[1,2]}\'::json ->> \'a\', \'{"a": "x"}\'::json ->> \'a\'',
   "SELECT '[1, [2, 3]]'::json ->> 1",
@@ -924,6 +924,11 @@ export const STATEMENTS: readonly string[] = [
   'SELECT x::money * y AS a, x::money / y AS b FROM (VALUES (1.25, 0.5::float8), (2.55, 2.25)) v(x, y)',
   'SELECT x::money * y AS a, x::money / y AS b FROM (VALUES (1.25, 3), (2.55, -2)) v(x, y)',
   'SELECT x, sum(x::money) OVER (ORDER BY x) AS s FROM (VALUES (1.25), (-3.50)) v(x) ORDER BY x',
+  // json -> and ->>: the part's text as written (spaces, 1.50, 1e2, escapes), the last of duplicate keys, indexes from the end.
+  'SELECT \'{"a": {"b": "c"}}\'::json -> \'a\' AS v, \'{"a": 1.50, "b": 1e2}\'::json ->> \'a\' AS a, \'{"a": 1.50, "b": 1e2}\'::json -> \'b\' AS b, \'{"a": "\\u00e9"}\'::json -> \'a\' AS e',
+  "SELECT '{\"a\": null}'::json -> 'a' AS a, '{\"a\": null}'::json ->> 'a' AS b, '{\"a\": 1}'::json -> 'z' AS c, '[1]'::json -> 'a' AS d, '{\"a\": 1}'::json -> 0 AS e",
+  "SELECT '[1, [2,  3] ]'::json -> -1 AS a, '[1, [2,  3] ]'::json -> 5 AS b, '[1, [2,  3] ]'::json -> 1 ->> 0 AS c, '{\"a\": [1,  2], \"a\": { \"b\" : 1 } }'::json -> 'a' AS d",
+  "SELECT x -> 'k' AS a, x ->> 'k' AS b FROM (VALUES ('{\"k\": [1, 2]}'::json), ('{\"k\": \"v\"}'), (NULL), ('{\"k\" : true }')) v(x)",
   // A numeric NaN shown or cast to text is PostgreSQL's; compared or sorted, refused.
   "SELECT ' NaN '::numeric(5,2) AS v, 'NaN'::numeric::text AS w, x, 'nan'::numeric FROM (VALUES (1), (2)) v(x) ORDER BY x",
   "SELECT 'NaN'::numeric > 1 AS v",
@@ -1109,5 +1114,6 @@ export const TABLE_STATEMENTS: readonly string[] = [
   "SELECT id, (i, b) = (7, 42) AS a, (i, n) < (7, 1) AS b, (i, t) IN ((1, 'apple'), (7, NULL)) AS c, ROW(i, f) IS NULL AS d FROM {t} ORDER BY id",
   'SELECT id FROM {t} a WHERE (a.i, a.t) IN (SELECT b.i, b.t FROM {t} b WHERE b.id <> a.id) ORDER BY id',
   "SELECT id, n::money * 2 AS a, n::money / 3 AS b, n::money * f AS c, (n::money + '1'::money)::text AS d, sum(n::money) OVER () AS e FROM {t} ORDER BY id",
+  `SELECT id, x::json -> 'n' AS a, x::json ->> 't' AS b, x::json -> 'n' ->> -1 AS c FROM (SELECT id, '{"t": ' || to_json(t)::text || ', "n": [' || n || ',  1 ]}' AS x FROM {t}) s ORDER BY id`,
   'SELECT id, (i, b) = (SELECT max(i), max(b) FROM {t}) AS a, (i, f) NOT IN (SELECT i, f FROM {t} WHERE flag) AS b FROM {t} ORDER BY id',
 ];

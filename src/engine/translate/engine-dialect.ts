@@ -46,7 +46,6 @@ import {
   cast,
   calledName,
   engineCall,
-  isVolatile,
   int,
   lambdas,
   literalText,
@@ -125,39 +124,16 @@ function upperCall(fc: FuncCall): Node | null {
   return replace(replace(engineCall('upper', [escaped]), '\x01\x03', '\u00df'), '\x01\x02', '\x01');
 }
 
-/**
- * `json -> key` and `json ->> key` giving an object or array: PostgreSQL keeps that part of the
- * input's text as written, the engine writes it anew without spaces; the same text only when
- * the input is already written so (refused otherwise).
- */
+/** `json -> key`, `json -> index`, `->>`: the part's text as written (runtime/json-parts.ts), as PostgreSQL's json keeps it. */
 const isArrow = (expr: A_Expr) => exprIs(expr, 'AEXPR_OP') && (operatorName(expr) === '->' || operatorName(expr) === '->>');
-/** Arrows whose result only feeds another arrow: checked there. */
-const innerArrows = new WeakSet<A_Expr>();
 
-function jsonPartChecked(expr: A_Expr, rewritten: Node): Node | null {
-  const operator = operatorName(expr);
-  if (expr.kind !== 'AEXPR_OP' || (operator !== '->' && operator !== '->>') || !expr.lexpr || isVolatile(expr.lexpr)) return null;
-  if (innerArrows.has(expr)) return null;
-  const part = engineCall('json_type', [op('->', asKind(rewritten, 'A_Expr')!.lexpr, asKind(rewritten, 'A_Expr')!.rexpr)]);
-  // The text that counts is the one the chain (x -> 'a' -> 0) starts from.
-  let input = asKind(rewritten, 'A_Expr')!.lexpr!;
-  for (let inner = asKind(input, 'A_Expr'); inner && isArrow(inner); inner = asKind(input, 'A_Expr')) input = inner.lexpr!;
-  const compound: Node = {
-    A_Expr: {
-      kind: 'AEXPR_IN',
-      name: [nameNode('=')],
-      lexpr: part,
-      rexpr: { List: { items: [stringConst('OBJECT'), stringConst('ARRAY')] } },
-    },
-  };
-  const rewrittenText: Node = op('<>', asVarchar(engineCall('json', [input])), asVarchar(input));
-  const failure = call('error', [
-    stringConst(
-      `${operator} giving a JSON object or array of a json value written with spaces is not supported by vdb's engine: PostgreSQL keeps the part's text as written, the engine removes the spaces; cast the part to text in the source, or apply ${operator} to a value written without spaces.`,
-    ),
-  ]);
-  const condition: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [compound, rewrittenText] } };
-  return { CaseExpr: { args: [{ CaseWhen: { expr: condition, result: failure } }], defresult: rewritten } };
+function jsonPartCall(expr: A_Expr, doc: Node, step: Node): Node {
+  const asText = operatorName(expr) === '->>';
+  const part = engineCall('vdb_json_part', [asVarchar(doc), step, { A_Const: { boolval: { boolval: asText } } }]);
+  if (asText) return part;
+  const json: TypeCast = { arg: part, typeName: typeNamed('json') };
+  written.add(json);
+  return { TypeCast: json };
 }
 
 /**
@@ -411,12 +387,7 @@ function rewriteNode(node: Node): Node | undefined {
     if (translated) return rewrite(translated);
     const division = expr.rexpr ? checkedDivision(expr) : null;
     if (division) return { A_Expr: { ...division, lexpr: rewrite(division.lexpr), rexpr: rewrite(division.rexpr) } };
-    if (isArrow(expr)) {
-      const inner = asKind(expr.lexpr, 'A_Expr');
-      if (inner && isArrow(inner)) innerArrows.add(inner);
-      const rewritten = mapChildren({ A_Expr: expr }, rewriteNode);
-      return jsonPartChecked(expr, rewritten) ?? rewritten;
-    }
+    if (isArrow(expr) && expr.lexpr && expr.rexpr) return jsonPartCall(expr, rewrite(expr.lexpr), rewrite(expr.rexpr));
     if (exprIs(expr, 'AEXPR_OP') && operatorName(expr) === '-' && mayBeDates(expr.lexpr) && mayBeDates(expr.rexpr)) {
       const difference = mapChildren({ A_Expr: expr }, rewriteNode);
       return typedDifference(difference, difference.A_Expr.lexpr!, difference.A_Expr.rexpr!);
