@@ -49,17 +49,16 @@ const numeric = (value: Node): Node => ({
   TypeCast: { arg: value, typeName: { names: [nameNode('numeric')], typmods: [int(38), int(2)] } },
 });
 
-/** The number (numeric(38,2)) of a money expression; its other operands rewritten by `outer`. */
-function numberOf(node: Node, outer: (value: Node) => Node): Node {
+/** The number (numeric(38,2)) of a money expression (its operands already written by this pass). */
+function numberOf(node: Node): Node {
   if (isMoneyCast(node)) {
-    const cast = asKind(node, 'TypeCast')!;
-    return numeric({ TypeCast: { ...cast, arg: outer(cast.arg!) } });
+    return numeric(node);
   }
   // An untyped literal beside money is read as money, as PostgreSQL reads it.
   const moneyOperand = (operand: Node) =>
-    isStringConst(operand) ? numeric({ TypeCast: { arg: operand, typeName: { names: [nameNode('money')] } } }) : numberOf(operand, outer);
+    isStringConst(operand) ? numeric({ TypeCast: { arg: operand, typeName: { names: [nameNode('money')] } } }) : numberOf(operand);
   const fc = asKind(node, 'FuncCall');
-  if (fc) return { FuncCall: { ...fc, args: [numberOf(fc.args![0]!, outer)] } };
+  if (fc) return { FuncCall: { ...fc, args: [numberOf(fc.args![0]!)] } };
   const expr = asKind(node, 'A_Expr')!;
   const operator = operatorOf(expr);
   const [left, right] = [expr.lexpr!, expr.rexpr];
@@ -73,10 +72,10 @@ function numberOf(node: Node, outer: (value: Node) => Node): Node {
     if (isMoney(left) && isMoney(right)) throw badRequest('operator does not exist: money * money', null, 'Invalid query');
     const [money, factor] = isMoney(left) ? [left, right!] : [right!, left];
     if (isStringConst(factor)) throw notAsPostgres('money times an untyped literal', 'Give the literal a type: 2::int or 1.5::float8.');
-    return engineCall('vdb_money_mul', [numberOf(money, outer), outer(factor)]);
+    return engineCall('vdb_money_mul', [numberOf(money), factor]);
   }
   if (isStringConst(right)) throw notAsPostgres('money divided by an untyped literal', 'Give the literal a type: 2::int or 1.5::float8.');
-  return engineCall('vdb_money_div', [numberOf(left, outer), outer(right!)]);
+  return engineCall('vdb_money_div', [numberOf(left), right!]);
 }
 
 /**
@@ -85,12 +84,11 @@ function numberOf(node: Node, outer: (value: Node) => Node): Node {
  * uses are found by identity).
  */
 export function moneyArithmetic<T>(tree: T): T {
-  const same = (value: Node) => value;
   return mapTreeUp(tree, (node) => {
     const expr = asKind(node, 'A_Expr');
-    if (expr && isRatio(node)) return engineCall('vdb_money_ratio', [numberOf(expr.lexpr!, same), numberOf(expr.rexpr!, same)]);
+    if (expr && isRatio(node)) return engineCall('vdb_money_ratio', [numberOf(expr.lexpr!), numberOf(expr.rexpr!)]);
     if (isMoneyCast(node) || !isMoney(node)) return node;
-    const cast: TypeCast = { arg: numberOf(node, same), typeName: { names: [nameNode('money')] } };
+    const cast: TypeCast = { arg: numberOf(node), typeName: { names: [nameNode('money')] } };
     return { TypeCast: cast };
   });
 }
