@@ -51,9 +51,8 @@ const numeric = (value: Node): Node => ({
 
 /** The number (numeric(38,2)) of a money expression (its operands already written by this pass). */
 function numberOf(node: Node): Node {
-  if (isMoneyCast(node)) {
-    return numeric(node);
-  }
+  // A copy of the cast: the statement's own cast may also be met where the pass does not run (a probe of the select list).
+  if (isMoneyCast(node)) return numeric({ TypeCast: { ...asKind(node, 'TypeCast')! } });
   // An untyped literal beside money is read as money, as PostgreSQL reads it.
   const moneyOperand = (operand: Node) =>
     isStringConst(operand) ? numeric({ TypeCast: { arg: operand, typeName: { names: [nameNode('money')] } } }) : numberOf(operand);
