@@ -174,6 +174,9 @@ export const columnText = (column: string, type: DuckDBType): string => {
  */
 function ownText(column: ResultColumn, c: string): string | null {
   const field = textField(column.type);
+  // A numeric NaN is a string in JSON, as PostgreSQL's to_json writes it.
+  if (field === 'pg numeric')
+    return `COALESCE(CASE struct_extract(${c}, 'pg numeric') WHEN 'NaN' THEN '"NaN"' ELSE struct_extract(${c}, 'pg numeric') END, 'null')`;
   if (field) return `COALESCE(struct_extract(${c}, ${sqlLiteral(field)}), 'null')`;
   const { typeId } = column.type;
   if (typeId === DuckDBTypeId.FLOAT || typeId === DuckDBTypeId.DOUBLE) return floatJsonSql(c, typeId);

@@ -19,6 +19,7 @@ import { defineValueChecks } from './value-macros.js';
 import { registerNumberFormat } from './number-format.js';
 import { registerDateTimeInput } from './datetime-functions.js';
 import { registerByteaInput } from './bytea-input.js';
+import { registerJsonParts } from './json-parts.js';
 import { registerNumericLogarithms } from './numeric-logarithms.js';
 import { registerFloatStatistics } from './float-statistics.js';
 
@@ -183,6 +184,7 @@ export class DuckRuntime {
       registerNumberFormat(setup);
       registerDateTimeInput(setup);
       registerByteaInput(setup);
+      registerJsonParts(setup);
       registerNumericLogarithms(setup);
       registerFloatStatistics(setup);
       registerExactRemainder(setup);

@@ -146,6 +146,32 @@ const MACROS: ReadonlyArray<readonly [string, string]> = [
     `CASE WHEN $p IS NULL THEN NULL WHEN vdb_num_r($p) > 18 OR vdb_num_e($p) >= 20 THEN error($what || ' of more than 18 decimals or 20 digits before the point, compared, is not supported by vdb''s engine') ELSE CAST(vdb_num_text($p) AS DECIMAL(38,18)) END`,
   ],
   ['vdb_num_result(p)', `{'pg numeric': vdb_num_text($p)}`],
+  // money arithmetic as PostgreSQL's on 64-bit cents (engine/translate/money-arithmetic.ts), over
+  // money numbers of two decimals: times or divided by an integer exactly (a division truncates),
+  // by another number through a double rounded half to even (rint), money / money a double.
+  // A number as money: exact (a DECIMAL or an integer) and within the range of 64-bit cents.
+  [
+    'vdb_money_number(n)',
+    `CASE WHEN NOT (starts_with(typeof($n), 'DECIMAL') OR typeof($n) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT')) THEN error('money from a value other than a number is not supported by vdb''s engine') WHEN abs(CAST($n AS DECIMAL(38,2))) > 92233720368547758.07 THEN error('money out of range') ELSE CAST($n AS DECIMAL(38,2)) END`,
+  ],
+  // A money number as PostgreSQL writes it under lc_monetary C: '$1,234.50', '-$0.25'.
+  [
+    'vdb_money_text(n)',
+    `(CASE WHEN $n < 0 THEN '-' ELSE '' END) || '$' || reverse(rtrim(regexp_replace(reverse(split_part(CAST(abs($n) AS VARCHAR), '.', 1)), '(\\d{3})', '\\1,', 'g'), ',')) || '.' || split_part(CAST(abs($n) AS VARCHAR), '.', 2)`,
+  ],
+  ['vdb_money_cents(m)', `CAST($m * 100 AS DOUBLE)`],
+  ['vdb_money_of_cents(c)', `CAST(CAST($c AS DECIMAL(38,0)) * 0.01 AS DECIMAL(38,2))`],
+  [
+    'vdb_money_mul(m, f)',
+    `CASE WHEN typeof($f) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT') THEN CAST($m * $f AS DECIMAL(38,2)) ELSE vdb_money_of_cents(round_even(vdb_money_cents($m) * CAST($f AS DOUBLE), 0)) END`,
+  ],
+  [
+    'vdb_money_div(m, d)',
+    `CASE WHEN $d = 0 THEN error('division by zero') WHEN typeof($d) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT') THEN vdb_money_of_cents(CAST($m * 100 AS HUGEINT) // $d) ELSE vdb_money_of_cents(round_even(vdb_money_cents($m) / CAST($d AS DOUBLE), 0)) END`,
+  ],
+  ['vdb_money_ratio(a, b)', `CASE WHEN $b = 0 THEN error('division by zero') ELSE vdb_money_cents($a) / vdb_money_cents($b) END`],
+  // A numeric's text as it is (NaN, which the engine's numbers cannot hold).
+  ['vdb_num_shown(t)', `{'pg numeric': CAST($t AS VARCHAR)}`],
   ['vdb_json_result(j)', `{'pg json': CAST($j AS VARCHAR)}`],
   // A float as PostgreSQL's to_json writes it (from its text t): whole numbers without ".0",
   // non-finite values as strings; exponent forms (below 1e-4, from 1e15) are refused.

@@ -41,12 +41,12 @@ const REFUSED: readonly string[] = [
   "SELECT 'a'::char(3) = 'a '",
   "SELECT concat('ab'::char(4), 'c')",
   "SELECT x || 'c' FROM (SELECT 'ab'::char(4) AS x) s",
-  "SELECT '1.5'::money + '2'::money",
+  "SELECT coalesce('1.5'::money, '2'::money)",
   "SELECT repeat('é', 40)::name",
   // Sorted by the shown column: PostgreSQL sorts money as numbers and char(n) without its padding.
   'SELECT x::money FROM (VALUES (9), (10)) v(x) ORDER BY 1',
   "SELECT x::char(3) AS c FROM (VALUES ('a'), ('a' || chr(9))) v(x) ORDER BY c",
-  'SELECT sum(x::money) FROM (VALUES (1), (2)) v(x)',
+  "SELECT greatest(x::money, '1'::money) FROM (VALUES (1), (2)) v(x)",
   "SELECT x::money FROM (VALUES ('1.5')) v(x)",
 ];
 

@@ -16,6 +16,8 @@
  *  - RANGE offsets over an integer window key: the key read as a HUGEINT (no overflow at the limits).
  *  - A char(n) column where PostgreSQL reads it without its padding: rtrim(x, ' ') (plan/padded-uses.ts).
  *  - An aggregate of an outer query's columns inside a subquery is refused: outer-aggregates.ts.
+ *  - Rows compared field by field (NULLs as PostgreSQL), also with subqueries: row-comparisons.ts.
+ *  - money arithmetic as casts of its numbers to money: money-arithmetic.ts.
  *  - Functions and operators the engine lacks or reads otherwise (round, lag/lead defaults,
  *    to_char, format, generate_series in a select list, ...): postgres-functions.ts.
  * What cannot be written to answer as PostgreSQL does is refused with a 400 naming it.
@@ -32,17 +34,18 @@ import { numericDivisionRefused, sameScaleOrRefused } from './numeric-scales.js'
 import { probedType, typedDifference, typedSum } from './probed-types.js';
 import { comparedAverage, comparedAverages } from './compared-averages.js';
 import { refuseOuterAggregates } from './outer-aggregates.js';
+import { rowComparison } from './row-comparisons.js';
+import { moneyArithmetic } from './money-arithmetic.js';
 import { boundValues } from './value-bounds.js';
 import { likeCall, similarCall, similarSubstring } from './sql-patterns.js';
 import { matchTestRegex } from './posix-regex.js';
-import { statementTooComplex } from '../../errors.js';
+import { badRequest, statementTooComplex } from '../../errors.js';
 import {
   asVarchar,
   call,
   cast,
   calledName,
   engineCall,
-  isVolatile,
   int,
   lambdas,
   literalText,
@@ -121,39 +124,16 @@ function upperCall(fc: FuncCall): Node | null {
   return replace(replace(engineCall('upper', [escaped]), '\x01\x03', '\u00df'), '\x01\x02', '\x01');
 }
 
-/**
- * `json -> key` and `json ->> key` giving an object or array: PostgreSQL keeps that part of the
- * input's text as written, the engine writes it anew without spaces; the same text only when
- * the input is already written so (refused otherwise).
- */
+/** `json -> key`, `json -> index`, `->>`: the part's text as written (runtime/json-parts.ts), as PostgreSQL's json keeps it. */
 const isArrow = (expr: A_Expr) => exprIs(expr, 'AEXPR_OP') && (operatorName(expr) === '->' || operatorName(expr) === '->>');
-/** Arrows whose result only feeds another arrow: checked there. */
-const innerArrows = new WeakSet<A_Expr>();
 
-function jsonPartChecked(expr: A_Expr, rewritten: Node): Node | null {
-  const operator = operatorName(expr);
-  if (expr.kind !== 'AEXPR_OP' || (operator !== '->' && operator !== '->>') || !expr.lexpr || isVolatile(expr.lexpr)) return null;
-  if (innerArrows.has(expr)) return null;
-  const part = engineCall('json_type', [op('->', asKind(rewritten, 'A_Expr')!.lexpr, asKind(rewritten, 'A_Expr')!.rexpr)]);
-  // The text that counts is the one the chain (x -> 'a' -> 0) starts from.
-  let input = asKind(rewritten, 'A_Expr')!.lexpr!;
-  for (let inner = asKind(input, 'A_Expr'); inner && isArrow(inner); inner = asKind(input, 'A_Expr')) input = inner.lexpr!;
-  const compound: Node = {
-    A_Expr: {
-      kind: 'AEXPR_IN',
-      name: [nameNode('=')],
-      lexpr: part,
-      rexpr: { List: { items: [stringConst('OBJECT'), stringConst('ARRAY')] } },
-    },
-  };
-  const rewrittenText: Node = op('<>', asVarchar(engineCall('json', [input])), asVarchar(input));
-  const failure = call('error', [
-    stringConst(
-      `${operator} giving a JSON object or array of a json value written with spaces is not supported by vdb's engine: PostgreSQL keeps the part's text as written, the engine removes the spaces; cast the part to text in the source, or apply ${operator} to a value written without spaces.`,
-    ),
-  ]);
-  const condition: Node = { BoolExpr: { boolop: 'AND_EXPR', args: [compound, rewrittenText] } };
-  return { CaseExpr: { args: [{ CaseWhen: { expr: condition, result: failure } }], defresult: rewritten } };
+function jsonPartCall(expr: A_Expr, doc: Node, step: Node): Node {
+  const asText = operatorName(expr) === '->>';
+  const part = engineCall('vdb_json_part', [asVarchar(doc), step, { A_Const: { boolval: { boolval: asText } } }]);
+  if (asText) return part;
+  const json: TypeCast = { arg: part, typeName: typeNamed('json') };
+  written.add(json);
+  return { TypeCast: json };
 }
 
 /**
@@ -297,7 +277,7 @@ function strippedReference(node: Node): Node | undefined {
   return trimmed;
 }
 
-/** Refuses the forms the engine cannot answer as PostgreSQL does: no columns, a row compared with a subquery of several. */
+/** Refuses the forms the engine cannot answer as PostgreSQL does: no columns, a subquery compared with a row. */
 function refuseForms(node: Node): void {
   const select = asKind(node, 'SelectStmt');
   if (select && withoutColumns(select)) {
@@ -307,23 +287,9 @@ function refuseForms(node: Node): void {
     );
   }
   const compared = asKind(node, 'A_Expr');
-  if (
-    compared &&
-    [compared.lexpr, compared.rexpr].some((side) => asKind(side, 'RowExpr')) &&
-    [compared.lexpr, compared.rexpr].some((side) => asKind(side, 'SubLink'))
-  ) {
-    throw notAsPostgres(
-      'A row compared with a subquery of several columns (ROW(a, b) = (SELECT x, y ...))',
-      'Compare the columns one by one: EXISTS (SELECT 1 FROM ... WHERE x = a AND y = b).',
-    );
-  }
-  const sublink = asKind(node, 'SubLink');
-  if (sublink && (sublink.subLinkType === 'ROWCOMPARE_SUBLINK' || asKind(sublink.testexpr, 'RowExpr'))) {
-    // The engine's subqueries give one column; its rows compare otherwise where NULLs are among them.
-    throw notAsPostgres(
-      'A row compared with a subquery of several columns (ROW(a, b) = (SELECT x, y ...), (a, b) IN (SELECT x, y ...))',
-      'Compare the columns one by one: EXISTS (SELECT 1 FROM ... WHERE x = a AND y = b).',
-    );
+  if (compared && asKind(compared.lexpr, 'SubLink') && asKind(compared.rexpr, 'RowExpr')) {
+    // PostgreSQL fails it too (a subquery compared with a row must stand on the right).
+    throw badRequest('subquery must return only one column', null, 'Invalid query');
   }
 }
 
@@ -351,6 +317,8 @@ function rewriteNode(node: Node): Node | undefined {
   if (--rewriteBudget < 0) throw statementTooComplex();
   const trimmed = strippedReference(node);
   if (trimmed) return trimmed;
+  const rows = rowComparison(node);
+  if (rows) return rewrite(rows);
   refuseForms(node);
   if (asKind(node, 'GroupingFunc')) {
     // grouping(): PostgreSQL's is an integer (int4), the engine's a bigint.
@@ -419,12 +387,7 @@ function rewriteNode(node: Node): Node | undefined {
     if (translated) return rewrite(translated);
     const division = expr.rexpr ? checkedDivision(expr) : null;
     if (division) return { A_Expr: { ...division, lexpr: rewrite(division.lexpr), rexpr: rewrite(division.rexpr) } };
-    if (isArrow(expr)) {
-      const inner = asKind(expr.lexpr, 'A_Expr');
-      if (inner && isArrow(inner)) innerArrows.add(inner);
-      const rewritten = mapChildren({ A_Expr: expr }, rewriteNode);
-      return jsonPartChecked(expr, rewritten) ?? rewritten;
-    }
+    if (isArrow(expr) && expr.lexpr && expr.rexpr) return jsonPartCall(expr, rewrite(expr.lexpr), rewrite(expr.rexpr));
     if (exprIs(expr, 'AEXPR_OP') && operatorName(expr) === '-' && mayBeDates(expr.lexpr) && mayBeDates(expr.rexpr)) {
       const difference = mapChildren({ A_Expr: expr }, rewriteNode);
       return typedDifference(difference, difference.A_Expr.lexpr!, difference.A_Expr.rexpr!);
@@ -488,7 +451,7 @@ function guardScales(node: Node): Node {
 export function* engineSqlPasses(tree: ParseResult, strip: WeakSet<object> = new WeakSet()): Generator<void, string> {
   const nodes = countNodes(tree);
   refuseOuterAggregates(tree);
-  const guarded = mapTreeUp(tree, guardScales);
+  const guarded = moneyArithmetic(mapTreeUp(tree, guardScales));
   yield;
   rewriteBudget = Math.max(REWRITE_NODES_LEAST, REWRITE_NODES_PER_NODE * nodes);
   averages = comparedAverages(guarded);

@@ -400,6 +400,29 @@ const withTargets = (tree: ParseResult, select: SelectStmt, targetList: Node[]):
   stmts: [{ ...tree.stmts![0], stmt: { SelectStmt: { ...select, targetList } } }, ...tree.stmts!.slice(1)],
 });
 
+/** Whether `node` is a literal cast to numeric that PostgreSQL reads as NaN ('NaN'::numeric, ' nan '::numeric(5,2)). */
+export function isNumericNaN(node: Node | undefined): boolean {
+  const cast = asKind(node, 'TypeCast');
+  const names = fieldNames(cast?.typeName?.names).filter((part) => part !== 'pg_catalog');
+  if (!cast || cast.typeName?.arrayBounds || names.length !== 1 || names[0]!.toLowerCase() !== 'numeric') return false;
+  return asKind(cast.arg, 'A_Const')?.sval !== undefined && literalText(cast.arg)!.trim().toLowerCase() === 'nan';
+}
+
+/**
+ * The select list's numeric NaN literals, written as PostgreSQL's text (the engine's numbers
+ * hold no NaN; elsewhere such a literal is refused, postgres-values.ts).
+ */
+function withNaNs(tree: ParseResult, select: SelectStmt): ParseResult {
+  let changed = false;
+  const targetList = select.targetList!.map((item, i) => {
+    const target = asKind(item, 'ResTarget');
+    if (!target || !isNumericNaN(target.val) || referenced(select, i, target)) return item;
+    changed = true;
+    return { ResTarget: { ...target, name: target.name ?? 'numeric', val: mark(call('vdb_num_shown', [stringConst('NaN')])) } };
+  });
+  return changed ? withTargets(tree, select, targetList) : tree;
+}
+
 /** The select list's to_json and json_agg, marked to be written as their text (the engine's JSON writer would respell it). */
 function withJsonTexts(tree: ParseResult, select: SelectStmt): ParseResult {
   let changed = false;
@@ -426,6 +449,7 @@ export async function withNumericValues(
   const first = outerSelect(tree);
   if (!first) return tree;
   tree = withJsonTexts(tree, first);
+  tree = withNaNs(tree, outerSelect(tree)!);
   const select = outerSelect(tree)!;
   const targets = select.targetList!.map((item) => asKind(item, 'ResTarget'));
   const candidates = targets.flatMap((target, i) =>

@@ -191,7 +191,15 @@ interface CastParts {
 type CastRule = (parts: CastParts) => Node | null | undefined;
 
 /** numeric without precision and scale: a literal's own, or per value (numeric-values.ts). */
-const numericCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal }) => {
+const numericCast: CastRule = ({ cast, arg, type, typmods, arrayBounds, literal, stringLiteral }) => {
+  if (type === 'numeric' && !arrayBounds && stringLiteral && literal?.trim().toLowerCase() === 'nan') {
+    // Shown in the select list it is PostgreSQL's text (numeric-values.ts), and so cast to text.
+    if (castUse(cast) === 'text') return stringConst('NaN');
+    throw notAsPostgres(
+      "A numeric NaN in this place (the engine's numbers hold none; PostgreSQL compares and sorts it above every number)",
+      'A NaN is answered shown in the select list or cast to text; compute with float8 (whose NaN compares and sorts as PostgreSQL does).',
+    );
+  }
   if (!(type === 'numeric' && !typmods && !arrayBounds)) return undefined;
   const exact = literal === null ? null : decimalOf(literal);
   if (literal === null && !isVolatile(arg)) return numericOfExpression(arg, cast);
@@ -370,9 +378,6 @@ const nameCast: CastRule = ({ arg, type, arrayBounds, literal, stringLiteral }) 
 
 const NAME_BYTES = 63;
 
-/** The largest money, in PostgreSQL's 64-bit integer of cents. */
-const MONEY_LIMIT = '92233720368547758.07';
-
 /**
  * money, by its use (cast-uses.ts): a number of two decimals rounded half away from zero (from
  * a number, or from a literal in lc_monetary C's form: $, grouping commas, parentheses for a
@@ -399,31 +404,8 @@ function moneyNumber(arg: Node, literal: string | null, stringLiteral: boolean):
     return { TypeCast: cast };
   };
   if (literal !== null && stringLiteral) return typed({ A_Const: { fval: { fval: moneyInput(literal) } } });
-  const number = typed(arg);
-  const exact: Node = {
-    BoolExpr: {
-      boolop: 'OR_EXPR',
-      args: [
-        call('starts_with', [call('typeof', [arg]), stringConst('DECIMAL')]),
-        typeIs(arg, ['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT']),
-      ],
-    },
-  };
-  const outOfRange = op('>', call('abs', [number]), { A_Const: { fval: { fval: MONEY_LIMIT } } });
-  return {
-    CaseExpr: {
-      args: [
-        {
-          CaseWhen: {
-            expr: { BoolExpr: { boolop: 'NOT_EXPR', args: [exact] } },
-            result: call('error', [stringConst("money from a value other than a number is not supported by vdb's engine")]),
-          },
-        },
-        { CaseWhen: { expr: outOfRange, result: call('error', [stringConst('money out of range')]) } },
-      ],
-      defresult: number,
-    },
-  };
+  // Checked to be a number within money's range, written once (runtime/numeric-macros.ts).
+  return engineCall('vdb_money_number', [arg]);
 }
 
 /** A money literal in lc_monetary C's form, as a number of two decimals (the third rounds half up, as cash_in does). */
@@ -442,21 +424,8 @@ function moneyInput(text: string): string {
   return `${sign}${digits.slice(0, -2)}.${digits.slice(-2)}`;
 }
 
-/** A money number as PostgreSQL writes it under lc_monetary C: '$1,234.50', '-$0.25'. */
-function moneyText(number: Node): Node {
-  const digits = asVarchar(call('abs', [number]));
-  const whole = call('split_part', [digits, stringConst('.'), int(1)]);
-  const reversed = engineCall('regexp_replace', [call('reverse', [whole]), stringConst('(\\d{3})'), stringConst('\\1,'), stringConst('g')]);
-  const grouped = call('reverse', [call('rtrim', [reversed, stringConst(',')])]);
-  const text = op(
-    '||',
-    op('||', op('||', stringConst('$'), grouped), stringConst('.')),
-    call('split_part', [digits, stringConst('.'), int(2)]),
-  );
-  return {
-    CaseExpr: { args: [{ CaseWhen: { expr: op('<', number, int(0)), result: op('||', stringConst('-'), text) } }], defresult: text },
-  };
-}
+/** A money number as PostgreSQL writes it under lc_monetary C: '$1,234.50', '-$0.25' (runtime/numeric-macros.ts). */
+const moneyText = (number: Node): Node => engineCall('vdb_money_text', [number]);
 
 /** Text read as a date, time or other typed value: checked against what PostgreSQL reads, as a literal or in the engine. */
 const textInputCast: CastRule = ({ cast, arg, type, arrayBounds, literal, stringLiteral }) => {
