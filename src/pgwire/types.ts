@@ -138,6 +138,8 @@ export type ValueText = (token: string) => string | null;
 
 const plain: ValueText = (token) => (token === 'null' ? null : isString(token) ? stringValue(token) : token);
 
+const jsonText: ValueText = (token) => (token === 'null' ? null : token);
+
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
 /** bytea's hex output: \x then two hex digits per byte. */
@@ -156,7 +158,8 @@ const utcText = (text: string) => spaced(text).replace(/([+-]\d\d):00( BC)?$/, '
 
 /** How a JSON token of each type becomes PostgreSQL's text. */
 export function valueTextOf(type: DuckDBType): ValueText {
-  if (type.alias === 'JSON') return plain;
+  // A json value is its JSON text as it stands in the row (a string keeps its quotes).
+  if (type.alias === 'JSON') return jsonText;
   switch (type.typeId) {
     case DuckDBTypeId.BOOLEAN:
       return (token) => (token === 'null' ? null : token === 'true' ? 't' : 'f');

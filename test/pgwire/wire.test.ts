@@ -150,6 +150,9 @@ const EXPRESSIONS = [
   "ARRAY['a b', 'c', '']",
   'NULL::int4',
   '\'{"a": 1}\'::json',
+  '\'"x"\'::json',
+  '\'[1, "a\\\\b", 1.50]\'::json',
+  "'{\"a\": 1}'::json -> 'a'",
   "length('abc')",
   'count(*)',
 ];
