@@ -41,6 +41,8 @@ before(async () => {
         'quote " comma , newline' || chr(10) || 'and CR' || chr(13) || chr(10) || ' tab' || chr(9) || ' é 日本 🎉', false, 9223372036854775807),
       (1004, 9999999999.99, 99999999999999999999999999.9999, '-Infinity', 'infinity', '1999-12-31 23:59:59', '1999-12-31 23:59:59+00', 'null', NULL, 0);
     CREATE VIEW ${tag}.v AS SELECT * FROM ${tag}.t WHERE id <= 10;
+    CREATE TABLE ${tag}.padded (id int PRIMARY KEY, code char(5), label varchar(10), flag boolean);
+    INSERT INTO ${tag}.padded VALUES (1, 'ab', 'x', true), (2, 'a,b', 'y "z"', false), (3, NULL, '', NULL), (4, '     ', ' lead', true);
     ANALYZE ${tag}.t;
   `);
   server = await startTestServer({ demo: false });
@@ -370,6 +372,11 @@ test('the JSON PostgreSQL writes is the JSON of the engine, byte for byte (integ
 test('the CSV PostgreSQL writes is the CSV vdb writes from the JSON rows, byte for byte', async () => {
   const [whole, engine] = await Promise.all([query(STATEMENTS.whole, 'text/csv'), query(STATEMENTS.engine, 'text/csv')]);
   assert.equal(await expectOkText(whole), await expectOkText(engine));
+  // char(n) keeps its padding, as its JSON does; booleans are true/false.
+  const padded = await expectOkText(await query('SELECT * FROM pgf.padded ORDER BY id', 'text/csv'));
+  assert.equal(padded, 'id,code,label,flag\r\n1,ab   ,x,true\r\n2,"a,b  ","y ""z""",false\r\n3,,"",\r\n4,     , lead,true\r\n');
+  const json = JSON.parse(await expectOkText(await query('SELECT * FROM pgf.padded ORDER BY id'))) as unknown[][];
+  assert.deepEqual(json[0], [1, 'ab   ', 'x', true]);
 });
 
 describe('Accept negotiation', () => {

@@ -18,9 +18,17 @@ import { jsonValueSql } from './json-rows.js';
  */
 const AS_TEXT = /^(SMALLINT|INTEGER|BIGINT|FLOAT|DOUBLE|VARCHAR|BOOLEAN|DATE|DECIMAL\(\d+,\d+\))$/;
 
-/** The SELECT list of the CSV values of a statement's columns (c0, c1, ... of `q`). */
+/**
+ * The SELECT list of the CSV values of a statement's columns (c0, c1, ... of `q`): COPY writes a
+ * value with its type's output function, as `format('%s')` does (a `char(n)` keeps its padding,
+ * which `::text` would strip); a boolean's is `t`/`f`, its `::text` `true`/`false`.
+ */
 export function csvValuesSql(columns: readonly StatementColumn[]): string {
-  return columns.map((column, i) => (AS_TEXT.test(column.type) ? `q.c${i}::text` : `(${jsonValueSql(column, i)}) #>> '{}'`)).join(', ');
+  return columns
+    .map((column, i) =>
+      column.type === 'BOOLEAN' ? `q.c${i}::text` : AS_TEXT.test(column.type) ? `q.c${i}` : `(${jsonValueSql(column, i)}) #>> '{}'`,
+    )
+    .join(', ');
 }
 
 const QUOTE = 0x22;
