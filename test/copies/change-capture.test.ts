@@ -19,7 +19,7 @@ import { loadConfig } from '../../src/config.js';
 import { createServices, type Services } from '../../src/services.js';
 import type { CopyReading } from '../../src/sources/copies.js';
 import { decodePgOutput, UNCHANGED } from '../../src/connectors/postgres/pgoutput.js';
-import { PG } from '../federation/fixtures.js';
+import { engineRows, PG } from '../federation/fixtures.js';
 
 let services: Services;
 let dataDir: string;
@@ -29,24 +29,7 @@ const schema = `vdbcdc_${randomBytes(4).toString('hex')}`;
 const plainRole = `${schema}_plain`;
 const LIVE: CopyReading = { live: true, maxStaleness: null };
 
-async function rows(sql: string, reading?: CopyReading): Promise<{ json: string; sources: string[]; types: string[] }> {
-  const execution = await services.engine.open(sql, admin, new AbortController().signal, { reading });
-  try {
-    const parts: string[] = [];
-    try {
-      for await (const part of execution.stream('array', {}, {})) parts.push(part);
-    } catch (err) {
-      throw execution.translateError(err);
-    }
-    return {
-      json: `[${parts.join(',')}]`,
-      sources: execution.sourceQueries.map((q) => q.source),
-      types: execution.columns.map((c) => String(c.type)),
-    };
-  } finally {
-    execution.close();
-  }
-}
+const rows = (sql: string, reading?: CopyReading) => engineRows(services.engine, admin, sql, reading);
 
 const call = (sql: string) => rows(sql);
 const pgq = (sql: string, values?: unknown[]) => postgres.query(sql, values);
