@@ -117,3 +117,39 @@ export async function leaseConnection<C extends ErrorSource>(
   }
   return leased;
 }
+
+/**
+ * Rows read on `lease` inside a transaction, for a caller that may never read them: `rows`
+ * yields `batches` then runs `commit`; the lease goes back when they end, as broken when they
+ * end early or fail (the transaction is still open on it), and `close` gives it back unread.
+ */
+export function leasedRows<C>(
+  lease: Lease<C>,
+  batches: () => AsyncIterable<unknown[][]>,
+  commit: () => Promise<unknown>,
+  failure: (err: unknown) => unknown,
+): { rows: AsyncGenerator<unknown[][]>; close(): void } {
+  let started = false;
+  async function* rows(): AsyncGenerator<unknown[][]> {
+    started = true;
+    let done = false;
+    try {
+      yield* batches();
+      await commit();
+      done = true;
+    } catch (err) {
+      lease.broken = true;
+      throw failure(err);
+    } finally {
+      if (!done) lease.broken = true;
+      lease.release();
+    }
+  }
+  const close = () => {
+    if (started) return;
+    started = true;
+    lease.broken = true;
+    lease.release();
+  };
+  return { rows: rows(), close };
+}

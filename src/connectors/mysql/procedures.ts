@@ -7,7 +7,7 @@
  */
 import type { FieldPacket, PoolConnection, RowDataPacket } from 'mysql2';
 import type { ProcedureDef } from '../../catalog/types.js';
-import type { Lease } from '../lease.js';
+import { leasedRows, type Lease } from '../lease.js';
 import type { ImportedProcedure, ProcedureConnector, ProcedureRows, StatementColumn } from '../types.js';
 import { CallRows } from './call-rows.js';
 import { engineTypeOfMysql, rawTypeOfMysql } from './types.js';
@@ -159,29 +159,15 @@ export class MysqlProcedures implements ProcedureConnector {
       const sourceType = columnTypeOfField(f);
       return { name: f.name, sourceType, type: engineTypeOfMysql(sourceType, booleans) };
     });
-    let started = false;
-    async function* rows(): AsyncGenerator<unknown[][]> {
-      started = true;
-      let done = false;
-      try {
+    // Left before the end, the call and its transaction are open on the connection: not reused.
+    const { rows, close } = leasedRows(
+      lease,
+      async function* () {
         for await (const batch of call.batches(BATCH_ROWS)) yield batch.map((row) => row.map(asText));
-        await db.query('COMMIT');
-        done = true;
-      } catch (err) {
-        lease.broken = true;
-        throw signal.aborted ? signal.reason : access.statementError(err, lease);
-      } finally {
-        // Left before the end: the call and its transaction are open on the connection, which is not reused.
-        if (!done) lease.broken = true;
-        lease.release();
-      }
-    }
-    const close = () => {
-      if (started) return;
-      started = true;
-      lease.broken = true;
-      lease.release();
-    };
-    return { columns, rawTypes: columns.map((c) => rawTypeOfMysql(c.type)), rows: rows(), close };
+      },
+      () => db.query('COMMIT'),
+      (err) => (signal.aborted ? signal.reason : access.statementError(err, lease)),
+    );
+    return { columns, rawTypes: columns.map((c) => rawTypeOfMysql(c.type)), rows, close };
   }
 }

@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import type { ProcedureDef } from '../../catalog/types.js';
 import { badRequest } from '../../errors.js';
-import type { Lease } from '../lease.js';
+import { leasedRows, type Lease } from '../lease.js';
 import type { ImportedProcedure, ProcedureConnector, ProcedureRows, StatementColumn } from '../types.js';
 import { engineTypeOfPostgres, rawTypeOfPostgres } from './types.js';
 
@@ -183,34 +183,20 @@ export class PostgresProcedures implements ProcedureConnector {
       return rows;
     };
     const access = this.access;
-    let started = false;
-    async function* rows(): AsyncGenerator<unknown[][]> {
-      started = true;
-      let done = false;
-      try {
+    // Left before the end, the transaction is open on the connection: not reused.
+    const { rows, close } = leasedRows(
+      lease,
+      async function* () {
         let batch = first.rows as unknown[][];
         while (batch.length > 0) {
           yield decode(batch);
           if (batch.length < FETCH_ROWS) break;
           batch = (await client.query({ text: `FETCH ${FETCH_ROWS} FROM vdb_procedure`, rowMode: 'array', types: AS_TEXT })).rows;
         }
-        await client.query('COMMIT');
-        done = true;
-      } catch (err) {
-        lease.broken = true;
-        throw signal.aborted ? signal.reason : access.statementError(err, lease);
-      } finally {
-        // Left before the end: the transaction is open on the connection, which is not reused.
-        if (!done) lease.broken = true;
-        lease.release();
-      }
-    }
-    const close = () => {
-      if (started) return;
-      started = true;
-      lease.broken = true;
-      lease.release();
-    };
-    return { columns, rawTypes: columns.map((c) => rawTypeOfPostgres(c.type)), rows: rows(), close };
+      },
+      () => client.query('COMMIT'),
+      (err) => (signal.aborted ? signal.reason : access.statementError(err, lease)),
+    );
+    return { columns, rawTypes: columns.map((c) => rawTypeOfPostgres(c.type)), rows, close };
   }
 }
